@@ -1,0 +1,153 @@
+//! Benchmarks of the routing core's hot paths (divan).
+//!
+//! `cargo bench -p toolgate-core` runs the synthetic and example-catalog
+//! benches. The toolbench benches read the public dataset's `tools.jsonl` from
+//! the directory in `TOOLGATE_DATA` (the folder holding `toolbench_stable/`);
+//! without it they are skipped with a message.
+#![expect(
+    clippy::unwrap_used,
+    clippy::print_stderr,
+    reason = "benchmark setup: a broken fixture should abort loudly"
+)]
+
+use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
+
+use divan::Bencher;
+use serde_json::json;
+use toolgate_core::{
+    ActiveToolSet, Catalog, GroupId, Message, Origin, TokenCounter, ToolDefinition, ToolGroup,
+    ToolName, ToolStatus, import_jsonl, load_manifest_dirs, restore_active_set,
+    tool_groups_section,
+};
+
+fn main() {
+    divan::main();
+}
+
+/// The example personal-assistant catalog shipped in `examples/tools`.
+static EXAMPLES: LazyLock<Catalog> = LazyLock::new(|| {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/tools");
+    let mut catalog = Catalog::new();
+    let report = load_manifest_dirs(&mut catalog, &[dir]);
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    catalog
+});
+
+/// 100 groups of 10 tools each, descriptions of real-world length.
+static HUNDRED_GROUPS: LazyLock<Catalog> = LazyLock::new(|| synthetic_catalog(100, 10));
+
+/// The 2,490-tool toolbench catalog, when `TOOLGATE_DATA` points at the datasets.
+static TOOLBENCH: LazyLock<Option<Catalog>> = LazyLock::new(|| {
+    let dir = PathBuf::from(std::env::var_os("TOOLGATE_DATA")?);
+    let mut catalog = Catalog::new();
+    import_jsonl(&mut catalog, &dir.join("toolbench_stable/tools.jsonl")).ok()?;
+    Some(catalog)
+});
+
+fn toolbench() -> Option<&'static Catalog> {
+    let catalog = TOOLBENCH.as_ref();
+    if catalog.is_none() {
+        eprintln!("skipped: set TOOLGATE_DATA to the folder holding toolbench_stable/");
+    }
+    catalog
+}
+
+fn synthetic_catalog(groups: usize, tools_per_group: usize) -> Catalog {
+    let mut catalog = Catalog::new();
+    for g in 0..groups {
+        let id = GroupId::new(format!("group_{g}")).unwrap();
+        let group = ToolGroup::new(
+            id,
+            format!("Group {g}"),
+            format!(
+                "Manage the resources of service {g}: list, search, create, update and delete them"
+            ),
+        );
+        let tools = (0..tools_per_group)
+            .map(|t| {
+                let name = ToolName::new(format!("group_{g}_tool_{t}")).unwrap();
+                let schema = json!({"type": "object", "properties": {
+                    "id": {"type": "string", "description": "Resource id"},
+                    "limit": {"type": "integer", "description": "Most results", "default": 20}
+                }, "required": ["id"]});
+                (
+                    ToolDefinition::new(name, "Does one thing", schema).unwrap(),
+                    Origin::Builtin,
+                )
+            })
+            .collect();
+        catalog
+            .register_group_with_tools(group, Origin::Builtin, tools)
+            .unwrap();
+    }
+    catalog
+}
+
+/// One `load_tool_group` call on a fresh conversation (the seed budget is 10 ms).
+#[divan::bench]
+fn load_tool_group(bencher: Bencher) {
+    let catalog = &*EXAMPLES;
+    bencher.bench(|| {
+        let mut active = ActiveToolSet::new();
+        let loaded = active.load(catalog, divan::black_box("config")).unwrap();
+        divan::black_box(loaded.to_string())
+    });
+}
+
+/// The prompt section for 100 groups (the seed budget is 5 ms).
+#[divan::bench]
+fn prompt_section_100_groups(bencher: Bencher) {
+    let catalog = &*HUNDRED_GROUPS;
+    bencher.bench(|| tool_groups_section(divan::black_box(catalog)));
+}
+
+/// The definitions of an active set with every toolbench group loaded (2,490 tools).
+#[divan::bench]
+fn toolbench_active_set_definitions(bencher: Bencher) {
+    let Some(catalog) = toolbench() else { return };
+    let mut active = ActiveToolSet::new();
+    let ids: Vec<GroupId> = catalog.groups().map(|group| group.id.clone()).collect();
+    for id in &ids {
+        active.load(catalog, id.as_str()).unwrap();
+    }
+    bencher.bench(|| active.definitions(divan::black_box(catalog)).len());
+}
+
+/// Counting the tokens of all 2,490 toolbench schemas with o200k_base.
+#[divan::bench(sample_count = 10)]
+fn toolbench_count_all_tokens(bencher: Bencher) {
+    let Some(catalog) = toolbench() else { return };
+    let counter = TokenCounter::new(Default::default()).unwrap();
+    bencher.bench(|| counter.tools(catalog.tools().map(|tool| tool.definition)));
+}
+
+/// Rebuilding the active set from a 10,000-message history.
+#[divan::bench]
+fn restore_from_10k_messages(bencher: Bencher) {
+    let catalog = &*HUNDRED_GROUPS;
+    let history: Vec<Message> = (0..10_000)
+        .map(|i| match i % 4 {
+            0 => Message::user("please do the next thing"),
+            1 => Message::tool_call(
+                format!("c{i}"),
+                "load_tool_group",
+                json!({"group_name": format!("group_{}", i % 100)}).to_string(),
+                ToolStatus::Success,
+            ),
+            2 => Message::tool_result(
+                format!("c{i}"),
+                "load_tool_group",
+                "Loaded ...",
+                ToolStatus::Success,
+            ),
+            _ => Message::assistant("done"),
+        })
+        .collect();
+    bencher.bench(|| {
+        restore_active_set(divan::black_box(&history), catalog)
+            .active
+            .loaded_groups()
+            .len()
+    });
+}

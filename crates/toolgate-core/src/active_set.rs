@@ -1,0 +1,195 @@
+//! [`ActiveToolSet`]: what one conversation can see and call.
+//!
+//! An active set is only the ordered list of loaded group ids; the tools come
+//! from the [`Catalog`] when asked. The order is append-only (core first, then
+//! groups in first-load order) so the tool list a provider receives is a stable
+//! prefix from turn to turn and its prompt cache keeps hitting. The same value
+//! is rebuilt from history by [`crate::restore_active_set`], so a restarted
+//! process sees exactly what the model saw.
+
+use std::fmt;
+
+use crate::catalog::Catalog;
+use crate::meta_tool::{
+    GroupLoaded, GroupUnloaded, LoadGroupError, UnloadGroupError, closest_group,
+};
+use crate::name::GroupId;
+use crate::tool::ToolDefinition;
+
+/// Core tools plus the loaded groups of one conversation.
+///
+/// ```
+/// use serde_json::json;
+/// use toolgate_core::{ActiveToolSet, Catalog, GroupId, Origin, ToolDefinition, ToolGroup, ToolName};
+///
+/// let mut catalog = Catalog::new();
+/// let pdf = GroupId::new("pdf")?;
+/// let tool = ToolDefinition::new(ToolName::new("pdf_info")?, "Page count", json!({}))?;
+/// let group = ToolGroup::new(pdf, "PDF Tools", "PDFs");
+/// catalog.register_group_with_tools(group, Origin::Builtin, vec![(tool, Origin::Builtin)])?;
+///
+/// let mut active = ActiveToolSet::new();
+/// assert!(active.check_available(&catalog, "pdf_info").is_err());
+/// let loaded = active.load(&catalog, "pdf")?;
+/// assert_eq!(loaded.to_string(), "Loaded 1 tools from group 'PDF Tools':\n- pdf_info: Page count");
+/// assert!(active.check_available(&catalog, "pdf_info").is_ok());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ActiveToolSet {
+    loaded: Vec<GroupId>,
+}
+
+impl ActiveToolSet {
+    /// Core tools only: a new conversation.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The loaded groups, in first-load order.
+    pub fn loaded_groups(&self) -> &[GroupId] {
+        &self.loaded
+    }
+
+    /// Whether `group` is loaded.
+    pub fn is_loaded(&self, group: &str) -> bool {
+        self.loaded.iter().any(|id| id.as_str() == group)
+    }
+
+    /// Loads a group: the `load_tool_group` outcome. Idempotent: loading a loaded
+    /// group succeeds with the same text and changes nothing.
+    pub fn load<'c>(
+        &mut self,
+        catalog: &'c Catalog,
+        group_name: &str,
+    ) -> Result<GroupLoaded<'c>, LoadGroupError> {
+        let Some(group) = catalog.group(group_name) else {
+            let available: Vec<GroupId> =
+                catalog.available_groups().map(|g| g.id.clone()).collect();
+            let suggestion = closest_group(group_name, &available).cloned();
+            return Err(LoadGroupError::NotFound {
+                requested: group_name.to_owned(),
+                available,
+                suggestion,
+            });
+        };
+        let tools: Vec<&ToolDefinition> = catalog.group_tools(group_name).collect();
+        if tools.is_empty() {
+            return Err(LoadGroupError::EmptyGroup {
+                group: group.id.clone(),
+            });
+        }
+        let newly_loaded = !self.is_loaded(group_name);
+        if newly_loaded {
+            self.loaded.push(group.id.clone());
+        }
+        Ok(GroupLoaded {
+            group,
+            tools,
+            newly_loaded,
+        })
+    }
+
+    /// Unloads a loaded group: the `unload_tool_group` outcome.
+    pub fn unload<'c>(
+        &mut self,
+        catalog: &'c Catalog,
+        group_name: &str,
+    ) -> Result<GroupUnloaded<'c>, UnloadGroupError> {
+        let position = self.loaded.iter().position(|id| id.as_str() == group_name);
+        match (position, catalog.group(group_name)) {
+            (Some(position), Some(group)) => {
+                self.loaded.remove(position);
+                Ok(GroupUnloaded { group })
+            }
+            _ => Err(UnloadGroupError::NotLoaded {
+                requested: group_name.to_owned(),
+                loaded: self.loaded.clone(),
+            }),
+        }
+    }
+
+    /// Replaces the loaded groups wholesale (a compaction snapshot), keeping
+    /// only groups the catalog knows, each once, in the given order.
+    pub(crate) fn reset_to(
+        &mut self,
+        catalog: &Catalog,
+        groups: impl IntoIterator<Item = GroupId>,
+    ) {
+        self.loaded.clear();
+        for group in groups {
+            if catalog.group(group.as_str()).is_some() && !self.loaded.contains(&group) {
+                self.loaded.push(group);
+            }
+        }
+    }
+
+    /// Marks a group loaded without the availability checks: replaying a load
+    /// that history says succeeded.
+    pub(crate) fn replay_load(&mut self, group: GroupId) {
+        if !self.loaded.contains(&group) {
+            self.loaded.push(group);
+        }
+    }
+
+    /// The definitions to send: core tools, then each loaded group's enabled
+    /// tools in load order.
+    pub fn definitions<'c>(&self, catalog: &'c Catalog) -> Vec<&'c ToolDefinition> {
+        let mut definitions: Vec<&ToolDefinition> = catalog.core_tools().collect();
+        for group in &self.loaded {
+            definitions.extend(catalog.group_tools(group.as_str()));
+        }
+        definitions
+    }
+
+    /// The definition of `tool` if this conversation may call it; otherwise the
+    /// self-correcting "not available" answer.
+    pub fn check_available<'c>(
+        &self,
+        catalog: &'c Catalog,
+        tool: &str,
+    ) -> Result<&'c ToolDefinition, NotAvailable> {
+        let not_available = |group: Option<GroupId>| NotAvailable {
+            tool: tool.to_owned(),
+            group,
+        };
+        let Some(entry) = catalog.tool(tool) else {
+            return Err(not_available(None));
+        };
+        match entry.group {
+            None => Ok(entry.definition),
+            Some(group) if self.loaded.contains(group) => Ok(entry.definition),
+            Some(group) => Err(not_available(Some(group.clone()))),
+        }
+    }
+}
+
+/// A call to a tool outside the active set. `Display` is the text the model
+/// reads: it names the group to load when there is one, and never says
+/// "forbidden".
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NotAvailable {
+    /// The tool the model called.
+    pub tool: String,
+    /// The unloaded group it belongs to, when it exists and is enabled.
+    pub group: Option<GroupId>,
+}
+
+impl fmt::Display for NotAvailable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Tool '{}' is not available for this agent.", self.tool)?;
+        if let Some(group) = &self.group {
+            write!(
+                f,
+                " It belongs to tool group '{group}'; call load_tool_group with group_name '{group}' first."
+            )?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for NotAvailable {}
+
+#[cfg(test)]
+#[path = "active_set_tests.rs"]
+mod tests;

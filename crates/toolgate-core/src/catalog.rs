@@ -1,0 +1,338 @@
+//! [`Catalog`]: every tool and group known to the process.
+//!
+//! The catalog owns definitions; active sets only hold group ids and borrow
+//! definitions from it at query time. That keeps an active set a few bytes per
+//! conversation and makes a tool disabled at run time vanish from every view at
+//! once, with no cache to invalidate.
+//!
+//! Order is registration order everywhere (tools, groups, members), so that the
+//! tool list and the prompt section are byte-identical from one turn to the next.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::error::CatalogError;
+use crate::group::ToolGroup;
+use crate::meta_tool::load_tool_group_definition;
+use crate::name::{GroupId, ToolName};
+use crate::origin::Origin;
+use crate::tool::ToolDefinition;
+
+/// Whether a tool is offered at all.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ToolState {
+    /// Visible wherever its group is.
+    Enabled,
+    /// Gone from every query until enabled again.
+    Disabled,
+}
+
+#[derive(Debug)]
+struct ToolEntry {
+    definition: ToolDefinition,
+    group: Option<GroupId>,
+    origin: Origin,
+    state: ToolState,
+}
+
+#[derive(Debug)]
+struct GroupEntry {
+    group: ToolGroup,
+    origin: Origin,
+    members: Vec<usize>,
+}
+
+/// One catalog tool as queries return it.
+#[derive(Clone, Copy, Debug)]
+pub struct CatalogTool<'c> {
+    /// The definition sent to models and clients.
+    pub definition: &'c ToolDefinition,
+    /// Its group; `None` for a core tool.
+    pub group: Option<&'c GroupId>,
+    /// Where it came from.
+    pub origin: &'c Origin,
+}
+
+/// Every tool and group known to the process.
+///
+/// A new catalog already holds the `load_tool_group` meta-tool: it is always core
+/// and never grouped.
+///
+/// ```
+/// use serde_json::json;
+/// use toolgate_core::{Catalog, GroupId, Origin, ToolDefinition, ToolGroup, ToolName};
+///
+/// let mut catalog = Catalog::new();
+/// let pdf = GroupId::new("pdf")?;
+/// let group = ToolGroup::new(pdf.clone(), "PDF Tools", "Read PDF files");
+/// catalog.register_group(group, Origin::Builtin)?;
+/// let info = ToolDefinition::new(ToolName::new("pdf_info")?, "Page count", json!({}))?;
+/// catalog.register_tool(info, Some(&pdf), Origin::Builtin)?;
+///
+/// let core: Vec<_> = catalog.core_tools().map(|t| t.name.as_str()).collect();
+/// assert_eq!(core, ["load_tool_group"]);
+/// assert_eq!(catalog.group_tools("pdf").count(), 1);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct Catalog {
+    tools: Vec<ToolEntry>,
+    tool_index: HashMap<ToolName, usize>,
+    groups: Vec<GroupEntry>,
+    group_index: HashMap<GroupId, usize>,
+}
+
+impl Default for Catalog {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Catalog {
+    /// A catalog holding only the `load_tool_group` meta-tool.
+    pub fn new() -> Self {
+        let mut catalog = Self {
+            tools: Vec::new(),
+            tool_index: HashMap::new(),
+            groups: Vec::new(),
+            group_index: HashMap::new(),
+        };
+        catalog.insert_tool(load_tool_group_definition(), None, Origin::MetaTool);
+        catalog
+    }
+
+    /// Registers a group with no tools yet.
+    pub fn register_group(&mut self, group: ToolGroup, origin: Origin) -> Result<(), CatalogError> {
+        self.check_group_free(&group.id, &origin)?;
+        self.insert_group(group, origin);
+        Ok(())
+    }
+
+    /// Registers one tool, core when `group` is `None`. The group must exist.
+    pub fn register_tool(
+        &mut self,
+        definition: ToolDefinition,
+        group: Option<&GroupId>,
+        origin: Origin,
+    ) -> Result<(), CatalogError> {
+        self.check_tool_free(&definition.name, &origin)?;
+        if let Some(group) = group.filter(|group| !self.group_index.contains_key(*group)) {
+            return Err(CatalogError::UnknownGroup {
+                tool: definition.name,
+                group: group.clone(),
+            });
+        }
+        self.insert_tool(definition, group.cloned(), origin);
+        Ok(())
+    }
+
+    /// Registers a group and its tools together: either all of them land or none
+    /// does, so a colliding manifest leaves no half-registered group behind.
+    /// Each tool carries its own origin (a manifest entry names its function).
+    pub fn register_group_with_tools(
+        &mut self,
+        group: ToolGroup,
+        origin: Origin,
+        tools: Vec<(ToolDefinition, Origin)>,
+    ) -> Result<(), CatalogError> {
+        self.check_group_free(&group.id, &origin)?;
+        self.check_batch_free(tools.iter().map(|(tool, _)| tool), &origin)?;
+        let id = group.id.clone();
+        self.insert_group(group, origin);
+        for (tool, tool_origin) in tools {
+            self.insert_tool(tool, Some(id.clone()), tool_origin);
+        }
+        Ok(())
+    }
+
+    /// Enables or disables a tool at run time.
+    pub fn set_tool_state(&mut self, name: &str, state: ToolState) -> Result<(), CatalogError> {
+        let index = *self
+            .tool_index
+            .get(name)
+            .ok_or_else(|| CatalogError::UnknownTool(name.to_owned()))?;
+        self.tools[index].state = state;
+        Ok(())
+    }
+
+    /// The enabled core tools (no group), in registration order.
+    pub fn core_tools(&self) -> impl Iterator<Item = &ToolDefinition> {
+        self.tools
+            .iter()
+            .filter(|entry| entry.group.is_none() && entry.state == ToolState::Enabled)
+            .map(|entry| &entry.definition)
+    }
+
+    /// The enabled tools of one group, in registration order; empty for an
+    /// unknown group.
+    pub fn group_tools(&self, id: &str) -> impl Iterator<Item = &ToolDefinition> {
+        let members = self
+            .group_index
+            .get(id)
+            .map(|&index| self.groups[index].members.as_slice())
+            .unwrap_or_default();
+        members
+            .iter()
+            .map(|&index| &self.tools[index])
+            .filter(|entry| entry.state == ToolState::Enabled)
+            .map(|entry| &entry.definition)
+    }
+
+    /// Every registered group, in registration order, tools or not.
+    pub fn groups(&self) -> impl Iterator<Item = &ToolGroup> {
+        self.groups.iter().map(|entry| &entry.group)
+    }
+
+    /// The groups worth offering: those with at least one enabled tool. The
+    /// prompt section and `load_tool_group`'s "Available groups" list these.
+    pub fn available_groups(&self) -> impl Iterator<Item = &ToolGroup> {
+        self.groups
+            .iter()
+            .filter(|entry| {
+                entry
+                    .members
+                    .iter()
+                    .any(|&index| self.tools[index].state == ToolState::Enabled)
+            })
+            .map(|entry| &entry.group)
+    }
+
+    /// One group's metadata.
+    pub fn group(&self, id: &str) -> Option<&ToolGroup> {
+        self.group_index
+            .get(id)
+            .map(|&index| &self.groups[index].group)
+    }
+
+    /// Where a group came from.
+    pub fn group_origin(&self, id: &str) -> Option<&Origin> {
+        self.group_index
+            .get(id)
+            .map(|&index| &self.groups[index].origin)
+    }
+
+    /// One enabled tool, with its group and origin.
+    pub fn tool(&self, name: &str) -> Option<CatalogTool<'_>> {
+        self.tool_index
+            .get(name)
+            .map(|&index| &self.tools[index])
+            .filter(|entry| entry.state == ToolState::Enabled)
+            .map(ToolEntry::view)
+    }
+
+    /// Every enabled tool, in registration order.
+    pub fn tools(&self) -> impl Iterator<Item = CatalogTool<'_>> {
+        self.tools
+            .iter()
+            .filter(|entry| entry.state == ToolState::Enabled)
+            .map(ToolEntry::view)
+    }
+
+    /// The tool-to-group map: every group with its enabled tools' names, in
+    /// registration order. Every tool with a group counts, whatever its origin.
+    pub fn tool_groups(&self) -> Vec<(&GroupId, Vec<&ToolName>)> {
+        self.groups
+            .iter()
+            .map(|entry| {
+                let names = entry
+                    .members
+                    .iter()
+                    .map(|&index| &self.tools[index])
+                    .filter(|tool| tool.state == ToolState::Enabled)
+                    .map(|tool| &tool.definition.name)
+                    .collect();
+                (&entry.group.id, names)
+            })
+            .collect()
+    }
+
+    /// The state of any registered tool, enabled or not.
+    pub fn tool_state(&self, name: &str) -> Option<ToolState> {
+        self.tool_index
+            .get(name)
+            .map(|&index| self.tools[index].state)
+    }
+
+    /// The group of a tool, whether or not it is enabled.
+    pub fn group_of(&self, name: &str) -> Option<&GroupId> {
+        self.tool_index
+            .get(name)
+            .and_then(|&index| self.tools[index].group.as_ref())
+    }
+
+    fn check_tool_free(&self, name: &ToolName, origin: &Origin) -> Result<(), CatalogError> {
+        match self.tool_index.get(name) {
+            Some(&index) => Err(CatalogError::DuplicateTool {
+                name: name.clone(),
+                existing: self.tools[index].origin.clone(),
+                new: origin.clone(),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    fn check_group_free(&self, id: &GroupId, origin: &Origin) -> Result<(), CatalogError> {
+        match self.group_index.get(id) {
+            Some(&index) => Err(CatalogError::DuplicateGroup {
+                id: id.clone(),
+                existing: self.groups[index].origin.clone(),
+                new: origin.clone(),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    fn check_batch_free<'t>(
+        &self,
+        tools: impl IntoIterator<Item = &'t ToolDefinition>,
+        origin: &Origin,
+    ) -> Result<(), CatalogError> {
+        let mut seen = HashSet::new();
+        for tool in tools {
+            self.check_tool_free(&tool.name, origin)?;
+            if !seen.insert(&tool.name) {
+                return Err(CatalogError::DuplicateToolInBatch {
+                    name: tool.name.clone(),
+                    origin: origin.clone(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn insert_group(&mut self, group: ToolGroup, origin: Origin) {
+        self.group_index.insert(group.id.clone(), self.groups.len());
+        self.groups.push(GroupEntry {
+            group,
+            origin,
+            members: Vec::new(),
+        });
+    }
+
+    fn insert_tool(&mut self, definition: ToolDefinition, group: Option<GroupId>, origin: Origin) {
+        let index = self.tools.len();
+        if let Some(group_index) = group.as_ref().and_then(|id| self.group_index.get(id)) {
+            self.groups[*group_index].members.push(index);
+        }
+        self.tool_index.insert(definition.name.clone(), index);
+        self.tools.push(ToolEntry {
+            definition,
+            group,
+            origin,
+            state: ToolState::Enabled,
+        });
+    }
+}
+
+impl ToolEntry {
+    fn view(&self) -> CatalogTool<'_> {
+        CatalogTool {
+            definition: &self.definition,
+            group: self.group.as_ref(),
+            origin: &self.origin,
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "catalog_tests.rs"]
+mod tests;

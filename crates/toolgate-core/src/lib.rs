@@ -1,0 +1,50 @@
+//! The routing core of toolgate: the [`Catalog`] of tools and groups, JSON
+//! [manifests](load_manifest_dirs) and [catalog imports](import_jsonl), the
+//! per-conversation [`ActiveToolSet`], the `load_tool_group` meta-tool, the
+//! [history restore](restore_active_set), the [system-prompt
+//! section](tool_groups_section) and [token counting](TokenCounter).
+//!
+//! This crate has no async runtime and no network: stores, providers and
+//! transports build on it, never the other way round.
+#![deny(missing_docs)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+mod active_set;
+mod catalog;
+mod error;
+mod group;
+mod history;
+mod import;
+mod manifest;
+mod meta_tool;
+mod name;
+mod origin;
+mod prompt;
+mod tokens;
+mod tool;
+
+pub use active_set::{ActiveToolSet, NotAvailable};
+pub use catalog::{Catalog, CatalogTool, ToolState};
+pub use error::{
+    CatalogError, ImportError, ManifestError, ManifestErrorReason, NameError, SchemaError,
+    TokenizerError,
+};
+pub use group::{ToolGroup, generated_group_description};
+pub use history::{
+    Message, MessageKind, Restored, SkipReason, SkippedEvent, ToolStatus, restore_active_set,
+};
+pub use import::{ImportReport, import_jsonl};
+pub use manifest::{Manifest, ManifestReport, ManifestTool, load_manifest_dirs, parse_manifest};
+pub use meta_tool::{
+    GROUP_NAME_PARAMETER, GroupLoaded, GroupUnloaded, LOAD_TOOL_GROUP_TOOL_NAME, LoadGroupError,
+    UNLOAD_TOOL_GROUP_TOOL_NAME, UnloadGroupError, group_name_argument, load_tool_group_definition,
+    unload_tool_group_definition,
+};
+pub use name::{GroupId, MAX_GROUP_ID_LEN, MAX_TOOL_NAME_LEN, ToolName, title_case};
+pub use origin::Origin;
+pub use prompt::{
+    GROUP_DESCRIPTION_MAX_CHARS, SECTION_SEPARATOR, TOOL_GROUPS_HEADING, TOOL_GROUPS_INSTRUCTION,
+    listing_description, system_prompt, tool_groups_section,
+};
+pub use tokens::{CatalogCost, Encoding, GroupCost, TokenCounter};
+pub use tool::{ToolAnnotations, ToolDefinition};
