@@ -1,0 +1,3 @@
+//! Integration tests of toolgate-core: one binary, tests in `suite/`.
+
+mod suite;

@@ -1,0 +1,2 @@
+mod example_catalog;
+mod feat_040;
