@@ -1,0 +1,3 @@
+//! One module per `toolgate` subcommand.
+
+pub(crate) mod catalog;

@@ -1,0 +1,216 @@
+//! `toolgate catalog`: load manifests or a `tools.jsonl` import and show the
+//! groups with their token cost, the core set, and the turn-1 comparison.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use serde_json::json;
+use toolgate_core::{
+    Catalog, CatalogCost, TokenCounter, import_jsonl, load_manifest_dirs, tool_groups_section,
+};
+
+use crate::cli::CatalogArgs;
+
+/// The manifest directory used when no source is given.
+const DEFAULT_MANIFEST_DIR: &str = "tools";
+
+/// A skipped file or line, for the report.
+struct LoadProblem {
+    path: PathBuf,
+    message: String,
+}
+
+pub(crate) fn run(args: &CatalogArgs, out: &mut dyn Write) -> Result<()> {
+    let (catalog, problems) = load(args)?;
+    if args.prompt {
+        match tool_groups_section(&catalog) {
+            Some(section) => writeln!(out, "{section}")?,
+            None => bail!("the catalog has no tool groups, so there is no prompt section"),
+        }
+        return Ok(());
+    }
+    let counter = TokenCounter::new(args.encoding)?;
+    let cost = CatalogCost::measure(&catalog, &counter);
+    if args.json {
+        write_json(out, &catalog, &cost, &problems)
+    } else {
+        write_text(out, &catalog, &cost, &problems)
+    }
+}
+
+fn load(args: &CatalogArgs) -> Result<(Catalog, Vec<LoadProblem>)> {
+    let mut manifests = args.manifests.clone();
+    if manifests.is_empty() && args.jsonl.is_empty() {
+        if !Path::new(DEFAULT_MANIFEST_DIR).is_dir() {
+            bail!(
+                "no catalog to show: pass --manifests DIR or --jsonl FILE (or run where ./{DEFAULT_MANIFEST_DIR} exists)"
+            );
+        }
+        manifests.push(PathBuf::from(DEFAULT_MANIFEST_DIR));
+    }
+    let mut catalog = Catalog::new();
+    let mut problems = Vec::new();
+    let report = load_manifest_dirs(&mut catalog, &manifests);
+    problems.extend(report.errors.into_iter().map(|error| LoadProblem {
+        message: error.reason.to_string(),
+        path: error.path,
+    }));
+    for path in &args.jsonl {
+        let report = import_jsonl(&mut catalog, path).context("cannot import the catalog")?;
+        problems.extend(report.errors.into_iter().map(|error| LoadProblem {
+            message: if error.line == 0 {
+                error.reason
+            } else {
+                format!("line {}: {}", error.line, error.reason)
+            },
+            path: error.path,
+        }));
+    }
+    Ok((catalog, problems))
+}
+
+fn write_json(
+    out: &mut dyn Write,
+    catalog: &Catalog,
+    cost: &CatalogCost,
+    problems: &[LoadProblem],
+) -> Result<()> {
+    let groups: Vec<_> = cost
+        .groups
+        .iter()
+        .filter_map(|group_cost| {
+            let group = catalog.group(group_cost.group.as_str())?;
+            Some(json!({
+                "name": group.id,
+                "display_name": group.display_name,
+                "description": group.description,
+                "tools": group_cost.tools,
+                "tokens": group_cost.tokens,
+            }))
+        })
+        .collect();
+    let core_tools: Vec<&str> = catalog
+        .core_tools()
+        .map(|tool| tool.name.as_str())
+        .collect();
+    let errors: Vec<_> = problems
+        .iter()
+        .map(|problem| json!({"path": problem.path, "reason": problem.message}))
+        .collect();
+    let report = json!({
+        "encoding": cost.encoding,
+        "tools": cost.tools,
+        "groups": groups,
+        "core_tools": core_tools,
+        "all_tools_tokens": cost.all_tools_tokens,
+        "core_tools_tokens": cost.core_tools_tokens,
+        "listing_tokens": cost.listing_tokens,
+        "turn1_tokens": cost.turn1_tokens,
+        "reduction": cost.reduction,
+        "errors": errors,
+    });
+    serde_json::to_writer_pretty(&mut *out, &report)?;
+    writeln!(out)?;
+    Ok(())
+}
+
+fn write_text(
+    out: &mut dyn Write,
+    catalog: &Catalog,
+    cost: &CatalogCost,
+    problems: &[LoadProblem],
+) -> Result<()> {
+    writeln!(
+        out,
+        "{} tools in {} groups, {} core tools (token counts: {})",
+        cost.tools,
+        cost.groups.len(),
+        cost.core_tools,
+        cost.encoding
+    )?;
+    writeln!(out)?;
+    let width = cost
+        .groups
+        .iter()
+        .map(|g| g.group.as_str().len())
+        .max()
+        .unwrap_or(0)
+        .max(5);
+    writeln!(out, "{:<width$}  {:>5}  {:>9}", "GROUP", "TOOLS", "TOKENS")?;
+    for group in &cost.groups {
+        writeln!(
+            out,
+            "{:<width$}  {:>5}  {:>9}",
+            group.group.as_str(),
+            group.tools,
+            thousands(group.tokens)
+        )?;
+    }
+    writeln!(out)?;
+    let core: Vec<&str> = catalog
+        .core_tools()
+        .map(|tool| tool.name.as_str())
+        .collect();
+    writeln!(
+        out,
+        "CORE TOOLS ({}, {} tokens)",
+        core.len(),
+        thousands(cost.core_tools_tokens)
+    )?;
+    writeln!(out, "  {}", core.join(", "))?;
+    writeln!(out)?;
+    let number_width = thousands(cost.all_tools_tokens.max(cost.turn1_tokens)).len();
+    writeln!(out, "TURN 1")?;
+    writeln!(
+        out,
+        "  every tool schema       {:>number_width$} tokens",
+        thousands(cost.all_tools_tokens)
+    )?;
+    writeln!(
+        out,
+        "  core tools + listing    {:>number_width$} tokens ({} + {})",
+        thousands(cost.turn1_tokens),
+        thousands(cost.core_tools_tokens),
+        thousands(cost.listing_tokens)
+    )?;
+    writeln!(
+        out,
+        "  reduction               {:>number_width$.1}%",
+        cost.reduction * 100.0
+    )?;
+    if !problems.is_empty() {
+        writeln!(out)?;
+        writeln!(out, "SKIPPED ({})", problems.len())?;
+        for problem in problems {
+            writeln!(out, "  {}: {}", problem.path.display(), problem.message)?;
+        }
+    }
+    Ok(())
+}
+
+/// `12345` -> `12,345`.
+fn thousands(number: usize) -> String {
+    let digits = number.to_string();
+    let mut grouped = String::with_capacity(digits.len() + digits.len() / 3);
+    for (index, digit) in digits.chars().enumerate() {
+        if index > 0 && (digits.len() - index).is_multiple_of(3) {
+            grouped.push(',');
+        }
+        grouped.push(digit);
+    }
+    grouped
+}
+
+#[cfg(test)]
+mod tests {
+    use super::thousands;
+
+    #[test]
+    fn thousands_groups_digits() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(1234567), "1,234,567");
+    }
+}
