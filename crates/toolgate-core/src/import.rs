@@ -17,9 +17,9 @@ use serde_json::Value;
 use crate::catalog::Catalog;
 use crate::error::ImportError;
 use crate::group::{ToolGroup, generated_group_description};
-use crate::name::{GroupId, ToolName, title_case};
+use crate::name::{GroupId, title_case};
 use crate::origin::Origin;
-use crate::tool::ToolDefinition;
+use crate::tool::{ToolDefinition, definition_from_parts};
 
 #[derive(Debug, Deserialize)]
 struct RawImportTool {
@@ -154,13 +154,8 @@ fn numbered_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
 
 fn parse_tool_line(line: &str) -> Result<(ToolDefinition, Option<GroupId>), String> {
     let raw: RawImportTool = serde_json::from_str(line).map_err(|e| e.to_string())?;
-    let name = ToolName::new(raw.name).map_err(|e| e.to_string())?;
-    let label = name.to_string();
-    let schema = raw
-        .parameters
-        .unwrap_or_else(|| Value::Object(Default::default()));
-    let tool = ToolDefinition::new(name, raw.description, schema)
-        .map_err(|e| format!("tool `{label}`: {e}"))?;
+    let tool = definition_from_parts(raw.name, raw.description, raw.parameters)?;
+    let label = tool.name.to_string();
     let group = raw
         .group
         .filter(|group| !group.trim().is_empty())

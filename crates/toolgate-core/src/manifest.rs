@@ -23,9 +23,9 @@ use serde_json::Value;
 use crate::catalog::Catalog;
 use crate::error::{ManifestError, ManifestErrorReason};
 use crate::group::{ToolGroup, generated_group_description};
-use crate::name::{GroupId, ToolName, title_case};
+use crate::name::{GroupId, title_case};
 use crate::origin::Origin;
-use crate::tool::{ToolAnnotations, ToolDefinition, json_type};
+use crate::tool::{ToolAnnotations, ToolDefinition, definition_from_parts, json_type};
 
 /// One tool entry as written in a manifest.
 #[derive(Debug, Deserialize)]
@@ -231,13 +231,8 @@ fn parse_tool(index: usize, entry: Value) -> Result<ManifestTool, ManifestErrorR
     let name = raw
         .name
         .ok_or_else(|| entry_error(index, "missing `name`"))?;
-    let name = ToolName::new(name).map_err(|e| entry_error(index, e.to_string()))?;
-    let label = name.to_string();
-    let schema = raw
-        .parameters
-        .unwrap_or_else(|| Value::Object(Default::default()));
-    let mut definition = ToolDefinition::new(name, raw.description, schema)
-        .map_err(|e| entry_error(index, format!("tool `{label}`: {e}")))?;
+    let mut definition = definition_from_parts(name, raw.description, raw.parameters)
+        .map_err(|problem| entry_error(index, problem))?;
     definition.annotations = raw.annotations;
     definition.timeout = raw.timeout_seconds.map(Duration::from_secs);
     Ok(ManifestTool {

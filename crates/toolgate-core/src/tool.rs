@@ -98,6 +98,21 @@ impl ToolDefinition {
     }
 }
 
+/// Builds a definition from the loose fields of a manifest entry or an import
+/// line: the name is checked, a missing schema means "no arguments". The error
+/// names the tool when the name itself was fine.
+pub(crate) fn definition_from_parts(
+    name: String,
+    description: String,
+    parameters: Option<Value>,
+) -> Result<ToolDefinition, String> {
+    let name = ToolName::new(name).map_err(|error| error.to_string())?;
+    let label = name.to_string();
+    let schema = parameters.unwrap_or_else(|| Value::Object(Map::new()));
+    ToolDefinition::new(name, description, schema)
+        .map_err(|error| format!("tool `{label}`: {error}"))
+}
+
 /// Collapses every run of white space into one space and trims the ends.
 pub(crate) fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
