@@ -1,0 +1,43 @@
+//! Identifiers and the stored form of a message.
+
+use std::fmt;
+use std::time::SystemTime;
+
+use toolgate_core::Message;
+
+/// Identifies a conversation (an agent chat, or an MCP gateway session).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ConversationId(String);
+
+impl ConversationId {
+    /// Wraps an id chosen by the caller (a session id, a UUID, ...).
+    pub fn new(id: impl Into<String>) -> Self {
+        Self(id.into())
+    }
+
+    /// The id as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for ConversationId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Position of a message in its store: increasing in append order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct MessageId(pub i64);
+
+/// A message as stored: its id and when it was appended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredMessage {
+    /// Append-order id.
+    pub id: MessageId,
+    /// When it was appended (millisecond precision).
+    pub created: SystemTime,
+    /// The message.
+    pub message: Message,
+}

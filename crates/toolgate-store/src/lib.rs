@@ -1,0 +1,22 @@
+//! Conversation storage for toolgate.
+//!
+//! A conversation is an ordered list of [`Message`](toolgate_core::Message)s;
+//! nothing else is stored, because everything else (the loaded tool groups in
+//! particular) is rebuilt from the messages. [`ConversationStore`] is the
+//! backend-neutral trait; [`MemoryStore`] and [`SqliteStore`] (the embedded
+//! default: WAL, versioned migrations) implement it, and the integration tests
+//! run one conformance suite against each.
+#![deny(missing_docs)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+mod conversation;
+mod error;
+mod memory;
+mod sqlite;
+mod store;
+
+pub use conversation::{ConversationId, MessageId, StoredMessage};
+pub use error::{Result, StoreError};
+pub use memory::MemoryStore;
+pub use sqlite::SqliteStore;
+pub use store::ConversationStore;

@@ -1,0 +1,112 @@
+//! [`MemoryStore`]: conversations in process memory, for tests and for
+//! one-shot runs that need nothing to survive.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::SystemTime;
+
+use toolgate_core::{Message, MessageKind, ToolStatus};
+
+use crate::conversation::{ConversationId, MessageId, StoredMessage};
+use crate::error::Result;
+use crate::sqlite::now_millis;
+use crate::store::ConversationStore;
+
+#[derive(Debug)]
+struct Conversation {
+    active: SystemTime,
+    messages: Vec<StoredMessage>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    next_id: i64,
+    conversations: HashMap<ConversationId, Conversation>,
+}
+
+/// Conversations held in memory; lost when the process ends.
+#[derive(Debug, Default)]
+pub struct MemoryStore {
+    state: Mutex<State>,
+}
+
+impl MemoryStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        // A panic while holding the lock cannot leave State half-updated in a way
+        // that matters more than losing the store, so keep serving.
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl ConversationStore for MemoryStore {
+    async fn append(&self, conversation: &ConversationId, message: Message) -> Result<MessageId> {
+        let now = now_millis();
+        let mut state = self.state();
+        state.next_id += 1;
+        let id = MessageId(state.next_id);
+        let entry = state
+            .conversations
+            .entry(conversation.clone())
+            .or_insert_with(|| Conversation {
+                active: now,
+                messages: Vec::new(),
+            });
+        entry.active = now;
+        entry.messages.push(StoredMessage {
+            id,
+            created: now,
+            message,
+        });
+        Ok(id)
+    }
+
+    async fn messages(&self, conversation: &ConversationId) -> Result<Vec<StoredMessage>> {
+        Ok(self
+            .state()
+            .conversations
+            .get(conversation)
+            .map(|entry| entry.messages.clone())
+            .unwrap_or_default())
+    }
+
+    async fn set_tool_status(
+        &self,
+        conversation: &ConversationId,
+        tool_call_id: &str,
+        status: ToolStatus,
+    ) -> Result<bool> {
+        let mut state = self.state();
+        let Some(entry) = state.conversations.get_mut(conversation) else {
+            return Ok(false);
+        };
+        let call = entry.messages.iter_mut().rev().find(|stored| {
+            stored.message.kind == MessageKind::ToolCall
+                && stored.message.tool_call_id.as_deref() == Some(tool_call_id)
+        });
+        Ok(call
+            .map(|stored| stored.message.tool_status = Some(status))
+            .is_some())
+    }
+
+    async fn exists(&self, conversation: &ConversationId) -> Result<bool> {
+        Ok(self.state().conversations.contains_key(conversation))
+    }
+
+    async fn delete(&self, conversation: &ConversationId) -> Result<bool> {
+        Ok(self.state().conversations.remove(conversation).is_some())
+    }
+
+    async fn expire_idle(&self, cutoff: SystemTime) -> Result<usize> {
+        let mut state = self.state();
+        let before = state.conversations.len();
+        state
+            .conversations
+            .retain(|_, entry| entry.active >= cutoff);
+        Ok(before - state.conversations.len())
+    }
+}

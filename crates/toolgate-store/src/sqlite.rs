@@ -1,0 +1,302 @@
+//! [`SqliteStore`]: the embedded default backend.
+//!
+//! One connection behind a mutex, used from tokio's blocking pool so that no
+//! query runs on an async worker thread. WAL mode lets readers in other
+//! processes (`toolgate` commands inspecting the same file) proceed while a
+//! gateway writes. Migrations are numbered SQL files applied in order and
+//! tracked in `PRAGMA user_version`; a file written by a newer toolgate is
+//! refused rather than misread.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use rusqlite::{Connection, OptionalExtension, Row, params};
+use toolgate_core::{Message, MessageKind, ToolStatus};
+
+use crate::conversation::{ConversationId, MessageId, StoredMessage};
+use crate::error::{Result, StoreError};
+use crate::store::ConversationStore;
+
+/// The migrations, in order; the schema version is their count.
+const MIGRATIONS: &[&str] = &[include_str!("../migrations/sqlite/0001_conversations.sql")];
+
+/// Conversations in a SQLite database file.
+#[derive(Debug, Clone)]
+pub struct SqliteStore {
+    connection: Arc<Mutex<Connection>>,
+}
+
+impl SqliteStore {
+    /// Opens (creating if needed) the database at `path` and migrates it.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        Self::from_connection(Connection::open(path)?)
+    }
+
+    /// A private in-memory database, for tests.
+    pub fn open_in_memory() -> Result<Self> {
+        Self::from_connection(Connection::open_in_memory()?)
+    }
+
+    fn from_connection(mut connection: Connection) -> Result<Self> {
+        connection.busy_timeout(Duration::from_secs(5))?;
+        // journal_mode answers with a row, so it is read rather than executed.
+        let _mode: String =
+            connection.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))?;
+        connection.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;")?;
+        migrate(&mut connection)?;
+        Ok(Self {
+            connection: Arc::new(Mutex::new(connection)),
+        })
+    }
+
+    /// The schema version of the open database.
+    pub fn schema_version(&self) -> Result<i64> {
+        let connection = self
+            .connection
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        Ok(connection.query_row("PRAGMA user_version", [], |row| row.get(0))?)
+    }
+
+    /// Runs `work` on the connection in the blocking pool.
+    async fn with_connection<T, F>(&self, work: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<T> + Send + 'static,
+    {
+        let connection = Arc::clone(&self.connection);
+        tokio::task::spawn_blocking(move || {
+            let mut connection = connection.lock().unwrap_or_else(PoisonError::into_inner);
+            work(&mut connection)
+        })
+        .await?
+    }
+}
+
+fn migrate(connection: &mut Connection) -> Result<()> {
+    let version: i64 = connection.query_row("PRAGMA user_version", [], |row| row.get(0))?;
+    let supported = MIGRATIONS.len() as i64;
+    if version > supported {
+        return Err(StoreError::SchemaTooNew {
+            found: version,
+            supported,
+        });
+    }
+    for (index, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+        let transaction = connection.transaction()?;
+        transaction.execute_batch(sql)?;
+        transaction.pragma_update(None, "user_version", index as i64 + 1)?;
+        transaction.commit()?;
+    }
+    Ok(())
+}
+
+/// Now, at the millisecond precision every backend stores.
+pub(crate) fn now_millis() -> SystemTime {
+    from_millis(to_millis(SystemTime::now()))
+}
+
+fn to_millis(time: SystemTime) -> i64 {
+    time.duration_since(UNIX_EPOCH)
+        .map_or(0, |since| since.as_millis() as i64)
+}
+
+fn from_millis(millis: i64) -> SystemTime {
+    UNIX_EPOCH + Duration::from_millis(millis.max(0) as u64)
+}
+
+fn kind_from_str(text: &str) -> Option<MessageKind> {
+    [
+        MessageKind::User,
+        MessageKind::Assistant,
+        MessageKind::ToolCall,
+        MessageKind::ToolResult,
+        MessageKind::System,
+        MessageKind::Compaction,
+    ]
+    .into_iter()
+    .find(|kind| kind.as_str() == text)
+}
+
+fn status_from_str(text: &str) -> Option<ToolStatus> {
+    [ToolStatus::Pending, ToolStatus::Success, ToolStatus::Error]
+        .into_iter()
+        .find(|status| status.as_str() == text)
+}
+
+/// Raw column values of one message row, decoded outside rusqlite's closure so
+/// that a bad value becomes [`StoreError::Corrupt`] with the row id.
+struct MessageRow {
+    id: i64,
+    kind: String,
+    content: String,
+    tool_call_id: Option<String>,
+    tool_name: Option<String>,
+    tool_input: Option<String>,
+    tool_status: Option<String>,
+    created_ms: i64,
+}
+
+impl MessageRow {
+    fn read(row: &Row<'_>) -> rusqlite::Result<Self> {
+        Ok(Self {
+            id: row.get(0)?,
+            kind: row.get(1)?,
+            content: row.get(2)?,
+            tool_call_id: row.get(3)?,
+            tool_name: row.get(4)?,
+            tool_input: row.get(5)?,
+            tool_status: row.get(6)?,
+            created_ms: row.get(7)?,
+        })
+    }
+
+    fn decode(self) -> Result<StoredMessage> {
+        let corrupt = |reason: String| StoreError::Corrupt {
+            id: self.id,
+            reason,
+        };
+        let kind = kind_from_str(&self.kind)
+            .ok_or_else(|| corrupt(format!("unknown kind `{}`", self.kind)))?;
+        let tool_status = match self.tool_status.as_deref() {
+            None => None,
+            Some(text) => Some(
+                status_from_str(text)
+                    .ok_or_else(|| corrupt(format!("unknown tool status `{text}`")))?,
+            ),
+        };
+        Ok(StoredMessage {
+            id: MessageId(self.id),
+            created: from_millis(self.created_ms),
+            message: Message {
+                kind,
+                content: self.content,
+                tool_call_id: self.tool_call_id,
+                tool_name: self.tool_name,
+                tool_input: self.tool_input,
+                tool_status,
+            },
+        })
+    }
+}
+
+impl ConversationStore for SqliteStore {
+    async fn append(&self, conversation: &ConversationId, message: Message) -> Result<MessageId> {
+        let conversation = conversation.clone();
+        self.with_connection(move |connection| {
+            let now = to_millis(now_millis());
+            let transaction = connection.transaction()?;
+            transaction.execute(
+                "INSERT INTO conversations (id, created_ms, active_ms) VALUES (?1, ?2, ?2)
+                 ON CONFLICT (id) DO UPDATE SET active_ms = excluded.active_ms",
+                params![conversation.as_str(), now],
+            )?;
+            transaction.execute(
+                "INSERT INTO messages (conversation_id, kind, content, tool_call_id, tool_name,
+                                       tool_input, tool_status, created_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                params![
+                    conversation.as_str(),
+                    message.kind.as_str(),
+                    message.content,
+                    message.tool_call_id,
+                    message.tool_name,
+                    message.tool_input,
+                    message.tool_status.map(ToolStatus::as_str),
+                    now,
+                ],
+            )?;
+            let id = transaction.last_insert_rowid();
+            transaction.commit()?;
+            Ok(MessageId(id))
+        })
+        .await
+    }
+
+    async fn messages(&self, conversation: &ConversationId) -> Result<Vec<StoredMessage>> {
+        let conversation = conversation.clone();
+        self.with_connection(move |connection| {
+            let mut statement = connection.prepare_cached(
+                "SELECT id, kind, content, tool_call_id, tool_name, tool_input, tool_status, created_ms
+                 FROM messages WHERE conversation_id = ?1 ORDER BY id",
+            )?;
+            let rows = statement
+                .query_map([conversation.as_str()], MessageRow::read)?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            rows.into_iter().map(MessageRow::decode).collect()
+        })
+        .await
+    }
+
+    async fn set_tool_status(
+        &self,
+        conversation: &ConversationId,
+        tool_call_id: &str,
+        status: ToolStatus,
+    ) -> Result<bool> {
+        let conversation = conversation.clone();
+        let tool_call_id = tool_call_id.to_owned();
+        self.with_connection(move |connection| {
+            let id: Option<i64> = connection
+                .query_row(
+                    "SELECT id FROM messages
+                     WHERE conversation_id = ?1 AND kind = ?2 AND tool_call_id = ?3
+                     ORDER BY id DESC LIMIT 1",
+                    params![
+                        conversation.as_str(),
+                        MessageKind::ToolCall.as_str(),
+                        tool_call_id
+                    ],
+                    |row| row.get(0),
+                )
+                .optional()?;
+            let Some(id) = id else { return Ok(false) };
+            connection.execute(
+                "UPDATE messages SET tool_status = ?1 WHERE id = ?2",
+                params![status.as_str(), id],
+            )?;
+            Ok(true)
+        })
+        .await
+    }
+
+    async fn exists(&self, conversation: &ConversationId) -> Result<bool> {
+        let conversation = conversation.clone();
+        self.with_connection(move |connection| {
+            let found = connection
+                .query_row(
+                    "SELECT 1 FROM conversations WHERE id = ?1",
+                    [conversation.as_str()],
+                    |_| Ok(()),
+                )
+                .optional()?;
+            Ok(found.is_some())
+        })
+        .await
+    }
+
+    async fn delete(&self, conversation: &ConversationId) -> Result<bool> {
+        let conversation = conversation.clone();
+        self.with_connection(move |connection| {
+            let deleted = connection.execute(
+                "DELETE FROM conversations WHERE id = ?1",
+                [conversation.as_str()],
+            )?;
+            Ok(deleted > 0)
+        })
+        .await
+    }
+
+    async fn expire_idle(&self, cutoff: SystemTime) -> Result<usize> {
+        let cutoff = to_millis(cutoff);
+        self.with_connection(move |connection| {
+            Ok(connection.execute("DELETE FROM conversations WHERE active_ms < ?1", [cutoff])?)
+        })
+        .await
+    }
+}
+
+#[cfg(test)]
+#[path = "sqlite_tests.rs"]
+mod tests;

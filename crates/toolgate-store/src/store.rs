@@ -1,0 +1,45 @@
+//! The backend-neutral [`ConversationStore`] trait.
+
+use std::future::Future;
+use std::time::SystemTime;
+
+use toolgate_core::{Message, ToolStatus};
+
+use crate::conversation::{ConversationId, MessageId, StoredMessage};
+use crate::error::Result;
+
+/// Where conversations live. Every operation is atomic on its own; appending to
+/// a conversation that does not exist yet creates it, so a restarted process
+/// and a new one behave the same.
+pub trait ConversationStore: Send + Sync {
+    /// Appends a message and marks the conversation active now.
+    fn append(
+        &self,
+        conversation: &ConversationId,
+        message: Message,
+    ) -> impl Future<Output = Result<MessageId>> + Send;
+
+    /// The conversation's messages in append order; empty when it is unknown.
+    fn messages(
+        &self,
+        conversation: &ConversationId,
+    ) -> impl Future<Output = Result<Vec<StoredMessage>>> + Send;
+
+    /// Sets the status of the tool call `tool_call_id` (its `ToolCall` message)
+    /// once the call has finished. Returns whether such a call was found.
+    fn set_tool_status(
+        &self,
+        conversation: &ConversationId,
+        tool_call_id: &str,
+        status: ToolStatus,
+    ) -> impl Future<Output = Result<bool>> + Send;
+
+    /// Whether the conversation has been stored.
+    fn exists(&self, conversation: &ConversationId) -> impl Future<Output = Result<bool>> + Send;
+
+    /// Deletes a conversation and its messages. Returns whether it existed.
+    fn delete(&self, conversation: &ConversationId) -> impl Future<Output = Result<bool>> + Send;
+
+    /// Deletes every conversation last active before `cutoff`; returns how many.
+    fn expire_idle(&self, cutoff: SystemTime) -> impl Future<Output = Result<usize>> + Send;
+}

@@ -1,0 +1,169 @@
+//! One behavioural suite that every [`ConversationStore`] backend must pass.
+
+use std::time::{Duration, SystemTime};
+
+use pretty_assertions::assert_eq;
+use toolgate_core::{Message, MessageKind, ToolStatus};
+use toolgate_store::{ConversationId, ConversationStore};
+
+/// Runs every check against `store`, which must be empty.
+pub(crate) async fn conformance<S: ConversationStore>(store: S) {
+    appends_keep_order_and_fields(&store).await;
+    conversations_are_isolated(&store).await;
+    tool_status_updates_the_latest_matching_call(&store).await;
+    delete_removes_only_that_conversation(&store).await;
+    expiry_removes_idle_conversations(&store).await;
+}
+
+fn id(text: &str) -> ConversationId {
+    ConversationId::new(text)
+}
+
+async fn appends_keep_order_and_fields<S: ConversationStore>(store: &S) {
+    let conversation = id("order");
+    assert!(!store.exists(&conversation).await.unwrap());
+    assert_eq!(store.messages(&conversation).await.unwrap(), []);
+    let sent = vec![
+        Message::user("check my email"),
+        Message::tool_call(
+            "c1",
+            "load_tool_group",
+            r#"{"group_name":"google_gmail"}"#,
+            ToolStatus::Pending,
+        ),
+        Message::tool_result(
+            "c1",
+            "load_tool_group",
+            "Loaded 8 tools",
+            ToolStatus::Success,
+        ),
+        Message::assistant("Done: 3 unread. Émojis 👍 and \"quotes\" survive."),
+        Message {
+            tool_input: Some(r#"{"loaded_groups":["google_gmail"]}"#.into()),
+            ..Message::system("")
+        },
+    ];
+    let before = SystemTime::now() - Duration::from_secs(1);
+    let mut ids = Vec::new();
+    for message in sent.clone() {
+        ids.push(store.append(&conversation, message).await.unwrap());
+    }
+    assert!(
+        ids.windows(2).all(|pair| pair[0] < pair[1]),
+        "ids increase: {ids:?}"
+    );
+    assert!(store.exists(&conversation).await.unwrap());
+    let stored = store.messages(&conversation).await.unwrap();
+    let messages: Vec<Message> = stored.iter().map(|stored| stored.message.clone()).collect();
+    assert_eq!(messages, sent);
+    assert_eq!(
+        stored.iter().map(|stored| stored.id).collect::<Vec<_>>(),
+        ids
+    );
+    assert!(stored.iter().all(|stored| stored.created >= before));
+}
+
+async fn conversations_are_isolated<S: ConversationStore>(store: &S) {
+    store
+        .append(&id("a"), Message::user("for a"))
+        .await
+        .unwrap();
+    store
+        .append(&id("b"), Message::user("for b"))
+        .await
+        .unwrap();
+    let a = store.messages(&id("a")).await.unwrap();
+    assert_eq!(a.len(), 1);
+    assert_eq!(a[0].message.content, "for a");
+}
+
+async fn tool_status_updates_the_latest_matching_call<S: ConversationStore>(store: &S) {
+    let conversation = id("status");
+    store
+        .append(
+            &conversation,
+            Message::tool_call("x", "pdf_info", "{}", ToolStatus::Pending),
+        )
+        .await
+        .unwrap();
+    store
+        .append(
+            &conversation,
+            Message::tool_result("x", "pdf_info", "result", ToolStatus::Pending),
+        )
+        .await
+        .unwrap();
+    assert!(
+        store
+            .set_tool_status(&conversation, "x", ToolStatus::Error)
+            .await
+            .unwrap()
+    );
+    assert!(
+        !store
+            .set_tool_status(&conversation, "missing", ToolStatus::Error)
+            .await
+            .unwrap()
+    );
+    assert!(
+        !store
+            .set_tool_status(&id("nobody"), "x", ToolStatus::Error)
+            .await
+            .unwrap()
+    );
+    let stored = store.messages(&conversation).await.unwrap();
+    let call = stored
+        .iter()
+        .find(|s| s.message.kind == MessageKind::ToolCall)
+        .unwrap();
+    let result = stored
+        .iter()
+        .find(|s| s.message.kind == MessageKind::ToolResult)
+        .unwrap();
+    assert_eq!(call.message.tool_status, Some(ToolStatus::Error));
+    assert_eq!(
+        result.message.tool_status,
+        Some(ToolStatus::Pending),
+        "results are not touched"
+    );
+}
+
+async fn delete_removes_only_that_conversation<S: ConversationStore>(store: &S) {
+    store
+        .append(&id("doomed"), Message::user("bye"))
+        .await
+        .unwrap();
+    store
+        .append(&id("kept"), Message::user("stay"))
+        .await
+        .unwrap();
+    assert!(store.delete(&id("doomed")).await.unwrap());
+    assert!(!store.delete(&id("doomed")).await.unwrap());
+    assert!(!store.exists(&id("doomed")).await.unwrap());
+    assert_eq!(store.messages(&id("doomed")).await.unwrap(), []);
+    assert_eq!(store.messages(&id("kept")).await.unwrap().len(), 1);
+}
+
+async fn expiry_removes_idle_conversations<S: ConversationStore>(store: &S) {
+    store
+        .append(&id("fresh"), Message::user("hi"))
+        .await
+        .unwrap();
+    // Nothing is older than an hour ago.
+    assert_eq!(
+        store
+            .expire_idle(SystemTime::now() - Duration::from_secs(3600))
+            .await
+            .unwrap(),
+        0
+    );
+    assert!(store.exists(&id("fresh")).await.unwrap());
+    // Everything is older than a minute from now.
+    let expired = store
+        .expire_idle(SystemTime::now() + Duration::from_secs(60))
+        .await
+        .unwrap();
+    assert!(expired >= 1, "{expired}");
+    assert!(!store.exists(&id("fresh")).await.unwrap());
+    assert_eq!(store.messages(&id("fresh")).await.unwrap(), []);
+}

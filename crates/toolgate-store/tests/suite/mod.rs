@@ -1,0 +1,2 @@
+mod backends;
+mod conformance;
