@@ -1,7 +1,7 @@
 //! Identifiers and the stored form of a message.
 
 use std::fmt;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use toolgate_core::Message;
 
@@ -40,4 +40,18 @@ pub struct StoredMessage {
     pub created: SystemTime,
     /// The message.
     pub message: Message,
+}
+
+/// Now, at the millisecond precision every backend stores.
+pub(crate) fn now_millis() -> SystemTime {
+    from_millis(to_millis(SystemTime::now()))
+}
+
+pub(crate) fn to_millis(time: SystemTime) -> i64 {
+    time.duration_since(UNIX_EPOCH)
+        .map_or(0, |since| since.as_millis() as i64)
+}
+
+pub(crate) fn from_millis(millis: i64) -> SystemTime {
+    UNIX_EPOCH + Duration::from_millis(millis.max(0) as u64)
 }

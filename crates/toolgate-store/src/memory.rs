@@ -7,9 +7,8 @@ use std::time::SystemTime;
 
 use toolgate_core::{Message, MessageKind, ToolStatus};
 
-use crate::conversation::{ConversationId, MessageId, StoredMessage};
+use crate::conversation::{ConversationId, MessageId, StoredMessage, now_millis};
 use crate::error::Result;
-use crate::sqlite::now_millis;
 use crate::store::ConversationStore;
 
 #[derive(Debug)]

@@ -9,12 +9,14 @@
 
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use toolgate_core::{Message, MessageKind, ToolStatus};
 
-use crate::conversation::{ConversationId, MessageId, StoredMessage};
+use crate::conversation::{
+    ConversationId, MessageId, StoredMessage, from_millis, now_millis, to_millis,
+};
 use crate::error::{Result, StoreError};
 use crate::store::ConversationStore;
 
@@ -90,20 +92,6 @@ fn migrate(connection: &mut Connection) -> Result<()> {
         transaction.commit()?;
     }
     Ok(())
-}
-
-/// Now, at the millisecond precision every backend stores.
-pub(crate) fn now_millis() -> SystemTime {
-    from_millis(to_millis(SystemTime::now()))
-}
-
-fn to_millis(time: SystemTime) -> i64 {
-    time.duration_since(UNIX_EPOCH)
-        .map_or(0, |since| since.as_millis() as i64)
-}
-
-fn from_millis(millis: i64) -> SystemTime {
-    UNIX_EPOCH + Duration::from_millis(millis.max(0) as u64)
 }
 
 fn kind_from_str(text: &str) -> Option<MessageKind> {
