@@ -203,13 +203,6 @@ impl Catalog {
             .map(|&index| &self.groups[index].group)
     }
 
-    /// Where a group came from.
-    pub fn group_origin(&self, id: &str) -> Option<&Origin> {
-        self.group_index
-            .get(id)
-            .map(|&index| &self.groups[index].origin)
-    }
-
     /// One enabled tool, with its group and origin.
     pub fn tool(&self, name: &str) -> Option<CatalogTool<'_>> {
         self.tool_index

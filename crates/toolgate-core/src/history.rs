@@ -56,6 +56,19 @@ impl MessageKind {
             Self::Compaction => "compaction",
         }
     }
+
+    /// The kind stored as `text` (the inverse of [`Self::as_str`]).
+    pub fn from_stored(text: &str) -> Option<Self> {
+        match text {
+            "user" => Some(Self::User),
+            "assistant" => Some(Self::Assistant),
+            "tool_call" => Some(Self::ToolCall),
+            "tool_result" => Some(Self::ToolResult),
+            "system" => Some(Self::System),
+            "compaction" => Some(Self::Compaction),
+            _ => None,
+        }
+    }
 }
 
 /// How a tool call ended.
@@ -77,6 +90,16 @@ impl ToolStatus {
             Self::Pending => "pending",
             Self::Success => "success",
             Self::Error => "error",
+        }
+    }
+
+    /// The status stored as `text` (the inverse of [`Self::as_str`]).
+    pub fn from_stored(text: &str) -> Option<Self> {
+        match text {
+            "pending" => Some(Self::Pending),
+            "success" => Some(Self::Success),
+            "error" => Some(Self::Error),
+            _ => None,
         }
     }
 }

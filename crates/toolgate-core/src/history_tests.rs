@@ -285,3 +285,16 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn stored_spellings_round_trip() {
+    use MessageKind::*;
+    for kind in [User, Assistant, ToolCall, ToolResult, System, Compaction] {
+        assert_eq!(MessageKind::from_stored(kind.as_str()), Some(kind));
+    }
+    for status in [ToolStatus::Pending, ToolStatus::Success, ToolStatus::Error] {
+        assert_eq!(ToolStatus::from_stored(status.as_str()), Some(status));
+    }
+    assert_eq!(MessageKind::from_stored("telepathy"), None);
+    assert_eq!(ToolStatus::from_stored("SUCCESS"), None);
+}

@@ -94,25 +94,6 @@ fn migrate(connection: &mut Connection) -> Result<()> {
     Ok(())
 }
 
-fn kind_from_str(text: &str) -> Option<MessageKind> {
-    [
-        MessageKind::User,
-        MessageKind::Assistant,
-        MessageKind::ToolCall,
-        MessageKind::ToolResult,
-        MessageKind::System,
-        MessageKind::Compaction,
-    ]
-    .into_iter()
-    .find(|kind| kind.as_str() == text)
-}
-
-fn status_from_str(text: &str) -> Option<ToolStatus> {
-    [ToolStatus::Pending, ToolStatus::Success, ToolStatus::Error]
-        .into_iter()
-        .find(|status| status.as_str() == text)
-}
-
 /// Raw column values of one message row, decoded outside rusqlite's closure so
 /// that a bad value becomes [`StoreError::Corrupt`] with the row id.
 struct MessageRow {
@@ -145,12 +126,12 @@ impl MessageRow {
             id: self.id,
             reason,
         };
-        let kind = kind_from_str(&self.kind)
+        let kind = MessageKind::from_stored(&self.kind)
             .ok_or_else(|| corrupt(format!("unknown kind `{}`", self.kind)))?;
         let tool_status = match self.tool_status.as_deref() {
             None => None,
             Some(text) => Some(
-                status_from_str(text)
+                ToolStatus::from_stored(text)
                     .ok_or_else(|| corrupt(format!("unknown tool status `{text}`")))?,
             ),
         };
