@@ -34,10 +34,21 @@ struct ToolEntry {
     state: ToolState,
 }
 
+/// Whether a group's tools are known yet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GroupListing {
+    /// Its tools are registered; it is offered when one of them is enabled.
+    Listed,
+    /// Its tools come later (an MCP server not started yet); it is offered
+    /// meanwhile, and whoever loads it lists the tools first.
+    Deferred,
+}
+
 #[derive(Debug)]
 struct GroupEntry {
     group: ToolGroup,
     origin: Origin,
+    listing: GroupListing,
     members: Vec<usize>,
 }
 
@@ -103,8 +114,89 @@ impl Catalog {
     /// Registers a group with no tools yet.
     pub fn register_group(&mut self, group: ToolGroup, origin: Origin) -> Result<(), CatalogError> {
         self.check_group_free(&group.id, &origin)?;
-        self.insert_group(group, origin);
+        self.insert_group(group, origin, GroupListing::Listed);
         Ok(())
+    }
+
+    /// Registers a group whose tools are listed later with
+    /// [`replace_group_tools`](Self::replace_group_tools). Until then it is
+    /// offered like a group with tools, so a model can ask for it.
+    pub fn register_deferred_group(
+        &mut self,
+        group: ToolGroup,
+        origin: Origin,
+    ) -> Result<(), CatalogError> {
+        self.check_group_free(&group.id, &origin)?;
+        self.insert_group(group, origin, GroupListing::Deferred);
+        Ok(())
+    }
+
+    /// Sets a group's tools, replacing whatever it held: the first listing of a
+    /// deferred group, or a new listing after its source changed. All or
+    /// nothing: a name taken outside the group leaves the group as it was.
+    /// Afterwards the group is [`GroupListing::Listed`].
+    pub fn replace_group_tools(
+        &mut self,
+        id: &str,
+        tools: Vec<(ToolDefinition, Origin)>,
+    ) -> Result<(), CatalogError> {
+        let group_index = *self
+            .group_index
+            .get(id)
+            .ok_or_else(|| CatalogError::UnknownGroupId(id.to_owned()))?;
+        let entry = &self.groups[group_index];
+        let mut seen = HashSet::new();
+        for (tool, origin) in &tools {
+            if let Some(&index) = self.tool_index.get(&tool.name)
+                && !entry.members.contains(&index)
+            {
+                return Err(CatalogError::DuplicateTool {
+                    name: tool.name.clone(),
+                    existing: self.tools[index].origin.clone(),
+                    new: origin.clone(),
+                });
+            }
+            if !seen.insert(&tool.name) {
+                return Err(CatalogError::DuplicateToolInBatch {
+                    name: tool.name.clone(),
+                    origin: origin.clone(),
+                });
+            }
+        }
+        // Retire the old members: out of the index and the group, disabled so
+        // no query sees them again. Their slots stay, keeping indexes valid.
+        for index in std::mem::take(&mut self.groups[group_index].members) {
+            let retired = &mut self.tools[index];
+            retired.state = ToolState::Disabled;
+            self.tool_index.remove(&retired.definition.name);
+        }
+        let group = self.groups[group_index].group.id.clone();
+        for (tool, origin) in tools {
+            self.insert_tool(tool, Some(group.clone()), origin);
+        }
+        self.groups[group_index].listing = GroupListing::Listed;
+        Ok(())
+    }
+
+    /// Replaces a group's description (a server's own words, once known).
+    pub fn set_group_description(
+        &mut self,
+        id: &str,
+        description: impl Into<String>,
+    ) -> Result<(), CatalogError> {
+        let index = *self
+            .group_index
+            .get(id)
+            .ok_or_else(|| CatalogError::UnknownGroupId(id.to_owned()))?;
+        self.groups[index].group.description = description.into();
+        Ok(())
+    }
+
+    /// Whether a group's tools are known yet; `None` for an unknown group.
+    pub fn group_listing(&self, id: &str) -> Option<GroupListing> {
+        self.group_index
+            .get(id)
+            .map(|&index| self.groups[index].listing)
     }
 
     /// Registers one tool, core when `group` is `None`. The group must exist.
@@ -137,7 +229,7 @@ impl Catalog {
         self.check_group_free(&group.id, &origin)?;
         self.check_batch_free(tools.iter().map(|(tool, _)| tool), &origin)?;
         let id = group.id.clone();
-        self.insert_group(group, origin);
+        self.insert_group(group, origin, GroupListing::Listed);
         for (tool, tool_origin) in tools {
             self.insert_tool(tool, Some(id.clone()), tool_origin);
         }
@@ -182,16 +274,18 @@ impl Catalog {
         self.groups.iter().map(|entry| &entry.group)
     }
 
-    /// The groups worth offering: those with at least one enabled tool. The
-    /// prompt section and `load_tool_group`'s "Available groups" list these.
+    /// The groups worth offering: those with at least one enabled tool, and
+    /// deferred groups whose tools are not listed yet. The prompt section and
+    /// `load_tool_group`'s "Available groups" list these.
     pub fn available_groups(&self) -> impl Iterator<Item = &ToolGroup> {
         self.groups
             .iter()
             .filter(|entry| {
-                entry
-                    .members
-                    .iter()
-                    .any(|&index| self.tools[index].state == ToolState::Enabled)
+                entry.listing == GroupListing::Deferred
+                    || entry
+                        .members
+                        .iter()
+                        .any(|&index| self.tools[index].state == ToolState::Enabled)
             })
             .map(|entry| &entry.group)
     }
@@ -292,11 +386,12 @@ impl Catalog {
         Ok(())
     }
 
-    fn insert_group(&mut self, group: ToolGroup, origin: Origin) {
+    fn insert_group(&mut self, group: ToolGroup, origin: Origin, listing: GroupListing) {
         self.group_index.insert(group.id.clone(), self.groups.len());
         self.groups.push(GroupEntry {
             group,
             origin,
+            listing,
             members: Vec::new(),
         });
     }

@@ -237,3 +237,105 @@ fn unknown_tools_cannot_change_state() {
         CatalogError::UnknownTool("nope".into())
     );
 }
+
+fn upstream(server: &str) -> Origin {
+    Origin::Upstream {
+        server: server.into(),
+    }
+}
+
+#[test]
+fn a_deferred_group_is_offered_before_its_tools_are_listed() {
+    let mut catalog = Catalog::new();
+    catalog
+        .register_deferred_group(group("git"), upstream("git"))
+        .unwrap();
+    let offered: Vec<_> = catalog.available_groups().map(|g| g.id.as_str()).collect();
+    assert_eq!(offered, ["git"]);
+    assert_eq!(catalog.group_listing("git"), Some(GroupListing::Deferred));
+    assert_eq!(catalog.group_tools("git").count(), 0);
+
+    let tools = vec![(tool("git_status"), upstream("git"))];
+    catalog.replace_group_tools("git", tools).unwrap();
+    assert_eq!(catalog.group_listing("git"), Some(GroupListing::Listed));
+    assert_eq!(names(catalog.group_tools("git")), ["git_status"]);
+}
+
+#[test]
+fn replacing_a_groups_tools_retires_the_old_ones_everywhere() {
+    let mut catalog = Catalog::new();
+    catalog
+        .register_group_with_tools(
+            group("git"),
+            upstream("git"),
+            vec![
+                (tool("git_status"), upstream("git")),
+                (tool("git_log"), upstream("git")),
+            ],
+        )
+        .unwrap();
+    let tools = vec![
+        (tool("git_log"), upstream("git")),
+        (tool("git_diff"), upstream("git")),
+    ];
+    catalog.replace_group_tools("git", tools).unwrap();
+
+    assert_eq!(names(catalog.group_tools("git")), ["git_log", "git_diff"]);
+    assert!(catalog.tool("git_status").is_none());
+    assert_eq!(catalog.tool_state("git_status"), None);
+    let all: Vec<_> = catalog
+        .tools()
+        .map(|t| t.definition.name.as_str())
+        .collect();
+    assert_eq!(all, ["load_tool_group", "git_log", "git_diff"]);
+    // The retired name is free again.
+    catalog
+        .register_tool(tool("git_status"), None, Origin::Builtin)
+        .unwrap();
+}
+
+#[test]
+fn replacing_a_groups_tools_is_all_or_nothing() {
+    let mut catalog = Catalog::new();
+    catalog
+        .register_tool(tool("echo"), None, Origin::Builtin)
+        .unwrap();
+    catalog
+        .register_deferred_group(group("everything"), upstream("everything"))
+        .unwrap();
+    let tools = vec![
+        (tool("add"), upstream("everything")),
+        (tool("echo"), upstream("everything")),
+    ];
+    let error = catalog
+        .replace_group_tools("everything", tools)
+        .unwrap_err();
+    assert!(
+        matches!(error, CatalogError::DuplicateTool { .. }),
+        "{error}"
+    );
+    assert_eq!(catalog.group_tools("everything").count(), 0);
+    assert_eq!(
+        catalog.group_listing("everything"),
+        Some(GroupListing::Deferred)
+    );
+    assert!(catalog.tool("add").is_none());
+
+    let error = catalog.replace_group_tools("nope", Vec::new()).unwrap_err();
+    assert_eq!(error, CatalogError::UnknownGroupId("nope".into()));
+}
+
+#[test]
+fn a_group_description_can_be_replaced() {
+    let mut catalog = Catalog::new();
+    catalog
+        .register_deferred_group(group("git"), upstream("git"))
+        .unwrap();
+    catalog
+        .set_group_description("git", "Inspect git repositories")
+        .unwrap();
+    assert_eq!(
+        catalog.group("git").unwrap().description,
+        "Inspect git repositories"
+    );
+}

@@ -113,6 +113,9 @@ pub enum CatalogError {
     /// No tool by that name.
     #[error("no tool named `{0}`")]
     UnknownTool(String),
+    /// No group by that id.
+    #[error("no tool group named `{0}`")]
+    UnknownGroupId(String),
 }
 
 /// A manifest file that was skipped, with the reason.

@@ -24,7 +24,7 @@ mod tokens;
 mod tool;
 
 pub use active_set::{ActiveToolSet, NotAvailable};
-pub use catalog::{Catalog, CatalogTool, ToolState};
+pub use catalog::{Catalog, CatalogTool, GroupListing, ToolState};
 pub use error::{
     CatalogError, ImportError, ManifestError, ManifestErrorReason, NameError, SchemaError,
     TokenizerError,
