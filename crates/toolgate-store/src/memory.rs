@@ -92,6 +92,16 @@ impl ConversationStore for MemoryStore {
             .is_some())
     }
 
+    async fn touch(&self, conversation: &ConversationId) -> Result<bool> {
+        let now = now_millis();
+        Ok(self
+            .state()
+            .conversations
+            .get_mut(conversation)
+            .map(|entry| entry.active = now)
+            .is_some())
+    }
+
     async fn exists(&self, conversation: &ConversationId) -> Result<bool> {
         Ok(self.state().conversations.contains_key(conversation))
     }

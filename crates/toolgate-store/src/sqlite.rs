@@ -230,6 +230,18 @@ impl ConversationStore for SqliteStore {
         .await
     }
 
+    async fn touch(&self, conversation: &ConversationId) -> Result<bool> {
+        let conversation = conversation.clone();
+        self.with_connection(move |connection| {
+            let changed = connection.execute(
+                "UPDATE conversations SET active_ms = ?2 WHERE id = ?1",
+                params![conversation.as_str(), to_millis(now_millis())],
+            )?;
+            Ok(changed == 1)
+        })
+        .await
+    }
+
     async fn exists(&self, conversation: &ConversationId) -> Result<bool> {
         let conversation = conversation.clone();
         self.with_connection(move |connection| {

@@ -34,6 +34,11 @@ pub trait ConversationStore: Send + Sync {
         status: ToolStatus,
     ) -> impl Future<Output = Result<bool>> + Send;
 
+    /// Marks a stored conversation active now, so idle expiry spares it; a
+    /// conversation used without new messages (a gateway session that only
+    /// calls tools) stays alive this way. Returns whether it exists.
+    fn touch(&self, conversation: &ConversationId) -> impl Future<Output = Result<bool>> + Send;
+
     /// Whether the conversation has been stored.
     fn exists(&self, conversation: &ConversationId) -> impl Future<Output = Result<bool>> + Send;
 

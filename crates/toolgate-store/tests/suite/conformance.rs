@@ -13,6 +13,7 @@ pub(crate) async fn conformance<S: ConversationStore>(store: S) {
     tool_status_updates_the_latest_matching_call(&store).await;
     delete_removes_only_that_conversation(&store).await;
     expiry_removes_idle_conversations(&store).await;
+    touch_keeps_a_conversation_from_expiring(&store).await;
 }
 
 fn id(text: &str) -> ConversationId {
@@ -166,4 +167,25 @@ async fn expiry_removes_idle_conversations<S: ConversationStore>(store: &S) {
     assert!(expired >= 1, "{expired}");
     assert!(!store.exists(&id("fresh")).await.unwrap());
     assert_eq!(store.messages(&id("fresh")).await.unwrap(), []);
+}
+
+async fn touch_keeps_a_conversation_from_expiring<S: ConversationStore>(store: &S) {
+    assert!(!store.touch(&id("never-stored")).await.unwrap());
+    assert!(!store.exists(&id("never-stored")).await.unwrap());
+
+    store.append(&id("old"), Message::user("hi")).await.unwrap();
+    store
+        .append(&id("used"), Message::user("hi"))
+        .await
+        .unwrap();
+    // Let the clock move past both appends, then use one conversation again.
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let cutoff = SystemTime::now();
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    assert!(store.touch(&id("used")).await.unwrap());
+
+    assert_eq!(store.expire_idle(cutoff).await.unwrap(), 1);
+    assert!(!store.exists(&id("old")).await.unwrap());
+    assert!(store.exists(&id("used")).await.unwrap());
+    assert_eq!(store.messages(&id("used")).await.unwrap().len(), 1);
 }
