@@ -1,0 +1,331 @@
+//! The `files` group: list, read and search files under one root directory,
+//! and write them when the root is writable. Nothing outside the root is
+//! reachable: every path is resolved (symbolic links included) and checked.
+
+use std::fs;
+use std::io::Read;
+use std::path::{Component, Path, PathBuf};
+
+use serde_json::{Value, json};
+use toolgate_core::ToolDefinition;
+
+use super::{BuiltinError, definition, optional_count, optional_string, string_argument};
+use crate::executor::ToolOutput;
+
+pub(super) const GROUP: &str = "files";
+pub(super) const DISPLAY_NAME: &str = "Files";
+pub(super) const DESCRIPTION: &str = "List, read and search files under the gateway's files root";
+
+const LIST: &str = "files_list";
+const READ: &str = "files_read";
+const SEARCH: &str = "files_search";
+const WRITE: &str = "files_write";
+
+/// Largest file `files_read` returns or `files_search` looks into.
+const MAX_FILE_BYTES: u64 = 1024 * 1024;
+/// Most entries `files_list` returns.
+const MAX_LIST_ENTRIES: usize = 1000;
+/// Default and largest number of `files_search` matches.
+const DEFAULT_SEARCH_RESULTS: usize = 50;
+const MAX_SEARCH_RESULTS: usize = 500;
+
+/// Whether the `files` tools may change anything.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FilesAccess {
+    /// List, read and search only.
+    ReadOnly,
+    /// Also `files_write`.
+    ReadWrite,
+}
+
+#[derive(Debug)]
+pub(super) struct Files {
+    root: PathBuf,
+    access: FilesAccess,
+}
+
+impl Files {
+    /// `root` must be canonical.
+    pub(super) fn new(root: PathBuf, access: FilesAccess) -> Self {
+        Self { root, access }
+    }
+
+    pub(super) fn definitions(&self) -> Result<Vec<ToolDefinition>, BuiltinError> {
+        let path = |what: &str| json!({"type": "string", "description": what});
+        let mut tools = vec![
+            definition(
+                LIST,
+                "List a directory under the files root: name, kind and size of each entry.",
+                json!({
+                    "type": "object",
+                    "properties": {"path": path("Directory relative to the files root (default: the root)")}
+                }),
+            )?,
+            definition(
+                READ,
+                "Read a UTF-8 text file under the files root, optionally a range of lines.",
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "path": path("File relative to the files root"),
+                        "start_line": {"type": "integer", "minimum": 1, "description": "First line to return (1-based)"},
+                        "max_lines": {"type": "integer", "minimum": 1, "description": "Most lines to return"}
+                    },
+                    "required": ["path"]
+                }),
+            )?,
+            definition(
+                SEARCH,
+                "Search file names and text contents under the files root (case-insensitive).",
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "query": {"type": "string", "minLength": 1, "description": "Text to look for"},
+                        "path": path("Directory to search (default: the root)"),
+                        "max_results": {"type": "integer", "minimum": 1, "maximum": MAX_SEARCH_RESULTS, "description": "Most matches to return (default 50)"}
+                    },
+                    "required": ["query"]
+                }),
+            )?,
+        ];
+        if self.access == FilesAccess::ReadWrite {
+            tools.push(definition(
+                WRITE,
+                "Create or overwrite a text file under the files root.",
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "path": path("File relative to the files root"),
+                        "content": {"type": "string", "description": "The whole new content"}
+                    },
+                    "required": ["path", "content"]
+                }),
+            )?);
+        }
+        Ok(tools)
+    }
+
+    /// Runs a `files` tool; `None` when `tool` is not one.
+    pub(super) async fn call(&self, tool: &str, arguments: Value) -> Option<ToolOutput> {
+        let operation: fn(&Self, &Value) -> Result<ToolOutput, ToolOutput> = match tool {
+            LIST => Self::list,
+            READ => Self::read,
+            SEARCH => Self::search,
+            WRITE if self.access == FilesAccess::ReadWrite => Self::write,
+            _ => return None,
+        };
+        let files = Self {
+            root: self.root.clone(),
+            access: self.access,
+        };
+        let result = tokio::task::spawn_blocking(move || operation(&files, &arguments)).await;
+        Some(match result {
+            Ok(Ok(output) | Err(output)) => output,
+            Err(join) => ToolOutput::error(format!("{tool} stopped: {join}")),
+        })
+    }
+
+    fn list(&self, arguments: &Value) -> Result<ToolOutput, ToolOutput> {
+        let requested = optional_string(arguments, "path")?.unwrap_or(".");
+        let directory = self.resolve_existing(requested)?;
+        let read = fs::read_dir(&directory).map_err(|error| io_error(requested, &error))?;
+        let mut entries = Vec::new();
+        for entry in read {
+            let entry = entry.map_err(|error| io_error(requested, &error))?;
+            let kind = match entry.file_type() {
+                Ok(kind) if kind.is_dir() => "directory",
+                Ok(kind) if kind.is_symlink() => "symlink",
+                Ok(_) => "file",
+                Err(_) => "unknown",
+            };
+            let size = entry.metadata().map(|meta| meta.len()).unwrap_or(0);
+            entries.push((entry.file_name().to_string_lossy().into_owned(), kind, size));
+        }
+        entries.sort();
+        let truncated = entries.len() > MAX_LIST_ENTRIES;
+        entries.truncate(MAX_LIST_ENTRIES);
+        let entries: Vec<Value> = entries
+            .into_iter()
+            .map(|(name, kind, size)| json!({"name": name, "kind": kind, "size": size}))
+            .collect();
+        Ok(ToolOutput::json(json!({
+            "path": self.display(&directory),
+            "entries": entries,
+            "truncated": truncated,
+        })))
+    }
+
+    fn read(&self, arguments: &Value) -> Result<ToolOutput, ToolOutput> {
+        let requested = string_argument(arguments, "path")?;
+        let start = optional_count(arguments, "start_line")?.unwrap_or(1).max(1);
+        let max_lines = optional_count(arguments, "max_lines")?;
+        let path = self.resolve_existing(requested)?;
+        let text = read_text(&path)
+            .map_err(|reason| ToolOutput::error(format!("Cannot read '{requested}': {reason}.")))?;
+        let lines = text.lines().skip(start - 1);
+        let selected: Vec<&str> = match max_lines {
+            Some(max) => lines.take(max).collect(),
+            None => lines.collect(),
+        };
+        if start > 1 || max_lines.is_some() {
+            return Ok(ToolOutput::text(selected.join("\n")));
+        }
+        Ok(ToolOutput::text(text))
+    }
+
+    fn search(&self, arguments: &Value) -> Result<ToolOutput, ToolOutput> {
+        let query = string_argument(arguments, "query")?;
+        if query.is_empty() {
+            return Err(ToolOutput::error("Parameter 'query' must not be empty."));
+        }
+        let requested = optional_string(arguments, "path")?.unwrap_or(".");
+        let limit = optional_count(arguments, "max_results")?
+            .unwrap_or(DEFAULT_SEARCH_RESULTS)
+            .clamp(1, MAX_SEARCH_RESULTS);
+        let start = self.resolve_existing(requested)?;
+        let needle = query.to_lowercase();
+        let mut matches = Vec::new();
+        let mut pending = vec![start];
+        'walk: while let Some(directory) = pending.pop() {
+            let Ok(read) = fs::read_dir(&directory) else {
+                continue;
+            };
+            let mut entries: Vec<_> = read.filter_map(Result::ok).collect();
+            entries.sort_by_key(fs::DirEntry::file_name);
+            for entry in entries.into_iter().rev() {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                // Hidden entries (.git and the like) are noise for a search.
+                if name.starts_with('.') {
+                    continue;
+                }
+                let path = entry.path();
+                let Ok(kind) = entry.file_type() else {
+                    continue;
+                };
+                if kind.is_dir() {
+                    pending.push(path.clone());
+                }
+                if name.to_lowercase().contains(&needle) {
+                    matches.push(json!({"path": self.display(&path), "match": "name"}));
+                }
+                if kind.is_file()
+                    && let Ok(text) = read_text(&path)
+                {
+                    for (number, line) in text.lines().enumerate() {
+                        if matches.len() >= limit {
+                            break 'walk;
+                        }
+                        if line.to_lowercase().contains(&needle) {
+                            matches.push(json!({
+                                "path": self.display(&path),
+                                "match": "content",
+                                "line": number + 1,
+                                "text": line.trim(),
+                            }));
+                        }
+                    }
+                }
+                if matches.len() >= limit {
+                    break 'walk;
+                }
+            }
+        }
+        let truncated = matches.len() >= limit;
+        Ok(ToolOutput::json(json!({
+            "query": query,
+            "matches": matches,
+            "truncated": truncated,
+        })))
+    }
+
+    fn write(&self, arguments: &Value) -> Result<ToolOutput, ToolOutput> {
+        let requested = string_argument(arguments, "path")?;
+        let content = string_argument(arguments, "content")?;
+        let relative = Path::new(requested);
+        let Some(file_name) = relative.file_name() else {
+            return Err(ToolOutput::error(format!(
+                "Parameter 'path': '{requested}' does not name a file."
+            )));
+        };
+        let parent = relative.parent().filter(|p| !p.as_os_str().is_empty());
+        let directory =
+            self.resolve_existing(&parent.unwrap_or(Path::new(".")).to_string_lossy())?;
+        let path = directory.join(file_name);
+        if path.is_dir() || fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(ToolOutput::error(format!(
+                "Cannot write '{requested}': it is a directory or a symbolic link."
+            )));
+        }
+        fs::write(&path, content).map_err(|error| io_error(requested, &error))?;
+        Ok(ToolOutput::json(json!({
+            "path": self.display(&path),
+            "bytes_written": content.len(),
+        })))
+    }
+
+    /// An existing path under the root, symbolic links followed.
+    fn resolve_existing(&self, requested: &str) -> Result<PathBuf, ToolOutput> {
+        let candidate = Path::new(requested);
+        let joined = if candidate.is_absolute() {
+            candidate.to_path_buf()
+        } else {
+            self.root.join(candidate)
+        };
+        let outside = || {
+            ToolOutput::error(format!(
+                "Parameter 'path': '{requested}' is outside the files root."
+            ))
+        };
+        // Refuse `..` before touching the file system, so the answer does not
+        // reveal what exists outside the root.
+        if !candidate.is_absolute()
+            && candidate
+                .components()
+                .any(|c| matches!(c, Component::ParentDir))
+        {
+            return Err(outside());
+        }
+        let resolved = joined
+            .canonicalize()
+            .map_err(|error| io_error(requested, &error))?;
+        if resolved.starts_with(&self.root) {
+            Ok(resolved)
+        } else {
+            Err(outside())
+        }
+    }
+
+    /// A path as the model sees it: relative to the root, `/`-separated.
+    fn display(&self, path: &Path) -> String {
+        let relative = path.strip_prefix(&self.root).unwrap_or(path);
+        let text = relative.to_string_lossy().replace('\\', "/");
+        if text.is_empty() {
+            ".".to_owned()
+        } else {
+            text
+        }
+    }
+}
+
+fn read_text(path: &Path) -> Result<String, String> {
+    let file = fs::File::open(path).map_err(|error| error.to_string())?;
+    let size = file.metadata().map_err(|error| error.to_string())?.len();
+    if size > MAX_FILE_BYTES {
+        return Err(format!(
+            "it is {size} bytes, more than the {MAX_FILE_BYTES}-byte limit"
+        ));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE_BYTES)
+        .read_to_end(&mut bytes)
+        .map_err(|error| error.to_string())?;
+    String::from_utf8(bytes).map_err(|_| "it is not UTF-8 text".to_owned())
+}
+
+fn io_error(requested: &str, error: &std::io::Error) -> ToolOutput {
+    let reason = match error.kind() {
+        std::io::ErrorKind::NotFound => "no such file or directory".to_owned(),
+        _ => error.to_string(),
+    };
+    ToolOutput::error(format!("Cannot use '{requested}': {reason}."))
+}

@@ -1,0 +1,181 @@
+use pretty_assertions::assert_eq;
+use serde_json::json;
+use toolgate_core::{ActiveToolSet, Catalog};
+
+use super::*;
+
+fn tools(dir: &std::path::Path, access: FilesAccess) -> BuiltinTools {
+    BuiltinTools::new(&BuiltinConfig {
+        files_root: dir.to_path_buf(),
+        files_access: access,
+    })
+    .unwrap()
+}
+
+fn fixture() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    fs_write(dir.path(), "notes.txt", "alpha\nBeta gamma\ndelta\n");
+    fs_write(
+        dir.path(),
+        "src/main.rs",
+        "fn main() {\n    println!(\"gamma\");\n}\n",
+    );
+    fs_write(dir.path(), ".git/config", "gamma hidden\n");
+    dir
+}
+
+fn fs_write(root: &std::path::Path, relative: &str, content: &str) {
+    let path = root.join(relative);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, content).unwrap();
+}
+
+#[test]
+fn builtin_groups_register_and_load_like_any_group() {
+    let dir = fixture();
+    let mut catalog = Catalog::new();
+    let registered = tools(dir.path(), FilesAccess::ReadOnly)
+        .register(&mut catalog, |_| false)
+        .unwrap();
+    assert_eq!(
+        registered.iter().map(GroupId::as_str).collect::<Vec<_>>(),
+        ["time", "files"]
+    );
+    let files: Vec<_> = catalog
+        .group_tools("files")
+        .map(|t| t.name.as_str())
+        .collect();
+    assert_eq!(files, ["files_list", "files_read", "files_search"]);
+    let loaded = ActiveToolSet::new()
+        .load(&catalog, "time")
+        .unwrap()
+        .to_string();
+    assert!(
+        loaded.starts_with("Loaded 2 tools from group 'Time':"),
+        "{loaded}"
+    );
+}
+
+#[test]
+fn a_configured_group_of_the_same_name_replaces_the_builtin() {
+    let dir = fixture();
+    let mut catalog = Catalog::new();
+    let registered = tools(dir.path(), FilesAccess::ReadOnly)
+        .register(&mut catalog, |id| id == "time")
+        .unwrap();
+    assert_eq!(
+        registered.iter().map(GroupId::as_str).collect::<Vec<_>>(),
+        ["files"]
+    );
+    assert!(catalog.group("time").is_none());
+}
+
+#[test]
+fn a_writable_root_adds_files_write() {
+    let dir = fixture();
+    let mut catalog = Catalog::new();
+    tools(dir.path(), FilesAccess::ReadWrite)
+        .register(&mut catalog, |_| false)
+        .unwrap();
+    assert!(catalog.tool("files_write").is_some());
+}
+
+#[tokio::test]
+async fn list_read_and_search_stay_under_the_root() {
+    let dir = fixture();
+    let builtin = tools(dir.path(), FilesAccess::ReadOnly);
+
+    let listed = builtin.call("files_list", json!({})).await;
+    let names: Vec<_> = listed.structured.as_ref().unwrap()["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|entry| entry["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(names, [".git", "notes.txt", "src"]);
+
+    let read = builtin
+        .call(
+            "files_read",
+            json!({"path": "notes.txt", "start_line": 2, "max_lines": 1}),
+        )
+        .await;
+    assert_eq!(read, ToolOutput::text("Beta gamma"));
+
+    let found = builtin
+        .call("files_search", json!({"query": "GAMMA"}))
+        .await;
+    let matches = &found.structured.unwrap()["matches"];
+    assert_eq!(
+        *matches,
+        json!([
+            {"path": "notes.txt", "match": "content", "line": 2, "text": "Beta gamma"},
+            {"path": "src/main.rs", "match": "content", "line": 2, "text": "println!(\"gamma\");"},
+        ])
+    );
+}
+
+#[tokio::test]
+async fn paths_outside_the_root_are_refused() {
+    let dir = fixture();
+    let outside = tempfile::tempdir().unwrap();
+    fs_write(outside.path(), "secret.txt", "secret");
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(outside.path(), dir.path().join("escape")).unwrap();
+    let builtin = tools(dir.path(), FilesAccess::ReadOnly);
+
+    for path in [
+        "../secret.txt".to_owned(),
+        outside.path().join("secret.txt").display().to_string(),
+        #[cfg(unix)]
+        "escape/secret.txt".to_owned(),
+    ] {
+        let output = builtin.call("files_read", json!({"path": path})).await;
+        assert!(output.is_error, "{path}: {}", output.text);
+        assert!(
+            output.text.contains("outside the files root"),
+            "{path}: {}",
+            output.text
+        );
+    }
+}
+
+#[tokio::test]
+async fn write_needs_a_writable_root() {
+    let dir = fixture();
+    let read_only = tools(dir.path(), FilesAccess::ReadOnly);
+    let refused = read_only
+        .call("files_write", json!({"path": "new.txt", "content": "x"}))
+        .await;
+    assert!(refused.is_error);
+    assert!(!dir.path().join("new.txt").exists());
+
+    let writable = tools(dir.path(), FilesAccess::ReadWrite);
+    let written = writable
+        .call(
+            "files_write",
+            json!({"path": "src/new.txt", "content": "hello"}),
+        )
+        .await;
+    assert!(!written.is_error, "{}", written.text);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("src/new.txt")).unwrap(),
+        "hello"
+    );
+    let escaped = writable
+        .call("files_write", json!({"path": "../x.txt", "content": "x"}))
+        .await;
+    assert!(escaped.is_error);
+}
+
+#[tokio::test]
+async fn a_missing_file_is_an_error_the_model_reads() {
+    let dir = fixture();
+    let output = tools(dir.path(), FilesAccess::ReadOnly)
+        .call("files_read", json!({"path": "nope.txt"}))
+        .await;
+    assert_eq!(
+        output,
+        ToolOutput::error("Cannot use 'nope.txt': no such file or directory.")
+    );
+}
