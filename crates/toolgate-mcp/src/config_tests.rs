@@ -1,0 +1,130 @@
+use pretty_assertions::assert_eq;
+
+use super::*;
+
+fn toml(text: &str) -> Result<Vec<UpstreamConfig>, ConfigError> {
+    parse_toml(text, Path::new("toolgate.toml"))
+}
+
+#[test]
+fn stdio_and_http_upstreams_parse_with_their_defaults() {
+    let upstreams = toml(
+        r#"
+        [[upstream]]
+        name = "git"
+        command = "uvx"
+        args = ["mcp-server-git"]
+        env = { GIT_PAGER = "cat" }
+        cwd = "/srv/repo"
+        description = "Inspect the repository"
+
+        [[upstream]]
+        name = "search"
+        url = "http://127.0.0.1:3000/mcp"
+        headers = { Authorization = "Bearer abc" }
+        eager = true
+        timeout_seconds = 5
+        "#,
+    )
+    .unwrap();
+    assert_eq!(upstreams.len(), 2);
+    assert_eq!(upstreams[0].name.as_str(), "git");
+    assert_eq!(upstreams[0].startup, Startup::Lazy);
+    assert_eq!(upstreams[0].exposure, Exposure::Grouped);
+    assert_eq!(upstreams[0].call_timeout, DEFAULT_CALL_TIMEOUT);
+    assert_eq!(
+        upstreams[0].description.as_deref(),
+        Some("Inspect the repository")
+    );
+    assert_eq!(
+        upstreams[0].transport,
+        UpstreamTransport::Stdio {
+            command: "uvx".into(),
+            args: vec!["mcp-server-git".into()],
+            env: BTreeMap::from([("GIT_PAGER".into(), "cat".into())]),
+            cwd: Some("/srv/repo".into()),
+        }
+    );
+    assert_eq!(upstreams[1].startup, Startup::Eager);
+    assert_eq!(upstreams[1].call_timeout, Duration::from_secs(5));
+    assert!(matches!(
+        upstreams[1].transport,
+        UpstreamTransport::Http { .. }
+    ));
+}
+
+#[test]
+fn core_upstreams_start_eagerly() {
+    let upstreams = toml("[[upstream]]\nname = \"c\"\ncommand = \"x\"\ncore = true\n").unwrap();
+    assert_eq!(upstreams[0].exposure, Exposure::Core);
+    assert_eq!(upstreams[0].startup, Startup::Eager);
+}
+
+#[test]
+fn errors_name_the_file_the_upstream_and_the_problem() {
+    let cases = [
+        (
+            "[[upstream]]\nname = \"a\"\n",
+            "toolgate.toml: upstream 'a': needs `command` (stdio) or `url` (streamable HTTP)",
+        ),
+        (
+            "[[upstream]]\nname = \"a\"\ncommand = \"x\"\nurl = \"http://h\"\n",
+            "toolgate.toml: upstream 'a': give either `command` (stdio) or `url` (HTTP), not both",
+        ),
+        (
+            "[[upstream]]\nname = \"a\"\nurl = \"ftp://h\"\n",
+            "toolgate.toml: upstream 'a': `url` must start with http:// or https://, got `ftp://h`",
+        ),
+        (
+            "[[upstream]]\nname = \"a__b\"\ncommand = \"x\"\n",
+            "toolgate.toml: upstream 'a__b': names may not contain `__`, which separates server and tool in qualified names",
+        ),
+        (
+            "[[upstream]]\nname = \"a\"\ncommand = \"x\"\ntimeout_seconds = 0\n",
+            "toolgate.toml: upstream 'a': `timeout_seconds` must be a positive number of seconds, got 0",
+        ),
+        (
+            "[[upstream]]\nname = \"a\"\ncommand = \"x\"\n[[upstream]]\nname = \"a\"\ncommand = \"y\"\n",
+            "toolgate.toml: upstream 'a': declared twice",
+        ),
+        (
+            "[[upstream]]\ncommand = \"x\"\n",
+            "toolgate.toml: [[upstream]] number 1 has no `name`",
+        ),
+    ];
+    for (text, expected) in cases {
+        assert_eq!(toml(text).unwrap_err().to_string(), expected, "{text}");
+    }
+    let unknown =
+        toml("[[upstream]]\nname = \"a\"\ncommand = \"x\"\ncomand = \"y\"\n").unwrap_err();
+    assert!(
+        unknown.reason.contains("unknown field `comand`"),
+        "{unknown}"
+    );
+}
+
+#[test]
+fn mcp_servers_json_reads_claude_desktop_files() {
+    let upstreams = parse_mcp_servers_json(
+        r#"{"mcpServers": {
+            "memory": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]},
+            "remote": {"type": "http", "url": "https://example.com/mcp", "headers": {"X-Key": "k"}},
+            "off": {"command": "nope", "disabled": true}
+        }}"#,
+        Path::new("servers.json"),
+    )
+    .unwrap();
+    let names: Vec<_> = upstreams.iter().map(|u| u.name.as_str()).collect();
+    assert_eq!(names, ["memory", "remote"]);
+    assert!(
+        matches!(&upstreams[1].transport, UpstreamTransport::Http { url, .. } if url == "https://example.com/mcp")
+    );
+
+    let error = parse_mcp_servers_json(
+        r#"{"mcpServers": {"legacy": {"type": "sse", "url": "http://h/sse"}}}"#,
+        Path::new("servers.json"),
+    )
+    .unwrap_err();
+    assert_eq!(error.upstream.as_deref(), Some("legacy"));
+    assert!(error.reason.contains("not supported"), "{error}");
+}

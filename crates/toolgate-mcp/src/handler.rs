@@ -1,0 +1,135 @@
+//! The rmcp [`ServerHandler`]: MCP requests in, [`Gateway`] calls out.
+
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use toolgate_core::tool_groups_section;
+use toolgate_store::{ConversationId, ConversationStore};
+
+use crate::gateway::{Gateway, SessionRef};
+
+/// The HTTP header carrying the MCP session id.
+const SESSION_HEADER: &str = "mcp-session-id";
+
+/// Where a request's session comes from.
+#[derive(Clone, Debug)]
+pub enum SessionSource {
+    /// One session for the whole connection (stdio).
+    Fixed(ConversationId),
+    /// The `Mcp-Session-Id` header (streamable HTTP); a request without one
+    /// is stateless.
+    Header,
+}
+
+/// Serves one MCP connection (stdio) or every HTTP session.
+#[derive(Debug)]
+pub struct GatewayHandler<S> {
+    gateway: Arc<Gateway<S>>,
+    session: SessionSource,
+}
+
+impl<S> Clone for GatewayHandler<S> {
+    fn clone(&self) -> Self {
+        Self {
+            gateway: Arc::clone(&self.gateway),
+            session: self.session.clone(),
+        }
+    }
+}
+
+impl<S: ConversationStore + 'static> GatewayHandler<S> {
+    /// A handler whose sessions come from `session`.
+    pub fn new(gateway: Arc<Gateway<S>>, session: SessionSource) -> Self {
+        Self { gateway, session }
+    }
+
+    fn session_id(&self, context: &RequestContext<RoleServer>) -> Option<ConversationId> {
+        match &self.session {
+            SessionSource::Fixed(id) => Some(id.clone()),
+            SessionSource::Header => context
+                .extensions
+                .get::<http::request::Parts>()
+                .and_then(|parts| parts.headers.get(SESSION_HEADER))
+                .and_then(|value| value.to_str().ok())
+                .filter(|value| !value.is_empty())
+                .map(ConversationId::new),
+        }
+    }
+}
+
+fn session_ref(id: Option<&ConversationId>) -> SessionRef<'_> {
+    match id {
+        Some(id) => SessionRef::Stateful(id),
+        None => SessionRef::Stateless,
+    }
+}
+
+impl<S: ConversationStore + 'static> ServerHandler for GatewayHandler<S> {
+    fn get_info(&self) -> ServerConfig {
+        let groups = self.gateway.with_catalog(tool_groups_section);
+        let mut instructions = String::from(
+            "toolgate gateway. Most tools sit in groups: call load_tool_group with a group's name \
+             to add its tools. Clients that do not refresh their tool list can run any loaded \
+             tool with call_tool.",
+        );
+        if let Some(groups) = groups {
+            instructions.push_str("\n\n");
+            instructions.push_str(&groups);
+        }
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build(),
+        )
+        .with_server_info(Implementation::new("toolgate", env!("CARGO_PKG_VERSION")))
+        .with_instructions(instructions)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        let id = self.session_id(&context);
+        if let Some(id) = &id {
+            self.gateway
+                .sessions()
+                .remember_peer(id, &self.gateway, &context.peer)
+                .await;
+        }
+        let tools = self.gateway.list_tools(session_ref(id.as_ref())).await;
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let id = self.session_id(&context);
+        if let Some(id) = &id {
+            self.gateway
+                .sessions()
+                .remember_peer(id, &self.gateway, &context.peer)
+                .await;
+        }
+        let peer = id.as_ref().map(|_| &context.peer);
+        let result = self
+            .gateway
+            .call_tool(
+                session_ref(id.as_ref()),
+                &request.name,
+                request.arguments,
+                &context.ct,
+                peer,
+            )
+            .await;
+        Ok(result.into())
+    }
+}

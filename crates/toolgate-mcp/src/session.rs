@@ -1,0 +1,265 @@
+//! Gateway sessions: each MCP session is a stored conversation whose history
+//! holds its group loads and unloads, so any gateway process that sees the
+//! session id again rebuilds the same tool list.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant, SystemTime};
+
+use rmcp::transport::streamable_http_server::session::{
+    SessionState, SessionStore, SessionStoreError,
+};
+use rmcp::{Peer, RoleServer};
+use toolgate_core::{ActiveToolSet, GroupId, Message, MessageKind, restore_active_set};
+use toolgate_store::{ConversationId, ConversationStore};
+
+use crate::gateway::Gateway;
+
+/// Content of the history message that records an MCP session's start; its
+/// `tool_input` holds the client's `initialize` parameters.
+pub const SESSION_STARTED: &str = "MCP session started";
+
+/// One live session.
+#[derive(Debug)]
+pub struct Session {
+    pub(crate) active: tokio::sync::Mutex<ActiveToolSet>,
+    peer: Mutex<Option<Peer<RoleServer>>>,
+    seen: Mutex<Seen>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Seen {
+    last: Instant,
+    /// When the store last heard the session was in use.
+    touched: Instant,
+}
+
+/// Every live session, backed by a [`ConversationStore`].
+#[derive(Debug)]
+pub struct Sessions<S> {
+    store: S,
+    idle_timeout: Duration,
+    live: tokio::sync::Mutex<HashMap<ConversationId, Arc<Session>>>,
+}
+
+impl<S: ConversationStore + 'static> Sessions<S> {
+    pub(crate) fn new(store: S, idle_timeout: Duration) -> Self {
+        Self {
+            store,
+            idle_timeout,
+            live: tokio::sync::Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The store behind the sessions.
+    pub fn store(&self) -> &S {
+        &self.store
+    }
+
+    /// How many sessions are held in memory.
+    pub async fn live_count(&self) -> usize {
+        self.live.lock().await.len()
+    }
+
+    /// The session, restored from its history when it is not live.
+    pub(crate) async fn get(&self, id: &ConversationId, gateway: &Gateway<S>) -> Arc<Session> {
+        let mut live = self.live.lock().await;
+        let session = match live.get(id) {
+            Some(session) => Arc::clone(session),
+            None => {
+                let active = self.restore(id, gateway).await;
+                let now = Instant::now();
+                let session = Arc::new(Session {
+                    active: tokio::sync::Mutex::new(active),
+                    peer: Mutex::new(None),
+                    seen: Mutex::new(Seen {
+                        last: now,
+                        touched: now,
+                    }),
+                });
+                live.insert(id.clone(), Arc::clone(&session));
+                session
+            }
+        };
+        drop(live);
+        self.mark_seen(id, &session).await;
+        session
+    }
+
+    /// A copy of the session's active set.
+    pub(crate) async fn active_set(
+        &self,
+        id: &ConversationId,
+        gateway: &Gateway<S>,
+    ) -> ActiveToolSet {
+        self.get(id, gateway).await.active.lock().await.clone()
+    }
+
+    /// Remembers where to send the session's `list_changed` notifications.
+    pub(crate) async fn remember_peer(
+        &self,
+        id: &ConversationId,
+        gateway: &Gateway<S>,
+        peer: &Peer<RoleServer>,
+    ) {
+        let session = self.get(id, gateway).await;
+        *session.peer.lock().unwrap_or_else(PoisonError::into_inner) = Some(peer.clone());
+    }
+
+    /// Appends a history event. A store failure is logged: the live session
+    /// still has the change, only a restart would miss it.
+    pub(crate) async fn record(&self, id: &ConversationId, message: Message) {
+        if let Err(error) = self.store.append(id, message).await {
+            tracing::error!(session = %id, %error, "history event not stored");
+        }
+    }
+
+    /// Tells every live session that has `group` loaded (or every session,
+    /// for an always-listed group) that its tool list changed.
+    pub(crate) async fn notify_group_changed(&self, group: &GroupId, everyone: bool) {
+        let sessions: Vec<Arc<Session>> = self.live.lock().await.values().cloned().collect();
+        for session in sessions {
+            let affected = everyone || session.active.lock().await.is_loaded(group.as_str());
+            let peer = session
+                .peer
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone();
+            if let (true, Some(peer)) = (affected, peer) {
+                let _ = peer.notify_tool_list_changed().await;
+            }
+        }
+    }
+
+    /// Records a session's start with the client's `initialize` parameters.
+    pub async fn record_start(
+        &self,
+        id: &ConversationId,
+        state: &SessionState,
+    ) -> Result<(), SessionStoreError> {
+        let mut message = Message::system(SESSION_STARTED);
+        message.tool_input = Some(serde_json::to_string(state)?);
+        self.store.append(id, message).await?;
+        Ok(())
+    }
+
+    /// The client's `initialize` parameters for a stored session.
+    pub async fn start_record(
+        &self,
+        id: &ConversationId,
+    ) -> Result<Option<SessionState>, SessionStoreError> {
+        let messages = self.store.messages(id).await?;
+        let started = messages.iter().rev().find_map(|stored| {
+            let message = &stored.message;
+            (message.kind == MessageKind::System && message.content == SESSION_STARTED)
+                .then_some(message.tool_input.as_deref())
+                .flatten()
+        });
+        Ok(match started {
+            Some(text) => Some(serde_json::from_str(text)?),
+            None => None,
+        })
+    }
+
+    /// Ends a session: forgets it and deletes its history.
+    pub async fn end(&self, id: &ConversationId) -> Result<(), SessionStoreError> {
+        self.live.lock().await.remove(id);
+        self.store.delete(id).await?;
+        Ok(())
+    }
+
+    /// Forgets live sessions idle longer than the timeout and deletes stored
+    /// conversations idle that long. Returns how many stored ones went.
+    pub async fn expire_idle(&self) -> usize {
+        let cutoff = Instant::now().checked_sub(self.idle_timeout);
+        if let Some(cutoff) = cutoff {
+            self.live.lock().await.retain(|_, session| {
+                session
+                    .seen
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .last
+                    >= cutoff
+            });
+        }
+        let Some(cutoff) = SystemTime::now().checked_sub(self.idle_timeout) else {
+            return 0;
+        };
+        match self.store.expire_idle(cutoff).await {
+            Ok(expired) => expired,
+            Err(error) => {
+                tracing::error!(%error, "expiring idle sessions");
+                0
+            }
+        }
+    }
+
+    /// The interval at which [`expire_idle`](Self::expire_idle) should run.
+    pub fn expiry_interval(&self) -> Duration {
+        (self.idle_timeout / 4).clamp(Duration::from_secs(1), Duration::from_secs(60))
+    }
+
+    async fn restore(&self, id: &ConversationId, gateway: &Gateway<S>) -> ActiveToolSet {
+        let messages = match self.store.messages(id).await {
+            Ok(messages) => messages,
+            Err(error) => {
+                tracing::error!(session = %id, %error, "history unreadable; starting with core tools");
+                return ActiveToolSet::new();
+            }
+        };
+        let restored = gateway.with_catalog(|catalog| {
+            restore_active_set(messages.iter().map(|stored| &stored.message), catalog)
+        });
+        for skipped in &restored.skipped {
+            tracing::info!(session = %id, index = skipped.index, reason = ?skipped.reason, "history event skipped");
+        }
+        restored.active
+    }
+
+    /// Keeps a session in use from expiring: the store hears of it at most
+    /// a few times per idle period.
+    async fn mark_seen(&self, id: &ConversationId, session: &Session) {
+        let now = Instant::now();
+        let touch = {
+            let mut seen = session.seen.lock().unwrap_or_else(PoisonError::into_inner);
+            seen.last = now;
+            let due = now.duration_since(seen.touched) >= self.idle_timeout / 8;
+            if due {
+                seen.touched = now;
+            }
+            due
+        };
+        if touch && let Err(error) = self.store.touch(id).await {
+            tracing::error!(session = %id, %error, "session activity not stored");
+        }
+    }
+}
+
+/// rmcp's session store, on the gateway's history: a restarted gateway finds
+/// the client's `initialize` parameters and serves the session on.
+#[derive(Debug)]
+pub struct HistorySessionStore<S>(pub Arc<Gateway<S>>);
+
+#[async_trait::async_trait]
+impl<S: ConversationStore + 'static> SessionStore for HistorySessionStore<S> {
+    async fn load(&self, session_id: &str) -> Result<Option<SessionState>, SessionStoreError> {
+        self.0
+            .sessions()
+            .start_record(&ConversationId::new(session_id))
+            .await
+    }
+
+    async fn store(&self, session_id: &str, state: &SessionState) -> Result<(), SessionStoreError> {
+        self.0
+            .sessions()
+            .record_start(&ConversationId::new(session_id), state)
+            .await
+    }
+
+    async fn delete(&self, session_id: &str) -> Result<(), SessionStoreError> {
+        self.0
+            .sessions()
+            .end(&ConversationId::new(session_id))
+            .await
+    }
+}

@@ -1,0 +1,426 @@
+//! One upstream MCP server: started on first use (or at start-up when eager),
+//! called with a timeout and the caller's cancellation, restarted with backoff
+//! after a crash, and re-listed when it says its tools changed.
+//!
+//! A failure here belongs to this upstream only: it becomes an
+//! [`UpstreamError`] for its own loads and calls, never a gateway failure.
+
+use std::collections::HashMap;
+use std::process::Stdio;
+use std::time::Duration;
+
+use http::{HeaderName, HeaderValue};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ClientConfig,
+    Implementation, JsonObject, ProtocolVersion, Tool,
+};
+use rmcp::service::{NotificationContext, RunningService};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
+use tokio::sync::{Mutex, mpsc};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use toolgate_core::GroupId;
+
+use crate::config::{UpstreamConfig, UpstreamTransport};
+
+/// Longest wait before another start attempt after repeated failures.
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+/// A connection that lived this long resets the failure count.
+const HEALTHY_AFTER: Duration = Duration::from_secs(60);
+
+/// Something an upstream told the gateway on its own.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum UpstreamEvent {
+    /// It sent `notifications/tools/list_changed`.
+    ToolsChanged(GroupId),
+}
+
+/// Why an upstream could not serve a load or a call. `Display` is the text the
+/// model reads: it names the upstream and the cause.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum UpstreamError {
+    /// It could not be started or connected to.
+    #[error("MCP server '{upstream}' failed to start: {reason}")]
+    Start {
+        /// The upstream.
+        upstream: GroupId,
+        /// The cause.
+        reason: String,
+    },
+    /// It failed recently and the next attempt waits.
+    #[error("MCP server '{upstream}' is unavailable: {reason}; it will be retried in {}s", retry_in.as_secs().max(1))]
+    BackingOff {
+        /// The upstream.
+        upstream: GroupId,
+        /// The last failure.
+        reason: String,
+        /// How long until the next attempt.
+        retry_in: Duration,
+    },
+    /// The call took longer than the upstream's timeout and was cancelled.
+    #[error("MCP server '{upstream}' did not answer '{tool}' within {}s; the call was cancelled", timeout.as_secs_f64())]
+    Timeout {
+        /// The upstream.
+        upstream: GroupId,
+        /// The tool called.
+        tool: String,
+        /// The limit.
+        timeout: Duration,
+    },
+    /// The caller cancelled; the upstream was told.
+    #[error("the call to '{tool}' was cancelled")]
+    Cancelled {
+        /// The tool called.
+        tool: String,
+    },
+    /// The connection broke, or the server answered with a protocol error.
+    #[error("MCP server '{upstream}' failed on '{operation}': {reason}")]
+    Failed {
+        /// The upstream.
+        upstream: GroupId,
+        /// What was asked.
+        operation: String,
+        /// The cause.
+        reason: String,
+    },
+}
+
+/// What a started upstream said about itself.
+#[derive(Clone, Debug, Default)]
+pub struct UpstreamListing {
+    /// Its tools, as it names them.
+    pub tools: Vec<Tool>,
+    /// Its `instructions`, if any.
+    pub instructions: Option<String>,
+    /// Its implementation name, if given.
+    pub server_name: Option<String>,
+    /// Increases at every (re)start, so a listing can be known to be stale.
+    pub generation: u64,
+}
+
+/// One configured upstream and its connection.
+#[derive(Debug)]
+pub struct Upstream {
+    config: UpstreamConfig,
+    events: mpsc::UnboundedSender<UpstreamEvent>,
+    connection: Mutex<Connection>,
+}
+
+type Service = RunningService<RoleClient, UpstreamClient>;
+
+#[derive(Debug)]
+enum Connection {
+    Idle { generation: u64 },
+    Running(Running),
+    Failed(Failure),
+}
+
+#[derive(Debug)]
+struct Running {
+    service: Service,
+    started: Instant,
+    generation: u64,
+    failures: u32,
+}
+
+#[derive(Debug)]
+struct Failure {
+    reason: String,
+    retry_at: Instant,
+    failures: u32,
+    generation: u64,
+}
+
+/// The client side of one upstream connection: it forwards `list_changed`.
+#[derive(Clone, Debug)]
+struct UpstreamClient {
+    name: GroupId,
+    events: mpsc::UnboundedSender<UpstreamEvent>,
+}
+
+impl ClientHandler for UpstreamClient {
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        // The gateway may be shutting down; nothing to tell then.
+        let _ = self
+            .events
+            .send(UpstreamEvent::ToolsChanged(self.name.clone()));
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("toolgate", env!("CARGO_PKG_VERSION")),
+        )
+        .with_protocol_version(ProtocolVersion::V_2025_11_25)
+    }
+}
+
+impl Upstream {
+    /// An upstream not started yet; its `list_changed` notifications go to
+    /// `events`.
+    pub fn new(config: UpstreamConfig, events: mpsc::UnboundedSender<UpstreamEvent>) -> Self {
+        Self {
+            config,
+            events,
+            connection: Mutex::new(Connection::Idle { generation: 0 }),
+        }
+    }
+
+    /// Its configuration.
+    pub fn config(&self) -> &UpstreamConfig {
+        &self.config
+    }
+
+    /// Its name (and group id).
+    pub fn name(&self) -> &GroupId {
+        &self.config.name
+    }
+
+    /// Starts it if needed and lists its tools.
+    pub async fn list(&self) -> Result<UpstreamListing, UpstreamError> {
+        let (peer, generation) = self.peer().await?;
+        let tools = tokio::time::timeout(self.config.startup_timeout, peer.list_all_tools())
+            .await
+            .map_err(|_| self.failed("tools/list", "no answer in time".into()))?
+            .map_err(|error| self.failed("tools/list", error.to_string()))?;
+        let info = peer.peer_info();
+        Ok(UpstreamListing {
+            tools,
+            instructions: info.as_ref().and_then(|info| info.instructions.clone()),
+            server_name: info
+                .as_ref()
+                .and_then(|info| info.server_info.as_ref())
+                .map(|implementation| implementation.name.clone()),
+            generation,
+        })
+    }
+
+    /// The generation of the running connection, if one runs.
+    pub async fn running_generation(&self) -> Option<u64> {
+        match &*self.connection.lock().await {
+            Connection::Running(running) if !running.service.is_transport_closed() => {
+                Some(running.generation)
+            }
+            Connection::Running(_) | Connection::Idle { .. } | Connection::Failed(_) => None,
+        }
+    }
+
+    /// Calls `tool` (its upstream name) with the per-call timeout; cancelling
+    /// `cancel` cancels the upstream request too.
+    pub async fn call(
+        &self,
+        tool: &str,
+        arguments: JsonObject,
+        cancel: &CancellationToken,
+    ) -> Result<CallToolResult, UpstreamError> {
+        let (peer, _) = self.peer().await?;
+        let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
+        // Dropping the request future sends `notifications/cancelled` upstream,
+        // so both the timeout and the caller's cancellation reach the server.
+        let call = tokio::time::timeout(self.config.call_timeout, peer.call_tool_once(params));
+        let outcome = tokio::select! {
+            outcome = call => outcome,
+            () = cancel.cancelled() => return Err(UpstreamError::Cancelled { tool: tool.to_owned() }),
+        };
+        match outcome {
+            Err(_) => Err(UpstreamError::Timeout {
+                upstream: self.config.name.clone(),
+                tool: tool.to_owned(),
+                timeout: self.config.call_timeout,
+            }),
+            Ok(Ok(CallToolResponse::Complete(result))) => {
+                self.mark_healthy().await;
+                Ok(result)
+            }
+            Ok(Ok(_)) => Err(self.failed(
+                tool,
+                "the server asked for client input or a task, which the gateway does not relay"
+                    .into(),
+            )),
+            Ok(Err(error)) => Err(self.failed(tool, error.to_string())),
+        }
+    }
+
+    /// Stops the connection, if any.
+    pub async fn shutdown(&self) {
+        let mut connection = self.connection.lock().await;
+        let generation = connection.generation();
+        if let Connection::Running(running) =
+            std::mem::replace(&mut *connection, Connection::Idle { generation })
+        {
+            let _ = running.service.cancel().await;
+        }
+    }
+
+    /// The running connection's peer, starting (or restarting) it first.
+    async fn peer(&self) -> Result<(Peer<RoleClient>, u64), UpstreamError> {
+        let mut connection = self.connection.lock().await;
+        if let Connection::Running(running) = &*connection
+            && !running.service.is_transport_closed()
+        {
+            return Ok((running.service.peer().clone(), running.generation));
+        }
+        // Not running: a crash, an earlier failure, or never started.
+        let (failures, generation) = match &*connection {
+            Connection::Idle { generation } => (0, *generation),
+            Connection::Running(running) => {
+                let healthy = running.started.elapsed() >= HEALTHY_AFTER;
+                let failures = if healthy { 1 } else { running.failures + 1 };
+                let generation = running.generation;
+                let wait = backoff(failures);
+                tracing::warn!(upstream = %self.config.name, "MCP server exited; restarting");
+                if !wait.is_zero() {
+                    let reason = "the server exited again soon after a restart".to_owned();
+                    *connection = Connection::Failed(Failure {
+                        reason: reason.clone(),
+                        retry_at: Instant::now() + wait,
+                        failures,
+                        generation,
+                    });
+                    return Err(UpstreamError::BackingOff {
+                        upstream: self.config.name.clone(),
+                        reason,
+                        retry_in: wait,
+                    });
+                }
+                (failures, generation)
+            }
+            Connection::Failed(failure) => {
+                let now = Instant::now();
+                if failure.retry_at > now {
+                    return Err(UpstreamError::BackingOff {
+                        upstream: self.config.name.clone(),
+                        reason: failure.reason.clone(),
+                        retry_in: failure.retry_at - now,
+                    });
+                }
+                (failure.failures, failure.generation)
+            }
+        };
+        let generation = generation + 1;
+        match self.start().await {
+            Ok(service) => {
+                let peer = service.peer().clone();
+                *connection = Connection::Running(Running {
+                    service,
+                    started: Instant::now(),
+                    generation,
+                    failures,
+                });
+                Ok((peer, generation))
+            }
+            Err(reason) => {
+                let failures = failures + 1;
+                *connection = Connection::Failed(Failure {
+                    reason: reason.clone(),
+                    retry_at: Instant::now() + backoff(failures),
+                    failures,
+                    generation,
+                });
+                Err(UpstreamError::Start {
+                    upstream: self.config.name.clone(),
+                    reason,
+                })
+            }
+        }
+    }
+
+    async fn start(&self) -> Result<Service, String> {
+        let client = UpstreamClient {
+            name: self.config.name.clone(),
+            events: self.events.clone(),
+        };
+        let started = async {
+            match &self.config.transport {
+                UpstreamTransport::Stdio {
+                    command,
+                    args,
+                    env,
+                    cwd,
+                } => {
+                    let mut process = tokio::process::Command::new(command);
+                    process.args(args).envs(env);
+                    if let Some(cwd) = cwd {
+                        process.current_dir(cwd);
+                    }
+                    let (transport, _) = TokioChildProcess::builder(process)
+                        .stderr(Stdio::inherit())
+                        .spawn()
+                        .map_err(|error| format!("cannot run `{command}`: {error}"))?;
+                    client.serve(transport).await.map_err(|error| {
+                        format!("`{command}` did not complete the MCP handshake: {error}")
+                    })
+                }
+                UpstreamTransport::Http { url, headers } => {
+                    let mut custom = HashMap::new();
+                    for (name, value) in headers {
+                        let name = HeaderName::try_from(name.as_str())
+                            .map_err(|error| format!("header `{name}`: {error}"))?;
+                        let value = HeaderValue::try_from(value.as_str())
+                            .map_err(|error| format!("header `{name}`: {error}"))?;
+                        custom.insert(name, value);
+                    }
+                    let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
+                        .custom_headers(custom);
+                    let transport = StreamableHttpClientTransport::from_config(config);
+                    client.serve(transport).await.map_err(|error| {
+                        format!("{url} did not complete the MCP handshake: {error}")
+                    })
+                }
+            }
+        };
+        tokio::time::timeout(self.config.startup_timeout, started)
+            .await
+            .map_err(|_| {
+                format!(
+                    "no answer to initialize within {}s",
+                    self.config.startup_timeout.as_secs_f64()
+                )
+            })?
+    }
+
+    async fn mark_healthy(&self) {
+        if let Connection::Running(running) = &mut *self.connection.lock().await {
+            running.failures = 0;
+        }
+    }
+
+    fn failed(&self, operation: &str, reason: String) -> UpstreamError {
+        UpstreamError::Failed {
+            upstream: self.config.name.clone(),
+            operation: operation.to_owned(),
+            reason,
+        }
+    }
+}
+
+impl Connection {
+    fn generation(&self) -> u64 {
+        match self {
+            Self::Idle { generation } => *generation,
+            Self::Running(running) => running.generation,
+            Self::Failed(failure) => failure.generation,
+        }
+    }
+}
+
+/// No wait before the first retry, then 1 s doubling up to [`MAX_BACKOFF`].
+fn backoff(failures: u32) -> Duration {
+    match failures {
+        0 | 1 => Duration::ZERO,
+        n => Duration::from_secs(1u64 << (n - 2).min(5)).min(MAX_BACKOFF),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_retries_at_once_then_doubles_up_to_the_cap() {
+        let waits: Vec<u64> = (1..=8).map(|n| backoff(n).as_secs()).collect();
+        assert_eq!(waits, [0, 1, 2, 4, 8, 16, 30, 30]);
+    }
+}
