@@ -1,5 +1,6 @@
 //! Command-line definitions (clap derive). Doc comments are the help text.
 
+use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
@@ -17,6 +18,73 @@ pub(crate) struct Cli {
 pub(crate) enum Command {
     /// Show a tool catalog's groups, core tools and turn-1 token savings.
     Catalog(CatalogArgs),
+    /// Run the MCP gateway: core tools plus one line per group, groups loaded on demand.
+    Serve(Box<ServeArgs>),
+}
+
+/// What the gateway serves, and where.
+#[derive(Debug, Args)]
+pub(crate) struct ServeArgs {
+    /// Speak MCP on stdin/stdout instead of HTTP (for clients that start the gateway).
+    #[arg(long)]
+    pub(crate) stdio: bool,
+
+    /// Address for streamable HTTP; the endpoint is /mcp. A non-loopback address needs a token.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8848")]
+    pub(crate) listen: SocketAddr,
+
+    /// TOML configuration with [[upstream]] tables (default: ./toolgate.toml when it exists).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) config: Option<PathBuf>,
+
+    /// Claude-Desktop-style {"mcpServers": {...}} file; its servers become upstreams too.
+    #[arg(long = "mcp-config", value_name = "FILE")]
+    pub(crate) mcp_config: Vec<PathBuf>,
+
+    /// Directories of JSON tool manifests (default: ./tools when it exists).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) manifests: Vec<PathBuf>,
+
+    /// Root directory of the built-in `files` tools.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub(crate) files_root: PathBuf,
+
+    /// Let the built-in `files` tools write under the files root.
+    #[arg(long)]
+    pub(crate) allow_write: bool,
+
+    /// Leave out the built-in `time` and `files` groups.
+    #[arg(long)]
+    pub(crate) no_builtins: bool,
+
+    /// SQLite file holding sessions (default: toolgate/sessions.db in the user's data directory).
+    #[arg(long, value_name = "FILE", conflicts_with = "memory_store")]
+    pub(crate) store: Option<PathBuf>,
+
+    /// Keep sessions in memory only: a restart forgets them.
+    #[arg(long)]
+    pub(crate) memory_store: bool,
+
+    /// Minutes after which an unused session and its history are deleted.
+    #[arg(long, value_name = "MINUTES", default_value_t = 24 * 60)]
+    pub(crate) session_idle_minutes: u64,
+
+    /// Session name for --stdio, so a restarted gateway restores its loaded groups
+    /// (default: a new session each start).
+    #[arg(long, value_name = "NAME", requires = "stdio")]
+    pub(crate) session: Option<String>,
+
+    /// File holding the bearer token HTTP clients must send (else TOOLGATE_TOKEN).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) token_file: Option<PathBuf>,
+
+    /// Extra accepted Host header value (e.g. gateway.example.com:8848).
+    #[arg(long, value_name = "HOST")]
+    pub(crate) allowed_host: Vec<String>,
+
+    /// Extra accepted browser Origin (e.g. https://app.example.com:443).
+    #[arg(long, value_name = "ORIGIN")]
+    pub(crate) allowed_origin: Vec<String>,
 }
 
 /// Where the catalog comes from, and how to show it.

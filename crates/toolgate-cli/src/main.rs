@@ -17,6 +17,7 @@ fn main() -> ExitCode {
     let mut out = stdout.lock();
     let result = match cli.command {
         Command::Catalog(args) => commands::catalog::run(&args, &mut out),
+        Command::Serve(args) => commands::serve::run(*args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
