@@ -76,8 +76,14 @@ pub struct StartReport {
 enum Route {
     /// A built-in tool.
     Builtin,
-    /// An upstream's tool, under the name the upstream gave it.
-    Upstream { upstream: usize, tool: String },
+    /// An upstream's tool, under the name the upstream gave it, with its
+    /// listing as the upstream sent it (output schema, title, icons and
+    /// `_meta` kept) under the exposed name.
+    Upstream {
+        upstream: usize,
+        tool: String,
+        listed: Arc<Tool>,
+    },
     /// A manifest tool: a definition with nothing behind it in the gateway.
     Unbound,
 }
@@ -258,8 +264,21 @@ impl<S: ConversationStore + 'static> Gateway<S> {
                     definitions.extend(catalog.group_tools(group.as_str()));
                 }
             }
-            definitions.into_iter().map(tool_to_mcp).collect()
+            self.to_mcp(definitions)
         })
+    }
+
+    /// Definitions as MCP lists them: an upstream's tools exactly as it
+    /// listed them (but for the exposed name), the others from the catalog.
+    fn to_mcp(&self, definitions: Vec<&ToolDefinition>) -> Vec<Tool> {
+        let routes = self.routes.read().unwrap_or_else(PoisonError::into_inner);
+        definitions
+            .into_iter()
+            .map(|definition| match routes.get(&definition.name) {
+                Some(Route::Upstream { listed, .. }) => listed.as_ref().clone(),
+                Some(Route::Builtin | Route::Unbound) | None => tool_to_mcp(definition),
+            })
+            .collect()
     }
 
     /// `tools/call`. Every failure the model can act on is an error result,
@@ -304,7 +323,7 @@ impl<S: ConversationStore + 'static> Gateway<S> {
                 let outcome = self.with_catalog(|catalog| {
                     active
                         .load(catalog, &group)
-                        .map(|loaded| loaded_payload(&loaded))
+                        .map(|loaded| self.loaded_payload(&loaded))
                 });
                 if let Ok((_, _, true)) = &outcome {
                     self.sessions
@@ -317,7 +336,7 @@ impl<S: ConversationStore + 'static> Gateway<S> {
             SessionRef::Stateless => self.with_catalog(|catalog| {
                 ActiveToolSet::new()
                     .load(catalog, &group)
-                    .map(|loaded| loaded_payload(&loaded))
+                    .map(|loaded| self.loaded_payload(&loaded))
             }),
         };
         match outcome {
@@ -442,7 +461,7 @@ impl<S: ConversationStore + 'static> Gateway<S> {
                 Some(builtins) => output_result(builtins.call(name, arguments).await),
                 None => error_result(format!("Tool '{name}' is not available for this agent.")),
             },
-            Some(Route::Upstream { upstream, tool }) => {
+            Some(Route::Upstream { upstream, tool, .. }) => {
                 let Value::Object(arguments) = arguments else {
                     return error_result("Tool arguments must be an object.");
                 };
@@ -460,6 +479,22 @@ impl<S: ConversationStore + 'static> Gateway<S> {
             )),
             None => error_result(format!("Tool '{name}' is not available for this agent.")),
         }
+    }
+
+    /// The load result: the contract text, the loaded tools as `tools/list`
+    /// gives them (structured content), and whether the set changed.
+    fn loaded_payload(&self, loaded: &toolgate_core::GroupLoaded<'_>) -> (String, Value, bool) {
+        let tools: Vec<Value> = self
+            .to_mcp(loaded.tools.clone())
+            .iter()
+            .map(|tool| serde_json::to_value(tool).unwrap_or(Value::Null))
+            .collect();
+        let structured = json!({
+            "group": loaded.group.id,
+            "display_name": loaded.group.display_name,
+            "tools": tools,
+        });
+        (loaded.to_string(), structured, loaded.newly_loaded)
     }
 
     /// Starts the upstream if needed and makes the catalog reflect its current
@@ -507,7 +542,9 @@ impl<S: ConversationStore + 'static> Gateway<S> {
             match definition_from_upstream(name.clone(), tool) {
                 Ok(definition) => {
                     exposed.insert(tool.name.to_string(), name.clone());
-                    routes.push((name, tool.name.to_string()));
+                    let mut listed = tool.clone();
+                    listed.name = name.as_str().to_owned().into();
+                    routes.push((name, tool.name.to_string(), Arc::new(listed)));
                     tools.push((definition, origin.clone()));
                 }
                 Err(error) => {
@@ -535,12 +572,13 @@ impl<S: ConversationStore + 'static> Gateway<S> {
         table.retain(
             |_, route| !matches!(route, Route::Upstream { upstream, .. } if *upstream == index),
         );
-        for (name, tool) in routes {
+        for (name, tool, listed) in routes {
             table.insert(
                 name,
                 Route::Upstream {
                     upstream: index,
                     tool,
+                    listed,
                 },
             );
         }
@@ -638,22 +676,6 @@ fn call_tool_definition() -> ToolDefinition {
         schema,
     )
     .unwrap_or_else(|_| unreachable!("object schema"))
-}
-
-/// The load result: the contract text, the loaded tools' full definitions as
-/// structured content, and whether the set changed.
-fn loaded_payload(loaded: &toolgate_core::GroupLoaded<'_>) -> (String, Value, bool) {
-    let tools: Vec<Value> = loaded
-        .tools
-        .iter()
-        .map(|tool| serde_json::to_value(tool_to_mcp(tool)).unwrap_or(Value::Null))
-        .collect();
-    let structured = json!({
-        "group": loaded.group.id,
-        "display_name": loaded.group.display_name,
-        "tools": tools,
-    });
-    (loaded.to_string(), structured, loaded.newly_loaded)
 }
 
 fn load_event(tool: &str, group: &str) -> Message {

@@ -315,7 +315,9 @@ impl Upstream {
                 let failures = failures + 1;
                 *connection = Connection::Failed(Failure {
                     reason: reason.clone(),
-                    retry_at: Instant::now() + backoff(failures),
+                    // A failed start waits at least a second: retrying a
+                    // missing command at once would only fail again.
+                    retry_at: Instant::now() + backoff(failures + 1),
                     failures,
                     generation,
                 });

@@ -1,0 +1,3 @@
+mod http_gateway;
+mod support;
+mod upstreams;

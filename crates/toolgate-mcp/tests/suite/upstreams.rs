@@ -1,0 +1,259 @@
+//! Real upstream MCP servers behind the gateway: the PyPI and npm reference
+//! servers that `scripts/install-peers` puts in `.peers/`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use pretty_assertions::assert_eq;
+use serde_json::json;
+use toolgate_mcp::HttpOptions;
+use toolgate_mcp::config::{
+    DEFAULT_STARTUP_TIMEOUT, Exposure, Startup, UpstreamConfig, UpstreamTransport,
+};
+use toolgate_store::MemoryStore;
+
+use super::support::{CORE, call, connect, is_error, loopback, options, serve, text, tool_names};
+
+/// Where `scripts/install-peers` put the reference servers.
+struct Peers {
+    node_bin: PathBuf,
+    venv_bin: PathBuf,
+}
+
+fn peers() -> Peers {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let env_file = root.join(".peers/env");
+    let text = std::fs::read_to_string(&env_file).unwrap_or_else(|_| {
+        panic!(
+            "{} is missing: run scripts/install-peers (./scripts/test does) to install the reference MCP servers",
+            env_file.display()
+        )
+    });
+    let value = |key: &str| {
+        text.lines()
+            .find_map(|line| line.strip_prefix(&format!("{key}=")))
+            .map(|value| PathBuf::from(value.trim_matches('\'').trim_matches('"')))
+            .unwrap_or_else(|| panic!("{key} missing from {}", env_file.display()))
+    };
+    Peers {
+        node_bin: value("TOOLGATE_PEERS_NODE_BIN"),
+        venv_bin: value("TOOLGATE_PEERS_VENV").join("bin"),
+    }
+}
+
+fn stdio(name: &str, command: PathBuf, args: &[&str]) -> UpstreamConfig {
+    UpstreamConfig {
+        name: toolgate_core::GroupId::new(name).unwrap(),
+        description: None,
+        transport: UpstreamTransport::Stdio {
+            command: command.display().to_string(),
+            args: args.iter().map(|a| (*a).to_owned()).collect(),
+            env: BTreeMap::new(),
+            cwd: None,
+        },
+        startup: Startup::Lazy,
+        exposure: Exposure::Grouped,
+        call_timeout: Duration::from_secs(30),
+        startup_timeout: DEFAULT_STARTUP_TIMEOUT,
+    }
+}
+
+#[tokio::test]
+async fn a_lazy_upstream_starts_on_first_load_and_serves_its_tools() {
+    let peers = peers();
+    let root = tempfile::tempdir().unwrap();
+    let clock = stdio("clock", peers.venv_bin.join("mcp-server-time"), &[]);
+    let served = serve(
+        options(root.path(), vec![clock]),
+        MemoryStore::new(),
+        loopback(),
+        HttpOptions::default(),
+    )
+    .await;
+    let (client, recorder) = connect(&served.url).await;
+
+    // Offered before it runs; its description falls back to a sentence.
+    let instructions = client.peer_info().unwrap().instructions.clone().unwrap();
+    assert!(
+        instructions.contains("- clock: Tools of the MCP server 'clock'"),
+        "{instructions}"
+    );
+    assert_eq!(tool_names(&client).await, CORE);
+
+    let loaded = call(&client, "load_tool_group", json!({"group_name": "clock"})).await;
+    assert!(!is_error(&loaded), "{}", text(&loaded));
+    assert!(
+        text(&loaded).starts_with("Loaded 2 tools from group 'Clock':"),
+        "{}",
+        text(&loaded)
+    );
+    recorder.wait_for_list_changed(1).await;
+    assert_eq!(
+        tool_names(&client).await,
+        [&CORE[..], &["get_current_time", "convert_time"]].concat()
+    );
+    let now = call(
+        &client,
+        "get_current_time",
+        json!({"timezone": "Europe/Paris"}),
+    )
+    .await;
+    assert!(!is_error(&now), "{}", text(&now));
+    assert!(text(&now).contains("Europe/Paris"), "{}", text(&now));
+    let invalid = call(&client, "get_current_time", json!({"timezone": 5})).await;
+    assert!(
+        text(&invalid).starts_with("Invalid arguments for tool 'get_current_time': 'timezone'"),
+        "{}",
+        text(&invalid)
+    );
+}
+
+#[tokio::test]
+async fn a_bad_upstream_fails_only_its_own_group() {
+    let root = tempfile::tempdir().unwrap();
+    let broken = stdio(
+        "broken",
+        PathBuf::from("toolgate-test-no-such-command"),
+        &[],
+    );
+    let served = serve(
+        options(root.path(), vec![broken]),
+        MemoryStore::new(),
+        loopback(),
+        HttpOptions::default(),
+    )
+    .await;
+    let (client, _) = connect(&served.url).await;
+
+    let failed = call(&client, "load_tool_group", json!({"group_name": "broken"})).await;
+    assert!(is_error(&failed));
+    assert!(
+        text(&failed).starts_with(
+            "MCP server 'broken' failed to start: cannot run `toolgate-test-no-such-command`:"
+        ),
+        "{}",
+        text(&failed)
+    );
+    // Asked again at once, it says when it will try again instead of spawning.
+    let again = call(&client, "load_tool_group", json!({"group_name": "broken"})).await;
+    assert!(
+        text(&again).starts_with("MCP server 'broken' is unavailable:"),
+        "{}",
+        text(&again)
+    );
+
+    let time = call(&client, "load_tool_group", json!({"group_name": "time"})).await;
+    assert!(!is_error(&time), "{}", text(&time));
+    let now = call(&client, "time_now", json!({"timezone": "UTC"})).await;
+    assert!(!is_error(&now), "{}", text(&now));
+}
+
+#[tokio::test]
+async fn colliding_names_are_qualified_and_stay_put_when_upstreams_are_added() {
+    let peers = peers();
+    let root = tempfile::tempdir().unwrap();
+    let mut first = stdio("clock", peers.venv_bin.join("mcp-server-time"), &[]);
+    first.startup = Startup::Eager;
+    let mut second = stdio("clock2", peers.venv_bin.join("mcp-server-time"), &[]);
+    second.startup = Startup::Eager;
+
+    let exposed = |served: &super::support::Served<MemoryStore>, group: &str| {
+        served.gateway.with_catalog(|catalog| {
+            catalog
+                .group_tools(group)
+                .map(|t| t.name.to_string())
+                .collect::<Vec<_>>()
+        })
+    };
+    let served = serve(
+        options(root.path(), vec![first.clone(), second.clone()]),
+        MemoryStore::new(),
+        loopback(),
+        HttpOptions::default(),
+    )
+    .await;
+    assert_eq!(
+        exposed(&served, "clock"),
+        ["get_current_time", "convert_time"]
+    );
+    assert_eq!(
+        exposed(&served, "clock2"),
+        ["clock2__get_current_time", "clock2__convert_time"]
+    );
+    let (client, _) = connect(&served.url).await;
+    call(&client, "load_tool_group", json!({"group_name": "clock2"})).await;
+    let now = call(
+        &client,
+        "clock2__get_current_time",
+        json!({"timezone": "UTC"}),
+    )
+    .await;
+    assert!(!is_error(&now), "{}", text(&now));
+    served.stop().await;
+
+    // Appending a third server that exposes the same names renames nothing.
+    let mut third = stdio("clock3", peers.venv_bin.join("mcp-server-time"), &[]);
+    third.startup = Startup::Eager;
+    let served = serve(
+        options(root.path(), vec![first, second, third]),
+        MemoryStore::new(),
+        loopback(),
+        HttpOptions::default(),
+    )
+    .await;
+    assert_eq!(
+        exposed(&served, "clock"),
+        ["get_current_time", "convert_time"]
+    );
+    assert_eq!(
+        exposed(&served, "clock2"),
+        ["clock2__get_current_time", "clock2__convert_time"]
+    );
+    assert_eq!(
+        exposed(&served, "clock3"),
+        ["clock3__get_current_time", "clock3__convert_time"]
+    );
+}
+
+#[tokio::test]
+async fn a_slow_call_times_out_and_the_upstream_keeps_serving() {
+    let peers = peers();
+    let root = tempfile::tempdir().unwrap();
+    let mut everything = stdio(
+        "everything",
+        peers.node_bin.join("mcp-server-everything"),
+        &["stdio"],
+    );
+    everything.call_timeout = Duration::from_secs(1);
+    let served = serve(
+        options(root.path(), vec![everything]),
+        MemoryStore::new(),
+        loopback(),
+        HttpOptions::default(),
+    )
+    .await;
+    let (client, _) = connect(&served.url).await;
+    let loaded = call(
+        &client,
+        "load_tool_group",
+        json!({"group_name": "everything"}),
+    )
+    .await;
+    assert!(!is_error(&loaded), "{}", text(&loaded));
+
+    let slow = call(
+        &client,
+        "trigger-long-running-operation",
+        json!({"duration": 20, "steps": 5}),
+    )
+    .await;
+    assert!(is_error(&slow));
+    assert_eq!(
+        text(&slow),
+        "MCP server 'everything' did not answer 'trigger-long-running-operation' within 1s; the call was cancelled"
+    );
+    let echoed = call(&client, "echo", json!({"message": "still here"})).await;
+    assert!(!is_error(&echoed), "{}", text(&echoed));
+    assert!(text(&echoed).contains("still here"), "{}", text(&echoed));
+}
