@@ -24,9 +24,12 @@ use toolgate_store::{ConversationId, ConversationStore};
 
 use crate::config::{Exposure, Startup, UpstreamConfig};
 use crate::convert::{definition_from_upstream, tool_to_mcp};
+use crate::relay::{Downstream, RelayEvent};
 use crate::session::Sessions;
 use crate::upstream::{Upstream, UpstreamError, UpstreamEvent, UpstreamListing};
 use crate::validate::check_arguments;
+
+mod passthrough;
 
 /// Name of the meta-tool that calls any tool of a loaded group by name.
 pub const CALL_TOOL_TOOL_NAME: &str = "call_tool";
@@ -290,14 +293,27 @@ impl<S: ConversationStore + 'static> Gateway<S> {
         name: &str,
         arguments: Option<JsonObject>,
         cancel: &CancellationToken,
-        peer: Option<&Peer<RoleServer>>,
+        downstream: Downstream<'_>,
     ) -> CallToolResult {
         let arguments = Value::Object(arguments.unwrap_or_default());
+        // list_changed means something only to a session.
+        let session_peer = match session {
+            SessionRef::Stateful(_) => downstream.peer,
+            SessionRef::Stateless => None,
+        };
         match name {
-            LOAD_TOOL_GROUP_TOOL_NAME => self.load_group(session, &arguments, peer).await,
-            UNLOAD_TOOL_GROUP_TOOL_NAME => self.unload_group(session, &arguments, peer).await,
-            CALL_TOOL_TOOL_NAME => self.call_by_name(session, &arguments, cancel).await,
-            _ => self.call_checked(session, name, arguments, cancel).await,
+            LOAD_TOOL_GROUP_TOOL_NAME => self.load_group(session, &arguments, session_peer).await,
+            UNLOAD_TOOL_GROUP_TOOL_NAME => {
+                self.unload_group(session, &arguments, session_peer).await
+            }
+            CALL_TOOL_TOOL_NAME => {
+                self.call_by_name(session, &arguments, cancel, downstream)
+                    .await
+            }
+            _ => {
+                self.call_checked(session, name, arguments, cancel, downstream)
+                    .await
+            }
         }
     }
 
@@ -392,6 +408,7 @@ impl<S: ConversationStore + 'static> Gateway<S> {
         session: SessionRef<'_>,
         arguments: &Value,
         cancel: &CancellationToken,
+        downstream: Downstream<'_>,
     ) -> CallToolResult {
         let Some(name) = arguments
             .get("name")
@@ -411,7 +428,7 @@ impl<S: ConversationStore + 'static> Gateway<S> {
             Some(object @ Value::Object(_)) => object.clone(),
             Some(_) => return error_result("Parameter 'arguments' must be an object."),
         };
-        self.call_checked(session, name, tool_arguments, cancel)
+        self.call_checked(session, name, tool_arguments, cancel, downstream)
             .await
     }
 
@@ -422,6 +439,7 @@ impl<S: ConversationStore + 'static> Gateway<S> {
         name: &str,
         arguments: Value,
         cancel: &CancellationToken,
+        downstream: Downstream<'_>,
     ) -> CallToolResult {
         let active = match session {
             SessionRef::Stateful(id) => Some(self.sessions.active_set(id, self).await),
@@ -465,11 +483,11 @@ impl<S: ConversationStore + 'static> Gateway<S> {
                 let Value::Object(arguments) = arguments else {
                     return error_result("Tool arguments must be an object.");
                 };
-                match self.upstreams[upstream]
+                let (relay, events) = mpsc::channel(32);
+                let call = self.upstreams[upstream]
                     .upstream
-                    .call(&tool, arguments, cancel)
-                    .await
-                {
+                    .call(&tool, arguments, cancel, relay);
+                match relayed(call, events, downstream).await {
                     Ok(result) => result,
                     Err(error) => error_result(error.to_string()),
                 }
@@ -620,6 +638,28 @@ impl<S: ConversationStore + 'static> Gateway<S> {
         self.upstream_index(group)
             .is_some_and(|index| self.upstreams[index].upstream.config().exposure == Exposure::Core)
     }
+}
+
+/// Drives an upstream call, passing on what the upstream sends meanwhile.
+/// Runs in the downstream request's task, so rmcp keeps it on that request.
+async fn relayed<T>(
+    call: impl std::future::Future<Output = T>,
+    mut events: mpsc::Receiver<RelayEvent>,
+    downstream: Downstream<'_>,
+) -> T {
+    tokio::pin!(call);
+    let result = loop {
+        tokio::select! {
+            biased;
+            Some(event) = events.recv() => downstream.relay(event).await,
+            result = &mut call => break result,
+        }
+    };
+    // Messages sent just before the result still go first.
+    while let Ok(event) = events.try_recv() {
+        downstream.relay(event).await;
+    }
+    result
 }
 
 async fn watch_upstreams<S: ConversationStore + 'static>(

@@ -1,10 +1,18 @@
 //! The rmcp [`ServerHandler`]: MCP requests in, [`Gateway`] calls out.
 
+#![allow(
+    deprecated,
+    reason = "logging and resources/subscribe are deprecated in MCP 2026-07-28 but served for 2025-11-25 clients"
+)]
+
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
+    GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
+    SetLevelRequestParams, SubscribeRequestParams, UnsubscribeRequestParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -12,6 +20,7 @@ use toolgate_core::tool_groups_section;
 use toolgate_store::{ConversationId, ConversationStore};
 
 use crate::gateway::{Gateway, SessionRef};
+use crate::relay::Downstream;
 
 /// The HTTP header carrying the MCP session id.
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -82,7 +91,15 @@ impl<S: ConversationStore + 'static> ServerHandler for GatewayHandler<S> {
             instructions.push_str(&groups);
         }
         ServerConfig::new(
+            // Besides tools, whatever running upstreams offer is passed
+            // through, so every capability is declared; an empty list is a
+            // valid answer when no upstream has any.
             ServerCapabilities::builder()
+                .enable_logging()
+                .enable_completions()
+                .enable_prompts()
+                .enable_resources()
+                .enable_resources_subscribe()
                 .enable_tools()
                 .enable_tool_list_changed()
                 .build(),
@@ -119,7 +136,11 @@ impl<S: ConversationStore + 'static> ServerHandler for GatewayHandler<S> {
                 .remember_peer(id, &self.gateway, &context.peer)
                 .await;
         }
-        let peer = id.as_ref().map(|_| &context.peer);
+        let progress_token = context.meta.get_progress_token();
+        let downstream = Downstream {
+            peer: Some(&context.peer),
+            progress_token: progress_token.as_ref(),
+        };
         let result = self
             .gateway
             .call_tool(
@@ -127,9 +148,87 @@ impl<S: ConversationStore + 'static> ServerHandler for GatewayHandler<S> {
                 &request.name,
                 request.arguments,
                 &context.ct,
-                peer,
+                downstream,
             )
             .await;
         Ok(result.into())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        Ok(ListResourcesResult::with_all_items(
+            self.gateway.list_resources().await,
+        ))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        Ok(ListResourceTemplatesResult::with_all_items(
+            self.gateway.list_resource_templates().await,
+        ))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        self.gateway.read_resource(request).await
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.gateway.subscribe(request).await
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.gateway.unsubscribe(request).await
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        Ok(ListPromptsResult::with_all_items(
+            self.gateway.list_prompts().await,
+        ))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        self.gateway.get_prompt(request).await
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, McpError> {
+        self.gateway.complete(request).await
+    }
+
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.gateway.set_level(request).await
     }
 }

@@ -10,6 +10,7 @@ mod convert;
 mod gateway;
 mod handler;
 mod http;
+mod relay;
 mod session;
 mod upstream;
 mod validate;
@@ -19,5 +20,6 @@ pub use gateway::{
 };
 pub use handler::{GatewayHandler, SessionSource};
 pub use http::{HttpOptions, MCP_PATH, serve_http};
+pub use relay::Downstream;
 pub use session::{HistorySessionStore, SESSION_STARTED, Session, Sessions};
 pub use upstream::{Upstream, UpstreamError, UpstreamEvent, UpstreamListing};

@@ -5,25 +5,34 @@
 //! A failure here belongs to this upstream only: it becomes an
 //! [`UpstreamError`] for its own loads and calls, never a gateway failure.
 
+#![allow(
+    deprecated,
+    reason = "sampling and logging are deprecated in MCP 2026-07-28 but relayed for 2025-11-25 servers"
+)]
+
 use std::collections::HashMap;
 use std::process::Stdio;
 use std::time::Duration;
 
 use http::{HeaderName, HeaderValue};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ClientConfig,
-    Implementation, JsonObject, ProtocolVersion, Tool,
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
+    ClientCapabilities, ClientConfig, ClientRequest, CreateMessageRequestParams,
+    CreateMessageResult, ElicitRequestParams, ElicitResult, Implementation, JsonObject,
+    LoggingMessageNotificationParam, ProgressNotificationParam, ProtocolVersion, ServerResult,
+    Tool,
 };
-use rmcp::service::{NotificationContext, RunningService};
+use rmcp::service::{NotificationContext, PeerRequestOptions, RequestContext, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
-use rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
-use tokio::sync::{Mutex, mpsc};
+use rmcp::{ClientHandler, ErrorData as McpError, Peer, RoleClient, ServiceExt};
+use tokio::sync::{Mutex, mpsc, oneshot};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use toolgate_core::GroupId;
 
 use crate::config::{UpstreamConfig, UpstreamTransport};
+use crate::relay::{InFlight, RelayEvent};
 
 /// Longest wait before another start attempt after repeated failures.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
@@ -106,6 +115,7 @@ pub struct Upstream {
     config: UpstreamConfig,
     events: mpsc::UnboundedSender<UpstreamEvent>,
     connection: Mutex<Connection>,
+    in_flight: InFlight,
 }
 
 type Service = RunningService<RoleClient, UpstreamClient>;
@@ -133,11 +143,33 @@ struct Failure {
     generation: u64,
 }
 
-/// The client side of one upstream connection: it forwards `list_changed`.
+/// The client side of one upstream connection: it reports `list_changed` to
+/// the gateway and passes what belongs to a call on to that call's client.
 #[derive(Clone, Debug)]
 struct UpstreamClient {
     name: GroupId,
     events: mpsc::UnboundedSender<UpstreamEvent>,
+    in_flight: InFlight,
+}
+
+impl UpstreamClient {
+    /// Hands an upstream request to the latest caller and waits for its answer.
+    async fn ask<T>(
+        &self,
+        make: impl FnOnce(oneshot::Sender<Result<T, McpError>>) -> RelayEvent,
+        what: &str,
+    ) -> Result<T, McpError> {
+        let Some(caller) = self.in_flight.latest() else {
+            return Err(McpError::invalid_request(
+                format!("{what} is only relayed during a tool call from a client"),
+                None,
+            ));
+        };
+        let gone = || McpError::internal_error("the calling client is gone", None);
+        let (reply, answer) = oneshot::channel();
+        caller.send(make(reply)).await.map_err(|_| gone())?;
+        answer.await.map_err(|_| gone())?
+    }
 }
 
 impl ClientHandler for UpstreamClient {
@@ -148,9 +180,55 @@ impl ClientHandler for UpstreamClient {
             .send(UpstreamEvent::ToolsChanged(self.name.clone()));
     }
 
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        if let Some(caller) = self.in_flight.by_token(&params.progress_token) {
+            let _ = caller.send(RelayEvent::Progress(params)).await;
+        }
+    }
+
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        for caller in self.in_flight.all() {
+            let _ = caller.send(RelayEvent::Log(params.clone())).await;
+        }
+    }
+
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, McpError> {
+        self.ask(|reply| RelayEvent::Sampling(params, reply), "sampling")
+            .await
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, McpError> {
+        self.ask(
+            |reply| RelayEvent::Elicitation(request, reply),
+            "elicitation",
+        )
+        .await
+    }
+
     fn get_info(&self) -> ClientConfig {
+        // Sampling and elicitation are offered because they are relayed to
+        // the calling client; one that lacks them answers with an error.
+        let mut capabilities = ClientCapabilities::default();
+        capabilities.sampling = Some(Default::default());
+        capabilities.elicitation = Some(Default::default());
         ClientConfig::new(
-            ClientCapabilities::default(),
+            capabilities,
             Implementation::new("toolgate", env!("CARGO_PKG_VERSION")),
         )
         .with_protocol_version(ProtocolVersion::V_2025_11_25)
@@ -165,6 +243,17 @@ impl Upstream {
             config,
             events,
             connection: Mutex::new(Connection::Idle { generation: 0 }),
+            in_flight: InFlight::default(),
+        }
+    }
+
+    /// The running connection's peer, without starting anything.
+    pub(crate) async fn running_peer(&self) -> Option<Peer<RoleClient>> {
+        match &*self.connection.lock().await {
+            Connection::Running(running) if !running.service.is_transport_closed() => {
+                Some(running.service.peer().clone())
+            }
+            Connection::Running(_) | Connection::Idle { .. } | Connection::Failed(_) => None,
         }
     }
 
@@ -208,35 +297,53 @@ impl Upstream {
     }
 
     /// Calls `tool` (its upstream name) with the per-call timeout; cancelling
-    /// `cancel` cancels the upstream request too.
-    pub async fn call(
+    /// `cancel` cancels the upstream request too. What the upstream sends
+    /// during the call goes to `relay`.
+    pub(crate) async fn call(
         &self,
         tool: &str,
         arguments: JsonObject,
         cancel: &CancellationToken,
+        relay: mpsc::Sender<RelayEvent>,
     ) -> Result<CallToolResult, UpstreamError> {
         let (peer, _) = self.peer().await?;
         let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
-        // Dropping the request future sends `notifications/cancelled` upstream,
-        // so both the timeout and the caller's cancellation reach the server.
-        let call = tokio::time::timeout(self.config.call_timeout, peer.call_tool_once(params));
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let handle = peer
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await
+            .map_err(|error| self.failed(tool, error.to_string()))?;
+        let _in_flight = self
+            .in_flight
+            .register(handle.progress_token.clone(), relay);
+        let request_id = handle.id.clone();
+        let cancelled = |reason: &str| {
+            CancelledNotificationParam::new(Some(request_id.clone()), Some(reason.to_owned()))
+        };
+        let response = tokio::time::timeout(self.config.call_timeout, handle.await_response());
         let outcome = tokio::select! {
-            outcome = call => outcome,
-            () = cancel.cancelled() => return Err(UpstreamError::Cancelled { tool: tool.to_owned() }),
+            outcome = response => outcome,
+            () = cancel.cancelled() => {
+                let _ = peer.notify_cancelled(cancelled("cancelled by the client")).await;
+                return Err(UpstreamError::Cancelled { tool: tool.to_owned() });
+            }
         };
         match outcome {
-            Err(_) => Err(UpstreamError::Timeout {
-                upstream: self.config.name.clone(),
-                tool: tool.to_owned(),
-                timeout: self.config.call_timeout,
-            }),
-            Ok(Ok(CallToolResponse::Complete(result))) => {
+            Err(_) => {
+                let _ = peer.notify_cancelled(cancelled("gateway timeout")).await;
+                Err(UpstreamError::Timeout {
+                    upstream: self.config.name.clone(),
+                    tool: tool.to_owned(),
+                    timeout: self.config.call_timeout,
+                })
+            }
+            Ok(Ok(ServerResult::CallToolResult(result))) => {
                 self.mark_healthy().await;
                 Ok(result)
             }
             Ok(Ok(_)) => Err(self.failed(
                 tool,
-                "the server asked for client input or a task, which the gateway does not relay"
+                "the server answered with something other than a tool result (client input or a task), which the gateway does not relay"
                     .into(),
             )),
             Ok(Err(error)) => Err(self.failed(tool, error.to_string())),
@@ -333,6 +440,7 @@ impl Upstream {
         let client = UpstreamClient {
             name: self.config.name.clone(),
             events: self.events.clone(),
+            in_flight: self.in_flight.clone(),
         };
         let started = async {
             match &self.config.transport {
