@@ -45,6 +45,11 @@ pub(crate) struct ServeArgs {
     #[arg(long, value_name = "DIR")]
     pub(crate) manifests: Vec<PathBuf>,
 
+    /// A tools.jsonl catalog to list and load (its tools have nothing to run them: for
+    /// inspection and measurement); a groups.jsonl beside it supplies group descriptions.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) jsonl: Vec<PathBuf>,
+
     /// Root directory of the built-in `files` tools.
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub(crate) files_root: PathBuf,
@@ -97,6 +102,15 @@ pub(crate) struct CatalogArgs {
     /// A normalized tools.jsonl catalog; a groups.jsonl beside it supplies group descriptions.
     #[arg(long, value_name = "FILE")]
     pub(crate) jsonl: Vec<PathBuf>,
+
+    /// toolgate.toml whose upstream MCP servers are started and listed: the figures are then
+    /// those of `toolgate serve` in front of them.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) config: Option<PathBuf>,
+
+    /// Claude-Desktop-style {"mcpServers": {...}} file, started and listed like --config.
+    #[arg(long = "mcp-config", value_name = "FILE")]
+    pub(crate) mcp_config: Vec<PathBuf>,
 
     /// Tokenizer used for the token figures: o200k_base or cl100k_base.
     #[arg(long, value_name = "NAME", default_value = "o200k_base")]

@@ -15,9 +15,9 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use toolgate_agent::{BuiltinConfig, BuiltinError, BuiltinTools, ToolExecutor, ToolOutput};
 use toolgate_core::{
-    ActiveToolSet, Catalog, CatalogError, GROUP_NAME_PARAMETER, GroupId, LOAD_TOOL_GROUP_TOOL_NAME,
-    ManifestError, Message, Origin, ToolDefinition, ToolGroup, ToolName, ToolStatus,
-    UNLOAD_TOOL_GROUP_TOOL_NAME, group_name_argument, load_manifest_dirs,
+    ActiveToolSet, Catalog, CatalogError, GROUP_NAME_PARAMETER, GroupId, ImportError,
+    LOAD_TOOL_GROUP_TOOL_NAME, ManifestError, Message, Origin, ToolDefinition, ToolGroup, ToolName,
+    ToolStatus, UNLOAD_TOOL_GROUP_TOOL_NAME, group_name_argument, import_jsonl, load_manifest_dirs,
     unload_tool_group_definition,
 };
 use toolgate_store::{ConversationId, ConversationStore};
@@ -41,6 +41,10 @@ pub struct GatewayOptions {
     pub upstreams: Vec<UpstreamConfig>,
     /// Directories of JSON tool manifests.
     pub manifest_dirs: Vec<PathBuf>,
+    /// `tools.jsonl` catalogs (with a `groups.jsonl` beside each). Like
+    /// manifest tools, their tools are listed and loaded but have nothing to
+    /// run them: for inspecting and measuring a large catalog.
+    pub jsonl_catalogs: Vec<PathBuf>,
     /// The built-in `time` and `files` groups; `None` leaves them out.
     pub builtins: Option<BuiltinConfig>,
     /// Sessions unused this long are forgotten, history included.
@@ -63,10 +67,14 @@ pub enum GatewayError {
 pub struct StartReport {
     /// Built-in groups registered.
     pub builtin_groups: Vec<GroupId>,
-    /// Manifest groups and core tools registered, as (group or tool, count).
+    /// Manifest files loaded.
     pub manifest_files: usize,
     /// Manifest files skipped, with their reasons.
     pub manifest_errors: Vec<ManifestError>,
+    /// Tools imported from `tools.jsonl` catalogs.
+    pub imported_tools: usize,
+    /// Catalog files or lines skipped, with their reasons.
+    pub import_errors: Vec<ImportError>,
     /// Upstreams and their state after start-up: `Ok(tool count)` for those
     /// listed (eager), `Err` for eager ones that failed; lazy ones are absent.
     pub upstreams: Vec<(GroupId, Result<usize, UpstreamError>)>,
@@ -174,8 +182,17 @@ impl<S: ConversationStore + 'static> Gateway<S> {
         let manifests = load_manifest_dirs(&mut catalog, &options.manifest_dirs);
         report.manifest_files = manifests.loaded.len();
         report.manifest_errors = manifests.errors;
+        for path in &options.jsonl_catalogs {
+            match import_jsonl(&mut catalog, path) {
+                Ok(imported) => {
+                    report.imported_tools += imported.tools;
+                    report.import_errors.extend(imported.errors);
+                }
+                Err(error) => report.import_errors.push(error),
+            }
+        }
         for tool in catalog.tools() {
-            if matches!(tool.origin, Origin::Manifest { .. }) {
+            if matches!(tool.origin, Origin::Manifest { .. } | Origin::Import { .. }) {
                 routes.insert(tool.definition.name.clone(), Route::Unbound);
             }
         }
@@ -493,7 +510,7 @@ impl<S: ConversationStore + 'static> Gateway<S> {
                 }
             }
             Some(Route::Unbound) => error_result(format!(
-                "Tool '{name}' is defined by a manifest but has no implementation in this gateway."
+                "Tool '{name}' is defined by a manifest or catalog file but has no implementation in this gateway."
             )),
             None => error_result(format!("Tool '{name}' is not available for this agent.")),
         }

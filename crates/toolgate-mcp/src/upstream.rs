@@ -122,7 +122,11 @@ type Service = RunningService<RoleClient, UpstreamClient>;
 
 #[derive(Debug)]
 enum Connection {
-    Idle { generation: u64 },
+    Idle {
+        generation: u64,
+    },
+    /// Shut down with the gateway: never started again.
+    Closed,
     Running(Running),
     Failed(Failure),
 }
@@ -253,7 +257,10 @@ impl Upstream {
             Connection::Running(running) if !running.service.is_transport_closed() => {
                 Some(running.service.peer().clone())
             }
-            Connection::Running(_) | Connection::Idle { .. } | Connection::Failed(_) => None,
+            Connection::Running(_)
+            | Connection::Idle { .. }
+            | Connection::Failed(_)
+            | Connection::Closed => None,
         }
     }
 
@@ -292,7 +299,10 @@ impl Upstream {
             Connection::Running(running) if !running.service.is_transport_closed() => {
                 Some(running.generation)
             }
-            Connection::Running(_) | Connection::Idle { .. } | Connection::Failed(_) => None,
+            Connection::Running(_)
+            | Connection::Idle { .. }
+            | Connection::Failed(_)
+            | Connection::Closed => None,
         }
     }
 
@@ -353,9 +363,8 @@ impl Upstream {
     /// Stops the connection, if any.
     pub async fn shutdown(&self) {
         let mut connection = self.connection.lock().await;
-        let generation = connection.generation();
         if let Connection::Running(running) =
-            std::mem::replace(&mut *connection, Connection::Idle { generation })
+            std::mem::replace(&mut *connection, Connection::Closed)
         {
             let _ = running.service.cancel().await;
         }
@@ -372,6 +381,9 @@ impl Upstream {
         // Not running: a crash, an earlier failure, or never started.
         let (failures, generation) = match &*connection {
             Connection::Idle { generation } => (0, *generation),
+            Connection::Closed => {
+                return Err(self.failed("start", "the gateway is shutting down".into()));
+            }
             Connection::Running(running) => {
                 let healthy = running.started.elapsed() >= HEALTHY_AFTER;
                 let failures = if healthy { 1 } else { running.failures + 1 };
@@ -502,16 +514,6 @@ impl Upstream {
             upstream: self.config.name.clone(),
             operation: operation.to_owned(),
             reason,
-        }
-    }
-}
-
-impl Connection {
-    fn generation(&self) -> u64 {
-        match self {
-            Self::Idle { generation } => *generation,
-            Self::Running(running) => running.generation,
-            Self::Failed(failure) => failure.generation,
         }
     }
 }

@@ -7,8 +7,13 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use serde_json::json;
 use toolgate_core::{
-    Catalog, CatalogCost, TokenCounter, import_jsonl, load_manifest_dirs, tool_groups_section,
+    Catalog, CatalogCost, ImportError, TokenCounter, import_jsonl, load_manifest_dirs,
+    tool_groups_section,
 };
+use toolgate_mcp::Gateway;
+use toolgate_mcp::GatewayOptions;
+use toolgate_mcp::config::Startup;
+use toolgate_store::MemoryStore;
 
 use crate::cli::CatalogArgs;
 
@@ -22,20 +27,88 @@ struct LoadProblem {
 }
 
 pub(crate) fn run(args: &CatalogArgs, out: &mut dyn Write) -> Result<()> {
+    if args.config.is_some() || !args.mcp_config.is_empty() {
+        return run_with_upstreams(args, out);
+    }
     let (catalog, problems) = load(args)?;
+    report(args, &catalog, &problems, out)
+}
+
+/// With upstream MCP servers: start them all, list them, and report on the
+/// catalog `toolgate serve` would build in front of them.
+fn run_with_upstreams(args: &CatalogArgs, out: &mut dyn Write) -> Result<()> {
+    let (mut upstreams, files) =
+        super::serve::upstream_configs(args.config.as_deref(), &args.mcp_config)?;
+    for upstream in &mut upstreams {
+        upstream.startup = Startup::Eager;
+    }
+    let options = GatewayOptions {
+        upstreams,
+        manifest_dirs: args.manifests.clone(),
+        jsonl_catalogs: args.jsonl.clone(),
+        builtins: None,
+        session_idle_timeout: std::time::Duration::from_secs(60),
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    runtime.block_on(async {
+        let (gateway, start) = Gateway::start(options, MemoryStore::new()).await?;
+        let config_file = files.first().cloned().unwrap_or_default();
+        let mut problems: Vec<LoadProblem> = start
+            .manifest_errors
+            .into_iter()
+            .map(|error| LoadProblem {
+                message: error.reason.to_string(),
+                path: error.path,
+            })
+            .collect();
+        problems.extend(start.import_errors.into_iter().map(import_problem));
+        for (upstream, state) in start.upstreams {
+            if let Err(error) = state {
+                problems.push(LoadProblem {
+                    path: config_file.clone(),
+                    message: format!("upstream '{upstream}': {error}"),
+                });
+            }
+        }
+        let written = gateway.with_catalog(|catalog| report(args, catalog, &problems, out));
+        gateway.shutdown().await;
+        written
+    })
+}
+
+fn import_problem(error: ImportError) -> LoadProblem {
+    LoadProblem {
+        message: if error.line == 0 {
+            error.reason
+        } else {
+            format!("line {}: {}", error.line, error.reason)
+        },
+        path: error.path,
+    }
+}
+
+fn report(
+    args: &CatalogArgs,
+    catalog: &Catalog,
+    problems: &[LoadProblem],
+    out: &mut dyn Write,
+) -> Result<()> {
     if args.prompt {
-        match tool_groups_section(&catalog) {
+        match tool_groups_section(catalog) {
             Some(section) => writeln!(out, "{section}")?,
             None => bail!("the catalog has no tool groups, so there is no prompt section"),
         }
         return Ok(());
     }
     let counter = TokenCounter::new(args.encoding)?;
-    let cost = CatalogCost::measure(&catalog, &counter);
+    let cost = CatalogCost::measure(catalog, &counter);
     if args.json {
-        write_json(out, &catalog, &cost, &problems)
+        write_json(out, catalog, &cost, problems)
     } else {
-        write_text(out, &catalog, &cost, &problems)
+        write_text(out, catalog, &cost, problems)
     }
 }
 
@@ -58,14 +131,7 @@ fn load(args: &CatalogArgs) -> Result<(Catalog, Vec<LoadProblem>)> {
     }));
     for path in &args.jsonl {
         let report = import_jsonl(&mut catalog, path).context("cannot import the catalog")?;
-        problems.extend(report.errors.into_iter().map(|error| LoadProblem {
-            message: if error.line == 0 {
-                error.reason
-            } else {
-                format!("line {}: {}", error.line, error.reason)
-            },
-            path: error.path,
-        }));
+        problems.extend(report.errors.into_iter().map(import_problem));
     }
     Ok((catalog, problems))
 }

@@ -71,6 +71,7 @@ async fn serve<S: ConversationStore + 'static>(
     let options = GatewayOptions {
         upstreams,
         manifest_dirs: manifest_dirs.clone(),
+        jsonl_catalogs: args.jsonl.clone(),
         builtins: (!args.no_builtins).then(|| BuiltinConfig {
             files_root: args.files_root.clone(),
             files_access: if args.allow_write {
@@ -133,17 +134,26 @@ async fn serve<S: ConversationStore + 'static>(
 }
 
 fn load_upstreams(args: &ServeArgs) -> anyhow::Result<(Vec<UpstreamConfig>, Vec<PathBuf>)> {
+    upstream_configs(args.config.as_deref(), &args.mcp_config)
+}
+
+/// The upstreams of a TOML file (default: ./toolgate.toml when it exists) and
+/// `mcpServers` files, with the files read. A name declared twice is an error.
+pub(crate) fn upstream_configs(
+    config: Option<&Path>,
+    mcp_config: &[PathBuf],
+) -> anyhow::Result<(Vec<UpstreamConfig>, Vec<PathBuf>)> {
     let mut upstreams = Vec::new();
     let mut files = Vec::new();
-    let toml = match &args.config {
-        Some(path) => Some(path.clone()),
+    let toml = match config {
+        Some(path) => Some(path.to_path_buf()),
         None => Some(PathBuf::from("toolgate.toml")).filter(|p| p.is_file()),
     };
     if let Some(path) = toml {
         upstreams.extend(config::load_toml(&path)?);
         files.push(path);
     }
-    for path in &args.mcp_config {
+    for path in mcp_config {
         for upstream in config::load_mcp_servers_json(path)? {
             if upstreams
                 .iter()
@@ -253,6 +263,16 @@ fn describe_start<S: ConversationStore + 'static>(
         );
     }
     for error in &report.manifest_errors {
+        let _ = writeln!(out, "  skipped:   {error}");
+    }
+    if report.imported_tools > 0 {
+        let _ = writeln!(
+            out,
+            "  imported:  {} tools from tools.jsonl catalogs",
+            report.imported_tools
+        );
+    }
+    for error in &report.import_errors {
         let _ = writeln!(out, "  skipped:   {error}");
     }
     for group in &report.shadowed_builtins {

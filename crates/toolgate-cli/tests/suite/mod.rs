@@ -1,1 +1,2 @@
 mod catalog;
+mod serve;

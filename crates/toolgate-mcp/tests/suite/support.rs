@@ -47,6 +47,7 @@ pub(crate) fn options(files_root: &Path, upstreams: Vec<UpstreamConfig>) -> Gate
     GatewayOptions {
         upstreams,
         manifest_dirs: Vec::new(),
+        jsonl_catalogs: Vec::new(),
         builtins: Some(BuiltinConfig {
             files_root: files_root.to_path_buf(),
             files_access: FilesAccess::ReadOnly,

@@ -1,0 +1,123 @@
+//! `toolgate serve` and `toolgate catalog --config`, run as a user runs them:
+//! the refusals that protect a user, and the upstream figures.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn toolgate(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("TOOLGATE_TOKEN")
+        .output()
+        .unwrap()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[test]
+fn a_non_loopback_address_needs_a_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = toolgate(
+        &["serve", "--memory-store", "--listen", "0.0.0.0:0"],
+        dir.path(),
+    );
+    assert!(!output.status.success());
+    let message = stderr(&output);
+    assert!(
+        message.contains("--listen 0.0.0.0:0 is reachable from other machines: set TOOLGATE_TOKEN or --token-file"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_short_token_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("token"), "short\n").unwrap();
+    let output = toolgate(
+        &[
+            "serve",
+            "--memory-store",
+            "--listen",
+            "0.0.0.0:0",
+            "--token-file",
+            "token",
+        ],
+        dir.path(),
+    );
+    assert!(!output.status.success());
+    assert!(
+        stderr(&output).contains("the bearer token is 5 characters long; use at least 16"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn a_bad_config_names_the_file_and_the_upstream() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("toolgate.toml"),
+        "[[upstream]]\nname = \"git\"\n",
+    )
+    .unwrap();
+    // ./toolgate.toml is read by default.
+    let output = toolgate(
+        &["serve", "--memory-store", "--listen", "127.0.0.1:0"],
+        dir.path(),
+    );
+    assert!(!output.status.success());
+    assert!(
+        stderr(&output).contains(
+            "toolgate.toml: upstream 'git': needs `command` (stdio) or `url` (streamable HTTP)"
+        ),
+        "{}",
+        stderr(&output)
+    );
+}
+
+fn peers_venv_bin() -> PathBuf {
+    let env_file = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.peers/env");
+    let text = std::fs::read_to_string(&env_file).unwrap_or_else(|_| {
+        panic!(
+            "{} is missing: run scripts/install-peers",
+            env_file.display()
+        )
+    });
+    let venv = text
+        .lines()
+        .find_map(|line| line.strip_prefix("TOOLGATE_PEERS_VENV="))
+        .unwrap();
+    PathBuf::from(venv.trim_matches('\'')).join("bin")
+}
+
+#[test]
+fn catalog_with_a_config_lists_the_upstreams_and_the_turn_one_saving() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = peers_venv_bin().join("mcp-server-time");
+    std::fs::write(
+        dir.path().join("servers.json"),
+        format!(
+            r#"{{"mcpServers": {{"clock": {{"command": "{}"}}}}}}"#,
+            server.display()
+        ),
+    )
+    .unwrap();
+    let output = toolgate(
+        &["catalog", "--mcp-config", "servers.json", "--json"],
+        dir.path(),
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["tools"], 2, "{report}");
+    assert_eq!(report["groups"][0]["name"], "clock", "{report}");
+    let core: Vec<&str> = report["core_tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool.as_str().unwrap())
+        .collect();
+    assert_eq!(core, ["load_tool_group", "unload_tool_group", "call_tool"]);
+}
