@@ -18,7 +18,7 @@ use toolgate_core::{
     ActiveToolSet, Catalog, CatalogError, GROUP_NAME_PARAMETER, GroupId, ImportError,
     LOAD_TOOL_GROUP_TOOL_NAME, ManifestError, Message, Origin, ToolDefinition, ToolGroup, ToolName,
     ToolStatus, UNLOAD_TOOL_GROUP_TOOL_NAME, group_name_argument, import_jsonl, load_manifest_dirs,
-    unload_tool_group_definition,
+    tool_groups_section, unload_tool_group_definition,
 };
 use toolgate_store::{ConversationId, ConversationStore};
 
@@ -284,7 +284,20 @@ impl<S: ConversationStore + 'static> Gateway<S> {
                     definitions.extend(catalog.group_tools(group.as_str()));
                 }
             }
-            self.to_mcp(definitions)
+            let mut tools = self.to_mcp(definitions);
+            // MCP has no system prompt, and many clients drop the server's
+            // instructions: the group list rides in load_tool_group's
+            // description, where every model sees it.
+            if let (Some(load), Some(section)) = (
+                tools
+                    .iter_mut()
+                    .find(|t| t.name == LOAD_TOOL_GROUP_TOOL_NAME),
+                tool_groups_section(catalog),
+            ) {
+                let description = load.description.as_deref().unwrap_or_default();
+                load.description = Some(format!("{description}\n\n{section}").into());
+            }
+            tools
         })
     }
 
