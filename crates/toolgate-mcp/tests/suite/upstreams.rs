@@ -257,3 +257,49 @@ async fn a_slow_call_times_out_and_the_upstream_keeps_serving() {
     assert!(!is_error(&echoed), "{}", text(&echoed));
     assert!(text(&echoed).contains("still here"), "{}", text(&echoed));
 }
+
+#[tokio::test]
+async fn an_upstream_list_change_reaches_the_sessions_that_loaded_it() {
+    let peers = peers();
+    let root = tempfile::tempdir().unwrap();
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/changing_server.py");
+    let changing = stdio(
+        "changing",
+        peers.venv_bin.join("python"),
+        &[fixture.to_str().unwrap()],
+    );
+    let served = serve(
+        options(root.path(), vec![changing]),
+        MemoryStore::new(),
+        loopback(),
+        HttpOptions::default(),
+    )
+    .await;
+    let (loader, loader_events) = connect(&served.url).await;
+    let (bystander, bystander_events) = connect(&served.url).await;
+    call(
+        &loader,
+        "load_tool_group",
+        json!({"group_name": "changing"}),
+    )
+    .await;
+    loader_events.wait_for_list_changed(1).await;
+    assert_eq!(tool_names(&bystander).await, CORE);
+
+    let added = call(&loader, "add_tool", json!({"name": "shout"})).await;
+    assert_eq!(text(&added), "added shout");
+    loader_events.wait_for_list_changed(2).await;
+    assert_eq!(
+        tool_names(&loader).await,
+        [&CORE[..], &["echo", "add_tool", "shout"]].concat()
+    );
+    let shouted = call(&loader, "shout", json!({"message": "hi"})).await;
+    assert_eq!(text(&shouted), "shout: hi");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(
+        bystander_events.list_changed(),
+        0,
+        "the bystander never loaded the group"
+    );
+}
