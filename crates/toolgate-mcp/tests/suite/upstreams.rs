@@ -303,3 +303,52 @@ async fn an_upstream_list_change_reaches_the_sessions_that_loaded_it() {
         "the bystander never loaded the group"
     );
 }
+
+#[tokio::test]
+async fn a_cancelled_call_is_cancelled_upstream_too() {
+    let peers = peers();
+    let root = tempfile::tempdir().unwrap();
+    let marker = root.path().join("cancelled");
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/changing_server.py");
+    let mut changing = stdio(
+        "changing",
+        peers.venv_bin.join("python"),
+        &[fixture.to_str().unwrap()],
+    );
+    if let UpstreamTransport::Stdio { env, .. } = &mut changing.transport {
+        env.insert("FIXTURE_CANCEL_FILE".into(), marker.display().to_string());
+    }
+    let served = serve(
+        options(root.path(), vec![changing]),
+        MemoryStore::new(),
+        loopback(),
+        HttpOptions::default(),
+    )
+    .await;
+    let (client, _) = connect(&served.url).await;
+    call(
+        &client,
+        "load_tool_group",
+        json!({"group_name": "changing"}),
+    )
+    .await;
+
+    // The client gives up after half a second; dropping the request cancels it.
+    let params = rmcp::model::CallToolRequestParams::new("sleep")
+        .with_arguments(json!({"seconds": 30}).as_object().unwrap().clone());
+    let gave_up = tokio::time::timeout(Duration::from_millis(500), client.call_tool(params)).await;
+    assert!(gave_up.is_err());
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while !marker.exists() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the upstream never heard of the cancellation"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(std::fs::read_to_string(&marker).unwrap(), "cancelled");
+    // The upstream still serves.
+    let echoed = call(&client, "echo", json!({"message": "after"})).await;
+    assert_eq!(text(&echoed), "echo: after");
+}
