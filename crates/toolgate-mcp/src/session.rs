@@ -61,15 +61,17 @@ impl<S: ConversationStore + 'static> Sessions<S> {
         self.live.lock().await.len()
     }
 
-    /// The session, restored from its history when it is not live.
+    /// The session, restored from its history when it is not live. The
+    /// restore reads the store without holding the map, so one slow restore
+    /// does not stall every other session.
     pub(crate) async fn get(&self, id: &ConversationId, gateway: &Gateway<S>) -> Arc<Session> {
-        let mut live = self.live.lock().await;
-        let session = match live.get(id) {
-            Some(session) => Arc::clone(session),
+        let live = self.live.lock().await.get(id).cloned();
+        let session = match live {
+            Some(session) => session,
             None => {
                 let active = self.restore(id, gateway).await;
                 let now = Instant::now();
-                let session = Arc::new(Session {
+                let restored = Arc::new(Session {
                     active: tokio::sync::Mutex::new(active),
                     peer: Mutex::new(None),
                     seen: Mutex::new(Seen {
@@ -77,11 +79,11 @@ impl<S: ConversationStore + 'static> Sessions<S> {
                         touched: now,
                     }),
                 });
-                live.insert(id.clone(), Arc::clone(&session));
-                session
+                // A concurrent request may have restored it meanwhile: keep
+                // the first, so both see one active set.
+                Arc::clone(self.live.lock().await.entry(id.clone()).or_insert(restored))
             }
         };
-        drop(live);
         self.mark_seen(id, &session).await;
         session
     }

@@ -292,7 +292,7 @@ async fn an_upstream_list_change_reaches_the_sessions_that_loaded_it() {
     loader_events.wait_for_list_changed(2).await;
     assert_eq!(
         tool_names(&loader).await,
-        [&CORE[..], &["echo", "add_tool", "shout"]].concat()
+        [&CORE[..], &["echo", "add_tool", "sleep", "shout"]].concat()
     );
     let shouted = call(&loader, "shout", json!({"message": "hi"})).await;
     assert_eq!(text(&shouted), "shout: hi");
