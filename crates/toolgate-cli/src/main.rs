@@ -13,10 +13,14 @@ use crate::cli::{Cli, Command};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
     let result = match cli.command {
-        Command::Catalog(args) => commands::catalog::run(&args, &mut out),
+        Command::Catalog(args) => {
+            let stdout = std::io::stdout();
+            let mut out = stdout.lock();
+            commands::catalog::run(&args, &mut out).and_then(|()| Ok(out.flush()?))
+        }
+        // Never hold stdout here: with --stdio it is the protocol, written
+        // by the runtime's own tasks.
         Command::Serve(args) => commands::serve::run(*args),
     };
     match result {
@@ -29,7 +33,6 @@ fn main() -> ExitCode {
             {
                 return ExitCode::SUCCESS;
             }
-            let _ = out.flush();
             let _ = writeln!(std::io::stderr(), "error: {error:#}");
             ExitCode::FAILURE
         }

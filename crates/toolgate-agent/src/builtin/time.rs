@@ -93,15 +93,16 @@ fn convert(arguments: &Value, today: Timestamp) -> Result<ToolOutput, ToolOutput
 /// offset or a bracketed zone, or civil (read in `zone`).
 fn parse_time(text: &str, zone: &TimeZone, today: Timestamp) -> Result<Zoned, ToolOutput> {
     let text = text.trim();
-    let zoned = if let Ok(time) = text.parse::<Time>() {
-        let date = today.to_zoned(zone.clone()).date();
-        date.to_datetime(time).to_zoned(zone.clone())
-    } else if let Ok(zoned) = text.parse::<Zoned>() {
+    // Full forms first: jiff reads a bare time out of a date-time too.
+    let zoned = if let Ok(zoned) = text.parse::<Zoned>() {
         Ok(zoned)
     } else if let Ok(instant) = text.parse::<Timestamp>() {
         Ok(instant.to_zoned(zone.clone()))
     } else if let Ok(civil) = text.parse::<DateTime>() {
         civil.to_zoned(zone.clone())
+    } else if let Ok(time) = text.parse::<Time>() {
+        let date = today.to_zoned(zone.clone()).date();
+        date.to_datetime(time).to_zoned(zone.clone())
     } else {
         return Err(ToolOutput::error(format!(
             "Parameter 'time' must be 'HH:MM' or an ISO 8601 date-time, got '{text}'."
@@ -193,6 +194,21 @@ mod tests {
             .unwrap();
         assert_eq!(result["target"]["datetime"], "2026-01-16T05:15:00+05:30");
         assert_eq!(result["time_difference"], "+5h30m");
+    }
+
+    #[test]
+    fn convert_keeps_the_date_of_a_civil_date_time() {
+        let arguments = json!({
+            "time": "2024-01-15T12:00:00",
+            "source_timezone": "UTC",
+            "target_timezone": "Asia/Tokyo",
+        });
+        let result = convert(&arguments, instant("2026-11-22T06:00:00Z"))
+            .unwrap()
+            .structured
+            .unwrap();
+        assert_eq!(result["source"]["datetime"], "2024-01-15T12:00:00+00:00");
+        assert_eq!(result["target"]["datetime"], "2024-01-15T21:00:00+09:00");
     }
 
     #[test]

@@ -121,3 +121,42 @@ fn catalog_with_a_config_lists_the_upstreams_and_the_turn_one_saving() {
         .collect();
     assert_eq!(core, ["load_tool_group", "unload_tool_group", "call_tool"]);
 }
+
+#[test]
+fn stdio_answers_initialize_on_stdout() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::Stdio;
+
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["serve", "--stdio", "--memory-store", "--no-builtins"])
+        .current_dir(dir.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"2025-11-25","capabilities":{{}},"clientInfo":{{"name":"t","version":"0"}}}}}}"#
+    )
+    .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (lines, answers) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(stdout).read_line(&mut line);
+        let _ = lines.send(line);
+    });
+    let answer = answers.recv_timeout(std::time::Duration::from_secs(20));
+    let _ = child.kill();
+    let _ = child.wait();
+    let answer = answer.expect("no answer to initialize on stdout");
+    let answer: serde_json::Value = serde_json::from_str(&answer).unwrap();
+    assert_eq!(answer["id"], 1);
+    assert_eq!(
+        answer["result"]["serverInfo"]["name"], "toolgate",
+        "{answer}"
+    );
+}
