@@ -118,6 +118,15 @@ struct ListingState {
     exposed: HashMap<String, ToolName>,
 }
 
+/// What listing an upstream did to the catalog.
+#[derive(Clone, Copy, Debug)]
+struct Listed {
+    /// Tools it exposes.
+    tools: usize,
+    /// Whether they differ from what was listed before.
+    changed: bool,
+}
+
 /// The gateway. Share it in an [`Arc`]; every method takes `&self`.
 #[derive(Debug)]
 pub struct Gateway<S> {
@@ -227,7 +236,10 @@ impl<S: ConversationStore + 'static> Gateway<S> {
         });
         for (index, slot) in gateway.upstreams.iter().enumerate() {
             if slot.upstream.config().startup == Startup::Eager {
-                let listed = gateway.ensure_listed(index).await;
+                let listed = gateway
+                    .ensure_listed(index)
+                    .await
+                    .map(|listed| listed.tools);
                 report
                     .upstreams
                     .push((slot.upstream.name().clone(), listed));
@@ -547,17 +559,52 @@ impl<S: ConversationStore + 'static> Gateway<S> {
 
     /// Starts the upstream if needed and makes the catalog reflect its current
     /// tools. Returns how many tools it exposes.
-    async fn ensure_listed(&self, index: usize) -> Result<usize, UpstreamError> {
+    async fn ensure_listed(&self, index: usize) -> Result<Listed, UpstreamError> {
         let slot = &self.upstreams[index];
         let mut state = slot.listing.lock().await;
         let running = slot.upstream.running_generation().await;
         if !state.stale && running.is_some() && running == state.generation {
-            return Ok(self.with_catalog(|c| c.group_tools(slot.upstream.name().as_str()).count()));
+            let tools = self.with_catalog(|c| c.group_tools(slot.upstream.name().as_str()).count());
+            return Ok(Listed {
+                tools,
+                changed: false,
+            });
+        }
+        if state.generation.is_none() {
+            self.list_earlier_upstreams(index).await;
         }
         let listing = slot.upstream.list().await?;
         state.stale = false;
         state.generation = Some(listing.generation);
         Ok(self.apply_listing(index, &listing, &mut state.exposed))
+    }
+
+    /// Before an upstream's first listing, lists every upstream configured
+    /// before it that was never listed, so a contested name goes to the
+    /// earlier one whatever order groups are loaded in: names depend on the
+    /// configuration, not on which session loaded what first. Upstreams
+    /// started only for this are stopped again (their names are kept).
+    async fn list_earlier_upstreams(&self, index: usize) {
+        for earlier in 0..index {
+            let slot = &self.upstreams[earlier];
+            let mut state = slot.listing.lock().await;
+            if state.generation.is_some() {
+                continue;
+            }
+            let was_running = slot.upstream.running_generation().await.is_some();
+            match slot.upstream.list().await {
+                Ok(listing) => {
+                    state.generation = Some(listing.generation);
+                    self.apply_listing(earlier, &listing, &mut state.exposed);
+                }
+                Err(error) => {
+                    tracing::warn!(%error, "listing an earlier upstream for its tool names");
+                }
+            }
+            if !was_running {
+                slot.upstream.stop().await;
+            }
+        }
     }
 
     /// Puts an upstream's listing into the catalog and the routes.
@@ -566,7 +613,7 @@ impl<S: ConversationStore + 'static> Gateway<S> {
         index: usize,
         listing: &UpstreamListing,
         exposed: &mut HashMap<String, ToolName>,
-    ) -> usize {
+    ) -> Listed {
         let slot = &self.upstreams[index];
         let config = slot.upstream.config();
         let server = config.name.as_str();
@@ -601,9 +648,27 @@ impl<S: ConversationStore + 'static> Gateway<S> {
             }
         }
         let count = tools.len();
+        let before: Vec<Arc<Tool>> = {
+            let table = self.routes.read().unwrap_or_else(PoisonError::into_inner);
+            catalog
+                .group_tools(server)
+                .filter_map(|definition| match table.get(&definition.name) {
+                    Some(Route::Upstream { listed, .. }) => Some(Arc::clone(listed)),
+                    Some(Route::Builtin | Route::Unbound) | None => None,
+                })
+                .collect()
+        };
+        let changed = before.len() != routes.len()
+            || before
+                .iter()
+                .zip(&routes)
+                .any(|(old, (_, _, new))| old != new);
         if let Err(error) = catalog.replace_group_tools(server, tools) {
             tracing::warn!(upstream = server, %error, "listing not applied");
-            return 0;
+            return Listed {
+                tools: 0,
+                changed: false,
+            };
         }
         if config.description.is_none() {
             let description = default_description(
@@ -630,7 +695,10 @@ impl<S: ConversationStore + 'static> Gateway<S> {
                 },
             );
         }
-        count
+        Listed {
+            tools: count,
+            changed,
+        }
     }
 
     /// An upstream said its tools changed: relist it now, and tell the
@@ -641,11 +709,14 @@ impl<S: ConversationStore + 'static> Gateway<S> {
         };
         self.upstreams[index].listing.lock().await.stale = true;
         match self.ensure_listed(index).await {
-            Ok(_) => {
+            // Servers announce changes that change nothing (some at every
+            // start); only a real change reaches the sessions.
+            Ok(Listed { changed: true, .. }) => {
                 self.sessions
                     .notify_group_changed(group, self.is_core_group(group.as_str()))
                     .await
             }
+            Ok(Listed { changed: false, .. }) => {}
             Err(error) => tracing::warn!(%error, "relisting after list_changed"),
         }
     }

@@ -370,6 +370,19 @@ impl Upstream {
         }
     }
 
+    /// Stops a running connection; the next use starts it again.
+    pub(crate) async fn stop(&self) {
+        let mut connection = self.connection.lock().await;
+        if let Connection::Running(running) = &*connection {
+            let generation = running.generation;
+            if let Connection::Running(running) =
+                std::mem::replace(&mut *connection, Connection::Idle { generation })
+            {
+                let _ = running.service.cancel().await;
+            }
+        }
+    }
+
     /// The running connection's peer, starting (or restarting) it first.
     async fn peer(&self) -> Result<(Peer<RoleClient>, u64), UpstreamError> {
         let mut connection = self.connection.lock().await;

@@ -352,3 +352,64 @@ async fn a_cancelled_call_is_cancelled_upstream_too() {
     let echoed = call(&client, "echo", json!({"message": "after"})).await;
     assert_eq!(text(&echoed), "echo: after");
 }
+
+#[tokio::test]
+async fn names_follow_the_configuration_not_the_load_order() {
+    let peers = peers();
+    let root = tempfile::tempdir().unwrap();
+    let first = stdio("clock", peers.venv_bin.join("mcp-server-time"), &[]);
+    let second = stdio("clock2", peers.venv_bin.join("mcp-server-time"), &[]);
+    let served = serve(
+        options(root.path(), vec![first, second]),
+        MemoryStore::new(),
+        loopback(),
+        HttpOptions::default(),
+    )
+    .await;
+    let (client, _) = connect(&served.url).await;
+
+    // The later upstream is loaded first; it still gets the qualified names.
+    let loaded = call(&client, "load_tool_group", json!({"group_name": "clock2"})).await;
+    assert!(
+        text(&loaded).contains("- clock2__get_current_time: "),
+        "{}",
+        text(&loaded)
+    );
+    let loaded = call(&client, "load_tool_group", json!({"group_name": "clock"})).await;
+    assert!(
+        text(&loaded).contains("- get_current_time: "),
+        "{}",
+        text(&loaded)
+    );
+    let now = call(&client, "get_current_time", json!({"timezone": "UTC"})).await;
+    assert!(!is_error(&now), "{}", text(&now));
+}
+
+#[tokio::test]
+async fn a_load_sends_one_list_changed_even_when_the_server_announces_changes() {
+    // server-everything announces a tool-list change as it starts.
+    let peers = peers();
+    let root = tempfile::tempdir().unwrap();
+    let everything = stdio(
+        "everything",
+        peers.node_bin.join("mcp-server-everything"),
+        &["stdio"],
+    );
+    let served = serve(
+        options(root.path(), vec![everything]),
+        MemoryStore::new(),
+        loopback(),
+        HttpOptions::default(),
+    )
+    .await;
+    let (client, recorder) = connect(&served.url).await;
+    call(
+        &client,
+        "load_tool_group",
+        json!({"group_name": "everything"}),
+    )
+    .await;
+    recorder.wait_for_list_changed(1).await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(recorder.list_changed(), 1);
+}
