@@ -81,7 +81,15 @@ pub async fn serve_http<S: ConversationStore + 'static>(
         let stream = tokio::select! {
             () = shutdown.cancelled() => return Ok(()),
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
+                Ok((stream, _)) => {
+                    // Responses are small SSE events: without this, Nagle's
+                    // algorithm holds each one behind the last unacknowledged
+                    // write, about 40 ms per request on a kept-alive connection.
+                    if let Err(error) = stream.set_nodelay(true) {
+                        tracing::debug!(%error, "TCP_NODELAY not set");
+                    }
+                    stream
+                }
                 Err(error) => {
                     tracing::warn!(%error, "accept failed");
                     continue;
