@@ -27,7 +27,7 @@ use crate::convert::{definition_from_upstream, tool_to_mcp};
 use crate::relay::{Downstream, RelayEvent};
 use crate::session::Sessions;
 use crate::upstream::{Upstream, UpstreamError, UpstreamEvent, UpstreamListing};
-use crate::validate::check_arguments;
+use crate::validate::Validators;
 
 mod passthrough;
 
@@ -135,6 +135,7 @@ pub struct Gateway<S> {
     upstreams: Vec<UpstreamSlot>,
     builtins: Option<BuiltinTools>,
     sessions: Sessions<S>,
+    validators: Validators,
 }
 
 /// One request's view of its session.
@@ -233,6 +234,7 @@ impl<S: ConversationStore + 'static> Gateway<S> {
             upstreams,
             builtins,
             sessions: Sessions::new(store, options.session_idle_timeout),
+            validators: Validators::default(),
         });
         for (index, slot) in gateway.upstreams.iter().enumerate() {
             if slot.upstream.config().startup == Startup::Eager {
@@ -505,7 +507,8 @@ impl<S: ConversationStore + 'static> Gateway<S> {
                     None => return Err(format!("Tool '{name}' is not available for this agent.")),
                 },
             };
-            check_arguments(name, &definition.input_schema, &arguments)
+            self.validators
+                .check(name, &definition.input_schema, &arguments)
         });
         if let Err(text) = checked {
             return error_result(text);

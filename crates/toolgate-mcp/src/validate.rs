@@ -1,19 +1,69 @@
 //! Argument validation against a tool's input schema, before a call leaves
 //! the gateway. The error names the failing field, so the model can fix it.
 
+use std::collections::HashMap;
+use std::sync::{Arc, PoisonError, RwLock};
+
+use jsonschema::Validator;
 use serde_json::{Map, Value};
 
-/// Checks `arguments` against `schema`. A schema the validator cannot compile
-/// is not ours to judge: the call goes through and the tool decides.
-pub(crate) fn check_arguments(
-    tool: &str,
-    schema: &Map<String, Value>,
-    arguments: &Value,
-) -> Result<(), String> {
-    let schema = Value::Object(schema.clone());
-    let Ok(validator) = jsonschema::validator_for(&schema) else {
-        return Ok(());
-    };
+/// Compiled input schemas by tool name, compiled on first use: compiling
+/// costs far more than validating.
+#[derive(Debug, Default)]
+pub(crate) struct Validators {
+    /// `None`: the schema does not compile, so calls are not checked.
+    compiled: RwLock<HashMap<String, Option<Arc<Validator>>>>,
+}
+
+impl Validators {
+    /// Checks `arguments` against `tool`'s `schema`.
+    pub(crate) fn check(
+        &self,
+        tool: &str,
+        schema: &Map<String, Value>,
+        arguments: &Value,
+    ) -> Result<(), String> {
+        let cached = self
+            .compiled
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(tool)
+            .cloned();
+        let validator = match cached {
+            Some(validator) => validator,
+            None => {
+                let validator = compile(schema);
+                self.compiled
+                    .write()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .insert(tool.to_owned(), validator.clone());
+                validator
+            }
+        };
+        match validator {
+            Some(validator) => check_with(tool, &validator, arguments),
+            None => Ok(()),
+        }
+    }
+
+    /// Forgets every compiled schema (an upstream's tools changed).
+    pub(crate) fn forget_all(&self) {
+        self.compiled
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+    }
+}
+
+/// A schema the validator cannot compile is not ours to judge: the call goes
+/// through and the tool decides.
+fn compile(schema: &Map<String, Value>) -> Option<Arc<Validator>> {
+    jsonschema::validator_for(&Value::Object(schema.clone()))
+        .ok()
+        .map(Arc::new)
+}
+
+fn check_with(tool: &str, validator: &Validator, arguments: &Value) -> Result<(), String> {
     let problems: Vec<String> = validator
         .iter_errors(arguments)
         .take(3)
@@ -60,6 +110,14 @@ mod tests {
 
     use super::*;
 
+    fn check_arguments(
+        tool: &str,
+        schema: &Map<String, Value>,
+        arguments: &Value,
+    ) -> Result<(), String> {
+        Validators::default().check(tool, schema, arguments)
+    }
+
     fn schema() -> Map<String, Value> {
         json!({
             "type": "object",
@@ -100,6 +158,30 @@ mod tests {
         )
         .unwrap_err();
         assert!(nested.contains("'user.tags[1]'"), "{nested}");
+    }
+
+    #[test]
+    fn a_compiled_schema_is_reused_until_forgotten() {
+        let validators = Validators::default();
+        let strict = json!({"type": "object", "properties": {"n": {"type": "integer"}}});
+        let loose = json!({"type": "object"});
+        let bad = json!({"n": "x"});
+        assert!(
+            validators
+                .check("t", strict.as_object().unwrap(), &bad)
+                .is_err()
+        );
+        // Same name, same cached schema: a stale schema stays until forgotten.
+        assert!(
+            validators
+                .check("t", loose.as_object().unwrap(), &bad)
+                .is_err()
+        );
+        validators.forget_all();
+        assert_eq!(
+            validators.check("t", loose.as_object().unwrap(), &bad),
+            Ok(())
+        );
     }
 
     #[test]
