@@ -666,6 +666,9 @@ impl<S: ConversationStore + 'static> Gateway<S> {
                 .iter()
                 .zip(&routes)
                 .any(|(old, (_, _, new))| old != new);
+        if changed {
+            self.validators.forget_all();
+        }
         if let Err(error) = catalog.replace_group_tools(server, tools) {
             tracing::warn!(upstream = server, %error, "listing not applied");
             return Listed {
