@@ -107,6 +107,8 @@ async fn a_lazy_upstream_starts_on_first_load_and_serves_its_tools() {
         "{}",
         text(&invalid)
     );
+    // Stop the upstreams now, so no child process outlives the test.
+    served.stop().await;
 }
 
 #[tokio::test]
@@ -147,6 +149,8 @@ async fn a_bad_upstream_fails_only_its_own_group() {
     assert!(!is_error(&time), "{}", text(&time));
     let now = call(&client, "time_now", json!({"timezone": "UTC"})).await;
     assert!(!is_error(&now), "{}", text(&now));
+    // Stop the upstreams now, so no child process outlives the test.
+    served.stop().await;
 }
 
 #[tokio::test]
@@ -214,6 +218,8 @@ async fn colliding_names_are_qualified_and_stay_put_when_upstreams_are_added() {
         exposed(&served, "clock3"),
         ["clock3__get_current_time", "clock3__convert_time"]
     );
+    // Stop the upstreams now, so no child process outlives the test.
+    served.stop().await;
 }
 
 #[tokio::test]
@@ -256,6 +262,8 @@ async fn a_slow_call_times_out_and_the_upstream_keeps_serving() {
     let echoed = call(&client, "echo", json!({"message": "still here"})).await;
     assert!(!is_error(&echoed), "{}", text(&echoed));
     assert!(text(&echoed).contains("still here"), "{}", text(&echoed));
+    // Stop the upstreams now, so no child process outlives the test.
+    served.stop().await;
 }
 
 #[tokio::test]
@@ -302,6 +310,8 @@ async fn an_upstream_list_change_reaches_the_sessions_that_loaded_it() {
         0,
         "the bystander never loaded the group"
     );
+    // Stop the upstreams now, so no child process outlives the test.
+    served.stop().await;
 }
 
 #[tokio::test]
@@ -351,6 +361,8 @@ async fn a_cancelled_call_is_cancelled_upstream_too() {
     // The upstream still serves.
     let echoed = call(&client, "echo", json!({"message": "after"})).await;
     assert_eq!(text(&echoed), "echo: after");
+    // Stop the upstreams now, so no child process outlives the test.
+    served.stop().await;
 }
 
 #[tokio::test]
@@ -383,6 +395,8 @@ async fn names_follow_the_configuration_not_the_load_order() {
     );
     let now = call(&client, "get_current_time", json!({"timezone": "UTC"})).await;
     assert!(!is_error(&now), "{}", text(&now));
+    // Stop the upstreams now, so no child process outlives the test.
+    served.stop().await;
 }
 
 #[tokio::test]
@@ -412,4 +426,6 @@ async fn a_load_sends_one_list_changed_even_when_the_server_announces_changes() 
     recorder.wait_for_list_changed(1).await;
     tokio::time::sleep(Duration::from_secs(1)).await;
     assert_eq!(recorder.list_changed(), 1);
+    // Stop the upstreams now, so no child process outlives the test.
+    served.stop().await;
 }
