@@ -107,35 +107,31 @@ impl<S: ConversationStore + 'static> Gateway<S> {
     /// `resources/subscribe` on every upstream that can: the one owning the
     /// URI accepts, the others refuse harmlessly.
     pub async fn subscribe(&self, params: SubscribeRequestParams) -> Result<(), McpError> {
-        let mut last = None;
-        let mut accepted = false;
-        for upstream in self.with_resources().await {
-            if upstream
-                .capabilities
-                .resources
-                .as_ref()
-                .and_then(|r| r.subscribe)
-                != Some(true)
-            {
-                continue;
-            }
-            match upstream.peer.subscribe(params.clone()).await {
-                Ok(()) => accepted = true,
-                Err(error) => last = Some(error),
-            }
-        }
-        if accepted {
-            Ok(())
-        } else {
-            Err(not_found(
-                last,
-                format!("no upstream can subscribe to '{}'", params.uri),
-            ))
-        }
+        let uri = params.uri.clone();
+        self.on_subscribable(&format!("no upstream can subscribe to '{uri}'"), |peer| {
+            let params = params.clone();
+            async move { peer.subscribe(params).await }
+        })
+        .await
     }
 
     /// `resources/unsubscribe`, like [`subscribe`](Self::subscribe).
     pub async fn unsubscribe(&self, params: UnsubscribeRequestParams) -> Result<(), McpError> {
+        let uri = params.uri.clone();
+        self.on_subscribable(&format!("no upstream is subscribed to '{uri}'"), |peer| {
+            let params = params.clone();
+            async move { peer.unsubscribe(params).await }
+        })
+        .await
+    }
+
+    /// Sends a request to every running upstream that supports resource
+    /// subscriptions; succeeds when one accepts.
+    async fn on_subscribable<F, Fut>(&self, refused: &str, request: F) -> Result<(), McpError>
+    where
+        F: Fn(Peer<RoleClient>) -> Fut,
+        Fut: std::future::Future<Output = Result<(), ServiceError>>,
+    {
         let mut last = None;
         let mut accepted = false;
         for upstream in self.with_resources().await {
@@ -148,7 +144,7 @@ impl<S: ConversationStore + 'static> Gateway<S> {
             {
                 continue;
             }
-            match upstream.peer.unsubscribe(params.clone()).await {
+            match request(upstream.peer.clone()).await {
                 Ok(()) => accepted = true,
                 Err(error) => last = Some(error),
             }
@@ -156,10 +152,7 @@ impl<S: ConversationStore + 'static> Gateway<S> {
         if accepted {
             Ok(())
         } else {
-            Err(not_found(
-                last,
-                format!("no upstream is subscribed to '{}'", params.uri),
-            ))
+            Err(not_found(last, refused.to_owned()))
         }
     }
 

@@ -15,7 +15,8 @@ use toolgate_mcp::HttpOptions;
 use toolgate_store::{MemoryStore, SqliteStore};
 
 use super::support::{
-    CORE, Recorder, call, connect, is_error, loopback, options, serve, text, tool_names,
+    CORE, Recorder, call, connect, is_error, loopback, options, serve, serve_default, text,
+    tool_names,
 };
 
 fn files_root() -> tempfile::TempDir {
@@ -27,13 +28,7 @@ fn files_root() -> tempfile::TempDir {
 #[tokio::test]
 async fn turn_one_lists_the_core_tools_only() {
     let root = files_root();
-    let served = serve(
-        options(root.path(), vec![]),
-        MemoryStore::new(),
-        loopback(),
-        HttpOptions::default(),
-    )
-    .await;
+    let served = serve_default(root.path(), vec![]).await;
     let (client, _) = connect(&served.url).await;
     let tools = client.list_all_tools().await.unwrap();
     let names: Vec<_> = tools.iter().map(|tool| tool.name.as_ref()).collect();
@@ -54,13 +49,7 @@ async fn turn_one_lists_the_core_tools_only() {
 #[tokio::test]
 async fn a_load_sends_one_list_changed_and_carries_the_schemas() {
     let root = files_root();
-    let served = serve(
-        options(root.path(), vec![]),
-        MemoryStore::new(),
-        loopback(),
-        HttpOptions::default(),
-    )
-    .await;
+    let served = serve_default(root.path(), vec![]).await;
     let (client, recorder) = connect(&served.url).await;
 
     let loaded = call(&client, "load_tool_group", json!({"group_name": "time"})).await;
@@ -93,13 +82,7 @@ async fn a_load_sends_one_list_changed_and_carries_the_schemas() {
 #[tokio::test]
 async fn load_errors_are_tool_results_with_the_contract_text() {
     let root = files_root();
-    let served = serve(
-        options(root.path(), vec![]),
-        MemoryStore::new(),
-        loopback(),
-        HttpOptions::default(),
-    )
-    .await;
+    let served = serve_default(root.path(), vec![]).await;
     let (client, recorder) = connect(&served.url).await;
 
     let unknown = call(&client, "load_tool_group", json!({"group_name": "tme"})).await;
@@ -122,13 +105,7 @@ async fn load_errors_are_tool_results_with_the_contract_text() {
 #[tokio::test]
 async fn a_call_outside_the_session_set_is_blocked_until_its_group_loads() {
     let root = files_root();
-    let served = serve(
-        options(root.path(), vec![]),
-        MemoryStore::new(),
-        loopback(),
-        HttpOptions::default(),
-    )
-    .await;
+    let served = serve_default(root.path(), vec![]).await;
     let (client, _) = connect(&served.url).await;
 
     let blocked = call(&client, "files_read", json!({"path": "notes.txt"})).await;
@@ -167,13 +144,7 @@ async fn a_call_outside_the_session_set_is_blocked_until_its_group_loads() {
 #[tokio::test]
 async fn invalid_arguments_are_refused_naming_the_field() {
     let root = files_root();
-    let served = serve(
-        options(root.path(), vec![]),
-        MemoryStore::new(),
-        loopback(),
-        HttpOptions::default(),
-    )
-    .await;
+    let served = serve_default(root.path(), vec![]).await;
     let (client, _) = connect(&served.url).await;
     call(&client, "load_tool_group", json!({"group_name": "files"})).await;
 
@@ -203,13 +174,7 @@ async fn invalid_arguments_are_refused_naming_the_field() {
 #[tokio::test]
 async fn unload_removes_the_group_and_sends_list_changed() {
     let root = files_root();
-    let served = serve(
-        options(root.path(), vec![]),
-        MemoryStore::new(),
-        loopback(),
-        HttpOptions::default(),
-    )
-    .await;
+    let served = serve_default(root.path(), vec![]).await;
     let (client, recorder) = connect(&served.url).await;
     call(&client, "load_tool_group", json!({"group_name": "time"})).await;
     call(&client, "load_tool_group", json!({"group_name": "files"})).await;
@@ -231,13 +196,7 @@ async fn unload_removes_the_group_and_sends_list_changed() {
 #[tokio::test]
 async fn sessions_are_isolated_between_parallel_clients() {
     let root = files_root();
-    let served = serve(
-        options(root.path(), vec![]),
-        MemoryStore::new(),
-        loopback(),
-        HttpOptions::default(),
-    )
-    .await;
+    let served = serve_default(root.path(), vec![]).await;
     let ((a, _), (b, b_recorder)) = tokio::join!(connect(&served.url), connect(&served.url));
     let (loaded, _) = tokio::join!(
         call(&a, "load_tool_group", json!({"group_name": "files"})),
@@ -324,13 +283,7 @@ async fn idle_sessions_expire_with_their_history() {
 #[tokio::test]
 async fn stateless_2026_07_28_requests_use_call_tool_without_a_session() {
     let root = files_root();
-    let served = serve(
-        options(root.path(), vec![]),
-        MemoryStore::new(),
-        loopback(),
-        HttpOptions::default(),
-    )
-    .await;
+    let served = serve_default(root.path(), vec![]).await;
     let client = ClientConfig::new(
         ClientCapabilities::default(),
         Implementation::new("stateless", "0"),
@@ -452,13 +405,7 @@ async fn http_guards_check_host_origin_and_the_bearer_token() {
 #[tokio::test]
 async fn only_the_mcp_path_is_served() {
     let root = files_root();
-    let served = serve(
-        options(root.path(), vec![]),
-        MemoryStore::new(),
-        loopback(),
-        HttpOptions::default(),
-    )
-    .await;
+    let served = serve_default(root.path(), vec![]).await;
     let mut stream = tokio::net::TcpStream::connect(served.address)
         .await
         .unwrap();
@@ -476,13 +423,7 @@ async fn only_the_mcp_path_is_served() {
 async fn a_client_that_never_refreshes_still_reaches_loaded_tools() {
     // Load, then call_tool; tools/list is never asked again.
     let root = files_root();
-    let served = serve(
-        options(root.path(), vec![]),
-        MemoryStore::new(),
-        loopback(),
-        HttpOptions::default(),
-    )
-    .await;
+    let served = serve_default(root.path(), vec![]).await;
     let recorder = Recorder::default();
     let client = recorder
         .clone()

@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 use toolgate_agent::{BuiltinConfig, FilesAccess};
 use toolgate_mcp::config::UpstreamConfig;
 use toolgate_mcp::{Gateway, GatewayOptions, HttpOptions, serve_http};
-use toolgate_store::ConversationStore;
+use toolgate_store::{ConversationStore, MemoryStore};
 
 /// A gateway serving HTTP until dropped.
 pub(crate) struct Served<S> {
@@ -78,6 +78,21 @@ pub(crate) async fn serve<S: ConversationStore + 'static>(
         gateway,
         shutdown,
     }
+}
+
+/// A gateway on a free loopback port with in-memory sessions, the built-ins
+/// rooted at `files_root`, and `upstreams`.
+pub(crate) async fn serve_default(
+    files_root: &Path,
+    upstreams: Vec<UpstreamConfig>,
+) -> Served<MemoryStore> {
+    serve(
+        options(files_root, upstreams),
+        MemoryStore::new(),
+        loopback(),
+        HttpOptions::default(),
+    )
+    .await
 }
 
 pub(crate) fn loopback() -> SocketAddr {

@@ -7,13 +7,12 @@ use std::time::Duration;
 
 use pretty_assertions::assert_eq;
 use serde_json::json;
-use toolgate_mcp::HttpOptions;
 use toolgate_mcp::config::{
     DEFAULT_STARTUP_TIMEOUT, Exposure, Startup, UpstreamConfig, UpstreamTransport,
 };
 use toolgate_store::MemoryStore;
 
-use super::support::{CORE, call, connect, is_error, loopback, options, serve, text, tool_names};
+use super::support::{CORE, call, connect, is_error, serve_default, text, tool_names};
 
 /// Where `scripts/install-peers` put the reference servers.
 struct Peers {
@@ -64,13 +63,7 @@ async fn a_lazy_upstream_starts_on_first_load_and_serves_its_tools() {
     let peers = peers();
     let root = tempfile::tempdir().unwrap();
     let clock = stdio("clock", peers.venv_bin.join("mcp-server-time"), &[]);
-    let served = serve(
-        options(root.path(), vec![clock]),
-        MemoryStore::new(),
-        loopback(),
-        HttpOptions::default(),
-    )
-    .await;
+    let served = serve_default(root.path(), vec![clock]).await;
     let (client, recorder) = connect(&served.url).await;
 
     // Offered before it runs; its description falls back to a sentence.
@@ -119,13 +112,7 @@ async fn a_bad_upstream_fails_only_its_own_group() {
         PathBuf::from("toolgate-test-no-such-command"),
         &[],
     );
-    let served = serve(
-        options(root.path(), vec![broken]),
-        MemoryStore::new(),
-        loopback(),
-        HttpOptions::default(),
-    )
-    .await;
+    let served = serve_default(root.path(), vec![broken]).await;
     let (client, _) = connect(&served.url).await;
 
     let failed = call(&client, "load_tool_group", json!({"group_name": "broken"})).await;
@@ -170,13 +157,7 @@ async fn colliding_names_are_qualified_and_stay_put_when_upstreams_are_added() {
                 .collect::<Vec<_>>()
         })
     };
-    let served = serve(
-        options(root.path(), vec![first.clone(), second.clone()]),
-        MemoryStore::new(),
-        loopback(),
-        HttpOptions::default(),
-    )
-    .await;
+    let served = serve_default(root.path(), vec![first.clone(), second.clone()]).await;
     assert_eq!(
         exposed(&served, "clock"),
         ["get_current_time", "convert_time"]
@@ -199,13 +180,7 @@ async fn colliding_names_are_qualified_and_stay_put_when_upstreams_are_added() {
     // Appending a third server that exposes the same names renames nothing.
     let mut third = stdio("clock3", peers.venv_bin.join("mcp-server-time"), &[]);
     third.startup = Startup::Eager;
-    let served = serve(
-        options(root.path(), vec![first, second, third]),
-        MemoryStore::new(),
-        loopback(),
-        HttpOptions::default(),
-    )
-    .await;
+    let served = serve_default(root.path(), vec![first, second, third]).await;
     assert_eq!(
         exposed(&served, "clock"),
         ["get_current_time", "convert_time"]
@@ -232,13 +207,7 @@ async fn a_slow_call_times_out_and_the_upstream_keeps_serving() {
         &["stdio"],
     );
     everything.call_timeout = Duration::from_secs(1);
-    let served = serve(
-        options(root.path(), vec![everything]),
-        MemoryStore::new(),
-        loopback(),
-        HttpOptions::default(),
-    )
-    .await;
+    let served = serve_default(root.path(), vec![everything]).await;
     let (client, _) = connect(&served.url).await;
     let loaded = call(
         &client,
@@ -277,13 +246,7 @@ async fn an_upstream_list_change_reaches_the_sessions_that_loaded_it() {
         peers.venv_bin.join("python"),
         &[fixture.to_str().unwrap()],
     );
-    let served = serve(
-        options(root.path(), vec![changing]),
-        MemoryStore::new(),
-        loopback(),
-        HttpOptions::default(),
-    )
-    .await;
+    let served = serve_default(root.path(), vec![changing]).await;
     let (loader, loader_events) = connect(&served.url).await;
     let (bystander, bystander_events) = connect(&served.url).await;
     call(
@@ -329,13 +292,7 @@ async fn a_cancelled_call_is_cancelled_upstream_too() {
     if let UpstreamTransport::Stdio { env, .. } = &mut changing.transport {
         env.insert("FIXTURE_CANCEL_FILE".into(), marker.display().to_string());
     }
-    let served = serve(
-        options(root.path(), vec![changing]),
-        MemoryStore::new(),
-        loopback(),
-        HttpOptions::default(),
-    )
-    .await;
+    let served = serve_default(root.path(), vec![changing]).await;
     let (client, _) = connect(&served.url).await;
     call(
         &client,
@@ -371,13 +328,7 @@ async fn names_follow_the_configuration_not_the_load_order() {
     let root = tempfile::tempdir().unwrap();
     let first = stdio("clock", peers.venv_bin.join("mcp-server-time"), &[]);
     let second = stdio("clock2", peers.venv_bin.join("mcp-server-time"), &[]);
-    let served = serve(
-        options(root.path(), vec![first, second]),
-        MemoryStore::new(),
-        loopback(),
-        HttpOptions::default(),
-    )
-    .await;
+    let served = serve_default(root.path(), vec![first, second]).await;
     let (client, _) = connect(&served.url).await;
 
     // The later upstream is loaded first; it still gets the qualified names.
@@ -409,13 +360,7 @@ async fn a_load_sends_one_list_changed_even_when_the_server_announces_changes() 
         peers.node_bin.join("mcp-server-everything"),
         &["stdio"],
     );
-    let served = serve(
-        options(root.path(), vec![everything]),
-        MemoryStore::new(),
-        loopback(),
-        HttpOptions::default(),
-    )
-    .await;
+    let served = serve_default(root.path(), vec![everything]).await;
     let (client, recorder) = connect(&served.url).await;
     call(
         &client,
