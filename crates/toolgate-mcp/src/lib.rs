@@ -12,14 +12,14 @@ mod handler;
 mod http;
 mod relay;
 mod session;
+mod toolbox;
 mod upstream;
 mod validate;
 
-pub use gateway::{
-    CALL_TOOL_TOOL_NAME, Gateway, GatewayError, GatewayOptions, SessionRef, StartReport,
-};
+pub use gateway::{CALL_TOOL_TOOL_NAME, Gateway, GatewayOptions, SessionRef};
 pub use handler::{GatewayHandler, SessionSource};
 pub use http::{HttpOptions, MCP_PATH, serve_http};
 pub use relay::Downstream;
 pub use session::{HistorySessionStore, SESSION_STARTED, Session, Sessions};
+pub use toolbox::{StartReport, Toolbox, ToolboxError, ToolboxOptions};
 pub use upstream::{Upstream, UpstreamError, UpstreamEvent, UpstreamListing};

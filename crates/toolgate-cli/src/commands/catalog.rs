@@ -11,8 +11,8 @@ use toolgate_core::{
     tool_groups_section,
 };
 use toolgate_mcp::Gateway;
-use toolgate_mcp::GatewayOptions;
 use toolgate_mcp::config::Startup;
+use toolgate_mcp::{GatewayOptions, ToolboxOptions};
 use toolgate_store::MemoryStore;
 
 use crate::cli::CatalogArgs;
@@ -43,10 +43,12 @@ fn run_with_upstreams(args: &CatalogArgs, out: &mut dyn Write) -> Result<()> {
         upstream.startup = Startup::Eager;
     }
     let options = GatewayOptions {
-        upstreams,
-        manifest_dirs: args.manifests.clone(),
-        jsonl_catalogs: args.jsonl.clone(),
-        builtins: None,
+        tools: ToolboxOptions {
+            upstreams,
+            manifest_dirs: args.manifests.clone(),
+            jsonl_catalogs: args.jsonl.clone(),
+            builtins: None,
+        },
         session_idle_timeout: std::time::Duration::from_secs(60),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()

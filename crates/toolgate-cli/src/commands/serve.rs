@@ -14,7 +14,7 @@ use toolgate_agent::{BuiltinConfig, FilesAccess};
 use toolgate_mcp::config::{self, UpstreamConfig};
 use toolgate_mcp::{
     Gateway, GatewayHandler, GatewayOptions, HttpOptions, MCP_PATH, SessionSource, StartReport,
-    serve_http,
+    ToolboxOptions, serve_http,
 };
 use toolgate_store::{ConversationId, ConversationStore, MemoryStore, SqliteStore};
 
@@ -69,17 +69,19 @@ async fn serve<S: ConversationStore + 'static>(
     let (upstreams, config_files) = load_upstreams(&args)?;
     let manifest_dirs = manifest_dirs(&args.manifests);
     let options = GatewayOptions {
-        upstreams,
-        manifest_dirs: manifest_dirs.clone(),
-        jsonl_catalogs: args.jsonl.clone(),
-        builtins: (!args.no_builtins).then(|| BuiltinConfig {
-            files_root: args.files_root.clone(),
-            files_access: if args.allow_write {
-                FilesAccess::ReadWrite
-            } else {
-                FilesAccess::ReadOnly
-            },
-        }),
+        tools: ToolboxOptions {
+            upstreams,
+            manifest_dirs: manifest_dirs.clone(),
+            jsonl_catalogs: args.jsonl.clone(),
+            builtins: (!args.no_builtins).then(|| BuiltinConfig {
+                files_root: args.files_root.clone(),
+                files_access: if args.allow_write {
+                    FilesAccess::ReadWrite
+                } else {
+                    FilesAccess::ReadOnly
+                },
+            }),
+        },
         session_idle_timeout: Duration::from_secs(args.session_idle_minutes.max(1) * 60),
     };
     let (gateway, report) = Gateway::start(options, store).await?;

@@ -31,14 +31,14 @@ struct Running {
 impl<S: ConversationStore + 'static> Gateway<S> {
     async fn running(&self) -> Vec<Running> {
         let mut running = Vec::new();
-        for slot in &self.upstreams {
-            if let Some(peer) = slot.upstream.running_peer().await {
+        for upstream in self.toolbox.upstreams() {
+            if let Some(peer) = upstream.running_peer().await {
                 let capabilities = peer
                     .peer_info()
                     .map(|info| info.capabilities.clone())
                     .unwrap_or_default();
                 running.push(Running {
-                    name: slot.upstream.name().to_string(),
+                    name: upstream.name().to_string(),
                     peer,
                     capabilities,
                 });

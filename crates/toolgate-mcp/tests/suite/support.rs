@@ -17,7 +17,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use toolgate_agent::{BuiltinConfig, FilesAccess};
 use toolgate_mcp::config::UpstreamConfig;
-use toolgate_mcp::{Gateway, GatewayOptions, HttpOptions, serve_http};
+use toolgate_mcp::{Gateway, GatewayOptions, HttpOptions, ToolboxOptions, serve_http};
 use toolgate_store::{ConversationStore, MemoryStore};
 
 /// A gateway serving HTTP until dropped.
@@ -45,13 +45,15 @@ impl<S: ConversationStore + 'static> Served<S> {
 
 pub(crate) fn options(files_root: &Path, upstreams: Vec<UpstreamConfig>) -> GatewayOptions {
     GatewayOptions {
-        upstreams,
-        manifest_dirs: Vec::new(),
-        jsonl_catalogs: Vec::new(),
-        builtins: Some(BuiltinConfig {
-            files_root: files_root.to_path_buf(),
-            files_access: FilesAccess::ReadOnly,
-        }),
+        tools: ToolboxOptions {
+            upstreams,
+            manifest_dirs: Vec::new(),
+            jsonl_catalogs: Vec::new(),
+            builtins: Some(BuiltinConfig {
+                files_root: files_root.to_path_buf(),
+                files_access: FilesAccess::ReadOnly,
+            }),
+        },
         session_idle_timeout: Duration::from_secs(3600),
     }
 }
