@@ -1,0 +1,312 @@
+//! Provider settings: [`ModelSettings`] as a user writes them (the `[model]`
+//! table of `toolgate.toml`), resolved with the environment into a
+//! [`ProviderConfig`].
+
+use std::fmt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+/// Which wire format a provider speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKind {
+    /// OpenAI chat completions: OpenAI, Ollama, vLLM, llama.cpp, OpenRouter...
+    #[serde(rename = "openai")]
+    OpenAi,
+    /// Anthropic messages.
+    Anthropic,
+}
+
+impl ProviderKind {
+    /// The configured spelling: `openai`, `anthropic`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::OpenAi => "openai",
+            Self::Anthropic => "anthropic",
+        }
+    }
+
+    /// The public endpoint used when no base URL is configured.
+    pub fn default_base_url(self) -> &'static str {
+        match self {
+            Self::OpenAi => "https://api.openai.com/v1",
+            Self::Anthropic => "https://api.anthropic.com",
+        }
+    }
+
+    /// The provider's own key variable.
+    fn key_variable(self) -> &'static str {
+        match self {
+            Self::OpenAi => "OPENAI_API_KEY",
+            Self::Anthropic => "ANTHROPIC_API_KEY",
+        }
+    }
+}
+
+impl fmt::Display for ProviderKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// An API key. Its `Debug` never shows it, and it has no `Display`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApiKey(String);
+
+impl ApiKey {
+    /// Wraps a key.
+    pub fn new(key: impl Into<String>) -> Self {
+        Self(key.into())
+    }
+
+    /// The key itself, for the request header.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ApiKey(redacted)")
+    }
+}
+
+/// When and how often a failed request is sent again.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Retries after the first attempt.
+    pub max_retries: u32,
+    /// Wait before the first retry when the server does not say; doubles each time.
+    pub initial_backoff: Duration,
+    /// Longest computed wait.
+    pub max_backoff: Duration,
+    /// Longest server-requested wait (`Retry-After`) honoured; a longer one fails at once.
+    pub max_retry_after: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        Self {
+            max_retries: 3,
+            initial_backoff: Duration::from_millis(500),
+            max_backoff: Duration::from_secs(30),
+            max_retry_after: Duration::from_secs(60),
+        }
+    }
+}
+
+/// Everything a provider client needs.
+#[derive(Clone, Debug)]
+pub struct ProviderConfig {
+    /// The wire format.
+    pub kind: ProviderKind,
+    /// The API's base URL, without a trailing `/` (`https://api.openai.com/v1`).
+    pub base_url: String,
+    /// The model's name.
+    pub model: String,
+    /// The key, if any (local servers need none).
+    pub api_key: Option<ApiKey>,
+    /// Where the key came from, for error messages: never the key.
+    pub key_source: String,
+    /// Stream answers (SSE).
+    pub stream: bool,
+    /// Output token limit. Anthropic requires one (4096 when unset); OpenAI
+    /// gets `max_tokens` only when set.
+    pub max_tokens: Option<u32>,
+    /// Longest wait for a connection.
+    pub connect_timeout: Duration,
+    /// Longest silence while reading a response or between stream chunks.
+    pub read_timeout: Duration,
+    /// Retries on 429, 5xx and failed connections.
+    pub retry: RetryPolicy,
+}
+
+impl ProviderConfig {
+    /// A configuration with the defaults: streaming, no key, 10 s to
+    /// connect, 120 s of silence at most, 3 retries.
+    pub fn new(kind: ProviderKind, base_url: impl Into<String>, model: impl Into<String>) -> Self {
+        Self {
+            kind,
+            base_url: base_url.into().trim_end_matches('/').to_owned(),
+            model: model.into(),
+            api_key: None,
+            key_source: "no API key configured".to_owned(),
+            stream: true,
+            max_tokens: None,
+            connect_timeout: Duration::from_secs(10),
+            read_timeout: Duration::from_secs(120),
+            retry: RetryPolicy::default(),
+        }
+    }
+}
+
+/// The `[model]` table of `toolgate.toml`. Every field is optional; the
+/// environment fills in or overrides (see [`ModelSettings::resolve`]).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelSettings {
+    /// `openai` (default) or `anthropic`.
+    pub provider: Option<String>,
+    /// The model's name.
+    pub model: Option<String>,
+    /// The API's base URL (default per provider).
+    pub base_url: Option<String>,
+    /// Name of the environment variable holding the key.
+    pub api_key_env: Option<String>,
+    /// File holding the key.
+    pub api_key_file: Option<PathBuf>,
+    /// Stream answers (default true).
+    pub stream: Option<bool>,
+    /// Output token limit.
+    pub max_tokens: Option<u32>,
+    /// Seconds to wait for a connection.
+    pub connect_timeout_seconds: Option<f64>,
+    /// Seconds of silence allowed while reading.
+    pub read_timeout_seconds: Option<f64>,
+    /// Retries on 429, 5xx and failed connections.
+    pub max_retries: Option<u32>,
+}
+
+/// Why settings do not make a provider configuration.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ConfigError(String);
+
+impl ModelSettings {
+    /// The `[model]` table of a TOML document (other tables are ignored);
+    /// empty settings when there is none.
+    pub fn from_toml_str(text: &str) -> Result<Self, ConfigError> {
+        let table: toml::Table =
+            toml::from_str(text).map_err(|e| ConfigError(e.to_string().trim_end().to_owned()))?;
+        match table.get("model") {
+            None => Ok(Self::default()),
+            Some(model) => model
+                .clone()
+                .try_into()
+                .map_err(|e: toml::de::Error| ConfigError(format!("[model]: {}", e.message()))),
+        }
+    }
+
+    /// The provider configuration these settings and the environment give.
+    /// `TOOLGATE_PROVIDER`, `TOOLGATE_MODEL` and `TOOLGATE_BASE_URL` override
+    /// the settings. The key comes from `api_key_file`, else the variable
+    /// `api_key_env` names, else `TOOLGATE_API_KEY`, else the provider's own
+    /// variable (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`); none is fine for a
+    /// local server.
+    pub fn resolve(
+        &self,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<ProviderConfig, ConfigError> {
+        let env = |name: &str| env(name).filter(|value| !value.trim().is_empty());
+        let kind = match env("TOOLGATE_PROVIDER").or_else(|| self.provider.clone()) {
+            None => ProviderKind::OpenAi,
+            Some(name) => match name.trim().to_ascii_lowercase().as_str() {
+                "openai" => ProviderKind::OpenAi,
+                "anthropic" => ProviderKind::Anthropic,
+                _ => {
+                    return Err(ConfigError(format!(
+                        "unknown provider '{name}': use openai (any OpenAI-compatible server) or anthropic"
+                    )));
+                }
+            },
+        };
+        let model = env("TOOLGATE_MODEL")
+            .or_else(|| self.model.clone())
+            .filter(|m| !m.trim().is_empty())
+            .ok_or_else(|| {
+                ConfigError(
+                    "no model configured: set `model` under [model] in the config file, or TOOLGATE_MODEL"
+                        .to_owned(),
+                )
+            })?;
+        let base_url = env("TOOLGATE_BASE_URL")
+            .or_else(|| self.base_url.clone())
+            .unwrap_or_else(|| kind.default_base_url().to_owned());
+        if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+            return Err(ConfigError(format!(
+                "base_url '{base_url}' is not an http:// or https:// URL"
+            )));
+        }
+        let mut config = ProviderConfig::new(kind, base_url, model.trim());
+        (config.api_key, config.key_source) = self.key(kind, &env)?;
+        if let Some(stream) = self.stream {
+            config.stream = stream;
+        }
+        config.max_tokens = self.max_tokens;
+        if let Some(seconds) = self.connect_timeout_seconds {
+            config.connect_timeout = seconds_setting("connect_timeout_seconds", seconds)?;
+        }
+        if let Some(seconds) = self.read_timeout_seconds {
+            config.read_timeout = seconds_setting("read_timeout_seconds", seconds)?;
+        }
+        if let Some(retries) = self.max_retries {
+            config.retry.max_retries = retries;
+        }
+        Ok(config)
+    }
+
+    fn key(
+        &self,
+        kind: ProviderKind,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<(Option<ApiKey>, String), ConfigError> {
+        if let Some(path) = &self.api_key_file {
+            let text = std::fs::read_to_string(path).map_err(|error| {
+                ConfigError(format!("api_key_file {}: {error}", path.display()))
+            })?;
+            let key = text.trim();
+            if key.is_empty() {
+                return Err(ConfigError(format!(
+                    "api_key_file {} is empty",
+                    path.display()
+                )));
+            }
+            return Ok((
+                Some(ApiKey::new(key)),
+                format!("the file {}", path.display()),
+            ));
+        }
+        if let Some(variable) = &self.api_key_env {
+            return match env(variable) {
+                Some(key) => Ok((
+                    Some(ApiKey::new(key.trim())),
+                    format!("the environment variable {variable}"),
+                )),
+                None => Err(ConfigError(format!(
+                    "api_key_env names {variable}, which is not set"
+                ))),
+            };
+        }
+        for variable in ["TOOLGATE_API_KEY", kind.key_variable()] {
+            if let Some(key) = env(variable) {
+                return Ok((
+                    Some(ApiKey::new(key.trim())),
+                    format!("the environment variable {variable}"),
+                ));
+            }
+        }
+        Ok((
+            None,
+            format!(
+                "no API key configured: set {} or api_key_file",
+                kind.key_variable()
+            ),
+        ))
+    }
+}
+
+fn seconds_setting(name: &str, seconds: f64) -> Result<Duration, ConfigError> {
+    if seconds.is_finite() && seconds > 0.0 {
+        Ok(Duration::from_secs_f64(seconds))
+    } else {
+        Err(ConfigError(format!(
+            "{name} must be a positive number of seconds, not {seconds}"
+        )))
+    }
+}
+
+#[cfg(test)]
+#[path = "config_tests.rs"]
+mod tests;

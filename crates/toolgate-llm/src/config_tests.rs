@@ -1,0 +1,128 @@
+use std::collections::HashMap;
+
+use pretty_assertions::assert_eq;
+
+use super::{ModelSettings, ProviderKind};
+
+fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+    let map: HashMap<String, String> = pairs
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect();
+    move |name| map.get(name).cloned()
+}
+
+#[test]
+fn the_environment_overrides_the_file_and_defaults_fill_the_rest() {
+    let settings = ModelSettings::from_toml_str(
+        "[[upstream]]\nname = \"git\"\ncommand = \"uvx\"\n\n[model]\nprovider = \"anthropic\"\nmodel = \"claude-file\"\nmax_tokens = 1000\n",
+    )
+    .unwrap();
+    let config = settings
+        .resolve(&env(&[
+            ("TOOLGATE_MODEL", "claude-env"),
+            ("ANTHROPIC_API_KEY", "sk-ant-1"),
+        ]))
+        .unwrap();
+    assert_eq!(config.kind, ProviderKind::Anthropic);
+    assert_eq!(config.model, "claude-env");
+    assert_eq!(config.base_url, "https://api.anthropic.com");
+    assert_eq!(config.max_tokens, Some(1000));
+    assert!(config.stream);
+    assert_eq!(
+        config.api_key.as_ref().map(|k| k.expose()),
+        Some("sk-ant-1")
+    );
+    assert_eq!(
+        config.key_source,
+        "the environment variable ANTHROPIC_API_KEY"
+    );
+
+    let openai = ModelSettings::default()
+        .resolve(&env(&[
+            ("TOOLGATE_MODEL", "llama3.1"),
+            ("TOOLGATE_BASE_URL", "http://localhost:11434/v1/"),
+        ]))
+        .unwrap();
+    assert_eq!(openai.kind, ProviderKind::OpenAi);
+    assert_eq!(openai.base_url, "http://localhost:11434/v1");
+    assert!(openai.api_key.is_none(), "a local server needs no key");
+    assert!(openai.key_source.contains("OPENAI_API_KEY"));
+}
+
+#[test]
+fn the_key_comes_from_a_file_or_a_named_variable_and_never_shows() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("key");
+    std::fs::write(&path, "sk-secret-from-file\n").unwrap();
+    let settings = ModelSettings {
+        model: Some("m".into()),
+        api_key_file: Some(path.clone()),
+        ..ModelSettings::default()
+    };
+    let config = settings
+        .resolve(&env(&[("OPENAI_API_KEY", "sk-env")]))
+        .unwrap();
+    assert_eq!(
+        config.api_key.as_ref().map(|k| k.expose()),
+        Some("sk-secret-from-file")
+    );
+    assert!(!format!("{config:?}").contains("sk-secret"), "{config:?}");
+
+    let named = ModelSettings {
+        model: Some("m".into()),
+        api_key_env: Some("MY_KEY".into()),
+        ..ModelSettings::default()
+    };
+    assert_eq!(
+        named
+            .resolve(&env(&[("MY_KEY", "sk-mine")]))
+            .unwrap()
+            .key_source,
+        "the environment variable MY_KEY"
+    );
+    assert_eq!(
+        named.resolve(&env(&[])).unwrap_err().to_string(),
+        "api_key_env names MY_KEY, which is not set"
+    );
+
+    std::fs::write(&path, "  \n").unwrap();
+    let error = settings.resolve(&env(&[])).unwrap_err().to_string();
+    assert!(error.contains("is empty"), "{error}");
+}
+
+#[test]
+fn bad_settings_are_named() {
+    let no_model = ModelSettings::default().resolve(&env(&[])).unwrap_err();
+    assert_eq!(
+        no_model.to_string(),
+        "no model configured: set `model` under [model] in the config file, or TOOLGATE_MODEL"
+    );
+    let provider = ModelSettings::default()
+        .resolve(&env(&[
+            ("TOOLGATE_MODEL", "m"),
+            ("TOOLGATE_PROVIDER", "gemini"),
+        ]))
+        .unwrap_err();
+    assert!(
+        provider
+            .to_string()
+            .starts_with("unknown provider 'gemini'"),
+        "{provider}"
+    );
+    let timeout = ModelSettings {
+        model: Some("m".into()),
+        read_timeout_seconds: Some(0.0),
+        ..ModelSettings::default()
+    };
+    assert!(
+        timeout
+            .resolve(&env(&[]))
+            .unwrap_err()
+            .to_string()
+            .contains("read_timeout_seconds")
+    );
+    let unknown = ModelSettings::from_toml_str("[model]\nmodle = \"typo\"\n").unwrap_err();
+    assert!(unknown.to_string().contains("modle"), "{unknown}");
+    assert!(ModelSettings::from_toml_str("").unwrap().model.is_none());
+}

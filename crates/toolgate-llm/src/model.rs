@@ -1,0 +1,157 @@
+//! The provider-neutral request and response model, and the [`ChatModel`]
+//! trait every provider implements.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::error::LlmError;
+
+/// One model call: the system prompt, the conversation so far, and the tools
+/// the model may call.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ChatRequest {
+    /// The system prompt; empty for none.
+    pub system: String,
+    /// The conversation, oldest first.
+    pub messages: Vec<ChatMessage>,
+    /// The tools offered on this call, in the order the model sees them.
+    pub tools: Vec<ToolSpec>,
+}
+
+/// A tool as a provider receives it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolSpec {
+    /// The tool's name.
+    pub name: String,
+    /// What it does.
+    pub description: String,
+    /// JSON Schema of its input (an object schema).
+    pub input_schema: Value,
+}
+
+/// One message of the conversation sent to the model.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ChatMessage {
+    /// The user's text.
+    User(String),
+    /// The model's earlier answer: its text (may be empty) and the tool calls
+    /// it made, in order.
+    Assistant {
+        /// The text.
+        text: String,
+        /// The tool calls.
+        tool_calls: Vec<ToolCall>,
+    },
+    /// The result of one tool call. Results follow the assistant message that
+    /// made the calls, one per call, in call order.
+    ToolResult {
+        /// The call's id, as the model gave it.
+        call_id: String,
+        /// The tool called.
+        name: String,
+        /// What the model reads.
+        content: String,
+        /// Whether the call failed.
+        is_error: bool,
+    },
+}
+
+/// A tool call the model made.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolCall {
+    /// The provider's id for the call (links the result to it).
+    pub id: String,
+    /// The tool's name.
+    pub name: String,
+    /// The arguments as JSON text, exactly as the model produced them (they
+    /// may not parse: the caller decides what to do then).
+    pub arguments: String,
+}
+
+/// Why the model stopped.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StopReason {
+    /// It finished its answer.
+    EndTurn,
+    /// It wants its tool calls run.
+    ToolUse,
+    /// It hit the output token limit.
+    MaxTokens,
+    /// Something else, as the provider spelled it.
+    Other(String),
+}
+
+/// Token usage as the provider reported it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Usage {
+    /// Prompt (input) tokens, cached ones included.
+    pub input_tokens: u64,
+    /// Completion (output) tokens.
+    pub output_tokens: u64,
+    /// Prompt tokens served from the provider's cache, when reported.
+    pub cached_input_tokens: Option<u64>,
+}
+
+/// The model's complete answer to one [`ChatRequest`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChatResponse {
+    /// Its text (empty when it only called tools).
+    pub text: String,
+    /// Its tool calls, in order.
+    pub tool_calls: Vec<ToolCall>,
+    /// Why it stopped.
+    pub stop_reason: StopReason,
+    /// Usage, when the provider reported it.
+    pub usage: Option<Usage>,
+}
+
+/// What happens while a call is under way, for showing it live.
+#[derive(Clone, Debug, PartialEq)]
+pub enum StreamEvent {
+    /// More of the answer's text. A non-streaming call sends the whole text
+    /// as one delta, so callers show text the same way either way.
+    TextDelta(String),
+    /// The model started a tool call (its arguments are still coming).
+    ToolCallStarted {
+        /// The call's id.
+        id: String,
+        /// The tool's name.
+        name: String,
+    },
+    /// The provider failed in a way worth retrying; the request is sent again
+    /// after `delay`.
+    Retrying {
+        /// 1 for the first retry.
+        attempt: u32,
+        /// How long until it is sent again.
+        delay: Duration,
+        /// What went wrong (`HTTP 429 Too Many Requests`, ...).
+        reason: String,
+    },
+}
+
+/// Receives [`StreamEvent`]s during a call.
+pub type EventSink<'a> = &'a mut (dyn FnMut(StreamEvent) + Send);
+
+/// The future a [`ChatModel`] returns.
+pub type ModelFuture<'a> =
+    Pin<Box<dyn Future<Output = Result<ChatResponse, LlmError>> + Send + 'a>>;
+
+/// A chat model behind some provider's API.
+///
+/// Dropping the future abandons the call (that is how callers cancel).
+pub trait ChatModel: Send + Sync + fmt::Debug {
+    /// The provider's name: `openai`, `anthropic`.
+    fn provider(&self) -> &str;
+
+    /// The model's name, as sent to the provider.
+    fn model(&self) -> &str;
+
+    /// Sends `request` and returns the complete answer, reporting text deltas,
+    /// tool-call starts and retries to `events` as they happen.
+    fn complete<'a>(&'a self, request: &'a ChatRequest, events: EventSink<'a>) -> ModelFuture<'a>;
+}
