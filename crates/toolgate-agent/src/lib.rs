@@ -1,14 +1,21 @@
-//! Tool execution for toolgate: the [`ToolExecutor`] and
+//! Tool execution and the agent loop for toolgate: the [`ToolExecutor`] and
 //! [`ToolHost`] traits every tool source implements, the [built-in tool
 //! groups](BuiltinTools) (`time`, `files`) that ship with the gateway and the
-//! agent.
+//! agent, and the [`Agent`] turn loop over a [`ChatModel`](toolgate_llm::ChatModel).
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod agent;
 mod builtin;
 mod executor;
 mod host;
+mod transcript;
 
+pub use agent::{
+    Agent, AgentError, AgentOptions, CANCELLED_RESULT, CallReport, DEFAULT_SYSTEM_PROMPT, TurnEnd,
+    TurnEvent, TurnEvents, TurnOutcome,
+};
 pub use builtin::{BuiltinConfig, BuiltinError, BuiltinTools, FilesAccess};
 pub use executor::{ToolExecutor, ToolFuture, ToolOutput};
 pub use host::{PrepareFuture, ToolHost};
+pub use transcript::{INTERRUPTED_RESULT, chat_messages};

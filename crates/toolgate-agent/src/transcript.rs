@@ -1,0 +1,125 @@
+//! From stored history to what a model reads: [`chat_messages`] turns a
+//! conversation's messages into provider-neutral [`ChatMessage`]s.
+//!
+//! The store keeps one row per event (the model's text, each tool call, each
+//! result); a provider wants one assistant message carrying its tool calls,
+//! followed by one result per call. Calls whose result never arrived (the
+//! process died mid-call) get an error result, because providers reject a
+//! tool call without one.
+
+use std::collections::HashMap;
+
+use toolgate_core::{Message, MessageKind, ToolStatus};
+use toolgate_llm::{ChatMessage, ToolCall};
+
+/// What the model reads for a call that has no stored result.
+pub const INTERRUPTED_RESULT: &str =
+    "The tool call did not finish: the agent stopped before its result arrived.";
+
+/// The provider-neutral conversation for `history`, oldest first.
+///
+/// - user messages and compaction summaries are user text;
+/// - an assistant message and the tool calls stored right after it form one
+///   assistant message; its results follow, one per call, in call order;
+/// - host messages (`System`) are not sent;
+/// - a tool call without an id or name, and a result without a call, are
+///   dropped; an assistant message with neither text nor calls is dropped.
+pub fn chat_messages<'m>(history: impl IntoIterator<Item = &'m Message>) -> Vec<ChatMessage> {
+    let history: Vec<&Message> = history.into_iter().collect();
+    let results: HashMap<&str, &Message> = history
+        .iter()
+        .filter(|m| m.kind == MessageKind::ToolResult)
+        .filter_map(|m| Some((m.tool_call_id.as_deref()?, *m)))
+        .collect();
+    let mut out = Vec::new();
+    let mut index = 0;
+    while let Some(message) = history.get(index) {
+        index += 1;
+        match message.kind {
+            MessageKind::User => out.push(ChatMessage::User(message.content.clone())),
+            MessageKind::Compaction => out.push(ChatMessage::User(format!(
+                "Summary of the conversation so far:\n{}",
+                message.content
+            ))),
+            MessageKind::Assistant | MessageKind::ToolCall => {
+                let text = if message.kind == MessageKind::Assistant {
+                    message.content.clone()
+                } else {
+                    index -= 1;
+                    String::new()
+                };
+                let mut tool_calls = Vec::new();
+                while let Some(call) = history
+                    .get(index)
+                    .filter(|m| m.kind == MessageKind::ToolCall)
+                {
+                    index += 1;
+                    if let (Some(id), Some(name)) = (&call.tool_call_id, &call.tool_name) {
+                        tool_calls.push(ToolCall {
+                            id: id.clone(),
+                            name: name.clone(),
+                            arguments: call
+                                .tool_input
+                                .clone()
+                                .filter(|input| !input.trim().is_empty())
+                                .unwrap_or_else(|| "{}".to_owned()),
+                        });
+                    }
+                }
+                if text.is_empty() && tool_calls.is_empty() {
+                    continue;
+                }
+                let replies: Vec<ChatMessage> = tool_calls
+                    .iter()
+                    .map(|call| result_for(call, results.get(call.id.as_str()).copied()))
+                    .collect();
+                out.push(ChatMessage::Assistant { text, tool_calls });
+                out.extend(replies);
+            }
+            MessageKind::ToolResult | MessageKind::System => {}
+        }
+    }
+    out
+}
+
+fn result_for(call: &ToolCall, stored: Option<&Message>) -> ChatMessage {
+    let (content, is_error) = match stored {
+        Some(result) => (
+            result.content.clone(),
+            result.tool_status == Some(ToolStatus::Error),
+        ),
+        None => (INTERRUPTED_RESULT.to_owned(), true),
+    };
+    ChatMessage::ToolResult {
+        call_id: call.id.clone(),
+        name: call.name.clone(),
+        content,
+        is_error,
+    }
+}
+
+/// The tool calls in `history` that have no result (the process stopped
+/// while they ran).
+pub(crate) fn unanswered_calls<'m>(
+    history: impl IntoIterator<Item = &'m Message>,
+) -> Vec<&'m Message> {
+    let history: Vec<&Message> = history.into_iter().collect();
+    let answered: std::collections::HashSet<&str> = history
+        .iter()
+        .filter(|m| m.kind == MessageKind::ToolResult)
+        .filter_map(|m| m.tool_call_id.as_deref())
+        .collect();
+    history
+        .into_iter()
+        .filter(|m| m.kind == MessageKind::ToolCall)
+        .filter(|m| {
+            m.tool_call_id
+                .as_deref()
+                .is_some_and(|id| !answered.contains(id))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+#[path = "transcript_tests.rs"]
+mod tests;

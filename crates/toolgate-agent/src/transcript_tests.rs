@@ -1,0 +1,100 @@
+use pretty_assertions::assert_eq;
+use toolgate_core::{Message, ToolStatus};
+use toolgate_llm::{ChatMessage, ToolCall};
+
+use super::{INTERRUPTED_RESULT, chat_messages, unanswered_calls};
+
+fn call(id: &str, name: &str, arguments: &str) -> ToolCall {
+    ToolCall {
+        id: id.to_owned(),
+        name: name.to_owned(),
+        arguments: arguments.to_owned(),
+    }
+}
+
+fn result(id: &str, name: &str, content: &str, is_error: bool) -> ChatMessage {
+    ChatMessage::ToolResult {
+        call_id: id.to_owned(),
+        name: name.to_owned(),
+        content: content.to_owned(),
+        is_error,
+    }
+}
+
+#[test]
+fn assistant_text_and_its_calls_form_one_message_followed_by_results_in_call_order() {
+    let history = [
+        Message::user("what time is it in Paris and Tokyo?"),
+        Message::assistant("Let me check."),
+        Message::tool_call(
+            "a",
+            "time_now",
+            r#"{"timezone":"Europe/Paris"}"#,
+            ToolStatus::Success,
+        ),
+        Message::tool_call(
+            "b",
+            "time_now",
+            r#"{"timezone":"Asia/Tokyo"}"#,
+            ToolStatus::Error,
+        ),
+        // Results are stored as they finish: b first.
+        Message::tool_result("b", "time_now", "unknown zone", ToolStatus::Error),
+        Message::tool_result("a", "time_now", "10:00", ToolStatus::Success),
+        Message::assistant("Paris: 10:00."),
+    ];
+    assert_eq!(
+        chat_messages(&history),
+        vec![
+            ChatMessage::User("what time is it in Paris and Tokyo?".to_owned()),
+            ChatMessage::Assistant {
+                text: "Let me check.".to_owned(),
+                tool_calls: vec![
+                    call("a", "time_now", r#"{"timezone":"Europe/Paris"}"#),
+                    call("b", "time_now", r#"{"timezone":"Asia/Tokyo"}"#),
+                ],
+            },
+            result("a", "time_now", "10:00", false),
+            result("b", "time_now", "unknown zone", true),
+            ChatMessage::Assistant {
+                text: "Paris: 10:00.".to_owned(),
+                tool_calls: vec![],
+            },
+        ]
+    );
+}
+
+#[test]
+fn calls_without_text_or_result_still_make_a_valid_transcript() {
+    let history = [
+        Message::user("load the files tools"),
+        Message::tool_call("c1", "load_tool_group", "", ToolStatus::Pending),
+        Message::system("host note, never sent"),
+        Message::tool_result("orphan", "x", "no call", ToolStatus::Success),
+    ];
+    assert_eq!(
+        chat_messages(&history),
+        vec![
+            ChatMessage::User("load the files tools".to_owned()),
+            ChatMessage::Assistant {
+                text: String::new(),
+                tool_calls: vec![call("c1", "load_tool_group", "{}")],
+            },
+            result("c1", "load_tool_group", INTERRUPTED_RESULT, true),
+        ]
+    );
+    let unanswered: Vec<_> = unanswered_calls(&history)
+        .into_iter()
+        .filter_map(|m| m.tool_call_id.clone())
+        .collect();
+    assert_eq!(unanswered, vec!["c1".to_owned()]);
+}
+
+#[test]
+fn an_empty_assistant_message_is_not_sent() {
+    let history = [Message::user("hi"), Message::assistant("")];
+    assert_eq!(
+        chat_messages(&history),
+        vec![ChatMessage::User("hi".to_owned())]
+    );
+}

@@ -1,0 +1,381 @@
+//! A tool host over real built-ins and real manifests, a scripted provider,
+//! and helpers to read what each request carried.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, RwLock, RwLockReadGuard};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tempfile::TempDir;
+use tokio_util::sync::CancellationToken;
+use toolgate_agent::{
+    Agent, AgentOptions, BuiltinConfig, BuiltinTools, FilesAccess, PrepareFuture, ToolExecutor,
+    ToolFuture, ToolHost, ToolOutput, TurnEvent, TurnOutcome,
+};
+use toolgate_core::{Catalog, Encoding, Origin, TokenCounter, load_manifest_dirs};
+use toolgate_llm::scripted::{Recorded, ScriptedServer, ScriptedTurn, Wire};
+use toolgate_llm::{ProviderConfig, ProviderKind, connect};
+use toolgate_store::{ConversationId, MemoryStore};
+
+/// Every wire format, streaming and not.
+pub(crate) const WIRES: [(Wire, bool); 4] = [
+    (Wire::OpenAi, true),
+    (Wire::OpenAi, false),
+    (Wire::Anthropic, true),
+    (Wire::Anthropic, false),
+];
+
+/// The group whose start fails, like an upstream that cannot run.
+pub(crate) const BROKEN_GROUP: &str = "broken";
+
+/// Built-ins (`time`, `files`), manifest groups `pdf` (with `_meta`),
+/// `config` (17 tools, no `_meta`), `crm` (90 tools), `slow` (a tool that
+/// never finishes), `broken` (fails to start), and a core tool `echo`.
+#[derive(Debug)]
+pub(crate) struct TestHost {
+    catalog: RwLock<Catalog>,
+    builtins: BuiltinTools,
+    /// Every tool call that reached the host: name and arguments.
+    pub(crate) calls: Mutex<Vec<(String, Value)>>,
+    /// Calls of `slow_wait` that saw their cancellation.
+    pub(crate) cancelled: AtomicUsize,
+    _root: TempDir,
+}
+
+impl TestHost {
+    pub(crate) fn new() -> Arc<Self> {
+        let root = tempfile::tempdir().unwrap();
+        let manifests = root.path().join("tools");
+        std::fs::create_dir(&manifests).unwrap();
+        write_manifests(&manifests);
+        std::fs::write(root.path().join("notes.txt"), "hello from notes\n").unwrap();
+        let builtins = BuiltinTools::new(&BuiltinConfig {
+            files_root: root.path().to_path_buf(),
+            files_access: FilesAccess::ReadOnly,
+        })
+        .unwrap();
+        let mut catalog = Catalog::new();
+        catalog
+            .register_tool(
+                toolgate_core::unload_tool_group_definition(),
+                None,
+                Origin::MetaTool,
+            )
+            .unwrap();
+        builtins.register(&mut catalog, |_| false).unwrap();
+        let report = load_manifest_dirs(&mut catalog, &[&manifests]);
+        assert!(report.errors.is_empty(), "{:?}", report.errors);
+        Arc::new(Self {
+            catalog: RwLock::new(catalog),
+            builtins,
+            calls: Mutex::new(Vec::new()),
+            cancelled: AtomicUsize::new(0),
+            _root: root,
+        })
+    }
+
+    pub(crate) fn called(&self) -> Vec<String> {
+        self.calls
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(name, _)| name.clone())
+            .collect()
+    }
+}
+
+fn write_manifests(dir: &Path) {
+    let tool = |name: &str, description: &str| {
+        json!({"name": name, "description": description,
+               "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}}})
+    };
+    let write = |file: &str, value: Value| {
+        std::fs::write(
+            dir.join(file),
+            serde_json::to_string_pretty(&value).unwrap(),
+        )
+        .unwrap();
+    };
+    write(
+        "echo.json",
+        json!({"name": "echo", "description": "Repeat the text back",
+               "input_schema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}}),
+    );
+    write(
+        "pdf.json",
+        json!([
+            {"_meta": true, "display_name": "PDF Tools", "description": "Read and merge PDF files"},
+            tool("pdf_info", "Page count and metadata of a PDF"),
+            tool("pdf_merge", "Merge PDF files"),
+        ]),
+    );
+    write(
+        "config.json",
+        Value::Array(
+            (1..=17)
+                .map(|n| {
+                    tool(
+                        &format!("config_setting_{n}"),
+                        "Read a configuration setting",
+                    )
+                })
+                .collect(),
+        ),
+    );
+    write(
+        "crm.json",
+        Value::Array(
+            (1..=90)
+                .map(|n| tool(&format!("crm_action_{n}"), "Work with customer records"))
+                .collect(),
+        ),
+    );
+    write(
+        "slow.json",
+        json!([tool("slow_wait", "Wait for something that never comes")]),
+    );
+    write(
+        "broken.json",
+        json!([tool("broken_tool", "A tool whose server cannot start")]),
+    );
+}
+
+impl ToolHost for TestHost {
+    fn catalog(&self) -> RwLockReadGuard<'_, Catalog> {
+        self.catalog.read().unwrap()
+    }
+
+    fn prepare_group<'a>(&'a self, group: &'a str) -> PrepareFuture<'a> {
+        Box::pin(async move {
+            if group == BROKEN_GROUP {
+                Err("MCP server 'broken' failed to start: cannot run 'broken-server'".to_owned())
+            } else {
+                Ok(())
+            }
+        })
+    }
+
+    fn call<'a>(
+        &'a self,
+        tool: &'a str,
+        arguments: Value,
+        cancel: CancellationToken,
+    ) -> ToolFuture<'a> {
+        self.calls
+            .lock()
+            .unwrap()
+            .push((tool.to_owned(), arguments.clone()));
+        Box::pin(async move {
+            if tool == "slow_wait" {
+                cancel.cancelled().await;
+                self.cancelled.fetch_add(1, Ordering::SeqCst);
+                return ToolOutput::error("cancelled");
+            }
+            let builtin = self
+                .catalog()
+                .group_of(tool)
+                .is_some_and(|g| BuiltinTools::group_ids().contains(&g.as_str()));
+            if builtin {
+                self.builtins.call(tool, arguments).await
+            } else {
+                ToolOutput::text(format!("{tool} ran with {arguments}"))
+            }
+        })
+    }
+}
+
+/// A provider for `wire` pointed at `server`.
+pub(crate) fn model(
+    server: &ScriptedServer,
+    wire: Wire,
+    stream: bool,
+) -> Arc<dyn toolgate_llm::ChatModel> {
+    let (kind, base) = match wire {
+        Wire::OpenAi => (ProviderKind::OpenAi, format!("{}/v1", server.url())),
+        Wire::Anthropic => (ProviderKind::Anthropic, server.url()),
+    };
+    let mut config = ProviderConfig::new(kind, base, "test-model");
+    config.stream = stream;
+    config.retry.initial_backoff = Duration::from_millis(20);
+    config.read_timeout = Duration::from_secs(5);
+    connect(config).unwrap()
+}
+
+/// An agent over `host` and `store`, its model scripted by `server`.
+pub(crate) fn agent_with<S: toolgate_store::ConversationStore>(
+    server: &ScriptedServer,
+    wire: Wire,
+    stream: bool,
+    host: Arc<TestHost>,
+    store: Arc<S>,
+    options: AgentOptions,
+) -> Agent<S> {
+    static COUNTER: OnceLock<Arc<TokenCounter>> = OnceLock::new();
+    let counter = COUNTER.get_or_init(|| Arc::new(TokenCounter::new(Encoding::O200kBase).unwrap()));
+    Agent::new(
+        model(server, wire, stream),
+        host,
+        store,
+        options,
+        Arc::clone(counter),
+    )
+}
+
+/// A scripted server, a test host and a memory store, with the server's
+/// replies queued.
+pub(crate) struct Setup {
+    pub(crate) server: ScriptedServer,
+    pub(crate) host: Arc<TestHost>,
+    pub(crate) agent: Agent<MemoryStore>,
+    pub(crate) wire: Wire,
+}
+
+impl Setup {
+    pub(crate) async fn new(wire: Wire, stream: bool, turns: Vec<ScriptedTurn>) -> Self {
+        Self::with_options(wire, stream, turns, AgentOptions::default()).await
+    }
+
+    pub(crate) async fn with_options(
+        wire: Wire,
+        stream: bool,
+        turns: Vec<ScriptedTurn>,
+        options: AgentOptions,
+    ) -> Self {
+        let server = ScriptedServer::start().await.unwrap();
+        for turn in turns {
+            server.push(turn.reply(wire, stream));
+        }
+        let host = TestHost::new();
+        let agent = agent_with(
+            &server,
+            wire,
+            stream,
+            Arc::clone(&host),
+            Arc::new(MemoryStore::new()),
+            options,
+        );
+        Self {
+            server,
+            host,
+            agent,
+            wire,
+        }
+    }
+
+    /// Sends `text` in `conversation`, collecting the events.
+    pub(crate) async fn send(
+        &self,
+        conversation: &ConversationId,
+        text: &str,
+    ) -> (TurnOutcome, Vec<TurnEvent>) {
+        let mut events = Vec::new();
+        let outcome = self
+            .agent
+            .send(
+                conversation,
+                text,
+                &mut |event| events.push(event),
+                &CancellationToken::new(),
+            )
+            .await
+            .unwrap();
+        (outcome, events)
+    }
+
+    /// The tool names each recorded request offered.
+    pub(crate) fn tools_per_request(&self) -> Vec<Vec<String>> {
+        self.server
+            .requests()
+            .iter()
+            .map(|request| tool_names(request, self.wire))
+            .collect()
+    }
+}
+
+/// The tool names a request offered, in order.
+pub(crate) fn tool_names(request: &Recorded, wire: Wire) -> Vec<String> {
+    let tools = request.body["tools"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    tools
+        .iter()
+        .map(|tool| {
+            let name = match wire {
+                Wire::OpenAi => &tool["function"]["name"],
+                Wire::Anthropic => &tool["name"],
+            };
+            name.as_str().unwrap().to_owned()
+        })
+        .collect()
+}
+
+/// A request's system prompt.
+pub(crate) fn system_prompt(request: &Recorded, wire: Wire) -> String {
+    match wire {
+        Wire::OpenAi => {
+            let first = &request.body["messages"][0];
+            assert_eq!(first["role"], "system");
+            first["content"].as_str().unwrap().to_owned()
+        }
+        Wire::Anthropic => request.body["system"].as_str().unwrap().to_owned(),
+    }
+}
+
+/// The text of every tool result a request carried, in order.
+pub(crate) fn tool_results(request: &Recorded, wire: Wire) -> Vec<String> {
+    let messages = request.body["messages"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    match wire {
+        Wire::OpenAi => messages
+            .iter()
+            .filter(|m| m["role"] == "tool")
+            .map(|m| m["content"].as_str().unwrap().to_owned())
+            .collect(),
+        Wire::Anthropic => messages
+            .iter()
+            .filter_map(|m| m["content"].as_array())
+            .flatten()
+            .filter(|block| block["type"] == "tool_result")
+            .map(|block| block["content"].as_str().unwrap().to_owned())
+            .collect(),
+    }
+}
+
+/// The user texts a request carried, in order.
+pub(crate) fn user_texts(request: &Recorded, wire: Wire) -> Vec<String> {
+    let messages = request.body["messages"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    messages
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .flat_map(|m| match (wire, &m["content"]) {
+            (_, Value::String(text)) => vec![text.clone()],
+            (_, Value::Array(blocks)) => blocks
+                .iter()
+                .filter(|b| b["type"] == "text")
+                .map(|b| b["text"].as_str().unwrap().to_owned())
+                .collect(),
+            _ => vec![],
+        })
+        .collect()
+}
+
+/// Core tools the test host offers, in catalog order.
+pub(crate) fn core_tools() -> Vec<String> {
+    vec![
+        "load_tool_group".to_owned(),
+        "unload_tool_group".to_owned(),
+        "echo".to_owned(),
+    ]
+}
+
+/// `names` with `prefix`-ed tools counted.
+pub(crate) fn count_prefixed(names: &[String], prefix: &str) -> usize {
+    names.iter().filter(|n| n.starts_with(prefix)).count()
+}
