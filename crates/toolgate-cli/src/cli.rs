@@ -20,20 +20,15 @@ pub(crate) enum Command {
     Catalog(CatalogArgs),
     /// Run the MCP gateway: core tools plus one line per group, groups loaded on demand.
     Serve(Box<ServeArgs>),
+    /// Chat with a model (OpenAI-compatible or Anthropic) that loads tool groups as it needs them.
+    Chat(Box<ChatArgs>),
 }
 
-/// What the gateway serves, and where.
+/// Where the tools come from: shared by `serve` and `chat`.
 #[derive(Debug, Args)]
-pub(crate) struct ServeArgs {
-    /// Speak MCP on stdin/stdout instead of HTTP (for clients that start the gateway).
-    #[arg(long)]
-    pub(crate) stdio: bool,
-
-    /// Address for streamable HTTP; the endpoint is /mcp. A non-loopback address needs a token.
-    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8848")]
-    pub(crate) listen: SocketAddr,
-
-    /// TOML configuration with [[upstream]] tables (default: ./toolgate.toml when it exists).
+pub(crate) struct ToolArgs {
+    /// TOML configuration: [[upstream]] tables, and [model] for chat (default: ./toolgate.toml
+    /// when it exists).
     #[arg(long, value_name = "FILE")]
     pub(crate) config: Option<PathBuf>,
 
@@ -61,6 +56,74 @@ pub(crate) struct ServeArgs {
     /// Leave out the built-in `time` and `files` groups.
     #[arg(long)]
     pub(crate) no_builtins: bool,
+}
+
+/// The model, the conversation, and how a turn runs.
+#[derive(Debug, Args)]
+pub(crate) struct ChatArgs {
+    /// Send this one message, print the answer and exit (default: interactive).
+    #[arg(short, long, value_name = "TEXT")]
+    pub(crate) message: Option<String>,
+
+    /// Go on with this stored conversation (its loaded groups come back with it).
+    #[arg(long, value_name = "ID")]
+    pub(crate) conversation: Option<String>,
+
+    /// Provider wire format: openai (OpenAI, Ollama, vLLM, llama.cpp, OpenRouter) or anthropic.
+    /// Overrides TOOLGATE_PROVIDER and [model] provider.
+    #[arg(long, value_name = "NAME")]
+    pub(crate) provider: Option<String>,
+
+    /// Model name. Overrides TOOLGATE_MODEL and [model] model.
+    #[arg(long, value_name = "NAME")]
+    pub(crate) model: Option<String>,
+
+    /// Base URL of the API (e.g. http://localhost:11434/v1). Overrides TOOLGATE_BASE_URL.
+    #[arg(long, value_name = "URL")]
+    pub(crate) base_url: Option<String>,
+
+    /// Wait for whole answers instead of streaming them.
+    #[arg(long)]
+    pub(crate) no_stream: bool,
+
+    /// Base system prompt; the tool-group listing is appended to it.
+    #[arg(long, value_name = "TEXT")]
+    pub(crate) system_prompt: Option<String>,
+
+    /// Model calls allowed per turn.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub(crate) max_model_calls: usize,
+
+    /// Seconds a tool call may run (tools with their own timeout keep it).
+    #[arg(long, value_name = "SECONDS", default_value_t = 120.0)]
+    pub(crate) tool_timeout: f64,
+
+    /// SQLite file holding conversations (default: toolgate/conversations.db in the user's data
+    /// directory).
+    #[arg(long, value_name = "FILE", conflicts_with = "memory_store")]
+    pub(crate) store: Option<PathBuf>,
+
+    /// Keep the conversation in memory only.
+    #[arg(long)]
+    pub(crate) memory_store: bool,
+
+    #[command(flatten)]
+    pub(crate) tools: ToolArgs,
+}
+
+/// What the gateway serves, and where.
+#[derive(Debug, Args)]
+pub(crate) struct ServeArgs {
+    /// Speak MCP on stdin/stdout instead of HTTP (for clients that start the gateway).
+    #[arg(long)]
+    pub(crate) stdio: bool,
+
+    /// Address for streamable HTTP; the endpoint is /mcp. A non-loopback address needs a token.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8848")]
+    pub(crate) listen: SocketAddr,
+
+    #[command(flatten)]
+    pub(crate) tools: ToolArgs,
 
     /// SQLite file holding sessions (default: toolgate/sessions.db in the user's data directory).
     #[arg(long, value_name = "FILE", conflicts_with = "memory_store")]

@@ -1,4 +1,6 @@
-//! One module per `toolgate` subcommand.
+//! One module per `toolgate` subcommand, and what they share.
 
 pub(crate) mod catalog;
+pub(crate) mod chat;
 pub(crate) mod serve;
+pub(crate) mod tools;

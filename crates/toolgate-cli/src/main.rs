@@ -22,6 +22,8 @@ fn main() -> ExitCode {
         // Never hold stdout here: with --stdio it is the protocol, written
         // by the runtime's own tasks.
         Command::Serve(args) => commands::serve::run(*args),
+        // Streams the answer to stdout as it arrives: no lock held here either.
+        Command::Chat(args) => commands::chat::run(*args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -108,6 +108,10 @@ impl std::error::Error for ConfigError {}
 struct RawConfig {
     #[serde(default)]
     upstream: Vec<RawUpstream>,
+    /// `toolgate chat`'s model settings, read by toolgate-llm.
+    #[serde(default)]
+    #[allow(dead_code, reason = "validated as a table here, read by toolgate-llm")]
+    model: Option<toml::Table>,
 }
 
 /// One `[[upstream]]` table, or one `mcpServers` entry (whose name is its key).

@@ -38,7 +38,7 @@ pub(crate) fn run(args: &CatalogArgs, out: &mut dyn Write) -> Result<()> {
 /// catalog `toolgate serve` would build in front of them.
 fn run_with_upstreams(args: &CatalogArgs, out: &mut dyn Write) -> Result<()> {
     let (mut upstreams, files) =
-        super::serve::upstream_configs(args.config.as_deref(), &args.mcp_config)?;
+        super::tools::upstream_configs(args.config.as_deref(), &args.mcp_config)?;
     for upstream in &mut upstreams {
         upstream.startup = Startup::Eager;
     }

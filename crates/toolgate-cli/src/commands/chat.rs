@@ -1,0 +1,423 @@
+//! `toolgate chat`: the agent loop in a terminal. The answer streams to
+//! stdout; tool calls, retries and token reports go to stderr, so
+//! `toolgate chat -m "..." > answer.txt` keeps only the answer.
+
+use std::fmt::Write as _;
+use std::io::Write;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use tokio::io::AsyncBufReadExt;
+use tokio_util::sync::CancellationToken;
+use toolgate_agent::{
+    Agent, AgentError, AgentOptions, CallReport, DEFAULT_SYSTEM_PROMPT, ToolHost, TurnEnd,
+    TurnEvent, TurnOutcome,
+};
+use toolgate_core::{Encoding, TokenCounter, ToolStatus, unload_tool_group_definition};
+use toolgate_llm::{ChatModel, ModelSettings, ProviderConfig, StreamEvent};
+use toolgate_mcp::Toolbox;
+use toolgate_store::{ConversationId, ConversationStore, MemoryStore};
+
+use super::tools::{self, eprint, print};
+use crate::cli::ChatArgs;
+
+/// Longest tool argument or result text shown on one line.
+const SHOWN_CHARS: usize = 120;
+
+pub(crate) fn run(args: ChatArgs) -> anyhow::Result<()> {
+    tools::init_logging();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    runtime.block_on(async move {
+        let provider = provider_config(&args)?;
+        let endpoint = format!(
+            "{} {} at {}",
+            provider.kind, provider.model, provider.base_url
+        );
+        let model = toolgate_llm::connect(provider)?;
+        let (options, config_files) = tools::toolbox_options(&args.tools)?;
+        let manifest_dirs = options.manifest_dirs.clone();
+        let (toolbox, report) = Toolbox::start(options, vec![unload_tool_group_definition()])
+            .await
+            .context("building the tool catalog")?;
+        let mut banner = format!("toolgate {} chat: {endpoint}\n", env!("CARGO_PKG_VERSION"));
+        tools::describe_sources(&mut banner, &report, &config_files, &manifest_dirs);
+        let result = if args.memory_store {
+            chat(&args, model, &toolbox, MemoryStore::new(), banner).await
+        } else {
+            let (store, path) = tools::open_sqlite(args.store.as_deref(), "conversations.db")?;
+            let _ = writeln!(banner, "  conversations: SQLite {}", path.display());
+            chat(&args, model, &toolbox, store, banner).await
+        };
+        toolbox.shutdown().await;
+        result
+    })
+}
+
+/// Provider settings: the `[model]` table of the configuration file, then the
+/// environment, then the command line, each overriding the one before.
+fn provider_config(args: &ChatArgs) -> anyhow::Result<ProviderConfig> {
+    let settings = match tools::config_file(args.tools.config.as_deref()) {
+        Some(path) => {
+            let text = std::fs::read_to_string(&path)
+                .with_context(|| format!("reading {}", path.display()))?;
+            let mut settings = ModelSettings::from_toml_str(&text)
+                .with_context(|| format!("{}: [model]", path.display()))?;
+            // A key file named in the configuration is relative to it.
+            if let (Some(file), Some(dir)) = (&settings.api_key_file, path.parent())
+                && file.is_relative()
+            {
+                settings.api_key_file = Some(dir.join(file));
+            }
+            settings
+        }
+        None => ModelSettings::default(),
+    };
+    let overrides = [
+        ("TOOLGATE_PROVIDER", &args.provider),
+        ("TOOLGATE_MODEL", &args.model),
+        ("TOOLGATE_BASE_URL", &args.base_url),
+    ];
+    let env = |name: &str| {
+        overrides
+            .iter()
+            .find(|(variable, _)| *variable == name)
+            .and_then(|(_, value)| (*value).clone())
+            .or_else(|| std::env::var(name).ok())
+    };
+    let mut config = settings.resolve(&env)?;
+    if args.no_stream {
+        config.stream = false;
+    }
+    Ok(config)
+}
+
+async fn chat<S: ConversationStore + 'static>(
+    args: &ChatArgs,
+    model: Arc<dyn ChatModel>,
+    toolbox: &Arc<Toolbox>,
+    store: S,
+    banner: String,
+) -> anyhow::Result<()> {
+    if !args.tool_timeout.is_finite() || args.tool_timeout <= 0.0 {
+        bail!("--tool-timeout must be a positive number of seconds");
+    }
+    let options = AgentOptions {
+        system_prompt: args
+            .system_prompt
+            .clone()
+            .unwrap_or_else(|| DEFAULT_SYSTEM_PROMPT.to_owned()),
+        max_model_calls: args.max_model_calls.max(1),
+        tool_timeout: Duration::from_secs_f64(args.tool_timeout),
+    };
+    let host: Arc<dyn ToolHost> = Arc::clone(toolbox) as Arc<dyn ToolHost>;
+    let counter = TokenCounter::new(Encoding::default())
+        .context("loading the tokenizer for token reports")?;
+    let agent = Agent::new(model, host, Arc::new(store), options, Arc::new(counter));
+    let conversation = ConversationId::new(
+        args.conversation
+            .clone()
+            .unwrap_or_else(new_conversation_id),
+    );
+    let mut session = Session {
+        agent,
+        conversation,
+        reports: Vec::new(),
+    };
+    match &args.message {
+        Some(text) => session.one_shot(text).await,
+        None => session.interactive(banner).await,
+    }
+}
+
+/// One terminal conversation.
+struct Session<S> {
+    agent: Agent<S>,
+    conversation: ConversationId,
+    /// Every model call since the conversation was opened here.
+    reports: Vec<CallReport>,
+}
+
+impl<S: ConversationStore> Session<S> {
+    async fn one_shot(&mut self, text: &str) -> anyhow::Result<()> {
+        let outcome = self.turn(Some(text)).await?;
+        if outcome.end == TurnEnd::CallLimit {
+            bail!("the model was still calling tools when the model-call limit was reached");
+        }
+        Ok(())
+    }
+
+    async fn interactive(&mut self, mut banner: String) -> anyhow::Result<()> {
+        let _ = writeln!(
+            banner,
+            "Conversation {id} (resume it with --conversation {id}).\n\
+             Commands: /groups  /tokens  /clear  /resume  /exit",
+            id = self.conversation
+        );
+        eprint(&banner);
+        if self.agent.is_unfinished(&self.conversation).await? {
+            eprint(
+                "The last turn stopped before the model answered: send a message to go on, \
+                 or /resume to let the model finish it.\n",
+            );
+        }
+        let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
+        loop {
+            eprint("> ");
+            let Some(line) = lines.next_line().await.context("reading stdin")? else {
+                eprint("\n");
+                return Ok(());
+            };
+            let line = line.trim();
+            let result = match line {
+                "" => continue,
+                "/exit" | "/quit" => return Ok(()),
+                "/groups" => self.print_groups().await,
+                "/tokens" => {
+                    print(&token_table(&self.reports));
+                    Ok(())
+                }
+                "/clear" => {
+                    self.conversation = ConversationId::new(new_conversation_id());
+                    self.reports.clear();
+                    eprint(&format!(
+                        "New conversation {}: core tools only.\n",
+                        self.conversation
+                    ));
+                    Ok(())
+                }
+                "/resume" => self.turn(None).await.map(|_| ()),
+                "/help" => {
+                    eprint(HELP);
+                    Ok(())
+                }
+                command if command.starts_with('/') => {
+                    eprint(&format!("Unknown command {command}. {HELP}"));
+                    Ok(())
+                }
+                text => self.turn(Some(text)).await.map(|_| ()),
+            };
+            if let Err(error) = result {
+                eprint(&format!(
+                    "error: {error:#}\nThe conversation is kept as far as it got.\n"
+                ));
+            }
+        }
+    }
+
+    /// Runs a turn (`None`: finish the stored unfinished one), printing it as
+    /// it happens. Ctrl-C cancels it.
+    async fn turn(&mut self, text: Option<&str>) -> anyhow::Result<TurnOutcome> {
+        let cancel = CancellationToken::new();
+        let mut printer = Printer::default();
+        let outcome = {
+            let mut events = |event: TurnEvent| printer.show(event);
+            let turn = async {
+                match text {
+                    Some(text) => {
+                        self.agent
+                            .send(&self.conversation, text, &mut events, &cancel)
+                            .await
+                    }
+                    None => {
+                        self.agent
+                            .resume(&self.conversation, &mut events, &cancel)
+                            .await
+                    }
+                }
+            };
+            tokio::pin!(turn);
+            tokio::select! {
+                outcome = &mut turn => outcome,
+                _ = tokio::signal::ctrl_c() => {
+                    cancel.cancel();
+                    turn.await
+                }
+            }
+        };
+        printer.end_line();
+        self.reports.extend(printer.reports.iter().cloned());
+        match outcome {
+            Ok(outcome) => {
+                eprint(&turn_summary(&outcome.calls));
+                if outcome.end == TurnEnd::CallLimit {
+                    eprint("The turn stopped at the model-call limit (--max-model-calls).\n");
+                }
+                Ok(outcome)
+            }
+            Err(AgentError::Cancelled) => bail!("cancelled"),
+            Err(error) => Err(error.into()),
+        }
+    }
+
+    async fn print_groups(&self) -> anyhow::Result<()> {
+        let loaded = self.agent.loaded_groups(&self.conversation).await?;
+        let mut out = String::new();
+        let catalog = self.agent.host().catalog();
+        for group in catalog.groups() {
+            let mark = if loaded.contains(&group.id) {
+                "loaded"
+            } else {
+                "      "
+            };
+            let _ = writeln!(out, "  {mark}  {}: {}", group.id, group.description);
+        }
+        drop(catalog);
+        if loaded.is_empty() {
+            out.push_str("No group loaded: the model sees the core tools only.\n");
+        }
+        print(&out);
+        Ok(())
+    }
+}
+
+const HELP: &str = "/groups lists the groups (and which are loaded), /tokens the token report of \
+each model call, /clear starts a new conversation, /resume finishes an interrupted turn, /exit \
+quits. Ctrl-C cancels the turn under way.\n";
+
+/// Prints a turn as it happens.
+#[derive(Default)]
+struct Printer {
+    /// The answer's last line has no newline yet.
+    mid_line: bool,
+    reports: Vec<CallReport>,
+}
+
+impl Printer {
+    fn show(&mut self, event: TurnEvent) {
+        match event {
+            TurnEvent::Model(StreamEvent::TextDelta(text)) => {
+                let mut stdout = std::io::stdout().lock();
+                let _ = stdout.write_all(text.as_bytes());
+                let _ = stdout.flush();
+                self.mid_line = !text.ends_with('\n');
+            }
+            TurnEvent::Model(StreamEvent::Retrying {
+                attempt,
+                delay,
+                reason,
+            }) => {
+                self.end_line();
+                eprint(&format!(
+                    "  … {reason}; retry {attempt} in {:.1} s\n",
+                    delay.as_secs_f64()
+                ));
+            }
+            TurnEvent::Model(StreamEvent::ToolCallStarted { .. }) => {}
+            TurnEvent::ModelCalled(report) => self.reports.push(report),
+            TurnEvent::ToolStarted {
+                name, arguments, ..
+            } => {
+                self.end_line();
+                eprint(&format!("  → {name} {}\n", shorten(&arguments)));
+            }
+            TurnEvent::ToolFinished {
+                name,
+                status,
+                output,
+                ..
+            } => {
+                self.end_line();
+                let mark = match status {
+                    ToolStatus::Success => "←",
+                    ToolStatus::Error | ToolStatus::Pending => "✗",
+                };
+                eprint(&format!("  {mark} {name}: {}\n", shorten(&output)));
+            }
+        }
+    }
+
+    fn end_line(&mut self) {
+        if self.mid_line {
+            print("\n");
+            self.mid_line = false;
+        }
+    }
+}
+
+/// The first line of `text`, cut to [`SHOWN_CHARS`].
+fn shorten(text: &str) -> String {
+    let first = text.lines().next().unwrap_or_default();
+    let more = text.lines().nth(1).is_some();
+    match first.char_indices().nth(SHOWN_CHARS) {
+        Some((cut, _)) => format!("{}…", &first[..cut]),
+        None if more => format!("{first} …"),
+        None => first.to_owned(),
+    }
+}
+
+/// One line after each turn: what the tools cost against the whole catalog.
+fn turn_summary(calls: &[CallReport]) -> String {
+    let Some(last) = calls.last() else {
+        return String::new();
+    };
+    let sent: usize = calls.iter().map(|c| c.tool_tokens).sum();
+    let all = last.catalog_tokens * calls.len();
+    let usage = match calls
+        .iter()
+        .filter_map(|c| c.usage)
+        .reduce(|a, b| toolgate_llm::Usage {
+            input_tokens: a.input_tokens + b.input_tokens,
+            output_tokens: a.output_tokens + b.output_tokens,
+            cached_input_tokens: None,
+        }) {
+        Some(usage) => format!(
+            "; provider counted {} in, {} out",
+            usage.input_tokens, usage.output_tokens
+        ),
+        None => String::new(),
+    };
+    format!(
+        "  [{} model call{}: tool schemas {sent} tokens, {all} with the whole catalog{usage}]\n",
+        calls.len(),
+        if calls.len() == 1 { "" } else { "s" },
+    )
+}
+
+/// The `/tokens` table.
+fn token_table(reports: &[CallReport]) -> String {
+    if reports.is_empty() {
+        return "No model call yet in this conversation.\n".to_owned();
+    }
+    let mut out = format!(
+        "{:>4}  {:>6}  {:>13}  {:>14}  {:>6}  {:>12}  {:>13}\n",
+        "call", "tools", "schema tokens", "catalog tokens", "saved", "provider in", "provider out"
+    );
+    for (index, report) in reports.iter().enumerate() {
+        let saved = if report.catalog_tokens == 0 {
+            0.0
+        } else {
+            100.0 * (1.0 - report.tool_tokens as f64 / report.catalog_tokens as f64)
+        };
+        let (input, output) = match report.usage {
+            Some(usage) => (
+                usage.input_tokens.to_string(),
+                usage.output_tokens.to_string(),
+            ),
+            None => ("-".to_owned(), "-".to_owned()),
+        };
+        let _ = writeln!(
+            out,
+            "{:>4}  {:>6}  {:>13}  {:>14}  {:>5.1}%  {:>12}  {:>13}",
+            index + 1,
+            format!("{}/{}", report.tools_sent, report.catalog_tools),
+            report.tool_tokens,
+            report.catalog_tokens,
+            saved,
+            input,
+            output
+        );
+    }
+    out
+}
+
+fn new_conversation_id() -> String {
+    let millis = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or_default();
+    format!("chat-{millis:x}-{:x}", std::process::id())
+}

@@ -1,0 +1,205 @@
+//! What `serve` and `chat` share: the toolbox options from the command line
+//! and the configuration files, the SQLite store, and the start-up summary.
+
+use std::fmt::Write as _;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use toolgate_agent::{BuiltinConfig, FilesAccess};
+use toolgate_core::{Catalog, GroupListing};
+use toolgate_mcp::config::{self, UpstreamConfig};
+use toolgate_mcp::{StartReport, ToolboxOptions};
+use toolgate_store::SqliteStore;
+
+use crate::cli::ToolArgs;
+
+/// The toolbox the arguments describe, with the configuration files read.
+pub(crate) fn toolbox_options(args: &ToolArgs) -> anyhow::Result<(ToolboxOptions, Vec<PathBuf>)> {
+    let (upstreams, config_files) = upstream_configs(args.config.as_deref(), &args.mcp_config)?;
+    let options = ToolboxOptions {
+        upstreams,
+        manifest_dirs: manifest_dirs(&args.manifests),
+        jsonl_catalogs: args.jsonl.clone(),
+        builtins: (!args.no_builtins).then(|| BuiltinConfig {
+            files_root: args.files_root.clone(),
+            files_access: if args.allow_write {
+                FilesAccess::ReadWrite
+            } else {
+                FilesAccess::ReadOnly
+            },
+        }),
+    };
+    Ok((options, config_files))
+}
+
+/// The TOML configuration in use: `--config`, else ./toolgate.toml when it
+/// exists.
+pub(crate) fn config_file(given: Option<&Path>) -> Option<PathBuf> {
+    match given {
+        Some(path) => Some(path.to_path_buf()),
+        None => Some(PathBuf::from("toolgate.toml")).filter(|p| p.is_file()),
+    }
+}
+
+/// The upstreams of a TOML file (default: ./toolgate.toml when it exists) and
+/// `mcpServers` files, with the files read. A name declared twice is an error.
+pub(crate) fn upstream_configs(
+    config: Option<&Path>,
+    mcp_config: &[PathBuf],
+) -> anyhow::Result<(Vec<UpstreamConfig>, Vec<PathBuf>)> {
+    let mut upstreams = Vec::new();
+    let mut files = Vec::new();
+    if let Some(path) = config_file(config) {
+        upstreams.extend(config::load_toml(&path)?);
+        files.push(path);
+    }
+    for path in mcp_config {
+        for upstream in config::load_mcp_servers_json(path)? {
+            if upstreams
+                .iter()
+                .any(|u: &UpstreamConfig| u.name == upstream.name)
+            {
+                bail!(
+                    "{}: upstream '{}' is already declared in {}",
+                    path.display(),
+                    upstream.name,
+                    files
+                        .iter()
+                        .map(|f| f.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+            }
+            upstreams.push(upstream);
+        }
+        files.push(path.clone());
+    }
+    Ok((upstreams, files))
+}
+
+fn manifest_dirs(given: &[PathBuf]) -> Vec<PathBuf> {
+    if given.is_empty() {
+        let default = PathBuf::from("tools");
+        if default.is_dir() {
+            return vec![default];
+        }
+    }
+    given.to_vec()
+}
+
+/// Opens (creating it and its directory) the SQLite store at `path`, or at
+/// `toolgate/{default_name}` in the user's data directory.
+pub(crate) fn open_sqlite(
+    path: Option<&Path>,
+    default_name: &str,
+) -> anyhow::Result<(SqliteStore, PathBuf)> {
+    let path = match path {
+        Some(path) => path.to_path_buf(),
+        None => data_dir()?.join("toolgate").join(default_name),
+    };
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("creating {}", parent.display()))?;
+    }
+    let store = SqliteStore::open(&path)
+        .with_context(|| format!("opening the store {}", path.display()))?;
+    Ok((store, path))
+}
+
+fn data_dir() -> anyhow::Result<PathBuf> {
+    std::env::var_os("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| std::env::var_os("HOME").map(|home| Path::new(&home).join(".local/share")))
+        .context(
+            "no HOME or XDG_DATA_HOME to put the store in; pass --store FILE or --memory-store",
+        )
+}
+
+/// Where the tools came from and what was skipped, one line each.
+pub(crate) fn describe_sources(
+    out: &mut String,
+    report: &StartReport,
+    config_files: &[PathBuf],
+    manifest_dirs: &[PathBuf],
+) {
+    for file in config_files {
+        let _ = writeln!(out, "  config:    {}", file.display());
+    }
+    for dir in manifest_dirs {
+        let _ = writeln!(
+            out,
+            "  manifests: {} ({} files loaded)",
+            dir.display(),
+            report.manifest_files
+        );
+    }
+    for error in &report.manifest_errors {
+        let _ = writeln!(out, "  skipped:   {error}");
+    }
+    if report.imported_tools > 0 {
+        let _ = writeln!(
+            out,
+            "  imported:  {} tools from tools.jsonl catalogs",
+            report.imported_tools
+        );
+    }
+    for error in &report.import_errors {
+        let _ = writeln!(out, "  skipped:   {error}");
+    }
+    for group in &report.shadowed_builtins {
+        let _ = writeln!(
+            out,
+            "  note:      built-in group '{group}' replaced by the upstream of that name"
+        );
+    }
+}
+
+/// The core tools and each group with its state.
+pub(crate) fn describe_catalog(out: &mut String, catalog: &Catalog, report: &StartReport) {
+    let core: Vec<&str> = catalog.core_tools().map(|t| t.name.as_str()).collect();
+    let _ = writeln!(out, "  core tools: {}", core.join(", "));
+    let _ = writeln!(out, "  groups:");
+    for group in catalog.groups() {
+        let count = catalog.group_tools(group.id.as_str()).count();
+        let state = match report.upstreams.iter().find(|(id, _)| id == &group.id) {
+            Some((_, Err(error))) => format!("FAILED: {error}"),
+            Some((_, Ok(_))) => format!("{count} tools (upstream, started)"),
+            None if matches!(
+                catalog.group_listing(group.id.as_str()),
+                Some(GroupListing::Deferred)
+            ) =>
+            {
+                "upstream, starts on first load".to_owned()
+            }
+            None => format!("{count} tools"),
+        };
+        let _ = writeln!(out, "    - {}: {state}", group.id);
+    }
+}
+
+/// Logs to stderr, at `warn` unless TOOLGATE_LOG says otherwise.
+pub(crate) fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("TOOLGATE_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .try_init();
+}
+
+/// Writes `text` to stdout at once.
+pub(crate) fn print(text: &str) {
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(text.as_bytes());
+    let _ = stdout.flush();
+}
+
+/// Writes `text` to stderr at once.
+pub(crate) fn eprint(text: &str) {
+    let mut stderr = std::io::stderr().lock();
+    let _ = stderr.write_all(text.as_bytes());
+    let _ = stderr.flush();
+}

@@ -1,0 +1,346 @@
+//! `toolgate chat` as a user runs it, against a scripted provider: the
+//! one-shot and interactive modes, the commands, the key kept secret, and a
+//! process killed mid-turn then resumed.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use serde_json::json;
+use toolgate_llm::scripted::{Recorded, Reply, ScriptedServer, ScriptedTurn, Wire, error_reply};
+
+const KEY: &str = "sk-test-0123456789-secret";
+
+/// `toolgate chat` in `dir` against `server`, speaking `wire`.
+fn chat(server: &ScriptedServer, wire: Wire, dir: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+    let (provider, base, key_variable) = match wire {
+        Wire::OpenAi => ("openai", format!("{}/v1", server.url()), "OPENAI_API_KEY"),
+        Wire::Anthropic => ("anthropic", server.url(), "ANTHROPIC_API_KEY"),
+    };
+    command
+        .arg("chat")
+        .args(["--store", "conversations.db", "--no-builtins"])
+        .args(args)
+        .current_dir(dir)
+        .env_remove("TOOLGATE_API_KEY")
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("ANTHROPIC_API_KEY")
+        .env("TOOLGATE_PROVIDER", provider)
+        .env("TOOLGATE_BASE_URL", base)
+        .env("TOOLGATE_MODEL", "scripted-model")
+        .env(key_variable, KEY)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    command
+}
+
+/// Runs `command` with `input` on stdin, off the test's runtime threads.
+async fn run(mut command: Command, input: &str) -> Output {
+    let input = input.to_owned();
+    tokio::task::spawn_blocking(move || {
+        let mut child = command.spawn().unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    })
+    .await
+    .unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A project directory with a `pdf` group manifest.
+fn project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("tools")).unwrap();
+    std::fs::write(
+        dir.path().join("tools/pdf.json"),
+        json!([
+            {"_meta": true, "display_name": "PDF Tools", "description": "Read PDF files"},
+            {"name": "pdf_info", "description": "Page count of a PDF",
+             "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}}}
+        ])
+        .to_string(),
+    )
+    .unwrap();
+    dir
+}
+
+fn tool_names(request: &Recorded) -> Vec<String> {
+    request.body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            t["function"]["name"]
+                .as_str()
+                .or(t["name"].as_str())
+                .unwrap()
+                .to_owned()
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn one_shot_streams_the_answer_and_shows_the_tool_calls() {
+    for wire in [Wire::OpenAi, Wire::Anthropic] {
+        let dir = project();
+        let server = ScriptedServer::start().await.unwrap();
+        server.push(
+            ScriptedTurn::tool_call("c1", "load_tool_group", json!({"group_name": "pdf"}))
+                .reply(wire, true),
+        );
+        server.push(
+            ScriptedTurn::text("The PDF tools are loaded.")
+                .with_usage(321, 9)
+                .reply(wire, true),
+        );
+        let output = run(chat(&server, wire, dir.path(), &["-m", "load pdf"]), "").await;
+        let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
+        assert!(output.status.success(), "{stderr}");
+        assert_eq!(stdout, "The PDF tools are loaded.\n");
+        assert!(
+            stderr.contains(r#"  → load_tool_group {"group_name":"pdf"}"#),
+            "{stderr}"
+        );
+        assert!(
+            stderr.contains("  ← load_tool_group: Loaded 1 tools from group 'PDF Tools':"),
+            "{stderr}"
+        );
+        assert!(stderr.contains("2 model calls"), "{stderr}");
+        assert!(stderr.contains("provider counted"), "{stderr}");
+        assert!(!stdout.contains(KEY) && !stderr.contains(KEY));
+
+        let requests = server.requests();
+        assert_eq!(requests.len(), 2);
+        match wire {
+            Wire::OpenAi => {
+                assert_eq!(requests[0].path, "/v1/chat/completions");
+                assert_eq!(
+                    requests[0].header("authorization"),
+                    Some(format!("Bearer {KEY}").as_str())
+                );
+            }
+            Wire::Anthropic => {
+                assert_eq!(requests[0].path, "/v1/messages");
+                assert_eq!(requests[0].header("x-api-key"), Some(KEY));
+            }
+        }
+        assert_eq!(
+            tool_names(&requests[0]),
+            ["load_tool_group", "unload_tool_group"]
+        );
+        assert_eq!(
+            tool_names(&requests[1]),
+            ["load_tool_group", "unload_tool_group", "pdf_info"]
+        );
+    }
+}
+
+#[tokio::test]
+async fn interactive_commands_show_groups_tokens_and_clear_the_conversation() {
+    let wire = Wire::OpenAi;
+    let dir = project();
+    let server = ScriptedServer::start().await.unwrap();
+    server.push(
+        ScriptedTurn::tool_call("c1", "load_tool_group", json!({"group_name": "pdf"}))
+            .reply(wire, true),
+    );
+    server.push(
+        ScriptedTurn::text("Loaded.")
+            .with_usage(100, 2)
+            .reply(wire, true),
+    );
+    server.push(ScriptedTurn::text("Fresh start.").reply(wire, false));
+    let input = "load pdf\n/groups\n/tokens\n/clear\n/groups\nhello again\n/exit\n";
+    let output = run(chat(&server, wire, dir.path(), &[]), input).await;
+    let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("Commands: /groups  /tokens  /clear  /resume  /exit"),
+        "{stderr}"
+    );
+
+    let groups_shown: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.contains("pdf: Read PDF files"))
+        .collect();
+    assert_eq!(groups_shown.len(), 2, "{stdout}");
+    assert!(
+        groups_shown[0].trim_start().starts_with("loaded"),
+        "{stdout}"
+    );
+    assert!(!groups_shown[1].contains("loaded"), "{stdout}");
+    assert!(stdout.contains("No group loaded"), "{stdout}");
+
+    let table: Vec<&str> = stdout
+        .lines()
+        .skip_while(|l| !l.contains("schema tokens"))
+        .take(3)
+        .collect();
+    assert!(table[1].trim_start().starts_with("1     2/3"), "{stdout}");
+    assert!(table[2].trim_start().starts_with("2     3/3"), "{stdout}");
+    assert!(table[2].contains("100"), "{stdout}");
+    assert!(stderr.contains("New conversation chat-"), "{stderr}");
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    assert_eq!(
+        tool_names(&requests[2]),
+        ["load_tool_group", "unload_tool_group"]
+    );
+    let users: Vec<&serde_json::Value> = requests[2].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .collect();
+    assert_eq!(users.len(), 1);
+    assert_eq!(users[0]["content"], "hello again");
+}
+
+#[tokio::test]
+async fn a_refused_key_is_reported_without_the_key() {
+    for wire in [Wire::OpenAi, Wire::Anthropic] {
+        let dir = project();
+        let server = ScriptedServer::start().await.unwrap();
+        server.push(error_reply(wire, 401, "Incorrect API key provided"));
+        let output = run(chat(&server, wire, dir.path(), &["-m", "hi"]), "").await;
+        let stderr = text(&output.stderr);
+        assert!(!output.status.success());
+        assert!(stderr.contains("Incorrect API key provided"), "{stderr}");
+        assert!(stderr.contains("API key"), "{stderr}");
+        assert!(!stderr.contains(KEY), "{stderr}");
+    }
+}
+
+#[tokio::test]
+async fn a_killed_process_is_resumed_with_its_loaded_groups_and_messages() {
+    let wire = Wire::Anthropic;
+    let dir = project();
+    let server = ScriptedServer::start().await.unwrap();
+    server.push(
+        ScriptedTurn::tool_call("c1", "load_tool_group", json!({"group_name": "pdf"}))
+            .reply(wire, true),
+    );
+    // The second model call never answers: the process is killed meanwhile.
+    server.push(Reply::hang());
+    let mut command = chat(
+        &server,
+        wire,
+        dir.path(),
+        &["--conversation", "k1", "-m", "load pdf"],
+    );
+    let mut child = command.spawn().unwrap();
+    tokio::time::timeout(Duration::from_secs(30), server.wait_for_requests(2))
+        .await
+        .unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
+
+    server.push(ScriptedTurn::text("Yes, pdf_info is ready.").reply(wire, true));
+    let output = run(
+        chat(
+            &server,
+            wire,
+            dir.path(),
+            &["--conversation", "k1", "-m", "is it loaded?"],
+        ),
+        "",
+    )
+    .await;
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert_eq!(text(&output.stdout), "Yes, pdf_info is ready.\n");
+    let requests = server.requests();
+    let resumed = &requests[2];
+    assert_eq!(
+        tool_names(resumed),
+        ["load_tool_group", "unload_tool_group", "pdf_info"],
+        "the load before the kill is restored"
+    );
+    let messages = resumed.body["messages"].as_array().unwrap();
+    let texts: Vec<String> = messages
+        .iter()
+        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+        .map(|block| match block["type"].as_str().unwrap() {
+            "text" => format!("text:{}", block["text"].as_str().unwrap()),
+            "tool_use" => format!("tool_use:{}", block["name"].as_str().unwrap()),
+            "tool_result" => format!(
+                "tool_result:{}",
+                block["content"].as_str().unwrap().lines().next().unwrap()
+            ),
+            other => other.to_owned(),
+        })
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            "text:load pdf",
+            "tool_use:load_tool_group",
+            "tool_result:Loaded 1 tools from group 'PDF Tools':",
+            "text:is it loaded?",
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_missing_model_is_a_clear_error() {
+    let dir = project();
+    let server = ScriptedServer::start().await.unwrap();
+    let mut command = chat(&server, Wire::OpenAi, dir.path(), &["-m", "hi"]);
+    command.env_remove("TOOLGATE_MODEL");
+    let output = run(command, "").await;
+    assert!(!output.status.success());
+    assert!(
+        text(&output.stderr).contains("no model configured"),
+        "{}",
+        text(&output.stderr)
+    );
+    assert!(server.requests().is_empty());
+}
+
+#[tokio::test]
+async fn the_model_and_key_file_come_from_the_config_file() {
+    let wire = Wire::Anthropic;
+    let dir = project();
+    let server = ScriptedServer::start().await.unwrap();
+    std::fs::write(
+        dir.path().join("anthropic.key"),
+        "sk-from-file-0123456789\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("toolgate.toml"),
+        format!(
+            "[model]\nprovider = \"anthropic\"\nbase_url = \"{}\"\nmodel = \"claude-from-config\"\napi_key_file = \"anthropic.key\"\nstream = false\n",
+            server.url()
+        ),
+    )
+    .unwrap();
+    server.push(ScriptedTurn::text("Configured.").reply(wire, false));
+    let mut command = chat(&server, wire, dir.path(), &["-m", "hi"]);
+    for variable in [
+        "TOOLGATE_PROVIDER",
+        "TOOLGATE_BASE_URL",
+        "TOOLGATE_MODEL",
+        "ANTHROPIC_API_KEY",
+    ] {
+        command.env_remove(variable);
+    }
+    let output = run(command, "").await;
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert_eq!(text(&output.stdout), "Configured.\n");
+    let request = &server.requests()[0];
+    assert_eq!(request.body["model"], "claude-from-config");
+    assert_eq!(request.body["stream"], false);
+    assert_eq!(request.header("x-api-key"), Some("sk-from-file-0123456789"));
+}
