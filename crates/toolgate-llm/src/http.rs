@@ -273,16 +273,14 @@ fn snippet(text: &str) -> String {
     }
 }
 
-/// The error with its causes, which carry the useful part (`connection refused`).
+/// The root cause (`Connection refused (os error 111)`): reqwest's own
+/// message repeats the URL the caller already names.
 fn describe(error: &reqwest::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = std::error::Error::source(error);
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
+    let mut cause: &dyn std::error::Error = error;
+    while let Some(source) = cause.source() {
+        cause = source;
     }
-    text
+    cause.to_string()
 }
 
 fn backoff(initial: Duration, max: Duration, attempt: u32) -> Duration {

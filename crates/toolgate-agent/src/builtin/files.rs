@@ -14,7 +14,7 @@ use crate::executor::ToolOutput;
 
 pub(super) const GROUP: &str = "files";
 pub(super) const DISPLAY_NAME: &str = "Files";
-pub(super) const DESCRIPTION: &str = "List, read and search files under the gateway's files root";
+pub(super) const DESCRIPTION: &str = "List, read and search files under the files root";
 
 const LIST: &str = "files_list";
 const READ: &str = "files_read";
