@@ -1,3 +1,4 @@
+mod agent;
 mod http_gateway;
 mod support;
 mod upstreams;

@@ -15,12 +15,12 @@ use toolgate_store::MemoryStore;
 use super::support::{CORE, call, connect, is_error, serve_default, text, tool_names};
 
 /// Where `scripts/install-peers` put the reference servers.
-struct Peers {
-    node_bin: PathBuf,
-    venv_bin: PathBuf,
+pub(crate) struct Peers {
+    pub(crate) node_bin: PathBuf,
+    pub(crate) venv_bin: PathBuf,
 }
 
-fn peers() -> Peers {
+pub(crate) fn peers() -> Peers {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let env_file = root.join(".peers/env");
     let text = std::fs::read_to_string(&env_file).unwrap_or_else(|_| {
@@ -41,7 +41,7 @@ fn peers() -> Peers {
     }
 }
 
-fn stdio(name: &str, command: PathBuf, args: &[&str]) -> UpstreamConfig {
+pub(crate) fn stdio(name: &str, command: PathBuf, args: &[&str]) -> UpstreamConfig {
     UpstreamConfig {
         name: toolgate_core::GroupId::new(name).unwrap(),
         description: None,

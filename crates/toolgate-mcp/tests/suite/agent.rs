@@ -1,0 +1,164 @@
+//! The agent loop over the gateway's own toolbox: upstream MCP servers run
+//! for the agent through the same client pool the gateway serves from.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use pretty_assertions::assert_eq;
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+use toolgate_agent::{Agent, AgentOptions, ToolHost};
+use toolgate_core::{Encoding, TokenCounter, unload_tool_group_definition};
+use toolgate_llm::scripted::{Recorded, ScriptedServer, ScriptedTurn, Wire};
+use toolgate_llm::{ProviderConfig, ProviderKind, connect};
+use toolgate_mcp::{Toolbox, ToolboxOptions};
+use toolgate_store::{ConversationId, MemoryStore};
+
+use super::support::serve_default;
+use super::upstreams::{peers, stdio};
+
+fn agent(
+    server: &ScriptedServer,
+    host: Arc<dyn ToolHost>,
+    store: Arc<MemoryStore>,
+    options: AgentOptions,
+) -> Agent<MemoryStore> {
+    let mut config = ProviderConfig::new(ProviderKind::OpenAi, format!("{}/v1", server.url()), "m");
+    config.retry.max_retries = 0;
+    let counter = Arc::new(TokenCounter::new(Encoding::O200kBase).unwrap());
+    Agent::new(connect(config).unwrap(), host, store, options, counter)
+}
+
+fn tool_names(request: &Recorded) -> Vec<String> {
+    request.body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+fn tool_results(request: &Recorded) -> Vec<String> {
+    request.body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+async fn send(agent: &Agent<MemoryStore>, conversation: &ConversationId, text: &str) {
+    agent
+        .send(conversation, text, &mut |_| {}, &CancellationToken::new())
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn the_agent_runs_upstream_tools_through_the_gateways_toolbox() {
+    let peers = peers();
+    let root = tempfile::tempdir().unwrap();
+    let clock = stdio("clock", peers.venv_bin.join("mcp-server-time"), &[]);
+    let served = serve_default(root.path(), vec![clock.clone()]).await;
+    let server = ScriptedServer::start().await.unwrap();
+    for turn in [
+        ScriptedTurn::tool_call("a", "load_tool_group", json!({"group_name": "clock"})),
+        ScriptedTurn::tool_call("b", "get_current_time", json!({"timezone": "UTC"})),
+        ScriptedTurn::text("It is now."),
+    ] {
+        server.push(turn.reply(Wire::OpenAi, true));
+    }
+    let store = Arc::new(MemoryStore::new());
+    let host: Arc<dyn ToolHost> = Arc::clone(served.gateway.toolbox()) as Arc<dyn ToolHost>;
+    let first = agent(&server, host, Arc::clone(&store), AgentOptions::default());
+    let conversation = ConversationId::new("c");
+    send(&first, &conversation, "what time is it?").await;
+
+    let requests = server.requests();
+    assert!(!tool_names(&requests[0]).contains(&"get_current_time".to_owned()));
+    assert!(tool_names(&requests[1]).contains(&"get_current_time".to_owned()));
+    let results = tool_results(&requests[2]);
+    assert!(
+        results[0].starts_with("Loaded 2 tools from group 'Clock':"),
+        "{}",
+        results[0]
+    );
+    assert!(
+        results[1].contains("\"timezone\": \"UTC\""),
+        "{}",
+        results[1]
+    );
+    served.stop().await;
+
+    // Another process: a new toolbox whose upstream has never run. The
+    // restored group starts it, and the first request carries its tools.
+    let (toolbox, _) = Toolbox::start(
+        ToolboxOptions {
+            upstreams: vec![clock],
+            manifest_dirs: vec![],
+            jsonl_catalogs: vec![],
+            builtins: None,
+        },
+        vec![unload_tool_group_definition()],
+    )
+    .await
+    .unwrap();
+    server.push(ScriptedTurn::text("Still loaded.").reply(Wire::OpenAi, false));
+    let second = agent(
+        &server,
+        Arc::clone(&toolbox) as Arc<dyn ToolHost>,
+        store,
+        AgentOptions::default(),
+    );
+    send(&second, &conversation, "and now?").await;
+    assert_eq!(
+        tool_names(&server.requests()[3]),
+        [
+            "load_tool_group",
+            "unload_tool_group",
+            "get_current_time",
+            "convert_time"
+        ]
+    );
+    toolbox.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_upstream_tool_past_the_agents_timeout_is_cancelled_and_the_server_serves_on() {
+    let peers = peers();
+    let root = tempfile::tempdir().unwrap();
+    let everything = stdio(
+        "everything",
+        peers.node_bin.join("mcp-server-everything"),
+        &["stdio"],
+    );
+    let served = serve_default(root.path(), vec![everything]).await;
+    let server = ScriptedServer::start().await.unwrap();
+    for turn in [
+        ScriptedTurn::tool_call("a", "load_tool_group", json!({"group_name": "everything"})),
+        ScriptedTurn::tool_call(
+            "b",
+            "trigger-long-running-operation",
+            json!({"duration": 20, "steps": 5}),
+        ),
+        ScriptedTurn::tool_call("c", "echo", json!({"message": "still here"})),
+        ScriptedTurn::text("Done."),
+    ] {
+        server.push(turn.reply(Wire::OpenAi, true));
+    }
+    let options = AgentOptions {
+        tool_timeout: Duration::from_secs(1),
+        ..AgentOptions::default()
+    };
+    let host: Arc<dyn ToolHost> = Arc::clone(served.gateway.toolbox()) as Arc<dyn ToolHost>;
+    let agent = agent(&server, host, Arc::new(MemoryStore::new()), options);
+    send(&agent, &ConversationId::new("c"), "run the long operation").await;
+    let results = tool_results(&server.requests()[3]);
+    assert_eq!(
+        results[1],
+        "Tool 'trigger-long-running-operation' did not finish within 1 s and was cancelled."
+    );
+    assert!(results[2].contains("still here"), "{}", results[2]);
+    served.stop().await;
+}
