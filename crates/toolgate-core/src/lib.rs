@@ -20,6 +20,7 @@ mod meta_tool;
 mod name;
 mod origin;
 mod prompt;
+pub mod routing;
 mod tokens;
 mod tool;
 

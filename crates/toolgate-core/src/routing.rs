@@ -1,0 +1,26 @@
+//! Routing (seed 004): from a user turn to the groups it needs, before the
+//! model is called. A [`Router`] scores the catalog's groups (BM25 by
+//! default, [`LexicalScorer`]), turns the scores into a calibrated
+//! confidence, and picks a [`Tier`]: high shows only the routed groups,
+//! medium adds the recovery groups, low shows the whole catalog.
+
+mod bm25;
+pub mod eval;
+mod router;
+mod taxonomy;
+mod text;
+
+pub use bm25::Bm25;
+pub use router::{
+    COVERAGE_TARGET, DEFAULT_TEMPERATURE, Decision, GroupScorer, Labelled, LexicalScorer, Router,
+    Tier, Visible, fit_temperature, probabilities, query_terms,
+};
+pub use taxonomy::{
+    Intent, IntentConfig, NoProgress, RoutingConfig, RoutingError, Taxonomy, Thresholds,
+    UnknownIntent,
+};
+pub use text::terms;
+
+#[cfg(test)]
+#[path = "routing/router_tests.rs"]
+mod tests;

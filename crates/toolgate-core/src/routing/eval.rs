@@ -1,0 +1,700 @@
+//! Reproducible routing evaluation on the normalized dataset layout
+//! (`tools.jsonl`, `groups.jsonl`, `queries.jsonl`): several visibility
+//! policies side by side, on the same queries, with the same token counter.
+//!
+//! The router's temperature is fit on the tuning part of the queries and
+//! every figure is measured on the other part: the `dev` split where the
+//! dataset has one, else a stable 30% of the queries (by conversation, so
+//! turns of one conversation stay together).
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+use crate::catalog::Catalog;
+use crate::import::import_jsonl;
+use crate::name::GroupId;
+use crate::prompt::tool_groups_section;
+use crate::routing::bm25::Bm25;
+use crate::routing::router::{Labelled, Router, Tier, Visible, fit_temperature, query_terms};
+use crate::routing::taxonomy::RoutingConfig;
+use crate::routing::text::terms;
+use crate::tokens::TokenCounter;
+
+/// A dataset: its catalog and its labelled queries.
+#[derive(Debug)]
+pub struct Dataset {
+    /// The directory name.
+    pub name: String,
+    /// Every tool and group.
+    pub catalog: Catalog,
+    /// The queries, in file order.
+    pub queries: Vec<Query>,
+    /// How the queries were split.
+    pub split_rule: String,
+    /// Catalog lines that could not be imported, with the reason.
+    pub skipped: Vec<String>,
+}
+
+/// One labelled user turn.
+#[derive(Clone, Debug)]
+pub struct Query {
+    /// Its id.
+    pub id: String,
+    /// The user's text.
+    pub text: String,
+    /// Earlier turns of the same conversation, oldest first.
+    pub context: Vec<String>,
+    /// Tools it needs.
+    pub gold_tools: Vec<String>,
+    /// Groups it needs.
+    pub gold_groups: Vec<GroupId>,
+    /// In the tuning part (else the reported part).
+    pub tune: bool,
+}
+
+#[derive(Deserialize)]
+struct RawQuery {
+    id: serde_json::Value,
+    query: String,
+    #[serde(default)]
+    tools: Vec<String>,
+    #[serde(default)]
+    groups: Vec<String>,
+    #[serde(default)]
+    split: Option<String>,
+    #[serde(default)]
+    conversation_id: Option<String>,
+    #[serde(default)]
+    turn: Option<usize>,
+}
+
+/// Why a dataset could not be evaluated.
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: {reason}")]
+pub struct EvalError {
+    /// The file.
+    pub path: String,
+    /// What was wrong.
+    pub reason: String,
+}
+
+impl Dataset {
+    /// Loads `dir/tools.jsonl` (with `groups.jsonl`) and `dir/queries.jsonl`.
+    pub fn load(dir: &Path) -> Result<Self, EvalError> {
+        let error = |path: &Path, reason: String| EvalError {
+            path: path.display().to_string(),
+            reason,
+        };
+        let mut catalog = Catalog::new();
+        let tools = dir.join("tools.jsonl");
+        let report =
+            import_jsonl(&mut catalog, &tools).map_err(|e| error(&tools, e.to_string()))?;
+        let path = dir.join("queries.jsonl");
+        let text = std::fs::read_to_string(&path).map_err(|e| error(&path, e.to_string()))?;
+        let mut raw = Vec::new();
+        for (number, line) in text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty())
+        {
+            let query: RawQuery = serde_json::from_str(line)
+                .map_err(|e| error(&path, format!("line {}: {e}", number + 1)))?;
+            raw.push(query);
+        }
+        let has_dev = raw.iter().any(|q| q.split.as_deref() == Some("dev"));
+        let split_rule = if has_dev {
+            "tuned on the `dev` split, reported on the others".to_owned()
+        } else {
+            "tuned on 30% of the conversations (stable hash of the id), reported on the other 70%"
+                .to_owned()
+        };
+        let mut turns: HashMap<String, Vec<(usize, String)>> = HashMap::new();
+        for query in &raw {
+            if let (Some(conversation), Some(turn)) = (&query.conversation_id, query.turn) {
+                turns
+                    .entry(conversation.clone())
+                    .or_default()
+                    .push((turn, query.query.clone()));
+            }
+        }
+        let mut queries = Vec::new();
+        for query in raw {
+            let id = match &query.id {
+                serde_json::Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            let context = match (&query.conversation_id, query.turn) {
+                (Some(conversation), Some(turn)) => {
+                    let mut earlier: Vec<&(usize, String)> = turns[conversation]
+                        .iter()
+                        .filter(|(t, _)| *t < turn)
+                        .collect();
+                    earlier.sort_by_key(|(t, _)| *t);
+                    earlier.into_iter().map(|(_, text)| text.clone()).collect()
+                }
+                _ => Vec::new(),
+            };
+            let tune = if has_dev {
+                query.split.as_deref() == Some("dev")
+            } else {
+                stable_hash(query.conversation_id.as_deref().unwrap_or(&id)) % 10 < 3
+            };
+            let gold_groups = query
+                .groups
+                .iter()
+                .filter_map(|g| GroupId::new(g.as_str()).ok())
+                .filter(|g| catalog.group(g.as_str()).is_some())
+                .collect();
+            queries.push(Query {
+                id,
+                text: query.query,
+                context,
+                gold_tools: query.tools,
+                gold_groups,
+                tune,
+            });
+        }
+        let name = dir.file_name().map_or_else(
+            || dir.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
+        Ok(Self {
+            name,
+            catalog,
+            queries,
+            split_rule,
+            skipped: report.errors.iter().map(ToString::to_string).collect(),
+        })
+    }
+}
+
+/// FNV-1a: stable across runs and platforms.
+fn stable_hash(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// One policy's figures on the reported queries.
+#[derive(Clone, Debug, Serialize)]
+pub struct PolicyReport {
+    /// `all_tools`, `core_listing`, `tiered_router`, `bm25_tools@k`, `bm25_groups@k`.
+    pub policy: String,
+    /// Mean share of each query's gold groups that are visible.
+    pub group_recall: f64,
+    /// Mean share of each query's gold tools that are visible.
+    pub tool_recall: f64,
+    /// Mean visible tool-schema tokens (core tools and listing included).
+    pub mean_visible_tokens: f64,
+    /// `mean_visible_tokens` over the all-tools tokens.
+    pub token_fraction: f64,
+    /// Median decision time, microseconds.
+    pub p50_decision_us: f64,
+    /// 95th percentile decision time, microseconds.
+    pub p95_decision_us: f64,
+    /// Router only: share of queries per tier.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tiers: Option<TierMix>,
+    /// Router only: share of restricted (high or medium) decisions that miss
+    /// a gold group, which no-progress escalation would widen to the catalog.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub escalation_rate: Option<f64>,
+    /// Router only: group recall and token fraction of the high-tier decisions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub high_tier: Option<TierFigures>,
+}
+
+/// Share of decisions per tier.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct TierMix {
+    /// High.
+    pub high: f64,
+    /// Medium.
+    pub medium: f64,
+    /// Low.
+    pub low: f64,
+}
+
+/// Figures for one tier's decisions.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct TierFigures {
+    /// Decisions in the tier.
+    pub queries: usize,
+    /// Their mean group recall.
+    pub group_recall: f64,
+    /// Their mean token fraction.
+    pub token_fraction: f64,
+}
+
+/// Calibration on the reported queries: in each confidence band, how often
+/// the routed groups held every gold group.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Band {
+    /// Lower bound (inclusive).
+    pub from: f64,
+    /// Upper bound (exclusive, but 1.0 is in the last band).
+    pub to: f64,
+    /// Decisions in the band.
+    pub queries: usize,
+    /// Their mean confidence.
+    pub mean_confidence: f64,
+    /// Share whose routed groups held every gold group.
+    pub observed: f64,
+}
+
+/// One point of a top-k curve.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct CurvePoint {
+    /// k.
+    pub k: usize,
+    /// Group recall.
+    pub group_recall: f64,
+    /// Tool recall.
+    pub tool_recall: f64,
+    /// Token fraction.
+    pub token_fraction: f64,
+}
+
+/// The whole evaluation of one dataset.
+#[derive(Clone, Debug, Serialize)]
+pub struct Evaluation {
+    /// Dataset name.
+    pub dataset: String,
+    /// Tools in the catalog.
+    pub tools: usize,
+    /// Groups in the catalog.
+    pub groups: usize,
+    /// Tokens of every tool schema.
+    pub all_tools_tokens: usize,
+    /// Queries used to fit the temperature.
+    pub tune_queries: usize,
+    /// Queries the figures are measured on.
+    pub report_queries: usize,
+    /// Which is which.
+    pub split_rule: String,
+    /// The fitted softmax temperature.
+    pub temperature: f64,
+    /// One entry per policy.
+    pub policies: Vec<PolicyReport>,
+    /// The router's calibration on the reported queries.
+    pub calibration: Vec<Band>,
+    /// BM25 over tools at several k.
+    pub bm25_tools_curve: Vec<CurvePoint>,
+    /// BM25 over groups at several k.
+    pub bm25_groups_curve: Vec<CurvePoint>,
+}
+
+/// k values of the top-k curves.
+const TOOL_KS: [usize; 9] = [1, 3, 5, 10, 20, 30, 50, 100, 200];
+const GROUP_KS: [usize; 4] = [1, 2, 3, 5];
+
+/// What one query lets the model see under a policy.
+struct Seen {
+    groups: HashSet<GroupId>,
+    tools: HashSet<String>,
+    tokens: usize,
+    micros: f64,
+}
+
+/// Evaluates every policy on `dataset`. `progress(done, total)` is called as
+/// queries are processed.
+pub fn evaluate(
+    dataset: &Dataset,
+    counter: &TokenCounter,
+    config: &RoutingConfig,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Evaluation, crate::routing::taxonomy::RoutingError> {
+    let catalog = &dataset.catalog;
+    let taxonomy = config.validate(catalog)?;
+    let router = Router::lexical(catalog, taxonomy);
+    let tune: Vec<&Query> = dataset.queries.iter().filter(|q| q.tune).collect();
+    let report: Vec<&Query> = dataset
+        .queries
+        .iter()
+        .filter(|q| !q.tune && !q.gold_groups.is_empty())
+        .collect();
+    let labelled: Vec<Labelled> = tune
+        .iter()
+        .filter(|q| !q.gold_groups.is_empty())
+        .map(|q| Labelled {
+            scores: router.scores(&q.text, &context(q)),
+            gold: q
+                .gold_groups
+                .iter()
+                .filter_map(|g| router.groups().iter().position(|r| r == g))
+                .collect(),
+        })
+        .collect();
+    let temperature = match config.temperature {
+        Some(temperature) => temperature,
+        None => fit_temperature(&router, &labelled),
+    };
+    let router = router.with_temperature(temperature);
+
+    let costs = Costs::new(catalog, counter);
+    let tool_index = ToolIndex::new(catalog);
+    let total = report.len() * 2;
+    let mut done = 0;
+
+    let mut router_seen = Vec::new();
+    let mut decisions = Vec::new();
+    for query in &report {
+        let started = Instant::now();
+        let decision = router.route(&query.text, &context(query));
+        let micros = started.elapsed().as_secs_f64() * 1e6;
+        let groups: Vec<GroupId> = match &decision.visible {
+            Visible::Groups(groups) => groups.clone(),
+            Visible::Catalog => catalog.groups().map(|g| g.id.clone()).collect(),
+        };
+        let mut seen = costs.groups_seen(catalog, &groups, decision.tier == Tier::Low);
+        seen.micros = micros;
+        router_seen.push(seen);
+        decisions.push(decision);
+        done += 1;
+        progress(done, total);
+    }
+
+    let mut tools_seen: Vec<Vec<Seen>> = TOOL_KS.iter().map(|_| Vec::new()).collect();
+    let mut groups_seen: Vec<Vec<Seen>> = GROUP_KS.iter().map(|_| Vec::new()).collect();
+    for query in &report {
+        let started = Instant::now();
+        let ranked_tools = tool_index.rank(&query.text, &context(query));
+        let tool_micros = started.elapsed().as_secs_f64() * 1e6;
+        for (slot, k) in TOOL_KS.iter().enumerate() {
+            let names: Vec<&str> = ranked_tools
+                .iter()
+                .take(*k)
+                .map(|i| tool_index.names[*i].as_str())
+                .collect();
+            let mut seen = costs.tools_seen(catalog, &names);
+            seen.micros = tool_micros;
+            tools_seen[slot].push(seen);
+        }
+        let started = Instant::now();
+        let scores = router.scores(&query.text, &context(query));
+        let group_micros = started.elapsed().as_secs_f64() * 1e6;
+        let mut order: Vec<usize> = (0..scores.len()).collect();
+        order.sort_by(|a, b| scores[*b].total_cmp(&scores[*a]));
+        for (slot, k) in GROUP_KS.iter().enumerate() {
+            let groups: Vec<GroupId> = order
+                .iter()
+                .take(*k)
+                .filter(|i| scores[**i] > 0.0)
+                .map(|i| router.groups()[*i].clone())
+                .collect();
+            let mut seen = costs.groups_seen(catalog, &groups, false);
+            seen.micros = group_micros;
+            groups_seen[slot].push(seen);
+        }
+        done += 1;
+        progress(done, total);
+    }
+
+    let all = costs.all_tools as f64;
+    let summarize = |policy: String, seen: &[Seen]| summary(policy, &report, seen, all);
+    let all_seen: Vec<Seen> = report
+        .iter()
+        .map(|_| Seen {
+            groups: catalog.groups().map(|g| g.id.clone()).collect(),
+            tools: catalog
+                .tools()
+                .map(|t| t.definition.name.to_string())
+                .collect(),
+            tokens: costs.all_tools,
+            micros: 0.0,
+        })
+        .collect();
+    let core_seen: Vec<Seen> = report
+        .iter()
+        .map(|_| Seen {
+            groups: HashSet::new(),
+            tools: HashSet::new(),
+            tokens: costs.core_and_listing,
+            micros: 0.0,
+        })
+        .collect();
+
+    let mut router_report = summarize("tiered_router".to_owned(), &router_seen);
+    let count = |tier| {
+        decisions.iter().filter(|d| d.tier == tier).count() as f64 / decisions.len().max(1) as f64
+    };
+    router_report.tiers = Some(TierMix {
+        high: count(Tier::High),
+        medium: count(Tier::Medium),
+        low: count(Tier::Low),
+    });
+    let restricted: Vec<usize> = (0..decisions.len())
+        .filter(|i| decisions[*i].tier != Tier::Low)
+        .collect();
+    router_report.escalation_rate = Some(
+        restricted
+            .iter()
+            .filter(|i| {
+                !report[**i]
+                    .gold_groups
+                    .iter()
+                    .all(|g| router_seen[**i].groups.contains(g))
+            })
+            .count() as f64
+            / restricted.len().max(1) as f64,
+    );
+    let high: Vec<usize> = (0..decisions.len())
+        .filter(|i| decisions[*i].tier == Tier::High)
+        .collect();
+    router_report.high_tier = Some(TierFigures {
+        queries: high.len(),
+        group_recall: mean(high.iter().map(|i| {
+            recall(&report[*i].gold_groups, |g| {
+                router_seen[*i].groups.contains(g)
+            })
+        })),
+        token_fraction: mean(high.iter().map(|i| router_seen[*i].tokens as f64 / all)),
+    });
+
+    // The tool-search baseline at the router's token budget: the smallest k
+    // that spends at least as much.
+    let tools_curve: Vec<CurvePoint> = TOOL_KS
+        .iter()
+        .zip(&tools_seen)
+        .map(|(k, seen)| curve_point(*k, &summarize(String::new(), seen)))
+        .collect();
+    let groups_curve: Vec<CurvePoint> = GROUP_KS
+        .iter()
+        .zip(&groups_seen)
+        .map(|(k, seen)| curve_point(*k, &summarize(String::new(), seen)))
+        .collect();
+    let equal = tools_curve
+        .iter()
+        .position(|p| p.token_fraction >= router_report.token_fraction)
+        .unwrap_or(TOOL_KS.len() - 1);
+    let mut policies = vec![
+        summarize("all_tools".to_owned(), &all_seen),
+        summarize("core_listing".to_owned(), &core_seen),
+        router_report,
+        summarize(format!("bm25_tools@{}", TOOL_KS[equal]), &tools_seen[equal]),
+    ];
+    for (slot, k) in GROUP_KS.iter().enumerate().take(3) {
+        policies.push(summarize(format!("bm25_groups@{k}"), &groups_seen[slot]));
+    }
+
+    let calibration = bands(&decisions, &report);
+    Ok(Evaluation {
+        dataset: dataset.name.clone(),
+        tools: catalog.tools().count(),
+        groups: catalog.groups().count(),
+        all_tools_tokens: costs.all_tools,
+        tune_queries: tune.len(),
+        report_queries: report.len(),
+        split_rule: dataset.split_rule.clone(),
+        temperature,
+        policies,
+        calibration,
+        bm25_tools_curve: tools_curve,
+        bm25_groups_curve: groups_curve,
+    })
+}
+
+fn context(query: &Query) -> Vec<&str> {
+    query.context.iter().map(String::as_str).collect()
+}
+
+fn curve_point(k: usize, report: &PolicyReport) -> CurvePoint {
+    CurvePoint {
+        k,
+        group_recall: report.group_recall,
+        tool_recall: report.tool_recall,
+        token_fraction: report.token_fraction,
+    }
+}
+
+fn summary(policy: String, queries: &[&Query], seen: &[Seen], all_tokens: f64) -> PolicyReport {
+    let mut micros: Vec<f64> = seen.iter().map(|s| s.micros).collect();
+    micros.sort_by(f64::total_cmp);
+    let percentile = |p: f64| {
+        micros
+            .get(((micros.len() as f64 - 1.0) * p).round() as usize)
+            .copied()
+            .unwrap_or(0.0)
+    };
+    let mean_tokens = mean(seen.iter().map(|s| s.tokens as f64));
+    PolicyReport {
+        policy,
+        group_recall: mean(
+            queries
+                .iter()
+                .zip(seen)
+                .map(|(q, s)| recall(&q.gold_groups, |g| s.groups.contains(g))),
+        ),
+        tool_recall: mean(
+            queries
+                .iter()
+                .zip(seen)
+                .filter(|(q, _)| !q.gold_tools.is_empty())
+                .map(|(q, s)| recall(&q.gold_tools, |t| s.tools.contains(t))),
+        ),
+        mean_visible_tokens: mean_tokens,
+        token_fraction: mean_tokens / all_tokens.max(1.0),
+        p50_decision_us: percentile(0.5),
+        p95_decision_us: percentile(0.95),
+        tiers: None,
+        escalation_rate: None,
+        high_tier: None,
+    }
+}
+
+fn recall<T>(gold: &[T], visible: impl Fn(&T) -> bool) -> f64 {
+    if gold.is_empty() {
+        return 1.0;
+    }
+    gold.iter().filter(|g| visible(g)).count() as f64 / gold.len() as f64
+}
+
+fn mean(values: impl Iterator<Item = f64>) -> f64 {
+    let (sum, count) = values.fold((0.0, 0usize), |(s, c), v| (s + v, c + 1));
+    if count == 0 { 0.0 } else { sum / count as f64 }
+}
+
+fn bands(decisions: &[crate::routing::router::Decision], queries: &[&Query]) -> Vec<Band> {
+    let edges = [0.0, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0];
+    edges
+        .windows(2)
+        .map(|edge| {
+            let (from, to) = (edge[0], edge[1]);
+            let inside: Vec<usize> = (0..decisions.len())
+                .filter(|i| {
+                    let c = decisions[*i].confidence;
+                    c >= from && (c < to || (to >= 1.0 && c <= 1.0))
+                })
+                .collect();
+            Band {
+                from,
+                to,
+                queries: inside.len(),
+                mean_confidence: mean(inside.iter().map(|i| decisions[*i].confidence)),
+                observed: mean(inside.iter().map(|i| {
+                    let covered = queries[*i]
+                        .gold_groups
+                        .iter()
+                        .all(|g| decisions[*i].routed.contains(g));
+                    if covered { 1.0 } else { 0.0 }
+                })),
+            }
+        })
+        .collect()
+}
+
+/// Token costs, counted once per tool.
+struct Costs {
+    per_tool: HashMap<String, usize>,
+    per_group: HashMap<GroupId, usize>,
+    all_tools: usize,
+    core_and_listing: usize,
+}
+
+impl Costs {
+    fn new(catalog: &Catalog, counter: &TokenCounter) -> Self {
+        let per_tool: HashMap<String, usize> = catalog
+            .tools()
+            .map(|t| (t.definition.name.to_string(), counter.tool(t.definition)))
+            .collect();
+        let per_group = catalog
+            .groups()
+            .map(|g| {
+                let tokens = catalog
+                    .group_tools(g.id.as_str())
+                    .map(|t| per_tool[t.name.as_str()])
+                    .sum();
+                (g.id.clone(), tokens)
+            })
+            .collect();
+        let all_tools = catalog
+            .tools()
+            .filter(|t| *t.origin != crate::origin::Origin::MetaTool)
+            .map(|t| per_tool[t.definition.name.as_str()])
+            .sum();
+        let core_and_listing = counter.tools(catalog.core_tools())
+            + tool_groups_section(catalog).map_or(0, |s| counter.count(&s));
+        Self {
+            per_tool,
+            per_group,
+            all_tools,
+            core_and_listing,
+        }
+    }
+
+    /// Core tools, the listing and `groups`; or every tool when `all`.
+    fn groups_seen(&self, catalog: &Catalog, groups: &[GroupId], all: bool) -> Seen {
+        if all {
+            return Seen {
+                groups: catalog.groups().map(|g| g.id.clone()).collect(),
+                tools: self.per_tool.keys().cloned().collect(),
+                tokens: self.all_tools,
+                micros: 0.0,
+            };
+        }
+        let tools = groups
+            .iter()
+            .flat_map(|g| catalog.group_tools(g.as_str()).map(|t| t.name.to_string()))
+            .collect();
+        Seen {
+            groups: groups.iter().cloned().collect(),
+            tools,
+            tokens: self.core_and_listing + groups.iter().map(|g| self.per_group[g]).sum::<usize>(),
+            micros: 0.0,
+        }
+    }
+
+    /// The named tools alone (how hosted tool search works: no listing).
+    fn tools_seen(&self, catalog: &Catalog, names: &[&str]) -> Seen {
+        Seen {
+            groups: names
+                .iter()
+                .filter_map(|n| catalog.group_of(n).cloned())
+                .collect(),
+            tools: names.iter().map(|n| (*n).to_owned()).collect(),
+            tokens: names.iter().map(|n| self.per_tool[*n]).sum(),
+            micros: 0.0,
+        }
+    }
+}
+
+/// BM25 over every grouped tool's name and description.
+struct ToolIndex {
+    names: Vec<String>,
+    index: Bm25,
+}
+
+impl ToolIndex {
+    fn new(catalog: &Catalog) -> Self {
+        let mut names = Vec::new();
+        let mut documents = Vec::new();
+        for tool in catalog.tools().filter(|t| t.group.is_some()) {
+            names.push(tool.definition.name.to_string());
+            let mut text: Vec<(String, f64)> = terms(tool.definition.name.as_str())
+                .into_iter()
+                .map(|t| (t, 2.0))
+                .collect();
+            text.extend(
+                terms(&tool.definition.description)
+                    .into_iter()
+                    .map(|t| (t, 1.0)),
+            );
+            documents.push(text);
+        }
+        Self {
+            names,
+            index: Bm25::new(documents),
+        }
+    }
+
+    /// Tool indexes, best first.
+    fn rank(&self, query: &str, context: &[&str]) -> Vec<usize> {
+        let scores = self.index.scores(&query_terms(query, context));
+        let mut order: Vec<usize> = (0..scores.len()).filter(|i| scores[*i] > 0.0).collect();
+        order.sort_by(|a, b| scores[*b].total_cmp(&scores[*a]));
+        order
+    }
+}

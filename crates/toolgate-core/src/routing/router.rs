@@ -1,0 +1,393 @@
+//! [`Router`]: a user turn in, a [`Decision`] out: the groups that turn
+//! needs, a calibrated confidence that they are enough, and the tier that
+//! decides how much of the catalog the model sees.
+//!
+//! Scoring and deciding are separate: a [`GroupScorer`] gives each group a
+//! raw score; the router turns scores into probabilities (a softmax over
+//! scores scaled by the best one), routes the most probable groups until
+//! their probability mass reaches the coverage target, and calls that mass
+//! the confidence. The temperature is fit on labelled queries
+//! ([`fit_temperature`]) so that confidence is the observed chance that the
+//! routed groups hold every group the turn needs, on any catalog.
+
+use std::fmt;
+
+use crate::catalog::Catalog;
+use crate::name::GroupId;
+use crate::routing::bm25::Bm25;
+use crate::routing::taxonomy::{Taxonomy, UnknownIntent};
+use crate::routing::text::terms;
+
+/// Softmax temperature when none is configured or fit.
+pub const DEFAULT_TEMPERATURE: f64 = 0.12;
+
+/// Probability mass the routed groups should reach.
+pub const COVERAGE_TARGET: f64 = 0.9;
+
+/// Weight of earlier turns' words against the current turn's.
+const CONTEXT_WEIGHT: f64 = 0.4;
+
+/// How much of the catalog a decision shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Tier {
+    /// Only the routed groups.
+    High,
+    /// The routed groups plus the recovery groups.
+    Medium,
+    /// The whole catalog.
+    Low,
+}
+
+impl Tier {
+    /// `high`, `medium`, `low`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::High => "high",
+            Self::Medium => "medium",
+            Self::Low => "low",
+        }
+    }
+}
+
+impl fmt::Display for Tier {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What a turn may see.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Visible {
+    /// These groups (with the core tools).
+    Groups(Vec<GroupId>),
+    /// Every group.
+    Catalog,
+}
+
+/// A routing decision.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Decision {
+    /// The configured intent that best explains the routed groups, else the
+    /// top group's name; `None` when nothing matched.
+    pub intent: Option<String>,
+    /// Calibrated chance that the routed groups are enough (0 to 1).
+    pub confidence: f64,
+    /// The tier that confidence falls in.
+    pub tier: Tier,
+    /// The groups routed, most probable first.
+    pub routed: Vec<GroupId>,
+    /// What the turn sees at this tier.
+    pub visible: Visible,
+    /// Every group with its probability, most probable first.
+    pub ranked: Vec<(GroupId, f64)>,
+}
+
+/// Gives every group of a router a raw relevance score for a turn.
+pub trait GroupScorer: Send + Sync + fmt::Debug {
+    /// Scores in the order of `groups()`; higher is more relevant, 0 is no
+    /// evidence at all. `context` holds earlier user turns, newest last.
+    fn scores(&self, query: &str, context: &[&str]) -> Vec<f64>;
+
+    /// The groups scored, in score order.
+    fn groups(&self) -> &[GroupId];
+}
+
+/// Lexical evidence per group, from two BM25 indexes: one over each tool
+/// (its name and description), one over each group (its name, display
+/// name and description, and the example utterances of the intents that
+/// need it). A group scores its best tool plus its own document: one
+/// well-matching tool says more than many loosely matching ones, and a large
+/// group does not win by size.
+#[derive(Clone, Debug)]
+pub struct LexicalScorer {
+    groups: Vec<GroupId>,
+    group_index: Bm25,
+    tool_index: Bm25,
+    /// Group (index into `groups`) of each tool document.
+    tool_group: Vec<usize>,
+}
+
+/// Weight of a group's own document against its best tool.
+const GROUP_DOCUMENT_WEIGHT: f64 = 0.5;
+
+impl LexicalScorer {
+    /// Indexes `catalog`'s groups and grouped tools.
+    pub fn new(catalog: &Catalog, taxonomy: &Taxonomy) -> Self {
+        let mut groups = Vec::new();
+        let mut group_documents = Vec::new();
+        let mut tool_documents = Vec::new();
+        let mut tool_group = Vec::new();
+        let weighted =
+            |words: &str, weight: f64| terms(words).into_iter().map(move |t| (t, weight));
+        for group in catalog.groups() {
+            let mut text: Vec<(String, f64)> = Vec::new();
+            text.extend(weighted(group.id.as_str(), 2.0));
+            text.extend(weighted(&group.display_name, 1.0));
+            text.extend(weighted(&group.description, 1.0));
+            for intent in &taxonomy.intents {
+                if intent.groups.contains(&group.id) {
+                    text.extend(weighted(&intent.name, 2.0));
+                    for example in &intent.examples {
+                        text.extend(weighted(example, 1.0));
+                    }
+                }
+            }
+            for tool in catalog.group_tools(group.id.as_str()) {
+                let mut words: Vec<(String, f64)> = weighted(tool.name.as_str(), 2.0).collect();
+                words.extend(weighted(&tool.description, 1.0));
+                tool_documents.push(words);
+                tool_group.push(groups.len());
+            }
+            groups.push(group.id.clone());
+            group_documents.push(text);
+        }
+        Self {
+            groups,
+            group_index: Bm25::new(group_documents),
+            tool_index: Bm25::new(tool_documents),
+            tool_group,
+        }
+    }
+}
+
+/// A turn's terms weighted 1, and earlier turns' terms weighted less the
+/// older they are.
+pub fn query_terms(query: &str, context: &[&str]) -> Vec<(String, f64)> {
+    let mut weighted: Vec<(String, f64)> = terms(query).into_iter().map(|t| (t, 1.0)).collect();
+    for (age, earlier) in context.iter().rev().enumerate() {
+        let weight = CONTEXT_WEIGHT / (age as f64 + 1.0);
+        weighted.extend(terms(earlier).into_iter().map(|t| (t, weight)));
+    }
+    weighted
+}
+
+impl GroupScorer for LexicalScorer {
+    fn scores(&self, query: &str, context: &[&str]) -> Vec<f64> {
+        let terms = query_terms(query, context);
+        let mut scores: Vec<f64> = self
+            .group_index
+            .scores(&terms)
+            .into_iter()
+            .map(|s| s * GROUP_DOCUMENT_WEIGHT)
+            .collect();
+        let mut best = vec![0.0_f64; self.groups.len()];
+        for (tool, score) in self.tool_index.scores(&terms).into_iter().enumerate() {
+            let group = self.tool_group[tool];
+            best[group] = best[group].max(score);
+        }
+        for (score, tool) in scores.iter_mut().zip(best) {
+            *score += tool;
+        }
+        scores
+    }
+
+    fn groups(&self) -> &[GroupId] {
+        &self.groups
+    }
+}
+
+/// Turns scores into decisions under a [`Taxonomy`].
+#[derive(Debug)]
+pub struct Router {
+    scorer: Box<dyn GroupScorer>,
+    taxonomy: Taxonomy,
+    temperature: f64,
+}
+
+impl Router {
+    /// A router over `scorer`'s groups. The temperature is the taxonomy's,
+    /// else [`DEFAULT_TEMPERATURE`].
+    pub fn new(scorer: Box<dyn GroupScorer>, taxonomy: Taxonomy) -> Self {
+        let temperature = taxonomy.temperature.unwrap_or(DEFAULT_TEMPERATURE);
+        Self {
+            scorer,
+            taxonomy,
+            temperature,
+        }
+    }
+
+    /// The built-in router: lexical scores over `catalog`.
+    pub fn lexical(catalog: &Catalog, taxonomy: Taxonomy) -> Self {
+        Self::new(Box::new(LexicalScorer::new(catalog, &taxonomy)), taxonomy)
+    }
+
+    /// Replaces the temperature (after [`fit_temperature`]).
+    pub fn with_temperature(mut self, temperature: f64) -> Self {
+        self.temperature = temperature;
+        self
+    }
+
+    /// The temperature in use.
+    pub fn temperature(&self) -> f64 {
+        self.temperature
+    }
+
+    /// The taxonomy.
+    pub fn taxonomy(&self) -> &Taxonomy {
+        &self.taxonomy
+    }
+
+    /// The raw scores of a turn, in [`Self::groups`] order.
+    pub fn scores(&self, query: &str, context: &[&str]) -> Vec<f64> {
+        self.scorer.scores(query, context)
+    }
+
+    /// The groups, in score order.
+    pub fn groups(&self) -> &[GroupId] {
+        self.scorer.groups()
+    }
+
+    /// Routes a turn.
+    pub fn route(&self, query: &str, context: &[&str]) -> Decision {
+        self.decide(&self.scores(query, context))
+    }
+
+    /// The decision for raw scores (in [`Self::groups`] order).
+    pub fn decide(&self, scores: &[f64]) -> Decision {
+        let groups = self.groups();
+        let probabilities = probabilities(scores, self.temperature);
+        let mut ranked: Vec<(GroupId, f64)> = groups.iter().cloned().zip(probabilities).collect();
+        ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let thresholds = self.taxonomy.thresholds;
+        if scores.iter().all(|s| *s <= 0.0) {
+            let (tier, visible) = match self.taxonomy.unknown_intent {
+                UnknownIntent::Catalog => (Tier::Low, Visible::Catalog),
+                UnknownIntent::Recovery => (
+                    Tier::Medium,
+                    Visible::Groups(self.taxonomy.recovery_groups.clone()),
+                ),
+            };
+            return Decision {
+                intent: None,
+                confidence: 0.0,
+                tier,
+                routed: Vec::new(),
+                visible,
+                ranked,
+            };
+        }
+        let (routed, confidence) = route_by_mass(&ranked, self.taxonomy.max_groups);
+        let tier = if confidence >= thresholds.high {
+            Tier::High
+        } else if confidence >= thresholds.medium {
+            Tier::Medium
+        } else {
+            Tier::Low
+        };
+        let visible = match tier {
+            Tier::High => Visible::Groups(routed.clone()),
+            Tier::Medium => {
+                let mut groups = routed.clone();
+                for group in &self.taxonomy.recovery_groups {
+                    if !groups.contains(group) {
+                        groups.push(group.clone());
+                    }
+                }
+                Visible::Groups(groups)
+            }
+            Tier::Low => Visible::Catalog,
+        };
+        Decision {
+            intent: self.intent(&routed),
+            confidence,
+            tier,
+            routed,
+            visible,
+            ranked,
+        }
+    }
+
+    /// The configured intent sharing the most groups with `routed` (ties go
+    /// to the earlier intent), else the top group's name.
+    fn intent(&self, routed: &[GroupId]) -> Option<String> {
+        let best = self
+            .taxonomy
+            .intents
+            .iter()
+            .map(|intent| {
+                let shared = intent.groups.iter().filter(|g| routed.contains(g)).count();
+                (shared, intent)
+            })
+            .filter(|(shared, _)| *shared > 0)
+            .fold(
+                None::<(usize, &crate::routing::taxonomy::Intent)>,
+                |best, candidate| match best {
+                    Some(b) if b.0 >= candidate.0 => Some(b),
+                    _ => Some(candidate),
+                },
+            );
+        match best {
+            Some((_, intent)) => Some(intent.name.clone()),
+            None => routed.first().map(|g| g.to_string()),
+        }
+    }
+}
+
+/// Softmax of scores scaled by the best one, at `temperature`.
+pub fn probabilities(scores: &[f64], temperature: f64) -> Vec<f64> {
+    let top = scores.iter().copied().fold(0.0_f64, f64::max);
+    if top <= 0.0 || scores.is_empty() {
+        return vec![1.0 / scores.len().max(1) as f64; scores.len()];
+    }
+    let exps: Vec<f64> = scores
+        .iter()
+        .map(|s| ((s / top - 1.0) / temperature).exp())
+        .collect();
+    let sum: f64 = exps.iter().sum();
+    exps.into_iter().map(|e| e / sum).collect()
+}
+
+/// The most probable groups until their mass reaches [`COVERAGE_TARGET`]
+/// (at most `max_groups`), and that mass.
+fn route_by_mass(ranked: &[(GroupId, f64)], max_groups: usize) -> (Vec<GroupId>, f64) {
+    let mut routed = Vec::new();
+    let mut mass = 0.0;
+    for (group, probability) in ranked.iter().take(max_groups) {
+        routed.push(group.clone());
+        mass += probability;
+        if mass >= COVERAGE_TARGET {
+            break;
+        }
+    }
+    (routed, mass.min(1.0))
+}
+
+/// One labelled turn for fitting and checking calibration: its raw scores
+/// and the indexes (in router group order) of the groups it needs.
+#[derive(Clone, Debug)]
+pub struct Labelled {
+    /// Raw scores.
+    pub scores: Vec<f64>,
+    /// Indexes of the gold groups.
+    pub gold: Vec<usize>,
+}
+
+/// The temperature (from a grid) whose confidence best predicts, on
+/// `examples`, whether the routed groups hold every gold group (lowest Brier
+/// score).
+pub fn fit_temperature(router: &Router, examples: &[Labelled]) -> f64 {
+    let grid = [
+        0.02, 0.03, 0.04, 0.05, 0.06, 0.08, 0.1, 0.12, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.7, 1.0,
+    ];
+    let groups = router.groups();
+    grid.into_iter()
+        .map(|temperature| {
+            let mut brier = 0.0;
+            for example in examples {
+                let probabilities = probabilities(&example.scores, temperature);
+                let mut ranked: Vec<(usize, f64)> = probabilities.into_iter().enumerate().collect();
+                ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
+                let named: Vec<(GroupId, f64)> = ranked
+                    .iter()
+                    .map(|(i, p)| (groups[*i].clone(), *p))
+                    .collect();
+                let (routed, confidence) = route_by_mass(&named, router.taxonomy.max_groups);
+                let covered = example.gold.iter().all(|g| routed.contains(&groups[*g]));
+                let truth = if covered { 1.0 } else { 0.0 };
+                brier += (confidence - truth).powi(2);
+            }
+            (temperature, brier)
+        })
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .map_or(DEFAULT_TEMPERATURE, |(temperature, _)| temperature)
+}

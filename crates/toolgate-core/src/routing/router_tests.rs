@@ -1,0 +1,205 @@
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+use super::{Labelled, Router, RoutingConfig, Tier, Visible, fit_temperature};
+use crate::catalog::Catalog;
+use crate::group::ToolGroup;
+use crate::name::{GroupId, ToolName};
+use crate::origin::Origin;
+use crate::tool::ToolDefinition;
+
+fn catalog() -> Catalog {
+    let mut catalog = Catalog::new();
+    for (group, description, tools) in [
+        (
+            "gmail",
+            "Read and send email",
+            vec![
+                ("gmail_send", "Send an email message"),
+                ("gmail_search", "Search the inbox for emails"),
+            ],
+        ),
+        (
+            "calendar",
+            "Events and meetings",
+            vec![
+                ("calendar_create_event", "Create a calendar event"),
+                ("calendar_list", "List upcoming meetings"),
+            ],
+        ),
+        (
+            "weather",
+            "Forecasts",
+            vec![("weather_forecast", "Weather forecast for a city")],
+        ),
+    ] {
+        let tools = tools
+            .into_iter()
+            .map(|(name, text)| {
+                let definition = ToolDefinition::new(
+                    ToolName::new(name).unwrap(),
+                    text,
+                    json!({"type": "object"}),
+                )
+                .unwrap();
+                (definition, Origin::Builtin)
+            })
+            .collect();
+        catalog
+            .register_group_with_tools(
+                ToolGroup::new(GroupId::new(group).unwrap(), group, description),
+                Origin::Builtin,
+                tools,
+            )
+            .unwrap();
+    }
+    catalog
+}
+
+fn ids(names: &[&str]) -> Vec<GroupId> {
+    names.iter().map(|n| GroupId::new(*n).unwrap()).collect()
+}
+
+#[test]
+fn a_clear_query_routes_high_to_its_group() {
+    let catalog = catalog();
+    let router = Router::lexical(
+        &catalog,
+        RoutingConfig::default().validate(&catalog).unwrap(),
+    );
+    let decision = router.route("search my inbox for emails from Anna", &[]);
+    assert_eq!(decision.routed[0], GroupId::new("gmail").unwrap());
+    assert_eq!(decision.tier, Tier::High, "{decision:?}");
+    assert_eq!(decision.visible, Visible::Groups(decision.routed.clone()));
+    assert_eq!(decision.intent.as_deref(), Some("gmail"));
+}
+
+#[test]
+fn nothing_matching_fails_open_or_to_recovery() {
+    let catalog = catalog();
+    let router = Router::lexical(
+        &catalog,
+        RoutingConfig::default().validate(&catalog).unwrap(),
+    );
+    let decision = router.route("zzz qqq", &[]);
+    assert_eq!(
+        (decision.tier, decision.visible, decision.intent),
+        (Tier::Low, Visible::Catalog, None)
+    );
+
+    let config: RoutingConfig =
+        toml::from_str("recovery_groups = [\"calendar\"]\nunknown_intent = \"recovery\"\n")
+            .unwrap();
+    let router = Router::lexical(&catalog, config.validate(&catalog).unwrap());
+    let decision = router.route("zzz qqq", &[]);
+    assert_eq!(decision.tier, Tier::Medium);
+    assert_eq!(decision.visible, Visible::Groups(ids(&["calendar"])));
+}
+
+#[test]
+fn an_ambiguous_query_adds_the_recovery_groups_or_opens_the_catalog() {
+    let catalog = catalog();
+    let config: RoutingConfig = toml::from_str(
+        "recovery_groups = [\"weather\"]\nthresholds = { high = 0.99, medium = 0.3 }\n",
+    )
+    .unwrap();
+    let router = Router::lexical(&catalog, config.validate(&catalog).unwrap());
+    let decision = router.route("send an email about the meeting event", &[]);
+    assert_eq!(decision.tier, Tier::Medium, "{decision:?}");
+    let Visible::Groups(visible) = &decision.visible else {
+        panic!("{decision:?}")
+    };
+    assert_eq!(visible, &ids(&["gmail", "weather"]));
+}
+
+#[test]
+fn earlier_turns_help_a_follow_up() {
+    let catalog = catalog();
+    let router = Router::lexical(
+        &catalog,
+        RoutingConfig::default().validate(&catalog).unwrap(),
+    );
+    let alone = router.route("and tomorrow?", &[]);
+    assert_eq!(alone.tier, Tier::Low);
+    let followed = router.route("and tomorrow?", &["what is the weather forecast in Paris"]);
+    assert_eq!(followed.routed[0], GroupId::new("weather").unwrap());
+}
+
+#[test]
+fn intents_and_examples_steer_the_route() {
+    let catalog = catalog();
+    let config: RoutingConfig = toml::from_str(
+        "[[intent]]\nname = \"scheduling\"\ngroups = [\"calendar\"]\nexamples = [\"book a slot with the dentist\"]\n",
+    )
+    .unwrap();
+    let router = Router::lexical(&catalog, config.validate(&catalog).unwrap());
+    let decision = router.route("book a dentist slot", &[]);
+    assert_eq!(decision.routed[0], GroupId::new("calendar").unwrap());
+    assert_eq!(decision.intent.as_deref(), Some("scheduling"));
+}
+
+#[test]
+fn a_config_naming_an_unknown_group_is_refused_with_the_known_ones() {
+    let catalog = catalog();
+    let config: RoutingConfig =
+        toml::from_str("[[intent]]\nname = \"mail\"\ngroups = [\"gmial\"]\n").unwrap();
+    assert_eq!(
+        config.validate(&catalog).unwrap_err().to_string(),
+        "[routing]: intent 'mail' names group 'gmial', which is not in the catalog. Known groups: gmail, calendar, weather"
+    );
+    let thresholds: RoutingConfig =
+        toml::from_str("thresholds = { high = 0.5, medium = 0.8 }\n").unwrap();
+    assert!(
+        thresholds
+            .validate(&catalog)
+            .unwrap_err()
+            .to_string()
+            .contains("medium <= high")
+    );
+}
+
+#[test]
+fn the_fitted_temperature_follows_how_often_routes_are_right() {
+    let catalog = catalog();
+    let router = Router::lexical(
+        &catalog,
+        RoutingConfig::default().validate(&catalog).unwrap(),
+    );
+    let queries = [
+        ("send an email message", 0),
+        ("search the inbox", 0),
+        ("create a calendar event", 1),
+        ("list upcoming meetings", 1),
+        ("weather forecast for Rome", 2),
+        ("forecast for the city", 2),
+    ];
+    let labelled = |gold_of: &dyn Fn(usize, usize) -> usize| -> Vec<Labelled> {
+        queries
+            .iter()
+            .enumerate()
+            .map(|(i, (query, gold))| Labelled {
+                scores: router.scores(query, &[]),
+                gold: vec![gold_of(i, *gold)],
+            })
+            .collect()
+    };
+    // Every top route right: confidence may be high.
+    let right = fit_temperature(&router, &labelled(&|_, gold| gold));
+    // Half of them labelled with another group: confidence must come down.
+    let half = fit_temperature(
+        &router,
+        &labelled(&|i, gold| if i % 2 == 0 { gold } else { (gold + 1) % 3 }),
+    );
+    assert!(half > right, "{half} should exceed {right}");
+    // Less sure, it routes more groups to reach the same coverage.
+    let query = "search the inbox";
+    let confident = Router::lexical(
+        &catalog,
+        RoutingConfig::default().validate(&catalog).unwrap(),
+    )
+    .with_temperature(right)
+    .route(query, &[]);
+    let cautious = router.with_temperature(half).route(query, &[]);
+    assert_eq!(confident.routed, ids(&["gmail"]));
+    assert!(cautious.routed.len() > 1, "{cautious:?}");
+}

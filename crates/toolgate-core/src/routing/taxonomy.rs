@@ -1,0 +1,232 @@
+//! The routing configuration (`[routing]` in toolgate.toml): intents and
+//! the groups they need, the recovery groups of the medium tier, the tier
+//! thresholds, what an unknown intent does, and when no progress escalates.
+//! Checked against the catalog at start-up: the groups are the one taxonomy.
+
+use serde::Deserialize;
+
+use crate::catalog::Catalog;
+use crate::name::GroupId;
+
+/// `[routing]` as written.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RoutingConfig {
+    /// Named intents, each with the groups it needs (`[[routing.intent]]`).
+    #[serde(default, rename = "intent")]
+    pub intents: Vec<IntentConfig>,
+    /// Groups added at the medium tier, to recover from a near miss.
+    #[serde(default)]
+    pub recovery_groups: Vec<String>,
+    /// Confidence at or above which a tier applies.
+    #[serde(default)]
+    pub thresholds: Thresholds,
+    /// What a query that matches nothing gets.
+    #[serde(default)]
+    pub unknown_intent: UnknownIntent,
+    /// Most groups routed for one query.
+    #[serde(default = "default_max_groups")]
+    pub max_groups: usize,
+    /// Softmax temperature turning scores into confidence (fit it with
+    /// `toolgate eval`); the default suits BM25 scores.
+    #[serde(default)]
+    pub temperature: Option<f64>,
+    /// When a restricted turn escalates to the whole catalog.
+    #[serde(default)]
+    pub no_progress: NoProgress,
+}
+
+fn default_max_groups() -> usize {
+    3
+}
+
+/// One intent.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IntentConfig {
+    /// Its name (`email`, `code_review`).
+    pub name: String,
+    /// The groups it needs.
+    pub groups: Vec<String>,
+    /// Example utterances; they add their words to the groups' matching.
+    #[serde(default)]
+    pub examples: Vec<String>,
+}
+
+/// Tier thresholds on calibrated confidence (0 to 1).
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Thresholds {
+    /// At or above: only the routed groups.
+    pub high: f64,
+    /// At or above (and below `high`): routed plus recovery groups.
+    pub medium: f64,
+}
+
+impl Default for Thresholds {
+    fn default() -> Self {
+        Self {
+            high: 0.9,
+            medium: 0.6,
+        }
+    }
+}
+
+/// What a query that matches no group gets.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UnknownIntent {
+    /// The whole catalog (fail open).
+    #[default]
+    Catalog,
+    /// The recovery groups only.
+    Recovery,
+}
+
+/// What counts as no progress in a restricted turn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoProgress {
+    /// Consecutive failed tool calls that escalate (0: never).
+    pub failed_calls: usize,
+    /// Whether a call to a tool outside the visible set escalates.
+    pub outside_call: bool,
+}
+
+impl Default for NoProgress {
+    fn default() -> Self {
+        Self {
+            failed_calls: 2,
+            outside_call: true,
+        }
+    }
+}
+
+/// A checked configuration: every group it names is in the catalog.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Taxonomy {
+    /// Intents with their groups.
+    pub intents: Vec<Intent>,
+    /// Recovery groups.
+    pub recovery_groups: Vec<GroupId>,
+    /// Tier thresholds.
+    pub thresholds: Thresholds,
+    /// Unknown-intent behaviour.
+    pub unknown_intent: UnknownIntent,
+    /// Most groups routed for one query.
+    pub max_groups: usize,
+    /// Softmax temperature, if configured.
+    pub temperature: Option<f64>,
+    /// Escalation rules.
+    pub no_progress: NoProgress,
+}
+
+/// A checked intent.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Intent {
+    /// Its name.
+    pub name: String,
+    /// Its groups.
+    pub groups: Vec<GroupId>,
+    /// Its example utterances.
+    pub examples: Vec<String>,
+}
+
+/// Why a routing configuration does not fit the catalog.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("[routing]: {0}")]
+pub struct RoutingError(String);
+
+impl RoutingConfig {
+    /// Checks every named group against `catalog`.
+    pub fn validate(&self, catalog: &Catalog) -> Result<Taxonomy, RoutingError> {
+        let known: Vec<&str> = catalog.groups().map(|g| g.id.as_str()).collect();
+        let check = |group: &str, place: &str| {
+            if known.contains(&group) {
+                GroupId::new(group).map_err(|e| RoutingError(e.to_string()))
+            } else {
+                Err(RoutingError(format!(
+                    "{place} names group '{group}', which is not in the catalog. Known groups: {}",
+                    known.join(", ")
+                )))
+            }
+        };
+        let mut intents = Vec::new();
+        for intent in &self.intents {
+            if intent.groups.is_empty() {
+                return Err(RoutingError(format!(
+                    "intent '{}' has no groups",
+                    intent.name
+                )));
+            }
+            let groups = intent
+                .groups
+                .iter()
+                .map(|g| check(g, &format!("intent '{}'", intent.name)))
+                .collect::<Result<_, _>>()?;
+            intents.push(Intent {
+                name: intent.name.clone(),
+                groups,
+                examples: intent.examples.clone(),
+            });
+        }
+        let recovery_groups = self
+            .recovery_groups
+            .iter()
+            .map(|g| check(g, "recovery_groups"))
+            .collect::<Result<_, _>>()?;
+        let Thresholds { high, medium } = self.thresholds;
+        if !(0.0..=1.0).contains(&medium) || !(0.0..=1.0).contains(&high) || medium > high {
+            return Err(RoutingError(format!(
+                "thresholds must satisfy 0 <= medium <= high <= 1 (medium = {medium}, high = {high})"
+            )));
+        }
+        if self.max_groups == 0 {
+            return Err(RoutingError("max_groups must be at least 1".to_owned()));
+        }
+        if let Some(t) = self.temperature
+            && !(t.is_finite() && t > 0.0)
+        {
+            return Err(RoutingError(format!(
+                "temperature must be positive, not {t}"
+            )));
+        }
+        Ok(Taxonomy {
+            intents,
+            recovery_groups,
+            thresholds: self.thresholds,
+            unknown_intent: self.unknown_intent,
+            max_groups: self.max_groups,
+            temperature: self.temperature,
+            no_progress: self.no_progress,
+        })
+    }
+}
+
+impl Default for RoutingConfig {
+    fn default() -> Self {
+        Self {
+            intents: Vec::new(),
+            recovery_groups: Vec::new(),
+            thresholds: Thresholds::default(),
+            unknown_intent: UnknownIntent::default(),
+            max_groups: default_max_groups(),
+            temperature: None,
+            no_progress: NoProgress::default(),
+        }
+    }
+}
+
+impl Default for Taxonomy {
+    fn default() -> Self {
+        Self {
+            intents: Vec::new(),
+            recovery_groups: Vec::new(),
+            thresholds: Thresholds::default(),
+            unknown_intent: UnknownIntent::default(),
+            max_groups: default_max_groups(),
+            temperature: None,
+            no_progress: NoProgress::default(),
+        }
+    }
+}

@@ -1,0 +1,74 @@
+//! Terms for lexical matching: lowercase words, identifiers split at `_`,
+//! `-`, `.` and camelCase humps, common English endings folded, stop words
+//! dropped. `getWeatherForecast`, `get_weather_forecasts` and "weather
+//! forecast" all give `weather forecast`.
+
+/// Words too common to say anything about a tool.
+const STOP_WORDS: &[&str] = &[
+    "a", "about", "all", "also", "an", "and", "any", "are", "as", "at", "be", "by", "can", "could",
+    "do", "for", "from", "get", "give", "has", "have", "how", "i", "if", "in", "into", "is", "it",
+    "its", "let", "me", "my", "of", "on", "or", "our", "please", "provide", "s", "so", "some",
+    "that", "the", "their", "them", "then", "there", "these", "this", "to", "us", "want", "was",
+    "we", "what", "when", "which", "will", "with", "would", "you", "your",
+];
+
+/// The terms of `text`, in order.
+pub fn terms(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for word in text.split(|c: char| !c.is_alphanumeric()) {
+        for part in split_camel(word) {
+            let lower = part.to_lowercase();
+            if lower.is_empty() || STOP_WORDS.contains(&lower.as_str()) {
+                continue;
+            }
+            out.push(stem(&lower));
+        }
+    }
+    out
+}
+
+/// `getWeatherForecast` -> `get`, `Weather`, `Forecast`; `HTTPServer` -> `HTTP`, `Server`.
+fn split_camel(word: &str) -> Vec<&str> {
+    let chars: Vec<(usize, char)> = word.char_indices().collect();
+    let mut parts = Vec::new();
+    let mut start = 0;
+    for i in 1..chars.len() {
+        let (at, c) = chars[i];
+        let previous = chars[i - 1].1;
+        let next_lower = chars.get(i + 1).is_some_and(|(_, n)| n.is_lowercase());
+        let boundary = (c.is_uppercase() && previous.is_lowercase())
+            || (c.is_uppercase() && previous.is_uppercase() && next_lower)
+            || (c.is_ascii_digit() != previous.is_ascii_digit());
+        if boundary {
+            parts.push(&word[start..at]);
+            start = at;
+        }
+    }
+    parts.push(&word[start..]);
+    parts
+}
+
+/// Folds common English endings: `forecasts` -> `forecast`, `searching` ->
+/// `search`, `queries` -> `query`, `created` -> `creat`.
+fn stem(word: &str) -> String {
+    let n = word.chars().count();
+    if n <= 3 || !word.is_ascii() {
+        return word.to_owned();
+    }
+    if let Some(base) = word.strip_suffix("ies") {
+        return format!("{base}y");
+    }
+    for (suffix, min) in [("ing", 6), ("ed", 5), ("es", 5), ("s", 4)] {
+        if n >= min
+            && let Some(base) = word.strip_suffix(suffix)
+            && !base.ends_with('s')
+        {
+            return base.to_owned();
+        }
+    }
+    word.to_owned()
+}
+
+#[cfg(test)]
+#[path = "text_tests.rs"]
+mod tests;
