@@ -15,6 +15,7 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
+use toolgate_core::routing::{Decision, NoProgress, Router, Visible};
 use toolgate_core::{
     ActiveToolSet, GroupId, LOAD_TOOL_GROUP_TOOL_NAME, Message, MessageKind, TokenCounter,
     ToolDefinition, ToolStatus, UNLOAD_TOOL_GROUP_TOOL_NAME, group_name_argument,
@@ -47,6 +48,10 @@ pub struct AgentOptions {
     pub max_model_calls: usize,
     /// How long a tool call may run, for tools that set no timeout of their own.
     pub tool_timeout: Duration,
+    /// Routes each user turn before the model is called (seed 004): the
+    /// routed groups are pre-loaded (and recorded in history), a low-confidence
+    /// turn sees the whole catalog, and no progress escalates to it.
+    pub router: Option<Arc<Router>>,
 }
 
 impl Default for AgentOptions {
@@ -55,6 +60,7 @@ impl Default for AgentOptions {
             system_prompt: DEFAULT_SYSTEM_PROMPT.to_owned(),
             max_model_calls: 10,
             tool_timeout: Duration::from_secs(120),
+            router: None,
         }
     }
 }
@@ -66,6 +72,14 @@ pub enum TurnEvent {
     Model(StreamEvent),
     /// A model call finished; what it cost.
     ModelCalled(CallReport),
+    /// The router decided what the turn sees, before the first model call.
+    Routed(Decision),
+    /// The turn made no progress while restricted: it now sees the whole
+    /// catalog.
+    Escalated {
+        /// Why.
+        reason: String,
+    },
     /// A tool call is about to run.
     ToolStarted {
         /// The call's id.
@@ -198,7 +212,8 @@ impl<S: ConversationStore> Agent<S> {
     ) -> Result<TurnOutcome, AgentError> {
         self.settle_interrupted(conversation).await?;
         self.store.append(conversation, Message::user(text)).await?;
-        self.run_turn(conversation, events, cancel).await
+        self.run_turn(conversation, Some(text), events, cancel)
+            .await
     }
 
     /// Finishes a turn that stopped before the model answered (see
@@ -210,7 +225,7 @@ impl<S: ConversationStore> Agent<S> {
         cancel: &CancellationToken,
     ) -> Result<TurnOutcome, AgentError> {
         self.settle_interrupted(conversation).await?;
-        self.run_turn(conversation, events, cancel).await
+        self.run_turn(conversation, None, events, cancel).await
     }
 
     /// Whether the conversation's last turn stopped before the model answered:
@@ -271,16 +286,24 @@ impl<S: ConversationStore> Agent<S> {
     async fn run_turn(
         &self,
         conversation: &ConversationId,
+        user_text: Option<&str>,
         events: TurnEvents<'_>,
         cancel: &CancellationToken,
     ) -> Result<TurnOutcome, AgentError> {
         let history = self.store.messages(conversation).await?;
         let mut active = self.restore(conversation, &history).await;
+        let mut scope = Scope::Active;
+        if let (Some(router), Some(text)) = (&self.options.router, user_text) {
+            scope = self
+                .route(router, conversation, text, &history, &mut active, events)
+                .await?;
+        }
+        let mut progress = Progress::default();
         let mut catalog_cost = self.catalog_cost();
         let mut calls = Vec::new();
         for call in 1..=self.options.max_model_calls.max(1) {
             let history = self.store.messages(conversation).await?;
-            let (request, tools_sent, tool_tokens) = self.request(&active, &history);
+            let (request, tools_sent, tool_tokens) = self.request(&active, scope, &history);
             let response = {
                 let mut sink = |event: StreamEvent| events(TurnEvent::Model(event));
                 tokio::select! {
@@ -326,12 +349,32 @@ impl<S: ConversationStore> Agent<S> {
                     .await?;
             }
             let loaded_before = active.loaded_groups().len();
-            active = self
-                .run_tools(conversation, &response.tool_calls, active, events, cancel)
+            let outcomes;
+            (active, outcomes) = self
+                .run_tools(
+                    conversation,
+                    &response.tool_calls,
+                    active,
+                    scope,
+                    events,
+                    cancel,
+                )
                 .await?;
             if active.loaded_groups().len() != loaded_before {
                 // A load may have started an upstream and listed its tools.
                 catalog_cost = self.catalog_cost();
+            }
+            if let (Some(router), Scope::Active) = (&self.options.router, scope)
+                && let Some(reason) = progress.escalation(&outcomes, router.taxonomy().no_progress)
+            {
+                scope = Scope::Catalog;
+                self.store
+                    .append(
+                        conversation,
+                        Message::system(format!("Escalated to the whole catalog: {reason}.")),
+                    )
+                    .await?;
+                events(TurnEvent::Escalated { reason });
             }
         }
         let limit = self.options.max_model_calls.max(1);
@@ -348,6 +391,57 @@ impl<S: ConversationStore> Agent<S> {
             calls,
             end: TurnEnd::CallLimit,
         })
+    }
+
+    /// Routes the user's turn: pre-loads the groups its tier shows (recorded
+    /// in history, so later turns restore them) or opens the whole catalog
+    /// for this turn.
+    async fn route(
+        &self,
+        router: &Router,
+        conversation: &ConversationId,
+        text: &str,
+        history: &[StoredMessage],
+        active: &mut ActiveToolSet,
+        events: TurnEvents<'_>,
+    ) -> Result<Scope, StoreError> {
+        let earlier: Vec<&str> = history
+            .iter()
+            .filter(|m| m.message.kind == MessageKind::User)
+            .map(|m| m.message.content.as_str())
+            .collect();
+        let context = &earlier[earlier.len().saturating_sub(ROUTING_CONTEXT_TURNS)..];
+        let decision = router.route(text, context);
+        let scope = match &decision.visible {
+            Visible::Catalog => Scope::Catalog,
+            Visible::Groups(groups) => {
+                for group in groups {
+                    if active.is_loaded(group.as_str()) {
+                        continue;
+                    }
+                    if let Err(error) = self.host.prepare_group(group.as_str()).await {
+                        tracing::warn!(%group, %error, "a routed group is unavailable");
+                        continue;
+                    }
+                    let loaded = {
+                        let catalog = self.host.catalog();
+                        active.load(&catalog, group.as_str()).map(|l| l.to_string())
+                    };
+                    if loaded.is_ok() {
+                        let note = format!(
+                            "Routed ({} tier, confidence {:.2}): loaded group '{group}'.",
+                            decision.tier, decision.confidence
+                        );
+                        self.store
+                            .append(conversation, Message::group_loaded_by_host(group, note))
+                            .await?;
+                    }
+                }
+                Scope::Active
+            }
+        };
+        events(TurnEvent::Routed(decision));
+        Ok(scope)
     }
 
     /// The active set rebuilt from history, with the tools of its groups
@@ -377,10 +471,23 @@ impl<S: ConversationStore> Agent<S> {
     fn request(
         &self,
         active: &ActiveToolSet,
+        scope: Scope,
         history: &[StoredMessage],
     ) -> (ChatRequest, usize, usize) {
         let catalog = self.host.catalog();
-        let definitions = active.definitions(&catalog);
+        let mut definitions = active.definitions(&catalog);
+        if scope == Scope::Catalog {
+            // The loaded tools keep their place (a cache-friendly prefix); every
+            // other tool follows in catalog order.
+            let shown: std::collections::HashSet<&str> =
+                definitions.iter().map(|d| d.name.as_str()).collect();
+            let rest: Vec<&ToolDefinition> = catalog
+                .tools()
+                .map(|tool| tool.definition)
+                .filter(|d| !shown.contains(d.name.as_str()))
+                .collect();
+            definitions.extend(rest);
+        }
         let tool_tokens = self.counter.tools(definitions.iter().copied());
         let request = ChatRequest {
             system: system_prompt(&self.options.system_prompt, &catalog),
@@ -407,17 +514,20 @@ impl<S: ConversationStore> Agent<S> {
         conversation: &ConversationId,
         tool_calls: &[ToolCall],
         active: ActiveToolSet,
+        scope: Scope,
         events: TurnEvents<'_>,
         cancel: &CancellationToken,
-    ) -> Result<ActiveToolSet, AgentError> {
+    ) -> Result<(ActiveToolSet, Vec<CallOutcome>), AgentError> {
         // Calls are checked against what the model saw when it made them.
         let visible = Arc::new(active.clone());
         let active = Arc::new(Mutex::new(active));
         let calls_cancel = cancel.child_token();
+        let mut outcomes = Vec::new();
         let task = |tool_call: &ToolCall| ToolTask {
             host: Arc::clone(&self.host),
             call: tool_call.clone(),
             visible: Arc::clone(&visible),
+            scope,
             active: Arc::clone(&active),
             timeout: self.options.tool_timeout,
             cancel: calls_cancel.child_token(),
@@ -444,7 +554,7 @@ impl<S: ConversationStore> Agent<S> {
                 () = cancel.cancelled() => None,
                 output = task(tool_call).run() => Some(output),
             };
-            let Some(output) = output else {
+            let Some((output, outcome)) = output else {
                 calls_cancel.cancel();
                 running.shutdown().await;
                 let left = meta_calls[index..].iter().copied();
@@ -452,6 +562,7 @@ impl<S: ConversationStore> Agent<S> {
                     .await?;
                 return Err(AgentError::Cancelled);
             };
+            outcomes.push(outcome);
             self.finish_call(conversation, tool_call, output, events)
                 .await?;
         }
@@ -464,11 +575,16 @@ impl<S: ConversationStore> Agent<S> {
                     None => break,
                 },
             };
-            let (id, output) = match joined {
-                Some(Ok((id, output))) => (id, output),
+            let (id, (output, outcome)) = match joined {
+                Some(Ok(joined)) => joined,
                 Some(Err(error)) => (
                     error.id(),
-                    ToolOutput::error(format!("The tool call failed inside the agent: {error}")),
+                    (
+                        ToolOutput::error(format!(
+                            "The tool call failed inside the agent: {error}"
+                        )),
+                        CallOutcome::Failed,
+                    ),
                 ),
                 None => {
                     calls_cancel.cancel();
@@ -479,6 +595,7 @@ impl<S: ConversationStore> Agent<S> {
                 }
             };
             if let Some(tool_call) = unfinished.remove(&id) {
+                outcomes.push(outcome);
                 self.finish_call(conversation, tool_call, output, events)
                     .await?;
             }
@@ -487,7 +604,7 @@ impl<S: ConversationStore> Agent<S> {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone();
-        Ok(active)
+        Ok((active, outcomes))
     }
 
     /// Stores a cancelled result for each call the cancel cut short.
@@ -539,6 +656,50 @@ impl<S: ConversationStore> Agent<S> {
     }
 }
 
+/// Earlier user turns the router reads as context.
+const ROUTING_CONTEXT_TURNS: usize = 3;
+
+/// What a turn's model calls may see and call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Scope {
+    /// The active set: core tools and the loaded groups.
+    Active,
+    /// The whole catalog (a low-confidence route, or an escalation).
+    Catalog,
+}
+
+/// How a tool call ended, for the no-progress rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum CallOutcome {
+    Succeeded,
+    Failed,
+    /// Refused: the tool is outside the visible set.
+    Outside,
+}
+
+/// Failed calls in a row, across the turn's model calls.
+#[derive(Debug, Default)]
+struct Progress {
+    failed_in_a_row: usize,
+}
+
+impl Progress {
+    /// Why the turn should escalate after these calls, if it should.
+    fn escalation(&mut self, outcomes: &[CallOutcome], rule: NoProgress) -> Option<String> {
+        for outcome in outcomes {
+            match outcome {
+                CallOutcome::Outside if rule.outside_call => {
+                    return Some("the model called a tool outside the visible set".to_owned());
+                }
+                CallOutcome::Outside | CallOutcome::Failed => self.failed_in_a_row += 1,
+                CallOutcome::Succeeded => self.failed_in_a_row = 0,
+            }
+        }
+        (rule.failed_calls > 0 && self.failed_in_a_row >= rule.failed_calls)
+            .then(|| format!("{} tool calls failed in a row", self.failed_in_a_row))
+    }
+}
+
 fn is_meta_tool(name: &str) -> bool {
     matches!(
         name,
@@ -560,13 +721,25 @@ struct ToolTask {
     host: Arc<dyn ToolHost>,
     call: ToolCall,
     visible: Arc<ActiveToolSet>,
+    scope: Scope,
     active: Arc<Mutex<ActiveToolSet>>,
     timeout: Duration,
     cancel: CancellationToken,
 }
 
 impl ToolTask {
-    async fn run(self) -> ToolOutput {
+    async fn run(self) -> (ToolOutput, CallOutcome) {
+        let (output, outside) = self.execute().await;
+        let outcome = match (outside, output.is_error) {
+            (true, _) => CallOutcome::Outside,
+            (false, true) => CallOutcome::Failed,
+            (false, false) => CallOutcome::Succeeded,
+        };
+        (output, outcome)
+    }
+
+    /// The call's output, and whether it was refused as outside the visible set.
+    async fn execute(&self) -> (ToolOutput, bool) {
         let name = self.call.name.as_str();
         let arguments = match parse_arguments(&self.call.arguments) {
             Ok(arguments) => arguments,
@@ -574,15 +747,18 @@ impl ToolTask {
                 if is_meta_tool(name) {
                     Value::Null
                 } else {
-                    return ToolOutput::error(format!(
-                        "The arguments for tool '{name}' are not valid JSON ({error}); send a JSON object."
-                    ));
+                    return (
+                        ToolOutput::error(format!(
+                            "The arguments for tool '{name}' are not valid JSON ({error}); send a JSON object."
+                        )),
+                        false,
+                    );
                 }
             }
         };
         match name {
-            LOAD_TOOL_GROUP_TOOL_NAME => self.load(&arguments).await,
-            UNLOAD_TOOL_GROUP_TOOL_NAME => self.unload(&arguments),
+            LOAD_TOOL_GROUP_TOOL_NAME => (self.load(&arguments).await, false),
+            UNLOAD_TOOL_GROUP_TOOL_NAME => (self.unload(&arguments), false),
             _ => self.call_tool(arguments).await,
         }
     }
@@ -616,18 +792,25 @@ impl ToolTask {
         }
     }
 
-    async fn call_tool(&self, arguments: Value) -> ToolOutput {
+    async fn call_tool(&self, arguments: Value) -> (ToolOutput, bool) {
         let name = self.call.name.as_str();
         let timeout = {
             let catalog = self.host.catalog();
-            match self.visible.check_available(&catalog, name) {
+            let checked = match self.scope {
+                Scope::Active => self.visible.check_available(&catalog, name),
+                Scope::Catalog => match catalog.tool(name) {
+                    Some(tool) => Ok(tool.definition),
+                    None => ActiveToolSet::new().check_available(&catalog, name),
+                },
+            };
+            match checked {
                 Ok(definition) => definition.timeout.unwrap_or(self.timeout),
-                Err(not_available) => return ToolOutput::error(not_available.to_string()),
+                Err(not_available) => return (ToolOutput::error(not_available.to_string()), true),
             }
         };
         let call = self.host.call(name, arguments, self.cancel.clone());
         tokio::pin!(call);
-        tokio::select! {
+        let output = tokio::select! {
             output = &mut call => output,
             () = tokio::time::sleep(timeout) => {
                 self.cancel.cancel();
@@ -637,7 +820,8 @@ impl ToolTask {
                     timeout.as_secs_f64()
                 ))
             }
-        }
+        };
+        (output, false)
     }
 }
 

@@ -1,3 +1,4 @@
 mod faults;
+mod routing;
 mod support;
 mod turns;

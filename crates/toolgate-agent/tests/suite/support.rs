@@ -13,6 +13,7 @@ use toolgate_agent::{
     Agent, AgentOptions, BuiltinConfig, BuiltinTools, FilesAccess, PrepareFuture, ToolExecutor,
     ToolFuture, ToolHost, ToolOutput, TurnEvent, TurnOutcome,
 };
+use toolgate_core::routing::{Router, RoutingConfig};
 use toolgate_core::{Catalog, Encoding, Origin, TokenCounter, load_manifest_dirs};
 use toolgate_llm::scripted::{Recorded, ScriptedServer, ScriptedTurn, Wire};
 use toolgate_llm::{ProviderConfig, ProviderKind, connect};
@@ -236,17 +237,41 @@ impl Setup {
         Self::with_options(wire, stream, turns, AgentOptions::default()).await
     }
 
+    /// With a lexical router over the test host's catalog.
+    pub(crate) async fn routed(wire: Wire, stream: bool, turns: Vec<ScriptedTurn>) -> Self {
+        let host = TestHost::new();
+        let router = {
+            let catalog = host.catalog();
+            let taxonomy = RoutingConfig::default().validate(&catalog).unwrap();
+            Router::lexical(&catalog, taxonomy)
+        };
+        let options = AgentOptions {
+            router: Some(Arc::new(router)),
+            ..AgentOptions::default()
+        };
+        Self::with_host(wire, stream, turns, options, host).await
+    }
+
     pub(crate) async fn with_options(
         wire: Wire,
         stream: bool,
         turns: Vec<ScriptedTurn>,
         options: AgentOptions,
     ) -> Self {
+        Self::with_host(wire, stream, turns, options, TestHost::new()).await
+    }
+
+    async fn with_host(
+        wire: Wire,
+        stream: bool,
+        turns: Vec<ScriptedTurn>,
+        options: AgentOptions,
+        host: Arc<TestHost>,
+    ) -> Self {
         let server = ScriptedServer::start().await.unwrap();
         for turn in turns {
             server.push(turn.reply(wire, stream));
         }
-        let host = TestHost::new();
         let agent = agent_with(
             &server,
             wire,
