@@ -112,6 +112,13 @@ struct RawConfig {
     #[serde(default)]
     #[allow(dead_code, reason = "validated as a table here, read by toolgate-llm")]
     model: Option<toml::Table>,
+    /// The router's settings, read where a router is built.
+    #[serde(default)]
+    #[allow(
+        dead_code,
+        reason = "validated as a table here, read by the router's user"
+    )]
+    routing: Option<toml::Table>,
 }
 
 /// One `[[upstream]]` table, or one `mcpServers` entry (whose name is its key).

@@ -11,6 +11,7 @@ use rmcp::{Peer, RoleServer};
 use serde_json::{Value, json};
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
+use toolgate_core::routing::{Router, RoutingConfig, Taxonomy};
 use toolgate_core::{
     ActiveToolSet, Catalog, GROUP_NAME_PARAMETER, GroupId, LOAD_TOOL_GROUP_TOOL_NAME, Message,
     ToolDefinition, ToolName, ToolStatus, UNLOAD_TOOL_GROUP_TOOL_NAME, group_name_argument,
@@ -27,6 +28,12 @@ mod passthrough;
 /// Name of the meta-tool that calls any tool of a loaded group by name.
 pub const CALL_TOOL_TOOL_NAME: &str = "call_tool";
 
+/// Name of the meta-tool that ranks the groups for a request (the router).
+pub const FIND_TOOL_GROUPS_TOOL_NAME: &str = "find_tool_groups";
+
+/// Groups `find_tool_groups` lists at most.
+const FOUND_GROUPS: usize = 5;
+
 /// What the gateway serves.
 #[derive(Clone, Debug)]
 pub struct GatewayOptions {
@@ -34,6 +41,9 @@ pub struct GatewayOptions {
     pub tools: ToolboxOptions,
     /// Sessions unused this long are forgotten, history included.
     pub session_idle_timeout: Duration,
+    /// With routing settings, the `find_tool_groups` meta-tool ranks the
+    /// groups for a request with the router.
+    pub routing: Option<RoutingConfig>,
 }
 
 /// The gateway. Share it in an [`Arc`]; every method takes `&self`.
@@ -41,6 +51,7 @@ pub struct GatewayOptions {
 pub struct Gateway<S> {
     toolbox: Arc<Toolbox>,
     sessions: Sessions<S>,
+    taxonomy: Option<Taxonomy>,
 }
 
 /// One request's view of its session.
@@ -61,12 +72,20 @@ impl<S: ConversationStore + 'static> Gateway<S> {
         options: GatewayOptions,
         store: S,
     ) -> Result<(Arc<Self>, StartReport), ToolboxError> {
-        let meta_tools = vec![unload_tool_group_definition(), call_tool_definition()];
+        let mut meta_tools = vec![unload_tool_group_definition(), call_tool_definition()];
+        if options.routing.is_some() {
+            meta_tools.push(find_tool_groups_definition());
+        }
         let (toolbox, report) = Toolbox::start(options.tools, meta_tools).await?;
+        let taxonomy = match &options.routing {
+            Some(config) => Some(toolbox.with_catalog(|catalog| config.validate(catalog))?),
+            None => None,
+        };
         let changes = toolbox.subscribe_changes();
         let gateway = Arc::new(Self {
             toolbox,
             sessions: Sessions::new(store, options.session_idle_timeout),
+            taxonomy,
         });
         tokio::spawn(watch_changes(Arc::downgrade(&gateway), changes));
         Ok((gateway, report))
@@ -160,6 +179,7 @@ impl<S: ConversationStore + 'static> Gateway<S> {
                 self.call_by_name(session, &arguments, cancel, downstream)
                     .await
             }
+            FIND_TOOL_GROUPS_TOOL_NAME if self.taxonomy.is_some() => self.find_groups(&arguments),
             _ => {
                 self.call_checked(session, name, arguments, cancel, downstream)
                     .await
@@ -251,6 +271,59 @@ impl<S: ConversationStore + 'static> Gateway<S> {
         }
     }
 
+    /// `find_tool_groups`: the router's ranking of the groups for a request.
+    fn find_groups(&self, arguments: &Value) -> CallToolResult {
+        let Some(query) = arguments
+            .get("query")
+            .and_then(Value::as_str)
+            .filter(|q| !q.trim().is_empty())
+        else {
+            return error_result("Required parameter 'query' is missing.");
+        };
+        let Some(taxonomy) = &self.taxonomy else {
+            return error_result(format!(
+                "Tool '{FIND_TOOL_GROUPS_TOOL_NAME}' is not available for this agent."
+            ));
+        };
+        self.with_catalog(|catalog| {
+            let decision = Router::lexical(catalog, taxonomy.clone()).route(query, &[]);
+            let found: Vec<(&GroupId, f64, &str)> = decision
+                .ranked
+                .iter()
+                .filter(|(_, probability)| *probability >= 0.01)
+                .take(FOUND_GROUPS)
+                .filter_map(|(id, probability)| {
+                    let group = catalog.group(id.as_str())?;
+                    Some((id, *probability, group.description.as_str()))
+                })
+                .collect();
+            let mut text = if decision.intent.is_none() {
+                "No group matches this request; any group may help: see load_tool_group's list.".to_owned()
+            } else {
+                format!(
+                    "Groups for this request, most likely first ({} confidence {:.2}); load one with load_tool_group:",
+                    decision.tier, decision.confidence
+                )
+            };
+            for (id, probability, description) in &found {
+                text.push_str(&format!("\n- {id} ({probability:.2}): {description}"));
+            }
+            let structured = json!({
+                "intent": decision.intent,
+                "confidence": decision.confidence,
+                "tier": decision.tier.as_str(),
+                "routed": decision.routed,
+                "groups": found
+                    .iter()
+                    .map(|(id, probability, description)| json!({"group": id, "probability": probability, "description": description}))
+                    .collect::<Vec<_>>(),
+            });
+            let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+            result.structured_content = Some(structured);
+            result
+        })
+    }
+
     async fn call_by_name(
         &self,
         session: SessionRef<'_>,
@@ -267,7 +340,10 @@ impl<S: ConversationStore + 'static> Gateway<S> {
         };
         if matches!(
             name,
-            LOAD_TOOL_GROUP_TOOL_NAME | UNLOAD_TOOL_GROUP_TOOL_NAME | CALL_TOOL_TOOL_NAME
+            LOAD_TOOL_GROUP_TOOL_NAME
+                | UNLOAD_TOOL_GROUP_TOOL_NAME
+                | CALL_TOOL_TOOL_NAME
+                | FIND_TOOL_GROUPS_TOOL_NAME
         ) {
             return error_result(format!("'{name}' is a meta-tool: call it directly."));
         }
@@ -349,6 +425,23 @@ async fn watch_changes<S: ConversationStore + 'static>(
         let core = gateway.toolbox.core_groups().any(|core| *core == group);
         gateway.sessions.notify_group_changed(&group, core).await;
     }
+}
+
+fn find_tool_groups_definition() -> ToolDefinition {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "query": {"type": "string", "description": "What the user wants done, in their words"}
+        },
+        "required": ["query"]
+    });
+    ToolDefinition::new(
+        ToolName::new(FIND_TOOL_GROUPS_TOOL_NAME).unwrap_or_else(|_| unreachable!("valid name")),
+        "Rank the tool groups for a request, with the router's confidence. Use it when no group \
+         in load_tool_group's list obviously fits; then load the best one.",
+        schema,
+    )
+    .unwrap_or_else(|_| unreachable!("object schema"))
 }
 
 fn call_tool_definition() -> ToolDefinition {

@@ -16,7 +16,9 @@ mod toolbox;
 mod upstream;
 mod validate;
 
-pub use gateway::{CALL_TOOL_TOOL_NAME, Gateway, GatewayOptions, SessionRef};
+pub use gateway::{
+    CALL_TOOL_TOOL_NAME, FIND_TOOL_GROUPS_TOOL_NAME, Gateway, GatewayOptions, SessionRef,
+};
 pub use handler::{GatewayHandler, SessionSource};
 pub use http::{HttpOptions, MCP_PATH, serve_http};
 pub use relay::Downstream;

@@ -50,6 +50,9 @@ pub enum ToolboxError {
     /// Two sources claim one group or tool name.
     #[error(transparent)]
     Catalog(#[from] CatalogError),
+    /// The routing configuration names a group the catalog lacks.
+    #[error(transparent)]
+    Routing(#[from] toolgate_core::routing::RoutingError),
 }
 
 /// What start-up found, for the operator.

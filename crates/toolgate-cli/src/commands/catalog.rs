@@ -50,6 +50,7 @@ fn run_with_upstreams(args: &CatalogArgs, out: &mut dyn Write) -> Result<()> {
             builtins: None,
         },
         session_idle_timeout: std::time::Duration::from_secs(60),
+        routing: None,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -443,3 +443,60 @@ async fn a_client_that_never_refreshes_still_reaches_loaded_tools() {
         "2026-01-15T21:00:00+09:00"
     );
 }
+
+#[tokio::test]
+async fn find_tool_groups_ranks_the_groups_for_a_request() {
+    let root = files_root();
+    let mut options = options(root.path(), vec![]);
+    options.routing = Some(toolgate_core::routing::RoutingConfig::default());
+    let served = serve(
+        options,
+        MemoryStore::new(),
+        loopback(),
+        HttpOptions::default(),
+    )
+    .await;
+    let (client, _) = connect(&served.url).await;
+    let mut core: Vec<String> = CORE.iter().map(|s| (*s).to_owned()).collect();
+    core.push("find_tool_groups".to_owned());
+    assert_eq!(tool_names(&client).await, core);
+
+    let found = call(
+        &client,
+        "find_tool_groups",
+        json!({"query": "convert 9am Paris time to the Tokyo timezone"}),
+    )
+    .await;
+    assert!(!is_error(&found), "{}", text(&found));
+    let shown = text(&found);
+    assert!(
+        shown.starts_with("Groups for this request, most likely first ("),
+        "{shown}"
+    );
+    assert!(
+        shown.lines().nth(1).unwrap().starts_with("- time ("),
+        "{shown}"
+    );
+    let structured = found.structured_content.unwrap();
+    assert_eq!(structured["routed"][0], "time");
+
+    let missing = call(&client, "find_tool_groups", json!({})).await;
+    assert!(is_error(&missing));
+    assert_eq!(text(&missing), "Required parameter 'query' is missing.");
+    served.stop().await;
+}
+
+#[tokio::test]
+async fn a_routing_config_naming_an_unknown_group_stops_the_start() {
+    let root = files_root();
+    let mut options = options(root.path(), vec![]);
+    options.routing = Some(toml::from_str("recovery_groups = [\"tiem\"]\n").unwrap());
+    let error = toolgate_mcp::Gateway::start(options, MemoryStore::new())
+        .await
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        error,
+        "[routing]: recovery_groups names group 'tiem', which is not in the catalog. Known groups: time, files"
+    );
+}
