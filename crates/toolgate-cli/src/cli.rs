@@ -22,6 +22,52 @@ pub(crate) enum Command {
     Serve(Box<ServeArgs>),
     /// Chat with a model (OpenAI-compatible or Anthropic) that loads tool groups as it needs them.
     Chat(Box<ChatArgs>),
+    /// Show the routing decision for a query: intent, confidence, tier, groups, visible tokens.
+    Route(Box<RouteArgs>),
+    /// Evaluate routing policies on labelled datasets: recall against visible tokens.
+    Eval(EvalArgs),
+}
+
+/// The query and the catalog to route it over.
+#[derive(Debug, Args)]
+pub(crate) struct RouteArgs {
+    /// The user's message.
+    pub(crate) query: String,
+
+    /// An earlier user turn of the conversation (repeatable, oldest first).
+    #[arg(long, value_name = "TEXT")]
+    pub(crate) context: Vec<String>,
+
+    /// Print one JSON object.
+    #[arg(long)]
+    pub(crate) json: bool,
+
+    #[command(flatten)]
+    pub(crate) tools: ToolArgs,
+}
+
+/// The datasets and where the results go.
+#[derive(Debug, Args)]
+pub(crate) struct EvalArgs {
+    /// A dataset directory with tools.jsonl, groups.jsonl and queries.jsonl (repeatable).
+    #[arg(long, value_name = "DIR", required = true)]
+    pub(crate) dataset: Vec<PathBuf>,
+
+    /// toolgate.toml whose [routing] table configures the router (default: built-in settings).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) config: Option<PathBuf>,
+
+    /// Write the results as JSON: per dataset, one entry per policy.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) json: Option<PathBuf>,
+
+    /// Write an SVG plot of gold-group recall against visible tokens.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) svg: Option<PathBuf>,
+
+    /// Tokenizer for the token figures: o200k_base or cl100k_base.
+    #[arg(long, value_name = "NAME", default_value = "o200k_base")]
+    pub(crate) encoding: Encoding,
 }
 
 /// Where the tools come from: shared by `serve` and `chat`.
@@ -86,6 +132,13 @@ pub(crate) struct ChatArgs {
     #[arg(long)]
     pub(crate) no_stream: bool,
 
+    /// Route each message before the model is called: pre-load the groups it needs (high
+    /// confidence), add the recovery groups (medium), or show the whole catalog (low); settings
+    /// from [routing] in the config file. Upstream servers are started at once so their tools
+    /// can be matched.
+    #[arg(long)]
+    pub(crate) route: bool,
+
     /// Base system prompt; the tool-group listing is appended to it.
     #[arg(long, value_name = "TEXT")]
     pub(crate) system_prompt: Option<String>,
@@ -132,6 +185,11 @@ pub(crate) struct ServeArgs {
     /// Keep sessions in memory only: a restart forgets them.
     #[arg(long)]
     pub(crate) memory_store: bool,
+
+    /// Offer the find_tool_groups meta-tool: the router ranks the groups for a request
+    /// (settings from [routing] in the config file).
+    #[arg(long)]
+    pub(crate) route: bool,
 
     /// Minutes after which an unused session and its history are deleted.
     #[arg(long, value_name = "MINUTES", default_value_t = 24 * 60)]

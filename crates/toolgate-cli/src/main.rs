@@ -24,6 +24,8 @@ fn main() -> ExitCode {
         Command::Serve(args) => commands::serve::run(*args),
         // Streams the answer to stdout as it arrives: no lock held here either.
         Command::Chat(args) => commands::chat::run(*args),
+        Command::Route(args) => commands::route::run(&args),
+        Command::Eval(args) => commands::eval::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -14,9 +14,11 @@ use toolgate_agent::{
     Agent, AgentError, AgentOptions, CallReport, DEFAULT_SYSTEM_PROMPT, ToolHost, TurnEnd,
     TurnEvent, TurnOutcome,
 };
+use toolgate_core::routing::{Router, Visible};
 use toolgate_core::{Encoding, TokenCounter, ToolStatus, unload_tool_group_definition};
 use toolgate_llm::{ChatModel, ModelSettings, ProviderConfig, StreamEvent};
 use toolgate_mcp::Toolbox;
+use toolgate_mcp::config::Startup;
 use toolgate_store::{ConversationId, ConversationStore, MemoryStore};
 
 use super::tools::{self, eprint, print};
@@ -38,7 +40,13 @@ pub(crate) fn run(args: ChatArgs) -> anyhow::Result<()> {
             provider.kind, provider.model, provider.base_url
         );
         let model = toolgate_llm::connect(provider)?;
-        let (options, config_files) = tools::toolbox_options(&args.tools)?;
+        let (mut options, config_files) = tools::toolbox_options(&args.tools)?;
+        if args.route {
+            // The router matches tools by their names and descriptions.
+            for upstream in &mut options.upstreams {
+                upstream.startup = Startup::Eager;
+            }
+        }
         let manifest_dirs = options.manifest_dirs.clone();
         let (toolbox, report) = Toolbox::start(options, vec![unload_tool_group_definition()])
             .await
@@ -105,6 +113,15 @@ async fn chat<S: ConversationStore + 'static>(
     if !args.tool_timeout.is_finite() || args.tool_timeout <= 0.0 {
         bail!("--tool-timeout must be a positive number of seconds");
     }
+    let router = if args.route {
+        let config = tools::routing_config(args.tools.config.as_deref())?;
+        let router = toolbox.with_catalog(|catalog| -> anyhow::Result<Router> {
+            Ok(Router::lexical(catalog, config.validate(catalog)?))
+        })?;
+        Some(Arc::new(router))
+    } else {
+        None
+    };
     let options = AgentOptions {
         system_prompt: args
             .system_prompt
@@ -112,6 +129,7 @@ async fn chat<S: ConversationStore + 'static>(
             .unwrap_or_else(|| DEFAULT_SYSTEM_PROMPT.to_owned()),
         max_model_calls: args.max_model_calls.max(1),
         tool_timeout: Duration::from_secs_f64(args.tool_timeout),
+        router,
     };
     let host: Arc<dyn ToolHost> = Arc::clone(toolbox) as Arc<dyn ToolHost>;
     let counter = TokenCounter::new(Encoding::default())
@@ -308,6 +326,24 @@ impl Printer {
             }
             TurnEvent::Model(StreamEvent::ToolCallStarted { .. }) => {}
             TurnEvent::ModelCalled(report) => self.reports.push(report),
+            TurnEvent::Routed(decision) => {
+                let shown = match &decision.visible {
+                    Visible::Catalog => "the whole catalog".to_owned(),
+                    Visible::Groups(groups) => groups
+                        .iter()
+                        .map(|g| g.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                };
+                eprint(&format!(
+                    "  ⇢ routed: {shown} ({} tier, confidence {:.2})\n",
+                    decision.tier, decision.confidence
+                ));
+            }
+            TurnEvent::Escalated { reason } => {
+                self.end_line();
+                eprint(&format!("  ⇡ whole catalog from now on: {reason}\n"));
+            }
             TurnEvent::ToolStarted {
                 name, arguments, ..
             } => {

@@ -59,6 +59,11 @@ async fn serve<S: ConversationStore + 'static>(
     let options = GatewayOptions {
         tools,
         session_idle_timeout: Duration::from_secs(args.session_idle_minutes.max(1) * 60),
+        routing: if args.route {
+            Some(super::tools::routing_config(args.tools.config.as_deref())?)
+        } else {
+            None
+        },
     };
     let (gateway, report) = Gateway::start(options, store).await?;
     let shutdown = CancellationToken::new();

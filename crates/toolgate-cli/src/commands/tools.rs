@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use toolgate_agent::{BuiltinConfig, FilesAccess};
+use toolgate_core::routing::RoutingConfig;
 use toolgate_core::{Catalog, GroupListing};
 use toolgate_mcp::config::{self, UpstreamConfig};
 use toolgate_mcp::{StartReport, ToolboxOptions};
@@ -202,4 +203,23 @@ pub(crate) fn eprint(text: &str) {
     let mut stderr = std::io::stderr().lock();
     let _ = stderr.write_all(text.as_bytes());
     let _ = stderr.flush();
+}
+
+/// The `[routing]` table of the configuration in use (`--config`, else
+/// ./toolgate.toml when it exists); the built-in settings without one.
+pub(crate) fn routing_config(config: Option<&Path>) -> anyhow::Result<RoutingConfig> {
+    let Some(path) = config_file(config) else {
+        return Ok(RoutingConfig::default());
+    };
+    let text =
+        std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+    let table: toml::Table =
+        toml::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
+    match table.get("routing") {
+        None => Ok(RoutingConfig::default()),
+        Some(routing) => routing
+            .clone()
+            .try_into()
+            .with_context(|| format!("{}: [routing]", path.display())),
+    }
 }

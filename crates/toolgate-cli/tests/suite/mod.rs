@@ -1,3 +1,4 @@
 mod catalog;
 mod chat;
+mod routing;
 mod serve;

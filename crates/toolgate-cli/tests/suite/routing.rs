@@ -1,0 +1,249 @@
+//! `toolgate route` and `toolgate eval` on a small labelled dataset written
+//! here in the normalized layout.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::{Value, json};
+
+/// A group: name, description, and its tools with their descriptions.
+type Group = (
+    &'static str,
+    &'static str,
+    [(&'static str, &'static str); 3],
+);
+
+const GROUPS: [Group; 3] = [
+    (
+        "mail",
+        "Email",
+        [
+            ("mail_send", "Send an email message to a recipient"),
+            ("mail_search", "Search the inbox for email messages"),
+            ("mail_delete", "Delete an email message"),
+        ],
+    ),
+    (
+        "calendar",
+        "Calendar events",
+        [
+            (
+                "calendar_create_event",
+                "Create a calendar event or meeting",
+            ),
+            (
+                "calendar_list_events",
+                "List upcoming calendar events and meetings",
+            ),
+            ("calendar_cancel_event", "Cancel a meeting"),
+        ],
+    ),
+    (
+        "weather",
+        "Weather",
+        [
+            ("weather_forecast", "Weather forecast for a city"),
+            (
+                "weather_current",
+                "Current temperature and conditions in a city",
+            ),
+            ("weather_alerts", "Severe weather alerts for a region"),
+        ],
+    ),
+];
+
+const QUERIES: [(&str, &str, &str); 12] = [
+    ("send an email to Anna", "mail_send", "dev"),
+    ("what is the forecast for Paris", "weather_forecast", "dev"),
+    ("create a meeting on Monday", "calendar_create_event", "dev"),
+    ("search my inbox for invoices", "mail_search", "dev"),
+    ("any storm alerts in Texas", "weather_alerts", "dev"),
+    ("cancel my 3pm meeting", "calendar_cancel_event", "dev"),
+    ("delete the email from Bob", "mail_delete", "test"),
+    ("current temperature in Rome", "weather_current", "test"),
+    ("list my upcoming events", "calendar_list_events", "test"),
+    ("email the report to Carla", "mail_send", "test"),
+    (
+        "will it rain tomorrow in Oslo, forecast please",
+        "weather_forecast",
+        "test",
+    ),
+    (
+        "schedule a calendar event with the team",
+        "calendar_create_event",
+        "test",
+    ),
+];
+
+fn write_dataset(dir: &Path) {
+    let mut tools = String::new();
+    let mut groups = String::new();
+    for (group, description, members) in GROUPS {
+        groups.push_str(&format!(
+            "{}\n",
+            json!({"group": group, "description": description, "n_tools": 3})
+        ));
+        for (name, text) in members {
+            tools.push_str(&format!(
+                "{}\n",
+                json!({"name": name, "description": text, "group": group,
+                       "parameters": {"type": "object", "properties": {"text": {"type": "string"}}}})
+            ));
+        }
+    }
+    let mut queries = String::new();
+    for (index, (query, tool, split)) in QUERIES.iter().enumerate() {
+        let group = tool.split('_').next().unwrap();
+        queries.push_str(&format!(
+            "{}\n",
+            json!({"id": index, "query": query, "tools": [tool], "groups": [group], "split": split})
+        ));
+    }
+    std::fs::write(dir.join("tools.jsonl"), tools).unwrap();
+    std::fs::write(dir.join("groups.jsonl"), groups).unwrap();
+    std::fs::write(dir.join("queries.jsonl"), queries).unwrap();
+}
+
+fn toolgate(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn eval_reports_every_policy_as_markdown_json_and_svg() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("small");
+    std::fs::create_dir(&data).unwrap();
+    write_dataset(&data);
+    let output = toolgate(
+        &[
+            "eval",
+            "--dataset",
+            "small",
+            "--json",
+            "eval.json",
+            "--svg",
+            "eval.svg",
+        ],
+        dir.path(),
+    );
+    let stdout = text(&output.stdout);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert!(
+        stdout.starts_with("## small\n\n9 tools in 3 groups, "),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("6 queries reported, 6 for tuning: tuned on the `dev` split"),
+        "{stdout}"
+    );
+    for policy in [
+        "all_tools",
+        "core_listing",
+        "tiered_router",
+        "bm25_tools@",
+        "bm25_groups@1",
+    ] {
+        assert!(
+            stdout.contains(&format!("| {policy}")),
+            "{policy} missing: {stdout}"
+        );
+    }
+
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("eval.json")).unwrap())
+            .unwrap();
+    let policies = json[0]["policies"].as_array().unwrap();
+    let by_name = |name: &str| policies.iter().find(|p| p["policy"] == name).unwrap();
+    for field in [
+        "policy",
+        "group_recall",
+        "tool_recall",
+        "mean_visible_tokens",
+        "token_fraction",
+        "p50_decision_us",
+    ] {
+        assert!(policies.iter().all(|p| p.get(field).is_some()), "{field}");
+    }
+    assert_eq!(by_name("all_tools")["group_recall"], 1.0);
+    assert_eq!(by_name("all_tools")["token_fraction"], 1.0);
+    assert_eq!(by_name("core_listing")["group_recall"], 0.0);
+    let router = by_name("tiered_router");
+    assert_eq!(
+        router["group_recall"], 1.0,
+        "every test query names its group: {router}"
+    );
+    assert!(router["token_fraction"].as_f64().unwrap() < 1.0, "{router}");
+    let svg = std::fs::read_to_string(dir.path().join("eval.svg")).unwrap();
+    assert!(
+        svg.starts_with("<svg") && svg.contains("tiered_router"),
+        "{svg}"
+    );
+}
+
+#[test]
+fn route_prints_the_decision_for_a_query() {
+    let dir = tempfile::tempdir().unwrap();
+    write_dataset(dir.path());
+    let output = toolgate(
+        &[
+            "route",
+            "what is the weather forecast in Paris",
+            "--jsonl",
+            "tools.jsonl",
+            "--no-builtins",
+            "--json",
+        ],
+        dir.path(),
+    );
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let decision: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(decision["routed"][0], "weather");
+    assert_eq!(decision["intent"], "weather");
+    assert!(
+        decision["visible_tokens"].as_u64().unwrap()
+            < decision["all_tools_tokens"].as_u64().unwrap()
+    );
+
+    let plain = toolgate(
+        &[
+            "route",
+            "send an email",
+            "--jsonl",
+            "tools.jsonl",
+            "--no-builtins",
+        ],
+        dir.path(),
+    );
+    let stdout = text(&plain.stdout);
+    assert!(stdout.contains("routed:     mail\n"), "{stdout}");
+    assert!(stdout.contains("tier)"), "{stdout}");
+}
+
+#[test]
+fn a_routing_table_naming_an_unknown_group_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    write_dataset(dir.path());
+    std::fs::write(
+        dir.path().join("toolgate.toml"),
+        "[routing]\nrecovery_groups = [\"wether\"]\n",
+    )
+    .unwrap();
+    let output = toolgate(
+        &["route", "hi", "--jsonl", "tools.jsonl", "--no-builtins"],
+        dir.path(),
+    );
+    assert!(!output.status.success());
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains("recovery_groups names group 'wether', which is not in the catalog. Known groups: mail, calendar, weather"),
+        "{stderr}"
+    );
+}
