@@ -57,7 +57,7 @@ fn markdown(e: &Evaluation, encoding: &str) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "## {}\n\n{} tools in {} groups, {} schema tokens ({encoding}). {} queries reported, {} for tuning: {}. Fitted temperature {}.\n",
+        "## {}\n\n{} tools in {} groups, {} schema tokens ({encoding}). {} queries reported, {} for tuning: {}. Router settings from the tuning part: temperature {}, at most {} groups.\n",
         e.dataset,
         e.tools,
         e.groups,
@@ -65,7 +65,8 @@ fn markdown(e: &Evaluation, encoding: &str) -> String {
         e.report_queries,
         e.tune_queries,
         e.split_rule,
-        e.temperature
+        e.temperature,
+        e.max_groups
     );
     let _ = writeln!(
         out,

@@ -275,8 +275,10 @@ pub struct Evaluation {
     pub report_queries: usize,
     /// Which is which.
     pub split_rule: String,
-    /// The fitted softmax temperature.
+    /// The softmax temperature (fitted unless configured).
     pub temperature: f64,
+    /// The group cap (tuned unless configured).
+    pub max_groups: usize,
     /// One entry per policy.
     pub policies: Vec<PolicyReport>,
     /// The router's calibration on the reported queries.
@@ -309,53 +311,55 @@ pub fn evaluate(
 ) -> Result<Evaluation, crate::routing::taxonomy::RoutingError> {
     let catalog = &dataset.catalog;
     let taxonomy = config.validate(catalog)?;
-    let router = Router::lexical(catalog, taxonomy);
     let tune: Vec<&Query> = dataset.queries.iter().filter(|q| q.tune).collect();
     let report: Vec<&Query> = dataset
         .queries
         .iter()
         .filter(|q| !q.tune && !q.gold_groups.is_empty())
         .collect();
-    let labelled: Vec<Labelled> = tune
-        .iter()
-        .filter(|q| !q.gold_groups.is_empty())
-        .map(|q| Labelled {
-            scores: router.scores(&q.text, &context(q)),
-            gold: q
-                .gold_groups
-                .iter()
-                .filter_map(|g| router.groups().iter().position(|r| r == g))
-                .collect(),
-        })
-        .collect();
-    let temperature = match config.temperature {
-        Some(temperature) => temperature,
-        None => fit_temperature(&router, &labelled),
-    };
-    let router = router.with_temperature(temperature);
-
     let costs = Costs::new(catalog, counter);
+    let tuned: Vec<&Query> = tune
+        .iter()
+        .copied()
+        .filter(|q| !q.gold_groups.is_empty())
+        .collect();
+
+    // Tune what the configuration leaves open, on the tuning part only: the
+    // temperature (calibration), and the group cap by recall minus token
+    // share.
+    let caps: Vec<usize> = match config.max_groups {
+        Some(cap) => vec![cap],
+        None => (1..=MAX_GROUPS_TUNED).collect(),
+    };
+    let mut best: Option<(f64, Router)> = None;
+    for cap in caps {
+        let mut taxonomy = taxonomy.clone();
+        taxonomy.max_groups = cap;
+        let router = Router::lexical(catalog, taxonomy);
+        let temperature = match config.temperature {
+            Some(temperature) => temperature,
+            None => fit_temperature(&router, &labelled(&router, &tuned)),
+        };
+        let router = router.with_temperature(temperature);
+        let (seen, _) = run_router(&router, catalog, &costs, &tuned, &mut |_, _| {});
+        let figures = summary(String::new(), &tuned, &seen, costs.all_tools as f64);
+        let objective = figures.group_recall - figures.token_fraction;
+        if best.as_ref().is_none_or(|(b, _)| objective > *b) {
+            best = Some((objective, router));
+        }
+    }
+    let Some((_, router)) = best else {
+        unreachable!("at least one group cap is tried")
+    };
+    let temperature = router.temperature();
+
     let tool_index = ToolIndex::new(catalog);
     let total = report.len() * 2;
     let mut done = 0;
-
-    let mut router_seen = Vec::new();
-    let mut decisions = Vec::new();
-    for query in &report {
-        let started = Instant::now();
-        let decision = router.route(&query.text, &context(query));
-        let micros = started.elapsed().as_secs_f64() * 1e6;
-        let groups: Vec<GroupId> = match &decision.visible {
-            Visible::Groups(groups) => groups.clone(),
-            Visible::Catalog => catalog.groups().map(|g| g.id.clone()).collect(),
-        };
-        let mut seen = costs.groups_seen(catalog, &groups, decision.tier == Tier::Low);
-        seen.micros = micros;
-        router_seen.push(seen);
-        decisions.push(decision);
+    let (router_seen, decisions) = run_router(&router, catalog, &costs, &report, &mut |_, _| {
         done += 1;
         progress(done, total);
-    }
+    });
 
     let mut tools_seen: Vec<Vec<Seen>> = TOOL_KS.iter().map(|_| Vec::new()).collect();
     let mut groups_seen: Vec<Vec<Seen>> = GROUP_KS.iter().map(|_| Vec::new()).collect();
@@ -483,10 +487,14 @@ pub fn evaluate(
     let calibration = bands(&decisions, &report);
     Ok(Evaluation {
         dataset: dataset.name.clone(),
-        tools: catalog.tools().count(),
+        tools: catalog
+            .tools()
+            .filter(|t| *t.origin != crate::origin::Origin::MetaTool)
+            .count(),
         groups: catalog.groups().count(),
         all_tools_tokens: costs.all_tools,
         tune_queries: tune.len(),
+        max_groups: router.taxonomy().max_groups,
         report_queries: report.len(),
         split_rule: dataset.split_rule.clone(),
         temperature,
@@ -495,6 +503,51 @@ pub fn evaluate(
         bm25_tools_curve: tools_curve,
         bm25_groups_curve: groups_curve,
     })
+}
+
+/// Group caps tried when tuning.
+const MAX_GROUPS_TUNED: usize = 5;
+
+/// Scores and gold groups of labelled queries, for fitting.
+fn labelled(router: &Router, queries: &[&Query]) -> Vec<Labelled> {
+    queries
+        .iter()
+        .map(|q| Labelled {
+            scores: router.scores(&q.text, &context(q)),
+            gold: q
+                .gold_groups
+                .iter()
+                .filter_map(|g| router.groups().iter().position(|r| r == g))
+                .collect(),
+        })
+        .collect()
+}
+
+/// What the router shows for each query, and its decisions.
+fn run_router(
+    router: &Router,
+    catalog: &Catalog,
+    costs: &Costs,
+    queries: &[&Query],
+    progress: &mut dyn FnMut(usize, usize),
+) -> (Vec<Seen>, Vec<crate::routing::router::Decision>) {
+    let mut seen_all = Vec::new();
+    let mut decisions = Vec::new();
+    for (index, query) in queries.iter().enumerate() {
+        let started = Instant::now();
+        let decision = router.route(&query.text, &context(query));
+        let micros = started.elapsed().as_secs_f64() * 1e6;
+        let groups: Vec<GroupId> = match &decision.visible {
+            Visible::Groups(groups) => groups.clone(),
+            Visible::Catalog => catalog.groups().map(|g| g.id.clone()).collect(),
+        };
+        let mut seen = costs.groups_seen(catalog, &groups, decision.tier == Tier::Low);
+        seen.micros = micros;
+        seen_all.push(seen);
+        decisions.push(decision);
+        progress(index + 1, queries.len());
+    }
+    (seen_all, decisions)
 }
 
 fn context(query: &Query) -> Vec<&str> {

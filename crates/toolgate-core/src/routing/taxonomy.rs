@@ -9,7 +9,7 @@ use crate::catalog::Catalog;
 use crate::name::GroupId;
 
 /// `[routing]` as written.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RoutingConfig {
     /// Named intents, each with the groups it needs (`[[routing.intent]]`).
@@ -24,11 +24,12 @@ pub struct RoutingConfig {
     /// What a query that matches nothing gets.
     #[serde(default)]
     pub unknown_intent: UnknownIntent,
-    /// Most groups routed for one query.
-    #[serde(default = "default_max_groups")]
-    pub max_groups: usize,
-    /// Softmax temperature turning scores into confidence (fit it with
-    /// `toolgate eval`); the default suits BM25 scores.
+    /// Most groups routed for one query (default 3; `toolgate eval` tunes it
+    /// when unset).
+    #[serde(default)]
+    pub max_groups: Option<usize>,
+    /// Softmax temperature turning scores into confidence (`toolgate eval`
+    /// fits it when unset); the default suits BM25 scores.
     #[serde(default)]
     pub temperature: Option<f64>,
     /// When a restricted turn escalates to the whole catalog.
@@ -181,7 +182,8 @@ impl RoutingConfig {
                 "thresholds must satisfy 0 <= medium <= high <= 1 (medium = {medium}, high = {high})"
             )));
         }
-        if self.max_groups == 0 {
+        let max_groups = self.max_groups.unwrap_or_else(default_max_groups);
+        if max_groups == 0 {
             return Err(RoutingError("max_groups must be at least 1".to_owned()));
         }
         if let Some(t) = self.temperature
@@ -196,24 +198,10 @@ impl RoutingConfig {
             recovery_groups,
             thresholds: self.thresholds,
             unknown_intent: self.unknown_intent,
-            max_groups: self.max_groups,
+            max_groups,
             temperature: self.temperature,
             no_progress: self.no_progress,
         })
-    }
-}
-
-impl Default for RoutingConfig {
-    fn default() -> Self {
-        Self {
-            intents: Vec::new(),
-            recovery_groups: Vec::new(),
-            thresholds: Thresholds::default(),
-            unknown_intent: UnknownIntent::default(),
-            max_groups: default_max_groups(),
-            temperature: None,
-            no_progress: NoProgress::default(),
-        }
     }
 }
 
