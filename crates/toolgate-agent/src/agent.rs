@@ -26,6 +26,7 @@ use toolgate_store::{ConversationId, ConversationStore, StoreError, StoredMessag
 
 use crate::executor::ToolOutput;
 use crate::host::ToolHost;
+use crate::semantic::SemanticRouting;
 use crate::transcript::{INTERRUPTED_RESULT, chat_messages, unanswered_calls};
 
 /// The base system prompt when none is configured.
@@ -52,6 +53,8 @@ pub struct AgentOptions {
     /// routed groups are pre-loaded (and recorded in history), a low-confidence
     /// turn sees the whole catalog, and no progress escalates to it.
     pub router: Option<Arc<Router>>,
+    /// Blends an embeddings endpoint's scores into the router's.
+    pub semantic: Option<Arc<SemanticRouting>>,
 }
 
 impl Default for AgentOptions {
@@ -61,6 +64,7 @@ impl Default for AgentOptions {
             max_model_calls: 10,
             tool_timeout: Duration::from_secs(120),
             router: None,
+            semantic: None,
         }
     }
 }
@@ -411,7 +415,11 @@ impl<S: ConversationStore> Agent<S> {
             .map(|m| m.message.content.as_str())
             .collect();
         let context = &earlier[earlier.len().saturating_sub(ROUTING_CONTEXT_TURNS)..];
-        let decision = router.route(text, context);
+        let scores = match &self.options.semantic {
+            Some(semantic) => semantic.scores(router, text, context).await,
+            None => router.scores(text, context),
+        };
+        let decision = router.decide(&scores);
         let scope = match &decision.visible {
             Visible::Catalog => Scope::Catalog,
             Visible::Groups(groups) => {

@@ -9,6 +9,7 @@ mod agent;
 mod builtin;
 mod executor;
 mod host;
+mod semantic;
 mod transcript;
 
 pub use agent::{
@@ -18,4 +19,5 @@ pub use agent::{
 pub use builtin::{BuiltinConfig, BuiltinError, BuiltinTools, FilesAccess};
 pub use executor::{ToolExecutor, ToolFuture, ToolOutput};
 pub use host::{PrepareFuture, ToolHost};
+pub use semantic::SemanticRouting;
 pub use transcript::{INTERRUPTED_RESULT, chat_messages};

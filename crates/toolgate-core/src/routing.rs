@@ -7,6 +7,7 @@
 mod bm25;
 pub mod eval;
 mod router;
+pub mod semantic;
 mod taxonomy;
 mod text;
 

@@ -27,6 +27,7 @@
 
 mod anthropic;
 mod config;
+mod embeddings;
 mod error;
 mod http;
 mod model;
@@ -39,6 +40,7 @@ use std::sync::Arc;
 
 pub use anthropic::{ANTHROPIC_VERSION, AnthropicChat, DEFAULT_MAX_TOKENS};
 pub use config::{ApiKey, ConfigError, ModelSettings, ProviderConfig, ProviderKind, RetryPolicy};
+pub use embeddings::EmbeddingsClient;
 pub use error::LlmError;
 pub use model::{
     ChatMessage, ChatModel, ChatRequest, ChatResponse, EventSink, ModelFuture, StopReason,

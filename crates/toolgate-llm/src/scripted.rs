@@ -494,6 +494,20 @@ impl ScriptedTurn {
     }
 }
 
+/// An OpenAI-compatible `/embeddings` answer holding `vectors`, in order.
+pub fn embeddings_reply(vectors: &[Vec<f32>]) -> Reply {
+    let data: Vec<Value> = vectors
+        .iter()
+        .enumerate()
+        .map(|(index, vector)| json!({"object": "embedding", "index": index, "embedding": vector}))
+        .collect();
+    Reply::json(
+        200,
+        json!({"object": "list", "data": data, "model": "scripted",
+               "usage": {"prompt_tokens": 0, "total_tokens": 0}}),
+    )
+}
+
 /// An error answer in `wire`'s body shape.
 pub fn error_reply(wire: Wire, status: u16, message: &str) -> Reply {
     match wire {

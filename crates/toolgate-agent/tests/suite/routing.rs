@@ -138,3 +138,74 @@ async fn repeated_failures_escalate_to_the_whole_catalog() {
         |e| matches!(e, TurnEvent::Escalated { reason } if reason == "2 tool calls failed in a row")
     ));
 }
+
+#[tokio::test]
+async fn embeddings_route_a_turn_that_shares_no_word_with_its_group() {
+    use std::sync::Arc;
+
+    use toolgate_agent::{AgentOptions, SemanticRouting};
+    use toolgate_core::routing::{Router, RoutingConfig};
+    use toolgate_llm::scripted::{ScriptedServer, embeddings_reply};
+    use toolgate_llm::{EmbeddingsClient, ProviderConfig, ProviderKind};
+
+    let host = super::support::TestHost::new();
+    let router = {
+        let catalog = host.catalog();
+        Router::lexical(
+            &catalog,
+            RoutingConfig::default().validate(&catalog).unwrap(),
+        )
+    };
+    // One direction per group; the turn points at `crm`.
+    let groups = router.groups().to_vec();
+    let crm = groups.iter().position(|g| g.as_str() == "crm").unwrap();
+    let one_hot = |i: usize| {
+        (0..groups.len())
+            .map(|j| if i == j { 1.0 } else { 0.0 })
+            .collect::<Vec<f32>>()
+    };
+    let embeddings = ScriptedServer::start().await.unwrap();
+    embeddings.push(embeddings_reply(
+        &(0..groups.len()).map(one_hot).collect::<Vec<_>>(),
+    ));
+    embeddings.push(embeddings_reply(&[one_hot(crm)]));
+    let client = EmbeddingsClient::new(ProviderConfig::new(
+        ProviderKind::OpenAi,
+        format!("{}/v1", embeddings.url()),
+        "embedder",
+    ))
+    .unwrap();
+    let semantic = SemanticRouting::new(client, &router, host.as_ref(), 0.5)
+        .await
+        .unwrap();
+    let options = AgentOptions {
+        router: Some(Arc::new(router)),
+        semantic: Some(Arc::new(semantic)),
+        ..AgentOptions::default()
+    };
+    let setup = Setup::with_host_for_tests(
+        Wire::OpenAi,
+        true,
+        vec![ScriptedTurn::text("On it.")],
+        options,
+        host,
+    )
+    .await;
+    let (_, events) = setup.send(&id(), "zzxq vvbn").await;
+    let decision = routed(&events);
+    assert_eq!(
+        decision.routed[0],
+        GroupId::new("crm").unwrap(),
+        "{decision:?}"
+    );
+    assert_eq!(decision.tier, Tier::High);
+    assert_eq!(setup.tools_per_request()[0].len(), core_tools().len() + 90);
+    let asked = embeddings.requests();
+    assert_eq!(asked[1].body["input"], json!(["zzxq vvbn"]));
+    assert!(
+        asked[0].body["input"][crm]
+            .as_str()
+            .unwrap()
+            .starts_with("Crm: ")
+    );
+}

@@ -249,7 +249,7 @@ impl Setup {
             router: Some(Arc::new(router)),
             ..AgentOptions::default()
         };
-        Self::with_host(wire, stream, turns, options, host).await
+        Self::with_host_for_tests(wire, stream, turns, options, host).await
     }
 
     pub(crate) async fn with_options(
@@ -258,10 +258,10 @@ impl Setup {
         turns: Vec<ScriptedTurn>,
         options: AgentOptions,
     ) -> Self {
-        Self::with_host(wire, stream, turns, options, TestHost::new()).await
+        Self::with_host_for_tests(wire, stream, turns, options, TestHost::new()).await
     }
 
-    async fn with_host(
+    pub(crate) async fn with_host_for_tests(
         wire: Wire,
         stream: bool,
         turns: Vec<ScriptedTurn>,

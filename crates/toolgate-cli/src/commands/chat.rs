@@ -11,12 +11,15 @@ use anyhow::{Context, bail};
 use tokio::io::AsyncBufReadExt;
 use tokio_util::sync::CancellationToken;
 use toolgate_agent::{
-    Agent, AgentError, AgentOptions, CallReport, DEFAULT_SYSTEM_PROMPT, ToolHost, TurnEnd,
-    TurnEvent, TurnOutcome,
+    Agent, AgentError, AgentOptions, CallReport, DEFAULT_SYSTEM_PROMPT, SemanticRouting, ToolHost,
+    TurnEnd, TurnEvent, TurnOutcome,
 };
+use toolgate_core::routing::semantic::EmbeddingsConfig;
 use toolgate_core::routing::{Router, Visible};
 use toolgate_core::{Encoding, TokenCounter, ToolStatus, unload_tool_group_definition};
-use toolgate_llm::{ChatModel, ModelSettings, ProviderConfig, StreamEvent};
+use toolgate_llm::{
+    ApiKey, ChatModel, EmbeddingsClient, ModelSettings, ProviderConfig, ProviderKind, StreamEvent,
+};
 use toolgate_mcp::Toolbox;
 use toolgate_mcp::config::Startup;
 use toolgate_store::{ConversationId, ConversationStore, MemoryStore};
@@ -113,14 +116,20 @@ async fn chat<S: ConversationStore + 'static>(
     if !args.tool_timeout.is_finite() || args.tool_timeout <= 0.0 {
         bail!("--tool-timeout must be a positive number of seconds");
     }
-    let router = if args.route {
+    let (router, semantic) = if args.route {
         let config = tools::routing_config(args.tools.config.as_deref())?;
         let router = toolbox.with_catalog(|catalog| -> anyhow::Result<Router> {
             Ok(Router::lexical(catalog, config.validate(catalog)?))
         })?;
-        Some(Arc::new(router))
+        let semantic = match &config.embeddings {
+            Some(settings) => Some(Arc::new(
+                semantic_routing(settings, &router, toolbox).await?,
+            )),
+            None => None,
+        };
+        (Some(Arc::new(router)), semantic)
     } else {
-        None
+        (None, None)
     };
     let options = AgentOptions {
         system_prompt: args
@@ -130,6 +139,7 @@ async fn chat<S: ConversationStore + 'static>(
         max_model_calls: args.max_model_calls.max(1),
         tool_timeout: Duration::from_secs_f64(args.tool_timeout),
         router,
+        semantic,
     };
     let host: Arc<dyn ToolHost> = Arc::clone(toolbox) as Arc<dyn ToolHost>;
     let counter = TokenCounter::new(Encoding::default())
@@ -149,6 +159,34 @@ async fn chat<S: ConversationStore + 'static>(
         Some(text) => session.one_shot(text).await,
         None => session.interactive(banner).await,
     }
+}
+
+/// The `[routing.embeddings]` endpoint, with every group embedded.
+async fn semantic_routing(
+    settings: &EmbeddingsConfig,
+    router: &Router,
+    toolbox: &Arc<Toolbox>,
+) -> anyhow::Result<SemanticRouting> {
+    let mut config = ProviderConfig::new(ProviderKind::OpenAi, &settings.base_url, &settings.model);
+    if let Some(variable) = &settings.api_key_env {
+        let key = std::env::var(variable)
+            .ok()
+            .filter(|k| !k.trim().is_empty())
+            .with_context(|| {
+                format!("[routing.embeddings] api_key_env names {variable}, which is not set")
+            })?;
+        config.api_key = Some(ApiKey::new(key.trim()));
+        config.key_source = format!("the environment variable {variable}");
+    }
+    let client = EmbeddingsClient::new(config)?;
+    SemanticRouting::new(
+        client,
+        router,
+        toolbox.as_ref(),
+        settings.weight.unwrap_or(0.5),
+    )
+    .await
+    .context("embedding the tool groups for routing ([routing.embeddings])")
 }
 
 /// One terminal conversation.

@@ -344,3 +344,40 @@ async fn the_model_and_key_file_come_from_the_config_file() {
     assert_eq!(request.body["stream"], false);
     assert_eq!(request.header("x-api-key"), Some("sk-from-file-0123456789"));
 }
+
+#[tokio::test]
+async fn route_preloads_the_group_chosen_with_the_embeddings_endpoint() {
+    let wire = Wire::OpenAi;
+    let dir = project();
+    let embeddings = ScriptedServer::start().await.unwrap();
+    embeddings.push(toolgate_llm::scripted::embeddings_reply(&[vec![0.0, 1.0]]));
+    embeddings.push(toolgate_llm::scripted::embeddings_reply(&[vec![0.1, 0.9]]));
+    std::fs::write(
+        dir.path().join("toolgate.toml"),
+        format!(
+            "[routing.embeddings]\nbase_url = \"{}/v1\"\nmodel = \"embedder\"\n",
+            embeddings.url()
+        ),
+    )
+    .unwrap();
+    let server = ScriptedServer::start().await.unwrap();
+    server.push(ScriptedTurn::text("Ready.").reply(wire, true));
+    let output = run(
+        chat(
+            &server,
+            wire,
+            dir.path(),
+            &["--route", "-m", "how long is my document"],
+        ),
+        "",
+    )
+    .await;
+    let stderr = text(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(stderr.contains("⇢ routed: pdf (high tier"), "{stderr}");
+    assert_eq!(
+        tool_names(&server.requests()[0]),
+        ["load_tool_group", "unload_tool_group", "pdf_info"]
+    );
+    assert_eq!(embeddings.requests().len(), 2);
+}

@@ -35,6 +35,9 @@ pub struct RoutingConfig {
     /// When a restricted turn escalates to the whole catalog.
     #[serde(default)]
     pub no_progress: NoProgress,
+    /// An embeddings endpoint whose scores are blended with the lexical ones.
+    #[serde(default)]
+    pub embeddings: Option<crate::routing::semantic::EmbeddingsConfig>,
 }
 
 fn default_max_groups() -> usize {

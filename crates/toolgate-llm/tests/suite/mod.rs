@@ -1,3 +1,4 @@
+mod embeddings;
 mod faults;
 mod support;
 mod wire;
