@@ -23,7 +23,7 @@ pub(crate) fn run(args: &EvalArgs) -> anyhow::Result<()> {
             eprint(&format!("  skipped: {skipped}\n"));
         }
         let mut last = usize::MAX;
-        let evaluation = evaluate(&dataset, &counter, &config, &mut |done, total| {
+        let evaluation = evaluate(&dataset, &counter, &config, None, &mut |done, total| {
             let percent = done * 100 / total.max(1);
             if terminal && percent != last {
                 last = percent;

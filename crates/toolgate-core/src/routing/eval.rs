@@ -53,6 +53,22 @@ pub struct Query {
     pub gold_groups: Vec<GroupId>,
     /// In the tuning part (else the reported part).
     pub tune: bool,
+    /// Position in [`Dataset::queries`].
+    pub index: usize,
+}
+
+/// Embeddings for the semantic variant of the router: one vector per
+/// catalog group (in catalog order) and one per query (in dataset order).
+#[derive(Clone, Debug)]
+pub struct SemanticInputs {
+    /// Group vectors.
+    pub groups: Vec<Vec<f32>>,
+    /// Query vectors.
+    pub queries: Vec<Vec<f32>>,
+    /// Semantic share of the blended score.
+    pub weight: f64,
+    /// What produced them (shown in the policy name).
+    pub model: String,
 }
 
 #[derive(Deserialize)]
@@ -149,6 +165,7 @@ impl Dataset {
                 .filter(|g| catalog.group(g.as_str()).is_some())
                 .collect();
             queries.push(Query {
+                index: queries.len(),
                 id,
                 text: query.query,
                 context,
@@ -307,6 +324,7 @@ pub fn evaluate(
     dataset: &Dataset,
     counter: &TokenCounter,
     config: &RoutingConfig,
+    semantic: Option<&SemanticInputs>,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Evaluation, crate::routing::taxonomy::RoutingError> {
     let catalog = &dataset.catalog;
@@ -324,42 +342,18 @@ pub fn evaluate(
         .filter(|q| !q.gold_groups.is_empty())
         .collect();
 
-    // Tune what the configuration leaves open, on the tuning part only: the
-    // temperature (calibration), and the group cap by recall minus token
-    // share.
-    let caps: Vec<usize> = match config.max_groups {
-        Some(cap) => vec![cap],
-        None => (1..=MAX_GROUPS_TUNED).collect(),
-    };
-    let mut best: Option<(f64, Router)> = None;
-    for cap in caps {
-        let mut taxonomy = taxonomy.clone();
-        taxonomy.max_groups = cap;
-        let router = Router::lexical(catalog, taxonomy);
-        let temperature = match config.temperature {
-            Some(temperature) => temperature,
-            None => fit_temperature(&router, &labelled(&router, &tuned)),
-        };
-        let router = router.with_temperature(temperature);
-        let (seen, _) = run_router(&router, catalog, &costs, &tuned, &mut |_, _| {});
-        let figures = summary(String::new(), &tuned, &seen, costs.all_tools as f64);
-        let objective = figures.group_recall - figures.token_fraction;
-        if best.as_ref().is_none_or(|(b, _)| objective > *b) {
-            best = Some((objective, router));
-        }
-    }
-    let Some((_, router)) = best else {
-        unreachable!("at least one group cap is tried")
-    };
+    let lexical = |router: &Router, query: &Query| router.scores(&query.text, &context(query));
+    let router = tune_router(catalog, &taxonomy, config, &costs, &tuned, &lexical);
     let temperature = router.temperature();
 
     let tool_index = ToolIndex::new(catalog);
     let total = report.len() * 2;
     let mut done = 0;
-    let (router_seen, decisions) = run_router(&router, catalog, &costs, &report, &mut |_, _| {
-        done += 1;
-        progress(done, total);
-    });
+    let (router_seen, decisions) =
+        run_router(&router, catalog, &costs, &report, &lexical, &mut |_, _| {
+            done += 1;
+            progress(done, total);
+        });
 
     let mut tools_seen: Vec<Vec<Seen>> = TOOL_KS.iter().map(|_| Vec::new()).collect();
     let mut groups_seen: Vec<Vec<Seen>> = GROUP_KS.iter().map(|_| Vec::new()).collect();
@@ -478,8 +472,49 @@ pub fn evaluate(
         summarize("all_tools".to_owned(), &all_seen),
         summarize("core_listing".to_owned(), &core_seen),
         router_report,
-        summarize(format!("bm25_tools@{}", TOOL_KS[equal]), &tools_seen[equal]),
     ];
+    if let Some(semantic) = semantic {
+        let blended = |router: &Router, query: &Query| {
+            let cosine = crate::routing::semantic::cosine_scores(
+                &semantic.queries[query.index],
+                &semantic.groups,
+            );
+            crate::routing::semantic::blend(
+                &router.scores(&query.text, &context(query)),
+                &cosine,
+                semantic.weight,
+            )
+        };
+        let router = tune_router(catalog, &taxonomy, config, &costs, &tuned, &blended);
+        let (seen, decisions) =
+            run_router(&router, catalog, &costs, &report, &blended, &mut |_, _| {});
+        let mut figures = summarize(format!("tiered_router+{}", semantic.model), &seen);
+        let count = |tier| {
+            decisions.iter().filter(|d| d.tier == tier).count() as f64
+                / decisions.len().max(1) as f64
+        };
+        figures.tiers = Some(TierMix {
+            high: count(Tier::High),
+            medium: count(Tier::Medium),
+            low: count(Tier::Low),
+        });
+        let high: Vec<usize> = (0..decisions.len())
+            .filter(|i| decisions[*i].tier == Tier::High)
+            .collect();
+        figures.high_tier = Some(TierFigures {
+            queries: high.len(),
+            group_recall: mean(
+                high.iter()
+                    .map(|i| recall(&report[*i].gold_groups, |g| seen[*i].groups.contains(g))),
+            ),
+            token_fraction: mean(high.iter().map(|i| seen[*i].tokens as f64 / all)),
+        });
+        policies.push(figures);
+    }
+    policies.extend([summarize(
+        format!("bm25_tools@{}", TOOL_KS[equal]),
+        &tools_seen[equal],
+    )]);
     for (slot, k) in GROUP_KS.iter().enumerate().take(3) {
         policies.push(summarize(format!("bm25_groups@{k}"), &groups_seen[slot]));
     }
@@ -508,12 +543,52 @@ pub fn evaluate(
 /// Group caps tried when tuning.
 const MAX_GROUPS_TUNED: usize = 5;
 
+/// How a policy scores a query's groups.
+type ScoresOf<'a> = dyn Fn(&Router, &Query) -> Vec<f64> + 'a;
+
+/// Tunes what the configuration leaves open, on the tuning part only: the
+/// temperature (calibration), and the group cap by recall minus token share.
+fn tune_router(
+    catalog: &Catalog,
+    taxonomy: &crate::routing::taxonomy::Taxonomy,
+    config: &RoutingConfig,
+    costs: &Costs,
+    tuned: &[&Query],
+    scores_of: &ScoresOf<'_>,
+) -> Router {
+    let caps: Vec<usize> = match config.max_groups {
+        Some(cap) => vec![cap],
+        None => (1..=MAX_GROUPS_TUNED).collect(),
+    };
+    let mut best: Option<(f64, Router)> = None;
+    for cap in caps {
+        let mut taxonomy = taxonomy.clone();
+        taxonomy.max_groups = cap;
+        let router = Router::lexical(catalog, taxonomy);
+        let temperature = match config.temperature {
+            Some(temperature) => temperature,
+            None => fit_temperature(&router, &labelled(&router, tuned, scores_of)),
+        };
+        let router = router.with_temperature(temperature);
+        let (seen, _) = run_router(&router, catalog, costs, tuned, scores_of, &mut |_, _| {});
+        let figures = summary(String::new(), tuned, &seen, costs.all_tools as f64);
+        let objective = figures.group_recall - figures.token_fraction;
+        if best.as_ref().is_none_or(|(b, _)| objective > *b) {
+            best = Some((objective, router));
+        }
+    }
+    match best {
+        Some((_, router)) => router,
+        None => Router::lexical(catalog, taxonomy.clone()),
+    }
+}
+
 /// Scores and gold groups of labelled queries, for fitting.
-fn labelled(router: &Router, queries: &[&Query]) -> Vec<Labelled> {
+fn labelled(router: &Router, queries: &[&Query], scores_of: &ScoresOf<'_>) -> Vec<Labelled> {
     queries
         .iter()
         .map(|q| Labelled {
-            scores: router.scores(&q.text, &context(q)),
+            scores: scores_of(router, q),
             gold: q
                 .gold_groups
                 .iter()
@@ -529,13 +604,14 @@ fn run_router(
     catalog: &Catalog,
     costs: &Costs,
     queries: &[&Query],
+    scores_of: &ScoresOf<'_>,
     progress: &mut dyn FnMut(usize, usize),
 ) -> (Vec<Seen>, Vec<crate::routing::router::Decision>) {
     let mut seen_all = Vec::new();
     let mut decisions = Vec::new();
     for (index, query) in queries.iter().enumerate() {
         let started = Instant::now();
-        let decision = router.route(&query.text, &context(query));
+        let decision = router.decide(&scores_of(router, query));
         let micros = started.elapsed().as_secs_f64() * 1e6;
         let groups: Vec<GroupId> = match &decision.visible {
             Visible::Groups(groups) => groups.clone(),
