@@ -68,18 +68,6 @@ pub(crate) struct EvalArgs {
     /// Tokenizer for the token figures: o200k_base or cl100k_base.
     #[arg(long, value_name = "NAME", default_value = "o200k_base")]
     pub(crate) encoding: Encoding,
-
-    /// Directory of a local sentence-embedding model (config.json, tokenizer.json,
-    /// model.safetensors; scripts/install-model fetches all-MiniLM-L6-v2): adds the semantic
-    /// router, lexical and semantic scores blended.
-    #[cfg(feature = "local-embeddings")]
-    #[arg(long, value_name = "DIR")]
-    pub(crate) embedding_model: Option<PathBuf>,
-
-    /// Semantic share of the blended router score.
-    #[cfg(feature = "local-embeddings")]
-    #[arg(long, value_name = "WEIGHT", default_value_t = 0.5)]
-    pub(crate) embedding_weight: f64,
 }
 
 /// Where the tools come from: shared by `serve` and `chat`.

@@ -30,8 +30,6 @@ mod config;
 mod embeddings;
 mod error;
 mod http;
-#[cfg(feature = "local-embeddings")]
-mod local;
 mod model;
 mod openai;
 #[cfg(feature = "scripted")]
@@ -44,8 +42,6 @@ pub use anthropic::{ANTHROPIC_VERSION, AnthropicChat, DEFAULT_MAX_TOKENS};
 pub use config::{ApiKey, ConfigError, ModelSettings, ProviderConfig, ProviderKind, RetryPolicy};
 pub use embeddings::EmbeddingsClient;
 pub use error::LlmError;
-#[cfg(feature = "local-embeddings")]
-pub use local::LocalEmbedder;
 pub use model::{
     ChatMessage, ChatModel, ChatRequest, ChatResponse, EventSink, ModelFuture, StopReason,
     StreamEvent, ToolCall, ToolSpec, Usage,

@@ -6,7 +6,7 @@ use std::io::IsTerminal;
 
 use anyhow::Context;
 use toolgate_core::TokenCounter;
-use toolgate_core::routing::eval::{Dataset, Evaluation, SemanticInputs, evaluate};
+use toolgate_core::routing::eval::{Dataset, Evaluation, evaluate};
 
 use super::tools::{eprint, print, routing_config};
 use crate::cli::EvalArgs;
@@ -23,26 +23,19 @@ pub(crate) fn run(args: &EvalArgs) -> anyhow::Result<()> {
             eprint(&format!("  skipped: {skipped}\n"));
         }
         let mut last = usize::MAX;
-        let semantic = semantic_inputs(args, &dataset)?;
-        let evaluation = evaluate(
-            &dataset,
-            &counter,
-            &config,
-            semantic.as_ref(),
-            &mut |done, total| {
-                let percent = done * 100 / total.max(1);
-                if terminal && percent != last {
-                    last = percent;
-                    let filled = percent / 5;
-                    eprint(&format!(
-                        "\r  {} [{}{}] {done}/{total}",
-                        dataset.name,
-                        "#".repeat(filled),
-                        " ".repeat(20 - filled)
-                    ));
-                }
-            },
-        )?;
+        let evaluation = evaluate(&dataset, &counter, &config, None, &mut |done, total| {
+            let percent = done * 100 / total.max(1);
+            if terminal && percent != last {
+                last = percent;
+                let filled = percent / 5;
+                eprint(&format!(
+                    "\r  {} [{}{}] {done}/{total}",
+                    dataset.name,
+                    "#".repeat(filled),
+                    " ".repeat(20 - filled)
+                ));
+            }
+        })?;
         if terminal {
             eprint("\r\x1b[2K");
         }
@@ -58,46 +51,6 @@ pub(crate) fn run(args: &EvalArgs) -> anyhow::Result<()> {
             .with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(())
-}
-
-/// Embeddings of the dataset's groups and queries by the local model, when
-/// one is given.
-#[cfg(feature = "local-embeddings")]
-fn semantic_inputs(args: &EvalArgs, dataset: &Dataset) -> anyhow::Result<Option<SemanticInputs>> {
-    let Some(dir) = &args.embedding_model else {
-        return Ok(None);
-    };
-    let model = toolgate_llm::LocalEmbedder::load(dir)?;
-    let groups: Vec<toolgate_core::GroupId> =
-        dataset.catalog.groups().map(|g| g.id.clone()).collect();
-    let started = std::time::Instant::now();
-    let group_vectors = model.embed(&toolgate_core::routing::semantic::group_texts(
-        &dataset.catalog,
-        &groups,
-    ))?;
-    let texts: Vec<String> = dataset.queries.iter().map(|q| q.text.clone()).collect();
-    let query_vectors = model.embed(&texts)?;
-    eprint(&format!(
-        "  {}: embedded {} groups and {} queries in {:.1} s\n",
-        dataset.name,
-        groups.len(),
-        texts.len(),
-        started.elapsed().as_secs_f64()
-    ));
-    let model_name = dir
-        .file_name()
-        .map_or_else(|| "local".to_owned(), |n| n.to_string_lossy().into_owned());
-    Ok(Some(SemanticInputs {
-        groups: group_vectors,
-        queries: query_vectors,
-        weight: args.embedding_weight,
-        model: model_name,
-    }))
-}
-
-#[cfg(not(feature = "local-embeddings"))]
-fn semantic_inputs(_args: &EvalArgs, _dataset: &Dataset) -> anyhow::Result<Option<SemanticInputs>> {
-    Ok(None)
 }
 
 fn markdown(e: &Evaluation, encoding: &str) -> String {
