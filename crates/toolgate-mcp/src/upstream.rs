@@ -34,6 +34,10 @@ use toolgate_core::GroupId;
 use crate::config::{UpstreamConfig, UpstreamTransport};
 use crate::relay::{InFlight, RelayEvent};
 
+/// Times a finished call yields before it stops hearing its upstream's
+/// notifications (see [`Upstream::call`]).
+const NOTIFICATION_YIELDS: usize = 8;
+
 /// Longest wait before another start attempt after repeated failures.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
 /// A connection that lived this long resets the failure count.
@@ -338,6 +342,13 @@ impl Upstream {
                 return Err(UpstreamError::Cancelled { tool: tool.to_owned() });
             }
         };
+        // rmcp handles each notification on a task of its own, so a log or
+        // progress message the server sent just before its result may not
+        // have reached this call yet: let those tasks run while the call is
+        // still registered.
+        for _ in 0..NOTIFICATION_YIELDS {
+            tokio::task::yield_now().await;
+        }
         match outcome {
             Err(_) => {
                 let _ = peer.notify_cancelled(cancelled("gateway timeout")).await;
