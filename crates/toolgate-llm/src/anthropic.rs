@@ -38,18 +38,13 @@ impl AnthropicChat {
     }
 
     fn headers(&self) -> Result<HeaderMap, LlmError> {
-        let mut headers = HeaderMap::new();
+        let mut headers = self
+            .http
+            .key_headers(HeaderName::from_static("x-api-key"), "")?;
         headers.insert(
             HeaderName::from_static("anthropic-version"),
             HeaderValue::from_static(ANTHROPIC_VERSION),
         );
-        if let Some(key) = &self.http.config().api_key {
-            let mut value = HeaderValue::from_str(key.expose()).map_err(|_| {
-                LlmError::Config("the API key holds characters a header cannot carry".to_owned())
-            })?;
-            value.set_sensitive(true);
-            headers.insert(HeaderName::from_static("x-api-key"), value);
-        }
         Ok(headers)
     }
 

@@ -1,7 +1,7 @@
 //! OpenAI-compatible embeddings (`POST {base}/embeddings`): OpenAI, Ollama,
 //! vLLM, llama.cpp, text-embeddings-inference and most gateways speak it.
 
-use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
+use reqwest::header::AUTHORIZATION;
 use serde_json::{Value, json};
 
 use crate::config::ProviderConfig;
@@ -42,17 +42,7 @@ impl EmbeddingsClient {
         if inputs.is_empty() {
             return Ok(Vec::new());
         }
-        let mut headers = HeaderMap::new();
-        if let Some(key) = &self.http.config().api_key {
-            let mut value =
-                HeaderValue::from_str(&format!("Bearer {}", key.expose())).map_err(|_| {
-                    LlmError::Config(
-                        "the API key holds characters a header cannot carry".to_owned(),
-                    )
-                })?;
-            value.set_sensitive(true);
-            headers.insert(AUTHORIZATION, value);
-        }
+        let headers = self.http.key_headers(AUTHORIZATION, "Bearer ")?;
         let body = json!({"model": self.model(), "input": inputs});
         let response = self.http.post(&self.url, headers, &body, events).await?;
         let value = self.http.read_json(&self.url, response).await?;

@@ -5,7 +5,7 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use reqwest::header::{HeaderMap, RETRY_AFTER};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, RETRY_AFTER};
 use serde_json::Value;
 
 use crate::config::ProviderConfig;
@@ -38,6 +38,27 @@ impl Http {
 
     pub(crate) fn config(&self) -> &ProviderConfig {
         &self.config
+    }
+
+    /// Headers carrying the API key, if one is configured: `name` set to
+    /// `prefix` + key, marked sensitive so it is never logged.
+    pub(crate) fn key_headers(
+        &self,
+        name: HeaderName,
+        prefix: &str,
+    ) -> Result<HeaderMap, LlmError> {
+        let mut headers = HeaderMap::new();
+        if let Some(key) = &self.config.api_key {
+            let mut value =
+                HeaderValue::from_str(&format!("{prefix}{}", key.expose())).map_err(|_| {
+                    LlmError::Config(
+                        "the API key holds characters a header cannot carry".to_owned(),
+                    )
+                })?;
+            value.set_sensitive(true);
+            headers.insert(name, value);
+        }
+        Ok(headers)
     }
 
     /// POSTs `body` to `url` and returns the first 2xx response, retrying

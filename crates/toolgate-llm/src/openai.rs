@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
+use reqwest::header::{AUTHORIZATION, HeaderMap};
 use serde_json::{Map, Value, json};
 
 use crate::config::ProviderConfig;
@@ -33,18 +33,7 @@ impl OpenAiChat {
     }
 
     fn headers(&self) -> Result<HeaderMap, LlmError> {
-        let mut headers = HeaderMap::new();
-        if let Some(key) = &self.http.config().api_key {
-            let mut value =
-                HeaderValue::from_str(&format!("Bearer {}", key.expose())).map_err(|_| {
-                    LlmError::Config(
-                        "the API key holds characters a header cannot carry".to_owned(),
-                    )
-                })?;
-            value.set_sensitive(true);
-            headers.insert(AUTHORIZATION, value);
-        }
-        Ok(headers)
+        self.http.key_headers(AUTHORIZATION, "Bearer ")
     }
 
     /// The request body.
