@@ -143,7 +143,8 @@ impl ActiveToolSet {
     }
 
     /// The definition of `tool` if this conversation may call it; otherwise the
-    /// self-correcting "not available" answer.
+    /// self-correcting "not available" answer. An alias is checked as the tool
+    /// it leads to, whose definition is returned.
     pub fn check_available<'c>(
         &self,
         catalog: &'c Catalog,
@@ -153,7 +154,7 @@ impl ActiveToolSet {
             tool: tool.to_owned(),
             group,
         };
-        let Some(entry) = catalog.tool(tool) else {
+        let Some(entry) = catalog.resolve(tool) else {
             return Err(not_available(None));
         };
         match entry.group {

@@ -8,7 +8,9 @@
 //! Order is registration order everywhere (tools, groups, members), so that the
 //! tool list and the prompt section are byte-identical from one turn to the next.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use serde_json::{Map, Value};
 
 use crate::error::CatalogError;
 use crate::group::ToolGroup;
@@ -90,6 +92,70 @@ pub struct Catalog {
     tool_index: HashMap<ToolName, usize>,
     groups: Vec<GroupEntry>,
     group_index: HashMap<GroupId, usize>,
+    aliases: BTreeMap<String, Alias>,
+}
+
+/// An old tool name that keeps working: a call to it goes to `tool`, with
+/// `action` (for a polymorphic tool) and fixed `arguments` added.
+///
+/// ```
+/// use serde_json::json;
+/// use toolgate_core::{Alias, ToolName};
+///
+/// let alias = Alias::new(ToolName::new("web")?).with_action("search");
+/// assert_eq!(
+///     alias.arguments(json!({"query": "rust"})),
+///     json!({"action": "search", "query": "rust"}),
+/// );
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct Alias {
+    /// The tool that answers now.
+    pub tool: ToolName,
+    /// The action to call, when `tool` is polymorphic.
+    pub action: Option<String>,
+    /// Arguments the old tool implied (`prompt_type: "system"` for a former
+    /// `view_system_prompt`); the caller's own arguments cannot override them.
+    pub arguments: Map<String, Value>,
+}
+
+impl Alias {
+    /// An alias to `tool` itself.
+    pub fn new(tool: ToolName) -> Self {
+        Self {
+            tool,
+            action: None,
+            arguments: Map::new(),
+        }
+    }
+
+    /// The alias calling `action` of its tool.
+    pub fn with_action(mut self, action: impl Into<String>) -> Self {
+        self.action = Some(action.into());
+        self
+    }
+
+    /// The arguments for the new tool: the call's, then the fixed ones, then
+    /// the action first.
+    pub fn arguments(&self, call: Value) -> Value {
+        let mut arguments = Map::new();
+        if let Some(action) = &self.action {
+            arguments.insert(
+                crate::polymorphic::ACTION_PARAMETER.to_owned(),
+                Value::String(action.clone()),
+            );
+        }
+        if let Value::Object(call) = call {
+            for (key, value) in call {
+                arguments.entry(key).or_insert(value);
+            }
+        }
+        for (key, value) in &self.arguments {
+            arguments.insert(key.clone(), value.clone());
+        }
+        Value::Object(arguments)
+    }
 }
 
 impl Default for Catalog {
@@ -106,6 +172,7 @@ impl Catalog {
             tool_index: HashMap::new(),
             groups: Vec::new(),
             group_index: HashMap::new(),
+            aliases: BTreeMap::new(),
         };
         catalog.insert_tool(load_tool_group_definition(), None, Origin::MetaTool);
         catalog
@@ -304,6 +371,42 @@ impl Catalog {
             .map(|&index| &self.tools[index])
             .filter(|entry| entry.state == ToolState::Enabled)
             .map(ToolEntry::view)
+    }
+
+    /// Makes `old` a name for `alias`'s tool, replacing any alias it was.
+    /// A name a registered tool holds cannot be an alias: the tool wins.
+    pub fn register_alias(&mut self, old: &str, alias: Alias) -> Result<(), CatalogError> {
+        if let Some(&index) = self.tool_index.get(old) {
+            return Err(CatalogError::AliasShadowsTool {
+                alias: old.to_owned(),
+                existing: self.tools[index].origin.clone(),
+            });
+        }
+        self.aliases.insert(old.to_owned(), alias);
+        Ok(())
+    }
+
+    /// The alias `name` is, if it is one and no tool holds it.
+    pub fn alias(&self, name: &str) -> Option<&Alias> {
+        if self.tool_index.contains_key(name) {
+            return None;
+        }
+        self.aliases.get(name)
+    }
+
+    /// Every alias, by old name.
+    pub fn aliases(&self) -> impl Iterator<Item = (&str, &Alias)> {
+        self.aliases
+            .iter()
+            .filter(|(name, _)| !self.tool_index.contains_key(name.as_str()))
+            .map(|(name, alias)| (name.as_str(), alias))
+    }
+
+    /// The enabled tool `name` stands for: the tool itself, or the tool an
+    /// alias by that name leads to.
+    pub fn resolve(&self, name: &str) -> Option<CatalogTool<'_>> {
+        self.tool(name)
+            .or_else(|| self.tool(self.alias(name)?.tool.as_str()))
     }
 
     /// Every enabled tool, in registration order.

@@ -339,3 +339,61 @@ fn a_group_description_can_be_replaced() {
         "Inspect git repositories"
     );
 }
+
+#[test]
+fn an_alias_resolves_to_its_tool_and_adds_action_and_fixed_arguments() {
+    let mut catalog = seeded();
+    let alias = Alias {
+        tool: ToolName::new("pdf_info").unwrap(),
+        action: Some("view".to_owned()),
+        arguments: json!({"prompt_type": "system"})
+            .as_object()
+            .cloned()
+            .unwrap(),
+    };
+    catalog
+        .register_alias("old_pdf_info", alias.clone())
+        .unwrap();
+    assert_eq!(catalog.alias("old_pdf_info"), Some(&alias));
+    assert_eq!(
+        catalog
+            .resolve("old_pdf_info")
+            .unwrap()
+            .definition
+            .name
+            .as_str(),
+        "pdf_info"
+    );
+    assert_eq!(
+        alias.arguments(json!({"prompt_type": "name", "x": 1})),
+        json!({"action": "view", "prompt_type": "system", "x": 1})
+    );
+    assert_eq!(
+        catalog.aliases().map(|(name, _)| name).collect::<Vec<_>>(),
+        ["old_pdf_info"]
+    );
+}
+
+#[test]
+fn an_alias_cannot_take_a_tool_name_and_a_later_tool_wins_over_one() {
+    let mut catalog = seeded();
+    let alias = Alias::new(ToolName::new("pdf_info").unwrap());
+    let error = catalog
+        .register_alias("core_tool", alias.clone())
+        .unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .starts_with("alias `core_tool` is the name of a tool"),
+        "{error}"
+    );
+    catalog.register_alias("fresh", alias).unwrap();
+    catalog
+        .register_tool(tool("fresh"), None, Origin::Builtin)
+        .unwrap();
+    assert_eq!(catalog.alias("fresh"), None);
+    assert_eq!(
+        catalog.resolve("fresh").unwrap().definition.name.as_str(),
+        "fresh"
+    );
+}

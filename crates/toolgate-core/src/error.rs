@@ -116,6 +116,14 @@ pub enum CatalogError {
     /// No group by that id.
     #[error("no tool group named `{0}`")]
     UnknownGroupId(String),
+    /// An alias names a tool that exists.
+    #[error("alias `{alias}` is the name of a tool registered by {existing}")]
+    AliasShadowsTool {
+        /// The alias.
+        alias: String,
+        /// Who registered the tool.
+        existing: Origin,
+    },
 }
 
 /// A manifest file that was skipped, with the reason.

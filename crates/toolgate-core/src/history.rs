@@ -310,10 +310,13 @@ pub fn restore_active_set<'m>(
                         continue;
                     }
                 };
-                if catalog.group(group.as_str()).is_none() {
-                    skip(SkipReason::UnknownGroup(group.to_string()));
-                    continue;
-                }
+                let group = match current_group(catalog, group) {
+                    Ok(group) => group,
+                    Err(group) => {
+                        skip(SkipReason::UnknownGroup(group.to_string()));
+                        continue;
+                    }
+                };
                 match event {
                     GroupEvent::Load => restored.active.replay_load(group),
                     GroupEvent::Unload => {
@@ -342,6 +345,20 @@ fn group_event(message: &Message) -> Option<GroupEvent> {
         UNLOAD_TOOL_GROUP_TOOL_NAME => Some(GroupEvent::Unload),
         _ => None,
     }
+}
+
+/// The group an event's group name stands for now: the group itself, or
+/// the group of the tool an alias by that name leads to (a group since
+/// consolidated into one tool, or renamed). `Err` gives the name back.
+fn current_group(catalog: &Catalog, group: GroupId) -> Result<GroupId, GroupId> {
+    if catalog.group(group.as_str()).is_some() {
+        return Ok(group);
+    }
+    catalog
+        .alias(group.as_str())
+        .and_then(|alias| catalog.group_of(alias.tool.as_str()))
+        .cloned()
+        .ok_or(group)
 }
 
 /// The group an event names, parsed exactly as the live meta-tool parses it.

@@ -298,3 +298,24 @@ fn stored_spellings_round_trip() {
     assert_eq!(MessageKind::from_stored("telepathy"), None);
     assert_eq!(ToolStatus::from_stored("SUCCESS"), None);
 }
+
+#[test]
+fn a_load_of_a_renamed_group_restores_the_group_its_alias_leads_to() {
+    let mut catalog = catalog();
+    catalog
+        .register_alias(
+            "old_mail",
+            crate::catalog::Alias::new(ToolName::new("gmail_search").unwrap()),
+        )
+        .unwrap();
+    let history = [
+        load("c1", "old_mail", ToolStatus::Success),
+        load("c2", "nowhere", ToolStatus::Success),
+    ];
+    let restored = restore_active_set(&history, &catalog);
+    assert_eq!(loaded(&restored), ["google_gmail"]);
+    assert_eq!(
+        restored.skipped[0].reason,
+        SkipReason::UnknownGroup("nowhere".to_owned())
+    );
+}

@@ -2,7 +2,8 @@
 //! [manifests](load_manifest_dirs) and [catalog imports](import_jsonl), the
 //! per-conversation [`ActiveToolSet`], the `load_tool_group` meta-tool, the
 //! [history restore](restore_active_set), the [system-prompt
-//! section](tool_groups_section) and [token counting](TokenCounter).
+//! section](tool_groups_section), [polymorphic tools](PolymorphicTool) and
+//! [token counting](TokenCounter).
 //!
 //! This crate has no async runtime and no network: stores, providers and
 //! transports build on it, never the other way round.
@@ -19,13 +20,14 @@ mod manifest;
 mod meta_tool;
 mod name;
 mod origin;
+mod polymorphic;
 mod prompt;
 pub mod routing;
 mod tokens;
 mod tool;
 
 pub use active_set::{ActiveToolSet, NotAvailable};
-pub use catalog::{Catalog, CatalogTool, GroupListing, ToolState};
+pub use catalog::{Alias, Catalog, CatalogTool, GroupListing, ToolState};
 pub use error::{
     CatalogError, ImportError, ManifestError, ManifestErrorReason, NameError, SchemaError,
     TokenizerError,
@@ -43,6 +45,10 @@ pub use meta_tool::{
 };
 pub use name::{GroupId, MAX_GROUP_ID_LEN, MAX_TOOL_NAME_LEN, ToolName, title_case};
 pub use origin::Origin;
+pub use polymorphic::{
+    ACTION_PARAMETER, Action, ActionCall, ActionError, ActionPolicy, PolymorphicError,
+    PolymorphicTool, typed_result,
+};
 pub use prompt::{
     GROUP_DESCRIPTION_MAX_CHARS, SECTION_SEPARATOR, TOOL_GROUPS_HEADING, TOOL_GROUPS_INSTRUCTION,
     listing_description, system_prompt, tool_groups_section,
