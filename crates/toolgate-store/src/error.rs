@@ -23,6 +23,17 @@ pub enum StoreError {
         /// Newest version this build knows.
         supported: i64,
     },
+    /// A stored agent row does not decode.
+    #[error("stored agent `{id}` is corrupt: {reason}")]
+    CorruptAgent {
+        /// The agent's id.
+        id: String,
+        /// What did not decode.
+        reason: String,
+    },
+    /// A conversation was given an agent that is not stored.
+    #[error("no agent with id `{0}` is stored")]
+    UnknownAgent(String),
     /// The blocking worker running a query panicked or was cancelled.
     #[error("the storage worker stopped: {0}")]
     Worker(#[from] tokio::task::JoinError),

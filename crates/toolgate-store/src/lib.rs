@@ -5,16 +5,20 @@
 //! particular) is rebuilt from the messages. [`ConversationStore`] is the
 //! backend-neutral trait; [`MemoryStore`] and [`SqliteStore`] (the embedded
 //! default: WAL, versioned migrations) implement it, and the integration tests
-//! run one conformance suite against each.
+//! run one conformance suite against each. Both also store agents
+//! ([`AgentStore`]): a name, prompts and enabled tools, linked to the
+//! conversations that use them.
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod agent;
 mod conversation;
 mod error;
 mod memory;
 mod sqlite;
 mod store;
 
+pub use agent::{AgentRecord, AgentStore, SYSTEM_PROMPT, StoreFuture};
 pub use conversation::{ConversationId, MessageId, StoredMessage};
 pub use error::{Result, StoreError};
 pub use memory::MemoryStore;

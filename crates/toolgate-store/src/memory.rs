@@ -1,19 +1,21 @@
 //! [`MemoryStore`]: conversations in process memory, for tests and for
 //! one-shot runs that need nothing to survive.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::SystemTime;
 
 use toolgate_core::{Message, MessageKind, ToolStatus};
 
+use crate::agent::{AgentRecord, AgentStore, StoreFuture};
 use crate::conversation::{ConversationId, MessageId, StoredMessage, now_millis};
-use crate::error::Result;
+use crate::error::{Result, StoreError};
 use crate::store::ConversationStore;
 
 #[derive(Debug)]
 struct Conversation {
     active: SystemTime,
+    agent: Option<String>,
     messages: Vec<StoredMessage>,
 }
 
@@ -21,6 +23,7 @@ struct Conversation {
 struct State {
     next_id: i64,
     conversations: HashMap<ConversationId, Conversation>,
+    agents: BTreeMap<String, AgentRecord>,
 }
 
 /// Conversations held in memory; lost when the process ends.
@@ -53,6 +56,7 @@ impl ConversationStore for MemoryStore {
             .entry(conversation.clone())
             .or_insert_with(|| Conversation {
                 active: now,
+                agent: None,
                 messages: Vec::new(),
             });
         entry.active = now;
@@ -117,5 +121,58 @@ impl ConversationStore for MemoryStore {
             .conversations
             .retain(|_, entry| entry.active >= cutoff);
         Ok(before - state.conversations.len())
+    }
+}
+
+impl AgentStore for MemoryStore {
+    fn agent<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<AgentRecord>> {
+        let agent = self.state().agents.get(id).cloned();
+        Box::pin(async move { Ok(agent) })
+    }
+
+    fn save_agent(&self, agent: AgentRecord) -> StoreFuture<'_, ()> {
+        self.state().agents.insert(agent.id.clone(), agent);
+        Box::pin(async { Ok(()) })
+    }
+
+    fn agents(&self) -> StoreFuture<'_, Vec<AgentRecord>> {
+        let agents = self.state().agents.values().cloned().collect();
+        Box::pin(async move { Ok(agents) })
+    }
+
+    fn set_conversation_agent<'a>(
+        &'a self,
+        conversation: &'a ConversationId,
+        agent: &'a str,
+    ) -> StoreFuture<'a, ()> {
+        let mut state = self.state();
+        let result = if state.agents.contains_key(agent) {
+            let now = now_millis();
+            state
+                .conversations
+                .entry(conversation.clone())
+                .or_insert_with(|| Conversation {
+                    active: now,
+                    agent: None,
+                    messages: Vec::new(),
+                })
+                .agent = Some(agent.to_owned());
+            Ok(())
+        } else {
+            Err(StoreError::UnknownAgent(agent.to_owned()))
+        };
+        Box::pin(async move { result })
+    }
+
+    fn conversation_agent<'a>(
+        &'a self,
+        conversation: &'a ConversationId,
+    ) -> StoreFuture<'a, Option<String>> {
+        let agent = self
+            .state()
+            .conversations
+            .get(conversation)
+            .and_then(|c| c.agent.clone());
+        Box::pin(async move { Ok(agent) })
     }
 }

@@ -14,6 +14,7 @@ use std::time::{Duration, SystemTime};
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use toolgate_core::{Message, MessageKind, ToolStatus};
 
+use crate::agent::{AgentRecord, AgentStore, StoreFuture};
 use crate::conversation::{
     ConversationId, MessageId, StoredMessage, from_millis, now_millis, to_millis,
 };
@@ -21,7 +22,10 @@ use crate::error::{Result, StoreError};
 use crate::store::ConversationStore;
 
 /// The migrations, in order; the schema version is their count.
-const MIGRATIONS: &[&str] = &[include_str!("../migrations/sqlite/0001_conversations.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("../migrations/sqlite/0001_conversations.sql"),
+    include_str!("../migrations/sqlite/0002_agents.sql"),
+];
 
 /// Conversations in a SQLite database file.
 #[derive(Debug, Clone)]
@@ -281,3 +285,122 @@ impl ConversationStore for SqliteStore {
 #[cfg(test)]
 #[path = "sqlite_tests.rs"]
 mod tests;
+
+impl AgentStore for SqliteStore {
+    fn agent<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<AgentRecord>> {
+        let id = id.to_owned();
+        Box::pin(self.with_connection(move |connection| {
+            let row = connection
+                .query_row(
+                    "SELECT id, name, prompts, tools FROM agents WHERE id = ?1",
+                    [id.as_str()],
+                    AgentRow::read,
+                )
+                .optional()?;
+            row.map(AgentRow::decode).transpose()
+        }))
+    }
+
+    fn save_agent(&self, agent: AgentRecord) -> StoreFuture<'_, ()> {
+        Box::pin(self.with_connection(move |connection| {
+            let prompts = serde_json::to_string(&agent.prompts).unwrap_or_else(|_| "{}".into());
+            let tools = serde_json::to_string(&agent.tools).unwrap_or_else(|_| "[]".into());
+            connection.execute(
+                "INSERT INTO agents (id, name, prompts, tools, updated_ms) VALUES (?1, ?2, ?3, ?4, ?5)
+                 ON CONFLICT (id) DO UPDATE SET name = excluded.name, prompts = excluded.prompts,
+                     tools = excluded.tools, updated_ms = excluded.updated_ms",
+                params![agent.id, agent.name, prompts, tools, to_millis(now_millis())],
+            )?;
+            Ok(())
+        }))
+    }
+
+    fn agents(&self) -> StoreFuture<'_, Vec<AgentRecord>> {
+        Box::pin(self.with_connection(move |connection| {
+            let mut statement = connection
+                .prepare_cached("SELECT id, name, prompts, tools FROM agents ORDER BY id")?;
+            let rows = statement
+                .query_map([], AgentRow::read)?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            rows.into_iter().map(AgentRow::decode).collect()
+        }))
+    }
+
+    fn set_conversation_agent<'a>(
+        &'a self,
+        conversation: &'a ConversationId,
+        agent: &'a str,
+    ) -> StoreFuture<'a, ()> {
+        let conversation = conversation.clone();
+        let agent = agent.to_owned();
+        Box::pin(self.with_connection(move |connection| {
+            let transaction = connection.transaction()?;
+            let known = transaction
+                .query_row("SELECT 1 FROM agents WHERE id = ?1", [agent.as_str()], |_| Ok(()))
+                .optional()?
+                .is_some();
+            if !known {
+                return Err(StoreError::UnknownAgent(agent));
+            }
+            let now = to_millis(now_millis());
+            transaction.execute(
+                "INSERT INTO conversations (id, created_ms, active_ms, agent_id) VALUES (?1, ?2, ?2, ?3)
+                 ON CONFLICT (id) DO UPDATE SET agent_id = excluded.agent_id",
+                params![conversation.as_str(), now, agent],
+            )?;
+            transaction.commit()?;
+            Ok(())
+        }))
+    }
+
+    fn conversation_agent<'a>(
+        &'a self,
+        conversation: &'a ConversationId,
+    ) -> StoreFuture<'a, Option<String>> {
+        let conversation = conversation.clone();
+        Box::pin(self.with_connection(move |connection| {
+            let agent: Option<Option<String>> = connection
+                .query_row(
+                    "SELECT agent_id FROM conversations WHERE id = ?1",
+                    [conversation.as_str()],
+                    |row| row.get(0),
+                )
+                .optional()?;
+            Ok(agent.flatten())
+        }))
+    }
+}
+
+/// Raw columns of one agent row; the JSON columns decode outside rusqlite.
+struct AgentRow {
+    id: String,
+    name: String,
+    prompts: String,
+    tools: String,
+}
+
+impl AgentRow {
+    fn read(row: &Row<'_>) -> rusqlite::Result<Self> {
+        Ok(Self {
+            id: row.get(0)?,
+            name: row.get(1)?,
+            prompts: row.get(2)?,
+            tools: row.get(3)?,
+        })
+    }
+
+    fn decode(self) -> Result<AgentRecord> {
+        let corrupt = |column: &str, error: serde_json::Error| StoreError::CorruptAgent {
+            id: self.id.clone(),
+            reason: format!("{column}: {error}"),
+        };
+        let prompts = serde_json::from_str(&self.prompts).map_err(|e| corrupt("prompts", e))?;
+        let tools = serde_json::from_str(&self.tools).map_err(|e| corrupt("tools", e))?;
+        Ok(AgentRecord {
+            id: self.id,
+            name: self.name,
+            prompts,
+            tools,
+        })
+    }
+}

@@ -36,6 +36,37 @@ async fn reopening_keeps_messages_and_does_not_migrate_twice() {
 }
 
 #[tokio::test]
+async fn a_version_1_database_gains_agents_and_keeps_its_conversations() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("toolgate.db");
+    {
+        let connection = Connection::open(&path).unwrap();
+        connection.execute_batch(MIGRATIONS[0]).unwrap();
+        connection.pragma_update(None, "user_version", 1).unwrap();
+        connection
+            .execute(
+                "INSERT INTO conversations (id, created_ms, active_ms) VALUES ('old', 1, 1)",
+                [],
+            )
+            .unwrap();
+    }
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(store.schema_version().unwrap(), 2);
+    let old = ConversationId::new("old");
+    assert!(store.exists(&old).await.unwrap());
+    assert_eq!(store.conversation_agent(&old).await.unwrap(), None);
+    store
+        .save_agent(crate::AgentRecord::new("a", "A"))
+        .await
+        .unwrap();
+    store.set_conversation_agent(&old, "a").await.unwrap();
+    assert_eq!(
+        store.conversation_agent(&old).await.unwrap().as_deref(),
+        Some("a")
+    );
+}
+
+#[tokio::test]
 async fn a_database_from_a_newer_toolgate_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("toolgate.db");
@@ -46,7 +77,7 @@ async fn a_database_from_a_newer_toolgate_is_refused() {
     let error = SqliteStore::open(&path).unwrap_err();
     assert_eq!(
         error.to_string(),
-        "the database schema is version 99, newer than this toolgate's 1"
+        "the database schema is version 99, newer than this toolgate's 2"
     );
 }
 

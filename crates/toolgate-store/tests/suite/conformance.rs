@@ -4,16 +4,18 @@ use std::time::{Duration, SystemTime};
 
 use pretty_assertions::assert_eq;
 use toolgate_core::{Message, MessageKind, ToolStatus};
-use toolgate_store::{ConversationId, ConversationStore};
+use toolgate_store::{AgentRecord, AgentStore, ConversationId, ConversationStore, StoreError};
 
 /// Runs every check against `store`, which must be empty.
-pub(crate) async fn conformance<S: ConversationStore>(store: S) {
+pub(crate) async fn conformance<S: ConversationStore + AgentStore>(store: S) {
     appends_keep_order_and_fields(&store).await;
     conversations_are_isolated(&store).await;
     tool_status_updates_the_latest_matching_call(&store).await;
     delete_removes_only_that_conversation(&store).await;
     expiry_removes_idle_conversations(&store).await;
     touch_keeps_a_conversation_from_expiring(&store).await;
+    agents_are_saved_replaced_and_listed(&store).await;
+    a_conversation_keeps_its_agent(&store).await;
 }
 
 fn id(text: &str) -> ConversationId {
@@ -188,4 +190,60 @@ async fn touch_keeps_a_conversation_from_expiring<S: ConversationStore>(store: &
     assert!(!store.exists(&id("old")).await.unwrap());
     assert!(store.exists(&id("used")).await.unwrap());
     assert_eq!(store.messages(&id("used")).await.unwrap().len(), 1);
+}
+
+async fn agents_are_saved_replaced_and_listed<S: AgentStore>(store: &S) {
+    assert_eq!(store.agent("sage").await.unwrap(), None);
+    let mut sage = AgentRecord::new("sage", "Sage");
+    sage.prompts
+        .insert("system".to_owned(), "You are Sage.".to_owned());
+    sage.tools = vec!["web_search".to_owned(), "time".to_owned()];
+    store.save_agent(sage.clone()).await.unwrap();
+    assert_eq!(store.agent("sage").await.unwrap(), Some(sage.clone()));
+    assert_eq!(sage.system_prompt(), Some("You are Sage."));
+
+    sage.name = "Sage II".to_owned();
+    sage.prompts
+        .insert("memory_management".to_owned(), "Keep it short.".to_owned());
+    store.save_agent(sage.clone()).await.unwrap();
+    store
+        .save_agent(AgentRecord::new("atlas", "Atlas"))
+        .await
+        .unwrap();
+    let agents = store.agents().await.unwrap();
+    let ids: Vec<&str> = agents.iter().map(|a| a.id.as_str()).collect();
+    assert_eq!(ids, ["atlas", "sage"]);
+    assert_eq!(agents[1], sage);
+}
+
+async fn a_conversation_keeps_its_agent<S: ConversationStore + AgentStore>(store: &S) {
+    let conversation = id("with-agent");
+    assert_eq!(store.conversation_agent(&conversation).await.unwrap(), None);
+    store
+        .save_agent(AgentRecord::new("helper", "Helper"))
+        .await
+        .unwrap();
+    store
+        .set_conversation_agent(&conversation, "helper")
+        .await
+        .unwrap();
+    assert!(store.exists(&conversation).await.unwrap());
+    store
+        .append(&conversation, Message::user("hi"))
+        .await
+        .unwrap();
+    assert_eq!(
+        store
+            .conversation_agent(&conversation)
+            .await
+            .unwrap()
+            .as_deref(),
+        Some("helper")
+    );
+    let unknown = store
+        .set_conversation_agent(&conversation, "nobody")
+        .await
+        .unwrap_err();
+    assert!(matches!(unknown, StoreError::UnknownAgent(ref id) if id == "nobody"));
+    assert_eq!(unknown.to_string(), "no agent with id `nobody` is stored");
 }
