@@ -22,9 +22,9 @@ use toolgate_core::{
     restore_active_set, system_prompt,
 };
 use toolgate_llm::{ChatModel, ChatRequest, LlmError, StreamEvent, ToolCall, ToolSpec, Usage};
-use toolgate_store::{ConversationId, ConversationStore, StoreError, StoredMessage};
+use toolgate_store::{AgentStore, ConversationId, ConversationStore, StoreError, StoredMessage};
 
-use crate::executor::ToolOutput;
+use crate::executor::{CallContext, ToolOutput};
 use crate::host::ToolHost;
 use crate::semantic::SemanticRouting;
 use crate::transcript::{INTERRUPTED_RESULT, chat_messages, unanswered_calls};
@@ -171,7 +171,7 @@ pub struct Agent<S> {
     counter: Arc<TokenCounter>,
 }
 
-impl<S: ConversationStore> Agent<S> {
+impl<S: ConversationStore + AgentStore> Agent<S> {
     /// An agent. `counter` measures the tool schemas of each model call for
     /// its [`CallReport`] (building one takes a moment: share it).
     pub fn new(
@@ -295,6 +295,7 @@ impl<S: ConversationStore> Agent<S> {
         cancel: &CancellationToken,
     ) -> Result<TurnOutcome, AgentError> {
         let history = self.store.messages(conversation).await?;
+        let (context, system) = self.call_context(conversation, &history).await;
         let mut active = self.restore(conversation, &history).await;
         let mut scope = Scope::Active;
         if let (Some(router), Some(text)) = (&self.options.router, user_text) {
@@ -307,7 +308,8 @@ impl<S: ConversationStore> Agent<S> {
         let mut calls = Vec::new();
         for call in 1..=self.options.max_model_calls.max(1) {
             let history = self.store.messages(conversation).await?;
-            let (request, tools_sent, tool_tokens) = self.request(&active, scope, &history);
+            let (request, tools_sent, tool_tokens) =
+                self.request(&active, scope, &history, &system);
             let response = {
                 let mut sink = |event: StreamEvent| events(TurnEvent::Model(event));
                 tokio::select! {
@@ -357,6 +359,7 @@ impl<S: ConversationStore> Agent<S> {
             (active, outcomes) = self
                 .run_tools(
                     conversation,
+                    &context,
                     &response.tool_calls,
                     active,
                     scope,
@@ -452,6 +455,44 @@ impl<S: ConversationStore> Agent<S> {
         Ok(scope)
     }
 
+    /// Who the turn's tool calls come from (the conversation, its stored
+    /// agent, the turn's number: its user messages so far, so a resumed turn
+    /// keeps its number), and the base system prompt: the agent's own when
+    /// it has one, else the configured one. The agent is read each turn, so
+    /// a prompt it changed applies from its next turn.
+    async fn call_context(
+        &self,
+        conversation: &ConversationId,
+        history: &[StoredMessage],
+    ) -> (CallContext, String) {
+        let agent = match self.store.conversation_agent(conversation).await {
+            Ok(agent) => agent,
+            Err(error) => {
+                tracing::warn!(%conversation, %error, "reading the conversation's agent");
+                None
+            }
+        };
+        let record = match &agent {
+            Some(id) => self.store.agent(id).await.ok().flatten(),
+            None => None,
+        };
+        let system = record
+            .as_ref()
+            .and_then(|record| record.system_prompt())
+            .unwrap_or(&self.options.system_prompt)
+            .to_owned();
+        let turn = history
+            .iter()
+            .filter(|m| m.message.kind == MessageKind::User)
+            .count() as u64;
+        let context = CallContext {
+            conversation: Some(conversation.clone()),
+            agent,
+            turn: Some(turn),
+        };
+        (context, system)
+    }
+
     /// The active set rebuilt from history, with the tools of its groups
     /// made known (a restored upstream group starts its server).
     async fn restore(
@@ -481,6 +522,7 @@ impl<S: ConversationStore> Agent<S> {
         active: &ActiveToolSet,
         scope: Scope,
         history: &[StoredMessage],
+        base_prompt: &str,
     ) -> (ChatRequest, usize, usize) {
         let catalog = self.host.catalog();
         let mut definitions = active.definitions(&catalog);
@@ -498,7 +540,7 @@ impl<S: ConversationStore> Agent<S> {
         }
         let tool_tokens = self.counter.tools(definitions.iter().copied());
         let request = ChatRequest {
-            system: system_prompt(&self.options.system_prompt, &catalog),
+            system: system_prompt(base_prompt, &catalog),
             messages: chat_messages(history.iter().map(|m| &m.message)),
             tools: definitions.iter().map(|d| tool_spec(d)).collect(),
         };
@@ -517,9 +559,14 @@ impl<S: ConversationStore> Agent<S> {
     /// and `unload_tool_group` one after the other in call order, so the
     /// active set grows in the order the model asked. Returns the active set
     /// after those loads and unloads.
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one turn's state, passed down once"
+    )]
     async fn run_tools(
         &self,
         conversation: &ConversationId,
+        context: &CallContext,
         tool_calls: &[ToolCall],
         active: ActiveToolSet,
         scope: Scope,
@@ -539,6 +586,7 @@ impl<S: ConversationStore> Agent<S> {
             active: Arc::clone(&active),
             timeout: self.options.tool_timeout,
             cancel: calls_cancel.child_token(),
+            context: context.clone(),
         };
         let mut running = JoinSet::new();
         let mut unfinished: HashMap<tokio::task::Id, &ToolCall> = HashMap::new();
@@ -733,6 +781,7 @@ struct ToolTask {
     active: Arc<Mutex<ActiveToolSet>>,
     timeout: Duration,
     cancel: CancellationToken,
+    context: CallContext,
 }
 
 impl ToolTask {
@@ -806,7 +855,7 @@ impl ToolTask {
             let catalog = self.host.catalog();
             let checked = match self.scope {
                 Scope::Active => self.visible.check_available(&catalog, name),
-                Scope::Catalog => match catalog.tool(name) {
+                Scope::Catalog => match catalog.resolve(name) {
                     Some(tool) => Ok(tool.definition),
                     None => ActiveToolSet::new().check_available(&catalog, name),
                 },
@@ -816,7 +865,9 @@ impl ToolTask {
                 Err(not_available) => return (ToolOutput::error(not_available.to_string()), true),
             }
         };
-        let call = self.host.call(name, arguments, self.cancel.clone());
+        let call = self
+            .host
+            .call(name, arguments, self.cancel.clone(), &self.context);
         tokio::pin!(call);
         let output = tokio::select! {
             output = &mut call => output,

@@ -1,9 +1,13 @@
-//! The built-in tool groups: `time` and `files`.
+//! The built-in tool groups: `time`, `files`, `web` and, when agents are
+//! stored, `prompt_manager`.
 
 mod files;
+mod prompt_manager;
 mod time;
+mod web;
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use serde_json::Value;
 use toolgate_core::{
@@ -11,9 +15,13 @@ use toolgate_core::{
     ToolName,
 };
 
-use crate::executor::{ToolExecutor, ToolFuture, ToolOutput};
+use toolgate_store::AgentStore;
+
+use crate::executor::{CallContext, ToolExecutor, ToolFuture, ToolOutput};
 
 pub use files::FilesAccess;
+pub use prompt_manager::PROMPT_TYPES;
+pub use web::{MAX_SEARCH_RESULTS, WebConfig};
 
 /// Where the built-in tools act.
 #[derive(Clone, Debug)]
@@ -22,6 +30,23 @@ pub struct BuiltinConfig {
     pub files_root: PathBuf,
     /// Whether `files` may write.
     pub files_access: FilesAccess,
+    /// How the `web` tools reach the web.
+    pub web: WebConfig,
+    /// Where agents are stored; `prompt_manager` is offered only with it.
+    pub agents: Option<Arc<dyn AgentStore>>,
+}
+
+impl BuiltinConfig {
+    /// The built-ins acting under `files_root`, read-only, with the default
+    /// web settings and no agent store.
+    pub fn new(files_root: impl Into<PathBuf>) -> Self {
+        Self {
+            files_root: files_root.into(),
+            files_access: FilesAccess::ReadOnly,
+            web: WebConfig::default(),
+            agents: None,
+        }
+    }
 }
 
 /// Why the built-in tools could not be set up.
@@ -50,6 +75,8 @@ pub enum BuiltinError {
 #[derive(Debug)]
 pub struct BuiltinTools {
     files: files::Files,
+    web: web::Web,
+    prompts: Option<prompt_manager::PromptManager>,
 }
 
 impl BuiltinTools {
@@ -64,12 +91,23 @@ impl BuiltinTools {
             })?;
         Ok(Self {
             files: files::Files::new(root, config.files_access),
+            web: web::Web::new(config.web.clone()),
+            prompts: config
+                .agents
+                .clone()
+                .map(prompt_manager::PromptManager::new),
         })
     }
 
     /// The ids of the built-in groups, in registration order.
-    pub fn group_ids() -> [&'static str; 2] {
-        [time::GROUP, files::GROUP]
+    pub fn group_ids() -> [&'static str; 4] {
+        [time::GROUP, files::GROUP, web::GROUP, prompt_manager::GROUP]
+    }
+
+    /// The built-in groups offered as one polymorphic tool unless configured
+    /// otherwise.
+    pub fn polymorphic_group_ids() -> [&'static str; 2] {
+        [web::GROUP, prompt_manager::GROUP]
     }
 
     /// Registers the built-in groups whose ids `skip` does not name (a
@@ -81,7 +119,7 @@ impl BuiltinTools {
         skip: impl Fn(&str) -> bool,
     ) -> Result<Vec<GroupId>, BuiltinError> {
         let mut registered = Vec::new();
-        let groups = [
+        let mut groups = vec![
             (
                 time::GROUP,
                 time::DISPLAY_NAME,
@@ -94,7 +132,21 @@ impl BuiltinTools {
                 files::DESCRIPTION,
                 self.files.definitions()?,
             ),
+            (
+                web::GROUP,
+                web::DISPLAY_NAME,
+                web::DESCRIPTION,
+                self.web.definitions()?,
+            ),
         ];
+        if self.prompts.is_some() {
+            groups.push((
+                prompt_manager::GROUP,
+                prompt_manager::DISPLAY_NAME,
+                prompt_manager::DESCRIPTION,
+                prompt_manager::PromptManager::definitions()?,
+            ));
+        }
         for (id, display_name, description, tools) in groups {
             if skip(id) {
                 continue;
@@ -115,9 +167,22 @@ impl BuiltinTools {
 }
 
 impl ToolExecutor for BuiltinTools {
-    fn call<'a>(&'a self, tool: &'a str, arguments: Value) -> ToolFuture<'a> {
+    fn call<'a>(
+        &'a self,
+        tool: &'a str,
+        arguments: Value,
+        context: &'a CallContext,
+    ) -> ToolFuture<'a> {
         Box::pin(async move {
             if let Some(output) = time::call(tool, &arguments) {
+                return output;
+            }
+            if let Some(output) = self.web.call(tool, &arguments, context).await {
+                return output;
+            }
+            if let Some(prompts) = &self.prompts
+                && let Some(output) = prompts.call(tool, &arguments, context).await
+            {
                 return output;
             }
             if let Some(output) = self.files.call(tool, arguments).await {

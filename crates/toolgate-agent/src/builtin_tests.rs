@@ -6,8 +6,8 @@ use super::*;
 
 fn tools(dir: &std::path::Path, access: FilesAccess) -> BuiltinTools {
     BuiltinTools::new(&BuiltinConfig {
-        files_root: dir.to_path_buf(),
         files_access: access,
+        ..BuiltinConfig::new(dir)
     })
     .unwrap()
 }
@@ -39,7 +39,7 @@ fn builtin_groups_register_and_load_like_any_group() {
         .unwrap();
     assert_eq!(
         registered.iter().map(GroupId::as_str).collect::<Vec<_>>(),
-        ["time", "files"]
+        ["time", "files", "web"]
     );
     let files: Vec<_> = catalog
         .group_tools("files")
@@ -65,7 +65,7 @@ fn a_configured_group_of_the_same_name_replaces_the_builtin() {
         .unwrap();
     assert_eq!(
         registered.iter().map(GroupId::as_str).collect::<Vec<_>>(),
-        ["files"]
+        ["files", "web"]
     );
     assert!(catalog.group("time").is_none());
 }
@@ -85,7 +85,9 @@ async fn list_read_and_search_stay_under_the_root() {
     let dir = fixture();
     let builtin = tools(dir.path(), FilesAccess::ReadOnly);
 
-    let listed = builtin.call("files_list", json!({})).await;
+    let listed = builtin
+        .call("files_list", json!({}), &CallContext::default())
+        .await;
     let names: Vec<_> = listed.structured.as_ref().unwrap()["entries"]
         .as_array()
         .unwrap()
@@ -98,12 +100,17 @@ async fn list_read_and_search_stay_under_the_root() {
         .call(
             "files_read",
             json!({"path": "notes.txt", "start_line": 2, "max_lines": 1}),
+            &CallContext::default(),
         )
         .await;
     assert_eq!(read, ToolOutput::text("Beta gamma"));
 
     let found = builtin
-        .call("files_search", json!({"query": "GAMMA"}))
+        .call(
+            "files_search",
+            json!({"query": "GAMMA"}),
+            &CallContext::default(),
+        )
         .await;
     let matches = &found.structured.unwrap()["matches"];
     assert_eq!(
@@ -130,7 +137,9 @@ async fn paths_outside_the_root_are_refused() {
         #[cfg(unix)]
         "escape/secret.txt".to_owned(),
     ] {
-        let output = builtin.call("files_read", json!({"path": path})).await;
+        let output = builtin
+            .call("files_read", json!({"path": path}), &CallContext::default())
+            .await;
         assert!(output.is_error, "{path}: {}", output.text);
         assert!(
             output.text.contains("outside the files root"),
@@ -145,7 +154,11 @@ async fn write_needs_a_writable_root() {
     let dir = fixture();
     let read_only = tools(dir.path(), FilesAccess::ReadOnly);
     let refused = read_only
-        .call("files_write", json!({"path": "new.txt", "content": "x"}))
+        .call(
+            "files_write",
+            json!({"path": "new.txt", "content": "x"}),
+            &CallContext::default(),
+        )
         .await;
     assert!(refused.is_error);
     assert!(!dir.path().join("new.txt").exists());
@@ -155,6 +168,7 @@ async fn write_needs_a_writable_root() {
         .call(
             "files_write",
             json!({"path": "src/new.txt", "content": "hello"}),
+            &CallContext::default(),
         )
         .await;
     assert!(!written.is_error, "{}", written.text);
@@ -163,7 +177,11 @@ async fn write_needs_a_writable_root() {
         "hello"
     );
     let escaped = writable
-        .call("files_write", json!({"path": "../x.txt", "content": "x"}))
+        .call(
+            "files_write",
+            json!({"path": "../x.txt", "content": "x"}),
+            &CallContext::default(),
+        )
         .await;
     assert!(escaped.is_error);
 }
@@ -172,10 +190,49 @@ async fn write_needs_a_writable_root() {
 async fn a_missing_file_is_an_error_the_model_reads() {
     let dir = fixture();
     let output = tools(dir.path(), FilesAccess::ReadOnly)
-        .call("files_read", json!({"path": "nope.txt"}))
+        .call(
+            "files_read",
+            json!({"path": "nope.txt"}),
+            &CallContext::default(),
+        )
         .await;
     assert_eq!(
         output,
         ToolOutput::error("Cannot use 'nope.txt': no such file or directory.")
+    );
+}
+
+#[test]
+fn prompt_manager_is_offered_only_with_an_agent_store() {
+    let dir = fixture();
+    let config = BuiltinConfig {
+        agents: Some(Arc::new(toolgate_store::MemoryStore::new())),
+        ..BuiltinConfig::new(dir.path())
+    };
+    let mut catalog = Catalog::new();
+    let registered = BuiltinTools::new(&config)
+        .unwrap()
+        .register(&mut catalog, |_| false)
+        .unwrap();
+    assert_eq!(
+        registered.iter().map(GroupId::as_str).collect::<Vec<_>>(),
+        ["time", "files", "web", "prompt_manager"]
+    );
+    let tools: Vec<_> = catalog
+        .group_tools("prompt_manager")
+        .map(|t| t.name.as_str())
+        .collect();
+    assert_eq!(tools, ["prompt_manager_view", "prompt_manager_update"]);
+}
+
+#[test]
+fn html_becomes_readable_text() {
+    let html = "<html><head><title>T &amp; C</title><style>p{color:red}</style>\
+        <script>var x = '<p>';</script></head><body><!-- hidden <p> -->\
+        <h1>Hello&nbsp;World</h1><p>One  <b>two</b>\n three</p><ul><li>a &lt; b</li>\
+        <li>&#233;&#x4e2d;</li></ul></body></html>";
+    assert_eq!(
+        web::html_to_text(html),
+        "T & C\nHello World\nOne two three\na < b\n\u{e9}\u{4e2d}"
     );
 }

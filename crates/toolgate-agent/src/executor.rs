@@ -5,6 +5,7 @@ use std::future::Future;
 use std::pin::Pin;
 
 use serde_json::Value;
+use toolgate_store::ConversationId;
 
 /// What a tool call returns: the text the model reads, the same result as JSON
 /// when there is one, and whether it is an error the model should correct.
@@ -50,6 +51,22 @@ impl ToolOutput {
     }
 }
 
+/// Who is calling: the conversation, its agent and its turn, for tools whose
+/// behaviour depends on them (an agent's prompts, a per-turn search limit).
+/// Callers without a conversation (a stateless gateway request) leave it
+/// empty.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CallContext {
+    /// The conversation the call belongs to: an agent chat or a gateway
+    /// session.
+    pub conversation: Option<ConversationId>,
+    /// The id of the conversation's agent, when it has one.
+    pub agent: Option<String>,
+    /// The turn within the conversation, when the caller has turns (the agent
+    /// loop does; an MCP client's turns are its own business).
+    pub turn: Option<u64>,
+}
+
 /// The future a [`ToolExecutor`] returns.
 pub type ToolFuture<'a> = Pin<Box<dyn Future<Output = ToolOutput> + Send + 'a>>;
 
@@ -59,6 +76,11 @@ pub type ToolFuture<'a> = Pin<Box<dyn Future<Output = ToolOutput> + Send + 'a>>;
 /// calling; an executor still answers a tool it does not own with an error
 /// output rather than panicking.
 pub trait ToolExecutor: Send + Sync + fmt::Debug {
-    /// Runs `tool` with `arguments` (a JSON object).
-    fn call<'a>(&'a self, tool: &'a str, arguments: Value) -> ToolFuture<'a>;
+    /// Runs `tool` with `arguments` (a JSON object) for `context`'s caller.
+    fn call<'a>(
+        &'a self,
+        tool: &'a str,
+        arguments: Value,
+        context: &'a CallContext,
+    ) -> ToolFuture<'a>;
 }

@@ -9,7 +9,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use toolgate_core::Catalog;
 
-use crate::executor::ToolFuture;
+use crate::executor::{CallContext, ToolFuture};
 
 /// The future [`ToolHost::prepare_group`] returns: `Err` carries the text the
 /// model reads (`MCP server 'github' failed to start: ...`).
@@ -30,11 +30,13 @@ pub trait ToolHost: Send + Sync + fmt::Debug {
 
     /// Runs a catalog tool (not a meta-tool) with `arguments`, validated
     /// against its input schema first. `cancel` abandons the call (and tells
-    /// an upstream server so).
+    /// an upstream server so). A tool name may be an alias; a polymorphic
+    /// tool checks its action first.
     fn call<'a>(
         &'a self,
         tool: &'a str,
         arguments: Value,
         cancel: CancellationToken,
+        context: &'a CallContext,
     ) -> ToolFuture<'a>;
 }

@@ -1,5 +1,6 @@
 //! Gateway configuration: upstream MCP servers from a TOML file
-//! (`[[upstream]]` tables) or a Claude-Desktop-style `mcpServers` JSON file.
+//! (`[[upstream]]` tables) or a Claude-Desktop-style `mcpServers` JSON file,
+//! and the TOML file's tool settings (`[groups]`, `[aliases]`, `[web]`).
 //!
 //! `Raw*` types are what the files hold; [`UpstreamConfig`] is the validated
 //! form, and every error names the file and the upstream it is about.
@@ -10,7 +11,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Deserialize;
-use toolgate_core::GroupId;
+use toolgate_agent::WebConfig;
+use toolgate_core::{ActionPolicy, Alias, GroupId, ToolName};
 
 /// Default per-call timeout for upstream tools.
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
@@ -119,6 +121,198 @@ struct RawConfig {
         reason = "validated as a table here, read by the router's user"
     )]
     routing: Option<toml::Table>,
+    /// The built-in `web` tools' settings.
+    #[serde(default)]
+    web: Option<RawWeb>,
+    /// Per-group settings, by group id.
+    #[serde(default)]
+    groups: BTreeMap<String, RawGroup>,
+    /// Old tool names and what they call now.
+    #[serde(default)]
+    aliases: BTreeMap<String, RawAlias>,
+    /// `toolgate chat`'s agent, read where the agent is made.
+    #[serde(default)]
+    #[allow(
+        dead_code,
+        reason = "validated as a table here, read by the chat command"
+    )]
+    agent: Option<toml::Table>,
+}
+
+/// The `[web]` table.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawWeb {
+    #[serde(default)]
+    search_url: Option<String>,
+    #[serde(default)]
+    max_results: Option<usize>,
+    #[serde(default)]
+    searches_per_turn: Option<usize>,
+    #[serde(default)]
+    max_content_chars: Option<usize>,
+    #[serde(default)]
+    allow_private_addresses: bool,
+    #[serde(default)]
+    timeout_seconds: Option<f64>,
+}
+
+/// One `[groups.<id>]` table.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawGroup {
+    #[serde(default)]
+    expose: Option<String>,
+    #[serde(default)]
+    allow_actions: Option<Vec<String>>,
+    #[serde(default)]
+    deny_actions: Vec<String>,
+}
+
+/// An `[aliases]` entry: `old = "new"`, or a table with the action and
+/// fixed arguments.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum RawAlias {
+    Tool(String),
+    Call {
+        tool: String,
+        #[serde(default)]
+        action: Option<String>,
+        #[serde(default)]
+        arguments: Option<toml::Table>,
+    },
+}
+
+/// How a group's tools are offered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GroupExposure {
+    /// Each tool on its own.
+    Tools,
+    /// One polymorphic tool named after the group, its tools as actions.
+    Polymorphic,
+}
+
+/// One group's settings.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GroupSettings {
+    /// How its tools are offered; `None` keeps the group's default (the
+    /// built-in `web` and `prompt_manager` are polymorphic, the rest tools).
+    pub expose: Option<GroupExposure>,
+    /// Which actions a polymorphic group offers.
+    pub policy: ActionPolicy,
+}
+
+/// The tool settings of a configuration file, beside its upstreams.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ToolSettings {
+    /// Per-group settings, by group id.
+    pub groups: BTreeMap<String, GroupSettings>,
+    /// Old tool names and what they call now.
+    pub aliases: Vec<(String, Alias)>,
+    /// The `web` built-in's settings.
+    pub web: WebConfig,
+}
+
+/// Reads the `[groups]`, `[aliases]` and `[web]` tables of a TOML file.
+pub fn load_tool_settings(path: &Path) -> Result<ToolSettings, ConfigError> {
+    let text = read(path)?;
+    parse_tool_settings(&text, path)
+}
+
+/// Parses the `[groups]`, `[aliases]` and `[web]` tables; `path` names the
+/// source in errors.
+pub fn parse_tool_settings(text: &str, path: &Path) -> Result<ToolSettings, ConfigError> {
+    let raw: RawConfig = toml::from_str(text).map_err(|error| ConfigError {
+        path: path.to_owned(),
+        upstream: None,
+        reason: error.to_string().trim_end().to_owned(),
+    })?;
+    let error = |reason: String| ConfigError {
+        path: path.to_owned(),
+        upstream: None,
+        reason,
+    };
+    let mut settings = ToolSettings::default();
+    for (id, group) in raw.groups {
+        let expose = match group.expose.as_deref() {
+            None => None,
+            Some("tools") => Some(GroupExposure::Tools),
+            Some("polymorphic") => Some(GroupExposure::Polymorphic),
+            Some(other) => {
+                return Err(error(format!(
+                    "[groups.{id}]: `expose` is \"tools\" or \"polymorphic\", not \"{other}\""
+                )));
+            }
+        };
+        let policy = ActionPolicy {
+            allow: group.allow_actions,
+            deny: group.deny_actions,
+        };
+        settings.groups.insert(id, GroupSettings { expose, policy });
+    }
+    for (old, alias) in raw.aliases {
+        let (tool, action, arguments) = match alias {
+            RawAlias::Tool(tool) => (tool, None, None),
+            RawAlias::Call {
+                tool,
+                action,
+                arguments,
+            } => (tool, action, arguments),
+        };
+        let tool = ToolName::new(tool).map_err(|e| {
+            error(format!(
+                "[aliases] `{old}`: the tool is not a valid name: {e}"
+            ))
+        })?;
+        let arguments = match arguments {
+            None => serde_json::Map::new(),
+            Some(table) => match serde_json::to_value(table) {
+                Ok(serde_json::Value::Object(map)) => map,
+                _ => {
+                    return Err(error(format!(
+                        "[aliases] `{old}`: `arguments` must be a table"
+                    )));
+                }
+            },
+        };
+        settings.aliases.push((
+            old,
+            Alias {
+                tool,
+                action,
+                arguments,
+            },
+        ));
+    }
+    if let Some(web) = raw.web {
+        let defaults = WebConfig::default();
+        let timeout = match web.timeout_seconds {
+            None => defaults.timeout,
+            Some(s) if s.is_finite() && s > 0.0 => Duration::from_secs_f64(s),
+            Some(s) => {
+                return Err(error(format!(
+                    "[web]: `timeout_seconds` must be a positive number of seconds, got {s}"
+                )));
+            }
+        };
+        if let Some(url) = &web.search_url
+            && !(url.starts_with("http://") || url.starts_with("https://"))
+        {
+            return Err(error(format!(
+                "[web]: `search_url` must start with http:// or https://, got `{url}`"
+            )));
+        }
+        settings.web = WebConfig {
+            search_url: web.search_url,
+            max_results: web.max_results.unwrap_or(defaults.max_results),
+            searches_per_turn: web.searches_per_turn.unwrap_or(defaults.searches_per_turn),
+            max_content_chars: web.max_content_chars.unwrap_or(defaults.max_content_chars),
+            allow_private_addresses: web.allow_private_addresses,
+            timeout,
+        };
+    }
+    Ok(settings)
 }
 
 /// One `[[upstream]]` table, or one `mcpServers` entry (whose name is its key).

@@ -11,6 +11,7 @@ use rmcp::{Peer, RoleServer};
 use serde_json::{Value, json};
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
+use toolgate_agent::CallContext;
 use toolgate_core::routing::{Router, RoutingConfig, Taxonomy};
 use toolgate_core::{
     ActiveToolSet, Catalog, GROUP_NAME_PARAMETER, GroupId, LOAD_TOOL_GROUP_TOOL_NAME, Message,
@@ -380,7 +381,16 @@ impl<S: ConversationStore + 'static> Gateway<S> {
                 return error_result(text);
             }
         }
-        self.toolbox.call(name, arguments, cancel, downstream).await
+        let context = CallContext {
+            conversation: match session {
+                SessionRef::Stateful(id) => Some(id.clone()),
+                SessionRef::Stateless => None,
+            },
+            ..CallContext::default()
+        };
+        self.toolbox
+            .call(name, arguments, cancel, downstream, &context)
+            .await
     }
 
     /// Whether `name` belongs to an always-listed upstream.

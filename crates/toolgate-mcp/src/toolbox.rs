@@ -3,31 +3,32 @@
 //! to MCP clients; the agent loop uses the same toolbox through
 //! [`ToolHost`], so a tool runs the same way whoever asked for it.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, Weak};
 
 use rmcp::model::{CallToolResult, ContentBlock, Tool};
-use serde_json::Value;
+use serde_json::{Value, json};
 use tokio::sync::{broadcast, mpsc};
 use tokio_util::sync::CancellationToken;
 use toolgate_agent::{
-    BuiltinConfig, BuiltinError, BuiltinTools, PrepareFuture, ToolExecutor, ToolFuture, ToolHost,
-    ToolOutput,
+    BuiltinConfig, BuiltinError, BuiltinTools, CallContext, PrepareFuture, ToolExecutor,
+    ToolFuture, ToolHost, ToolOutput,
 };
 use toolgate_core::{
-    Catalog, CatalogError, GroupId, ImportError, ManifestError, Origin, ToolDefinition, ToolGroup,
-    ToolName, import_jsonl, load_manifest_dirs,
+    ActionPolicy, Alias, Catalog, CatalogError, GroupId, ImportError, ManifestError, Origin,
+    PolymorphicTool, ToolDefinition, ToolGroup, ToolName, import_jsonl, load_manifest_dirs,
+    typed_result,
 };
 
-use crate::config::{Exposure, Startup, UpstreamConfig};
+use crate::config::{Exposure, GroupExposure, GroupSettings, Startup, UpstreamConfig};
 use crate::convert::{definition_from_upstream, tool_to_mcp};
 use crate::relay::{Downstream, RelayEvent};
 use crate::upstream::{Upstream, UpstreamError, UpstreamEvent, UpstreamListing};
 use crate::validate::Validators;
 
 /// The tools to offer.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct ToolboxOptions {
     /// Upstream MCP servers, in priority order (earlier keeps a contested name).
     pub upstreams: Vec<UpstreamConfig>,
@@ -37,8 +38,14 @@ pub struct ToolboxOptions {
     /// manifest tools, their tools are listed and loaded but have nothing to
     /// run them: for inspecting and measuring a large catalog.
     pub jsonl_catalogs: Vec<PathBuf>,
-    /// The built-in `time` and `files` groups; `None` leaves them out.
+    /// The built-in groups (`time`, `files`, `web`, and `prompt_manager`
+    /// with an agent store); `None` leaves them out.
     pub builtins: Option<BuiltinConfig>,
+    /// Per-group settings, by group id: a group exposed as one polymorphic
+    /// tool, and its action policy.
+    pub groups: BTreeMap<String, GroupSettings>,
+    /// Old tool names and what they call now.
+    pub aliases: Vec<(String, Alias)>,
 }
 
 /// Why the toolbox could not be built.
@@ -53,6 +60,22 @@ pub enum ToolboxError {
     /// The routing configuration names a group the catalog lacks.
     #[error(transparent)]
     Routing(#[from] toolgate_core::routing::RoutingError),
+    /// A group configured as one polymorphic tool cannot be one.
+    #[error("group `{group}` cannot be exposed as one polymorphic tool: {reason}")]
+    Polymorphic {
+        /// The group.
+        group: String,
+        /// Why not.
+        reason: String,
+    },
+    /// An alias cannot be registered.
+    #[error("alias `{alias}`: {reason}")]
+    Alias {
+        /// The old name.
+        alias: String,
+        /// Why not.
+        reason: String,
+    },
 }
 
 /// What start-up found, for the operator.
@@ -90,6 +113,23 @@ enum Route {
     },
     /// A manifest tool: a definition with nothing behind it in the gateway.
     Unbound,
+    /// A group's tools behind one polymorphic tool.
+    Polymorphic(Arc<Consolidated>),
+}
+
+/// A group consolidated into one polymorphic tool: the tool, and for each of
+/// its actions the member tool that runs it.
+#[derive(Debug)]
+struct Consolidated {
+    tool: PolymorphicTool,
+    members: Vec<Member>,
+}
+
+/// The tool behind one action.
+#[derive(Debug)]
+struct Member {
+    definition: ToolDefinition,
+    route: Route,
 }
 
 /// One upstream and what the gateway knows of its tools.
@@ -129,6 +169,10 @@ pub struct Toolbox {
     upstreams: Vec<UpstreamSlot>,
     builtins: Option<BuiltinTools>,
     validators: Validators,
+    /// Groups offered as one polymorphic tool, with their action policies.
+    polymorphic: HashMap<String, ActionPolicy>,
+    /// Calls per polymorphic tool and action.
+    action_calls: std::sync::Mutex<BTreeMap<(String, String), u64>>,
     /// Groups whose tools really changed after an upstream's `list_changed`.
     changes: broadcast::Sender<GroupId>,
 }
@@ -192,6 +236,26 @@ impl Toolbox {
             }
         }
 
+        let polymorphic = polymorphic_groups(&options, &catalog);
+        for (group, policy) in &polymorphic {
+            if catalog.group_listing(group) == Some(toolgate_core::GroupListing::Listed) {
+                consolidate(&mut catalog, &mut routes, group, policy).map_err(|reason| {
+                    ToolboxError::Polymorphic {
+                        group: group.clone(),
+                        reason,
+                    }
+                })?;
+            }
+        }
+        for (old, alias) in &options.aliases {
+            catalog
+                .register_alias(old, alias.clone())
+                .map_err(|error| ToolboxError::Alias {
+                    alias: old.clone(),
+                    reason: error.to_string(),
+                })?;
+        }
+
         let mut upstreams = Vec::new();
         for config in &options.upstreams {
             let description = config
@@ -219,6 +283,8 @@ impl Toolbox {
             upstreams,
             builtins,
             validators: Validators::default(),
+            polymorphic,
+            action_calls: std::sync::Mutex::new(BTreeMap::new()),
             changes: broadcast::channel(64).0,
         });
         for (index, slot) in toolbox.upstreams.iter().enumerate() {
@@ -289,12 +355,28 @@ impl Toolbox {
             .into_iter()
             .map(|definition| match routes.get(&definition.name) {
                 Some(Route::Upstream { listed, .. }) => listed.as_ref().clone(),
-                Some(Route::Builtin | Route::Unbound) | None => tool_to_mcp(definition),
+                Some(Route::Builtin | Route::Unbound | Route::Polymorphic(_)) | None => {
+                    tool_to_mcp(definition)
+                }
             })
             .collect()
     }
 
-    /// Runs catalog tool `name`: arguments checked against its input schema,
+    /// Calls so far of each polymorphic tool's actions: `(tool, action,
+    /// calls)`, by tool then action.
+    pub fn action_calls(&self) -> Vec<(String, String, u64)> {
+        self.action_calls
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .map(|((tool, action), calls)| (tool.clone(), action.clone(), *calls))
+            .collect()
+    }
+
+    /// Runs catalog tool `name` for `context`'s caller: an alias becomes the
+    /// call it stands for; a polymorphic tool resolves its action (a mistake
+    /// answers the structured error) and runs the member tool behind it;
+    /// arguments are checked against the input schema of the tool that runs;
     /// then the built-in, or the upstream with whatever it sends meanwhile
     /// passed to `downstream`. Availability is the caller's business.
     pub async fn call(
@@ -303,25 +385,101 @@ impl Toolbox {
         arguments: Value,
         cancel: &CancellationToken,
         downstream: Downstream<'_>,
+        context: &CallContext,
     ) -> CallToolResult {
-        let checked = self.with_catalog(|catalog| match catalog.tool(name) {
-            Some(tool) => self
-                .validators
-                .check(name, &tool.definition.input_schema, &arguments),
-            None => Err(not_available(name)),
-        });
-        if let Err(text) = checked {
-            return error_result(text);
-        }
+        let alias = self.with_catalog(|catalog| catalog.alias(name).cloned());
+        let (name, arguments) = match alias {
+            Some(alias) => (alias.tool.to_string(), alias.arguments(arguments)),
+            None => (name.to_owned(), arguments),
+        };
         let route = self
             .routes
             .read()
             .unwrap_or_else(PoisonError::into_inner)
-            .get(name)
+            .get(name.as_str())
             .cloned();
+        if let Some(Route::Polymorphic(consolidated)) = route {
+            return self
+                .call_action(&consolidated, &arguments, cancel, downstream, context)
+                .await;
+        }
+        let checked = self.with_catalog(|catalog| match catalog.tool(&name) {
+            Some(tool) => self
+                .validators
+                .check(&name, &tool.definition.input_schema, &arguments),
+            None => Err(not_available(&name)),
+        });
+        if let Err(text) = checked {
+            return error_result(text);
+        }
+        self.dispatch(
+            route.as_ref(),
+            &name,
+            arguments,
+            cancel,
+            downstream,
+            context,
+        )
+        .await
+    }
+
+    /// Runs one action of a consolidated group: resolved, counted, checked
+    /// against the member's schema, run, and answered with a `type` field.
+    async fn call_action(
+        &self,
+        consolidated: &Consolidated,
+        arguments: &Value,
+        cancel: &CancellationToken,
+        downstream: Downstream<'_>,
+        context: &CallContext,
+    ) -> CallToolResult {
+        let tool = consolidated.tool.name().as_str();
+        let call = match consolidated.tool.resolve(arguments) {
+            Ok(call) => call,
+            Err(error) => return typed_error(error.to_json()),
+        };
+        let action = call.action.name.clone();
+        *self
+            .action_calls
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry((tool.to_owned(), action.clone()))
+            .or_default() += 1;
+        let member = &consolidated.members[call.index];
+        let member_name = member.definition.name.as_str();
+        if let Err(text) = self.validators.check(
+            member_name,
+            &member.definition.input_schema,
+            &call.arguments,
+        ) {
+            return typed_error(json!({"type": "error", "action": action, "error": text}));
+        }
+        let result = self
+            .dispatch(
+                Some(&member.route),
+                member_name,
+                call.arguments,
+                cancel,
+                downstream,
+                context,
+            )
+            .await;
+        with_type(&action, result)
+    }
+
+    /// Runs a catalog tool (not a polymorphic one) by its route.
+    async fn dispatch(
+        &self,
+        route: Option<&Route>,
+        name: &str,
+        arguments: Value,
+        cancel: &CancellationToken,
+        downstream: Downstream<'_>,
+        context: &CallContext,
+    ) -> CallToolResult {
         match route {
             Some(Route::Builtin) => match &self.builtins {
-                Some(builtins) => output_result(builtins.call(name, arguments).await),
+                Some(builtins) => output_result(builtins.call(name, arguments, context).await),
                 None => error_result(not_available(name)),
             },
             Some(Route::Upstream { upstream, tool, .. }) => {
@@ -329,9 +487,9 @@ impl Toolbox {
                     return error_result("Tool arguments must be an object.");
                 };
                 let (relay, events) = mpsc::channel(32);
-                let call = self.upstreams[upstream]
+                let call = self.upstreams[*upstream]
                     .upstream
-                    .call(&tool, arguments, cancel, relay);
+                    .call(tool, arguments, cancel, relay);
                 match relayed(call, events, downstream).await {
                     Ok(result) => result,
                     Err(error) => error_result(error.to_string()),
@@ -340,7 +498,7 @@ impl Toolbox {
             Some(Route::Unbound) => error_result(format!(
                 "Tool '{name}' is defined by a manifest or catalog file but has no implementation in this gateway."
             )),
-            None => error_result(not_available(name)),
+            Some(Route::Polymorphic(_)) | None => error_result(not_available(name)),
         }
     }
 
@@ -439,10 +597,8 @@ impl Toolbox {
             let table = self.routes.read().unwrap_or_else(PoisonError::into_inner);
             catalog
                 .group_tools(server)
-                .filter_map(|definition| match table.get(&definition.name) {
-                    Some(Route::Upstream { listed, .. }) => Some(Arc::clone(listed)),
-                    Some(Route::Builtin | Route::Unbound) | None => None,
-                })
+                .filter_map(|definition| table.get(&definition.name))
+                .flat_map(upstream_listings)
                 .collect()
         };
         let changed = before.len() != routes.len()
@@ -475,6 +631,10 @@ impl Toolbox {
         table.retain(
             |_, route| !matches!(route, Route::Upstream { upstream, .. } if *upstream == index),
         );
+        table.retain(|_, route| {
+            !matches!(route, Route::Polymorphic(c) if c.members.iter().any(
+                |m| matches!(m.route, Route::Upstream { upstream, .. } if upstream == index)))
+        });
         for (name, tool, listed) in routes {
             table.insert(
                 name,
@@ -484,6 +644,14 @@ impl Toolbox {
                     listed,
                 },
             );
+        }
+        drop(table);
+        if let Some(policy) = self.polymorphic.get(server) {
+            let mut catalog = self.catalog.write().unwrap_or_else(PoisonError::into_inner);
+            let mut table = self.routes.write().unwrap_or_else(PoisonError::into_inner);
+            if let Err(reason) = consolidate(&mut catalog, &mut table, server, policy) {
+                tracing::warn!(upstream = server, %reason, "group not consolidated; its tools are offered one by one");
+            }
         }
         Listed {
             tools: count,
@@ -538,9 +706,12 @@ impl ToolHost for Toolbox {
         tool: &'a str,
         arguments: Value,
         cancel: CancellationToken,
+        context: &'a CallContext,
     ) -> ToolFuture<'a> {
         Box::pin(async move {
-            tool_output(Toolbox::call(self, tool, arguments, &cancel, Downstream::NONE).await)
+            tool_output(
+                Toolbox::call(self, tool, arguments, &cancel, Downstream::NONE, context).await,
+            )
         })
     }
 }
@@ -603,6 +774,165 @@ fn default_description(server: &str, said: Option<&str>) -> String {
         Some(text) => text.to_owned(),
         None => format!("Tools of the MCP server '{server}'"),
     }
+}
+
+/// The groups to offer as one polymorphic tool: those configured so, and the
+/// built-ins that are by default unless configured otherwise.
+fn polymorphic_groups(
+    options: &ToolboxOptions,
+    catalog: &Catalog,
+) -> HashMap<String, ActionPolicy> {
+    let mut groups = HashMap::new();
+    let default_polymorphic = BuiltinTools::polymorphic_group_ids();
+    for group in catalog.groups() {
+        let id = group.id.as_str();
+        let settings = options.groups.get(id);
+        let builtin = default_polymorphic.contains(&id)
+            && catalog
+                .group_tools(id)
+                .next()
+                .and_then(|t| catalog.tool(t.name.as_str()))
+                .is_some_and(|t| *t.origin == Origin::Builtin);
+        let polymorphic = match settings.and_then(|s| s.expose) {
+            Some(GroupExposure::Polymorphic) => true,
+            Some(GroupExposure::Tools) => false,
+            None => builtin,
+        };
+        if polymorphic {
+            let policy = settings.map(|s| s.policy.clone()).unwrap_or_default();
+            groups.insert(id.to_owned(), policy);
+        }
+    }
+    groups
+}
+
+/// Replaces `group`'s tools with one polymorphic tool named after the group,
+/// their routes with its route, and makes each former tool name an alias of
+/// its action. A group with no tools (yet) is left alone.
+fn consolidate(
+    catalog: &mut Catalog,
+    routes: &mut HashMap<ToolName, Route>,
+    group: &str,
+    policy: &ActionPolicy,
+) -> Result<(), String> {
+    let members: Vec<ToolDefinition> = catalog.group_tools(group).cloned().collect();
+    let Some(first) = members.first() else {
+        return Ok(());
+    };
+    let origin = catalog
+        .tool(first.name.as_str())
+        .map(|tool| tool.origin.clone())
+        .unwrap_or(Origin::Builtin);
+    let name = ToolName::new(group)
+        .map_err(|error| format!("the group id is not a valid tool name ({error})"))?;
+    let description = catalog
+        .group(group)
+        .map(|g| g.description.clone())
+        .unwrap_or_default();
+    let refs: Vec<&ToolDefinition> = members.iter().collect();
+    let everything = ActionPolicy::default();
+    let (all, _) = PolymorphicTool::consolidate(name.clone(), "", &refs, group, &everything)
+        .map_err(|error| error.to_string())?;
+    let all_names = all.action_names();
+    let unknown = policy.unknown_actions(&all_names);
+    if !unknown.is_empty() {
+        return Err(format!(
+            "the action policy names unknown actions: {} (the actions are: {})",
+            unknown.join(", "),
+            all_names.join(", ")
+        ));
+    }
+    let (tool, targets) =
+        PolymorphicTool::consolidate(name.clone(), description, &refs, group, policy)
+            .map_err(|error| error.to_string())?;
+    let actions: Vec<&str> = tool.action_names();
+    let mut consolidated = Consolidated {
+        tool: tool.clone(),
+        members: Vec::new(),
+    };
+    for target in &targets {
+        let route = routes.get(&target.name).cloned().unwrap_or(Route::Unbound);
+        consolidated.members.push(Member {
+            definition: (*target).clone(),
+            route,
+        });
+    }
+    catalog
+        .replace_group_tools(group, vec![(tool.definition().clone(), origin)])
+        .map_err(|error| error.to_string())?;
+    for member in &members {
+        routes.remove(&member.name);
+    }
+    for (action, target) in actions.iter().zip(&targets) {
+        if target.name != name {
+            let alias = Alias::new(name.clone()).with_action(*action);
+            catalog
+                .register_alias(target.name.as_str(), alias)
+                .map_err(|error| error.to_string())?;
+        }
+    }
+    routes.insert(name, Route::Polymorphic(Arc::new(consolidated)));
+    Ok(())
+}
+
+/// What an upstream listed for the tools behind a route.
+fn upstream_listings(route: &Route) -> Vec<Arc<Tool>> {
+    match route {
+        Route::Upstream { listed, .. } => vec![Arc::clone(listed)],
+        Route::Polymorphic(consolidated) => consolidated
+            .members
+            .iter()
+            .flat_map(|member| upstream_listings(&member.route))
+            .collect(),
+        Route::Builtin | Route::Unbound => Vec::new(),
+    }
+}
+
+/// A structured error result: the JSON as text and as structured content.
+fn typed_error(value: Value) -> CallToolResult {
+    let mut result = error_result(value.to_string());
+    result.structured_content = Some(value);
+    result
+}
+
+/// A member's result as its polymorphic tool answers it: the text content
+/// carries the `type` field (see [`typed_result`]); other content is kept.
+fn with_type(action: &str, result: CallToolResult) -> CallToolResult {
+    let is_error = result.is_error.unwrap_or(false);
+    let text = match &result.structured_content {
+        Some(structured)
+            if !result
+                .content
+                .iter()
+                .any(|b| matches!(b, ContentBlock::Text(_))) =>
+        {
+            structured.to_string()
+        }
+        _ => result
+            .content
+            .iter()
+            .filter_map(|block| match block {
+                ContentBlock::Text(text) => Some(text.text.as_str()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+    };
+    let typed = typed_result(action, &text, is_error);
+    let mut content = vec![ContentBlock::text(typed.to_string())];
+    content.extend(
+        result
+            .content
+            .into_iter()
+            .filter(|block| !matches!(block, ContentBlock::Text(_))),
+    );
+    let mut answer = if is_error {
+        CallToolResult::error(content)
+    } else {
+        CallToolResult::success(content)
+    };
+    answer.structured_content = Some(typed);
+    answer
 }
 
 fn not_available(name: &str) -> String {

@@ -1,4 +1,6 @@
 mod faults;
+mod prompt_manager;
 mod routing;
 mod support;
 mod turns;
+mod web;

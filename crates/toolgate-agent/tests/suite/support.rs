@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use tempfile::TempDir;
 use tokio_util::sync::CancellationToken;
 use toolgate_agent::{
-    Agent, AgentOptions, BuiltinConfig, BuiltinTools, FilesAccess, PrepareFuture, ToolExecutor,
+    Agent, AgentOptions, BuiltinConfig, BuiltinTools, CallContext, PrepareFuture, ToolExecutor,
     ToolFuture, ToolHost, ToolOutput, TurnEvent, TurnOutcome,
 };
 use toolgate_core::routing::{Router, RoutingConfig};
@@ -51,11 +51,7 @@ impl TestHost {
         std::fs::create_dir(&manifests).unwrap();
         write_manifests(&manifests);
         std::fs::write(root.path().join("notes.txt"), "hello from notes\n").unwrap();
-        let builtins = BuiltinTools::new(&BuiltinConfig {
-            files_root: root.path().to_path_buf(),
-            files_access: FilesAccess::ReadOnly,
-        })
-        .unwrap();
+        let builtins = BuiltinTools::new(&BuiltinConfig::new(root.path())).unwrap();
         let mut catalog = Catalog::new();
         catalog
             .register_tool(
@@ -162,6 +158,7 @@ impl ToolHost for TestHost {
         tool: &'a str,
         arguments: Value,
         cancel: CancellationToken,
+        context: &'a CallContext,
     ) -> ToolFuture<'a> {
         self.calls
             .lock()
@@ -178,7 +175,7 @@ impl ToolHost for TestHost {
                 .group_of(tool)
                 .is_some_and(|g| BuiltinTools::group_ids().contains(&g.as_str()));
             if builtin {
-                self.builtins.call(tool, arguments).await
+                self.builtins.call(tool, arguments, context).await
             } else {
                 ToolOutput::text(format!("{tool} ran with {arguments}"))
             }
@@ -204,7 +201,7 @@ pub(crate) fn model(
 }
 
 /// An agent over `host` and `store`, its model scripted by `server`.
-pub(crate) fn agent_with<S: toolgate_store::ConversationStore>(
+pub(crate) fn agent_with<S: toolgate_store::ConversationStore + toolgate_store::AgentStore>(
     server: &ScriptedServer,
     wire: Wire,
     stream: bool,

@@ -42,12 +42,15 @@ fn run_with_upstreams(args: &CatalogArgs, out: &mut dyn Write) -> Result<()> {
     for upstream in &mut upstreams {
         upstream.startup = Startup::Eager;
     }
+    let settings = super::tools::tool_settings(args.config.as_deref())?;
     let options = GatewayOptions {
         tools: ToolboxOptions {
             upstreams,
             manifest_dirs: args.manifests.clone(),
             jsonl_catalogs: args.jsonl.clone(),
             builtins: None,
+            groups: settings.groups,
+            aliases: settings.aliases,
         },
         session_idle_timeout: std::time::Duration::from_secs(60),
         routing: None,

@@ -20,9 +20,11 @@ use toolgate_core::{Encoding, TokenCounter, ToolStatus, unload_tool_group_defini
 use toolgate_llm::{
     ApiKey, ChatModel, EmbeddingsClient, ModelSettings, ProviderConfig, ProviderKind, StreamEvent,
 };
-use toolgate_mcp::Toolbox;
 use toolgate_mcp::config::Startup;
-use toolgate_store::{ConversationId, ConversationStore, MemoryStore};
+use toolgate_mcp::{Toolbox, ToolboxOptions};
+use toolgate_store::{
+    AgentRecord, AgentStore, ConversationId, ConversationStore, MemoryStore, SYSTEM_PROMPT,
+};
 
 use super::tools::{self, eprint, print};
 use crate::cli::ChatArgs;
@@ -51,20 +53,36 @@ pub(crate) fn run(args: ChatArgs) -> anyhow::Result<()> {
             }
         }
         let manifest_dirs = options.manifest_dirs.clone();
-        let (toolbox, report) = Toolbox::start(options, vec![unload_tool_group_definition()])
+        if args.memory_store {
+            let store = Arc::new(MemoryStore::new());
+            let banner = String::new();
+            chat(
+                &args,
+                model,
+                options,
+                store,
+                endpoint,
+                banner,
+                &config_files,
+                &manifest_dirs,
+            )
             .await
-            .context("building the tool catalog")?;
-        let mut banner = format!("toolgate {} chat: {endpoint}\n", env!("CARGO_PKG_VERSION"));
-        tools::describe_sources(&mut banner, &report, &config_files, &manifest_dirs);
-        let result = if args.memory_store {
-            chat(&args, model, &toolbox, MemoryStore::new(), banner).await
         } else {
             let (store, path) = tools::open_sqlite(args.store.as_deref(), "conversations.db")?;
-            let _ = writeln!(banner, "  conversations: SQLite {}", path.display());
-            chat(&args, model, &toolbox, store, banner).await
-        };
-        toolbox.shutdown().await;
-        result
+            let banner = format!("  conversations: SQLite {}\n", path.display());
+            let store = Arc::new(store);
+            chat(
+                &args,
+                model,
+                options,
+                store,
+                endpoint,
+                banner,
+                &config_files,
+                &manifest_dirs,
+            )
+            .await
+        }
     })
 }
 
@@ -106,16 +124,47 @@ fn provider_config(args: &ChatArgs) -> anyhow::Result<ProviderConfig> {
     Ok(config)
 }
 
-async fn chat<S: ConversationStore + 'static>(
+#[allow(
+    clippy::too_many_arguments,
+    reason = "what run() gathered, passed once"
+)]
+async fn chat<S: ConversationStore + AgentStore + 'static>(
     args: &ChatArgs,
     model: Arc<dyn ChatModel>,
-    toolbox: &Arc<Toolbox>,
-    store: S,
-    banner: String,
+    mut options: ToolboxOptions,
+    store: Arc<S>,
+    endpoint: String,
+    store_line: String,
+    config_files: &[std::path::PathBuf],
+    manifest_dirs: &[std::path::PathBuf],
 ) -> anyhow::Result<()> {
     if !args.tool_timeout.is_finite() || args.tool_timeout <= 0.0 {
         bail!("--tool-timeout must be a positive number of seconds");
     }
+    let agent_id = stored_agent(args, store.as_ref()).await?;
+    if let Some(builtins) = &mut options.builtins {
+        builtins.agents = Some(Arc::clone(&store) as Arc<dyn AgentStore>);
+    }
+    let (toolbox, report) = Toolbox::start(options, vec![unload_tool_group_definition()])
+        .await
+        .context("building the tool catalog")?;
+    let mut banner = format!("toolgate {} chat: {endpoint}\n", env!("CARGO_PKG_VERSION"));
+    tools::describe_sources(&mut banner, &report, config_files, manifest_dirs);
+    banner.push_str(&store_line);
+    let _ = writeln!(banner, "  agent: {agent_id}");
+    let result = run_chat(args, model, &toolbox, store, agent_id, banner).await;
+    toolbox.shutdown().await;
+    result
+}
+
+async fn run_chat<S: ConversationStore + AgentStore + 'static>(
+    args: &ChatArgs,
+    model: Arc<dyn ChatModel>,
+    toolbox: &Arc<Toolbox>,
+    store: Arc<S>,
+    agent_id: String,
+    banner: String,
+) -> anyhow::Result<()> {
     let (router, semantic) = if args.route {
         let config = tools::routing_config(args.tools.config.as_deref())?;
         let router = toolbox.with_catalog(|catalog| -> anyhow::Result<Router> {
@@ -132,10 +181,7 @@ async fn chat<S: ConversationStore + 'static>(
         (None, None)
     };
     let options = AgentOptions {
-        system_prompt: args
-            .system_prompt
-            .clone()
-            .unwrap_or_else(|| DEFAULT_SYSTEM_PROMPT.to_owned()),
+        system_prompt: DEFAULT_SYSTEM_PROMPT.to_owned(),
         max_model_calls: args.max_model_calls.max(1),
         tool_timeout: Duration::from_secs_f64(args.tool_timeout),
         router,
@@ -144,7 +190,7 @@ async fn chat<S: ConversationStore + 'static>(
     let host: Arc<dyn ToolHost> = Arc::clone(toolbox) as Arc<dyn ToolHost>;
     let counter = TokenCounter::new(Encoding::default())
         .context("loading the tokenizer for token reports")?;
-    let agent = Agent::new(model, host, Arc::new(store), options, Arc::new(counter));
+    let agent = Agent::new(model, host, store, options, Arc::new(counter));
     let conversation = ConversationId::new(
         args.conversation
             .clone()
@@ -152,13 +198,88 @@ async fn chat<S: ConversationStore + 'static>(
     );
     let mut session = Session {
         agent,
+        agent_id,
+        toolbox: Arc::clone(toolbox),
         conversation,
         reports: Vec::new(),
     };
+    session.bind_agent().await?;
     match &args.message {
         Some(text) => session.one_shot(text).await,
         None => session.interactive(banner).await,
     }
+}
+
+/// The `[agent]` table of the configuration file.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AgentTable {
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    system_prompt: Option<String>,
+    /// Other prompts, by type.
+    #[serde(default)]
+    prompts: std::collections::BTreeMap<String, String>,
+    #[serde(default)]
+    tools: Vec<String>,
+}
+
+/// The agent chat speaks as, stored: created from the `[agent]` table on
+/// first use; after that the stored agent wins (it may have edited its own
+/// prompts with `prompt_manager`), except that `--system-prompt` replaces its
+/// system prompt. Returns its id.
+async fn stored_agent<S: AgentStore>(args: &ChatArgs, store: &S) -> anyhow::Result<String> {
+    let table = match tools::config_file(args.tools.config.as_deref()) {
+        Some(path) => {
+            let text = std::fs::read_to_string(&path)
+                .with_context(|| format!("reading {}", path.display()))?;
+            let config: toml::Table =
+                toml::from_str(&text).with_context(|| format!("{}", path.display()))?;
+            match config.get("agent") {
+                Some(value) => value
+                    .clone()
+                    .try_into::<AgentTable>()
+                    .with_context(|| format!("{}: [agent]", path.display()))?,
+                None => AgentTable::default(),
+            }
+        }
+        None => AgentTable::default(),
+    };
+    let id = table.id.clone().unwrap_or_else(|| "default".to_owned());
+    let stored = store
+        .agent(&id)
+        .await
+        .with_context(|| format!("reading agent `{id}`"))?;
+    let mut agent = match stored {
+        Some(agent) => agent,
+        None => {
+            let mut agent = AgentRecord::new(
+                &id,
+                table.name.clone().unwrap_or_else(|| "Assistant".into()),
+            );
+            agent.prompts = table.prompts.clone();
+            let system = table
+                .system_prompt
+                .clone()
+                .unwrap_or_else(|| DEFAULT_SYSTEM_PROMPT.to_owned());
+            agent.prompts.insert(SYSTEM_PROMPT.to_owned(), system);
+            agent.tools = table.tools.clone();
+            agent
+        }
+    };
+    if let Some(prompt) = &args.system_prompt {
+        agent
+            .prompts
+            .insert(SYSTEM_PROMPT.to_owned(), prompt.clone());
+    }
+    store
+        .save_agent(agent)
+        .await
+        .with_context(|| format!("storing agent `{id}`"))?;
+    Ok(id)
 }
 
 /// The `[routing.embeddings]` endpoint, with every group embedded.
@@ -192,12 +313,31 @@ async fn semantic_routing(
 /// One terminal conversation.
 struct Session<S> {
     agent: Agent<S>,
+    /// The stored agent every conversation here belongs to.
+    agent_id: String,
+    toolbox: Arc<Toolbox>,
     conversation: ConversationId,
     /// Every model call since the conversation was opened here.
     reports: Vec<CallReport>,
 }
 
-impl<S: ConversationStore> Session<S> {
+impl<S: ConversationStore + AgentStore> Session<S> {
+    /// Makes the conversation the agent's, unless it already has an agent
+    /// (a resumed conversation keeps its own).
+    async fn bind_agent(&self) -> anyhow::Result<()> {
+        let store = self.agent.store();
+        if store
+            .conversation_agent(&self.conversation)
+            .await?
+            .is_none()
+        {
+            store
+                .set_conversation_agent(&self.conversation, &self.agent_id)
+                .await?;
+        }
+        Ok(())
+    }
+
     async fn one_shot(&mut self, text: &str) -> anyhow::Result<()> {
         let outcome = self.turn(Some(text)).await?;
         if outcome.end == TurnEnd::CallLimit {
@@ -234,11 +374,13 @@ impl<S: ConversationStore> Session<S> {
                 "/groups" => self.print_groups().await,
                 "/tokens" => {
                     print(&token_table(&self.reports));
+                    print(&action_table(&self.toolbox.action_calls()));
                     Ok(())
                 }
                 "/clear" => {
                     self.conversation = ConversationId::new(new_conversation_id());
                     self.reports.clear();
+                    self.bind_agent().await?;
                     eprint(&format!(
                         "New conversation {}: core tools only.\n",
                         self.conversation
@@ -494,4 +636,16 @@ fn new_conversation_id() -> String {
         .map(|d| d.as_millis())
         .unwrap_or_default();
     format!("chat-{millis:x}-{:x}", std::process::id())
+}
+
+/// Calls of each polymorphic tool's actions since chat started.
+fn action_table(calls: &[(String, String, u64)]) -> String {
+    if calls.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("Polymorphic tool calls:\n");
+    for (tool, action, count) in calls {
+        let _ = writeln!(out, "  {tool}.{action}: {count}");
+    }
+    out
 }

@@ -18,20 +18,33 @@ use crate::cli::ToolArgs;
 /// The toolbox the arguments describe, with the configuration files read.
 pub(crate) fn toolbox_options(args: &ToolArgs) -> anyhow::Result<(ToolboxOptions, Vec<PathBuf>)> {
     let (upstreams, config_files) = upstream_configs(args.config.as_deref(), &args.mcp_config)?;
+    let settings = tool_settings(args.config.as_deref())?;
     let options = ToolboxOptions {
         upstreams,
         manifest_dirs: manifest_dirs(&args.manifests),
         jsonl_catalogs: args.jsonl.clone(),
         builtins: (!args.no_builtins).then(|| BuiltinConfig {
-            files_root: args.files_root.clone(),
             files_access: if args.allow_write {
                 FilesAccess::ReadWrite
             } else {
                 FilesAccess::ReadOnly
             },
+            web: settings.web.clone(),
+            ..BuiltinConfig::new(&args.files_root)
         }),
+        groups: settings.groups,
+        aliases: settings.aliases,
     };
     Ok((options, config_files))
+}
+
+/// The `[groups]`, `[aliases]` and `[web]` settings of the configuration
+/// file in use; defaults without one.
+pub(crate) fn tool_settings(config: Option<&Path>) -> anyhow::Result<config::ToolSettings> {
+    match config_file(config) {
+        Some(path) => Ok(config::load_tool_settings(&path)?),
+        None => Ok(config::ToolSettings::default()),
+    }
 }
 
 /// The TOML configuration in use: `--config`, else ./toolgate.toml when it

@@ -96,9 +96,7 @@ async fn the_agent_runs_upstream_tools_through_the_gateways_toolbox() {
     let (toolbox, _) = Toolbox::start(
         ToolboxOptions {
             upstreams: vec![clock],
-            manifest_dirs: vec![],
-            jsonl_catalogs: vec![],
-            builtins: None,
+            ..ToolboxOptions::default()
         },
         vec![unload_tool_group_definition()],
     )

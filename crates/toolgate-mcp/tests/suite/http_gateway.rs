@@ -36,7 +36,7 @@ async fn turn_one_lists_the_core_tools_only() {
     // The group list rides in load_tool_group's description too.
     let load = tools[0].description.as_deref().unwrap();
     assert!(
-        load.ends_with("\n\n## Available Tool Groups\n\nUse `load_tool_group` to load tools from a group before using them.\n\n- time: Current date and time in any timezone, and conversion of a time between timezones\n- files: List, read and search files under the files root"),
+        load.ends_with("\n\n## Available Tool Groups\n\nUse `load_tool_group` to load tools from a group before using them.\n\n- time: Current date and time in any timezone, and conversion of a time between timezones\n- files: List, read and search files under the files root\n- web: Search the web and fetch web pages as text"),
         "{load}"
     );
     let instructions = client.peer_info().unwrap().instructions.clone().unwrap();
@@ -497,6 +497,6 @@ async fn a_routing_config_naming_an_unknown_group_stops_the_start() {
         .to_string();
     assert_eq!(
         error,
-        "[routing]: recovery_groups names group 'tiem', which is not in the catalog. Known groups: time, files"
+        "[routing]: recovery_groups names group 'tiem', which is not in the catalog. Known groups: time, files, web"
     );
 }

@@ -15,7 +15,7 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
-use toolgate_agent::{BuiltinConfig, FilesAccess};
+use toolgate_agent::BuiltinConfig;
 use toolgate_mcp::config::UpstreamConfig;
 use toolgate_mcp::{Gateway, GatewayOptions, HttpOptions, ToolboxOptions, serve_http};
 use toolgate_store::{ConversationStore, MemoryStore};
@@ -47,12 +47,8 @@ pub(crate) fn options(files_root: &Path, upstreams: Vec<UpstreamConfig>) -> Gate
     GatewayOptions {
         tools: ToolboxOptions {
             upstreams,
-            manifest_dirs: Vec::new(),
-            jsonl_catalogs: Vec::new(),
-            builtins: Some(BuiltinConfig {
-                files_root: files_root.to_path_buf(),
-                files_access: FilesAccess::ReadOnly,
-            }),
+            builtins: Some(BuiltinConfig::new(files_root)),
+            ..ToolboxOptions::default()
         },
         session_idle_timeout: Duration::from_secs(3600),
         routing: None,
