@@ -23,5 +23,5 @@ pub use handler::{GatewayHandler, SessionSource};
 pub use http::{HttpOptions, MCP_PATH, serve_http};
 pub use relay::Downstream;
 pub use session::{HistorySessionStore, SESSION_STARTED, Session, Sessions};
-pub use toolbox::{StartReport, Toolbox, ToolboxError, ToolboxOptions};
+pub use toolbox::{ALL_GROUPS, StartReport, Toolbox, ToolboxError, ToolboxOptions};
 pub use upstream::{Upstream, UpstreamError, UpstreamEvent, UpstreamListing};

@@ -170,7 +170,7 @@ pub struct Toolbox {
     builtins: Option<BuiltinTools>,
     validators: Validators,
     /// Groups offered as one polymorphic tool, with their action policies.
-    polymorphic: HashMap<String, ActionPolicy>,
+    polymorphic: BTreeMap<String, (ActionPolicy, Consolidation)>,
     /// Calls per polymorphic tool and action.
     action_calls: std::sync::Mutex<BTreeMap<(String, String), u64>>,
     /// Groups whose tools really changed after an upstream's `list_changed`.
@@ -236,26 +236,6 @@ impl Toolbox {
             }
         }
 
-        let polymorphic = polymorphic_groups(&options, &catalog);
-        for (group, policy) in &polymorphic {
-            if catalog.group_listing(group) == Some(toolgate_core::GroupListing::Listed) {
-                consolidate(&mut catalog, &mut routes, group, policy).map_err(|reason| {
-                    ToolboxError::Polymorphic {
-                        group: group.clone(),
-                        reason,
-                    }
-                })?;
-            }
-        }
-        for (old, alias) in &options.aliases {
-            catalog
-                .register_alias(old, alias.clone())
-                .map_err(|error| ToolboxError::Alias {
-                    alias: old.clone(),
-                    reason: error.to_string(),
-                })?;
-        }
-
         let mut upstreams = Vec::new();
         for config in &options.upstreams {
             let description = config
@@ -275,6 +255,30 @@ impl Toolbox {
                 upstream: Upstream::new(config.clone(), events.clone()),
                 listing: tokio::sync::Mutex::new(ListingState::default()),
             });
+        }
+
+        let polymorphic = polymorphic_groups(&options, &catalog);
+        for (group, (policy, scope)) in &polymorphic {
+            if catalog.group_listing(group) != Some(toolgate_core::GroupListing::Listed) {
+                continue;
+            }
+            if let Err(reason) = consolidate(&mut catalog, &mut routes, group, policy, *scope) {
+                if *scope == Consolidation::Named {
+                    return Err(ToolboxError::Polymorphic {
+                        group: group.clone(),
+                        reason,
+                    });
+                }
+                tracing::warn!(%group, %reason, "group left as separate tools");
+            }
+        }
+        for (old, alias) in &options.aliases {
+            catalog
+                .register_alias(old, alias.clone())
+                .map_err(|error| ToolboxError::Alias {
+                    alias: old.clone(),
+                    reason: error.to_string(),
+                })?;
         }
 
         let toolbox = Arc::new(Self {
@@ -646,10 +650,10 @@ impl Toolbox {
             );
         }
         drop(table);
-        if let Some(policy) = self.polymorphic.get(server) {
+        if let Some((policy, scope)) = self.polymorphic.get(server) {
             let mut catalog = self.catalog.write().unwrap_or_else(PoisonError::into_inner);
             let mut table = self.routes.write().unwrap_or_else(PoisonError::into_inner);
-            if let Err(reason) = consolidate(&mut catalog, &mut table, server, policy) {
+            if let Err(reason) = consolidate(&mut catalog, &mut table, server, policy, *scope) {
                 tracing::warn!(upstream = server, %reason, "group not consolidated; its tools are offered one by one");
             }
         }
@@ -776,17 +780,33 @@ fn default_description(server: &str, said: Option<&str>) -> String {
     }
 }
 
-/// The groups to offer as one polymorphic tool: those configured so, and the
-/// built-ins that are by default unless configured otherwise.
+/// Why a group is consolidated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Consolidation {
+    /// Named in the configuration (or a built-in default): it must work.
+    Named,
+    /// Only through `*`: groups of one tool, and groups that cannot be one
+    /// tool, stay as they are.
+    Every,
+}
+
+/// The `[groups]` key whose settings apply to every group without its own
+/// (but for groups of one tool, which one action would not make smaller).
+pub const ALL_GROUPS: &str = "*";
+
+/// The groups to offer as one polymorphic tool: those configured so (by id,
+/// or by `*` for every group without its own settings), and the built-ins
+/// that are by default unless configured otherwise.
 fn polymorphic_groups(
     options: &ToolboxOptions,
     catalog: &Catalog,
-) -> HashMap<String, ActionPolicy> {
-    let mut groups = HashMap::new();
+) -> BTreeMap<String, (ActionPolicy, Consolidation)> {
+    let mut groups = BTreeMap::new();
     let default_polymorphic = BuiltinTools::polymorphic_group_ids();
     for group in catalog.groups() {
         let id = group.id.as_str();
-        let settings = options.groups.get(id);
+        let own = options.groups.get(id);
+        let settings = own.or_else(|| options.groups.get(ALL_GROUPS));
         let builtin = default_polymorphic.contains(&id)
             && catalog
                 .group_tools(id)
@@ -800,7 +820,12 @@ fn polymorphic_groups(
         };
         if polymorphic {
             let policy = settings.map(|s| s.policy.clone()).unwrap_or_default();
-            groups.insert(id.to_owned(), policy);
+            let scope = if own.is_some() || builtin {
+                Consolidation::Named
+            } else {
+                Consolidation::Every
+            };
+            groups.insert(id.to_owned(), (policy, scope));
         }
     }
     groups
@@ -814,11 +839,16 @@ fn consolidate(
     routes: &mut HashMap<ToolName, Route>,
     group: &str,
     policy: &ActionPolicy,
+    scope: Consolidation,
 ) -> Result<(), String> {
     let members: Vec<ToolDefinition> = catalog.group_tools(group).cloned().collect();
     let Some(first) = members.first() else {
         return Ok(());
     };
+    if scope == Consolidation::Every && members.len() < 2 {
+        // One action would only add the action enum.
+        return Ok(());
+    }
     let origin = catalog
         .tool(first.name.as_str())
         .map(|tool| tool.origin.clone())

@@ -12,8 +12,16 @@ use toolgate_llm::scripted::{Recorded, Reply, ScriptedServer, ScriptedTurn, Wire
 
 const KEY: &str = "sk-test-0123456789-secret";
 
-/// `toolgate chat` in `dir` against `server`, speaking `wire`.
+/// `toolgate chat` in `dir` against `server`, speaking `wire`, without the
+/// built-in tools.
 fn chat(server: &ScriptedServer, wire: Wire, dir: &Path, args: &[&str]) -> Command {
+    let mut command = chat_command(server, wire, dir);
+    command.arg("--no-builtins").args(args);
+    command
+}
+
+/// `toolgate chat` with its SQLite store in `dir`; the caller adds the rest.
+fn chat_command(server: &ScriptedServer, wire: Wire, dir: &Path) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_toolgate"));
     let (provider, base, key_variable) = match wire {
         Wire::OpenAi => ("openai", format!("{}/v1", server.url()), "OPENAI_API_KEY"),
@@ -21,8 +29,7 @@ fn chat(server: &ScriptedServer, wire: Wire, dir: &Path, args: &[&str]) -> Comma
     };
     command
         .arg("chat")
-        .args(["--store", "conversations.db", "--no-builtins"])
-        .args(args)
+        .args(["--store", "conversations.db"])
         .current_dir(dir)
         .env_remove("TOOLGATE_API_KEY")
         .env_remove("OPENAI_API_KEY")
@@ -380,4 +387,101 @@ async fn route_preloads_the_group_chosen_with_the_embeddings_endpoint() {
         ["load_tool_group", "unload_tool_group", "pdf_info"]
     );
     assert_eq!(embeddings.requests().len(), 2);
+}
+
+/// Seed 002 through the agent loop: the stored agent's prompt is what the
+/// model is given; the agent rewrites it with the polymorphic
+/// `prompt_manager` tool; a wrong action gets the structured error; the next
+/// process's turn uses the new prompt.
+#[tokio::test]
+async fn the_agent_updates_its_own_system_prompt_with_prompt_manager() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("toolgate.toml"),
+        "[agent]\nid = \"sage\"\nname = \"Sage\"\nsystem_prompt = \"You are Sage.\"\n",
+    )
+    .unwrap();
+    let server = ScriptedServer::start().await.unwrap();
+    let wire = Wire::OpenAi;
+    server.push(
+        ScriptedTurn::tool_call(
+            "c1",
+            "load_tool_group",
+            json!({"group_name": "prompt_manager"}),
+        )
+        .reply(wire, true),
+    );
+    server.push(
+        ScriptedTurn::tool_call(
+            "c2",
+            "prompt_manager",
+            json!({"action": "update", "prompt_type": "system",
+                "content": "You are Atlas, a coding expert."}),
+        )
+        .and_tool_call(
+            "c3",
+            "prompt_manager",
+            json!({"action": "delete", "prompt_type": "system"}),
+        )
+        .reply(wire, true),
+    );
+    server.push(ScriptedTurn::text("Updated.").reply(wire, true));
+    let mut first = chat_command(&server, wire, dir.path());
+    first.args(["--conversation", "c-1", "-m", "become a coding expert"]);
+    let output = run(first, "").await;
+    assert!(output.status.success(), "{}", text(&output.stderr));
+
+    let requests = server.requests();
+    let system = |index: usize| {
+        requests[index].body["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    assert!(system(0).starts_with("You are Sage.\n"), "{}", system(0));
+    assert!(
+        system(0).contains("- prompt_manager: View or update your own prompts and name"),
+        "{}",
+        system(0)
+    );
+    let tools = requests[1].body["tools"].as_array().unwrap();
+    let manager = tools
+        .iter()
+        .find(|t| t["function"]["name"] == "prompt_manager")
+        .expect("prompt_manager is one tool");
+    assert_eq!(
+        manager["function"]["parameters"]["properties"]["action"]["enum"],
+        json!(["view", "update"])
+    );
+    let results: Vec<serde_json::Value> = requests[2].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| serde_json::from_str(m["content"].as_str().unwrap()).unwrap_or_default())
+        .collect();
+    assert_eq!(
+        results[1],
+        json!({"type": "update_result", "prompt_type": "system", "success": true,
+            "new_value": "You are Atlas, a coding expert.", "agent_name": "Sage"})
+    );
+    assert_eq!(results[2]["error"], "Invalid action 'delete'");
+    assert_eq!(results[2]["allowed_actions"], json!(["view", "update"]));
+
+    server.push(ScriptedTurn::text("I am Atlas.").reply(wire, true));
+    let mut second = chat_command(&server, wire, dir.path());
+    second.args(["--conversation", "c-1", "-m", "who are you?"]);
+    let output = run(second, "").await;
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let requests = server.requests();
+    let last = requests.last().unwrap();
+    let prompt = last.body["messages"][0]["content"].as_str().unwrap();
+    assert!(
+        prompt.starts_with("You are Atlas, a coding expert.\n"),
+        "{prompt}"
+    );
+    assert!(
+        tool_names(last).contains(&"prompt_manager".to_owned()),
+        "the loaded group is restored"
+    );
 }

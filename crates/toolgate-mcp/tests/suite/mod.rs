@@ -1,4 +1,5 @@
 mod agent;
 mod http_gateway;
+mod polymorphic;
 mod support;
 mod upstreams;
