@@ -26,6 +26,23 @@ pub(crate) enum Command {
     Route(Box<RouteArgs>),
     /// Evaluate routing policies on labelled datasets: recall against visible tokens.
     Eval(EvalArgs),
+    /// Rewrite stored agents' tool lists and the config's [agent] tools through the aliases.
+    Migrate(Box<MigrateArgs>),
+}
+
+/// Where the agents are stored, and the catalog whose aliases apply.
+#[derive(Debug, Args)]
+pub(crate) struct MigrateArgs {
+    /// SQLite file of conversations and agents (default: the one `toolgate chat` uses).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) store: Option<PathBuf>,
+
+    /// Print the changes without writing them.
+    #[arg(long)]
+    pub(crate) dry_run: bool,
+
+    #[command(flatten)]
+    pub(crate) tools: ToolArgs,
 }
 
 /// The query and the catalog to route it over.
@@ -73,8 +90,8 @@ pub(crate) struct EvalArgs {
 /// Where the tools come from: shared by `serve` and `chat`.
 #[derive(Debug, Args)]
 pub(crate) struct ToolArgs {
-    /// TOML configuration: [[upstream]] tables, and [model] for chat (default: ./toolgate.toml
-    /// when it exists).
+    /// TOML configuration: [[upstream]], [groups], [aliases], [web], and [model], [agent] for
+    /// chat (default: ./toolgate.toml when it exists).
     #[arg(long, value_name = "FILE")]
     pub(crate) config: Option<PathBuf>,
 
@@ -99,7 +116,7 @@ pub(crate) struct ToolArgs {
     #[arg(long)]
     pub(crate) allow_write: bool,
 
-    /// Leave out the built-in `time` and `files` groups.
+    /// Leave out the built-in groups (time, files, web, prompt_manager).
     #[arg(long)]
     pub(crate) no_builtins: bool,
 }

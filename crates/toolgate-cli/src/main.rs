@@ -26,6 +26,7 @@ fn main() -> ExitCode {
         Command::Chat(args) => commands::chat::run(*args),
         Command::Route(args) => commands::route::run(&args),
         Command::Eval(args) => commands::eval::run(&args),
+        Command::Migrate(args) => commands::migrate::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,4 +1,5 @@
 mod catalog;
 mod chat;
+mod migrate;
 mod routing;
 mod serve;
