@@ -366,6 +366,42 @@ impl Toolbox {
             .collect()
     }
 
+    /// Offers only what `names` enables (an agent's tool list): a group id
+    /// keeps its group, a tool name (or an alias of one) keeps that tool;
+    /// every other grouped tool is disabled. Core tools stay. Upstreams not
+    /// named by their group id should be left out of the options instead:
+    /// their tools are not known before they start. Returns the names that
+    /// matched nothing.
+    pub fn restrict_to(&self, names: &[String]) -> Vec<String> {
+        let mut catalog = self.catalog.write().unwrap_or_else(PoisonError::into_inner);
+        let resolve = |name: &str| -> String {
+            catalog
+                .alias(name)
+                .map_or_else(|| name.to_owned(), |alias| alias.tool.to_string())
+        };
+        let wanted: Vec<String> = names.iter().map(|name| resolve(name)).collect();
+        let unknown = names
+            .iter()
+            .zip(&wanted)
+            .filter(|(_, name)| catalog.group(name).is_none() && catalog.tool_state(name).is_none())
+            .map(|(given, _)| given.clone())
+            .collect();
+        let disabled: Vec<ToolName> = catalog
+            .tools()
+            .filter_map(|tool| {
+                let group = tool.group?;
+                let kept = wanted
+                    .iter()
+                    .any(|name| name == group.as_str() || name == tool.definition.name.as_str());
+                (!kept).then(|| tool.definition.name.clone())
+            })
+            .collect();
+        for name in disabled {
+            let _ = catalog.set_tool_state(name.as_str(), toolgate_core::ToolState::Disabled);
+        }
+        unknown
+    }
+
     /// Calls so far of each polymorphic tool's actions: `(tool, action,
     /// calls)`, by tool then action.
     pub fn action_calls(&self) -> Vec<(String, String, u64)> {

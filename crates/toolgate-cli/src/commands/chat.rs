@@ -141,9 +141,17 @@ async fn chat<S: ConversationStore + AgentStore + 'static>(
     if !args.tool_timeout.is_finite() || args.tool_timeout <= 0.0 {
         bail!("--tool-timeout must be a positive number of seconds");
     }
-    let agent_id = stored_agent(args, store.as_ref()).await?;
+    let agent = stored_agent(args, store.as_ref()).await?;
+    let agent_id = agent.id.clone();
     if let Some(builtins) = &mut options.builtins {
         builtins.agents = Some(Arc::clone(&store) as Arc<dyn AgentStore>);
+    }
+    if !agent.tools.is_empty() {
+        // An upstream's tools are unknown until it starts: it is enabled by
+        // its group id, or not at all.
+        options
+            .upstreams
+            .retain(|upstream| agent.tools.iter().any(|t| t == upstream.name.as_str()));
     }
     let (toolbox, report) = Toolbox::start(options, vec![unload_tool_group_definition()])
         .await
@@ -151,7 +159,17 @@ async fn chat<S: ConversationStore + AgentStore + 'static>(
     let mut banner = format!("toolgate {} chat: {endpoint}\n", env!("CARGO_PKG_VERSION"));
     tools::describe_sources(&mut banner, &report, config_files, manifest_dirs);
     banner.push_str(&store_line);
-    let _ = writeln!(banner, "  agent: {agent_id}");
+    let _ = writeln!(banner, "  agent: {agent_id} ({})", agent.name);
+    if !agent.tools.is_empty() {
+        let unknown = toolbox.restrict_to(&agent.tools);
+        let _ = writeln!(banner, "  agent tools: {}", agent.tools.join(", "));
+        if !unknown.is_empty() {
+            eprint(&format!(
+                "warning: agent `{agent_id}` enables unknown tools or groups: {}\n",
+                unknown.join(", ")
+            ));
+        }
+    }
     let result = run_chat(args, model, &toolbox, store, agent_id, banner).await;
     toolbox.shutdown().await;
     result
@@ -230,8 +248,8 @@ struct AgentTable {
 /// The agent chat speaks as, stored: created from the `[agent]` table on
 /// first use; after that the stored agent wins (it may have edited its own
 /// prompts with `prompt_manager`), except that `--system-prompt` replaces its
-/// system prompt. Returns its id.
-async fn stored_agent<S: AgentStore>(args: &ChatArgs, store: &S) -> anyhow::Result<String> {
+/// system prompt. Returns it as stored.
+async fn stored_agent<S: AgentStore>(args: &ChatArgs, store: &S) -> anyhow::Result<AgentRecord> {
     let table = match tools::config_file(args.tools.config.as_deref()) {
         Some(path) => {
             let text = std::fs::read_to_string(&path)
@@ -276,10 +294,10 @@ async fn stored_agent<S: AgentStore>(args: &ChatArgs, store: &S) -> anyhow::Resu
             .insert(SYSTEM_PROMPT.to_owned(), prompt.clone());
     }
     store
-        .save_agent(agent)
+        .save_agent(agent.clone())
         .await
         .with_context(|| format!("storing agent `{id}`"))?;
-    Ok(id)
+    Ok(agent)
 }
 
 /// The `[routing.embeddings]` endpoint, with every group embedded.

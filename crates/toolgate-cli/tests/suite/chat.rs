@@ -485,3 +485,34 @@ async fn the_agent_updates_its_own_system_prompt_with_prompt_manager() {
         "the loaded group is restored"
     );
 }
+
+/// The agent's tool list decides what the model is offered: listed groups
+/// and tools only, and a name that matches nothing is reported.
+#[tokio::test]
+async fn the_agent_tool_list_limits_the_groups_offered() {
+    let dir = project();
+    std::fs::write(
+        dir.path().join("toolgate.toml"),
+        "[agent]\ntools = [\"time\", \"pdf_info\", \"no_such_tool\"]\n",
+    )
+    .unwrap();
+    let server = ScriptedServer::start().await.unwrap();
+    server.push(ScriptedTurn::text("ok").reply(Wire::OpenAi, false));
+    let mut command = chat_command(&server, Wire::OpenAi, dir.path());
+    command.args(["-m", "hi"]);
+    let output = run(command, "").await;
+    let stderr = text(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("warning: agent `default` enables unknown tools or groups: no_such_tool"),
+        "{stderr}"
+    );
+    let requests = server.requests();
+    let system = requests[0].body["messages"][0]["content"].as_str().unwrap();
+    let listed: Vec<&str> = system
+        .lines()
+        .filter_map(|line| line.strip_prefix("- "))
+        .map(|line| line.split(':').next().unwrap())
+        .collect();
+    assert_eq!(listed, ["time", "pdf"], "{system}");
+}
