@@ -15,7 +15,8 @@
 # Needs .peers/ (scripts/install-peers) and the binary (cargo build --release -p toolgate-cli).
 # Usage, from anywhere:  bench/gateway/turn1.sh [--json] [--encoding cl100k_base]
 # Env: TOOLGATE_BIN (default target/release/toolgate under the repo root),
-#      KEEP_TOML=1 prints the generated TOML to stderr.
+#      KEEP_TOML=1 prints the generated TOML to stderr,
+#      POLYMORPHIC=1 exposes every group as one polymorphic tool ([groups."*"]).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -74,6 +75,9 @@ command = $(q "$venv_bin/mcp-server-git")
 args = ["--repository", $(q "$tmp/repo")]
 eager = true
 EOF
+if [[ "${POLYMORPHIC:-0}" == 1 ]]; then
+  printf '\n[groups."*"]\nexpose = "polymorphic"\n' >>"$tmp/toolgate.toml"
+fi
 [[ "${KEEP_TOML:-0}" == 1 ]] && cat "$tmp/toolgate.toml" >&2
 
 cd "$tmp"
