@@ -176,10 +176,10 @@ pub(crate) fn describe_catalog(out: &mut String, catalog: &Catalog, report: &Sta
     let _ = writeln!(out, "  core tools: {}", core.join(", "));
     let _ = writeln!(out, "  groups:");
     for group in catalog.groups() {
-        let count = catalog.group_tools(group.id.as_str()).count();
+        let count = tool_count(catalog, group.id.as_str());
         let state = match report.upstreams.iter().find(|(id, _)| id == &group.id) {
             Some((_, Err(error))) => format!("FAILED: {error}"),
-            Some((_, Ok(_))) => format!("{count} tools (upstream, started)"),
+            Some((_, Ok(_))) => format!("{count} (upstream, started)"),
             None if matches!(
                 catalog.group_listing(group.id.as_str()),
                 Some(GroupListing::Deferred)
@@ -187,10 +187,32 @@ pub(crate) fn describe_catalog(out: &mut String, catalog: &Catalog, report: &Sta
             {
                 "upstream, starts on first load".to_owned()
             }
-            None => format!("{count} tools"),
+            None => count,
         };
         let _ = writeln!(out, "    - {}: {state}", group.id);
     }
+}
+
+/// "3 tools", or for a group offered as one polymorphic tool "1 tool
+/// (actions: search, fetch)", read from the schema the model is sent.
+fn tool_count(catalog: &Catalog, group: &str) -> String {
+    let tools: Vec<_> = catalog.group_tools(group).collect();
+    if let [tool] = tools.as_slice() {
+        let actions = tool
+            .input_schema
+            .get("properties")
+            .and_then(|p| p.get(toolgate_core::ACTION_PARAMETER))
+            .and_then(|a| a.get("enum"))
+            .and_then(|e| e.as_array());
+        return match actions {
+            Some(actions) if tool.name.as_str() == group => {
+                let names: Vec<&str> = actions.iter().filter_map(|a| a.as_str()).collect();
+                format!("1 tool (actions: {})", names.join(", "))
+            }
+            _ => "1 tool".to_owned(),
+        };
+    }
+    format!("{} tools", tools.len())
 }
 
 /// Logs to stderr, at `warn` unless TOOLGATE_LOG says otherwise.
