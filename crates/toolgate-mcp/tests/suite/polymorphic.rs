@@ -316,3 +316,69 @@ timeout_seconds = 2.5
         assert!(message.starts_with(error), "{message}");
     }
 }
+
+#[tokio::test]
+async fn a_manifest_group_becomes_one_tool_too() {
+    let root = tempfile::tempdir().unwrap();
+    let manifests = root.path().join("tools");
+    std::fs::create_dir(&manifests).unwrap();
+    std::fs::write(
+        manifests.join("pdf.json"),
+        json!([
+            {"_meta": true, "display_name": "PDF Tools", "description": "Read PDF files"},
+            {"name": "pdf_info", "description": "Page count",
+             "parameters": {"type": "object", "properties": {"path": {"type": "string"}},
+                            "required": ["path"]}},
+            {"name": "pdf_text", "description": "Extract the text",
+             "parameters": {"type": "object", "properties": {"path": {"type": "string"},
+                            "pages": {"type": "string"}}, "required": ["path"]}}
+        ])
+        .to_string(),
+    )
+    .unwrap();
+    let mut options = options(root.path(), vec![]);
+    options.tools.manifest_dirs = vec![manifests];
+    options
+        .tools
+        .groups
+        .insert("pdf".to_owned(), polymorphic(ActionPolicy::default()));
+    let served = serve(
+        options,
+        MemoryStore::new(),
+        loopback(),
+        HttpOptions::default(),
+    )
+    .await;
+    let (client, _) = connect(&served.url).await;
+    let loaded = call(&client, "load_tool_group", json!({"group_name": "pdf"})).await;
+    assert!(
+        text(&loaded).starts_with("Loaded 1 tools from group 'PDF Tools':\n- pdf: Read PDF files"),
+        "{}",
+        text(&loaded)
+    );
+    let listed = client.list_all_tools().await.unwrap();
+    let schema = Value::Object((*listed[3].input_schema).clone());
+    assert_eq!(
+        schema["properties"]["action"]["enum"],
+        json!(["info", "text"])
+    );
+    assert_eq!(schema["required"], json!(["action", "path"]));
+    assert_eq!(
+        schema["properties"]["pages"]["description"],
+        json!("For text.")
+    );
+    // Manifest tools have nothing to run them in the gateway: the error says
+    // so, with the action and the type field.
+    for (name, arguments) in [
+        ("pdf", json!({"action": "text", "path": "a.pdf"})),
+        ("pdf_text", json!({"path": "a.pdf"})),
+    ] {
+        let result = call(&client, name, arguments).await;
+        assert_eq!(
+            json_text(&result),
+            json!({"type": "error", "action": "text",
+                "error": "Tool 'pdf_text' is defined by a manifest or catalog file but has no implementation in this gateway."})
+        );
+    }
+    served.stop().await;
+}
