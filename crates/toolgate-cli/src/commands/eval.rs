@@ -101,6 +101,18 @@ fn markdown(e: &Evaluation, encoding: &str) -> String {
             high.token_fraction * 100.0
         );
     }
+    if let Some(high) = e
+        .policies
+        .iter()
+        .find(|p| p.policy == "tiered_router(polymorphic)")
+        .and_then(|p| p.high_tier)
+    {
+        let _ = writeln!(
+            out,
+            "With the groups as polymorphic tools, the high tier sends {:.1}% of all-tools tokens.",
+            high.token_fraction * 100.0
+        );
+    }
     let _ = writeln!(
         out,
         "\nCalibration (reported queries): confidence band, decisions, mean confidence, observed share whose routed groups held every gold group.\n"
@@ -199,6 +211,7 @@ fn svg(evaluations: &[Evaluation]) -> String {
         for (index, p) in e.policies.iter().enumerate() {
             let colour = match p.policy.as_str() {
                 "tiered_router" => "#1f77b4",
+                "tiered_router(polymorphic)" => "#17becf",
                 name if name.starts_with("bm25_tools") => "#d62728",
                 name if name.starts_with("bm25_groups") => "#2ca02c",
                 _ => "#555",

@@ -181,6 +181,14 @@ fn eval_reports_every_policy_as_markdown_json_and_svg() {
         "every test query names its group: {router}"
     );
     assert!(router["token_fraction"].as_f64().unwrap() < 1.0, "{router}");
+    // The same decisions, groups sent as polymorphic tools: same recall,
+    // other tokens.
+    let polymorphic = by_name("tiered_router(polymorphic)");
+    assert_eq!(polymorphic["group_recall"], router["group_recall"]);
+    assert_ne!(
+        polymorphic["mean_visible_tokens"],
+        router["mean_visible_tokens"]
+    );
     let svg = std::fs::read_to_string(dir.path().join("eval.svg")).unwrap();
     assert!(
         svg.starts_with("<svg") && svg.contains("tiered_router"),

@@ -316,6 +316,8 @@ struct Seen {
     tools: HashSet<String>,
     tokens: usize,
     micros: f64,
+    /// The whole catalog was shown.
+    all: bool,
 }
 
 /// Evaluates every policy on `dataset`. `progress(done, total)` is called as
@@ -403,6 +405,7 @@ pub fn evaluate(
                 .collect(),
             tokens: costs.all_tools,
             micros: 0.0,
+            all: true,
         })
         .collect();
     let core_seen: Vec<Seen> = report
@@ -412,6 +415,7 @@ pub fn evaluate(
             tools: HashSet::new(),
             tokens: costs.core_and_listing,
             micros: 0.0,
+            all: false,
         })
         .collect();
 
@@ -468,10 +472,29 @@ pub fn evaluate(
         .iter()
         .position(|p| p.token_fraction >= router_report.token_fraction)
         .unwrap_or(TOOL_KS.len() - 1);
+    // The same decisions with every routed group sent as one polymorphic
+    // tool: the recall is the router's, the tokens are fewer.
+    let polymorphic_seen: Vec<Seen> = router_seen.iter().map(|s| costs.polymorphic(s)).collect();
+    let mut polymorphic_report =
+        summarize("tiered_router(polymorphic)".to_owned(), &polymorphic_seen);
+    polymorphic_report.tiers = router_report.tiers;
+    polymorphic_report.escalation_rate = router_report.escalation_rate;
+    polymorphic_report.high_tier = router_report.high_tier.map(|figures| TierFigures {
+        token_fraction: mean(
+            high.iter()
+                .map(|i| polymorphic_seen[*i].tokens as f64 / all),
+        ),
+        ..figures
+    });
+    let equal_polymorphic = tools_curve
+        .iter()
+        .position(|p| p.token_fraction >= polymorphic_report.token_fraction)
+        .unwrap_or(TOOL_KS.len() - 1);
     let mut policies = vec![
         summarize("all_tools".to_owned(), &all_seen),
         summarize("core_listing".to_owned(), &core_seen),
         router_report,
+        polymorphic_report,
     ];
     if let Some(semantic) = semantic {
         let blended = |router: &Router, query: &Query| {
@@ -515,6 +538,12 @@ pub fn evaluate(
         format!("bm25_tools@{}", TOOL_KS[equal]),
         &tools_seen[equal],
     )]);
+    if equal_polymorphic != equal {
+        policies.push(summarize(
+            format!("bm25_tools@{}", TOOL_KS[equal_polymorphic]),
+            &tools_seen[equal_polymorphic],
+        ));
+    }
     for (slot, k) in GROUP_KS.iter().enumerate().take(3) {
         policies.push(summarize(format!("bm25_groups@{k}"), &groups_seen[slot]));
     }
@@ -719,7 +748,11 @@ fn bands(decisions: &[crate::routing::router::Decision], queries: &[&Query]) -> 
 struct Costs {
     per_tool: HashMap<String, usize>,
     per_group: HashMap<GroupId, usize>,
+    /// Each group's tokens as one polymorphic tool (as `[groups."*"]`
+    /// exposes it: groups of one tool, or that cannot be one tool, as tools).
+    per_group_polymorphic: HashMap<GroupId, usize>,
     all_tools: usize,
+    all_polymorphic: usize,
     core_and_listing: usize,
 }
 
@@ -729,7 +762,7 @@ impl Costs {
             .tools()
             .map(|t| (t.definition.name.to_string(), counter.tool(t.definition)))
             .collect();
-        let per_group = catalog
+        let per_group: HashMap<GroupId, usize> = catalog
             .groups()
             .map(|g| {
                 let tokens = catalog
@@ -746,11 +779,48 @@ impl Costs {
             .sum();
         let core_and_listing = counter.tools(catalog.core_tools())
             + tool_groups_section(catalog).map_or(0, |s| counter.count(&s));
+        let per_group_polymorphic: HashMap<GroupId, usize> = catalog
+            .groups()
+            .map(|g| {
+                let tokens =
+                    polymorphic_tokens(catalog, counter, g).unwrap_or_else(|| per_group[&g.id]);
+                (g.id.clone(), tokens)
+            })
+            .collect();
+        let all_polymorphic = per_group_polymorphic.values().sum::<usize>()
+            + catalog
+                .tools()
+                .filter(|t| t.group.is_none() && *t.origin != crate::origin::Origin::MetaTool)
+                .map(|t| per_tool[t.definition.name.as_str()])
+                .sum::<usize>();
         Self {
             per_tool,
             per_group,
+            per_group_polymorphic,
             all_tools,
+            all_polymorphic,
             core_and_listing,
+        }
+    }
+
+    /// What `seen` costs when every group is sent as one polymorphic tool.
+    fn polymorphic(&self, seen: &Seen) -> Seen {
+        let tokens = if seen.all {
+            self.all_polymorphic
+        } else {
+            self.core_and_listing
+                + seen
+                    .groups
+                    .iter()
+                    .map(|g| self.per_group_polymorphic[g])
+                    .sum::<usize>()
+        };
+        Seen {
+            groups: seen.groups.clone(),
+            tools: seen.tools.clone(),
+            tokens,
+            micros: seen.micros,
+            all: seen.all,
         }
     }
 
@@ -762,6 +832,7 @@ impl Costs {
                 tools: self.per_tool.keys().cloned().collect(),
                 tokens: self.all_tools,
                 micros: 0.0,
+                all: true,
             };
         }
         let tools = groups
@@ -773,6 +844,7 @@ impl Costs {
             tools,
             tokens: self.core_and_listing + groups.iter().map(|g| self.per_group[g]).sum::<usize>(),
             micros: 0.0,
+            all: false,
         }
     }
 
@@ -786,8 +858,47 @@ impl Costs {
             tools: names.iter().map(|n| (*n).to_owned()).collect(),
             tokens: names.iter().map(|n| self.per_tool[*n]).sum(),
             micros: 0.0,
+            all: false,
         }
     }
+}
+
+/// A group's tokens as one polymorphic tool named after it (its id made a
+/// valid tool name); `None` for a group of one tool or one that cannot be a
+/// polymorphic tool.
+fn polymorphic_tokens(
+    catalog: &Catalog,
+    counter: &TokenCounter,
+    group: &crate::group::ToolGroup,
+) -> Option<usize> {
+    let members: Vec<&crate::tool::ToolDefinition> =
+        catalog.group_tools(group.id.as_str()).collect();
+    if members.len() < 2 {
+        return None;
+    }
+    let name: String = group
+        .id
+        .as_str()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '/' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(crate::name::MAX_TOOL_NAME_LEN)
+        .collect();
+    let name = crate::name::ToolName::new(name).ok()?;
+    let (tool, _) = crate::polymorphic::PolymorphicTool::consolidate(
+        name,
+        group.description.clone(),
+        &members,
+        group.id.as_str(),
+        &crate::polymorphic::ActionPolicy::default(),
+    )
+    .ok()?;
+    Some(counter.tool(tool.definition()))
 }
 
 /// BM25 over every grouped tool's name and description.
