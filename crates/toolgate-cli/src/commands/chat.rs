@@ -17,9 +17,7 @@ use toolgate_agent::{
 use toolgate_core::routing::semantic::EmbeddingsConfig;
 use toolgate_core::routing::{Router, Visible};
 use toolgate_core::{Encoding, TokenCounter, ToolStatus, unload_tool_group_definition};
-use toolgate_llm::{
-    ApiKey, ChatModel, EmbeddingsClient, ModelSettings, ProviderConfig, ProviderKind, StreamEvent,
-};
+use toolgate_llm::{ChatModel, ModelSettings, ProviderConfig, StreamEvent};
 use toolgate_mcp::config::Startup;
 use toolgate_mcp::{Toolbox, ToolboxOptions};
 use toolgate_store::{
@@ -306,18 +304,7 @@ async fn semantic_routing(
     router: &Router,
     toolbox: &Arc<Toolbox>,
 ) -> anyhow::Result<SemanticRouting> {
-    let mut config = ProviderConfig::new(ProviderKind::OpenAi, &settings.base_url, &settings.model);
-    if let Some(variable) = &settings.api_key_env {
-        let key = std::env::var(variable)
-            .ok()
-            .filter(|k| !k.trim().is_empty())
-            .with_context(|| {
-                format!("[routing.embeddings] api_key_env names {variable}, which is not set")
-            })?;
-        config.api_key = Some(ApiKey::new(key.trim()));
-        config.key_source = format!("the environment variable {variable}");
-    }
-    let client = EmbeddingsClient::new(config)?;
+    let client = tools::embeddings_client(settings)?;
     SemanticRouting::new(
         client,
         router,

@@ -6,7 +6,8 @@ use std::io::IsTerminal;
 
 use anyhow::Context;
 use toolgate_core::TokenCounter;
-use toolgate_core::routing::eval::{Dataset, Evaluation, evaluate};
+use toolgate_core::routing::RoutingConfig;
+use toolgate_core::routing::eval::{Dataset, Evaluation, SemanticInputs, evaluate};
 
 use super::tools::{eprint, print, routing_config};
 use crate::cli::EvalArgs;
@@ -22,20 +23,27 @@ pub(crate) fn run(args: &EvalArgs) -> anyhow::Result<()> {
         for skipped in &dataset.skipped {
             eprint(&format!("  skipped: {skipped}\n"));
         }
+        let semantic = semantic_inputs(&config, &dataset)?;
         let mut last = usize::MAX;
-        let evaluation = evaluate(&dataset, &counter, &config, None, &mut |done, total| {
-            let percent = done * 100 / total.max(1);
-            if terminal && percent != last {
-                last = percent;
-                let filled = percent / 5;
-                eprint(&format!(
-                    "\r  {} [{}{}] {done}/{total}",
-                    dataset.name,
-                    "#".repeat(filled),
-                    " ".repeat(20 - filled)
-                ));
-            }
-        })?;
+        let evaluation = evaluate(
+            &dataset,
+            &counter,
+            &config,
+            semantic.as_ref(),
+            &mut |done, total| {
+                let percent = done * 100 / total.max(1);
+                if terminal && percent != last {
+                    last = percent;
+                    let filled = percent / 5;
+                    eprint(&format!(
+                        "\r  {} [{}{}] {done}/{total}",
+                        dataset.name,
+                        "#".repeat(filled),
+                        " ".repeat(20 - filled)
+                    ));
+                }
+            },
+        )?;
         if terminal {
             eprint("\r\x1b[2K");
         }
@@ -51,6 +59,65 @@ pub(crate) fn run(args: &EvalArgs) -> anyhow::Result<()> {
             .with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(())
+}
+
+/// Texts per embeddings request.
+const EMBEDDING_BATCH: usize = 128;
+
+/// The dataset's groups and queries embedded by the `[routing.embeddings]`
+/// endpoint, when the configuration names one: the blended router is then
+/// evaluated beside the lexical one.
+fn semantic_inputs(
+    config: &RoutingConfig,
+    dataset: &Dataset,
+) -> anyhow::Result<Option<SemanticInputs>> {
+    let Some(settings) = &config.embeddings else {
+        return Ok(None);
+    };
+    let client = super::tools::embeddings_client(settings)?;
+    let groups: Vec<toolgate_core::GroupId> =
+        dataset.catalog.groups().map(|g| g.id.clone()).collect();
+    let group_texts = toolgate_core::routing::semantic::group_texts(&dataset.catalog, &groups);
+    let query_texts: Vec<String> = dataset.queries.iter().map(|q| q.text.clone()).collect();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let started = std::time::Instant::now();
+    let embed = |texts: &[String]| -> anyhow::Result<Vec<Vec<f32>>> {
+        let mut vectors = Vec::with_capacity(texts.len());
+        for batch in texts.chunks(EMBEDDING_BATCH) {
+            let mut events = |_| {};
+            vectors.extend(runtime.block_on(client.embed(batch, &mut events))?);
+        }
+        Ok(vectors)
+    };
+    let group_vectors = embed(&group_texts).with_context(|| {
+        format!(
+            "{}: embedding the groups ([routing.embeddings])",
+            dataset.name
+        )
+    })?;
+    let query_vectors = embed(&query_texts).with_context(|| {
+        format!(
+            "{}: embedding the queries ([routing.embeddings])",
+            dataset.name
+        )
+    })?;
+    eprint(&format!(
+        "  {}: embedded {} groups and {} queries with {} in {:.1} s\n",
+        dataset.name,
+        groups.len(),
+        query_texts.len(),
+        settings.model,
+        started.elapsed().as_secs_f64()
+    ));
+    Ok(Some(SemanticInputs {
+        groups: group_vectors,
+        queries: query_vectors,
+        weight: settings.weight.unwrap_or(0.5),
+        model: settings.model.clone(),
+    }))
 }
 
 fn markdown(e: &Evaluation, encoding: &str) -> String {

@@ -38,6 +38,26 @@ pub(crate) fn toolbox_options(args: &ToolArgs) -> anyhow::Result<(ToolboxOptions
     Ok((options, config_files))
 }
 
+/// The client of a `[routing.embeddings]` endpoint, with its key from the
+/// environment variable the settings name.
+pub(crate) fn embeddings_client(
+    settings: &toolgate_core::routing::semantic::EmbeddingsConfig,
+) -> anyhow::Result<toolgate_llm::EmbeddingsClient> {
+    use toolgate_llm::{ApiKey, ProviderConfig, ProviderKind};
+    let mut config = ProviderConfig::new(ProviderKind::OpenAi, &settings.base_url, &settings.model);
+    if let Some(variable) = &settings.api_key_env {
+        let key = std::env::var(variable)
+            .ok()
+            .filter(|k| !k.trim().is_empty())
+            .with_context(|| {
+                format!("[routing.embeddings] api_key_env names {variable}, which is not set")
+            })?;
+        config.api_key = Some(ApiKey::new(key.trim()));
+        config.key_source = format!("the environment variable {variable}");
+    }
+    Ok(toolgate_llm::EmbeddingsClient::new(config)?)
+}
+
 /// The `[groups]`, `[aliases]` and `[web]` settings of the configuration
 /// file in use; defaults without one.
 pub(crate) fn tool_settings(config: Option<&Path>) -> anyhow::Result<config::ToolSettings> {

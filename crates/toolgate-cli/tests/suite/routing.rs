@@ -255,3 +255,74 @@ fn a_routing_table_naming_an_unknown_group_is_refused() {
         "{stderr}"
     );
 }
+
+/// With `[routing.embeddings]`, eval embeds the groups and the queries through
+/// the endpoint (batched) and reports the blended router beside the lexical
+/// one.
+#[tokio::test]
+async fn eval_measures_the_blended_router_through_an_embeddings_endpoint() {
+    use toolgate_llm::scripted::{ScriptedServer, embeddings_reply};
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("small");
+    std::fs::create_dir(&data).unwrap();
+    write_dataset(&data);
+    let server = ScriptedServer::start().await.unwrap();
+    let axis = |group: &str| match group {
+        "mail" => vec![1.0, 0.0, 0.0],
+        "calendar" => vec![0.0, 1.0, 0.0],
+        _ => vec![0.0, 0.0, 1.0],
+    };
+    let groups: Vec<Vec<f32>> = GROUPS.iter().map(|(g, _, _)| axis(g)).collect();
+    let queries: Vec<Vec<f32>> = QUERIES
+        .iter()
+        .map(|(_, tool, _)| axis(tool.split('_').next().unwrap()))
+        .collect();
+    server.push(embeddings_reply(&groups));
+    server.push(embeddings_reply(&queries));
+    std::fs::write(
+        dir.path().join("toolgate.toml"),
+        format!(
+            "[routing.embeddings]\nbase_url = \"{}/v1\"\nmodel = \"embedder\"\nweight = 0.5\n",
+            server.url()
+        ),
+    )
+    .unwrap();
+    let cwd = dir.path().to_path_buf();
+    let output = tokio::task::spawn_blocking(move || {
+        toolgate(
+            &[
+                "eval",
+                "--dataset",
+                "small",
+                "--config",
+                "toolgate.toml",
+                "--json",
+                "eval.json",
+            ],
+            &cwd,
+        )
+    })
+    .await
+    .unwrap();
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert!(
+        text(&output.stderr).contains("small: embedded 3 groups and 12 queries with embedder"),
+        "{}",
+        text(&output.stderr)
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[0].path, "/v1/embeddings");
+    assert_eq!(requests[0].body["input"].as_array().unwrap().len(), 3);
+    assert_eq!(requests[1].body["input"][0], "send an email to Anna");
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("eval.json")).unwrap())
+            .unwrap();
+    let blended = json[0]["policies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["policy"] == "tiered_router+embedder")
+        .expect("the blended router is reported");
+    assert_eq!(blended["group_recall"], 1.0, "{blended}");
+}
