@@ -13,12 +13,13 @@ mod text;
 
 pub use bm25::Bm25;
 pub use router::{
-    COVERAGE_TARGET, DEFAULT_TEMPERATURE, Decision, GroupScorer, Labelled, LexicalScorer, Router,
-    Tier, Visible, fit_temperature, probabilities, query_terms,
+    COVERAGE_TARGET, Confidence, DEFAULT_PER_GROUP, DEFAULT_TEMPERATURE, Decision, GroupScorer,
+    Labelled, LexicalScorer, PerGroup, Router, Tier, Visible, fit_per_group, fit_temperature,
+    probabilities, query_terms,
 };
 pub use taxonomy::{
-    Intent, IntentConfig, NoProgress, RoutingConfig, RoutingError, Taxonomy, Thresholds,
-    UnknownIntent,
+    ConfidenceKind, Intent, IntentConfig, NoProgress, RoutingConfig, RoutingError, Taxonomy,
+    Thresholds, UnknownIntent,
 };
 pub use text::terms;
 

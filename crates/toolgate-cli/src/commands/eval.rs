@@ -124,7 +124,7 @@ fn markdown(e: &Evaluation, encoding: &str) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "## {}\n\n{} tools in {} groups, {} schema tokens ({encoding}). {} queries reported, {} for tuning: {}. Router settings from the tuning part: temperature {}, at most {} groups.\n",
+        "## {}\n\n{} tools in {} groups, {} schema tokens ({encoding}). {} queries reported, {} for tuning: {}. Router settings from the tuning part: confidence {}, at most {} groups.\n",
         e.dataset,
         e.tools,
         e.groups,
@@ -132,7 +132,7 @@ fn markdown(e: &Evaluation, encoding: &str) -> String {
         e.report_queries,
         e.tune_queries,
         e.split_rule,
-        e.temperature,
+        e.confidence_model,
         e.max_groups
     );
     let _ = writeln!(

@@ -2,7 +2,7 @@
 //! (`tools.jsonl`, `groups.jsonl`, `queries.jsonl`): several visibility
 //! policies side by side, on the same queries, with the same token counter.
 //!
-//! The router's temperature is fit on the tuning part of the queries and
+//! The router's confidence model is fit on the tuning part of the queries and
 //! every figure is measured on the other part: the `dev` split where the
 //! dataset has one, else a stable 30% of the queries (by conversation, so
 //! turns of one conversation stay together).
@@ -18,7 +18,10 @@ use crate::import::import_jsonl;
 use crate::name::GroupId;
 use crate::prompt::tool_groups_section;
 use crate::routing::bm25::Bm25;
-use crate::routing::router::{Labelled, Router, Tier, Visible, fit_temperature, query_terms};
+use crate::routing::router::{
+    Confidence, Labelled, Router, Tier, Visible, fit_per_group, fit_temperature, query_terms,
+};
+use crate::routing::taxonomy::ConfidenceKind;
 use crate::routing::taxonomy::RoutingConfig;
 use crate::routing::text::terms;
 use crate::tokens::TokenCounter;
@@ -292,8 +295,9 @@ pub struct Evaluation {
     pub report_queries: usize,
     /// Which is which.
     pub split_rule: String,
-    /// The softmax temperature (fitted unless configured).
-    pub temperature: f64,
+    /// The router's confidence model and its parameters (fitted unless
+    /// configured), e.g. `per-group (weight 11.3, bias -8.9)`.
+    pub confidence_model: String,
     /// The group cap (tuned unless configured).
     pub max_groups: usize,
     /// One entry per policy.
@@ -307,7 +311,7 @@ pub struct Evaluation {
 }
 
 /// k values of the top-k curves.
-const TOOL_KS: [usize; 9] = [1, 3, 5, 10, 20, 30, 50, 100, 200];
+const TOOL_KS: [usize; 11] = [1, 3, 5, 10, 20, 30, 50, 100, 200, 300, 500];
 const GROUP_KS: [usize; 4] = [1, 2, 3, 5];
 
 /// What one query lets the model see under a policy.
@@ -346,7 +350,7 @@ pub fn evaluate(
 
     let lexical = |router: &Router, query: &Query| router.scores(&query.text, &context(query));
     let router = tune_router(catalog, &taxonomy, config, &costs, &tuned, &lexical);
-    let temperature = router.temperature();
+    let confidence_model = describe(router.confidence());
 
     let tool_index = ToolIndex::new(catalog);
     let total = report.len() * 2;
@@ -419,42 +423,16 @@ pub fn evaluate(
         })
         .collect();
 
-    let mut router_report = summarize("tiered_router".to_owned(), &router_seen);
-    let count = |tier| {
-        decisions.iter().filter(|d| d.tier == tier).count() as f64 / decisions.len().max(1) as f64
-    };
-    router_report.tiers = Some(TierMix {
-        high: count(Tier::High),
-        medium: count(Tier::Medium),
-        low: count(Tier::Low),
-    });
-    let restricted: Vec<usize> = (0..decisions.len())
-        .filter(|i| decisions[*i].tier != Tier::Low)
-        .collect();
-    router_report.escalation_rate = Some(
-        restricted
-            .iter()
-            .filter(|i| {
-                !report[**i]
-                    .gold_groups
-                    .iter()
-                    .all(|g| router_seen[**i].groups.contains(g))
-            })
-            .count() as f64
-            / restricted.len().max(1) as f64,
+    let router_report = router_figures(
+        summarize("tiered_router".to_owned(), &router_seen),
+        &decisions,
+        &router_seen,
+        &report,
+        all,
     );
     let high: Vec<usize> = (0..decisions.len())
         .filter(|i| decisions[*i].tier == Tier::High)
         .collect();
-    router_report.high_tier = Some(TierFigures {
-        queries: high.len(),
-        group_recall: mean(high.iter().map(|i| {
-            recall(&report[*i].gold_groups, |g| {
-                router_seen[*i].groups.contains(g)
-            })
-        })),
-        token_fraction: mean(high.iter().map(|i| router_seen[*i].tokens as f64 / all)),
-    });
 
     // The tool-search baseline at the router's token budget: the smallest k
     // that spends at least as much.
@@ -511,28 +489,32 @@ pub fn evaluate(
         let router = tune_router(catalog, &taxonomy, config, &costs, &tuned, &blended);
         let (seen, decisions) =
             run_router(&router, catalog, &costs, &report, &blended, &mut |_, _| {});
-        let mut figures = summarize(format!("tiered_router+{}", semantic.model), &seen);
-        let count = |tier| {
-            decisions.iter().filter(|d| d.tier == tier).count() as f64
-                / decisions.len().max(1) as f64
-        };
-        figures.tiers = Some(TierMix {
-            high: count(Tier::High),
-            medium: count(Tier::Medium),
-            low: count(Tier::Low),
-        });
-        let high: Vec<usize> = (0..decisions.len())
-            .filter(|i| decisions[*i].tier == Tier::High)
-            .collect();
-        figures.high_tier = Some(TierFigures {
-            queries: high.len(),
-            group_recall: mean(
-                high.iter()
-                    .map(|i| recall(&report[*i].gold_groups, |g| seen[*i].groups.contains(g))),
-            ),
-            token_fraction: mean(high.iter().map(|i| seen[*i].tokens as f64 / all)),
-        });
+        let figures = router_figures(
+            summarize(format!("tiered_router+{}", semantic.model), &seen),
+            &decisions,
+            &seen,
+            &report,
+            all,
+        );
         policies.push(figures);
+    }
+    if taxonomy.confidence == ConfidenceKind::PerGroup && config.per_group.is_none() {
+        // The one-softmax model, tuned the same way, for comparison.
+        let mut softmax = taxonomy;
+        softmax.confidence = ConfidenceKind::Softmax;
+        softmax.max_groups = config
+            .max_groups
+            .unwrap_or_else(|| ConfidenceKind::Softmax.default_max_groups());
+        let router = tune_router(catalog, &softmax, config, &costs, &tuned, &lexical);
+        let (seen, decisions) =
+            run_router(&router, catalog, &costs, &report, &lexical, &mut |_, _| {});
+        policies.push(router_figures(
+            summarize("tiered_router(softmax)".to_owned(), &seen),
+            &decisions,
+            &seen,
+            &report,
+            all,
+        ));
     }
     policies.extend([summarize(
         format!("bm25_tools@{}", TOOL_KS[equal]),
@@ -561,12 +543,66 @@ pub fn evaluate(
         max_groups: router.taxonomy().max_groups,
         report_queries: report.len(),
         split_rule: dataset.split_rule.clone(),
-        temperature,
+        confidence_model,
         policies,
         calibration,
         bm25_tools_curve: tools_curve,
         bm25_groups_curve: groups_curve,
     })
+}
+
+/// A router's policy figures with its tier mix, escalation rate and
+/// high-tier figures.
+fn router_figures(
+    mut figures: PolicyReport,
+    decisions: &[crate::routing::router::Decision],
+    seen: &[Seen],
+    queries: &[&Query],
+    all_tokens: f64,
+) -> PolicyReport {
+    let share = |tier| {
+        decisions.iter().filter(|d| d.tier == tier).count() as f64 / decisions.len().max(1) as f64
+    };
+    figures.tiers = Some(TierMix {
+        high: share(Tier::High),
+        medium: share(Tier::Medium),
+        low: share(Tier::Low),
+    });
+    let covered = |i: usize| {
+        queries[i]
+            .gold_groups
+            .iter()
+            .all(|g| seen[i].groups.contains(g))
+    };
+    let restricted: Vec<usize> = (0..decisions.len())
+        .filter(|i| decisions[*i].tier != Tier::Low)
+        .collect();
+    figures.escalation_rate = Some(
+        restricted.iter().filter(|i| !covered(**i)).count() as f64 / restricted.len().max(1) as f64,
+    );
+    let high: Vec<usize> = (0..decisions.len())
+        .filter(|i| decisions[*i].tier == Tier::High)
+        .collect();
+    figures.high_tier = Some(TierFigures {
+        queries: high.len(),
+        group_recall: mean(
+            high.iter()
+                .map(|i| recall(&queries[*i].gold_groups, |g| seen[*i].groups.contains(g))),
+        ),
+        token_fraction: mean(high.iter().map(|i| seen[*i].tokens as f64 / all_tokens)),
+    });
+    figures
+}
+
+/// A confidence model as the report names it.
+fn describe(confidence: Confidence) -> String {
+    match confidence {
+        Confidence::PerGroup(model) => format!(
+            "per-group (weight {:.2}, bias {:.2})",
+            model.weight, model.bias
+        ),
+        Confidence::Softmax { temperature } => format!("softmax (temperature {temperature})"),
+    }
 }
 
 /// Group caps tried when tuning.
@@ -585,6 +621,16 @@ fn tune_router(
     tuned: &[&Query],
     scores_of: &ScoresOf<'_>,
 ) -> Router {
+    if taxonomy.confidence == ConfidenceKind::PerGroup {
+        // The cap is a ceiling here (the thresholds decide how many groups a
+        // turn gets); only the model is fitted.
+        let router = Router::lexical(catalog, taxonomy.clone());
+        let model = match config.per_group {
+            Some(model) => model,
+            None => fit_per_group(&labelled(&router, tuned, scores_of)),
+        };
+        return router.with_confidence(Confidence::PerGroup(model));
+    }
     let caps: Vec<usize> = match config.max_groups {
         Some(cap) => vec![cap],
         None => (1..=MAX_GROUPS_TUNED).collect(),

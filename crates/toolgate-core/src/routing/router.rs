@@ -15,7 +15,7 @@ use std::fmt;
 use crate::catalog::Catalog;
 use crate::name::GroupId;
 use crate::routing::bm25::Bm25;
-use crate::routing::taxonomy::{Taxonomy, UnknownIntent};
+use crate::routing::taxonomy::{ConfidenceKind, Taxonomy, UnknownIntent};
 use crate::routing::text::terms;
 
 /// Softmax temperature when none is configured or fit.
@@ -191,18 +191,79 @@ impl GroupScorer for LexicalScorer {
 pub struct Router {
     scorer: Box<dyn GroupScorer>,
     taxonomy: Taxonomy,
-    temperature: f64,
+    confidence: Confidence,
+}
+
+/// How scores become the confidence that the routed groups are enough.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Confidence {
+    /// Each group's own chance of being needed, from its score relative to
+    /// the best group's ([`PerGroup`]). Groups are routed, most probable
+    /// first, until the chance that no needed group is left out reaches the
+    /// high threshold; that chance is the confidence. A turn that needs
+    /// three groups can be confident in all three. The default.
+    PerGroup(PerGroup),
+    /// One softmax over the groups at a temperature: groups are routed until
+    /// their probability mass reaches [`COVERAGE_TARGET`], and the mass is
+    /// the confidence. Suits catalogs where a turn needs one group.
+    Softmax {
+        /// The temperature.
+        temperature: f64,
+    },
+}
+
+/// A logistic model of "this group is needed" on `score / best score`.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PerGroup {
+    /// Slope on the relative score.
+    pub weight: f64,
+    /// Intercept.
+    pub bias: f64,
+}
+
+/// The mean of the fits on the tuning parts of toolbench_stable (10.94,
+/// -10.19), seal_tools (10.34, -8.42) and bfcl_multi_turn (7.87, -6.39),
+/// rounded; `toolgate eval` fits a catalog's own.
+pub const DEFAULT_PER_GROUP: PerGroup = PerGroup {
+    weight: 9.7,
+    bias: -8.3,
+};
+
+impl PerGroup {
+    /// The chance that a group with `relative` score (its score over the
+    /// best one, 0 to 1) is needed.
+    pub fn probability(&self, relative: f64) -> f64 {
+        1.0 / (1.0 + (-(self.weight * relative + self.bias)).exp())
+    }
+
+    /// Every group's chance, in score order.
+    pub fn probabilities(&self, scores: &[f64]) -> Vec<f64> {
+        let top = scores.iter().copied().fold(0.0_f64, f64::max);
+        scores
+            .iter()
+            .map(|s| self.probability(if top > 0.0 { s / top } else { 0.0 }))
+            .collect()
+    }
 }
 
 impl Router {
-    /// A router over `scorer`'s groups. The temperature is the taxonomy's,
-    /// else [`DEFAULT_TEMPERATURE`].
+    /// A router over `scorer`'s groups, with the taxonomy's confidence model
+    /// (its parameters, else [`DEFAULT_PER_GROUP`] or
+    /// [`DEFAULT_TEMPERATURE`]).
     pub fn new(scorer: Box<dyn GroupScorer>, taxonomy: Taxonomy) -> Self {
-        let temperature = taxonomy.temperature.unwrap_or(DEFAULT_TEMPERATURE);
+        let confidence = match taxonomy.confidence {
+            ConfidenceKind::PerGroup => {
+                Confidence::PerGroup(taxonomy.per_group.unwrap_or(DEFAULT_PER_GROUP))
+            }
+            ConfidenceKind::Softmax => Confidence::Softmax {
+                temperature: taxonomy.temperature.unwrap_or(DEFAULT_TEMPERATURE),
+            },
+        };
         Self {
             scorer,
             taxonomy,
-            temperature,
+            confidence,
         }
     }
 
@@ -211,15 +272,20 @@ impl Router {
         Self::new(Box::new(LexicalScorer::new(catalog, &taxonomy)), taxonomy)
     }
 
-    /// Replaces the temperature (after [`fit_temperature`]).
-    pub fn with_temperature(mut self, temperature: f64) -> Self {
-        self.temperature = temperature;
+    /// Uses the softmax model at `temperature` (after [`fit_temperature`]).
+    pub fn with_temperature(self, temperature: f64) -> Self {
+        self.with_confidence(Confidence::Softmax { temperature })
+    }
+
+    /// Replaces the confidence model (after [`fit_per_group`]).
+    pub fn with_confidence(mut self, confidence: Confidence) -> Self {
+        self.confidence = confidence;
         self
     }
 
-    /// The temperature in use.
-    pub fn temperature(&self) -> f64 {
-        self.temperature
+    /// The confidence model in use.
+    pub fn confidence(&self) -> Confidence {
+        self.confidence
     }
 
     /// The taxonomy.
@@ -245,7 +311,10 @@ impl Router {
     /// The decision for raw scores (in [`Self::groups`] order).
     pub fn decide(&self, scores: &[f64]) -> Decision {
         let groups = self.groups();
-        let probabilities = probabilities(scores, self.temperature);
+        let probabilities = match self.confidence {
+            Confidence::PerGroup(model) => model.probabilities(scores),
+            Confidence::Softmax { temperature } => probabilities(scores, temperature),
+        };
         let mut ranked: Vec<(GroupId, f64)> = groups.iter().cloned().zip(probabilities).collect();
         ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
         let thresholds = self.taxonomy.thresholds;
@@ -266,7 +335,12 @@ impl Router {
                 ranked,
             };
         }
-        let (routed, confidence) = route_by_mass(&ranked, self.taxonomy.max_groups);
+        let (routed, confidence) = match self.confidence {
+            Confidence::PerGroup(_) => {
+                route_by_cover(&ranked, self.taxonomy.max_groups, thresholds)
+            }
+            Confidence::Softmax { .. } => route_by_mass(&ranked, self.taxonomy.max_groups),
+        };
         let tier = if confidence >= thresholds.high {
             Tier::High
         } else if confidence >= thresholds.medium {
@@ -350,6 +424,81 @@ fn route_by_mass(ranked: &[(GroupId, f64)], max_groups: usize) -> (Vec<GroupId>,
         }
     }
     (routed, mass.min(1.0))
+}
+
+/// Per-group chances, most probable first: the fewest groups whose cover
+/// (the chance that no needed group is outside them) reaches the high
+/// threshold; else the fewest reaching the medium one; else all `max_groups`.
+/// Returns them and their cover.
+fn route_by_cover(
+    ranked: &[(GroupId, f64)],
+    max_groups: usize,
+    thresholds: crate::routing::taxonomy::Thresholds,
+) -> (Vec<GroupId>, f64) {
+    // ln P(no needed group among the groups not routed yet).
+    let mut outside: f64 = ranked.iter().map(|(_, p)| (1.0 - p).max(1e-12).ln()).sum();
+    let mut medium = None;
+    let mut last = 0.0;
+    let count = ranked.len().min(max_groups);
+    for (index, (_, probability)) in ranked.iter().enumerate().take(count) {
+        outside -= (1.0 - probability).max(1e-12).ln();
+        let cover = outside.exp().min(1.0);
+        last = cover;
+        if cover >= thresholds.high {
+            return (names(&ranked[..=index]), cover);
+        }
+        if medium.is_none() && cover >= thresholds.medium {
+            medium = Some((index + 1, cover));
+        }
+    }
+    match medium {
+        Some((routed, cover)) => (names(&ranked[..routed]), cover),
+        None => (names(&ranked[..count]), last),
+    }
+}
+
+fn names(ranked: &[(GroupId, f64)]) -> Vec<GroupId> {
+    ranked.iter().map(|(group, _)| group.clone()).collect()
+}
+
+/// The per-group model fitted on `examples` (logistic regression of "this
+/// group is gold" on its relative score, by gradient descent on the log
+/// loss).
+pub fn fit_per_group(examples: &[Labelled]) -> PerGroup {
+    let mut samples: Vec<(f64, f64)> = Vec::new();
+    for example in examples {
+        let top = example.scores.iter().copied().fold(0.0_f64, f64::max);
+        for (index, score) in example.scores.iter().enumerate() {
+            let relative = if top > 0.0 { score / top } else { 0.0 };
+            let gold = if example.gold.contains(&index) {
+                1.0
+            } else {
+                0.0
+            };
+            samples.push((relative, gold));
+        }
+    }
+    if samples.is_empty() {
+        return DEFAULT_PER_GROUP;
+    }
+    let mut model = PerGroup {
+        weight: 1.0,
+        bias: -3.0,
+    };
+    let count = samples.len() as f64;
+    const STEPS: usize = 2000;
+    const RATE: f64 = 5.0;
+    for _ in 0..STEPS {
+        let (mut weight_gradient, mut bias_gradient) = (0.0, 0.0);
+        for (relative, gold) in &samples {
+            let error = model.probability(*relative) - gold;
+            weight_gradient += error * relative;
+            bias_gradient += error;
+        }
+        model.weight -= RATE * weight_gradient / count;
+        model.bias -= RATE * bias_gradient / count;
+    }
+    model
 }
 
 /// One labelled turn for fitting and checking calibration: its raw scores

@@ -1,7 +1,10 @@
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
-use super::{Labelled, Router, RoutingConfig, Tier, Visible, fit_temperature};
+use super::{
+    Confidence, Labelled, PerGroup, Router, RoutingConfig, Tier, Visible, fit_per_group,
+    fit_temperature,
+};
 use crate::catalog::Catalog;
 use crate::group::ToolGroup;
 use crate::name::{GroupId, ToolName};
@@ -100,7 +103,7 @@ fn nothing_matching_fails_open_or_to_recovery() {
 fn an_ambiguous_query_adds_the_recovery_groups_or_opens_the_catalog() {
     let catalog = catalog();
     let config: RoutingConfig = toml::from_str(
-        "recovery_groups = [\"weather\"]\nthresholds = { high = 0.99, medium = 0.3 }\n",
+        "confidence = \"softmax\"\nrecovery_groups = [\"weather\"]\nthresholds = { high = 0.99, medium = 0.3 }\n",
     )
     .unwrap();
     let router = Router::lexical(&catalog, config.validate(&catalog).unwrap());
@@ -202,4 +205,67 @@ fn the_fitted_temperature_follows_how_often_routes_are_right() {
     let cautious = router.with_temperature(half).route(query, &[]);
     assert_eq!(confident.routed, ids(&["gmail"]));
     assert!(cautious.routed.len() > 1, "{cautious:?}");
+}
+
+#[test]
+fn the_per_group_model_routes_each_group_a_turn_needs() {
+    let catalog = catalog();
+    let router = Router::lexical(
+        &catalog,
+        RoutingConfig::default().validate(&catalog).unwrap(),
+    );
+    assert!(matches!(router.confidence(), Confidence::PerGroup(_)));
+    let both = router.route("send an email about the meeting event", &[]);
+    assert_eq!(both.routed, ids(&["gmail", "calendar"]), "{both:?}");
+    assert_eq!(both.tier, Tier::High, "{both:?}");
+    let one = router.route("weather forecast for Paris", &[]);
+    assert_eq!(one.routed, ids(&["weather"]), "{one:?}");
+    // The confidence is the chance that no needed group is left out.
+    let outside: f64 = one.ranked[1..].iter().map(|(_, p)| 1.0 - p).product();
+    assert!((one.confidence - outside).abs() < 1e-9, "{one:?}");
+}
+
+#[test]
+fn the_per_group_fit_learns_how_far_below_the_best_a_needed_group_scores() {
+    // Turns that need only their best group, and turns that need every group
+    // that scores at all.
+    let only_best: Vec<Labelled> = (0..20)
+        .map(|_| Labelled {
+            scores: vec![10.0, 6.0, 0.0],
+            gold: vec![0],
+        })
+        .collect();
+    let every: Vec<Labelled> = (0..20)
+        .map(|_| Labelled {
+            scores: vec![10.0, 6.0, 0.0],
+            gold: vec![0, 1],
+        })
+        .collect();
+    let strict = fit_per_group(&only_best);
+    let broad = fit_per_group(&every);
+    assert!(strict.probability(1.0) > 0.9, "{strict:?}");
+    assert!(strict.probability(0.6) < 0.1, "{strict:?}");
+    assert!(broad.probability(0.6) > 0.9, "{broad:?}");
+    assert!(broad.probability(0.0) < 0.1, "{broad:?}");
+    assert_eq!(fit_per_group(&[]), super::DEFAULT_PER_GROUP);
+}
+
+#[test]
+fn configured_per_group_parameters_are_used_and_checked() {
+    let catalog = catalog();
+    let config: RoutingConfig =
+        toml::from_str("per_group = { weight = 2.0, bias = -1.0 }\n").unwrap();
+    let router = Router::lexical(&catalog, config.validate(&catalog).unwrap());
+    assert_eq!(
+        router.confidence(),
+        Confidence::PerGroup(PerGroup {
+            weight: 2.0,
+            bias: -1.0
+        })
+    );
+    let bad: RoutingConfig = toml::from_str("per_group = { weight = nan, bias = 0.0 }\n").unwrap();
+    assert_eq!(
+        bad.validate(&catalog).unwrap_err().to_string(),
+        "[routing]: per_group weight and bias must be finite numbers"
+    );
 }

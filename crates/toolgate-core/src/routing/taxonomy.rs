@@ -24,8 +24,16 @@ pub struct RoutingConfig {
     /// What a query that matches nothing gets.
     #[serde(default)]
     pub unknown_intent: UnknownIntent,
-    /// Most groups routed for one query (default 3; `toolgate eval` tunes it
-    /// when unset).
+    /// How scores become confidence: `per_group` (the default) or
+    /// `softmax`.
+    #[serde(default)]
+    pub confidence: ConfidenceKind,
+    /// The per-group model's parameters (`toolgate eval` fits them; the
+    /// defaults suit BM25 scores).
+    #[serde(default)]
+    pub per_group: Option<crate::routing::router::PerGroup>,
+    /// Most groups routed for one query (default 20 per group, 3 softmax;
+    /// `toolgate eval` tunes the softmax cap when unset).
     #[serde(default)]
     pub max_groups: Option<usize>,
     /// Softmax temperature turning scores into confidence (`toolgate eval`
@@ -40,8 +48,27 @@ pub struct RoutingConfig {
     pub embeddings: Option<crate::routing::semantic::EmbeddingsConfig>,
 }
 
-fn default_max_groups() -> usize {
-    3
+/// Which confidence model the router uses.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ConfidenceKind {
+    /// Each group's own chance of being needed; see
+    /// [`Confidence::PerGroup`](crate::routing::Confidence::PerGroup).
+    #[default]
+    PerGroup,
+    /// One softmax over the groups; see
+    /// [`Confidence::Softmax`](crate::routing::Confidence::Softmax).
+    Softmax,
+}
+
+impl ConfidenceKind {
+    /// The group cap when none is configured.
+    pub fn default_max_groups(self) -> usize {
+        match self {
+            Self::PerGroup => 20,
+            Self::Softmax => 3,
+        }
+    }
 }
 
 /// One intent.
@@ -119,6 +146,10 @@ pub struct Taxonomy {
     pub unknown_intent: UnknownIntent,
     /// Most groups routed for one query.
     pub max_groups: usize,
+    /// The confidence model.
+    pub confidence: ConfidenceKind,
+    /// The per-group model's parameters, if configured.
+    pub per_group: Option<crate::routing::router::PerGroup>,
     /// Softmax temperature, if configured.
     pub temperature: Option<f64>,
     /// Escalation rules.
@@ -185,7 +216,16 @@ impl RoutingConfig {
                 "thresholds must satisfy 0 <= medium <= high <= 1 (medium = {medium}, high = {high})"
             )));
         }
-        let max_groups = self.max_groups.unwrap_or_else(default_max_groups);
+        let max_groups = self
+            .max_groups
+            .unwrap_or_else(|| self.confidence.default_max_groups());
+        if let Some(model) = self.per_group
+            && !(model.weight.is_finite() && model.bias.is_finite())
+        {
+            return Err(RoutingError(
+                "per_group weight and bias must be finite numbers".to_owned(),
+            ));
+        }
         if max_groups == 0 {
             return Err(RoutingError("max_groups must be at least 1".to_owned()));
         }
@@ -202,6 +242,8 @@ impl RoutingConfig {
             thresholds: self.thresholds,
             unknown_intent: self.unknown_intent,
             max_groups,
+            confidence: self.confidence,
+            per_group: self.per_group,
             temperature: self.temperature,
             no_progress: self.no_progress,
         })
@@ -215,7 +257,9 @@ impl Default for Taxonomy {
             recovery_groups: Vec::new(),
             thresholds: Thresholds::default(),
             unknown_intent: UnknownIntent::default(),
-            max_groups: default_max_groups(),
+            max_groups: ConfidenceKind::default().default_max_groups(),
+            confidence: ConfidenceKind::default(),
+            per_group: None,
             temperature: None,
             no_progress: NoProgress::default(),
         }
