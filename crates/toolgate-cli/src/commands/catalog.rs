@@ -37,6 +37,8 @@ pub(crate) fn run(args: &CatalogArgs, out: &mut dyn Write) -> Result<()> {
 /// With upstream MCP servers: start them all, list them, and report on the
 /// catalog `toolgate serve` would build in front of them.
 fn run_with_upstreams(args: &CatalogArgs, out: &mut dyn Write) -> Result<()> {
+    // Upstream failures and groups left as tools are logged as warnings.
+    super::tools::init_logging();
     let (mut upstreams, files) =
         super::tools::upstream_configs(args.config.as_deref(), &args.mcp_config)?;
     for upstream in &mut upstreams {

@@ -23,6 +23,7 @@ use super::tools::{self, print};
 use crate::cli::MigrateArgs;
 
 pub(crate) fn run(args: &MigrateArgs) -> anyhow::Result<()> {
+    tools::init_logging();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
