@@ -26,6 +26,19 @@ struct State {
     agents: BTreeMap<String, AgentRecord>,
 }
 
+impl State {
+    /// The conversation, created (active `now`) if it is new.
+    fn conversation(&mut self, id: &ConversationId, now: SystemTime) -> &mut Conversation {
+        self.conversations
+            .entry(id.clone())
+            .or_insert_with(|| Conversation {
+                active: now,
+                agent: None,
+                messages: Vec::new(),
+            })
+    }
+}
+
 /// Conversations held in memory; lost when the process ends.
 #[derive(Debug, Default)]
 pub struct MemoryStore {
@@ -51,14 +64,7 @@ impl ConversationStore for MemoryStore {
         let mut state = self.state();
         state.next_id += 1;
         let id = MessageId(state.next_id);
-        let entry = state
-            .conversations
-            .entry(conversation.clone())
-            .or_insert_with(|| Conversation {
-                active: now,
-                agent: None,
-                messages: Vec::new(),
-            });
+        let entry = state.conversation(conversation, now);
         entry.active = now;
         entry.messages.push(StoredMessage {
             id,
@@ -147,16 +153,7 @@ impl AgentStore for MemoryStore {
     ) -> StoreFuture<'a, ()> {
         let mut state = self.state();
         let result = if state.agents.contains_key(agent) {
-            let now = now_millis();
-            state
-                .conversations
-                .entry(conversation.clone())
-                .or_insert_with(|| Conversation {
-                    active: now,
-                    agent: None,
-                    messages: Vec::new(),
-                })
-                .agent = Some(agent.to_owned());
+            state.conversation(conversation, now_millis()).agent = Some(agent.to_owned());
             Ok(())
         } else {
             Err(StoreError::UnknownAgent(agent.to_owned()))
