@@ -47,7 +47,7 @@ pub use name::{GroupId, MAX_GROUP_ID_LEN, MAX_TOOL_NAME_LEN, ToolName, title_cas
 pub use origin::Origin;
 pub use polymorphic::{
     ACTION_PARAMETER, Action, ActionCall, ActionError, ActionPolicy, PolymorphicError,
-    PolymorphicTool, typed_result,
+    PolymorphicTool, action_names, typed_result,
 };
 pub use prompt::{
     GROUP_DESCRIPTION_MAX_CHARS, SECTION_SEPARATOR, TOOL_GROUPS_HEADING, TOOL_GROUPS_INSTRUCTION,

@@ -474,9 +474,11 @@ pub fn typed_result(action: &str, text: &str, is_error: bool) -> Value {
     }
 }
 
-/// The member names as action names: less `prefix` (and the `_`, `__`, `.`
-/// or `-` after it) when every stripped name stays non-empty and distinct.
-fn action_names(members: &[&ToolDefinition], prefix: &str) -> Vec<String> {
+/// The action names [`PolymorphicTool::consolidate`] gives `members`, before
+/// any policy: their names less `prefix` (and the `_`, `__`, `.` or `-`
+/// after it) when every stripped name stays non-empty and distinct, else
+/// their full names.
+pub fn action_names(members: &[&ToolDefinition], prefix: &str) -> Vec<String> {
     let strip = |name: &str| -> Option<String> {
         let rest = name.strip_prefix(prefix)?;
         let rest = rest

@@ -896,10 +896,8 @@ fn consolidate(
         .map(|g| g.description.clone())
         .unwrap_or_default();
     let refs: Vec<&ToolDefinition> = members.iter().collect();
-    let everything = ActionPolicy::default();
-    let (all, _) = PolymorphicTool::consolidate(name.clone(), "", &refs, group, &everything)
-        .map_err(|error| error.to_string())?;
-    let all_names = all.action_names();
+    let all_names = toolgate_core::action_names(&refs, group);
+    let all_names: Vec<&str> = all_names.iter().map(String::as_str).collect();
     let unknown = policy.unknown_actions(&all_names);
     if !unknown.is_empty() {
         return Err(format!(
@@ -911,27 +909,27 @@ fn consolidate(
     let (tool, targets) =
         PolymorphicTool::consolidate(name.clone(), description, &refs, group, policy)
             .map_err(|error| error.to_string())?;
-    let actions: Vec<&str> = tool.action_names();
-    let mut consolidated = Consolidated {
-        tool: tool.clone(),
-        members: Vec::new(),
-    };
-    for target in &targets {
-        let route = routes.get(&target.name).cloned().unwrap_or(Route::Unbound);
-        consolidated.members.push(Member {
+    let actions: Vec<String> = tool.action_names().into_iter().map(str::to_owned).collect();
+    let members_of_actions = targets
+        .iter()
+        .map(|target| Member {
             definition: (*target).clone(),
-            route,
-        });
-    }
+            route: routes.get(&target.name).cloned().unwrap_or(Route::Unbound),
+        })
+        .collect();
     catalog
         .replace_group_tools(group, vec![(tool.definition().clone(), origin)])
         .map_err(|error| error.to_string())?;
+    let consolidated = Consolidated {
+        tool,
+        members: members_of_actions,
+    };
     for member in &members {
         routes.remove(&member.name);
     }
     for (action, target) in actions.iter().zip(&targets) {
         if target.name != name {
-            let alias = Alias::new(name.clone()).with_action(*action);
+            let alias = Alias::new(name.clone()).with_action(action.as_str());
             catalog
                 .register_alias(target.name.as_str(), alias)
                 .map_err(|error| error.to_string())?;
