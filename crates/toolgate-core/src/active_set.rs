@@ -7,13 +7,9 @@
 //! is rebuilt from history by [`crate::restore_active_set`], so a restarted
 //! process sees exactly what the model saw.
 
-use std::fmt;
-
-use crate::catalog::Catalog;
-use crate::meta_tool::{
-    GroupLoaded, GroupUnloaded, LoadGroupError, UnloadGroupError, closest_group,
-};
+use crate::catalog::{Catalog, GroupVisibility};
 use crate::name::GroupId;
+use crate::outcome::{GroupLoaded, GroupUnloaded, LoadGroupError, NotAvailable, UnloadGroupError};
 use crate::tool::ToolDefinition;
 
 /// Core tools plus the loaded groups of one conversation.
@@ -132,11 +128,16 @@ impl ActiveToolSet {
         }
     }
 
-    /// The definitions to send: core tools, then each loaded group's enabled
-    /// tools in load order.
+    /// The definitions to send: core tools, then the tools of the groups
+    /// that are always visible, then each loaded group's enabled tools in
+    /// load order.
     pub fn definitions<'c>(&self, catalog: &'c Catalog) -> Vec<&'c ToolDefinition> {
         let mut definitions: Vec<&ToolDefinition> = catalog.core_tools().collect();
-        for group in &self.loaded {
+        let always: Vec<&GroupId> = catalog.always_visible_groups().collect();
+        for group in &always {
+            definitions.extend(catalog.group_tools(group.as_str()));
+        }
+        for group in self.loaded.iter().filter(|group| !always.contains(group)) {
             definitions.extend(catalog.group_tools(group.as_str()));
         }
         definitions
@@ -160,36 +161,43 @@ impl ActiveToolSet {
         match entry.group {
             None => Ok(entry.definition),
             Some(group) if self.loaded.contains(group) => Ok(entry.definition),
+            Some(group)
+                if catalog.group_visibility(group.as_str()) == Some(GroupVisibility::Always) =>
+            {
+                Ok(entry.definition)
+            }
             Some(group) => Err(not_available(Some(group.clone()))),
         }
     }
 }
 
-/// A call to a tool outside the active set. `Display` is the text the model
-/// reads: it names the group to load when there is one, and never says
-/// "forbidden".
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct NotAvailable {
-    /// The tool the model called.
-    pub tool: String,
-    /// The unloaded group it belongs to, when it exists and is enabled.
-    pub group: Option<GroupId>,
-}
-
-impl fmt::Display for NotAvailable {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Tool '{}' is not available for this agent.", self.tool)?;
-        if let Some(group) = &self.group {
-            write!(
-                f,
-                " It belongs to tool group '{group}'; call load_tool_group with group_name '{group}' first."
-            )?;
+/// The available group closest to `requested`, if one is close enough to be a
+/// likely typo or a partial name (`gmail` -> `google_gmail`).
+fn closest_group<'a>(
+    requested: &str,
+    candidates: impl IntoIterator<Item = &'a GroupId>,
+) -> Option<&'a GroupId> {
+    const CLOSE_ENOUGH: f64 = 0.85;
+    /// A shorter fragment matches too much to be a useful hint.
+    const MIN_FRAGMENT: usize = 3;
+    let wanted = requested.to_lowercase();
+    let mut best: Option<(f64, &GroupId)> = None;
+    for candidate in candidates {
+        let name = candidate.as_str().to_lowercase();
+        let contains =
+            wanted.len() >= MIN_FRAGMENT && (name.contains(&wanted) || wanted.contains(&name));
+        let similarity = if contains {
+            0.9
+        } else {
+            strsim::jaro_winkler(&wanted, &name)
+        };
+        // Strictly greater: on a tie the earlier group (catalog order) wins.
+        if similarity >= CLOSE_ENOUGH && best.is_none_or(|(score, _)| similarity > score) {
+            best = Some((similarity, candidate));
         }
-        Ok(())
     }
+    best.map(|(_, candidate)| candidate)
 }
-
-impl std::error::Error for NotAvailable {}
 
 #[cfg(test)]
 #[path = "active_set_tests.rs"]

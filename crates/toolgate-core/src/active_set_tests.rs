@@ -67,6 +67,38 @@ fn a_new_set_has_core_tools_only() {
 }
 
 #[test]
+fn an_always_visible_group_is_listed_after_the_core_tools_and_callable_unloaded() {
+    let mut catalog = catalog();
+    catalog
+        .set_group_visibility("google_drive", GroupVisibility::Always)
+        .unwrap();
+    let mut active = ActiveToolSet::new();
+    active.load(&catalog, "pdf").unwrap();
+    // Loading it adds nothing twice, and it keeps its place.
+    active.load(&catalog, "google_drive").unwrap();
+    assert_eq!(
+        names(active.definitions(&catalog)),
+        [
+            "load_tool_group",
+            "get_current_time",
+            "drive_list",
+            "pdf_info",
+            "pdf_extract_text"
+        ]
+    );
+    assert!(
+        ActiveToolSet::new()
+            .check_available(&catalog, "drive_list")
+            .is_ok()
+    );
+    assert!(
+        ActiveToolSet::new()
+            .check_available(&catalog, "gmail_search")
+            .is_err()
+    );
+}
+
+#[test]
 fn loading_returns_the_contract_text_and_expands_the_set() {
     let catalog = catalog();
     let mut active = ActiveToolSet::new();

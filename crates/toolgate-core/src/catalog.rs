@@ -17,6 +17,7 @@ use crate::group::ToolGroup;
 use crate::meta_tool::load_tool_group_definition;
 use crate::name::{GroupId, ToolName};
 use crate::origin::Origin;
+use crate::polymorphic::ACTION_PARAMETER;
 use crate::tool::ToolDefinition;
 
 /// Whether a tool is offered at all.
@@ -46,11 +47,24 @@ pub enum GroupListing {
     Deferred,
 }
 
+/// Whether a group's tools wait for `load_tool_group`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum GroupVisibility {
+    /// Its tools join a conversation's active set when it is loaded: the
+    /// default.
+    #[default]
+    OnLoad,
+    /// Its tools are always visible, like core tools (an MCP server the
+    /// operator exposes as core). It is still listed and loadable.
+    Always,
+}
+
 #[derive(Debug)]
 struct GroupEntry {
     group: ToolGroup,
     origin: Origin,
     listing: GroupListing,
+    visibility: GroupVisibility,
     members: Vec<usize>,
 }
 
@@ -141,10 +155,7 @@ impl Alias {
     pub fn arguments(&self, call: Value) -> Value {
         let mut arguments = Map::new();
         if let Some(action) = &self.action {
-            arguments.insert(
-                crate::polymorphic::ACTION_PARAMETER.to_owned(),
-                Value::String(action.clone()),
-            );
+            arguments.insert(ACTION_PARAMETER.to_owned(), Value::String(action.clone()));
         }
         if let Value::Object(call) = call {
             for (key, value) in call {
@@ -257,6 +268,35 @@ impl Catalog {
             .ok_or_else(|| CatalogError::UnknownGroupId(id.to_owned()))?;
         self.groups[index].group.description = description.into();
         Ok(())
+    }
+
+    /// Makes a group's tools always visible, or visible once loaded again.
+    pub fn set_group_visibility(
+        &mut self,
+        id: &str,
+        visibility: GroupVisibility,
+    ) -> Result<(), CatalogError> {
+        let index = *self
+            .group_index
+            .get(id)
+            .ok_or_else(|| CatalogError::UnknownGroupId(id.to_owned()))?;
+        self.groups[index].visibility = visibility;
+        Ok(())
+    }
+
+    /// A group's visibility; `None` for an unknown group.
+    pub fn group_visibility(&self, id: &str) -> Option<GroupVisibility> {
+        self.group_index
+            .get(id)
+            .map(|&index| self.groups[index].visibility)
+    }
+
+    /// The groups whose tools are always visible, in registration order.
+    pub fn always_visible_groups(&self) -> impl Iterator<Item = &GroupId> {
+        self.groups
+            .iter()
+            .filter(|entry| entry.visibility == GroupVisibility::Always)
+            .map(|entry| &entry.group.id)
     }
 
     /// Whether a group's tools are known yet; `None` for an unknown group.
@@ -495,6 +535,7 @@ impl Catalog {
             group,
             origin,
             listing,
+            visibility: GroupVisibility::OnLoad,
             members: Vec::new(),
         });
     }

@@ -7,44 +7,8 @@
 
 use std::path::PathBuf;
 
-use crate::name::{GroupId, ToolName};
+use crate::name::{GroupId, NameError, ToolName};
 use crate::origin::Origin;
-
-/// A tool name or group id that breaks the naming rules.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum NameError {
-    /// Empty or longer than 64 characters.
-    #[error("tool name `{name}` must be 1-64 characters long, not {length}")]
-    ToolNameLength {
-        /// The rejected name.
-        name: String,
-        /// Its length in characters.
-        length: usize,
-    },
-    /// A character outside `A-Za-z0-9_./-`.
-    #[error("tool name `{name}` has the character {character:?}, outside MCP's A-Za-z0-9_./-")]
-    ToolNameCharacter {
-        /// The rejected name.
-        name: String,
-        /// The first offending character.
-        character: char,
-    },
-    /// Blank, padded with white space, or too long.
-    #[error("group id `{id}` must be 1-128 characters with no leading or trailing white space")]
-    GroupIdShape {
-        /// The rejected id.
-        id: String,
-    },
-    /// A control character.
-    #[error("group id {id:?} has the control character {character:?}")]
-    GroupIdCharacter {
-        /// The rejected id.
-        id: String,
-        /// The first offending character.
-        character: char,
-    },
-}
 
 /// An input schema that is not a JSON Schema for an object.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -20,10 +20,10 @@ use serde_json::{Value, json};
 
 use crate::active_set::ActiveToolSet;
 use crate::catalog::Catalog;
-use crate::meta_tool::{
+use crate::contract::{
     GROUP_NAME_PARAMETER, LOAD_TOOL_GROUP_TOOL_NAME, UNLOAD_TOOL_GROUP_TOOL_NAME,
-    group_name_argument,
 };
+use crate::meta_tool::group_name_argument;
 use crate::name::GroupId;
 
 /// What a stored message is.

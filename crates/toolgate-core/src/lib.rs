@@ -12,25 +12,32 @@
 
 mod active_set;
 mod catalog;
+mod contract;
 mod error;
 mod group;
 mod history;
 mod import;
 mod manifest;
 mod meta_tool;
+mod meta_tools;
 mod name;
 mod origin;
+mod outcome;
 mod polymorphic;
 mod prompt;
 pub mod routing;
 mod tokens;
 mod tool;
 
-pub use active_set::{ActiveToolSet, NotAvailable};
-pub use catalog::{Alias, Catalog, CatalogTool, GroupListing, ToolState};
+pub use active_set::ActiveToolSet;
+pub use catalog::{Alias, Catalog, CatalogTool, GroupListing, GroupVisibility, ToolState};
+pub use contract::{
+    CALL_TOOL_TOOL_NAME, FIND_TOOL_GROUPS_TOOL_NAME, GROUP_NAME_PARAMETER,
+    LOAD_TOOL_GROUP_TOOL_NAME, MissingParameter, SECTION_SEPARATOR, TOOL_GROUPS_HEADING,
+    TOOL_GROUPS_INSTRUCTION, UNLOAD_TOOL_GROUP_TOOL_NAME,
+};
 pub use error::{
-    CatalogError, ImportError, ManifestError, ManifestErrorReason, NameError, SchemaError,
-    TokenizerError,
+    CatalogError, ImportError, ManifestError, ManifestErrorReason, SchemaError, TokenizerError,
 };
 pub use group::{ToolGroup, generated_group_description};
 pub use history::{
@@ -39,19 +46,22 @@ pub use history::{
 pub use import::{ImportReport, import_jsonl};
 pub use manifest::{Manifest, ManifestReport, ManifestTool, load_manifest_dirs, parse_manifest};
 pub use meta_tool::{
-    GROUP_NAME_PARAMETER, GroupLoaded, GroupUnloaded, LOAD_TOOL_GROUP_TOOL_NAME, LoadGroupError,
-    UNLOAD_TOOL_GROUP_TOOL_NAME, UnloadGroupError, group_name_argument, load_tool_group_definition,
+    MetaCall, MetaTool, group_name_argument, load_tool_group_definition,
     unload_tool_group_definition,
 };
-pub use name::{GroupId, MAX_GROUP_ID_LEN, MAX_TOOL_NAME_LEN, ToolName, title_case};
+pub use meta_tools::{MetaAnswer, MetaTools};
+pub use name::{GroupId, MAX_GROUP_ID_LEN, MAX_TOOL_NAME_LEN, NameError, ToolName, title_case};
 pub use origin::Origin;
+pub use outcome::{
+    CallToolError, FindGroupsError, GroupLoaded, GroupUnloaded, GroupsFound, LoadGroupError,
+    MetaError, NotAvailable, UnloadGroupError,
+};
 pub use polymorphic::{
     ACTION_PARAMETER, Action, ActionCall, ActionError, ActionPolicy, PolymorphicError,
     PolymorphicTool, action_names, typed_result,
 };
 pub use prompt::{
-    GROUP_DESCRIPTION_MAX_CHARS, SECTION_SEPARATOR, TOOL_GROUPS_HEADING, TOOL_GROUPS_INSTRUCTION,
-    listing_description, system_prompt, tool_groups_section,
+    GROUP_DESCRIPTION_MAX_CHARS, listing_description, system_prompt, tool_groups_section,
 };
 pub use tokens::{CatalogCost, Encoding, GroupCost, TokenCounter};
 pub use tool::{ToolAnnotations, ToolDefinition};

@@ -16,6 +16,7 @@ use std::fmt;
 
 use serde_json::{Map, Value, json};
 
+use crate::contract::ActionFault;
 use crate::error::SchemaError;
 use crate::name::ToolName;
 use crate::tool::{ToolDefinition, one_line};
@@ -301,14 +302,14 @@ impl PolymorphicTool {
     /// action requires but the call lacks.
     pub fn resolve(&self, arguments: &Value) -> Result<ActionCall<'_>, Box<ActionError>> {
         let Some(object) = arguments.as_object() else {
-            return Err(self.error("Tool arguments must be a JSON object"));
+            return Err(self.error(ActionFault::NotAnObject));
         };
         let action_name = match object.get(ACTION_PARAMETER) {
             Some(Value::String(name)) => name.as_str(),
             Some(other) => {
-                return Err(self.error(format!("Parameter 'action' must be a string, not {other}")));
+                return Err(self.error(ActionFault::ActionNotString(other)));
             }
-            None => return Err(self.error("Missing required parameter 'action'")),
+            None => return Err(self.error(ActionFault::MissingAction)),
         };
         let Some((index, action)) = self
             .actions
@@ -316,12 +317,12 @@ impl PolymorphicTool {
             .enumerate()
             .find(|(_, a)| a.name == action_name)
         else {
-            let message = if self.denied.iter().any(|d| d == action_name) {
-                format!("Action '{action_name}' is not allowed here")
+            let fault = if self.denied.iter().any(|d| d == action_name) {
+                ActionFault::ActionDenied(action_name)
             } else {
-                format!("Invalid action '{action_name}'")
+                ActionFault::InvalidAction(action_name)
             };
-            let mut error = self.error(message);
+            let mut error = self.error(fault);
             error.did_you_mean = close_match(action_name, self.action_names());
             return Err(error);
         };
@@ -334,7 +335,10 @@ impl PolymorphicTool {
                     let shown = value
                         .as_str()
                         .map_or_else(|| value.to_string(), str::to_owned);
-                    let mut error = self.error(format!("Invalid {parameter} '{shown}'"));
+                    let mut error = self.error(ActionFault::InvalidValue {
+                        parameter,
+                        value: shown,
+                    });
                     error.parameter = Some(parameter.clone());
                     error.did_you_mean = value
                         .as_str()
@@ -348,10 +352,10 @@ impl PolymorphicTool {
                 value.is_null() || value.as_str().is_some_and(|text| text.trim().is_empty())
             });
             if missing {
-                let mut error = self.error(format!(
-                    "{required} is required for action '{}'",
-                    action.name
-                ));
+                let mut error = self.error(ActionFault::MissingRequired {
+                    parameter: required,
+                    action: &action.name,
+                });
                 error.action = Some(action.name.clone());
                 error.parameter = Some(required.to_owned());
                 return Err(error);
@@ -366,9 +370,9 @@ impl PolymorphicTool {
         })
     }
 
-    fn error(&self, message: impl Into<String>) -> Box<ActionError> {
+    fn error(&self, fault: ActionFault<'_>) -> Box<ActionError> {
         Box::new(ActionError {
-            message: message.into(),
+            message: fault.to_string(),
             allowed_actions: self.action_names().into_iter().map(str::to_owned).collect(),
             allowed_values: self.enums.clone(),
             did_you_mean: None,

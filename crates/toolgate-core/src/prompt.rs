@@ -11,15 +11,9 @@
 //! toolset descriptions run 30-120 characters.
 
 use crate::catalog::Catalog;
+use crate::contract::{SECTION_SEPARATOR, TOOL_GROUPS_HEADING, TOOL_GROUPS_INSTRUCTION};
 use crate::tool::one_line;
 
-/// Heading of the section.
-pub const TOOL_GROUPS_HEADING: &str = "## Available Tool Groups";
-/// The instruction under the heading.
-pub const TOOL_GROUPS_INSTRUCTION: &str =
-    "Use `load_tool_group` to load tools from a group before using them.";
-/// Separator between the base prompt and the section.
-pub const SECTION_SEPARATOR: &str = "\n\n---\n\n";
 /// Longest group description in the listing, in characters, ellipsis included.
 pub const GROUP_DESCRIPTION_MAX_CHARS: usize = 200;
 

@@ -5,6 +5,7 @@
 //! medium adds the recovery groups, low shows the whole catalog.
 
 mod bm25;
+mod calibration;
 pub mod eval;
 mod router;
 pub mod semantic;
@@ -12,10 +13,11 @@ mod taxonomy;
 mod text;
 
 pub use bm25::Bm25;
+pub use calibration::{DEFAULT_PER_GROUP, PerGroup};
 pub use router::{
-    COVERAGE_TARGET, Confidence, DEFAULT_PER_GROUP, DEFAULT_TEMPERATURE, Decision, GroupScorer,
-    Labelled, LexicalScorer, PerGroup, Router, Tier, Visible, fit_per_group, fit_temperature,
-    probabilities, query_terms,
+    COVERAGE_TARGET, Confidence, DEFAULT_TEMPERATURE, Decision, GroupScorer, Labelled,
+    LexicalScorer, Router, Tier, Visible, fit_per_group, fit_temperature, probabilities,
+    query_terms,
 };
 pub use taxonomy::{
     ConfidenceKind, Intent, IntentConfig, NoProgress, RoutingConfig, RoutingError, Taxonomy,

@@ -7,6 +7,7 @@ use serde::Deserialize;
 
 use crate::catalog::Catalog;
 use crate::name::GroupId;
+use crate::routing::calibration::PerGroup;
 
 /// `[routing]` as written.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
@@ -31,7 +32,7 @@ pub struct RoutingConfig {
     /// The per-group model's parameters (`toolgate eval` fits them; the
     /// defaults suit BM25 scores).
     #[serde(default)]
-    pub per_group: Option<crate::routing::router::PerGroup>,
+    pub per_group: Option<PerGroup>,
     /// Most groups routed for one query (default 20 per group, 3 softmax;
     /// `toolgate eval` tunes the softmax cap when unset).
     #[serde(default)]
@@ -149,7 +150,7 @@ pub struct Taxonomy {
     /// The confidence model.
     pub confidence: ConfidenceKind,
     /// The per-group model's parameters, if configured.
-    pub per_group: Option<crate::routing::router::PerGroup>,
+    pub per_group: Option<PerGroup>,
     /// Softmax temperature, if configured.
     pub temperature: Option<f64>,
     /// Escalation rules.

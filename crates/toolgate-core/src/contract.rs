@@ -1,0 +1,265 @@
+//! Every text the model reads from toolgate itself, in one place: the
+//! contract texts of DESIGN.md (`load_tool_group`'s answers, "not
+//! available", the "Available Tool Groups" section, the polymorphic tools'
+//! errors) and the other meta-tools' answers and descriptions.
+//!
+//! A wording change is an edit here and nowhere else; the agent loop and the
+//! MCP gateway only render these values. Tests assert the texts whole.
+
+use std::fmt;
+
+use serde_json::Value;
+
+use crate::outcome::{
+    CallToolError, FindGroupsError, GroupLoaded, GroupUnloaded, GroupsFound, LoadGroupError,
+    MetaError, NotAvailable, UnloadGroupError,
+};
+
+/// Name of the meta-tool that loads a group.
+pub const LOAD_TOOL_GROUP_TOOL_NAME: &str = "load_tool_group";
+/// Name of the meta-tool that unloads a group.
+pub const UNLOAD_TOOL_GROUP_TOOL_NAME: &str = "unload_tool_group";
+/// Name of the meta-tool that calls any tool of a loaded group by name.
+pub const CALL_TOOL_TOOL_NAME: &str = "call_tool";
+/// Name of the meta-tool that ranks the groups for a request (the router).
+pub const FIND_TOOL_GROUPS_TOOL_NAME: &str = "find_tool_groups";
+/// The one argument `load_tool_group` and `unload_tool_group` take.
+pub const GROUP_NAME_PARAMETER: &str = "group_name";
+
+/// Heading of the system-prompt section.
+pub const TOOL_GROUPS_HEADING: &str = "## Available Tool Groups";
+/// The instruction under the heading.
+pub const TOOL_GROUPS_INSTRUCTION: &str =
+    "Use `load_tool_group` to load tools from a group before using them.";
+/// Separator between the base prompt and the section.
+pub const SECTION_SEPARATOR: &str = "\n\n---\n\n";
+
+/// `load_tool_group`'s description.
+pub(crate) const LOAD_TOOL_GROUP_DESCRIPTION: &str = "Load all tools in a tool group to make them \
+available for use. You MUST load a tool group before you can use any tools in it. After loading, \
+the tools will be available for the rest of this conversation.";
+/// `load_tool_group`'s `group_name` parameter.
+pub(crate) const LOAD_GROUP_NAME_DESCRIPTION: &str = "The name of the tool group to load";
+/// `unload_tool_group`'s description.
+pub(crate) const UNLOAD_TOOL_GROUP_DESCRIPTION: &str = "Unload a previously loaded tool group so \
+its tools are no longer offered. Load it again with load_tool_group when needed.";
+/// `unload_tool_group`'s `group_name` parameter.
+pub(crate) const UNLOAD_GROUP_NAME_DESCRIPTION: &str = "The name of the tool group to unload";
+/// `call_tool`'s description.
+pub(crate) const CALL_TOOL_DESCRIPTION: &str = "Call a tool of a loaded group by name. For \
+clients that do not refresh their tool list after load_tool_group: the load result lists each \
+tool's full schema.";
+/// `call_tool`'s `name` parameter.
+pub(crate) const CALL_TOOL_NAME_DESCRIPTION: &str = "The tool's name, as load_tool_group listed it";
+/// `call_tool`'s `arguments` parameter.
+pub(crate) const CALL_TOOL_ARGUMENTS_DESCRIPTION: &str = "The tool's arguments";
+/// `find_tool_groups`' description.
+pub(crate) const FIND_TOOL_GROUPS_DESCRIPTION: &str = "Rank the tool groups for a request, with \
+the router's confidence. Use it when no group in load_tool_group's list obviously fits; then \
+load the best one.";
+/// `find_tool_groups`' `query` parameter.
+pub(crate) const FIND_QUERY_DESCRIPTION: &str = "What the user wants done, in their words";
+
+/// `Required parameter '{name}' is missing.`: the text for any tool's
+/// missing required argument, meta-tools and built-ins alike.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MissingParameter<'a>(pub &'a str);
+
+impl fmt::Display for MissingParameter<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Required parameter '{}' is missing.", self.0)
+    }
+}
+
+impl fmt::Display for GroupLoaded<'_> {
+    /// `Loaded {n} tools from group '{display_name}':` then `- {name}: {description}`
+    /// per tool, each description on one line.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "Loaded {} tools from group '{}':",
+            self.tools.len(),
+            self.group.display_name
+        )?;
+        for tool in &self.tools {
+            write!(f, "\n- {}: {}", tool.name, tool.one_line_description())?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for LoadGroupError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::MissingParameter => MissingParameter(GROUP_NAME_PARAMETER).fmt(f),
+            Self::NotFound {
+                requested,
+                available,
+                suggestion,
+            } => {
+                write!(
+                    f,
+                    "Tool group '{requested}' not found. Available groups: {}",
+                    join(available)
+                )?;
+                if let Some(suggestion) = suggestion {
+                    write!(f, ". Did you mean '{suggestion}'?")?;
+                }
+                Ok(())
+            }
+            Self::EmptyGroup { group } => write!(f, "Tool group '{group}' has no available tools."),
+            Self::Unavailable { reason } => f.write_str(reason),
+        }
+    }
+}
+
+impl fmt::Display for GroupUnloaded<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Unloaded tool group '{}'.", self.group.display_name)
+    }
+}
+
+impl fmt::Display for UnloadGroupError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::MissingParameter => MissingParameter(GROUP_NAME_PARAMETER).fmt(f),
+            Self::NotLoaded { requested, loaded } => {
+                let loaded = if loaded.is_empty() {
+                    "none".to_owned()
+                } else {
+                    join(loaded)
+                };
+                write!(
+                    f,
+                    "Tool group '{requested}' is not loaded. Loaded groups: {loaded}"
+                )
+            }
+            Self::NoSession { requested } => write!(
+                f,
+                "Tool group '{requested}' is not loaded: requests without a session load nothing."
+            ),
+        }
+    }
+}
+
+impl fmt::Display for NotAvailable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Tool '{}' is not available for this agent.", self.tool)?;
+        if let Some(group) = &self.group {
+            write!(
+                f,
+                " It belongs to tool group '{group}'; call load_tool_group with group_name '{group}' first."
+            )?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for CallToolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::MissingName => MissingParameter("name").fmt(f),
+            Self::MetaTool { name } => write!(f, "'{name}' is a meta-tool: call it directly."),
+            Self::ArgumentsNotObject => f.write_str("Parameter 'arguments' must be an object."),
+        }
+    }
+}
+
+impl fmt::Display for FindGroupsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::MissingQuery => MissingParameter("query").fmt(f),
+        }
+    }
+}
+
+impl fmt::Display for GroupsFound<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.intent.is_none() {
+            f.write_str(
+                "No group matches this request; any group may help: see load_tool_group's list.",
+            )?;
+        } else {
+            write!(
+                f,
+                "Groups for this request, most likely first ({} confidence {:.2}); load one with load_tool_group:",
+                self.tier, self.confidence
+            )?;
+        }
+        for (group, probability) in &self.groups {
+            write!(
+                f,
+                "\n- {} ({probability:.2}): {}",
+                group.id, group.description
+            )?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for MetaError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Load(error) => error.fmt(f),
+            Self::Unload(error) => error.fmt(f),
+            Self::CallTool(error) => error.fmt(f),
+            Self::FindGroups(error) => error.fmt(f),
+        }
+    }
+}
+
+/// What a polymorphic tool's call got wrong; `Display` is the `error` text
+/// of its structured answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum ActionFault<'a> {
+    /// The arguments are not an object.
+    NotAnObject,
+    /// `action` is not a string.
+    ActionNotString(&'a Value),
+    /// `action` is absent.
+    MissingAction,
+    /// The action exists but the policy denies it.
+    ActionDenied(&'a str),
+    /// No such action.
+    InvalidAction(&'a str),
+    /// Another enum parameter has a value outside its enum.
+    InvalidValue {
+        /// The parameter.
+        parameter: &'a str,
+        /// The value, as the model wrote it.
+        value: String,
+    },
+    /// A parameter the action needs is absent or blank.
+    MissingRequired {
+        /// The parameter.
+        parameter: &'a str,
+        /// The action.
+        action: &'a str,
+    },
+}
+
+impl fmt::Display for ActionFault<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::NotAnObject => f.write_str("Tool arguments must be a JSON object"),
+            Self::ActionNotString(value) => {
+                write!(f, "Parameter 'action' must be a string, not {value}")
+            }
+            Self::MissingAction => f.write_str("Missing required parameter 'action'"),
+            Self::ActionDenied(action) => write!(f, "Action '{action}' is not allowed here"),
+            Self::InvalidAction(action) => write!(f, "Invalid action '{action}'"),
+            Self::InvalidValue { parameter, value } => write!(f, "Invalid {parameter} '{value}'"),
+            Self::MissingRequired { parameter, action } => {
+                write!(f, "{parameter} is required for action '{action}'")
+            }
+        }
+    }
+}
+
+fn join(groups: &[crate::GroupId]) -> String {
+    groups
+        .iter()
+        .map(crate::GroupId::as_str)
+        .collect::<Vec<_>>()
+        .join(", ")
+}

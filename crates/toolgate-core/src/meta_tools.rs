@@ -1,0 +1,168 @@
+//! [`MetaTools`]: the one place that answers the meta-tools for a
+//! conversation's active set. The agent loop and the MCP gateway both call
+//! it; each only renders the answer for its wire and records what it must.
+
+use serde_json::Value;
+
+use crate::active_set::ActiveToolSet;
+use crate::catalog::Catalog;
+use crate::meta_tool::{MetaCall, MetaTool};
+use crate::outcome::{GroupLoaded, GroupUnloaded, GroupsFound, MetaError, UnloadGroupError};
+use crate::routing::{Router, Taxonomy};
+use crate::tool::ToolDefinition;
+
+/// Groups `find_tool_groups` lists at most.
+const FOUND_GROUPS: usize = 5;
+/// Groups less likely than this are not worth listing.
+const FOUND_MIN_PROBABILITY: f64 = 0.01;
+
+/// The meta-tools a host offers, and how it answers them.
+///
+/// ```
+/// use serde_json::json;
+/// use toolgate_core::{ActiveToolSet, Catalog, MetaAnswer, MetaTool, MetaTools};
+///
+/// let catalog = Catalog::new();
+/// let meta = MetaTools::new([MetaTool::UnloadToolGroup]);
+/// let call = meta.parse("load_tool_group", &json!({})).unwrap();
+/// assert_eq!(call.unwrap_err().to_string(), "Required parameter 'group_name' is missing.");
+/// assert!(meta.parse("call_tool", &json!({})).is_none(), "not offered");
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct MetaTools {
+    offered: Vec<MetaTool>,
+    taxonomy: Option<Taxonomy>,
+}
+
+/// A meta-tool's answer when the call succeeds.
+#[derive(Clone, Debug, PartialEq)]
+pub enum MetaAnswer<'c> {
+    /// The group is loaded (or already was).
+    Loaded(GroupLoaded<'c>),
+    /// The group is unloaded.
+    Unloaded(GroupUnloaded<'c>),
+    /// `call_tool`: run this tool with these arguments, through the same
+    /// checks as a direct call of it.
+    Call {
+        /// The tool's name, as the model gave it (it may be an alias).
+        tool: String,
+        /// Its arguments, an object.
+        arguments: Value,
+    },
+    /// `find_tool_groups`: the ranking.
+    Found(GroupsFound<'c>),
+}
+
+impl MetaTools {
+    /// `load_tool_group` and the other meta-tools `offered`.
+    /// `find_tool_groups` is answered once a taxonomy is set
+    /// ([`Self::with_taxonomy`]).
+    pub fn new(offered: impl IntoIterator<Item = MetaTool>) -> Self {
+        let mut tools = vec![MetaTool::LoadToolGroup];
+        for tool in offered {
+            if !tools.contains(&tool) {
+                tools.push(tool);
+            }
+        }
+        Self {
+            offered: tools,
+            taxonomy: None,
+        }
+    }
+
+    /// Answers `find_tool_groups` with a router under `taxonomy`.
+    pub fn with_taxonomy(mut self, taxonomy: Taxonomy) -> Self {
+        self.taxonomy = Some(taxonomy);
+        self
+    }
+
+    /// The meta-tools offered, `load_tool_group` first.
+    pub fn offered(&self) -> &[MetaTool] {
+        &self.offered
+    }
+
+    /// The definitions a host registers as core tools beside
+    /// `load_tool_group`, which every [`Catalog`] holds already.
+    pub fn extra_definitions(&self) -> Vec<ToolDefinition> {
+        self.offered
+            .iter()
+            .filter(|tool| **tool != MetaTool::LoadToolGroup)
+            .map(|tool| tool.definition())
+            .collect()
+    }
+
+    /// The offered meta-tool called `name`; `None` for any other tool.
+    pub fn recognize(&self, name: &str) -> Option<MetaTool> {
+        let tool = MetaTool::from_name(name).filter(|tool| self.offered.contains(tool))?;
+        match tool {
+            MetaTool::FindToolGroups if self.taxonomy.is_none() => None,
+            MetaTool::LoadToolGroup
+            | MetaTool::UnloadToolGroup
+            | MetaTool::CallTool
+            | MetaTool::FindToolGroups => Some(tool),
+        }
+    }
+
+    /// Reads a call of `name` if it is an offered meta-tool: `None` for any
+    /// other tool, else the call or the error the model reads.
+    pub fn parse(&self, name: &str, arguments: &Value) -> Option<Result<MetaCall, MetaError>> {
+        self.recognize(name)
+            .map(|tool| MetaCall::parse(tool, arguments))
+    }
+
+    /// Answers `call` for a conversation's active set; `None` for a caller
+    /// without a conversation (a stateless MCP request), whose loads change
+    /// nothing that lasts and who can unload nothing. A load's group must
+    /// have been prepared (its tools listed) first.
+    pub fn answer<'c>(
+        &self,
+        call: &MetaCall,
+        active: Option<&mut ActiveToolSet>,
+        catalog: &'c Catalog,
+    ) -> Result<MetaAnswer<'c>, MetaError> {
+        match call {
+            MetaCall::Load { group } => {
+                let loaded = match active {
+                    Some(active) => active.load(catalog, group),
+                    None => ActiveToolSet::new().load(catalog, group),
+                };
+                Ok(MetaAnswer::Loaded(loaded?))
+            }
+            MetaCall::Unload { group } => match active {
+                Some(active) => Ok(MetaAnswer::Unloaded(active.unload(catalog, group)?)),
+                None => Err(UnloadGroupError::NoSession {
+                    requested: group.clone(),
+                }
+                .into()),
+            },
+            MetaCall::CallTool { tool, arguments } => Ok(MetaAnswer::Call {
+                tool: tool.clone(),
+                arguments: arguments.clone(),
+            }),
+            MetaCall::FindGroups { query } => Ok(MetaAnswer::Found(self.find(query, catalog))),
+        }
+    }
+
+    fn find<'c>(&self, query: &str, catalog: &'c Catalog) -> GroupsFound<'c> {
+        let taxonomy = self.taxonomy.clone().unwrap_or_default();
+        let decision = Router::lexical(catalog, taxonomy).route(query, &[]);
+        let groups = decision
+            .ranked
+            .iter()
+            .filter(|(_, probability)| *probability >= FOUND_MIN_PROBABILITY)
+            .take(FOUND_GROUPS)
+            .filter_map(|(id, probability)| Some((catalog.group(id.as_str())?, *probability)))
+            .collect();
+        GroupsFound {
+            intent: decision.intent,
+            confidence: decision.confidence,
+            tier: decision.tier,
+            routed: decision.routed,
+            groups,
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "meta_tools_tests.rs"]
+mod tests;

@@ -1,0 +1,202 @@
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+use super::*;
+use crate::group::ToolGroup;
+use crate::name::{GroupId, ToolName};
+use crate::origin::Origin;
+
+fn catalog() -> Catalog {
+    let mut catalog = Catalog::new();
+    for (id, display, tools) in [
+        ("time", "Time", ["get_current_time", "convert_time"]),
+        ("files", "Files", ["files_read", "files_list"]),
+    ] {
+        let tools = tools
+            .iter()
+            .map(|name| {
+                let tool = ToolDefinition::new(
+                    ToolName::new(*name).unwrap(),
+                    format!("{name} does it"),
+                    json!({}),
+                )
+                .unwrap();
+                (tool, Origin::Builtin)
+            })
+            .collect();
+        let group = ToolGroup::new(
+            GroupId::new(id).unwrap(),
+            display,
+            format!("{display} tools"),
+        );
+        catalog
+            .register_group_with_tools(group, Origin::Builtin, tools)
+            .unwrap();
+    }
+    catalog
+}
+
+fn all() -> MetaTools {
+    MetaTools::new(MetaTool::ALL).with_taxonomy(Taxonomy::default())
+}
+
+fn answer_text(
+    meta: &MetaTools,
+    name: &str,
+    arguments: Value,
+    active: &mut ActiveToolSet,
+) -> String {
+    let catalog = catalog();
+    let answer = meta
+        .parse(name, &arguments)
+        .expect("a meta-tool")
+        .and_then(|call| meta.answer(&call, Some(active), &catalog));
+    match answer {
+        Ok(MetaAnswer::Loaded(loaded)) => loaded.to_string(),
+        Ok(MetaAnswer::Unloaded(unloaded)) => unloaded.to_string(),
+        Ok(MetaAnswer::Found(found)) => found.to_string(),
+        Ok(MetaAnswer::Call { tool, arguments }) => format!("call {tool} {arguments}"),
+        Err(error) => format!("error {}: {error}", error.kind()),
+    }
+}
+
+#[test]
+fn only_offered_meta_tools_are_recognized() {
+    let meta = MetaTools::new([MetaTool::UnloadToolGroup]);
+    assert_eq!(
+        meta.recognize("load_tool_group"),
+        Some(MetaTool::LoadToolGroup)
+    );
+    assert_eq!(
+        meta.recognize("unload_tool_group"),
+        Some(MetaTool::UnloadToolGroup)
+    );
+    assert_eq!(meta.recognize("call_tool"), None);
+    assert_eq!(meta.recognize("get_current_time"), None);
+    let names: Vec<String> = meta
+        .extra_definitions()
+        .iter()
+        .map(|d| d.name.to_string())
+        .collect();
+    assert_eq!(names, ["unload_tool_group"]);
+}
+
+#[test]
+fn find_tool_groups_needs_a_taxonomy() {
+    let without = MetaTools::new(MetaTool::ALL);
+    assert_eq!(without.recognize("find_tool_groups"), None);
+    assert_eq!(
+        all().recognize("find_tool_groups"),
+        Some(MetaTool::FindToolGroups)
+    );
+}
+
+#[test]
+fn load_then_unload_answers_the_contract_texts() {
+    let meta = all();
+    let mut active = ActiveToolSet::new();
+    assert_eq!(
+        answer_text(
+            &meta,
+            "load_tool_group",
+            json!({"group_name": "time"}),
+            &mut active
+        ),
+        "Loaded 2 tools from group 'Time':\n- get_current_time: get_current_time does it\n- convert_time: convert_time does it"
+    );
+    assert_eq!(active.loaded_groups(), [GroupId::new("time").unwrap()]);
+    assert_eq!(
+        answer_text(
+            &meta,
+            "unload_tool_group",
+            json!({"group_name": "time"}),
+            &mut active
+        ),
+        "Unloaded tool group 'Time'."
+    );
+    assert_eq!(
+        answer_text(
+            &meta,
+            "unload_tool_group",
+            json!({"group_name": "time"}),
+            &mut active
+        ),
+        "error not_loaded: Tool group 'time' is not loaded. Loaded groups: none"
+    );
+    assert_eq!(
+        answer_text(
+            &meta,
+            "load_tool_group",
+            json!({"group_name": "tme"}),
+            &mut active
+        ),
+        "error not_found: Tool group 'tme' not found. Available groups: time, files. Did you mean 'time'?"
+    );
+}
+
+#[test]
+fn a_caller_without_a_session_loads_nothing_that_lasts_and_unloads_nothing() {
+    let meta = all();
+    let catalog = catalog();
+    let load = MetaCall::Load {
+        group: "files".to_owned(),
+    };
+    let Ok(MetaAnswer::Loaded(loaded)) = meta.answer(&load, None, &catalog) else {
+        panic!("a stateless load answers with the group");
+    };
+    assert!(loaded.newly_loaded);
+    let unload = MetaCall::Unload {
+        group: "files".to_owned(),
+    };
+    assert_eq!(
+        meta.answer(&unload, None, &catalog)
+            .unwrap_err()
+            .to_string(),
+        "Tool group 'files' is not loaded: requests without a session load nothing."
+    );
+}
+
+#[test]
+fn call_tool_hands_back_the_tool_and_its_arguments() {
+    let meta = all();
+    let mut active = ActiveToolSet::new();
+    assert_eq!(
+        answer_text(
+            &meta,
+            "call_tool",
+            json!({"name": "files_read", "arguments": {"path": "a"}}),
+            &mut active
+        ),
+        r#"call files_read {"path":"a"}"#
+    );
+}
+
+#[test]
+fn find_tool_groups_ranks_the_groups_for_a_request() {
+    let meta = all();
+    let mut active = ActiveToolSet::new();
+    let text = answer_text(
+        &meta,
+        "find_tool_groups",
+        json!({"query": "what is the current time"}),
+        &mut active,
+    );
+    assert!(
+        text.starts_with("Groups for this request, most likely first (high confidence"),
+        "{text}"
+    );
+    assert!(text.contains("\n- time ("), "{text}");
+    assert_eq!(
+        answer_text(
+            &meta,
+            "find_tool_groups",
+            json!({"query": "zzz qqq"}),
+            &mut active
+        ),
+        "No group matches this request; any group may help: see load_tool_group's list."
+    );
+    assert_eq!(
+        answer_text(&meta, "find_tool_groups", json!({}), &mut active),
+        "error missing_parameter: Required parameter 'query' is missing."
+    );
+}

@@ -1,0 +1,249 @@
+//! What the model reads back from a meta-tool or from a call it may not make,
+//! as values.
+//!
+//! These are results, not errors of this crate: a failed load is a normal tool
+//! result the model learns from. Each type's `Display` (written in
+//! [`crate::contract`], with every other text the model reads) is the exact
+//! contract text, and `kind()` is the stable machine-readable code.
+
+use serde_json::{Value, json};
+
+use crate::group::ToolGroup;
+use crate::name::GroupId;
+use crate::routing::Tier;
+use crate::tool::ToolDefinition;
+
+/// A successful load (also returned for an already-loaded group).
+#[derive(Clone, Debug, PartialEq)]
+pub struct GroupLoaded<'c> {
+    /// The group's metadata.
+    pub group: &'c ToolGroup,
+    /// Its enabled tools, in catalog order.
+    pub tools: Vec<&'c ToolDefinition>,
+    /// `false` when the group was already loaded and nothing changed.
+    pub newly_loaded: bool,
+}
+
+/// Why `load_tool_group` failed; `Display` is the text the model reads.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LoadGroupError {
+    /// `group_name` is missing, blank or not a string.
+    MissingParameter,
+    /// No group by that name.
+    NotFound {
+        /// What the model asked for.
+        requested: String,
+        /// The groups it could have asked for.
+        available: Vec<GroupId>,
+        /// The closest available name, if one is close.
+        suggestion: Option<GroupId>,
+    },
+    /// The group exists but none of its tools is enabled.
+    EmptyGroup {
+        /// The group.
+        group: GroupId,
+    },
+    /// The group's tools could not be made known: its source (an MCP server)
+    /// failed to start or to list them. The text names the source and the
+    /// cause.
+    Unavailable {
+        /// What the source said, for the model.
+        reason: String,
+    },
+}
+
+impl LoadGroupError {
+    /// The stable error code: `missing_parameter`, `not_found`,
+    /// `empty_group` or `unavailable`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::MissingParameter => "missing_parameter",
+            Self::NotFound { .. } => "not_found",
+            Self::EmptyGroup { .. } => "empty_group",
+            Self::Unavailable { .. } => "unavailable",
+        }
+    }
+}
+
+impl std::error::Error for LoadGroupError {}
+
+/// A successful unload.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GroupUnloaded<'c> {
+    /// The group's metadata.
+    pub group: &'c ToolGroup,
+}
+
+/// Why `unload_tool_group` failed; `Display` is the text the model reads.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum UnloadGroupError {
+    /// `group_name` is missing, blank or not a string.
+    MissingParameter,
+    /// The group is not loaded in this conversation (or does not exist).
+    NotLoaded {
+        /// What the model asked for.
+        requested: String,
+        /// The groups that are loaded.
+        loaded: Vec<GroupId>,
+    },
+    /// The caller has no conversation (a stateless MCP request), so nothing
+    /// is loaded.
+    NoSession {
+        /// What the model asked for.
+        requested: String,
+    },
+}
+
+impl UnloadGroupError {
+    /// The stable error code: `missing_parameter`, `not_loaded` or
+    /// `no_session`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::MissingParameter => "missing_parameter",
+            Self::NotLoaded { .. } => "not_loaded",
+            Self::NoSession { .. } => "no_session",
+        }
+    }
+}
+
+impl std::error::Error for UnloadGroupError {}
+
+/// A call to a tool outside the active set. `Display` is the text the model
+/// reads: it names the group to load when there is one, and never says
+/// "forbidden".
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NotAvailable {
+    /// The tool the model called.
+    pub tool: String,
+    /// The unloaded group it belongs to, when it exists and is enabled.
+    pub group: Option<GroupId>,
+}
+
+impl std::error::Error for NotAvailable {}
+
+/// Why a `call_tool` call was refused before the tool ran.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CallToolError {
+    /// `name` is missing, blank or not a string.
+    MissingName,
+    /// `name` is a meta-tool, which is called directly.
+    MetaTool {
+        /// The meta-tool named.
+        name: String,
+    },
+    /// `arguments` is present and not an object.
+    ArgumentsNotObject,
+}
+
+impl CallToolError {
+    /// The stable error code: `missing_parameter`, `meta_tool` or
+    /// `invalid_arguments`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::MissingName => "missing_parameter",
+            Self::MetaTool { .. } => "meta_tool",
+            Self::ArgumentsNotObject => "invalid_arguments",
+        }
+    }
+}
+
+impl std::error::Error for CallToolError {}
+
+/// Why a `find_tool_groups` call was refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FindGroupsError {
+    /// `query` is missing, blank or not a string.
+    MissingQuery,
+}
+
+impl FindGroupsError {
+    /// The stable error code: `missing_parameter`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::MissingQuery => "missing_parameter",
+        }
+    }
+}
+
+impl std::error::Error for FindGroupsError {}
+
+/// The router's ranking of the groups for a request, as `find_tool_groups`
+/// answers it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GroupsFound<'c> {
+    /// The intent the router saw; `None` when nothing matched.
+    pub intent: Option<String>,
+    /// Its calibrated confidence.
+    pub confidence: f64,
+    /// The tier that confidence falls in.
+    pub tier: Tier,
+    /// The groups it would route.
+    pub routed: Vec<GroupId>,
+    /// The likeliest groups, most likely first, with their probability.
+    pub groups: Vec<(&'c ToolGroup, f64)>,
+}
+
+impl GroupsFound<'_> {
+    /// The answer as structured content.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "intent": self.intent,
+            "confidence": self.confidence,
+            "tier": self.tier.as_str(),
+            "routed": self.routed,
+            "groups": self
+                .groups
+                .iter()
+                .map(|(group, probability)| json!({
+                    "group": group.id,
+                    "probability": probability,
+                    "description": group.description,
+                }))
+                .collect::<Vec<_>>(),
+        })
+    }
+}
+
+/// A meta-tool call that could not be answered as asked: an error result
+/// whose `Display` the model reads.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MetaError {
+    /// `load_tool_group` failed.
+    Load(LoadGroupError),
+    /// `unload_tool_group` failed.
+    Unload(UnloadGroupError),
+    /// `call_tool` was refused.
+    CallTool(CallToolError),
+    /// `find_tool_groups` was refused.
+    FindGroups(FindGroupsError),
+}
+
+impl MetaError {
+    /// The stable error code of the failure.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Load(error) => error.kind(),
+            Self::Unload(error) => error.kind(),
+            Self::CallTool(error) => error.kind(),
+            Self::FindGroups(error) => error.kind(),
+        }
+    }
+}
+
+impl std::error::Error for MetaError {}
+
+impl From<LoadGroupError> for MetaError {
+    fn from(error: LoadGroupError) -> Self {
+        Self::Load(error)
+    }
+}
+
+impl From<UnloadGroupError> for MetaError {
+    fn from(error: UnloadGroupError) -> Self {
+        Self::Unload(error)
+    }
+}
