@@ -1,26 +1,21 @@
-//! Tool execution and the agent loop for toolgate: the [`ToolExecutor`] and
-//! [`ToolHost`] traits every tool source implements, the [built-in tool
-//! groups](BuiltinTools) (`time`, `files`, `web`, `prompt_manager`) that ship with the gateway and the
-//! agent, and the [`Agent`] turn loop over a [`ChatModel`](toolgate_llm::ChatModel).
+//! The agent loop of toolgate: the [`Agent`] turn loop over a
+//! [`ChatModel`](toolgate_llm::ChatModel), with the tools of a
+//! [`Toolbox`](toolgate_tools::Toolbox) (the runtime it shares with the MCP
+//! gateway): the loaded groups rebuilt from history each turn, routing
+//! pre-loads and escalation, tool calls in parallel, every step stored.
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod agent;
-mod builtin;
-mod executor;
-mod host;
+mod event;
+mod routing;
 mod semantic;
+mod tool_calls;
 mod transcript;
+mod turn;
 
-pub use agent::{
-    Agent, AgentError, AgentOptions, CANCELLED_RESULT, CallReport, DEFAULT_SYSTEM_PROMPT, TurnEnd,
-    TurnEvent, TurnEvents, TurnOutcome,
-};
-pub use builtin::{
-    BuiltinConfig, BuiltinError, BuiltinTools, FilesAccess, MAX_SEARCH_RESULTS, PROMPT_TYPES,
-    WebConfig,
-};
-pub use executor::{CallContext, ToolExecutor, ToolFuture, ToolOutput};
-pub use host::{PrepareFuture, ToolHost};
+pub use agent::{Agent, AgentError, AgentOptions, DEFAULT_SYSTEM_PROMPT};
+pub use event::{CallReport, TurnEnd, TurnEvent, TurnEvents, TurnOutcome};
 pub use semantic::SemanticRouting;
+pub use tool_calls::{CANCELLED_RESULT, FAILED_RESULT};
 pub use transcript::{INTERRUPTED_RESULT, chat_messages};

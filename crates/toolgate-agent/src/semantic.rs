@@ -5,7 +5,7 @@ use toolgate_core::routing::Router;
 use toolgate_core::routing::semantic::{blend, cosine_scores, group_texts};
 use toolgate_llm::{EmbeddingsClient, LlmError};
 
-use crate::host::ToolHost;
+use toolgate_tools::Toolbox;
 
 /// Group embeddings, computed once, and the client that embeds each turn.
 #[derive(Debug)]
@@ -18,16 +18,16 @@ pub struct SemanticRouting {
 
 impl SemanticRouting {
     /// Embeds every group of `router` (its name, description and tools, as
-    /// `host`'s catalog has them). `weight` (0 to 1) is the semantic share of
+    /// `toolbox`'s catalog has them). `weight` (0 to 1) is the semantic share of
     /// the blended score.
     pub async fn new(
         client: EmbeddingsClient,
         router: &Router,
-        host: &dyn ToolHost,
+        toolbox: &Toolbox,
         weight: f64,
     ) -> Result<Self, LlmError> {
         let texts = {
-            let catalog = host.catalog();
+            let catalog = toolbox.catalog();
             group_texts(&catalog, router.groups())
         };
         let vectors = client.embed(&texts, &mut |_| {}).await?;

@@ -27,7 +27,7 @@ use crate::tool::ToolDefinition;
 /// let mut active = ActiveToolSet::new();
 /// assert!(active.check_available(&catalog, "pdf_info").is_err());
 /// let loaded = active.load(&catalog, "pdf")?;
-/// assert_eq!(loaded.to_string(), "Loaded 1 tools from group 'PDF Tools':\n- pdf_info: Page count");
+/// assert_eq!(loaded.tools.len(), 1);
 /// assert!(active.check_available(&catalog, "pdf_info").is_ok());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```

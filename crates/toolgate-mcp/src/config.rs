@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Deserialize;
-use toolgate_agent::WebConfig;
-use toolgate_core::{ActionPolicy, Alias, GroupId, ToolName};
+use toolgate_core::{GroupId, GroupVisibility};
+use toolgate_tools::{RawAlias, RawGroupSettings, RawWebSettings, Startup, ToolSettings};
 
 /// Default per-call timeout for upstream tools.
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
@@ -31,8 +31,9 @@ pub struct UpstreamConfig {
     pub transport: UpstreamTransport,
     /// When it starts.
     pub startup: Startup,
-    /// Whether its tools sit behind `load_tool_group`.
-    pub exposure: Exposure,
+    /// Whether its tools sit behind `load_tool_group` (the default) or are
+    /// always listed, like core tools.
+    pub visibility: GroupVisibility,
     /// Longest a tool call may take before it is cancelled.
     pub call_timeout: Duration,
     /// Longest start-up (process spawn or connection, then `initialize`).
@@ -60,24 +61,6 @@ pub enum UpstreamTransport {
         /// Extra request headers (an `Authorization` header among them).
         headers: BTreeMap<String, String>,
     },
-}
-
-/// When an upstream starts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Startup {
-    /// On the first load of its group (or call of one of its tools).
-    Lazy,
-    /// At gateway start-up, so its tools are listed before any client asks.
-    Eager,
-}
-
-/// Where an upstream's tools appear.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Exposure {
-    /// In its own group, loaded on demand: the default.
-    Grouped,
-    /// As core tools, always listed. Implies eager start-up.
-    Core,
 }
 
 /// A configuration file that could not be used: which file, which upstream
@@ -123,10 +106,10 @@ struct RawConfig {
     routing: Option<toml::Table>,
     /// The built-in `web` tools' settings.
     #[serde(default)]
-    web: Option<RawWeb>,
+    web: Option<RawWebSettings>,
     /// Per-group settings, by group id.
     #[serde(default)]
-    groups: BTreeMap<String, RawGroup>,
+    groups: BTreeMap<String, RawGroupSettings>,
     /// Old tool names and what they call now.
     #[serde(default)]
     aliases: BTreeMap<String, RawAlias>,
@@ -137,81 +120,6 @@ struct RawConfig {
         reason = "validated as a table here, read by the chat command"
     )]
     agent: Option<toml::Table>,
-}
-
-/// The `[web]` table.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawWeb {
-    #[serde(default)]
-    search_url: Option<String>,
-    #[serde(default)]
-    max_results: Option<usize>,
-    #[serde(default)]
-    searches_per_turn: Option<usize>,
-    #[serde(default)]
-    max_content_chars: Option<usize>,
-    #[serde(default)]
-    allow_private_addresses: bool,
-    #[serde(default)]
-    timeout_seconds: Option<f64>,
-}
-
-/// One `[groups.<id>]` table.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawGroup {
-    #[serde(default)]
-    expose: Option<String>,
-    #[serde(default)]
-    allow_actions: Option<Vec<String>>,
-    #[serde(default)]
-    deny_actions: Vec<String>,
-}
-
-/// An `[aliases]` entry: `old = "new"`, or a table with the action and
-/// fixed arguments.
-#[derive(Debug, Deserialize)]
-#[serde(untagged)]
-enum RawAlias {
-    Tool(String),
-    Call {
-        tool: String,
-        #[serde(default)]
-        action: Option<String>,
-        #[serde(default)]
-        arguments: Option<toml::Table>,
-    },
-}
-
-/// How a group's tools are offered.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum GroupExposure {
-    /// Each tool on its own.
-    Tools,
-    /// One polymorphic tool named after the group, its tools as actions.
-    Polymorphic,
-}
-
-/// One group's settings.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct GroupSettings {
-    /// How its tools are offered; `None` keeps the group's default (the
-    /// built-in `web` and `prompt_manager` are polymorphic, the rest tools).
-    pub expose: Option<GroupExposure>,
-    /// Which actions a polymorphic group offers.
-    pub policy: ActionPolicy,
-}
-
-/// The tool settings of a configuration file, beside its upstreams.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct ToolSettings {
-    /// Per-group settings, by group id.
-    pub groups: BTreeMap<String, GroupSettings>,
-    /// Old tool names and what they call now.
-    pub aliases: Vec<(String, Alias)>,
-    /// The `web` built-in's settings.
-    pub web: WebConfig,
 }
 
 /// Reads the `[groups]`, `[aliases]` and `[web]` tables of a TOML file.
@@ -228,91 +136,11 @@ pub fn parse_tool_settings(text: &str, path: &Path) -> Result<ToolSettings, Conf
         upstream: None,
         reason: error.to_string().trim_end().to_owned(),
     })?;
-    let error = |reason: String| ConfigError {
+    ToolSettings::from_raw(raw.web, raw.groups, raw.aliases).map_err(|error| ConfigError {
         path: path.to_owned(),
         upstream: None,
-        reason,
-    };
-    let mut settings = ToolSettings::default();
-    for (id, group) in raw.groups {
-        let expose = match group.expose.as_deref() {
-            None => None,
-            Some("tools") => Some(GroupExposure::Tools),
-            Some("polymorphic") => Some(GroupExposure::Polymorphic),
-            Some(other) => {
-                return Err(error(format!(
-                    "[groups.{id}]: `expose` is \"tools\" or \"polymorphic\", not \"{other}\""
-                )));
-            }
-        };
-        let policy = ActionPolicy {
-            allow: group.allow_actions,
-            deny: group.deny_actions,
-        };
-        settings.groups.insert(id, GroupSettings { expose, policy });
-    }
-    for (old, alias) in raw.aliases {
-        let (tool, action, arguments) = match alias {
-            RawAlias::Tool(tool) => (tool, None, None),
-            RawAlias::Call {
-                tool,
-                action,
-                arguments,
-            } => (tool, action, arguments),
-        };
-        let tool = ToolName::new(tool).map_err(|e| {
-            error(format!(
-                "[aliases] `{old}`: the tool is not a valid name: {e}"
-            ))
-        })?;
-        let arguments = match arguments {
-            None => serde_json::Map::new(),
-            Some(table) => match serde_json::to_value(table) {
-                Ok(serde_json::Value::Object(map)) => map,
-                _ => {
-                    return Err(error(format!(
-                        "[aliases] `{old}`: `arguments` must be a table"
-                    )));
-                }
-            },
-        };
-        settings.aliases.push((
-            old,
-            Alias {
-                tool,
-                action,
-                arguments,
-            },
-        ));
-    }
-    if let Some(web) = raw.web {
-        let defaults = WebConfig::default();
-        let timeout = match web.timeout_seconds {
-            None => defaults.timeout,
-            Some(s) if s.is_finite() && s > 0.0 => Duration::from_secs_f64(s),
-            Some(s) => {
-                return Err(error(format!(
-                    "[web]: `timeout_seconds` must be a positive number of seconds, got {s}"
-                )));
-            }
-        };
-        if let Some(url) = &web.search_url
-            && !(url.starts_with("http://") || url.starts_with("https://"))
-        {
-            return Err(error(format!(
-                "[web]: `search_url` must start with http:// or https://, got `{url}`"
-            )));
-        }
-        settings.web = WebConfig {
-            search_url: web.search_url,
-            max_results: web.max_results.unwrap_or(defaults.max_results),
-            searches_per_turn: web.searches_per_turn.unwrap_or(defaults.searches_per_turn),
-            max_content_chars: web.max_content_chars.unwrap_or(defaults.max_content_chars),
-            allow_private_addresses: web.allow_private_addresses,
-            timeout,
-        };
-    }
-    Ok(settings)
+        reason: error.to_string(),
+    })
 }
 
 /// One `[[upstream]]` table, or one `mcpServers` entry (whose name is its key).
@@ -498,10 +326,10 @@ fn validate(name: String, raw: RawUpstream, path: &Path) -> Result<UpstreamConfi
             "`{field}` must be a positive number of seconds, got {s}"
         ))),
     };
-    let exposure = if raw.core {
-        Exposure::Core
+    let visibility = if raw.core {
+        GroupVisibility::Always
     } else {
-        Exposure::Grouped
+        GroupVisibility::OnLoad
     };
     Ok(UpstreamConfig {
         description: raw.description.filter(|d| !d.trim().is_empty()),
@@ -511,7 +339,7 @@ fn validate(name: String, raw: RawUpstream, path: &Path) -> Result<UpstreamConfi
         } else {
             Startup::Lazy
         },
-        exposure,
+        visibility,
         call_timeout: seconds("timeout_seconds", raw.timeout_seconds, DEFAULT_CALL_TIMEOUT)?,
         startup_timeout: seconds(
             "startup_timeout_seconds",

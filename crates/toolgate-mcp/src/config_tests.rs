@@ -1,6 +1,7 @@
 use pretty_assertions::assert_eq;
 
 use super::*;
+use toolgate_core::GroupVisibility;
 
 fn toml(text: &str) -> Result<Vec<UpstreamConfig>, ConfigError> {
     parse_toml(text, Path::new("toolgate.toml"))
@@ -30,7 +31,7 @@ fn stdio_and_http_upstreams_parse_with_their_defaults() {
     assert_eq!(upstreams.len(), 2);
     assert_eq!(upstreams[0].name.as_str(), "git");
     assert_eq!(upstreams[0].startup, Startup::Lazy);
-    assert_eq!(upstreams[0].exposure, Exposure::Grouped);
+    assert_eq!(upstreams[0].visibility, GroupVisibility::OnLoad);
     assert_eq!(upstreams[0].call_timeout, DEFAULT_CALL_TIMEOUT);
     assert_eq!(
         upstreams[0].description.as_deref(),
@@ -56,7 +57,7 @@ fn stdio_and_http_upstreams_parse_with_their_defaults() {
 #[test]
 fn core_upstreams_start_eagerly() {
     let upstreams = toml("[[upstream]]\nname = \"c\"\ncommand = \"x\"\ncore = true\n").unwrap();
-    assert_eq!(upstreams[0].exposure, Exposure::Core);
+    assert_eq!(upstreams[0].visibility, GroupVisibility::Always);
     assert_eq!(upstreams[0].startup, Startup::Eager);
 }
 

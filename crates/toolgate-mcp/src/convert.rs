@@ -1,10 +1,14 @@
-//! Between toolgate's [`ToolDefinition`] and rmcp's [`Tool`].
+//! Between the tool runtime's types and rmcp's, in one place: a catalog
+//! definition as an MCP [`Tool`], an upstream's tool as a [`SourceTool`], and
+//! a [`ToolOutput`] to and from an MCP [`CallToolResult`]. rmcp types stop
+//! here: nothing of them reaches toolgate-tools.
 
 use std::sync::Arc;
 
-use rmcp::model::{Tool, ToolAnnotations as McpAnnotations};
-use serde_json::Value;
-use toolgate_core::{SchemaError, ToolAnnotations, ToolDefinition, ToolName};
+use rmcp::model::{CallToolResult, ContentBlock, Tool, ToolAnnotations as McpAnnotations};
+use serde_json::{Map, Value};
+use toolgate_core::{ToolAnnotations, ToolDefinition};
+use toolgate_tools::{Content, SourceTool, ToolOutput};
 
 /// A catalog definition as MCP lists it.
 pub(crate) fn tool_to_mcp(definition: &ToolDefinition) -> Tool {
@@ -25,20 +29,82 @@ pub(crate) fn tool_to_mcp(definition: &ToolDefinition) -> Tool {
     tool
 }
 
-/// An upstream's tool as the catalog holds it, under its exposed `name`.
-pub(crate) fn definition_from_upstream(
-    name: ToolName,
-    tool: &Tool,
-) -> Result<ToolDefinition, SchemaError> {
-    let schema = Value::Object(tool.input_schema.as_ref().clone());
-    let description = tool.description.as_deref().unwrap_or_default();
-    let mut definition = ToolDefinition::new(name, description, schema)?;
-    definition.annotations = tool.annotations.as_ref().map(|mcp| ToolAnnotations {
-        title: mcp.title.clone(),
-        read_only_hint: mcp.read_only_hint,
-        destructive_hint: mcp.destructive_hint,
-        idempotent_hint: mcp.idempotent_hint,
-        open_world_hint: mcp.open_world_hint,
-    });
-    Ok(definition)
+/// A tool as its upstream listed it (under the exposed name), or the
+/// catalog's definition when the listing does not read as a tool.
+pub(crate) fn listed_tool(listing: &Map<String, Value>, definition: &ToolDefinition) -> Tool {
+    serde_json::from_value(Value::Object(listing.clone()))
+        .unwrap_or_else(|_| tool_to_mcp(definition))
 }
+
+/// An upstream's tool as the runtime lists it: its own name, description,
+/// schema and hints, and the whole listing to pass on.
+pub(crate) fn source_tool(tool: &Tool) -> SourceTool {
+    let listing = match serde_json::to_value(tool) {
+        Ok(Value::Object(map)) => map,
+        _ => Map::new(),
+    };
+    SourceTool {
+        name: tool.name.to_string(),
+        description: tool.description.as_deref().unwrap_or_default().to_owned(),
+        input_schema: Value::Object(tool.input_schema.as_ref().clone()),
+        annotations: tool.annotations.as_ref().map(|mcp| ToolAnnotations {
+            title: mcp.title.clone(),
+            read_only_hint: mcp.read_only_hint,
+            destructive_hint: mcp.destructive_hint,
+            idempotent_hint: mcp.idempotent_hint,
+            open_world_hint: mcp.open_world_hint,
+        }),
+        listing,
+    }
+}
+
+/// An upstream's result as the runtime carries it: plain text blocks as
+/// text, every other block (annotated text included) as its MCP JSON.
+pub(crate) fn output_from_result(result: CallToolResult) -> ToolOutput {
+    let content = result
+        .content
+        .into_iter()
+        .map(|block| match block {
+            ContentBlock::Text(text) if text.annotations.is_none() && text.meta.is_none() => {
+                Content::Text(text.text)
+            }
+            other => Content::Block(serde_json::to_value(other).unwrap_or(Value::Null)),
+        })
+        .collect();
+    ToolOutput {
+        content,
+        structured: result.structured_content,
+        is_error: result.is_error.unwrap_or(false),
+        meta: result
+            .meta
+            .and_then(|meta| serde_json::to_value(meta).ok())
+            .map(Box::new),
+    }
+}
+
+/// A runtime result as an MCP client receives it.
+pub(crate) fn result_from_output(output: ToolOutput) -> CallToolResult {
+    let content: Vec<ContentBlock> = output
+        .content
+        .into_iter()
+        .map(|block| match block {
+            Content::Text(text) => ContentBlock::text(text),
+            Content::Block(value) => serde_json::from_value(value.clone())
+                .unwrap_or_else(|_| ContentBlock::text(value.to_string())),
+        })
+        .collect();
+    let mut result = if output.is_error {
+        CallToolResult::error(content)
+    } else {
+        CallToolResult::success(content)
+    };
+    result.structured_content = output.structured;
+    result.meta = output
+        .meta
+        .and_then(|meta| serde_json::from_value(*meta).ok());
+    result
+}
+
+#[cfg(test)]
+#[path = "convert_tests.rs"]
+mod tests;

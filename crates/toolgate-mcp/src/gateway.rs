@@ -1,7 +1,12 @@
-//! [`Gateway`]: the catalog, the upstreams, the built-in tools and the
-//! sessions, with the operations an MCP server exposes: list the session's
-//! tools, load and unload groups, call tools. Transport-free: the rmcp handler
+//! [`Gateway`]: the tool runtime, the upstreams and the sessions, with the
+//! operations an MCP server exposes: list the session's tools, answer the
+//! meta-tools, call tools. Transport-free: the rmcp handler
 //! ([`crate::handler`]) translates requests into these calls.
+//!
+//! What the tools do is the [`Toolbox`]'s business and what the meta-tools
+//! answer is [`toolgate_core::MetaTools`]'; the gateway keeps the session
+//! (its active set, rebuilt from history), records its loads, tells the
+//! client when its list changed, and converts at the MCP edge.
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -11,35 +16,34 @@ use rmcp::{Peer, RoleServer};
 use serde_json::{Value, json};
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
-use toolgate_agent::CallContext;
-use toolgate_core::routing::{Router, RoutingConfig, Taxonomy};
+use toolgate_core::routing::RoutingConfig;
 use toolgate_core::{
-    ActiveToolSet, Catalog, GROUP_NAME_PARAMETER, GroupId, LOAD_TOOL_GROUP_TOOL_NAME, Message,
-    ToolDefinition, ToolName, ToolStatus, UNLOAD_TOOL_GROUP_TOOL_NAME, group_name_argument,
-    tool_groups_section, unload_tool_group_definition,
+    ActiveToolSet, Catalog, GROUP_NAME_PARAMETER, GroupId, GroupLoaded, GroupVisibility,
+    LOAD_TOOL_GROUP_TOOL_NAME, Message, MetaAnswer, MetaCall, MetaTool, ToolDefinition, ToolStatus,
+    UNLOAD_TOOL_GROUP_TOOL_NAME, tool_groups_section,
 };
 use toolgate_store::{ConversationId, ConversationStore};
+use toolgate_tools::{
+    CallContext, CallerChannel, ListedSource, StartReport, ToolCallError, Toolbox, ToolboxError,
+    ToolboxOptions,
+};
 
+use crate::config::UpstreamConfig;
+use crate::convert::{listed_tool, result_from_output, tool_to_mcp};
 use crate::relay::Downstream;
 use crate::session::Sessions;
-use crate::toolbox::{StartReport, Toolbox, ToolboxError, ToolboxOptions, error_result};
+use crate::upstream::Upstream;
 
 mod passthrough;
-
-/// Name of the meta-tool that calls any tool of a loaded group by name.
-pub const CALL_TOOL_TOOL_NAME: &str = "call_tool";
-
-/// Name of the meta-tool that ranks the groups for a request (the router).
-pub const FIND_TOOL_GROUPS_TOOL_NAME: &str = "find_tool_groups";
-
-/// Groups `find_tool_groups` lists at most.
-const FOUND_GROUPS: usize = 5;
 
 /// What the gateway serves.
 #[derive(Clone, Debug)]
 pub struct GatewayOptions {
-    /// The tools.
+    /// The tools besides the upstreams: built-ins, manifests, catalogs,
+    /// group settings and aliases.
     pub tools: ToolboxOptions,
+    /// The upstream MCP servers, in priority order.
+    pub upstreams: Vec<UpstreamConfig>,
     /// Sessions unused this long are forgotten, history included.
     pub session_idle_timeout: Duration,
     /// With routing settings, the `find_tool_groups` meta-tool ranks the
@@ -51,8 +55,8 @@ pub struct GatewayOptions {
 #[derive(Debug)]
 pub struct Gateway<S> {
     toolbox: Arc<Toolbox>,
+    upstreams: Vec<Arc<Upstream>>,
     sessions: Sessions<S>,
-    taxonomy: Option<Taxonomy>,
 }
 
 /// One request's view of its session.
@@ -66,27 +70,44 @@ pub enum SessionRef<'a> {
     Stateless,
 }
 
+impl<'a> SessionRef<'a> {
+    fn id(&self) -> Option<&'a ConversationId> {
+        match self {
+            Self::Stateful(id) => Some(id),
+            Self::Stateless => None,
+        }
+    }
+}
+
 impl<S: ConversationStore + 'static> Gateway<S> {
-    /// Builds the toolbox (meta-tools, built-ins, manifests, upstream groups)
-    /// and starts eager upstreams. Upstream failures are reported, not fatal.
+    /// Builds the toolbox (meta-tools, built-ins, manifests, one group per
+    /// upstream) and starts eager upstreams. Upstream failures are reported,
+    /// not fatal.
     pub async fn start(
         options: GatewayOptions,
         store: S,
     ) -> Result<(Arc<Self>, StartReport), ToolboxError> {
-        let mut meta_tools = vec![unload_tool_group_definition(), call_tool_definition()];
+        let upstreams: Vec<Arc<Upstream>> = options
+            .upstreams
+            .into_iter()
+            .map(|config| Arc::new(Upstream::new(config)))
+            .collect();
+        let mut tools = options.tools;
+        tools.meta_tools = vec![MetaTool::UnloadToolGroup, MetaTool::CallTool];
         if options.routing.is_some() {
-            meta_tools.push(find_tool_groups_definition());
+            tools.meta_tools.push(MetaTool::FindToolGroups);
         }
-        let (toolbox, report) = Toolbox::start(options.tools, meta_tools).await?;
-        let taxonomy = match &options.routing {
-            Some(config) => Some(toolbox.with_catalog(|catalog| config.validate(catalog))?),
-            None => None,
-        };
+        tools.routing = options.routing;
+        tools.listed = upstreams
+            .iter()
+            .map(|upstream| Arc::clone(upstream) as Arc<dyn ListedSource>)
+            .collect();
+        let (toolbox, report) = Toolbox::start(tools).await?;
         let changes = toolbox.subscribe_changes();
         let gateway = Arc::new(Self {
+            sessions: Sessions::new(store, Arc::clone(&toolbox), options.session_idle_timeout),
             toolbox,
-            sessions: Sessions::new(store, options.session_idle_timeout),
-            taxonomy,
+            upstreams,
         });
         tokio::spawn(watch_changes(Arc::downgrade(&gateway), changes));
         Ok((gateway, report))
@@ -118,26 +139,12 @@ impl<S: ConversationStore + 'static> Gateway<S> {
     /// fails is left out of the list rather than failing it.
     pub async fn list_tools(&self, session: SessionRef<'_>) -> Vec<Tool> {
         let active = match session {
-            SessionRef::Stateful(id) => self.sessions.active_set(id, self).await,
+            SessionRef::Stateful(id) => self.sessions.active_set(id).await,
             SessionRef::Stateless => ActiveToolSet::new(),
         };
-        for group in active.loaded_groups() {
-            if let Err(error) = self.toolbox.prepare(group.as_str()).await {
-                tracing::warn!(%error, "listing a restored group");
-            }
-        }
-        self.toolbox.prepare_core_upstreams().await;
+        self.toolbox.prepare_visible(&active).await;
         self.with_catalog(|catalog| {
-            let mut definitions: Vec<&ToolDefinition> = catalog.core_tools().collect();
-            for group in self.toolbox.core_groups() {
-                definitions.extend(catalog.group_tools(group.as_str()));
-            }
-            for group in active.loaded_groups() {
-                if !self.toolbox.core_groups().any(|core| core == group) {
-                    definitions.extend(catalog.group_tools(group.as_str()));
-                }
-            }
-            let mut tools = self.toolbox.to_mcp(definitions);
+            let mut tools = self.to_mcp(active.definitions(catalog));
             // MCP has no system prompt, and many clients drop the server's
             // instructions: the group list rides in load_tool_group's
             // description, where every model sees it.
@@ -155,266 +162,204 @@ impl<S: ConversationStore + 'static> Gateway<S> {
     }
 
     /// `tools/call`. Every failure the model can act on is an error result,
-    /// never a protocol error. `peer` receives `list_changed` after a load or
-    /// an unload that changed the list.
+    /// never a protocol error. `downstream.peer` receives `list_changed`
+    /// after a load or an unload that changed the list.
     pub async fn call_tool(
         &self,
         session: SessionRef<'_>,
         name: &str,
         arguments: Option<JsonObject>,
         cancel: &CancellationToken,
-        downstream: Downstream<'_>,
+        downstream: Downstream,
     ) -> CallToolResult {
         let arguments = Value::Object(arguments.unwrap_or_default());
-        // list_changed means something only to a session.
-        let session_peer = match session {
-            SessionRef::Stateful(_) => downstream.peer,
-            SessionRef::Stateless => None,
-        };
-        match name {
-            LOAD_TOOL_GROUP_TOOL_NAME => self.load_group(session, &arguments, session_peer).await,
-            UNLOAD_TOOL_GROUP_TOOL_NAME => {
-                self.unload_group(session, &arguments, session_peer).await
-            }
-            CALL_TOOL_TOOL_NAME => {
-                self.call_by_name(session, &arguments, cancel, downstream)
-                    .await
-            }
-            FIND_TOOL_GROUPS_TOOL_NAME if self.taxonomy.is_some() => self.find_groups(&arguments),
-            _ => {
+        match self.toolbox.meta_tools().parse(name, &arguments) {
+            None => {
                 self.call_checked(session, name, arguments, cancel, downstream)
                     .await
             }
+            Some(Err(error)) => error_result(error.to_string()),
+            Some(Ok(call)) => self.answer_meta(session, call, cancel, downstream).await,
         }
     }
 
-    async fn load_group(
+    /// A meta-tool call: a load's upstream is started first; loads and
+    /// unloads of a session are recorded in its history and announced with
+    /// `list_changed`.
+    async fn answer_meta(
         &self,
         session: SessionRef<'_>,
-        arguments: &Value,
-        peer: Option<&Peer<RoleServer>>,
+        call: MetaCall,
+        cancel: &CancellationToken,
+        downstream: Downstream,
     ) -> CallToolResult {
-        let group = match group_name_argument(arguments) {
-            Ok(group) => group.to_owned(),
-            Err(error) => return error_result(error.to_string()),
-        };
-        if let Err(error) = self.toolbox.prepare(&group).await {
+        if let Err(error) = self.toolbox.prepare_meta(&call).await {
             return error_result(error.to_string());
         }
-        let outcome = match session {
+        let meta = self.toolbox.meta_tools();
+        let reply = match session {
             SessionRef::Stateful(id) => {
-                let session = self.sessions.get(id, self).await;
+                let session = self.sessions.get(id).await;
                 let mut active = session.active.lock().await;
-                let outcome = self.with_catalog(|catalog| {
-                    active
-                        .load(catalog, &group)
-                        .map(|loaded| self.loaded_payload(&loaded))
+                let reply = self.with_catalog(|catalog| {
+                    self.render(meta.answer(&call, Some(&mut active), catalog))
                 });
-                if let Ok((_, _, true)) = &outcome {
-                    self.sessions
-                        .record(id, load_event(LOAD_TOOL_GROUP_TOOL_NAME, &group))
-                        .await;
+                if let Some(event) = reply.history_event() {
+                    self.sessions.record(id, event).await;
                 }
-                drop(active);
-                outcome
+                reply
             }
-            SessionRef::Stateless => self.with_catalog(|catalog| {
-                ActiveToolSet::new()
-                    .load(catalog, &group)
-                    .map(|loaded| self.loaded_payload(&loaded))
-            }),
+            SessionRef::Stateless => {
+                self.with_catalog(|catalog| self.render(meta.answer(&call, None, catalog)))
+            }
         };
-        match outcome {
-            Ok((text, structured, newly_loaded)) => {
-                if newly_loaded {
-                    notify_list_changed(peer).await;
+        match reply {
+            Reply::Result { result, changed } => {
+                if changed.is_some() && session.id().is_some() {
+                    notify_list_changed(downstream.peer.as_ref()).await;
                 }
-                let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
-                result.structured_content = Some(structured);
                 result
             }
-            Err(error) => error_result(error.to_string()),
-        }
-    }
-
-    async fn unload_group(
-        &self,
-        session: SessionRef<'_>,
-        arguments: &Value,
-        peer: Option<&Peer<RoleServer>>,
-    ) -> CallToolResult {
-        let group = match group_name_argument(arguments) {
-            Ok(group) => group.to_owned(),
-            Err(error) => return error_result(error.to_string()),
-        };
-        let SessionRef::Stateful(id) = session else {
-            return error_result(format!(
-                "Tool group '{group}' is not loaded: requests without a session load nothing."
-            ));
-        };
-        let session = self.sessions.get(id, self).await;
-        let mut active = session.active.lock().await;
-        let outcome = self.with_catalog(|catalog| {
-            active
-                .unload(catalog, &group)
-                .map(|unloaded| unloaded.to_string())
-        });
-        match outcome {
-            Ok(text) => {
-                self.sessions
-                    .record(id, load_event(UNLOAD_TOOL_GROUP_TOOL_NAME, &group))
-                    .await;
-                drop(active);
-                notify_list_changed(peer).await;
-                CallToolResult::success(vec![ContentBlock::text(text)])
+            Reply::Call { tool, arguments } => {
+                self.call_checked(session, &tool, arguments, cancel, downstream)
+                    .await
             }
-            Err(error) => error_result(error.to_string()),
         }
     }
 
-    /// `find_tool_groups`: the router's ranking of the groups for a request.
-    fn find_groups(&self, arguments: &Value) -> CallToolResult {
-        let Some(query) = arguments
-            .get("query")
-            .and_then(Value::as_str)
-            .filter(|q| !q.trim().is_empty())
-        else {
-            return error_result("Required parameter 'query' is missing.");
-        };
-        let Some(taxonomy) = &self.taxonomy else {
-            return error_result(format!(
-                "Tool '{FIND_TOOL_GROUPS_TOOL_NAME}' is not available for this agent."
-            ));
-        };
-        self.with_catalog(|catalog| {
-            let decision = Router::lexical(catalog, taxonomy.clone()).route(query, &[]);
-            let found: Vec<(&GroupId, f64, &str)> = decision
-                .ranked
-                .iter()
-                .filter(|(_, probability)| *probability >= 0.01)
-                .take(FOUND_GROUPS)
-                .filter_map(|(id, probability)| {
-                    let group = catalog.group(id.as_str())?;
-                    Some((id, *probability, group.description.as_str()))
-                })
-                .collect();
-            let mut text = if decision.intent.is_none() {
-                "No group matches this request; any group may help: see load_tool_group's list.".to_owned()
-            } else {
-                format!(
-                    "Groups for this request, most likely first ({} confidence {:.2}); load one with load_tool_group:",
-                    decision.tier, decision.confidence
-                )
-            };
-            for (id, probability, description) in &found {
-                text.push_str(&format!("\n- {id} ({probability:.2}): {description}"));
+    /// A meta-tool's answer as the MCP client receives it.
+    fn render(&self, answer: Result<MetaAnswer<'_>, toolgate_core::MetaError>) -> Reply {
+        match answer {
+            Ok(MetaAnswer::Loaded(loaded)) => {
+                let mut result =
+                    CallToolResult::success(vec![ContentBlock::text(loaded.to_string())]);
+                result.structured_content = Some(self.loaded_schemas(&loaded));
+                let changed = loaded
+                    .newly_loaded
+                    .then(|| Change::Loaded(loaded.group.id.clone()));
+                Reply::Result { result, changed }
             }
-            let structured = json!({
-                "intent": decision.intent,
-                "confidence": decision.confidence,
-                "tier": decision.tier.as_str(),
-                "routed": decision.routed,
-                "groups": found
-                    .iter()
-                    .map(|(id, probability, description)| json!({"group": id, "probability": probability, "description": description}))
-                    .collect::<Vec<_>>(),
-            });
-            let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
-            result.structured_content = Some(structured);
-            result
-        })
-    }
-
-    async fn call_by_name(
-        &self,
-        session: SessionRef<'_>,
-        arguments: &Value,
-        cancel: &CancellationToken,
-        downstream: Downstream<'_>,
-    ) -> CallToolResult {
-        let Some(name) = arguments
-            .get("name")
-            .and_then(Value::as_str)
-            .filter(|n| !n.trim().is_empty())
-        else {
-            return error_result("Required parameter 'name' is missing.");
-        };
-        if matches!(
-            name,
-            LOAD_TOOL_GROUP_TOOL_NAME
-                | UNLOAD_TOOL_GROUP_TOOL_NAME
-                | CALL_TOOL_TOOL_NAME
-                | FIND_TOOL_GROUPS_TOOL_NAME
-        ) {
-            return error_result(format!("'{name}' is a meta-tool: call it directly."));
+            Ok(MetaAnswer::Unloaded(unloaded)) => Reply::Result {
+                result: CallToolResult::success(vec![ContentBlock::text(unloaded.to_string())]),
+                changed: Some(Change::Unloaded(unloaded.group.id.clone())),
+            },
+            Ok(MetaAnswer::Found(found)) => {
+                let mut result =
+                    CallToolResult::success(vec![ContentBlock::text(found.to_string())]);
+                result.structured_content = Some(found.to_json());
+                Reply::Result {
+                    result,
+                    changed: None,
+                }
+            }
+            Ok(MetaAnswer::Call { tool, arguments }) => Reply::Call { tool, arguments },
+            Err(error) => Reply::Result {
+                result: error_result(error.to_string()),
+                changed: None,
+            },
         }
-        let tool_arguments = match arguments.get("arguments") {
-            None | Some(Value::Null) => Value::Object(JsonObject::new()),
-            Some(object @ Value::Object(_)) => object.clone(),
-            Some(_) => return error_result("Parameter 'arguments' must be an object."),
-        };
-        self.call_checked(session, name, tool_arguments, cancel, downstream)
-            .await
     }
 
-    /// A call to a catalog tool: availability, then arguments, then the tool.
+    /// A call to a catalog tool: availability (for a session), then the
+    /// tool, through the toolbox.
     async fn call_checked(
         &self,
         session: SessionRef<'_>,
         name: &str,
         arguments: Value,
         cancel: &CancellationToken,
-        downstream: Downstream<'_>,
+        downstream: Downstream,
     ) -> CallToolResult {
-        let active = match session {
-            SessionRef::Stateful(id) => Some(self.sessions.active_set(id, self).await),
-            SessionRef::Stateless => None,
-        };
-        if let Some(active) = &active {
-            let available =
-                self.with_catalog(|catalog| match active.check_available(catalog, name) {
-                    Ok(_) => Ok(()),
-                    Err(_) if self.is_core_group_tool(catalog, name) => Ok(()),
-                    Err(not_available) => Err(not_available.to_string()),
-                });
+        if let SessionRef::Stateful(id) = session {
+            let active = self.sessions.active_set(id).await;
+            let available = self.with_catalog(|catalog| {
+                active
+                    .check_available(catalog, name)
+                    .map(|_| ())
+                    .map_err(|not_available| not_available.to_string())
+            });
             if let Err(text) = available {
                 return error_result(text);
             }
         }
         let context = CallContext {
-            conversation: match session {
-                SessionRef::Stateful(id) => Some(id.clone()),
-                SessionRef::Stateless => None,
-            },
+            conversation: session.id().cloned(),
+            cancel: cancel.clone(),
+            caller: CallerChannel::new(downstream),
             ..CallContext::default()
         };
-        self.toolbox
-            .call(name, arguments, cancel, downstream, &context)
-            .await
+        match self.toolbox.call(name, arguments, &context).await {
+            Ok(output) | Err(ToolCallError::RespondToModel(output)) => result_from_output(output),
+            Err(ToolCallError::Fatal(reason)) => {
+                tracing::error!(tool = name, %reason, "tool call failed");
+                error_result(format!("Tool '{name}' failed inside the gateway."))
+            }
+        }
     }
 
-    /// Whether `name` belongs to an always-listed upstream.
-    fn is_core_group_tool(&self, catalog: &Catalog, name: &str) -> bool {
-        catalog
-            .group_of(name)
-            .is_some_and(|group| self.toolbox.core_groups().any(|core| core == group))
+    /// Definitions as MCP lists them: an upstream's tools exactly as it
+    /// listed them (but for the exposed name), the others from the catalog.
+    fn to_mcp(&self, definitions: Vec<&ToolDefinition>) -> Vec<Tool> {
+        definitions
+            .into_iter()
+            .map(
+                |definition| match self.toolbox.listing(definition.name.as_str()) {
+                    Some(listing) => listed_tool(&listing, definition),
+                    None => tool_to_mcp(definition),
+                },
+            )
+            .collect()
     }
 
-    /// The load result: the contract text, the loaded tools as `tools/list`
-    /// gives them (structured content), and whether the set changed.
-    fn loaded_payload(&self, loaded: &toolgate_core::GroupLoaded<'_>) -> (String, Value, bool) {
+    /// The structured content of a load: the group and its tools as
+    /// `tools/list` gives them, for clients that never refresh their list.
+    fn loaded_schemas(&self, loaded: &GroupLoaded<'_>) -> Value {
         let tools: Vec<Value> = self
-            .toolbox
             .to_mcp(loaded.tools.clone())
             .iter()
             .map(|tool| serde_json::to_value(tool).unwrap_or(Value::Null))
             .collect();
-        let structured = json!({
+        json!({
             "group": loaded.group.id,
             "display_name": loaded.group.display_name,
             "tools": tools,
-        });
-        (loaded.to_string(), structured, loaded.newly_loaded)
+        })
+    }
+}
+
+/// A meta-tool's answer, rendered: a result (and what it changed in the
+/// session), or the tool `call_tool` names, to run as a direct call.
+enum Reply {
+    Result {
+        result: CallToolResult,
+        changed: Option<Change>,
+    },
+    Call {
+        tool: String,
+        arguments: Value,
+    },
+}
+
+/// A change to a session's active set, to record in its history.
+enum Change {
+    Loaded(GroupId),
+    Unloaded(GroupId),
+}
+
+impl Reply {
+    /// The history event that replays this answer's change.
+    fn history_event(&self) -> Option<Message> {
+        match self {
+            Self::Result {
+                changed: Some(Change::Loaded(group)),
+                ..
+            } => Some(group_event(LOAD_TOOL_GROUP_TOOL_NAME, group)),
+            Self::Result {
+                changed: Some(Change::Unloaded(group)),
+                ..
+            } => Some(group_event(UNLOAD_TOOL_GROUP_TOOL_NAME, group)),
+            Self::Result { changed: None, .. } | Self::Call { .. } => None,
+        }
     }
 }
 
@@ -432,47 +377,19 @@ async fn watch_changes<S: ConversationStore + 'static>(
         let Some(gateway) = gateway.upgrade() else {
             return;
         };
-        let core = gateway.toolbox.core_groups().any(|core| *core == group);
-        gateway.sessions.notify_group_changed(&group, core).await;
+        let everyone = gateway.with_catalog(|catalog| {
+            catalog.group_visibility(group.as_str()) == Some(GroupVisibility::Always)
+        });
+        gateway
+            .sessions
+            .notify_group_changed(&group, everyone)
+            .await;
     }
 }
 
-fn find_tool_groups_definition() -> ToolDefinition {
-    let schema = json!({
-        "type": "object",
-        "properties": {
-            "query": {"type": "string", "description": "What the user wants done, in their words"}
-        },
-        "required": ["query"]
-    });
-    ToolDefinition::new(
-        ToolName::new(FIND_TOOL_GROUPS_TOOL_NAME).unwrap_or_else(|_| unreachable!("valid name")),
-        "Rank the tool groups for a request, with the router's confidence. Use it when no group \
-         in load_tool_group's list obviously fits; then load the best one.",
-        schema,
-    )
-    .unwrap_or_else(|_| unreachable!("object schema"))
-}
-
-fn call_tool_definition() -> ToolDefinition {
-    let schema = json!({
-        "type": "object",
-        "properties": {
-            "name": {"type": "string", "description": "The tool's name, as load_tool_group listed it"},
-            "arguments": {"type": "object", "description": "The tool's arguments"}
-        },
-        "required": ["name"]
-    });
-    ToolDefinition::new(
-        ToolName::new(CALL_TOOL_TOOL_NAME).unwrap_or_else(|_| unreachable!("valid name")),
-        "Call a tool of a loaded group by name. For clients that do not refresh their tool list \
-         after load_tool_group: the load result lists each tool's full schema.",
-        schema,
-    )
-    .unwrap_or_else(|_| unreachable!("object schema"))
-}
-
-fn load_event(tool: &str, group: &str) -> Message {
+/// A load or unload the gateway recorded for a session, as the model's own
+/// call would be: its restore replays it.
+fn group_event(tool: &str, group: &GroupId) -> Message {
     let call_id = format!(
         "mcp-{}",
         SystemTime::now()
@@ -494,4 +411,8 @@ async fn notify_list_changed(peer: Option<&Peer<RoleServer>>) {
     {
         tracing::debug!(%error, "list_changed not delivered");
     }
+}
+
+fn error_result(text: impl Into<String>) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(text.into())])
 }

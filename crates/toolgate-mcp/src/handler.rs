@@ -117,7 +117,7 @@ impl<S: ConversationStore + 'static> ServerHandler for GatewayHandler<S> {
         if let Some(id) = &id {
             self.gateway
                 .sessions()
-                .remember_peer(id, &self.gateway, &context.peer)
+                .remember_peer(id, &context.peer)
                 .await;
         }
         let tools = self.gateway.list_tools(session_ref(id.as_ref())).await;
@@ -133,13 +133,12 @@ impl<S: ConversationStore + 'static> ServerHandler for GatewayHandler<S> {
         if let Some(id) = &id {
             self.gateway
                 .sessions()
-                .remember_peer(id, &self.gateway, &context.peer)
+                .remember_peer(id, &context.peer)
                 .await;
         }
-        let progress_token = context.meta.get_progress_token();
         let downstream = Downstream {
-            peer: Some(&context.peer),
-            progress_token: progress_token.as_ref(),
+            peer: Some(context.peer.clone()),
+            progress_token: context.meta.get_progress_token(),
         };
         let result = self
             .gateway

@@ -21,7 +21,7 @@ use toolgate_store::ConversationStore;
 
 use crate::gateway::Gateway;
 use crate::handler::{GatewayHandler, SessionSource};
-use crate::session::HistorySessionStore;
+use crate::session_store::HistorySessionStore;
 
 /// The path the MCP endpoint answers on.
 pub const MCP_PATH: &str = "/mcp";

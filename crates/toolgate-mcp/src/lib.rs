@@ -1,7 +1,9 @@
 //! toolgate's MCP side, on rmcp: the [`Gateway`] that serves core tools, the
-//! meta-tools and each session's loaded groups; the [`Upstream`] pool it
-//! fronts; its rmcp [handler](GatewayHandler) for stdio and [streamable
-//! HTTP](serve_http); and the [configuration](config) of upstreams.
+//! meta-tools and each session's loaded groups; the [`Upstream`] MCP servers
+//! it fronts (tool sources of the shared toolgate-tools runtime); its rmcp
+//! [handler](GatewayHandler) for stdio and [streamable HTTP](serve_http);
+//! and the [configuration](config) of upstreams. rmcp types stay in this
+//! crate.
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
@@ -12,16 +14,13 @@ mod handler;
 mod http;
 mod relay;
 mod session;
-mod toolbox;
+mod session_store;
 mod upstream;
-mod validate;
 
-pub use gateway::{
-    CALL_TOOL_TOOL_NAME, FIND_TOOL_GROUPS_TOOL_NAME, Gateway, GatewayOptions, SessionRef,
-};
+pub use gateway::{Gateway, GatewayOptions, SessionRef};
 pub use handler::{GatewayHandler, SessionSource};
 pub use http::{HttpOptions, MCP_PATH, serve_http};
 pub use relay::Downstream;
-pub use session::{HistorySessionStore, SESSION_STARTED, Session, Sessions};
-pub use toolbox::{ALL_GROUPS, StartReport, Toolbox, ToolboxError, ToolboxOptions};
-pub use upstream::{Upstream, UpstreamError, UpstreamEvent, UpstreamListing};
+pub use session::{SESSION_STARTED, Session, Sessions};
+pub use session_store::HistorySessionStore;
+pub use upstream::{Upstream, UpstreamError};

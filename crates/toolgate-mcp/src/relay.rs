@@ -94,30 +94,26 @@ impl InFlight {
     }
 }
 
-/// The client that made the call being served.
-#[derive(Clone, Copy, Debug)]
-pub struct Downstream<'a> {
+/// The client that made the call being served. The gateway puts it in the
+/// call's [`CallerChannel`](toolgate_tools::CallerChannel); the upstream
+/// that runs the call relays to it. The default relays to nobody.
+#[derive(Clone, Debug, Default)]
+pub struct Downstream {
     /// Its connection.
-    pub peer: Option<&'a Peer<RoleServer>>,
+    pub peer: Option<Peer<RoleServer>>,
     /// The progress token it sent, if any.
-    pub progress_token: Option<&'a ProgressToken>,
+    pub progress_token: Option<ProgressToken>,
 }
 
-impl Downstream<'_> {
-    /// No client to relay to (tests, or a caller that wants nothing back).
-    pub const NONE: Downstream<'static> = Downstream {
-        peer: None,
-        progress_token: None,
-    };
-
+impl Downstream {
     /// Passes one upstream message on.
     pub(crate) async fn relay(&self, event: RelayEvent) {
-        let Some(peer) = self.peer else {
+        let Some(peer) = &self.peer else {
             return;
         };
         match event {
             RelayEvent::Progress(mut progress) => {
-                if let Some(token) = self.progress_token {
+                if let Some(token) = &self.progress_token {
                     progress.progress_token = token.clone();
                     let _ = peer.notify_progress(progress).await;
                 }
@@ -135,6 +131,28 @@ impl Downstream<'_> {
             }
         }
     }
+}
+
+/// Drives an upstream call, passing on what the upstream sends meanwhile.
+/// Runs in the downstream request's task, so rmcp keeps it on that request.
+pub(crate) async fn relayed<T>(
+    call: impl std::future::Future<Output = T>,
+    mut events: mpsc::Receiver<RelayEvent>,
+    downstream: &Downstream,
+) -> T {
+    tokio::pin!(call);
+    let result = loop {
+        tokio::select! {
+            biased;
+            Some(event) = events.recv() => downstream.relay(event).await,
+            result = &mut call => break result,
+        }
+    };
+    // Messages sent just before the result still go first.
+    while let Ok(event) = events.try_recv() {
+        downstream.relay(event).await;
+    }
+    result
 }
 
 fn relay_error(error: rmcp::ServiceError) -> McpError {

@@ -6,14 +6,11 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime};
 
-use rmcp::transport::streamable_http_server::session::{
-    SessionState, SessionStore, SessionStoreError,
-};
+use rmcp::transport::streamable_http_server::session::{SessionState, SessionStoreError};
 use rmcp::{Peer, RoleServer};
 use toolgate_core::{ActiveToolSet, GroupId, Message, MessageKind, restore_active_set};
 use toolgate_store::{ConversationId, ConversationStore};
-
-use crate::gateway::Gateway;
+use toolgate_tools::Toolbox;
 
 /// Content of the history message that records an MCP session's start; its
 /// `tool_input` holds the client's `initialize` parameters.
@@ -38,14 +35,17 @@ struct Seen {
 #[derive(Debug)]
 pub struct Sessions<S> {
     store: S,
+    /// Whose catalog a session's history is restored against.
+    toolbox: Arc<Toolbox>,
     idle_timeout: Duration,
     live: tokio::sync::Mutex<HashMap<ConversationId, Arc<Session>>>,
 }
 
 impl<S: ConversationStore + 'static> Sessions<S> {
-    pub(crate) fn new(store: S, idle_timeout: Duration) -> Self {
+    pub(crate) fn new(store: S, toolbox: Arc<Toolbox>, idle_timeout: Duration) -> Self {
         Self {
             store,
+            toolbox,
             idle_timeout,
             live: tokio::sync::Mutex::new(HashMap::new()),
         }
@@ -64,12 +64,12 @@ impl<S: ConversationStore + 'static> Sessions<S> {
     /// The session, restored from its history when it is not live. The
     /// restore reads the store without holding the map, so one slow restore
     /// does not stall every other session.
-    pub(crate) async fn get(&self, id: &ConversationId, gateway: &Gateway<S>) -> Arc<Session> {
+    pub(crate) async fn get(&self, id: &ConversationId) -> Arc<Session> {
         let live = self.live.lock().await.get(id).cloned();
         let session = match live {
             Some(session) => session,
             None => {
-                let active = self.restore(id, gateway).await;
+                let active = self.restore(id).await;
                 let now = Instant::now();
                 let restored = Arc::new(Session {
                     active: tokio::sync::Mutex::new(active),
@@ -89,22 +89,13 @@ impl<S: ConversationStore + 'static> Sessions<S> {
     }
 
     /// A copy of the session's active set.
-    pub(crate) async fn active_set(
-        &self,
-        id: &ConversationId,
-        gateway: &Gateway<S>,
-    ) -> ActiveToolSet {
-        self.get(id, gateway).await.active.lock().await.clone()
+    pub(crate) async fn active_set(&self, id: &ConversationId) -> ActiveToolSet {
+        self.get(id).await.active.lock().await.clone()
     }
 
     /// Remembers where to send the session's `list_changed` notifications.
-    pub(crate) async fn remember_peer(
-        &self,
-        id: &ConversationId,
-        gateway: &Gateway<S>,
-        peer: &Peer<RoleServer>,
-    ) {
-        let session = self.get(id, gateway).await;
+    pub(crate) async fn remember_peer(&self, id: &ConversationId, peer: &Peer<RoleServer>) {
+        let session = self.get(id).await;
         *session.peer.lock().unwrap_or_else(PoisonError::into_inner) = Some(peer.clone());
     }
 
@@ -201,7 +192,7 @@ impl<S: ConversationStore + 'static> Sessions<S> {
         (self.idle_timeout / 4).clamp(Duration::from_secs(1), Duration::from_secs(60))
     }
 
-    async fn restore(&self, id: &ConversationId, gateway: &Gateway<S>) -> ActiveToolSet {
+    async fn restore(&self, id: &ConversationId) -> ActiveToolSet {
         let messages = match self.store.messages(id).await {
             Ok(messages) => messages,
             Err(error) => {
@@ -209,7 +200,7 @@ impl<S: ConversationStore + 'static> Sessions<S> {
                 return ActiveToolSet::new();
             }
         };
-        let restored = gateway.with_catalog(|catalog| {
+        let restored = self.toolbox.with_catalog(|catalog| {
             restore_active_set(messages.iter().map(|stored| &stored.message), catalog)
         });
         for skipped in &restored.skipped {
@@ -234,34 +225,5 @@ impl<S: ConversationStore + 'static> Sessions<S> {
         if touch && let Err(error) = self.store.touch(id).await {
             tracing::error!(session = %id, %error, "session activity not stored");
         }
-    }
-}
-
-/// rmcp's session store, on the gateway's history: a restarted gateway finds
-/// the client's `initialize` parameters and serves the session on.
-#[derive(Debug)]
-pub struct HistorySessionStore<S>(pub Arc<Gateway<S>>);
-
-#[async_trait::async_trait]
-impl<S: ConversationStore + 'static> SessionStore for HistorySessionStore<S> {
-    async fn load(&self, session_id: &str) -> Result<Option<SessionState>, SessionStoreError> {
-        self.0
-            .sessions()
-            .start_record(&ConversationId::new(session_id))
-            .await
-    }
-
-    async fn store(&self, session_id: &str, state: &SessionState) -> Result<(), SessionStoreError> {
-        self.0
-            .sessions()
-            .record_start(&ConversationId::new(session_id), state)
-            .await
-    }
-
-    async fn delete(&self, session_id: &str) -> Result<(), SessionStoreError> {
-        self.0
-            .sessions()
-            .end(&ConversationId::new(session_id))
-            .await
     }
 }

@@ -2,8 +2,11 @@
 //! called with a timeout and the caller's cancellation, restarted with backoff
 //! after a crash, and re-listed when it says its tools changed.
 //!
-//! A failure here belongs to this upstream only: it becomes an
-//! [`UpstreamError`] for its own loads and calls, never a gateway failure.
+//! It is a [`ListedSource`] of the tool runtime: the toolbox lists it into
+//! the catalog and routes its tools' calls here, whether they come from an
+//! MCP client of the gateway or from the agent loop. A failure here belongs
+//! to this upstream only: it becomes an [`UpstreamError`] for its own loads
+//! and calls, never a gateway failure.
 
 #![allow(
     deprecated,
@@ -12,27 +15,35 @@
 
 use std::collections::HashMap;
 use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use async_trait::async_trait;
 use http::{HeaderName, HeaderValue};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
     ClientCapabilities, ClientConfig, ClientRequest, CreateMessageRequestParams,
     CreateMessageResult, ElicitRequestParams, ElicitResult, Implementation, JsonObject,
     LoggingMessageNotificationParam, ProgressNotificationParam, ProtocolVersion, ServerResult,
-    Tool,
 };
 use rmcp::service::{NotificationContext, PeerRequestOptions, RequestContext, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, ErrorData as McpError, Peer, RoleClient, ServiceExt};
-use tokio::sync::{Mutex, mpsc, oneshot};
+use serde_json::Value;
+use tokio::sync::{Mutex, Notify, mpsc, oneshot};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use toolgate_core::GroupId;
+use toolgate_tools::{
+    CallContext, ListedGroup, ListedSource, SourceCall, SourceChange, SourceError, SourceListing,
+    ToolCallError, ToolOutput, ToolSource,
+};
 
 use crate::config::{UpstreamConfig, UpstreamTransport};
-use crate::relay::{InFlight, RelayEvent};
+use crate::convert::{output_from_result, source_tool};
+use crate::relay::{Downstream, InFlight, RelayEvent, relayed};
 
 /// Times a finished call yields before it stops hearing its upstream's
 /// notifications (see [`Upstream::call`]).
@@ -42,13 +53,6 @@ const NOTIFICATION_YIELDS: usize = 8;
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
 /// A connection that lived this long resets the failure count.
 const HEALTHY_AFTER: Duration = Duration::from_secs(60);
-
-/// Something an upstream told the gateway on its own.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum UpstreamEvent {
-    /// It sent `notifications/tools/list_changed`.
-    ToolsChanged(GroupId),
-}
 
 /// Why an upstream could not serve a load or a call. `Display` is the text the
 /// model reads: it names the upstream and the cause.
@@ -100,26 +104,24 @@ pub enum UpstreamError {
     },
 }
 
-/// What a started upstream said about itself.
-#[derive(Clone, Debug, Default)]
-pub struct UpstreamListing {
-    /// Its tools, as it names them.
-    pub tools: Vec<Tool>,
-    /// Its `instructions`, if any.
-    pub instructions: Option<String>,
-    /// Its implementation name, if given.
-    pub server_name: Option<String>,
-    /// Increases at every (re)start, so a listing can be known to be stale.
-    pub generation: u64,
-}
-
 /// One configured upstream and its connection.
 #[derive(Debug)]
 pub struct Upstream {
     config: UpstreamConfig,
-    events: mpsc::UnboundedSender<UpstreamEvent>,
+    /// Its group, as the toolbox lists it.
+    group: ListedGroup,
     connection: Mutex<Connection>,
     in_flight: InFlight,
+    changes: Arc<Changes>,
+}
+
+/// What the upstream announced since the toolbox last asked.
+#[derive(Debug, Default)]
+struct Changes {
+    /// Woken by `notifications/tools/list_changed` (and by shutdown).
+    notify: Notify,
+    /// Shut down for good.
+    closed: AtomicBool,
 }
 
 type Service = RunningService<RoleClient, UpstreamClient>;
@@ -155,8 +157,7 @@ struct Failure {
 /// the gateway and passes what belongs to a call on to that call's client.
 #[derive(Clone, Debug)]
 struct UpstreamClient {
-    name: GroupId,
-    events: mpsc::UnboundedSender<UpstreamEvent>,
+    changes: Arc<Changes>,
     in_flight: InFlight,
 }
 
@@ -182,10 +183,7 @@ impl UpstreamClient {
 
 impl ClientHandler for UpstreamClient {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        // The gateway may be shutting down; nothing to tell then.
-        let _ = self
-            .events
-            .send(UpstreamEvent::ToolsChanged(self.name.clone()));
+        self.changes.notify.notify_one();
     }
 
     async fn on_progress(
@@ -244,14 +242,20 @@ impl ClientHandler for UpstreamClient {
 }
 
 impl Upstream {
-    /// An upstream not started yet; its `list_changed` notifications go to
-    /// `events`.
-    pub fn new(config: UpstreamConfig, events: mpsc::UnboundedSender<UpstreamEvent>) -> Self {
+    /// An upstream not started yet.
+    pub fn new(config: UpstreamConfig) -> Self {
+        let group = ListedGroup {
+            id: config.name.clone(),
+            description: config.description.clone(),
+            startup: config.startup,
+            visibility: config.visibility,
+        };
         Self {
             config,
-            events,
+            group,
             connection: Mutex::new(Connection::Idle { generation: 0 }),
             in_flight: InFlight::default(),
+            changes: Arc::default(),
         }
     }
 
@@ -278,27 +282,29 @@ impl Upstream {
         &self.config.name
     }
 
-    /// Starts it if needed and lists its tools.
-    pub async fn list(&self) -> Result<UpstreamListing, UpstreamError> {
+    /// Starts it if needed and lists its tools, with what it says of itself
+    /// (its instructions, else its name).
+    pub async fn list_tools(&self) -> Result<SourceListing, UpstreamError> {
         let (peer, generation) = self.peer().await?;
         let tools = tokio::time::timeout(self.config.startup_timeout, peer.list_all_tools())
             .await
             .map_err(|_| self.failed("tools/list", "no answer in time".into()))?
             .map_err(|error| self.failed("tools/list", error.to_string()))?;
         let info = peer.peer_info();
-        Ok(UpstreamListing {
-            tools,
-            instructions: info.as_ref().and_then(|info| info.instructions.clone()),
-            server_name: info
-                .as_ref()
-                .and_then(|info| info.server_info.as_ref())
-                .map(|implementation| implementation.name.clone()),
+        let instructions = info.as_ref().and_then(|info| info.instructions.clone());
+        let server_name = info
+            .as_ref()
+            .and_then(|info| info.server_info.as_ref())
+            .map(|implementation| implementation.name.clone());
+        Ok(SourceListing {
+            tools: tools.iter().map(source_tool).collect(),
+            about: instructions.or(server_name),
             generation,
         })
     }
 
     /// The generation of the running connection, if one runs.
-    pub async fn running_generation(&self) -> Option<u64> {
+    pub async fn connection_generation(&self) -> Option<u64> {
         match &*self.connection.lock().await {
             Connection::Running(running) if !running.service.is_transport_closed() => {
                 Some(running.generation)
@@ -313,7 +319,7 @@ impl Upstream {
     /// Calls `tool` (its upstream name) with the per-call timeout; cancelling
     /// `cancel` cancels the upstream request too. What the upstream sends
     /// during the call goes to `relay`.
-    pub(crate) async fn call(
+    async fn call_tool(
         &self,
         tool: &str,
         arguments: JsonObject,
@@ -371,8 +377,10 @@ impl Upstream {
         }
     }
 
-    /// Stops the connection, if any.
-    pub async fn shutdown(&self) {
+    /// Stops the connection, if any, for good.
+    pub async fn close(&self) {
+        self.changes.closed.store(true, Ordering::SeqCst);
+        self.changes.notify.notify_one();
         let mut connection = self.connection.lock().await;
         if let Connection::Running(running) =
             std::mem::replace(&mut *connection, Connection::Closed)
@@ -382,7 +390,7 @@ impl Upstream {
     }
 
     /// Stops a running connection; the next use starts it again.
-    pub(crate) async fn stop(&self) {
+    pub async fn stop_connection(&self) {
         let mut connection = self.connection.lock().await;
         if let Connection::Running(running) = &*connection {
             let generation = running.generation;
@@ -474,8 +482,7 @@ impl Upstream {
 
     async fn start(&self) -> Result<Service, String> {
         let client = UpstreamClient {
-            name: self.config.name.clone(),
-            events: self.events.clone(),
+            changes: Arc::clone(&self.changes),
             in_flight: self.in_flight.clone(),
         };
         let started = async {
@@ -538,6 +545,67 @@ impl Upstream {
             upstream: self.config.name.clone(),
             operation: operation.to_owned(),
             reason,
+        }
+    }
+}
+
+#[async_trait]
+impl ToolSource for Upstream {
+    /// Calls the tool on the server; what the server sends meanwhile
+    /// (progress, logs, requests for input) goes to the calling MCP client,
+    /// when the call came from one.
+    async fn call(
+        &self,
+        call: SourceCall,
+        context: &CallContext,
+    ) -> Result<ToolOutput, ToolCallError> {
+        let Value::Object(arguments) = call.arguments else {
+            return Err(ToolCallError::respond("Tool arguments must be an object."));
+        };
+        let downstream = context
+            .caller
+            .get::<Downstream>()
+            .cloned()
+            .unwrap_or_default();
+        let (relay, events) = mpsc::channel(32);
+        let running = self.call_tool(&call.tool, arguments, &context.cancel, relay);
+        match relayed(running, events, &downstream).await {
+            Ok(result) => Ok(output_from_result(result)),
+            Err(error) => Err(ToolCallError::respond(error.to_string())),
+        }
+    }
+}
+
+#[async_trait]
+impl ListedSource for Upstream {
+    fn group(&self) -> &ListedGroup {
+        &self.group
+    }
+
+    async fn list(&self) -> Result<SourceListing, SourceError> {
+        self.list_tools().await.map_err(SourceError::new)
+    }
+
+    async fn running_generation(&self) -> Option<u64> {
+        self.connection_generation().await
+    }
+
+    async fn stop(&self) {
+        self.stop_connection().await;
+    }
+
+    async fn shutdown(&self) {
+        self.close().await;
+    }
+
+    async fn changed(&self) -> SourceChange {
+        if !self.changes.closed.load(Ordering::SeqCst) {
+            self.changes.notify.notified().await;
+        }
+        if self.changes.closed.load(Ordering::SeqCst) {
+            SourceChange::Closed
+        } else {
+            SourceChange::ToolsChanged
         }
     }
 }

@@ -9,6 +9,41 @@ use std::pin::Pin;
 use crate::conversation::ConversationId;
 use crate::error::Result;
 
+/// Stable id of a stored agent, e.g. `sage`: chosen by whoever creates the
+/// agent, and how conversations and tools refer to it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct AgentId(String);
+
+impl AgentId {
+    /// Wraps an id chosen by the caller.
+    pub fn new(id: impl Into<String>) -> Self {
+        Self(id.into())
+    }
+
+    /// The id as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<&str> for AgentId {
+    fn from(id: &str) -> Self {
+        Self::new(id)
+    }
+}
+
+impl From<String> for AgentId {
+    fn from(id: String) -> Self {
+        Self::new(id)
+    }
+}
+
+impl fmt::Display for AgentId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
 /// The prompt type of an agent's system prompt.
 pub const SYSTEM_PROMPT: &str = "system";
 
@@ -18,7 +53,7 @@ pub const SYSTEM_PROMPT: &str = "system";
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct AgentRecord {
     /// Stable id, chosen by whoever creates the agent.
-    pub id: String,
+    pub id: AgentId,
     /// The name it goes by; an agent can change it.
     pub name: String,
     /// Prompt type -> text.
@@ -29,7 +64,7 @@ pub struct AgentRecord {
 
 impl AgentRecord {
     /// An agent with no prompts and every tool.
-    pub fn new(id: impl Into<String>, name: impl Into<String>) -> Self {
+    pub fn new(id: impl Into<AgentId>, name: impl Into<String>) -> Self {
         Self {
             id: id.into(),
             name: name.into(),
@@ -58,7 +93,7 @@ pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T>> + Send + 'a
 /// hold an `Arc<dyn AgentStore>` whatever the backend.
 pub trait AgentStore: Send + Sync + fmt::Debug {
     /// The agent `id`, if stored.
-    fn agent<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<AgentRecord>>;
+    fn agent<'a>(&'a self, id: &'a AgentId) -> StoreFuture<'a, Option<AgentRecord>>;
 
     /// Stores `agent`, replacing the one with its id.
     fn save_agent(&self, agent: AgentRecord) -> StoreFuture<'_, ()>;
@@ -71,12 +106,12 @@ pub trait AgentStore: Send + Sync + fmt::Debug {
     fn set_conversation_agent<'a>(
         &'a self,
         conversation: &'a ConversationId,
-        agent: &'a str,
+        agent: &'a AgentId,
     ) -> StoreFuture<'a, ()>;
 
     /// The id of the conversation's agent, if it has one.
     fn conversation_agent<'a>(
         &'a self,
         conversation: &'a ConversationId,
-    ) -> StoreFuture<'a, Option<String>>;
+    ) -> StoreFuture<'a, Option<AgentId>>;
 }

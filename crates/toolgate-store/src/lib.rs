@@ -18,7 +18,7 @@ mod memory;
 mod sqlite;
 mod store;
 
-pub use agent::{AgentRecord, AgentStore, SYSTEM_PROMPT, StoreFuture};
+pub use agent::{AgentId, AgentRecord, AgentStore, SYSTEM_PROMPT, StoreFuture};
 pub use conversation::{ConversationId, MessageId, StoredMessage};
 pub use error::{Result, StoreError};
 pub use memory::MemoryStore;

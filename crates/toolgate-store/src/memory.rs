@@ -7,7 +7,7 @@ use std::time::SystemTime;
 
 use toolgate_core::{Message, MessageKind, ToolStatus};
 
-use crate::agent::{AgentRecord, AgentStore, StoreFuture};
+use crate::agent::{AgentId, AgentRecord, AgentStore, StoreFuture};
 use crate::conversation::{ConversationId, MessageId, StoredMessage, now_millis};
 use crate::error::{Result, StoreError};
 use crate::store::ConversationStore;
@@ -15,7 +15,7 @@ use crate::store::ConversationStore;
 #[derive(Debug)]
 struct Conversation {
     active: SystemTime,
-    agent: Option<String>,
+    agent: Option<AgentId>,
     messages: Vec<StoredMessage>,
 }
 
@@ -23,7 +23,7 @@ struct Conversation {
 struct State {
     next_id: i64,
     conversations: HashMap<ConversationId, Conversation>,
-    agents: BTreeMap<String, AgentRecord>,
+    agents: BTreeMap<AgentId, AgentRecord>,
 }
 
 impl State {
@@ -131,7 +131,7 @@ impl ConversationStore for MemoryStore {
 }
 
 impl AgentStore for MemoryStore {
-    fn agent<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<AgentRecord>> {
+    fn agent<'a>(&'a self, id: &'a AgentId) -> StoreFuture<'a, Option<AgentRecord>> {
         let agent = self.state().agents.get(id).cloned();
         Box::pin(async move { Ok(agent) })
     }
@@ -149,14 +149,14 @@ impl AgentStore for MemoryStore {
     fn set_conversation_agent<'a>(
         &'a self,
         conversation: &'a ConversationId,
-        agent: &'a str,
+        agent: &'a AgentId,
     ) -> StoreFuture<'a, ()> {
         let mut state = self.state();
         let result = if state.agents.contains_key(agent) {
-            state.conversation(conversation, now_millis()).agent = Some(agent.to_owned());
+            state.conversation(conversation, now_millis()).agent = Some(agent.clone());
             Ok(())
         } else {
-            Err(StoreError::UnknownAgent(agent.to_owned()))
+            Err(StoreError::UnknownAgent(agent.clone()))
         };
         Box::pin(async move { result })
     }
@@ -164,7 +164,7 @@ impl AgentStore for MemoryStore {
     fn conversation_agent<'a>(
         &'a self,
         conversation: &'a ConversationId,
-    ) -> StoreFuture<'a, Option<String>> {
+    ) -> StoreFuture<'a, Option<AgentId>> {
         let agent = self
             .state()
             .conversations

@@ -14,7 +14,7 @@ use std::time::{Duration, SystemTime};
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use toolgate_core::{Message, MessageKind, ToolStatus};
 
-use crate::agent::{AgentRecord, AgentStore, StoreFuture};
+use crate::agent::{AgentId, AgentRecord, AgentStore, StoreFuture};
 use crate::conversation::{
     ConversationId, MessageId, StoredMessage, from_millis, now_millis, to_millis,
 };
@@ -287,8 +287,8 @@ impl ConversationStore for SqliteStore {
 mod tests;
 
 impl AgentStore for SqliteStore {
-    fn agent<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<AgentRecord>> {
-        let id = id.to_owned();
+    fn agent<'a>(&'a self, id: &'a AgentId) -> StoreFuture<'a, Option<AgentRecord>> {
+        let id = id.as_str().to_owned();
         Box::pin(self.with_connection(move |connection| {
             let row = connection
                 .query_row(
@@ -309,7 +309,7 @@ impl AgentStore for SqliteStore {
                 "INSERT INTO agents (id, name, prompts, tools, updated_ms) VALUES (?1, ?2, ?3, ?4, ?5)
                  ON CONFLICT (id) DO UPDATE SET name = excluded.name, prompts = excluded.prompts,
                      tools = excluded.tools, updated_ms = excluded.updated_ms",
-                params![agent.id, agent.name, prompts, tools, to_millis(now_millis())],
+                params![agent.id.as_str(), agent.name, prompts, tools, to_millis(now_millis())],
             )?;
             Ok(())
         }))
@@ -329,10 +329,10 @@ impl AgentStore for SqliteStore {
     fn set_conversation_agent<'a>(
         &'a self,
         conversation: &'a ConversationId,
-        agent: &'a str,
+        agent: &'a AgentId,
     ) -> StoreFuture<'a, ()> {
         let conversation = conversation.clone();
-        let agent = agent.to_owned();
+        let agent = agent.clone();
         Box::pin(self.with_connection(move |connection| {
             let transaction = connection.transaction()?;
             let known = transaction
@@ -346,7 +346,7 @@ impl AgentStore for SqliteStore {
             transaction.execute(
                 "INSERT INTO conversations (id, created_ms, active_ms, agent_id) VALUES (?1, ?2, ?2, ?3)
                  ON CONFLICT (id) DO UPDATE SET agent_id = excluded.agent_id",
-                params![conversation.as_str(), now, agent],
+                params![conversation.as_str(), now, agent.as_str()],
             )?;
             transaction.commit()?;
             Ok(())
@@ -356,7 +356,7 @@ impl AgentStore for SqliteStore {
     fn conversation_agent<'a>(
         &'a self,
         conversation: &'a ConversationId,
-    ) -> StoreFuture<'a, Option<String>> {
+    ) -> StoreFuture<'a, Option<AgentId>> {
         let conversation = conversation.clone();
         Box::pin(self.with_connection(move |connection| {
             let agent: Option<Option<String>> = connection
@@ -366,7 +366,7 @@ impl AgentStore for SqliteStore {
                     |row| row.get(0),
                 )
                 .optional()?;
-            Ok(agent.flatten())
+            Ok(agent.flatten().map(AgentId::new))
         }))
     }
 }
@@ -397,7 +397,7 @@ impl AgentRow {
         let prompts = serde_json::from_str(&self.prompts).map_err(|e| corrupt("prompts", e))?;
         let tools = serde_json::from_str(&self.tools).map_err(|e| corrupt("tools", e))?;
         Ok(AgentRecord {
-            id: self.id,
+            id: AgentId::new(self.id),
             name: self.name,
             prompts,
             tools,

@@ -59,11 +59,9 @@ async fn a_version_1_database_gains_agents_and_keeps_its_conversations() {
         .save_agent(crate::AgentRecord::new("a", "A"))
         .await
         .unwrap();
-    store.set_conversation_agent(&old, "a").await.unwrap();
-    assert_eq!(
-        store.conversation_agent(&old).await.unwrap().as_deref(),
-        Some("a")
-    );
+    let agent = crate::AgentId::new("a");
+    store.set_conversation_agent(&old, &agent).await.unwrap();
+    assert_eq!(store.conversation_agent(&old).await.unwrap(), Some(agent));
 }
 
 #[tokio::test]

@@ -1,6 +1,4 @@
 mod faults;
-mod prompt_manager;
 mod routing;
 mod support;
 mod turns;
-mod web;

@@ -4,7 +4,7 @@
 
 use pretty_assertions::assert_eq;
 use serde_json::json;
-use toolgate_agent::{ToolHost, TurnEvent};
+use toolgate_agent::TurnEvent;
 use toolgate_core::routing::Tier;
 use toolgate_core::{GroupId, MessageKind};
 use toolgate_llm::scripted::{ScriptedTurn, Wire};
@@ -148,7 +148,7 @@ async fn embeddings_route_a_turn_that_shares_no_word_with_its_group() {
     use toolgate_llm::scripted::{ScriptedServer, embeddings_reply};
     use toolgate_llm::{EmbeddingsClient, ProviderConfig, ProviderKind};
 
-    let host = super::support::TestHost::new();
+    let host = super::support::TestHost::new().await;
     let router = {
         let catalog = host.catalog();
         Router::lexical(
@@ -175,7 +175,7 @@ async fn embeddings_route_a_turn_that_shares_no_word_with_its_group() {
         "embedder",
     ))
     .unwrap();
-    let semantic = SemanticRouting::new(client, &router, host.as_ref(), 0.5)
+    let semantic = SemanticRouting::new(client, &router, &host.toolbox, 0.5)
         .await
         .unwrap();
     let options = AgentOptions {

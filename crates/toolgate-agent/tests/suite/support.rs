@@ -1,23 +1,29 @@
-//! A tool host over real built-ins and real manifests, a scripted provider,
-//! and helpers to read what each request carried.
+//! A toolbox over real built-ins and a test source whose groups come from
+//! real manifests, a scripted provider, and helpers to read what each
+//! request carried.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, RwLock, RwLockReadGuard};
+use std::sync::{Arc, Mutex, OnceLock, RwLockReadGuard};
 use std::time::Duration;
 
+use async_trait::async_trait;
 use serde_json::{Value, json};
 use tempfile::TempDir;
 use tokio_util::sync::CancellationToken;
-use toolgate_agent::{
-    Agent, AgentOptions, BuiltinConfig, BuiltinTools, CallContext, PrepareFuture, ToolExecutor,
-    ToolFuture, ToolHost, ToolOutput, TurnEvent, TurnOutcome,
-};
+use toolgate_agent::{Agent, AgentOptions, TurnEvent, TurnOutcome};
 use toolgate_core::routing::{Router, RoutingConfig};
-use toolgate_core::{Catalog, Encoding, Origin, TokenCounter, load_manifest_dirs};
+use toolgate_core::{
+    Catalog, Encoding, GroupId, GroupVisibility, MetaTool, TokenCounter, load_manifest_dirs,
+};
 use toolgate_llm::scripted::{Recorded, ScriptedServer, ScriptedTurn, Wire};
 use toolgate_llm::{ProviderConfig, ProviderKind, connect};
 use toolgate_store::{ConversationId, MemoryStore};
+use toolgate_tools::{
+    BuiltinConfig, CallContext, ListedGroup, ListedSource, SourceCall, SourceChange, SourceError,
+    SourceListing, SourceOffer, Startup, ToolCallError, ToolOutput, ToolSource, Toolbox,
+    ToolboxOptions,
+};
 
 /// Every wire format, streaming and not.
 pub(crate) const WIRES: [(Wire, bool); 4] = [
@@ -30,55 +36,172 @@ pub(crate) const WIRES: [(Wire, bool); 4] = [
 /// The group whose start fails, like an upstream that cannot run.
 pub(crate) const BROKEN_GROUP: &str = "broken";
 
-/// Built-ins (`time`, `files`), manifest groups `pdf` (with `_meta`),
-/// `config` (17 tools, no `_meta`), `crm` (90 tools), `slow` (a tool that
-/// never finishes), `broken` (fails to start), and a core tool `echo`.
+/// The tools of the test: built-ins (`time`, `files`, `web`), the manifest
+/// groups `config` (17 tools, no `_meta`), `crm` (90 tools), `pdf` (with
+/// `_meta`) and `slow` (a tool that never finishes), a core tool `echo`,
+/// and `broken`, a group whose source fails to start.
 #[derive(Debug)]
 pub(crate) struct TestHost {
-    catalog: RwLock<Catalog>,
-    builtins: BuiltinTools,
-    /// Every tool call that reached the host: name and arguments.
-    pub(crate) calls: Mutex<Vec<(String, Value)>>,
-    /// Calls of `slow_wait` that saw their cancellation.
-    pub(crate) cancelled: AtomicUsize,
+    pub(crate) toolbox: Arc<Toolbox>,
+    source: Arc<TestSource>,
     _root: TempDir,
 }
 
+/// The manifest groups' source: answers every call with what it was asked,
+/// and records it.
+#[derive(Debug)]
+struct TestSource {
+    manifests: Catalog,
+    /// Every tool call that reached the source: name and arguments.
+    calls: Mutex<Vec<(String, Value)>>,
+    /// Calls of `slow_wait` that saw their cancellation.
+    cancelled: AtomicUsize,
+}
+
 impl TestHost {
-    pub(crate) fn new() -> Arc<Self> {
+    pub(crate) async fn new() -> Arc<Self> {
         let root = tempfile::tempdir().unwrap();
         let manifests = root.path().join("tools");
         std::fs::create_dir(&manifests).unwrap();
         write_manifests(&manifests);
         std::fs::write(root.path().join("notes.txt"), "hello from notes\n").unwrap();
-        let builtins = BuiltinTools::new(&BuiltinConfig::new(root.path())).unwrap();
         let mut catalog = Catalog::new();
-        catalog
-            .register_tool(
-                toolgate_core::unload_tool_group_definition(),
-                None,
-                Origin::MetaTool,
-            )
-            .unwrap();
-        builtins.register(&mut catalog, |_| false).unwrap();
         let report = load_manifest_dirs(&mut catalog, &[&manifests]);
         assert!(report.errors.is_empty(), "{:?}", report.errors);
-        Arc::new(Self {
-            catalog: RwLock::new(catalog),
-            builtins,
+        let source = Arc::new(TestSource {
+            manifests: catalog,
             calls: Mutex::new(Vec::new()),
             cancelled: AtomicUsize::new(0),
+        });
+        let options = ToolboxOptions {
+            meta_tools: vec![MetaTool::UnloadToolGroup],
+            builtins: Some(BuiltinConfig::new(root.path())),
+            sources: vec![Arc::clone(&source) as Arc<dyn ToolSource>],
+            listed: vec![Arc::new(Broken::new()) as Arc<dyn ListedSource>],
+            ..ToolboxOptions::default()
+        };
+        let (toolbox, _) = Toolbox::start(options).await.unwrap();
+        Arc::new(Self {
+            toolbox,
+            source,
             _root: root,
         })
     }
 
+    pub(crate) fn catalog(&self) -> RwLockReadGuard<'_, Catalog> {
+        self.toolbox.catalog()
+    }
+
+    /// The tools called through the test source, in call order.
     pub(crate) fn called(&self) -> Vec<String> {
-        self.calls
+        self.source
+            .calls
             .lock()
             .unwrap()
             .iter()
             .map(|(name, _)| name.clone())
             .collect()
+    }
+
+    /// Calls of `slow_wait` that saw their cancellation.
+    pub(crate) fn cancelled(&self) -> usize {
+        self.source.cancelled.load(Ordering::SeqCst)
+    }
+}
+
+#[async_trait]
+impl ToolSource for TestSource {
+    fn offer(&self) -> SourceOffer {
+        let catalog = &self.manifests;
+        SourceOffer {
+            core_tools: catalog
+                .core_tools()
+                .filter(|tool| tool.name.as_str() != "load_tool_group")
+                .cloned()
+                .collect(),
+            groups: catalog
+                .groups()
+                .map(|group| {
+                    let tools = catalog.group_tools(group.id.as_str()).cloned().collect();
+                    (group.clone(), tools)
+                })
+                .collect(),
+        }
+    }
+
+    async fn call(
+        &self,
+        call: SourceCall,
+        context: &CallContext,
+    ) -> Result<ToolOutput, ToolCallError> {
+        self.calls
+            .lock()
+            .unwrap()
+            .push((call.tool.clone(), call.arguments.clone()));
+        if call.tool == "slow_wait" {
+            context.cancel.cancelled().await;
+            self.cancelled.fetch_add(1, Ordering::SeqCst);
+            return Ok(ToolOutput::error("cancelled"));
+        }
+        Ok(ToolOutput::text(format!(
+            "{} ran with {}",
+            call.tool, call.arguments
+        )))
+    }
+}
+
+/// A group whose MCP server cannot start.
+#[derive(Debug)]
+struct Broken {
+    group: ListedGroup,
+}
+
+impl Broken {
+    fn new() -> Self {
+        Self {
+            group: ListedGroup {
+                id: GroupId::new(BROKEN_GROUP).unwrap(),
+                description: Some("Tools: broken_tool".to_owned()),
+                startup: Startup::Lazy,
+                visibility: GroupVisibility::OnLoad,
+            },
+        }
+    }
+}
+
+#[async_trait]
+impl ToolSource for Broken {
+    async fn call(
+        &self,
+        _call: SourceCall,
+        _context: &CallContext,
+    ) -> Result<ToolOutput, ToolCallError> {
+        Err(ToolCallError::respond("the broken server is not running"))
+    }
+}
+
+#[async_trait]
+impl ListedSource for Broken {
+    fn group(&self) -> &ListedGroup {
+        &self.group
+    }
+
+    async fn list(&self) -> Result<SourceListing, SourceError> {
+        Err(SourceError::new(std::io::Error::other(
+            "MCP server 'broken' failed to start: cannot run 'broken-server'",
+        )))
+    }
+
+    async fn running_generation(&self) -> Option<u64> {
+        None
+    }
+
+    async fn stop(&self) {}
+
+    async fn shutdown(&self) {}
+
+    async fn changed(&self) -> SourceChange {
+        SourceChange::Closed
     }
 }
 
@@ -132,55 +255,6 @@ fn write_manifests(dir: &Path) {
         "slow.json",
         json!([tool("slow_wait", "Wait for something that never comes")]),
     );
-    write(
-        "broken.json",
-        json!([tool("broken_tool", "A tool whose server cannot start")]),
-    );
-}
-
-impl ToolHost for TestHost {
-    fn catalog(&self) -> RwLockReadGuard<'_, Catalog> {
-        self.catalog.read().unwrap()
-    }
-
-    fn prepare_group<'a>(&'a self, group: &'a str) -> PrepareFuture<'a> {
-        Box::pin(async move {
-            if group == BROKEN_GROUP {
-                Err("MCP server 'broken' failed to start: cannot run 'broken-server'".to_owned())
-            } else {
-                Ok(())
-            }
-        })
-    }
-
-    fn call<'a>(
-        &'a self,
-        tool: &'a str,
-        arguments: Value,
-        cancel: CancellationToken,
-        context: &'a CallContext,
-    ) -> ToolFuture<'a> {
-        self.calls
-            .lock()
-            .unwrap()
-            .push((tool.to_owned(), arguments.clone()));
-        Box::pin(async move {
-            if tool == "slow_wait" {
-                cancel.cancelled().await;
-                self.cancelled.fetch_add(1, Ordering::SeqCst);
-                return ToolOutput::error("cancelled");
-            }
-            let builtin = self
-                .catalog()
-                .group_of(tool)
-                .is_some_and(|g| BuiltinTools::group_ids().contains(&g.as_str()));
-            if builtin {
-                self.builtins.call(tool, arguments, context).await
-            } else {
-                ToolOutput::text(format!("{tool} ran with {arguments}"))
-            }
-        })
-    }
 }
 
 /// A provider for `wire` pointed at `server`.
@@ -200,12 +274,12 @@ pub(crate) fn model(
     connect(config).unwrap()
 }
 
-/// An agent over `host` and `store`, its model scripted by `server`.
+/// An agent over `host`'s tools and `store`, its model scripted by `server`.
 pub(crate) fn agent_with<S: toolgate_store::ConversationStore + toolgate_store::AgentStore>(
     server: &ScriptedServer,
     wire: Wire,
     stream: bool,
-    host: Arc<TestHost>,
+    host: &TestHost,
     store: Arc<S>,
     options: AgentOptions,
 ) -> Agent<S> {
@@ -213,7 +287,7 @@ pub(crate) fn agent_with<S: toolgate_store::ConversationStore + toolgate_store::
     let counter = COUNTER.get_or_init(|| Arc::new(TokenCounter::new(Encoding::O200kBase).unwrap()));
     Agent::new(
         model(server, wire, stream),
-        host,
+        Arc::clone(&host.toolbox),
         store,
         options,
         Arc::clone(counter),
@@ -236,7 +310,7 @@ impl Setup {
 
     /// With a lexical router over the test host's catalog.
     pub(crate) async fn routed(wire: Wire, stream: bool, turns: Vec<ScriptedTurn>) -> Self {
-        let host = TestHost::new();
+        let host = TestHost::new().await;
         let router = {
             let catalog = host.catalog();
             let taxonomy = RoutingConfig::default().validate(&catalog).unwrap();
@@ -255,7 +329,7 @@ impl Setup {
         turns: Vec<ScriptedTurn>,
         options: AgentOptions,
     ) -> Self {
-        Self::with_host_for_tests(wire, stream, turns, options, TestHost::new()).await
+        Self::with_host_for_tests(wire, stream, turns, options, TestHost::new().await).await
     }
 
     pub(crate) async fn with_host_for_tests(
@@ -273,7 +347,7 @@ impl Setup {
             &server,
             wire,
             stream,
-            Arc::clone(&host),
+            &host,
             Arc::new(MemoryStore::new()),
             options,
         );

@@ -11,9 +11,9 @@ use toolgate_core::{
     tool_groups_section,
 };
 use toolgate_mcp::Gateway;
-use toolgate_mcp::config::Startup;
-use toolgate_mcp::{GatewayOptions, ToolboxOptions};
+use toolgate_mcp::GatewayOptions;
 use toolgate_store::MemoryStore;
+use toolgate_tools::{Startup, ToolboxOptions};
 
 use crate::cli::CatalogArgs;
 
@@ -47,13 +47,14 @@ fn run_with_upstreams(args: &CatalogArgs, out: &mut dyn Write) -> Result<()> {
     let settings = super::tools::tool_settings(args.config.as_deref())?;
     let options = GatewayOptions {
         tools: ToolboxOptions {
-            upstreams,
             manifest_dirs: args.manifests.clone(),
             jsonl_catalogs: args.jsonl.clone(),
             builtins: None,
             groups: settings.groups,
             aliases: settings.aliases,
+            ..ToolboxOptions::default()
         },
+        upstreams,
         session_idle_timeout: std::time::Duration::from_secs(60),
         routing: None,
     };
@@ -73,7 +74,7 @@ fn run_with_upstreams(args: &CatalogArgs, out: &mut dyn Write) -> Result<()> {
             })
             .collect();
         problems.extend(start.import_errors.into_iter().map(import_problem));
-        for (upstream, state) in start.upstreams {
+        for (upstream, state) in start.listed {
             if let Err(error) = state {
                 problems.push(LoadProblem {
                     path: config_file.clone(),

@@ -11,18 +11,17 @@ use anyhow::{Context, bail};
 use tokio::io::AsyncBufReadExt;
 use tokio_util::sync::CancellationToken;
 use toolgate_agent::{
-    Agent, AgentError, AgentOptions, CallReport, DEFAULT_SYSTEM_PROMPT, SemanticRouting, ToolHost,
-    TurnEnd, TurnEvent, TurnOutcome,
+    Agent, AgentError, AgentOptions, CallReport, DEFAULT_SYSTEM_PROMPT, SemanticRouting, TurnEnd,
+    TurnEvent, TurnOutcome,
 };
 use toolgate_core::routing::semantic::EmbeddingsConfig;
 use toolgate_core::routing::{Router, Visible};
-use toolgate_core::{Encoding, TokenCounter, ToolStatus, unload_tool_group_definition};
+use toolgate_core::{Encoding, MetaTool, TokenCounter, ToolStatus};
 use toolgate_llm::{ChatModel, ModelSettings, ProviderConfig, StreamEvent};
-use toolgate_mcp::config::Startup;
-use toolgate_mcp::{Toolbox, ToolboxOptions};
 use toolgate_store::{
-    AgentRecord, AgentStore, ConversationId, ConversationStore, MemoryStore, SYSTEM_PROMPT,
+    AgentId, AgentRecord, AgentStore, ConversationId, ConversationStore, MemoryStore, SYSTEM_PROMPT,
 };
+use toolgate_tools::Toolbox;
 
 use super::tools::{self, eprint, print};
 use crate::cli::ChatArgs;
@@ -43,21 +42,20 @@ pub(crate) fn run(args: ChatArgs) -> anyhow::Result<()> {
             provider.kind, provider.model, provider.base_url
         );
         let model = toolgate_llm::connect(provider)?;
-        let (mut options, config_files) = tools::toolbox_options(&args.tools)?;
+        let mut setup = tools::tool_setup(&args.tools)?;
         if args.route {
             // The router matches tools by their names and descriptions.
-            for upstream in &mut options.upstreams {
-                upstream.startup = Startup::Eager;
-            }
+            setup.start_upstreams_eagerly();
         }
-        let manifest_dirs = options.manifest_dirs.clone();
+        let config_files = setup.config_files.clone();
+        let manifest_dirs = setup.options.manifest_dirs.clone();
         if args.memory_store {
             let store = Arc::new(MemoryStore::new());
             let banner = String::new();
             chat(
                 &args,
                 model,
-                options,
+                setup,
                 store,
                 endpoint,
                 banner,
@@ -72,7 +70,7 @@ pub(crate) fn run(args: ChatArgs) -> anyhow::Result<()> {
             chat(
                 &args,
                 model,
-                options,
+                setup,
                 store,
                 endpoint,
                 banner,
@@ -129,7 +127,7 @@ fn provider_config(args: &ChatArgs) -> anyhow::Result<ProviderConfig> {
 async fn chat<S: ConversationStore + AgentStore + 'static>(
     args: &ChatArgs,
     model: Arc<dyn ChatModel>,
-    mut options: ToolboxOptions,
+    mut setup: tools::ToolSetup,
     store: Arc<S>,
     endpoint: String,
     store_line: String,
@@ -141,17 +139,19 @@ async fn chat<S: ConversationStore + AgentStore + 'static>(
     }
     let agent = stored_agent(args, store.as_ref()).await?;
     let agent_id = agent.id.clone();
-    if let Some(builtins) = &mut options.builtins {
+    if let Some(builtins) = &mut setup.options.builtins {
         builtins.agents = Some(Arc::clone(&store) as Arc<dyn AgentStore>);
     }
     if !agent.tools.is_empty() {
         // An upstream's tools are unknown until it starts: it is enabled by
         // its group id, or not at all.
-        options
+        setup
             .upstreams
             .retain(|upstream| agent.tools.iter().any(|t| t == upstream.name.as_str()));
     }
-    let (toolbox, report) = Toolbox::start(options, vec![unload_tool_group_definition()])
+    let mut options = setup.into_options();
+    options.meta_tools = vec![MetaTool::UnloadToolGroup];
+    let (toolbox, report) = Toolbox::start(options)
         .await
         .context("building the tool catalog")?;
     let mut banner = format!("toolgate {} chat: {endpoint}\n", env!("CARGO_PKG_VERSION"));
@@ -178,7 +178,7 @@ async fn run_chat<S: ConversationStore + AgentStore + 'static>(
     model: Arc<dyn ChatModel>,
     toolbox: &Arc<Toolbox>,
     store: Arc<S>,
-    agent_id: String,
+    agent_id: AgentId,
     banner: String,
 ) -> anyhow::Result<()> {
     let (router, semantic) = if args.route {
@@ -203,10 +203,15 @@ async fn run_chat<S: ConversationStore + AgentStore + 'static>(
         router,
         semantic,
     };
-    let host: Arc<dyn ToolHost> = Arc::clone(toolbox) as Arc<dyn ToolHost>;
     let counter = TokenCounter::new(Encoding::default())
         .context("loading the tokenizer for token reports")?;
-    let agent = Agent::new(model, host, store, options, Arc::new(counter));
+    let agent = Agent::new(
+        model,
+        Arc::clone(toolbox),
+        store,
+        options,
+        Arc::new(counter),
+    );
     let conversation = ConversationId::new(
         args.conversation
             .clone()
@@ -264,7 +269,7 @@ async fn stored_agent<S: AgentStore>(args: &ChatArgs, store: &S) -> anyhow::Resu
         }
         None => AgentTable::default(),
     };
-    let id = table.id.clone().unwrap_or_else(|| "default".to_owned());
+    let id = AgentId::new(table.id.clone().unwrap_or_else(|| "default".to_owned()));
     let stored = store
         .agent(&id)
         .await
@@ -273,7 +278,7 @@ async fn stored_agent<S: AgentStore>(args: &ChatArgs, store: &S) -> anyhow::Resu
         Some(agent) => agent,
         None => {
             let mut agent = AgentRecord::new(
-                &id,
+                id.clone(),
                 table.name.clone().unwrap_or_else(|| "Assistant".into()),
             );
             agent.prompts = table.prompts.clone();
@@ -305,21 +310,16 @@ async fn semantic_routing(
     toolbox: &Arc<Toolbox>,
 ) -> anyhow::Result<SemanticRouting> {
     let client = tools::embeddings_client(settings)?;
-    SemanticRouting::new(
-        client,
-        router,
-        toolbox.as_ref(),
-        settings.weight.unwrap_or(0.5),
-    )
-    .await
-    .context("embedding the tool groups for routing ([routing.embeddings])")
+    SemanticRouting::new(client, router, toolbox, settings.weight.unwrap_or(0.5))
+        .await
+        .context("embedding the tool groups for routing ([routing.embeddings])")
 }
 
 /// One terminal conversation.
 struct Session<S> {
     agent: Agent<S>,
     /// The stored agent every conversation here belongs to.
-    agent_id: String,
+    agent_id: AgentId,
     toolbox: Arc<Toolbox>,
     conversation: ConversationId,
     /// Every model call since the conversation was opened here.
@@ -459,7 +459,7 @@ impl<S: ConversationStore + AgentStore> Session<S> {
     async fn print_groups(&self) -> anyhow::Result<()> {
         let loaded = self.agent.loaded_groups(&self.conversation).await?;
         let mut out = String::new();
-        let catalog = self.agent.host().catalog();
+        let catalog = self.agent.toolbox().catalog();
         for group in catalog.groups() {
             let mark = if loaded.contains(&group.id) {
                 "loaded"

@@ -14,10 +14,9 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use serde::Deserialize;
-use toolgate_core::unload_tool_group_definition;
-use toolgate_mcp::Toolbox;
-use toolgate_mcp::config::Startup;
+
 use toolgate_store::{AgentStore, SqliteStore};
+use toolgate_tools::Toolbox;
 
 use super::tools::{self, print};
 use crate::cli::MigrateArgs;
@@ -98,17 +97,17 @@ async fn alias_map(
     args: &MigrateArgs,
     store: &Arc<SqliteStore>,
 ) -> anyhow::Result<BTreeMap<String, String>> {
-    let (mut options, _) = tools::toolbox_options(&args.tools)?;
-    for upstream in &mut options.upstreams {
-        upstream.startup = Startup::Eager;
-    }
+    let mut setup = tools::tool_setup(&args.tools)?;
+    setup.start_upstreams_eagerly();
+    let mut options = setup.into_options();
+    options.meta_tools = vec![toolgate_core::MetaTool::UnloadToolGroup];
     if let Some(builtins) = &mut options.builtins {
         builtins.agents = Some(Arc::clone(store) as Arc<dyn AgentStore>);
     }
-    let (toolbox, report) = Toolbox::start(options, vec![unload_tool_group_definition()])
+    let (toolbox, report) = Toolbox::start(options)
         .await
         .context("building the tool catalog")?;
-    for (upstream, state) in &report.upstreams {
+    for (upstream, state) in &report.listed {
         if let Err(error) = state {
             tools::eprint(&format!(
                 "warning: upstream '{upstream}' did not start ({error}); aliases of its tools are unknown\n"

@@ -6,13 +6,10 @@ use std::fmt::Write as _;
 use anyhow::Context;
 use serde_json::json;
 use toolgate_core::routing::{Router, Visible};
-use toolgate_core::{
-    Catalog, Encoding, GroupId, TokenCounter, ToolDefinition, unload_tool_group_definition,
-};
-use toolgate_mcp::Toolbox;
-use toolgate_mcp::config::Startup;
+use toolgate_core::{Catalog, Encoding, GroupId, MetaTool, TokenCounter, ToolDefinition};
+use toolgate_tools::Toolbox;
 
-use super::tools::{print, routing_config, toolbox_options};
+use super::tools::{print, routing_config, tool_setup};
 use crate::cli::RouteArgs;
 
 /// Ranked groups shown.
@@ -24,12 +21,12 @@ pub(crate) fn run(args: &RouteArgs) -> anyhow::Result<()> {
         .build()
         .context("starting the async runtime")?;
     runtime.block_on(async {
-        let (mut options, _) = toolbox_options(&args.tools)?;
+        let mut setup = tool_setup(&args.tools)?;
         // Route over what the upstreams really offer.
-        for upstream in &mut options.upstreams {
-            upstream.startup = Startup::Eager;
-        }
-        let (toolbox, _) = Toolbox::start(options, vec![unload_tool_group_definition()]).await?;
+        setup.start_upstreams_eagerly();
+        let mut options = setup.into_options();
+        options.meta_tools = vec![MetaTool::UnloadToolGroup];
+        let (toolbox, _) = Toolbox::start(options).await?;
         let config = routing_config(args.tools.config.as_deref())?;
         let counter = TokenCounter::new(Encoding::default()).context("loading the tokenizer")?;
         let output = toolbox.with_catalog(|catalog| -> anyhow::Result<String> {

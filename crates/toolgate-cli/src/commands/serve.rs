@@ -10,10 +10,10 @@ use anyhow::{Context, bail};
 use rmcp::ServiceExt;
 use tokio_util::sync::CancellationToken;
 use toolgate_mcp::{
-    Gateway, GatewayHandler, GatewayOptions, HttpOptions, MCP_PATH, SessionSource, StartReport,
-    serve_http,
+    Gateway, GatewayHandler, GatewayOptions, HttpOptions, MCP_PATH, SessionSource, serve_http,
 };
 use toolgate_store::{ConversationId, ConversationStore, MemoryStore};
+use toolgate_tools::StartReport;
 
 use crate::cli::ServeArgs;
 
@@ -54,10 +54,12 @@ async fn serve<S: ConversationStore + 'static>(
             args.listen
         );
     }
-    let (tools, config_files) = super::tools::toolbox_options(&args.tools)?;
-    let manifest_dirs = tools.manifest_dirs.clone();
+    let setup = super::tools::tool_setup(&args.tools)?;
+    let config_files = setup.config_files;
+    let manifest_dirs = setup.options.manifest_dirs.clone();
     let options = GatewayOptions {
-        tools,
+        tools: setup.options,
+        upstreams: setup.upstreams,
         session_idle_timeout: Duration::from_secs(args.session_idle_minutes.max(1) * 60),
         routing: if args.route {
             Some(super::tools::routing_config(args.tools.config.as_deref())?)

@@ -5,22 +5,54 @@ use std::fmt::Write as _;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use std::sync::Arc;
+
 use anyhow::{Context, bail};
-use toolgate_agent::{BuiltinConfig, FilesAccess};
 use toolgate_core::routing::RoutingConfig;
 use toolgate_core::{Catalog, GroupListing};
+use toolgate_mcp::Upstream;
 use toolgate_mcp::config::{self, UpstreamConfig};
-use toolgate_mcp::{StartReport, ToolboxOptions};
 use toolgate_store::SqliteStore;
+use toolgate_tools::{
+    BuiltinConfig, FilesAccess, ListedSource, StartReport, Startup, ToolboxOptions,
+};
 
 use crate::cli::ToolArgs;
 
-/// The toolbox the arguments describe, with the configuration files read.
-pub(crate) fn toolbox_options(args: &ToolArgs) -> anyhow::Result<(ToolboxOptions, Vec<PathBuf>)> {
+/// The tools the arguments describe: the toolbox options, the upstream MCP
+/// servers, and the configuration files they came from.
+pub(crate) struct ToolSetup {
+    pub(crate) options: ToolboxOptions,
+    pub(crate) upstreams: Vec<UpstreamConfig>,
+    pub(crate) config_files: Vec<PathBuf>,
+}
+
+impl ToolSetup {
+    /// Starts every upstream with the toolbox, so its tools are known at
+    /// once (to route over them, or to report on them).
+    pub(crate) fn start_upstreams_eagerly(&mut self) {
+        for upstream in &mut self.upstreams {
+            upstream.startup = Startup::Eager;
+        }
+    }
+
+    /// The toolbox options with the upstreams as its listed sources.
+    pub(crate) fn into_options(self) -> ToolboxOptions {
+        let mut options = self.options;
+        options.listed = self
+            .upstreams
+            .into_iter()
+            .map(|config| Arc::new(Upstream::new(config)) as Arc<dyn ListedSource>)
+            .collect();
+        options
+    }
+}
+
+/// The tools the arguments describe, with the configuration files read.
+pub(crate) fn tool_setup(args: &ToolArgs) -> anyhow::Result<ToolSetup> {
     let (upstreams, config_files) = upstream_configs(args.config.as_deref(), &args.mcp_config)?;
     let settings = tool_settings(args.config.as_deref())?;
     let options = ToolboxOptions {
-        upstreams,
         manifest_dirs: manifest_dirs(&args.manifests),
         jsonl_catalogs: args.jsonl.clone(),
         builtins: (!args.no_builtins).then(|| BuiltinConfig {
@@ -34,8 +66,13 @@ pub(crate) fn toolbox_options(args: &ToolArgs) -> anyhow::Result<(ToolboxOptions
         }),
         groups: settings.groups,
         aliases: settings.aliases,
+        ..ToolboxOptions::default()
     };
-    Ok((options, config_files))
+    Ok(ToolSetup {
+        options,
+        upstreams,
+        config_files,
+    })
 }
 
 /// The client of a `[routing.embeddings]` endpoint, with its key from the
@@ -60,10 +97,10 @@ pub(crate) fn embeddings_client(
 
 /// The `[groups]`, `[aliases]` and `[web]` settings of the configuration
 /// file in use; defaults without one.
-pub(crate) fn tool_settings(config: Option<&Path>) -> anyhow::Result<config::ToolSettings> {
+pub(crate) fn tool_settings(config: Option<&Path>) -> anyhow::Result<toolgate_tools::ToolSettings> {
     match config_file(config) {
         Some(path) => Ok(config::load_tool_settings(&path)?),
-        None => Ok(config::ToolSettings::default()),
+        None => Ok(toolgate_tools::ToolSettings::default()),
     }
 }
 
@@ -197,7 +234,7 @@ pub(crate) fn describe_catalog(out: &mut String, catalog: &Catalog, report: &Sta
     let _ = writeln!(out, "  groups:");
     for group in catalog.groups() {
         let count = tool_count(catalog, group.id.as_str());
-        let state = match report.upstreams.iter().find(|(id, _)| id == &group.id) {
+        let state = match report.listed.iter().find(|(id, _)| id == &group.id) {
             Some((_, Err(error))) => format!("FAILED: {error}"),
             Some((_, Ok(_))) => format!("{count} (upstream, started)"),
             None if matches!(

@@ -54,7 +54,7 @@ async fn old_tool_names_are_migrated_once_and_printed() {
          toolgate.toml [agent] (changed): tools [view_system_prompt, web_search, web_fetch, time] -> [prompt_manager, web, time]\n"
     );
     let store = SqliteStore::open(dir.path().join("agents.db")).unwrap();
-    let sage = store.agent("sage").await.unwrap().unwrap();
+    let sage = store.agent(&"sage".into()).await.unwrap().unwrap();
     assert_eq!(sage.tools, ["web", "update_system_prompt", "time"]);
     assert_eq!(
         std::fs::read_to_string(dir.path().join("toolgate.toml")).unwrap(),

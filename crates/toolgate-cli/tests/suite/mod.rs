@@ -1,3 +1,4 @@
+mod agent_over_gateway;
 mod catalog;
 mod chat;
 mod migrate;

@@ -31,7 +31,7 @@ struct Running {
 impl<S: ConversationStore + 'static> Gateway<S> {
     async fn running(&self) -> Vec<Running> {
         let mut running = Vec::new();
-        for upstream in self.toolbox.upstreams() {
+        for upstream in &self.upstreams {
             if let Some(peer) = upstream.running_peer().await {
                 let capabilities = peer
                     .peer_info()

@@ -1,4 +1,3 @@
-mod agent;
 mod http_gateway;
 mod polymorphic;
 mod support;

@@ -4,8 +4,9 @@
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use toolgate_core::Alias;
-use toolgate_mcp::config::{GroupExposure, GroupSettings, parse_tool_settings};
+use toolgate_mcp::config::parse_tool_settings;
 use toolgate_store::MemoryStore;
+use toolgate_tools::{GroupExposure, GroupSettings};
 
 use super::support::{CORE, call, connect, is_error, loopback, options, serve, text, tool_names};
 use super::upstreams::{peers, stdio};

@@ -15,10 +15,10 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
-use toolgate_agent::BuiltinConfig;
 use toolgate_mcp::config::UpstreamConfig;
-use toolgate_mcp::{Gateway, GatewayOptions, HttpOptions, ToolboxOptions, serve_http};
+use toolgate_mcp::{Gateway, GatewayOptions, HttpOptions, serve_http};
 use toolgate_store::{ConversationStore, MemoryStore};
+use toolgate_tools::{BuiltinConfig, ToolboxOptions};
 
 /// A gateway serving HTTP until dropped.
 pub(crate) struct Served<S> {
@@ -46,10 +46,10 @@ impl<S: ConversationStore + 'static> Served<S> {
 pub(crate) fn options(files_root: &Path, upstreams: Vec<UpstreamConfig>) -> GatewayOptions {
     GatewayOptions {
         tools: ToolboxOptions {
-            upstreams,
             builtins: Some(BuiltinConfig::new(files_root)),
             ..ToolboxOptions::default()
         },
+        upstreams,
         session_idle_timeout: Duration::from_secs(3600),
         routing: None,
     }

@@ -7,10 +7,9 @@ use std::time::Duration;
 
 use pretty_assertions::assert_eq;
 use serde_json::json;
-use toolgate_mcp::config::{
-    DEFAULT_STARTUP_TIMEOUT, Exposure, Startup, UpstreamConfig, UpstreamTransport,
-};
+use toolgate_mcp::config::{DEFAULT_STARTUP_TIMEOUT, UpstreamConfig, UpstreamTransport};
 use toolgate_store::MemoryStore;
+use toolgate_tools::Startup;
 
 use super::support::{CORE, call, connect, is_error, serve_default, text, tool_names};
 
@@ -52,7 +51,7 @@ pub(crate) fn stdio(name: &str, command: PathBuf, args: &[&str]) -> UpstreamConf
             cwd: None,
         },
         startup: Startup::Lazy,
-        exposure: Exposure::Grouped,
+        visibility: toolgate_core::GroupVisibility::OnLoad,
         call_timeout: Duration::from_secs(30),
         startup_timeout: DEFAULT_STARTUP_TIMEOUT,
     }

@@ -4,7 +4,9 @@ use std::time::{Duration, SystemTime};
 
 use pretty_assertions::assert_eq;
 use toolgate_core::{Message, MessageKind, ToolStatus};
-use toolgate_store::{AgentRecord, AgentStore, ConversationId, ConversationStore, StoreError};
+use toolgate_store::{
+    AgentId, AgentRecord, AgentStore, ConversationId, ConversationStore, StoreError,
+};
 
 /// Runs every check against `store`, which must be empty.
 pub(crate) async fn conformance<S: ConversationStore + AgentStore>(store: S) {
@@ -193,13 +195,16 @@ async fn touch_keeps_a_conversation_from_expiring<S: ConversationStore>(store: &
 }
 
 async fn agents_are_saved_replaced_and_listed<S: AgentStore>(store: &S) {
-    assert_eq!(store.agent("sage").await.unwrap(), None);
+    assert_eq!(store.agent(&AgentId::new("sage")).await.unwrap(), None);
     let mut sage = AgentRecord::new("sage", "Sage");
     sage.prompts
         .insert("system".to_owned(), "You are Sage.".to_owned());
     sage.tools = vec!["web_search".to_owned(), "time".to_owned()];
     store.save_agent(sage.clone()).await.unwrap();
-    assert_eq!(store.agent("sage").await.unwrap(), Some(sage.clone()));
+    assert_eq!(
+        store.agent(&AgentId::new("sage")).await.unwrap(),
+        Some(sage.clone())
+    );
     assert_eq!(sage.system_prompt(), Some("You are Sage."));
 
     sage.name = "Sage II".to_owned();
@@ -224,7 +229,7 @@ async fn a_conversation_keeps_its_agent<S: ConversationStore + AgentStore>(store
         .await
         .unwrap();
     store
-        .set_conversation_agent(&conversation, "helper")
+        .set_conversation_agent(&conversation, &AgentId::new("helper"))
         .await
         .unwrap();
     assert!(store.exists(&conversation).await.unwrap());
@@ -233,17 +238,13 @@ async fn a_conversation_keeps_its_agent<S: ConversationStore + AgentStore>(store
         .await
         .unwrap();
     assert_eq!(
-        store
-            .conversation_agent(&conversation)
-            .await
-            .unwrap()
-            .as_deref(),
-        Some("helper")
+        store.conversation_agent(&conversation).await.unwrap(),
+        Some(AgentId::new("helper"))
     );
     let unknown = store
-        .set_conversation_agent(&conversation, "nobody")
+        .set_conversation_agent(&conversation, &AgentId::new("nobody"))
         .await
         .unwrap_err();
-    assert!(matches!(unknown, StoreError::UnknownAgent(ref id) if id == "nobody"));
+    assert!(matches!(unknown, StoreError::UnknownAgent(ref id) if id.as_str() == "nobody"));
     assert_eq!(unknown.to_string(), "no agent with id `nobody` is stored");
 }

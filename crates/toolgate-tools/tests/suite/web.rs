@@ -8,8 +8,8 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
-use toolgate_agent::{BuiltinConfig, BuiltinTools, CallContext, ToolExecutor, WebConfig};
 use toolgate_store::ConversationId;
+use toolgate_tools::{BuiltinConfig, BuiltinTools, CallContext, SourceCall, ToolSource, WebConfig};
 
 /// One canned answer.
 #[derive(Clone)]
@@ -120,14 +120,18 @@ fn web(configure: impl FnOnce(&mut WebConfig)) -> (BuiltinTools, tempfile::TempD
 fn turn(n: u64) -> CallContext {
     CallContext {
         conversation: Some(ConversationId::new("c1")),
-        agent: None,
         turn: Some(n),
+        ..CallContext::default()
     }
 }
 
 async fn call(tools: &BuiltinTools, tool: &str, arguments: Value, context: &CallContext) -> Value {
-    let output = tools.call(tool, arguments, context).await;
-    let value: Value = serde_json::from_str(&output.text).unwrap();
+    let call = SourceCall {
+        tool: tool.to_owned(),
+        arguments,
+    };
+    let output = tools.call(call, context).await.unwrap();
+    let value: Value = serde_json::from_str(&output.model_text()).unwrap();
     assert_eq!(
         output.is_error,
         value["type"] == "error",

@@ -5,8 +5,10 @@ use std::sync::Arc;
 
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
-use toolgate_agent::{BuiltinConfig, BuiltinTools, CallContext, PROMPT_TYPES, ToolExecutor};
-use toolgate_store::{AgentRecord, AgentStore, ConversationId, MemoryStore};
+use toolgate_store::{AgentId, AgentRecord, AgentStore, ConversationId, MemoryStore};
+use toolgate_tools::{
+    BuiltinConfig, BuiltinTools, CallContext, PROMPT_TYPES, SourceCall, ToolSource,
+};
 
 struct Fixture {
     store: Arc<MemoryStore>,
@@ -42,21 +44,30 @@ async fn fixture() -> Fixture {
 fn sage() -> CallContext {
     CallContext {
         conversation: Some(ConversationId::new("c1")),
-        agent: Some("sage".to_owned()),
+        agent: Some(AgentId::new("sage")),
         turn: Some(1),
+        ..CallContext::default()
     }
 }
 
 impl Fixture {
     async fn call(&self, tool: &str, arguments: Value, context: &CallContext) -> Value {
-        let output = self.tools.call(tool, arguments, context).await;
-        let value: Value = serde_json::from_str(&output.text).unwrap();
+        let call = SourceCall {
+            tool: tool.to_owned(),
+            arguments,
+        };
+        let output = self.tools.call(call, context).await.unwrap();
+        let value: Value = serde_json::from_str(&output.model_text()).unwrap();
         assert_eq!(output.is_error, value["type"] == "error", "{value}");
         value
     }
 
     async fn agent(&self) -> AgentRecord {
-        self.store.agent("sage").await.unwrap().unwrap()
+        self.store
+            .agent(&AgentId::new("sage"))
+            .await
+            .unwrap()
+            .unwrap()
     }
 }
 
@@ -188,7 +199,7 @@ async fn without_an_agent_context_every_call_is_an_error() {
         "{result}"
     );
     let unknown = CallContext {
-        agent: Some("ghost".to_owned()),
+        agent: Some(AgentId::new("ghost")),
         ..sage()
     };
     let result = fixture

@@ -18,8 +18,10 @@ use serde_json::{Value, json};
 use toolgate_core::ToolDefinition;
 use toolgate_store::ConversationId;
 
-use super::{BuiltinError, definition, string_argument};
-use crate::executor::{CallContext, ToolOutput};
+use super::{definition, string_argument};
+use crate::context::CallContext;
+use crate::error::ToolboxError;
+use crate::output::ToolOutput;
 
 pub(super) const GROUP: &str = "web";
 pub(super) const DISPLAY_NAME: &str = "Web";
@@ -79,7 +81,7 @@ impl Web {
         }
     }
 
-    pub(super) fn definitions(&self) -> Result<Vec<ToolDefinition>, BuiltinError> {
+    pub(super) fn definitions(&self) -> Result<Vec<ToolDefinition>, ToolboxError> {
         Ok(vec![
             definition(
                 SEARCH,

@@ -1,32 +1,92 @@
-//! The agent loop over the gateway's own toolbox: upstream MCP servers run
-//! for the agent through the same client pool the gateway serves from.
+//! The agent loop and the gateway are siblings over one tool runtime: the
+//! agent runs upstream MCP servers through the same toolbox the gateway
+//! serves from. Only this crate sees both.
 
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
-use toolgate_agent::{Agent, AgentOptions, ToolHost};
-use toolgate_core::{Encoding, TokenCounter, unload_tool_group_definition};
+use toolgate_agent::{Agent, AgentOptions};
+use toolgate_core::{Encoding, GroupId, GroupVisibility, MetaTool, TokenCounter};
 use toolgate_llm::scripted::{Recorded, ScriptedServer, ScriptedTurn, Wire};
 use toolgate_llm::{ProviderConfig, ProviderKind, connect};
-use toolgate_mcp::{Toolbox, ToolboxOptions};
+use toolgate_mcp::config::{DEFAULT_STARTUP_TIMEOUT, UpstreamConfig, UpstreamTransport};
+use toolgate_mcp::{Gateway, GatewayOptions, Upstream};
 use toolgate_store::{ConversationId, MemoryStore};
+use toolgate_tools::{BuiltinConfig, ListedSource, Startup, Toolbox, ToolboxOptions};
 
-use super::support::serve_default;
-use super::upstreams::{peers, stdio};
+/// The installed test peers' `bin` directories.
+struct Peers {
+    node_bin: PathBuf,
+    venv_bin: PathBuf,
+}
+
+fn peers() -> Peers {
+    let env_file = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.peers/env");
+    let text = std::fs::read_to_string(&env_file).unwrap_or_else(|_| {
+        panic!(
+            "{} is missing: run scripts/install-peers",
+            env_file.display()
+        )
+    });
+    let value = |key: &str| {
+        let line = text
+            .lines()
+            .find_map(|line| line.strip_prefix(&format!("{key}=")))
+            .unwrap();
+        PathBuf::from(line.trim_matches('\'').trim_matches('"'))
+    };
+    Peers {
+        node_bin: value("TOOLGATE_PEERS_NODE_BIN"),
+        venv_bin: value("TOOLGATE_PEERS_VENV").join("bin"),
+    }
+}
+
+fn stdio(name: &str, command: PathBuf, args: &[&str]) -> UpstreamConfig {
+    UpstreamConfig {
+        name: GroupId::new(name).unwrap(),
+        description: None,
+        transport: UpstreamTransport::Stdio {
+            command: command.display().to_string(),
+            args: args.iter().map(|a| (*a).to_owned()).collect(),
+            env: BTreeMap::new(),
+            cwd: None,
+        },
+        startup: Startup::Lazy,
+        visibility: GroupVisibility::OnLoad,
+        call_timeout: Duration::from_secs(30),
+        startup_timeout: DEFAULT_STARTUP_TIMEOUT,
+    }
+}
+
+/// A gateway (not serving any transport) with the built-ins and `upstreams`.
+async fn gateway(files_root: &Path, upstreams: Vec<UpstreamConfig>) -> Arc<Gateway<MemoryStore>> {
+    let options = GatewayOptions {
+        tools: ToolboxOptions {
+            builtins: Some(BuiltinConfig::new(files_root)),
+            ..ToolboxOptions::default()
+        },
+        upstreams,
+        session_idle_timeout: Duration::from_secs(3600),
+        routing: None,
+    };
+    Gateway::start(options, MemoryStore::new()).await.unwrap().0
+}
 
 fn agent(
     server: &ScriptedServer,
-    host: Arc<dyn ToolHost>,
+    toolbox: Arc<Toolbox>,
     store: Arc<MemoryStore>,
     options: AgentOptions,
 ) -> Agent<MemoryStore> {
     let mut config = ProviderConfig::new(ProviderKind::OpenAi, format!("{}/v1", server.url()), "m");
     config.retry.max_retries = 0;
     let counter = Arc::new(TokenCounter::new(Encoding::O200kBase).unwrap());
-    Agent::new(connect(config).unwrap(), host, store, options, counter)
+    Agent::new(connect(config).unwrap(), toolbox, store, options, counter)
 }
 
 fn tool_names(request: &Recorded) -> Vec<String> {
@@ -60,7 +120,7 @@ async fn the_agent_runs_upstream_tools_through_the_gateways_toolbox() {
     let peers = peers();
     let root = tempfile::tempdir().unwrap();
     let clock = stdio("clock", peers.venv_bin.join("mcp-server-time"), &[]);
-    let served = serve_default(root.path(), vec![clock.clone()]).await;
+    let gateway = gateway(root.path(), vec![clock.clone()]).await;
     let server = ScriptedServer::start().await.unwrap();
     for turn in [
         ScriptedTurn::tool_call("a", "load_tool_group", json!({"group_name": "clock"})),
@@ -70,8 +130,13 @@ async fn the_agent_runs_upstream_tools_through_the_gateways_toolbox() {
         server.push(turn.reply(Wire::OpenAi, true));
     }
     let store = Arc::new(MemoryStore::new());
-    let host: Arc<dyn ToolHost> = Arc::clone(served.gateway.toolbox()) as Arc<dyn ToolHost>;
-    let first = agent(&server, host, Arc::clone(&store), AgentOptions::default());
+    let toolbox = Arc::clone(gateway.toolbox());
+    let first = agent(
+        &server,
+        toolbox,
+        Arc::clone(&store),
+        AgentOptions::default(),
+    );
     let conversation = ConversationId::new("c");
     send(&first, &conversation, "what time is it?").await;
 
@@ -89,23 +154,21 @@ async fn the_agent_runs_upstream_tools_through_the_gateways_toolbox() {
         "{}",
         results[1]
     );
-    served.stop().await;
+    gateway.shutdown().await;
 
     // Another process: a new toolbox whose upstream has never run. The
     // restored group starts it, and the first request carries its tools.
-    let (toolbox, _) = Toolbox::start(
-        ToolboxOptions {
-            upstreams: vec![clock],
-            ..ToolboxOptions::default()
-        },
-        vec![unload_tool_group_definition()],
-    )
+    let (toolbox, _) = Toolbox::start(ToolboxOptions {
+        meta_tools: vec![MetaTool::UnloadToolGroup],
+        listed: vec![Arc::new(Upstream::new(clock)) as Arc<dyn ListedSource>],
+        ..ToolboxOptions::default()
+    })
     .await
     .unwrap();
     server.push(ScriptedTurn::text("Still loaded.").reply(Wire::OpenAi, false));
     let second = agent(
         &server,
-        Arc::clone(&toolbox) as Arc<dyn ToolHost>,
+        Arc::clone(&toolbox),
         store,
         AgentOptions::default(),
     );
@@ -131,7 +194,7 @@ async fn an_upstream_tool_past_the_agents_timeout_is_cancelled_and_the_server_se
         peers.node_bin.join("mcp-server-everything"),
         &["stdio"],
     );
-    let served = serve_default(root.path(), vec![everything]).await;
+    let gateway = gateway(root.path(), vec![everything]).await;
     let server = ScriptedServer::start().await.unwrap();
     for turn in [
         ScriptedTurn::tool_call("a", "load_tool_group", json!({"group_name": "everything"})),
@@ -149,8 +212,8 @@ async fn an_upstream_tool_past_the_agents_timeout_is_cancelled_and_the_server_se
         tool_timeout: Duration::from_secs(1),
         ..AgentOptions::default()
     };
-    let host: Arc<dyn ToolHost> = Arc::clone(served.gateway.toolbox()) as Arc<dyn ToolHost>;
-    let agent = agent(&server, host, Arc::new(MemoryStore::new()), options);
+    let toolbox = Arc::clone(gateway.toolbox());
+    let agent = agent(&server, toolbox, Arc::new(MemoryStore::new()), options);
     send(&agent, &ConversationId::new("c"), "run the long operation").await;
     let results = tool_results(&server.requests()[3]);
     assert_eq!(
@@ -158,5 +221,5 @@ async fn an_upstream_tool_past_the_agents_timeout_is_cancelled_and_the_server_se
         "Tool 'trigger-long-running-operation' did not finish within 1 s and was cancelled."
     );
     assert!(results[2].contains("still here"), "{}", results[2]);
-    served.stop().await;
+    gateway.shutdown().await;
 }

@@ -12,8 +12,10 @@ use serde_json::{Value, json};
 use toolgate_core::ToolDefinition;
 use toolgate_store::{AgentRecord, AgentStore, SYSTEM_PROMPT};
 
-use super::{BuiltinError, definition, optional_string, string_argument};
-use crate::executor::{CallContext, ToolOutput};
+use super::{definition, optional_string, string_argument};
+use crate::context::CallContext;
+use crate::error::ToolboxError;
+use crate::output::ToolOutput;
 
 pub(super) const GROUP: &str = "prompt_manager";
 pub(super) const DISPLAY_NAME: &str = "Prompt Manager";
@@ -47,7 +49,7 @@ impl PromptManager {
         Self { agents }
     }
 
-    pub(super) fn definitions() -> Result<Vec<ToolDefinition>, BuiltinError> {
+    pub(super) fn definitions() -> Result<Vec<ToolDefinition>, ToolboxError> {
         let prompt_type = json!({
             "type": "string",
             "enum": PROMPT_TYPES,

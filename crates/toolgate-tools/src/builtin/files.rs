@@ -9,8 +9,9 @@ use std::path::{Component, Path, PathBuf};
 use serde_json::{Value, json};
 use toolgate_core::ToolDefinition;
 
-use super::{BuiltinError, definition, optional_count, optional_string, string_argument};
-use crate::executor::ToolOutput;
+use super::{definition, optional_count, optional_string, string_argument};
+use crate::error::ToolboxError;
+use crate::output::ToolOutput;
 
 pub(super) const GROUP: &str = "files";
 pub(super) const DISPLAY_NAME: &str = "Files";
@@ -50,7 +51,7 @@ impl Files {
         Self { root, access }
     }
 
-    pub(super) fn definitions(&self) -> Result<Vec<ToolDefinition>, BuiltinError> {
+    pub(super) fn definitions(&self) -> Result<Vec<ToolDefinition>, ToolboxError> {
         let path = |what: &str| json!({"type": "string", "description": what});
         let mut tools = vec![
             definition(

@@ -1,8 +1,21 @@
 use pretty_assertions::assert_eq;
 use serde_json::json;
-use toolgate_core::{ActiveToolSet, Catalog};
+use toolgate_core::{ActiveToolSet, Catalog, Origin};
 
 use super::*;
+
+/// The groups the built-ins offer, registered the way the toolbox does.
+fn register(builtin: &BuiltinTools, catalog: &mut Catalog) -> Vec<GroupId> {
+    let mut registered = Vec::new();
+    for (group, tools) in builtin.offer().groups {
+        registered.push(group.id.clone());
+        let tools = tools.into_iter().map(|t| (t, Origin::Builtin)).collect();
+        catalog
+            .register_group_with_tools(group, Origin::Builtin, tools)
+            .unwrap();
+    }
+    registered
+}
 
 fn tools(dir: &std::path::Path, access: FilesAccess) -> BuiltinTools {
     BuiltinTools::new(&BuiltinConfig {
@@ -34,9 +47,7 @@ fn fs_write(root: &std::path::Path, relative: &str, content: &str) {
 fn builtin_groups_register_and_load_like_any_group() {
     let dir = fixture();
     let mut catalog = Catalog::new();
-    let registered = tools(dir.path(), FilesAccess::ReadOnly)
-        .register(&mut catalog, |_| false)
-        .unwrap();
+    let registered = register(&tools(dir.path(), FilesAccess::ReadOnly), &mut catalog);
     assert_eq!(
         registered.iter().map(GroupId::as_str).collect::<Vec<_>>(),
         ["time", "files", "web"]
@@ -57,26 +68,10 @@ fn builtin_groups_register_and_load_like_any_group() {
 }
 
 #[test]
-fn a_configured_group_of_the_same_name_replaces_the_builtin() {
-    let dir = fixture();
-    let mut catalog = Catalog::new();
-    let registered = tools(dir.path(), FilesAccess::ReadOnly)
-        .register(&mut catalog, |id| id == "time")
-        .unwrap();
-    assert_eq!(
-        registered.iter().map(GroupId::as_str).collect::<Vec<_>>(),
-        ["files", "web"]
-    );
-    assert!(catalog.group("time").is_none());
-}
-
-#[test]
 fn a_writable_root_adds_files_write() {
     let dir = fixture();
     let mut catalog = Catalog::new();
-    tools(dir.path(), FilesAccess::ReadWrite)
-        .register(&mut catalog, |_| false)
-        .unwrap();
+    register(&tools(dir.path(), FilesAccess::ReadWrite), &mut catalog);
     assert!(catalog.tool("files_write").is_some());
 }
 
@@ -86,8 +81,9 @@ async fn list_read_and_search_stay_under_the_root() {
     let builtin = tools(dir.path(), FilesAccess::ReadOnly);
 
     let listed = builtin
-        .call("files_list", json!({}), &CallContext::default())
-        .await;
+        .run("files_list", json!({}), &CallContext::default())
+        .await
+        .unwrap();
     let names: Vec<_> = listed.structured.as_ref().unwrap()["entries"]
         .as_array()
         .unwrap()
@@ -97,21 +93,23 @@ async fn list_read_and_search_stay_under_the_root() {
     assert_eq!(names, [".git", "notes.txt", "src"]);
 
     let read = builtin
-        .call(
+        .run(
             "files_read",
             json!({"path": "notes.txt", "start_line": 2, "max_lines": 1}),
             &CallContext::default(),
         )
-        .await;
+        .await
+        .unwrap();
     assert_eq!(read, ToolOutput::text("Beta gamma"));
 
     let found = builtin
-        .call(
+        .run(
             "files_search",
             json!({"query": "GAMMA"}),
             &CallContext::default(),
         )
-        .await;
+        .await
+        .unwrap();
     let matches = &found.structured.unwrap()["matches"];
     assert_eq!(
         *matches,
@@ -138,13 +136,14 @@ async fn paths_outside_the_root_are_refused() {
         "escape/secret.txt".to_owned(),
     ] {
         let output = builtin
-            .call("files_read", json!({"path": path}), &CallContext::default())
-            .await;
-        assert!(output.is_error, "{path}: {}", output.text);
+            .run("files_read", json!({"path": path}), &CallContext::default())
+            .await
+            .unwrap();
+        assert!(output.is_error, "{path}: {}", output.model_text());
         assert!(
-            output.text.contains("outside the files root"),
+            output.model_text().contains("outside the files root"),
             "{path}: {}",
-            output.text
+            output.model_text()
         );
     }
 }
@@ -154,35 +153,37 @@ async fn write_needs_a_writable_root() {
     let dir = fixture();
     let read_only = tools(dir.path(), FilesAccess::ReadOnly);
     let refused = read_only
-        .call(
+        .run(
             "files_write",
             json!({"path": "new.txt", "content": "x"}),
             &CallContext::default(),
         )
         .await;
-    assert!(refused.is_error);
+    assert_eq!(refused, None, "a read-only root has no files_write");
     assert!(!dir.path().join("new.txt").exists());
 
     let writable = tools(dir.path(), FilesAccess::ReadWrite);
     let written = writable
-        .call(
+        .run(
             "files_write",
             json!({"path": "src/new.txt", "content": "hello"}),
             &CallContext::default(),
         )
-        .await;
-    assert!(!written.is_error, "{}", written.text);
+        .await
+        .unwrap();
+    assert!(!written.is_error, "{}", written.model_text());
     assert_eq!(
         std::fs::read_to_string(dir.path().join("src/new.txt")).unwrap(),
         "hello"
     );
     let escaped = writable
-        .call(
+        .run(
             "files_write",
             json!({"path": "../x.txt", "content": "x"}),
             &CallContext::default(),
         )
-        .await;
+        .await
+        .unwrap();
     assert!(escaped.is_error);
 }
 
@@ -190,12 +191,13 @@ async fn write_needs_a_writable_root() {
 async fn a_missing_file_is_an_error_the_model_reads() {
     let dir = fixture();
     let output = tools(dir.path(), FilesAccess::ReadOnly)
-        .call(
+        .run(
             "files_read",
             json!({"path": "nope.txt"}),
             &CallContext::default(),
         )
-        .await;
+        .await
+        .unwrap();
     assert_eq!(
         output,
         ToolOutput::error("Cannot use 'nope.txt': no such file or directory.")
@@ -210,10 +212,7 @@ fn prompt_manager_is_offered_only_with_an_agent_store() {
         ..BuiltinConfig::new(dir.path())
     };
     let mut catalog = Catalog::new();
-    let registered = BuiltinTools::new(&config)
-        .unwrap()
-        .register(&mut catalog, |_| false)
-        .unwrap();
+    let registered = register(&BuiltinTools::new(&config).unwrap(), &mut catalog);
     assert_eq!(
         registered.iter().map(GroupId::as_str).collect::<Vec<_>>(),
         ["time", "files", "web", "prompt_manager"]

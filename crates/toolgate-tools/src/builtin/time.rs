@@ -6,8 +6,9 @@ use jiff::{Timestamp, Zoned};
 use serde_json::{Value, json};
 use toolgate_core::ToolDefinition;
 
-use super::{BuiltinError, definition, optional_string, string_argument};
-use crate::executor::ToolOutput;
+use super::{definition, optional_string, string_argument};
+use crate::error::ToolboxError;
+use crate::output::ToolOutput;
 
 pub(super) const GROUP: &str = "time";
 pub(super) const DISPLAY_NAME: &str = "Time";
@@ -17,7 +18,7 @@ pub(super) const DESCRIPTION: &str =
 const NOW: &str = "time_now";
 const CONVERT: &str = "time_convert";
 
-pub(super) fn definitions() -> Result<Vec<ToolDefinition>, BuiltinError> {
+pub(super) fn definitions() -> Result<Vec<ToolDefinition>, ToolboxError> {
     Ok(vec![
         definition(
             NOW,
@@ -218,19 +219,24 @@ mod tests {
         let error = convert(&unknown, Timestamp::UNIX_EPOCH).unwrap_err();
         assert!(error.is_error);
         assert!(
-            error.text.contains("'source_timezone'") && error.text.contains("Mars/Olympus"),
+            error.model_text().contains("'source_timezone'")
+                && error.model_text().contains("Mars/Olympus"),
             "{}",
-            error.text
+            error.model_text()
         );
 
         let garbled = json!({"time": "nine", "source_timezone": "UTC", "target_timezone": "UTC"});
         let error = convert(&garbled, Timestamp::UNIX_EPOCH).unwrap_err();
-        assert!(error.text.contains("'time'"), "{}", error.text);
+        assert!(
+            error.model_text().contains("'time'"),
+            "{}",
+            error.model_text()
+        );
 
         let missing = json!({"time": "09:00", "source_timezone": "UTC"});
         let error = convert(&missing, Timestamp::UNIX_EPOCH).unwrap_err();
         assert_eq!(
-            error.text,
+            error.model_text(),
             "Required parameter 'target_timezone' is missing."
         );
     }

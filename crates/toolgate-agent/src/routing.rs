@@ -1,0 +1,134 @@
+//! Routing in the turn loop (seed 004): before the first model call the
+//! router's decision pre-loads the groups its tier shows (recorded in
+//! history like any load) or opens the whole catalog for the turn; a
+//! restricted turn that makes no progress escalates to the whole catalog.
+
+use toolgate_core::Message;
+use toolgate_core::routing::{NoProgress, Router, Visible};
+use toolgate_store::{AgentStore, ConversationStore, StoredMessage};
+
+use crate::agent::{Agent, AgentError};
+use crate::event::{TurnEvent, TurnEvents};
+use crate::turn::{Scope, Turn};
+
+/// Earlier user turns the router reads as context.
+const ROUTING_CONTEXT_TURNS: usize = 3;
+
+/// How a tool call ended, for the no-progress rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CallOutcome {
+    Succeeded,
+    Failed,
+    /// Refused: the tool is outside the visible set.
+    Outside,
+}
+
+/// Failed calls in a row, across the turn's model calls.
+#[derive(Debug, Default)]
+pub(crate) struct Progress {
+    failed_in_a_row: usize,
+}
+
+impl Progress {
+    /// Why the turn should escalate after these calls, if it should.
+    fn escalation(&mut self, outcomes: &[CallOutcome], rule: NoProgress) -> Option<String> {
+        for outcome in outcomes {
+            match outcome {
+                CallOutcome::Outside if rule.outside_call => {
+                    return Some("the model called a tool outside the visible set".to_owned());
+                }
+                CallOutcome::Outside | CallOutcome::Failed => self.failed_in_a_row += 1,
+                CallOutcome::Succeeded => self.failed_in_a_row = 0,
+            }
+        }
+        (rule.failed_calls > 0 && self.failed_in_a_row >= rule.failed_calls)
+            .then(|| format!("{} tool calls failed in a row", self.failed_in_a_row))
+    }
+}
+
+impl<S: ConversationStore + AgentStore> Agent<S> {
+    /// Routes the user's turn: pre-loads the groups its tier shows (recorded
+    /// in history, so later turns restore them) or opens the whole catalog
+    /// for this turn.
+    pub(crate) async fn route(
+        &self,
+        router: &Router,
+        turn: &mut Turn,
+        text: &str,
+        history: &[StoredMessage],
+        events: TurnEvents<'_>,
+    ) -> Result<Scope, AgentError> {
+        let earlier: Vec<&str> = history
+            .iter()
+            .filter(|m| m.message.kind == toolgate_core::MessageKind::User)
+            .map(|m| m.message.content.as_str())
+            .collect();
+        let context = &earlier[earlier.len().saturating_sub(ROUTING_CONTEXT_TURNS)..];
+        let scores = match &self.options.semantic {
+            Some(semantic) => semantic.scores(router, text, context).await,
+            None => router.scores(text, context),
+        };
+        let decision = router.decide(&scores);
+        let scope = match &decision.visible {
+            Visible::Catalog => Scope::Catalog,
+            Visible::Groups(groups) => {
+                for group in groups {
+                    if turn.active.is_loaded(group.as_str()) {
+                        continue;
+                    }
+                    if let Err(error) = self.toolbox.prepare(group.as_str()).await {
+                        tracing::warn!(%group, %error, "a routed group is unavailable");
+                        continue;
+                    }
+                    let loaded = {
+                        let catalog = self.toolbox.catalog();
+                        turn.active.load(&catalog, group.as_str()).is_ok()
+                    };
+                    if loaded {
+                        let note = format!(
+                            "Routed ({} tier, confidence {:.2}): loaded group '{group}'.",
+                            decision.tier, decision.confidence
+                        );
+                        self.store
+                            .append(
+                                &turn.conversation,
+                                Message::group_loaded_by_host(group, note),
+                            )
+                            .await?;
+                    }
+                }
+                Scope::Active
+            }
+        };
+        events(TurnEvent::Routed(decision));
+        Ok(scope)
+    }
+
+    /// After a response's tool calls: a restricted, routed turn that makes
+    /// no progress sees the whole catalog from now on.
+    pub(crate) async fn check_progress(
+        &self,
+        turn: &mut Turn,
+        outcomes: &[CallOutcome],
+        events: TurnEvents<'_>,
+    ) -> Result<(), AgentError> {
+        let (Some(router), Scope::Active) = (&self.options.router, turn.scope) else {
+            return Ok(());
+        };
+        let Some(reason) = turn
+            .progress
+            .escalation(outcomes, router.taxonomy().no_progress)
+        else {
+            return Ok(());
+        };
+        turn.scope = Scope::Catalog;
+        self.store
+            .append(
+                &turn.conversation,
+                Message::system(format!("Escalated to the whole catalog: {reason}.")),
+            )
+            .await?;
+        events(TurnEvent::Escalated { reason });
+        Ok(())
+    }
+}

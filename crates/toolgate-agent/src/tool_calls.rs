@@ -1,0 +1,388 @@
+//! Running one model response's tool calls. Every call is stored as pending
+//! first; tools run in parallel, each on its own task, and are checked
+//! against what the model saw when it made the calls; the meta-tools
+//! (`load_tool_group`, `unload_tool_group`) run one after the other in call
+//! order, so the active set grows in the order the model asked. Each result
+//! is stored as it arrives.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+use toolgate_core::{ActiveToolSet, Message, MetaAnswer, NotAvailable, ToolStatus};
+use toolgate_llm::ToolCall;
+use toolgate_store::{AgentStore, ConversationId, ConversationStore, StoreError};
+use toolgate_tools::{CallContext, ToolCallError, ToolOutput, Toolbox};
+
+use crate::agent::{Agent, AgentError};
+use crate::event::{TurnEvent, TurnEvents};
+use crate::routing::CallOutcome;
+use crate::turn::{Scope, Turn};
+
+/// What the model reads for a call cancelled with its turn.
+pub const CANCELLED_RESULT: &str = "The tool call was cancelled.";
+
+/// What the model reads for a call whose source failed on the operator's
+/// side; the operator reads the reason in the log and the turn's error.
+pub const FAILED_RESULT: &str = "The tool call failed inside the agent.";
+
+/// How long a timed-out call gets to wind down (tell its server) before it
+/// is dropped.
+const CANCEL_GRACE: Duration = Duration::from_secs(1);
+
+/// One call's end: what the model reads, for the no-progress rule how it
+/// went, and the operator's reason when the source failed fatally.
+struct Finished {
+    output: ToolOutput,
+    outcome: CallOutcome,
+    fatal: Option<String>,
+}
+
+impl Finished {
+    fn new(output: ToolOutput, outcome: CallOutcome) -> Self {
+        Self {
+            output,
+            outcome,
+            fatal: None,
+        }
+    }
+
+    /// A call that ran (or was refused) with `result`.
+    fn from_result(result: Result<ToolOutput, ToolCallError>) -> Self {
+        match result {
+            Ok(output) | Err(ToolCallError::RespondToModel(output)) => {
+                let outcome = if output.is_error {
+                    CallOutcome::Failed
+                } else {
+                    CallOutcome::Succeeded
+                };
+                Self::new(output, outcome)
+            }
+            Err(ToolCallError::Fatal(reason)) => Self {
+                output: ToolOutput::error(FAILED_RESULT),
+                outcome: CallOutcome::Failed,
+                fatal: Some(reason),
+            },
+        }
+    }
+}
+
+impl<S: ConversationStore + AgentStore> Agent<S> {
+    /// Runs one response's tool calls and stores each result; returns how
+    /// each went, in the order they finished. A fatal source failure stops
+    /// the turn once every call has its result.
+    pub(crate) async fn run_tools(
+        &self,
+        turn: &mut Turn,
+        tool_calls: &[ToolCall],
+        events: TurnEvents<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<Vec<CallOutcome>, AgentError> {
+        let conversation = turn.conversation.clone();
+        for tool_call in tool_calls {
+            let pending = Message::tool_call(
+                &tool_call.id,
+                &tool_call.name,
+                &tool_call.arguments,
+                ToolStatus::Pending,
+            );
+            self.store.append(&conversation, pending).await?;
+        }
+        let loaded_before = turn.active.loaded_groups().len();
+        // Calls are checked against what the model saw when it made them.
+        let visible = Arc::new(turn.active.clone());
+        let calls_cancel = cancel.child_token();
+        let mut running = JoinSet::new();
+        let mut unfinished: HashMap<tokio::task::Id, &ToolCall> = HashMap::new();
+        let mut meta_calls = Vec::new();
+        for tool_call in tool_calls {
+            events(TurnEvent::ToolStarted {
+                id: tool_call.id.clone(),
+                name: tool_call.name.clone(),
+                arguments: tool_call.arguments.clone(),
+            });
+            if self
+                .toolbox
+                .meta_tools()
+                .recognize(&tool_call.name)
+                .is_some()
+            {
+                meta_calls.push(tool_call);
+            } else {
+                let task = ToolTask {
+                    toolbox: Arc::clone(&self.toolbox),
+                    call: tool_call.clone(),
+                    visible: Arc::clone(&visible),
+                    scope: turn.scope,
+                    timeout: self.options.tool_timeout,
+                    context: CallContext {
+                        cancel: calls_cancel.child_token(),
+                        ..turn.caller.clone()
+                    },
+                };
+                let handle = running.spawn(task.run());
+                unfinished.insert(handle.id(), tool_call);
+            }
+        }
+        let mut outcomes = Vec::new();
+        let mut fatal = None;
+        for (index, tool_call) in meta_calls.iter().enumerate() {
+            let finished = tokio::select! {
+                biased;
+                () = cancel.cancelled() => None,
+                finished = self.answer_meta(tool_call, turn) => Some(finished),
+            };
+            let Some(finished) = finished else {
+                calls_cancel.cancel();
+                running.shutdown().await;
+                let left = meta_calls[index..].iter().copied();
+                self.abandon(&conversation, left.chain(unfinished.into_values()), events)
+                    .await?;
+                return Err(AgentError::Cancelled);
+            };
+            outcomes.push(finished.outcome);
+            fatal = fatal.or(finished
+                .fatal
+                .map(|reason| (tool_call.name.clone(), reason)));
+            self.finish_call(&conversation, tool_call, finished.output, events)
+                .await?;
+        }
+        loop {
+            let joined = tokio::select! {
+                biased;
+                () = cancel.cancelled() => None,
+                joined = running.join_next_with_id() => match joined {
+                    Some(joined) => Some(joined),
+                    None => break,
+                },
+            };
+            let (id, finished) = match joined {
+                Some(Ok(joined)) => joined,
+                Some(Err(error)) => (
+                    error.id(),
+                    Finished::new(
+                        ToolOutput::error(format!(
+                            "The tool call failed inside the agent: {error}"
+                        )),
+                        CallOutcome::Failed,
+                    ),
+                ),
+                None => {
+                    calls_cancel.cancel();
+                    running.shutdown().await;
+                    self.abandon(&conversation, unfinished.into_values(), events)
+                        .await?;
+                    return Err(AgentError::Cancelled);
+                }
+            };
+            if let Some(tool_call) = unfinished.remove(&id) {
+                outcomes.push(finished.outcome);
+                fatal = fatal.or(finished
+                    .fatal
+                    .map(|reason| (tool_call.name.clone(), reason)));
+                self.finish_call(&conversation, tool_call, finished.output, events)
+                    .await?;
+            }
+        }
+        if turn.active.loaded_groups().len() != loaded_before {
+            self.recount_catalog(turn);
+        }
+        match fatal {
+            Some((tool, reason)) => Err(AgentError::Tool { tool, reason }),
+            None => Ok(outcomes),
+        }
+    }
+
+    /// A meta-tool call, answered for the turn's active set (a load starts
+    /// the group's source first).
+    async fn answer_meta(&self, tool_call: &ToolCall, turn: &mut Turn) -> Finished {
+        // Unparsable arguments lack the group name, like absent ones.
+        let arguments = parse_arguments(&tool_call.arguments).unwrap_or(Value::Null);
+        let meta = self.toolbox.meta_tools();
+        let call = match meta.parse(&tool_call.name, &arguments) {
+            Some(Ok(call)) => call,
+            Some(Err(error)) => {
+                return Finished::new(ToolOutput::error(error.to_string()), CallOutcome::Failed);
+            }
+            None => return Finished::new(not_available(&tool_call.name), CallOutcome::Outside),
+        };
+        if let Err(error) = self.toolbox.prepare_meta(&call).await {
+            return Finished::new(ToolOutput::error(error.to_string()), CallOutcome::Failed);
+        }
+        let reply = {
+            let catalog = self.toolbox.catalog();
+            match meta.answer(&call, Some(&mut turn.active), &catalog) {
+                Ok(MetaAnswer::Loaded(loaded)) => {
+                    MetaReply::Output(ToolOutput::text(loaded.to_string()))
+                }
+                Ok(MetaAnswer::Unloaded(unloaded)) => {
+                    MetaReply::Output(ToolOutput::text(unloaded.to_string()))
+                }
+                Ok(MetaAnswer::Found(found)) => MetaReply::Output(ToolOutput {
+                    structured: Some(found.to_json()),
+                    ..ToolOutput::text(found.to_string())
+                }),
+                Ok(MetaAnswer::Call { tool, arguments }) => MetaReply::Call { tool, arguments },
+                Err(error) => MetaReply::Output(ToolOutput::error(error.to_string())),
+            }
+        };
+        match reply {
+            MetaReply::Output(output) => Finished::from_result(Ok(output)),
+            // call_tool: the tool it names runs like a direct call of it.
+            MetaReply::Call { tool, arguments } => {
+                let task = ToolTask {
+                    toolbox: Arc::clone(&self.toolbox),
+                    call: ToolCall {
+                        name: tool,
+                        arguments: arguments.to_string(),
+                        ..tool_call.clone()
+                    },
+                    visible: Arc::new(turn.active.clone()),
+                    scope: turn.scope,
+                    timeout: self.options.tool_timeout,
+                    context: turn.caller.clone(),
+                };
+                task.run().await
+            }
+        }
+    }
+
+    /// Stores a cancelled result for each call the cancel cut short.
+    async fn abandon(
+        &self,
+        conversation: &ConversationId,
+        tool_calls: impl Iterator<Item = &ToolCall>,
+        events: TurnEvents<'_>,
+    ) -> Result<(), StoreError> {
+        for tool_call in tool_calls {
+            let output = ToolOutput::error(CANCELLED_RESULT);
+            self.finish_call(conversation, tool_call, output, events)
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// Stores a call's status, then its result. In that order: a process
+    /// stopped in between leaves a settled call whose result the next turn
+    /// fills in, never a finished load that the restore would ignore.
+    async fn finish_call(
+        &self,
+        conversation: &ConversationId,
+        tool_call: &ToolCall,
+        output: ToolOutput,
+        events: TurnEvents<'_>,
+    ) -> Result<(), StoreError> {
+        let status = if output.is_error {
+            ToolStatus::Error
+        } else {
+            ToolStatus::Success
+        };
+        let text = output.model_text();
+        self.store
+            .set_tool_status(conversation, &tool_call.id, status)
+            .await?;
+        self.store
+            .append(
+                conversation,
+                Message::tool_result(&tool_call.id, &tool_call.name, &text, status),
+            )
+            .await?;
+        events(TurnEvent::ToolFinished {
+            id: tool_call.id.clone(),
+            name: tool_call.name.clone(),
+            status,
+            output: text,
+        });
+        Ok(())
+    }
+}
+
+/// A meta-tool's answer: the output to store, or (`call_tool`) the tool to
+/// run in its place.
+enum MetaReply {
+    Output(ToolOutput),
+    Call { tool: String, arguments: Value },
+}
+
+/// One tool call (not a meta-tool), run on its own task.
+struct ToolTask {
+    toolbox: Arc<Toolbox>,
+    call: ToolCall,
+    visible: Arc<ActiveToolSet>,
+    scope: Scope,
+    timeout: Duration,
+    context: CallContext,
+}
+
+impl ToolTask {
+    async fn run(self) -> Finished {
+        let name = self.call.name.as_str();
+        let arguments = match parse_arguments(&self.call.arguments) {
+            Ok(arguments) => arguments,
+            Err(error) => {
+                return Finished::new(
+                    ToolOutput::error(format!(
+                        "The arguments for tool '{name}' are not valid JSON ({error}); send a JSON object."
+                    )),
+                    CallOutcome::Failed,
+                );
+            }
+        };
+        let timeout = {
+            let catalog = self.toolbox.catalog();
+            let checked = match self.scope {
+                Scope::Active => self.visible.check_available(&catalog, name),
+                Scope::Catalog => match catalog.resolve(name) {
+                    Some(tool) => Ok(tool.definition),
+                    None => ActiveToolSet::new().check_available(&catalog, name),
+                },
+            };
+            match checked {
+                Ok(definition) => definition.timeout.unwrap_or(self.timeout),
+                Err(not_available) => {
+                    return Finished::new(
+                        ToolOutput::error(not_available.to_string()),
+                        CallOutcome::Outside,
+                    );
+                }
+            }
+        };
+        let call = self.toolbox.call(name, arguments, &self.context);
+        tokio::pin!(call);
+        tokio::select! {
+            result = &mut call => Finished::from_result(result),
+            () = tokio::time::sleep(timeout) => {
+                self.context.cancel.cancel();
+                let _ = tokio::time::timeout(CANCEL_GRACE, call).await;
+                Finished::new(
+                    ToolOutput::error(format!(
+                        "Tool '{name}' did not finish within {} s and was cancelled.",
+                        timeout.as_secs_f64()
+                    )),
+                    CallOutcome::Failed,
+                )
+            }
+        }
+    }
+}
+
+fn not_available(name: &str) -> ToolOutput {
+    ToolOutput::error(
+        NotAvailable {
+            tool: name.to_owned(),
+            group: None,
+        }
+        .to_string(),
+    )
+}
+
+/// The model's argument text as a JSON value; blank means no arguments.
+fn parse_arguments(text: &str) -> Result<Value, serde_json::Error> {
+    if text.trim().is_empty() {
+        return Ok(Value::Object(serde_json::Map::new()));
+    }
+    serde_json::from_str(text)
+}

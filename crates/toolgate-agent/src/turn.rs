@@ -1,0 +1,234 @@
+//! One turn's state ([`Turn`]) and its model calls: how a turn begins
+//! (who is calling, the base prompt, the active set rebuilt from history,
+//! the router's pre-loads) and what each model call is sent.
+
+use std::collections::HashSet;
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+use toolgate_core::{
+    ActiveToolSet, MessageKind, ToolDefinition, restore_active_set, system_prompt,
+};
+use toolgate_llm::{ChatRequest, ChatResponse, StreamEvent, ToolSpec};
+use toolgate_store::{AgentStore, ConversationId, ConversationStore, StoredMessage};
+use toolgate_tools::CallContext;
+
+use crate::agent::{Agent, AgentError};
+use crate::event::{CallReport, TurnEvent, TurnEvents};
+use crate::routing::Progress;
+use crate::transcript::chat_messages;
+
+/// What a turn's model calls may see and call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Scope {
+    /// The active set: core tools and the loaded groups.
+    Active,
+    /// The whole catalog (a low-confidence route, or an escalation).
+    Catalog,
+}
+
+/// The tools of the whole catalog, and what sending every schema costs.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct CatalogCost {
+    tools: usize,
+    tokens: usize,
+}
+
+/// One turn under way.
+#[derive(Debug)]
+pub(crate) struct Turn {
+    pub(crate) conversation: ConversationId,
+    /// Who the turn's tool calls come from.
+    pub(crate) caller: CallContext,
+    /// The base system prompt.
+    system: String,
+    pub(crate) active: ActiveToolSet,
+    pub(crate) scope: Scope,
+    pub(crate) progress: Progress,
+    catalog_cost: CatalogCost,
+    /// Each model call's report, in order.
+    pub(crate) calls: Vec<CallReport>,
+}
+
+/// Who a turn's tool calls come from, and the base system prompt.
+struct Caller {
+    context: CallContext,
+    system_prompt: String,
+}
+
+/// The next model call's request, with the count and token cost of the
+/// tools it sends.
+struct Request {
+    request: ChatRequest,
+    tools_sent: usize,
+    tool_tokens: usize,
+}
+
+impl<S: ConversationStore + AgentStore> Agent<S> {
+    /// Reads the conversation, rebuilds its active set and routes the user's
+    /// text (if routing is on and the turn has new text).
+    pub(crate) async fn begin_turn(
+        &self,
+        conversation: &ConversationId,
+        user_text: Option<&str>,
+        events: TurnEvents<'_>,
+    ) -> Result<Turn, AgentError> {
+        let history = self.store.messages(conversation).await?;
+        let caller = self.caller(conversation, &history).await;
+        let mut turn = Turn {
+            conversation: conversation.clone(),
+            caller: caller.context,
+            system: caller.system_prompt,
+            active: self.restore(conversation, &history).await,
+            scope: Scope::Active,
+            progress: Progress::default(),
+            catalog_cost: self.catalog_cost(),
+            calls: Vec::new(),
+        };
+        if let (Some(router), Some(text)) = (&self.options.router, user_text) {
+            turn.scope = self
+                .route(router, &mut turn, text, &history, events)
+                .await?;
+        }
+        Ok(turn)
+    }
+
+    /// Model call number `call` of the turn, on the history as stored now;
+    /// its report is added to the turn and sent as an event.
+    pub(crate) async fn call_model(
+        &self,
+        turn: &mut Turn,
+        call: usize,
+        events: TurnEvents<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<ChatResponse, AgentError> {
+        let history = self.store.messages(&turn.conversation).await?;
+        let request = self.request(turn, &history);
+        let response = {
+            let mut sink = |event: StreamEvent| events(TurnEvent::Model(event));
+            tokio::select! {
+                biased;
+                () = cancel.cancelled() => return Err(AgentError::Cancelled),
+                response = self.model.complete(&request.request, &mut sink) => response?,
+            }
+        };
+        let report = CallReport {
+            call,
+            tools_sent: request.tools_sent,
+            tool_tokens: request.tool_tokens,
+            catalog_tools: turn.catalog_cost.tools,
+            catalog_tokens: turn.catalog_cost.tokens,
+            usage: response.usage,
+        };
+        events(TurnEvent::ModelCalled(report.clone()));
+        turn.calls.push(report);
+        Ok(response)
+    }
+
+    /// Measures the catalog again: a load may have started a source and
+    /// listed its tools.
+    pub(crate) fn recount_catalog(&self, turn: &mut Turn) {
+        turn.catalog_cost = self.catalog_cost();
+    }
+
+    /// Who the turn's tool calls come from (the conversation, its stored
+    /// agent, the turn's number: its user messages so far, so a resumed turn
+    /// keeps its number), and the base system prompt: the agent's own when
+    /// it has one, else the configured one. The agent is read each turn, so
+    /// a prompt it changed applies from its next turn.
+    async fn caller(&self, conversation: &ConversationId, history: &[StoredMessage]) -> Caller {
+        let agent = match self.store.conversation_agent(conversation).await {
+            Ok(agent) => agent,
+            Err(error) => {
+                tracing::warn!(%conversation, %error, "reading the conversation's agent");
+                None
+            }
+        };
+        let record = match &agent {
+            Some(id) => self.store.agent(id).await.ok().flatten(),
+            None => None,
+        };
+        let system_prompt = record
+            .as_ref()
+            .and_then(|record| record.system_prompt())
+            .unwrap_or(&self.options.system_prompt)
+            .to_owned();
+        let turn = history
+            .iter()
+            .filter(|m| m.message.kind == MessageKind::User)
+            .count() as u64;
+        let context = CallContext {
+            conversation: Some(conversation.clone()),
+            agent,
+            turn: Some(turn),
+            ..CallContext::default()
+        };
+        Caller {
+            context,
+            system_prompt,
+        }
+    }
+
+    /// The active set rebuilt from history, with the tools it shows made
+    /// known (a restored group's MCP server is started).
+    async fn restore(
+        &self,
+        conversation: &ConversationId,
+        history: &[StoredMessage],
+    ) -> ActiveToolSet {
+        let restored = {
+            let catalog = self.toolbox.catalog();
+            restore_active_set(history.iter().map(|m| &m.message), &catalog)
+        };
+        for skipped in &restored.skipped {
+            tracing::info!(%conversation, index = skipped.index, reason = ?skipped.reason, "history event skipped");
+        }
+        self.toolbox.prepare_visible(&restored.active).await;
+        restored.active
+    }
+
+    fn request(&self, turn: &Turn, history: &[StoredMessage]) -> Request {
+        let catalog = self.toolbox.catalog();
+        let mut definitions = turn.active.definitions(&catalog);
+        if turn.scope == Scope::Catalog {
+            // The loaded tools keep their place (a cache-friendly prefix); every
+            // other tool follows in catalog order.
+            let shown: HashSet<&str> = definitions.iter().map(|d| d.name.as_str()).collect();
+            let rest: Vec<&ToolDefinition> = catalog
+                .tools()
+                .map(|tool| tool.definition)
+                .filter(|d| !shown.contains(d.name.as_str()))
+                .collect();
+            definitions.extend(rest);
+        }
+        let tool_tokens = self.counter.tools(definitions.iter().copied());
+        let request = ChatRequest {
+            system: system_prompt(&turn.system, &catalog),
+            messages: chat_messages(history.iter().map(|m| &m.message)),
+            tools: definitions.iter().map(|d| tool_spec(d)).collect(),
+        };
+        Request {
+            request,
+            tools_sent: definitions.len(),
+            tool_tokens,
+        }
+    }
+
+    fn catalog_cost(&self) -> CatalogCost {
+        let catalog = self.toolbox.catalog();
+        let tools: Vec<&ToolDefinition> = catalog.tools().map(|tool| tool.definition).collect();
+        CatalogCost {
+            tools: tools.len(),
+            tokens: self.counter.tools(tools),
+        }
+    }
+}
+
+/// A tool definition as a provider receives it.
+fn tool_spec(definition: &ToolDefinition) -> ToolSpec {
+    ToolSpec {
+        name: definition.name.to_string(),
+        description: definition.description.clone(),
+        input_schema: Value::Object(definition.input_schema.clone()),
+    }
+}

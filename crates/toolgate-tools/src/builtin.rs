@@ -1,0 +1,217 @@
+//! The built-in tool groups: `time`, `files`, `web` and, when agents are
+//! stored, `prompt_manager`.
+
+mod files;
+mod prompt_manager;
+mod time;
+mod web;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::Value;
+use toolgate_core::{GroupId, MissingParameter, ToolDefinition, ToolGroup, ToolName};
+use toolgate_store::AgentStore;
+
+use crate::context::CallContext;
+use crate::error::{ToolCallError, ToolboxError};
+use crate::output::ToolOutput;
+use crate::source::{SourceCall, SourceOffer, ToolSource};
+
+pub use files::FilesAccess;
+pub use prompt_manager::PROMPT_TYPES;
+pub use web::{MAX_SEARCH_RESULTS, WebConfig};
+
+/// Where the built-in tools act.
+#[derive(Clone, Debug)]
+pub struct BuiltinConfig {
+    /// The directory the `files` tools may see; nothing outside it.
+    pub files_root: PathBuf,
+    /// Whether `files` may write.
+    pub files_access: FilesAccess,
+    /// How the `web` tools reach the web.
+    pub web: WebConfig,
+    /// Where agents are stored; `prompt_manager` is offered only with it.
+    pub agents: Option<Arc<dyn AgentStore>>,
+}
+
+impl BuiltinConfig {
+    /// The built-ins acting under `files_root`, read-only, with the default
+    /// web settings and no agent store.
+    pub fn new(files_root: impl Into<PathBuf>) -> Self {
+        Self {
+            files_root: files_root.into(),
+            files_access: FilesAccess::ReadOnly,
+            web: WebConfig::default(),
+            agents: None,
+        }
+    }
+}
+
+/// The built-in groups: a [`ToolSource`] whose tools are known from the
+/// start.
+#[derive(Debug)]
+pub struct BuiltinTools {
+    files: files::Files,
+    web: web::Web,
+    prompts: Option<prompt_manager::PromptManager>,
+    /// The groups offered, each with its tools.
+    offer: Vec<(ToolGroup, Vec<ToolDefinition>)>,
+}
+
+impl BuiltinTools {
+    /// The built-in tools acting under `config.files_root`.
+    pub fn new(config: &BuiltinConfig) -> Result<Self, ToolboxError> {
+        let root = config
+            .files_root
+            .canonicalize()
+            .map_err(|source| ToolboxError::FilesRoot {
+                path: config.files_root.clone(),
+                source,
+            })?;
+        let files = files::Files::new(root, config.files_access);
+        let web = web::Web::new(config.web.clone());
+        let prompts = config
+            .agents
+            .clone()
+            .map(prompt_manager::PromptManager::new);
+        let mut groups = vec![
+            (
+                time::GROUP,
+                time::DISPLAY_NAME,
+                time::DESCRIPTION,
+                time::definitions()?,
+            ),
+            (
+                files::GROUP,
+                files::DISPLAY_NAME,
+                files::DESCRIPTION,
+                files.definitions()?,
+            ),
+            (
+                web::GROUP,
+                web::DISPLAY_NAME,
+                web::DESCRIPTION,
+                web.definitions()?,
+            ),
+        ];
+        if prompts.is_some() {
+            groups.push((
+                prompt_manager::GROUP,
+                prompt_manager::DISPLAY_NAME,
+                prompt_manager::DESCRIPTION,
+                prompt_manager::PromptManager::definitions()?,
+            ));
+        }
+        let offer = groups
+            .into_iter()
+            .map(|(id, display_name, description, tools)| {
+                Ok((
+                    ToolGroup::new(GroupId::new(id)?, display_name, description),
+                    tools,
+                ))
+            })
+            .collect::<Result<_, ToolboxError>>()?;
+        Ok(Self {
+            files,
+            web,
+            prompts,
+            offer,
+        })
+    }
+
+    /// The ids of the built-in groups, in registration order.
+    pub fn group_ids() -> [&'static str; 4] {
+        [time::GROUP, files::GROUP, web::GROUP, prompt_manager::GROUP]
+    }
+
+    /// The built-in groups offered as one polymorphic tool unless configured
+    /// otherwise.
+    pub fn polymorphic_group_ids() -> [&'static str; 2] {
+        [web::GROUP, prompt_manager::GROUP]
+    }
+
+    /// Runs a built-in tool; `None` when `tool` is not one.
+    async fn run(&self, tool: &str, arguments: Value, context: &CallContext) -> Option<ToolOutput> {
+        if let Some(output) = time::call(tool, &arguments) {
+            return Some(output);
+        }
+        if let Some(output) = self.web.call(tool, &arguments, context).await {
+            return Some(output);
+        }
+        if let Some(prompts) = &self.prompts
+            && let Some(output) = prompts.call(tool, &arguments, context).await
+        {
+            return Some(output);
+        }
+        self.files.call(tool, arguments).await
+    }
+}
+
+#[async_trait]
+impl ToolSource for BuiltinTools {
+    fn offer(&self) -> SourceOffer {
+        SourceOffer {
+            core_tools: Vec::new(),
+            groups: self.offer.clone(),
+        }
+    }
+
+    async fn call(
+        &self,
+        call: SourceCall,
+        context: &CallContext,
+    ) -> Result<ToolOutput, ToolCallError> {
+        self.run(&call.tool, call.arguments, context)
+            .await
+            .ok_or_else(|| ToolCallError::Fatal(format!("'{}' is not a built-in tool", call.tool)))
+    }
+}
+
+fn definition(
+    name: &str,
+    description: &str,
+    schema: Value,
+) -> Result<ToolDefinition, ToolboxError> {
+    Ok(ToolDefinition::new(
+        ToolName::new(name)?,
+        description,
+        schema,
+    )?)
+}
+
+/// A string argument, or the error the model reads.
+fn string_argument<'a>(arguments: &'a Value, name: &str) -> Result<&'a str, ToolOutput> {
+    optional_string(arguments, name)?
+        .ok_or_else(|| ToolOutput::error(MissingParameter(name).to_string()))
+}
+
+fn optional_string<'a>(arguments: &'a Value, name: &str) -> Result<Option<&'a str>, ToolOutput> {
+    match arguments.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(text)) => Ok(Some(text)),
+        Some(_) => Err(ToolOutput::error(format!(
+            "Parameter '{name}' must be a string."
+        ))),
+    }
+}
+
+fn optional_count(arguments: &Value, name: &str) -> Result<Option<usize>, ToolOutput> {
+    match arguments.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(value) => value
+            .as_u64()
+            .and_then(|count| usize::try_from(count).ok())
+            .map(Some)
+            .ok_or_else(|| {
+                ToolOutput::error(format!(
+                    "Parameter '{name}' must be a non-negative integer."
+                ))
+            }),
+    }
+}
+
+#[cfg(test)]
+#[path = "builtin_tests.rs"]
+mod tests;

@@ -1,0 +1,42 @@
+//! The tool runtime of toolgate, shared by the agent loop (`toolgate chat`)
+//! and the MCP gateway (`toolgate serve`): the [`ToolSource`] trait that the
+//! built-in tools, upstream MCP servers and (soon) JavaScript tools
+//! implement; the [`Toolbox`] that holds the catalog and routes each call to
+//! its source, checks its arguments, and resolves polymorphic tools and
+//! aliases; one output type, [`ToolOutput`], that each front end converts at
+//! its edge; and the built-in groups (`time`, `files`, `web`,
+//! `prompt_manager`).
+//!
+//! No protocol types cross this crate: an MCP server is a [`ListedSource`]
+//! implemented in toolgate-mcp.
+#![deny(missing_docs)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+mod builtin;
+mod consolidate;
+mod context;
+mod error;
+mod listing;
+mod output;
+mod registry;
+mod settings;
+mod source;
+mod toolbox;
+mod validate;
+
+pub use builtin::{
+    BuiltinConfig, BuiltinTools, FilesAccess, MAX_SEARCH_RESULTS, PROMPT_TYPES, WebConfig,
+};
+pub use consolidate::ALL_GROUPS;
+pub use context::{CallContext, CallerChannel};
+pub use error::{ConsolidationError, SourceError, ToolCallError, ToolboxError};
+pub use output::{Content, ToolOutput};
+pub use settings::{
+    GroupExposure, GroupSettings, RawAlias, RawGroupSettings, RawWebSettings, SettingsError,
+    ToolSettings,
+};
+pub use source::{
+    ListedGroup, ListedSource, SourceCall, SourceChange, SourceListing, SourceOffer, SourceTool,
+    Startup, ToolSource,
+};
+pub use toolbox::{StartReport, Toolbox, ToolboxOptions};

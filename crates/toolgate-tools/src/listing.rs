@@ -1,0 +1,274 @@
+//! Listing the listed sources (MCP servers) into the catalog: on first load
+//! of their group, at start-up for eager ones, and again when one announces
+//! that its tools changed.
+//!
+//! Names are decided here and kept for the process's life: a source's tool
+//! keeps its own name when free, else `group__tool`; a name once given never
+//! changes, and before a source is first listed every source configured
+//! before it is listed too, so a contested name goes to the earlier one
+//! whatever order groups are loaded in.
+
+use std::collections::HashMap;
+use std::sync::{Arc, PoisonError};
+
+use serde_json::{Map, Value};
+use toolgate_core::{Catalog, Origin, ToolDefinition, ToolName};
+
+use crate::consolidate::consolidate;
+use crate::error::SourceError;
+use crate::registry::{Route, SourceId};
+use crate::source::{ListedSource, SourceListing, SourceTool};
+use crate::toolbox::Toolbox;
+
+/// One listed source and what the toolbox knows of its tools.
+#[derive(Debug)]
+pub(crate) struct ListedSlot {
+    pub(crate) source: Arc<dyn ListedSource>,
+    id: SourceId,
+    /// Serializes listings, so concurrent loads start the source once.
+    listing: tokio::sync::Mutex<ListingState>,
+}
+
+impl ListedSlot {
+    pub(crate) fn new(source: Arc<dyn ListedSource>, id: SourceId) -> Self {
+        Self {
+            source,
+            id,
+            listing: tokio::sync::Mutex::new(ListingState::default()),
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct ListingState {
+    /// The generation the catalog reflects, if listed.
+    generation: Option<u64>,
+    /// The source announced a change since.
+    stale: bool,
+    /// Source name -> exposed name, kept for the process's life so a name,
+    /// once given, never changes.
+    exposed: HashMap<String, ToolName>,
+}
+
+/// What listing a source did to the catalog.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Listed {
+    /// Tools it exposes.
+    pub(crate) tools: usize,
+    /// Whether they differ from what was listed before.
+    changed: bool,
+}
+
+/// A tool as the catalog will hold it, with its route.
+struct Exposed {
+    definition: ToolDefinition,
+    source_name: String,
+    listing: Arc<Map<String, Value>>,
+}
+
+impl Toolbox {
+    /// Starts the source if needed and makes the catalog reflect its current
+    /// tools.
+    pub(crate) async fn ensure_listed(&self, index: usize) -> Result<Listed, SourceError> {
+        let slot = &self.listed[index];
+        let mut state = slot.listing.lock().await;
+        let running = slot.source.running_generation().await;
+        if !state.stale && running.is_some() && running == state.generation {
+            let group = slot.source.group().id.as_str();
+            let tools = self.with_catalog(|catalog| catalog.group_tools(group).count());
+            return Ok(Listed {
+                tools,
+                changed: false,
+            });
+        }
+        if state.generation.is_none() {
+            self.list_earlier(index).await;
+        }
+        let listing = slot.source.list().await?;
+        state.stale = false;
+        state.generation = Some(listing.generation);
+        Ok(self.apply_listing(index, &listing, &mut state.exposed))
+    }
+
+    /// Before a source's first listing, lists every source configured before
+    /// it that was never listed. Sources started only for this are stopped
+    /// again (their names are kept).
+    async fn list_earlier(&self, index: usize) {
+        for earlier in 0..index {
+            let slot = &self.listed[earlier];
+            let mut state = slot.listing.lock().await;
+            if state.generation.is_some() {
+                continue;
+            }
+            let was_running = slot.source.running_generation().await.is_some();
+            match slot.source.list().await {
+                Ok(listing) => {
+                    state.generation = Some(listing.generation);
+                    self.apply_listing(earlier, &listing, &mut state.exposed);
+                }
+                Err(error) => {
+                    tracing::warn!(%error, "listing an earlier source for its tool names");
+                }
+            }
+            if !was_running {
+                slot.source.stop().await;
+            }
+        }
+    }
+
+    /// Puts a source's listing into the catalog and the registry.
+    fn apply_listing(
+        &self,
+        index: usize,
+        listing: &SourceListing,
+        names: &mut HashMap<String, ToolName>,
+    ) -> Listed {
+        let slot = &self.listed[index];
+        let spec = slot.source.group();
+        let group = spec.id.as_str();
+        let origin = Origin::Upstream {
+            server: group.to_owned(),
+        };
+        let mut catalog = self.catalog.write().unwrap_or_else(PoisonError::into_inner);
+        let exposed: Vec<Exposed> = listing
+            .tools
+            .iter()
+            .filter_map(|tool| expose(&catalog, group, tool, names))
+            .collect();
+        let count = exposed.len();
+        let before: Vec<Arc<Map<String, Value>>> = {
+            let registry = self.registry.read().unwrap_or_else(PoisonError::into_inner);
+            catalog
+                .group_tools(group)
+                .filter_map(|definition| registry.get(definition.name.as_str()))
+                .flat_map(Route::listings)
+                .collect()
+        };
+        let changed = before.len() != exposed.len()
+            || before
+                .iter()
+                .zip(&exposed)
+                .any(|(old, new)| **old != *new.listing);
+        if changed {
+            self.validators.forget_all();
+        }
+        let tools = exposed
+            .iter()
+            .map(|tool| (tool.definition.clone(), origin.clone()))
+            .collect();
+        if let Err(error) = catalog.replace_group_tools(group, tools) {
+            tracing::warn!(source = group, %error, "listing not applied");
+            return Listed {
+                tools: 0,
+                changed: false,
+            };
+        }
+        if spec.description.is_none() {
+            let description = default_description(group, listing.about.as_deref());
+            let _ = catalog.set_group_description(group, description);
+        }
+        let mut registry = self
+            .registry
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        registry.forget_source(slot.id);
+        for tool in exposed {
+            registry.insert(
+                tool.definition.name,
+                Route::Source {
+                    source: slot.id,
+                    tool: tool.source_name,
+                    listing: Some(tool.listing),
+                },
+            );
+        }
+        if let Some((policy, scope)) = self.polymorphic.get(group)
+            && let Err(reason) = consolidate(&mut catalog, &mut registry, &spec.id, policy, *scope)
+        {
+            tracing::warn!(source = group, %reason, "group not consolidated; its tools are offered one by one");
+        }
+        Listed {
+            tools: count,
+            changed,
+        }
+    }
+
+    /// A source said its tools changed: relist it now, and announce the
+    /// group if something really changed.
+    pub(crate) async fn refresh(&self, index: usize) {
+        let slot = &self.listed[index];
+        slot.listing.lock().await.stale = true;
+        match self.ensure_listed(index).await {
+            // Servers announce changes that change nothing (some at every
+            // start); only a real change is passed on.
+            Ok(Listed { changed: true, .. }) => {
+                let _ = self.changes.send(slot.source.group().id.clone());
+            }
+            Ok(Listed { changed: false, .. }) => {}
+            Err(error) => tracing::warn!(%error, "relisting after a change"),
+        }
+    }
+}
+
+/// A listed tool under the name it is exposed by, or `None` (logged) when it
+/// cannot be exposed.
+fn expose(
+    catalog: &Catalog,
+    group: &str,
+    tool: &SourceTool,
+    names: &mut HashMap<String, ToolName>,
+) -> Option<Exposed> {
+    let name = match names.get(&tool.name) {
+        Some(name) => name.clone(),
+        None => match exposed_name(catalog, group, &tool.name) {
+            Some(name) => name,
+            None => {
+                tracing::warn!(source = group, tool = %tool.name, "tool name cannot be exposed; skipped");
+                return None;
+            }
+        },
+    };
+    let mut definition =
+        match ToolDefinition::new(name.clone(), &tool.description, tool.input_schema.clone()) {
+            Ok(definition) => definition,
+            Err(error) => {
+                tracing::warn!(source = group, tool = %tool.name, %error, "tool skipped");
+                return None;
+            }
+        };
+    definition.annotations = tool.annotations.clone();
+    names.insert(tool.name.clone(), name.clone());
+    let mut listing = tool.listing.clone();
+    listing.insert("name".to_owned(), Value::String(name.to_string()));
+    Some(Exposed {
+        definition,
+        source_name: tool.name.clone(),
+        listing: Arc::new(listing),
+    })
+}
+
+/// The source's own name when free, else `group__tool`; `None` when neither
+/// is a valid tool name or both are taken.
+fn exposed_name(catalog: &Catalog, group: &str, tool: &str) -> Option<ToolName> {
+    let free = |name: &ToolName| {
+        catalog.tool_state(name.as_str()).is_none()
+            || catalog
+                .group_of(name.as_str())
+                .is_some_and(|g| g.as_str() == group)
+    };
+    if let Ok(plain) = ToolName::new(tool)
+        && free(&plain)
+    {
+        return Some(plain);
+    }
+    ToolName::new(format!("{group}__{tool}")).ok().filter(free)
+}
+
+/// A listed group's description: what the source says of itself, else a
+/// sentence naming it.
+pub(crate) fn default_description(group: &str, said: Option<&str>) -> String {
+    match said.map(str::trim).filter(|s| !s.is_empty()) {
+        Some(text) => text.to_owned(),
+        None => format!("Tools of the MCP server '{group}'"),
+    }
+}

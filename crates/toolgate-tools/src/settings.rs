@@ -1,0 +1,239 @@
+//! The runtime's sections of `toolgate.toml`: `[groups.<id>]` (a group
+//! offered as one polymorphic tool, and its action policy), `[aliases]` (old
+//! tool names and what they call now) and `[web]` (the built-in `web`
+//! tools).
+//!
+//! This crate never reads the file: the command line reads it once and hands
+//! over the sections as written (`Raw*`); [`ToolSettings::from_raw`] checks
+//! them, and an error names the section or key at fault.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+use toolgate_core::{ActionPolicy, Alias, ToolName};
+
+use crate::builtin::WebConfig;
+
+/// One `[groups.<id>]` table, as written.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawGroupSettings {
+    /// `"tools"` or `"polymorphic"`.
+    #[serde(default)]
+    pub expose: Option<String>,
+    /// The only actions offered.
+    #[serde(default)]
+    pub allow_actions: Option<Vec<String>>,
+    /// Actions never offered.
+    #[serde(default)]
+    pub deny_actions: Vec<String>,
+}
+
+/// An `[aliases]` entry, as written: `old = "new"`, or a table with the
+/// action and fixed arguments.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum RawAlias {
+    /// The tool that answers now.
+    Tool(String),
+    /// The tool, the action and the arguments the old tool implied.
+    Call {
+        /// The tool.
+        tool: String,
+        /// The action, when the tool is polymorphic.
+        #[serde(default)]
+        action: Option<String>,
+        /// Fixed arguments.
+        #[serde(default)]
+        arguments: Option<Value>,
+    },
+}
+
+/// The `[web]` table, as written.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawWebSettings {
+    /// A SearXNG JSON search endpoint.
+    #[serde(default)]
+    pub search_url: Option<String>,
+    /// Results per search.
+    #[serde(default)]
+    pub max_results: Option<usize>,
+    /// Searches per turn.
+    #[serde(default)]
+    pub searches_per_turn: Option<usize>,
+    /// Longest page text returned.
+    #[serde(default)]
+    pub max_content_chars: Option<usize>,
+    /// Lets `fetch` reach private and loopback addresses.
+    #[serde(default)]
+    pub allow_private_addresses: bool,
+    /// Per request.
+    #[serde(default)]
+    pub timeout_seconds: Option<f64>,
+}
+
+/// How a group's tools are offered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GroupExposure {
+    /// Each tool on its own.
+    Tools,
+    /// One polymorphic tool named after the group, its tools as actions.
+    Polymorphic,
+}
+
+/// One group's settings.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GroupSettings {
+    /// How its tools are offered; `None` keeps the group's default (the
+    /// built-in `web` and `prompt_manager` are polymorphic, the rest tools).
+    pub expose: Option<GroupExposure>,
+    /// Which actions a polymorphic group offers.
+    pub policy: ActionPolicy,
+}
+
+/// The checked `[groups]`, `[aliases]` and `[web]` sections.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ToolSettings {
+    /// Per-group settings, by group id (`*` for every group without its own).
+    pub groups: BTreeMap<String, GroupSettings>,
+    /// Old tool names and what they call now.
+    pub aliases: Vec<(String, Alias)>,
+    /// The `web` built-in's settings.
+    pub web: WebConfig,
+}
+
+/// A section that does not check: where, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SettingsError {
+    /// The section or key, as written in the file (`[groups.web]`,
+    /// ``[aliases] `old` ``).
+    pub place: String,
+    /// What is wrong.
+    pub reason: String,
+}
+
+impl fmt::Display for SettingsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.place, self.reason)
+    }
+}
+
+impl std::error::Error for SettingsError {}
+
+impl ToolSettings {
+    /// Checks the sections as written.
+    pub fn from_raw(
+        web: Option<RawWebSettings>,
+        groups: BTreeMap<String, RawGroupSettings>,
+        aliases: BTreeMap<String, RawAlias>,
+    ) -> Result<Self, SettingsError> {
+        let mut settings = Self::default();
+        for (id, group) in groups {
+            let place = format!("[groups.{id}]");
+            settings.groups.insert(
+                id,
+                group_settings(group).map_err(|reason| SettingsError { place, reason })?,
+            );
+        }
+        for (old, alias) in aliases {
+            let place = format!("[aliases] `{old}`");
+            let alias = alias_of(alias).map_err(|reason| SettingsError { place, reason })?;
+            settings.aliases.push((old, alias));
+        }
+        if let Some(web) = web {
+            settings.web = web_config(web).map_err(|reason| SettingsError {
+                place: "[web]".to_owned(),
+                reason,
+            })?;
+        }
+        Ok(settings)
+    }
+}
+
+fn group_settings(raw: RawGroupSettings) -> Result<GroupSettings, String> {
+    let RawGroupSettings {
+        expose,
+        allow_actions,
+        deny_actions,
+    } = raw;
+    let expose = match expose.as_deref() {
+        None => None,
+        Some("tools") => Some(GroupExposure::Tools),
+        Some("polymorphic") => Some(GroupExposure::Polymorphic),
+        Some(other) => {
+            return Err(format!(
+                "`expose` is \"tools\" or \"polymorphic\", not \"{other}\""
+            ));
+        }
+    };
+    Ok(GroupSettings {
+        expose,
+        policy: ActionPolicy {
+            allow: allow_actions,
+            deny: deny_actions,
+        },
+    })
+}
+
+fn alias_of(raw: RawAlias) -> Result<Alias, String> {
+    let (tool, action, arguments) = match raw {
+        RawAlias::Tool(tool) => (tool, None, None),
+        RawAlias::Call {
+            tool,
+            action,
+            arguments,
+        } => (tool, action, arguments),
+    };
+    let tool =
+        ToolName::new(tool).map_err(|error| format!("the tool is not a valid name: {error}"))?;
+    let arguments = match arguments {
+        None => Map::new(),
+        Some(Value::Object(map)) => map,
+        Some(_) => return Err("`arguments` must be a table".to_owned()),
+    };
+    Ok(Alias {
+        tool,
+        action,
+        arguments,
+    })
+}
+
+fn web_config(raw: RawWebSettings) -> Result<WebConfig, String> {
+    let RawWebSettings {
+        search_url,
+        max_results,
+        searches_per_turn,
+        max_content_chars,
+        allow_private_addresses,
+        timeout_seconds,
+    } = raw;
+    let defaults = WebConfig::default();
+    let timeout = match timeout_seconds {
+        None => defaults.timeout,
+        Some(s) if s.is_finite() && s > 0.0 => Duration::from_secs_f64(s),
+        Some(s) => {
+            return Err(format!(
+                "`timeout_seconds` must be a positive number of seconds, got {s}"
+            ));
+        }
+    };
+    if let Some(url) = &search_url
+        && !(url.starts_with("http://") || url.starts_with("https://"))
+    {
+        return Err(format!(
+            "`search_url` must start with http:// or https://, got `{url}`"
+        ));
+    }
+    Ok(WebConfig {
+        search_url,
+        max_results: max_results.unwrap_or(defaults.max_results),
+        searches_per_turn: searches_per_turn.unwrap_or(defaults.searches_per_turn),
+        max_content_chars: max_content_chars.unwrap_or(defaults.max_content_chars),
+        allow_private_addresses,
+        timeout,
+    })
+}

@@ -1,0 +1,142 @@
+//! [`ToolSource`]: where calls of some tools go (the built-in tools, one MCP
+//! server, one JavaScript file), and [`ListedSource`]: a source that is one
+//! group whose tools are known only once it runs (an MCP server).
+//!
+//! A source knows nothing of catalogs, names or policies: it offers tools
+//! under its own names and runs them. The [`crate::Toolbox`] decides the
+//! names the model sees (qualifying on collision, never renaming), checks
+//! arguments, dispatches polymorphic tools and aliases, and relists a
+//! listed source when it announces a change.
+
+use std::fmt;
+
+use async_trait::async_trait;
+use serde_json::{Map, Value};
+use toolgate_core::{GroupId, GroupVisibility, ToolAnnotations, ToolDefinition, ToolGroup};
+
+use crate::context::CallContext;
+use crate::error::{SourceError, ToolCallError};
+use crate::output::ToolOutput;
+
+/// One call as a source receives it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SourceCall {
+    /// The tool, by the name its source gave it.
+    pub tool: String,
+    /// Its arguments, checked against the tool's input schema.
+    pub arguments: Value,
+}
+
+/// What a source offers from the start, without running anything.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SourceOffer {
+    /// Core tools: always visible.
+    pub core_tools: Vec<ToolDefinition>,
+    /// Groups and their tools, in the order to list them.
+    pub groups: Vec<(ToolGroup, Vec<ToolDefinition>)>,
+}
+
+/// Where calls of some tools go.
+#[async_trait]
+pub trait ToolSource: Send + Sync + fmt::Debug {
+    /// The tools known from the start. A [`ListedSource`] offers nothing
+    /// here: its tools come from [`ListedSource::list`].
+    fn offer(&self) -> SourceOffer {
+        SourceOffer::default()
+    }
+
+    /// Runs `call`. Failures the tool reports are `Ok` outputs with
+    /// `is_error`; a failure on the way (a server that is down) is
+    /// [`ToolCallError::RespondToModel`].
+    async fn call(
+        &self,
+        call: SourceCall,
+        context: &CallContext,
+    ) -> Result<ToolOutput, ToolCallError>;
+}
+
+/// When a listed source starts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Startup {
+    /// On the first load of its group (or call of one of its tools).
+    #[default]
+    Lazy,
+    /// When the toolbox starts, so its tools are listed before anyone asks.
+    Eager,
+}
+
+/// The group a listed source provides.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ListedGroup {
+    /// The group's id: the source's configured name.
+    pub id: GroupId,
+    /// The group description; `None` takes what the source says of itself
+    /// once it runs, else a sentence naming it.
+    pub description: Option<String>,
+    /// When it starts.
+    pub startup: Startup,
+    /// Whether its tools wait for a load.
+    pub visibility: GroupVisibility,
+}
+
+/// One tool as a listed source names and describes it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SourceTool {
+    /// The source's own name for it.
+    pub name: String,
+    /// What it does.
+    pub description: String,
+    /// Its input schema.
+    pub input_schema: Value,
+    /// Its behaviour hints.
+    pub annotations: Option<ToolAnnotations>,
+    /// The tool exactly as the source described it (for an MCP server, its
+    /// `tools/list` entry: output schema, title, icons and `_meta` kept), for
+    /// front ends that pass it on. The toolbox sets its `name` to the name
+    /// the tool is exposed under.
+    pub listing: Map<String, Value>,
+}
+
+/// What a listed source said when it was listed.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SourceListing {
+    /// Its tools, as it names them.
+    pub tools: Vec<SourceTool>,
+    /// What it says of itself (an MCP server's instructions or name): the
+    /// group's description when none is configured.
+    pub about: Option<String>,
+    /// Increases at every (re)start, so a listing can be known to be stale.
+    pub generation: u64,
+}
+
+/// Why [`ListedSource::changed`] returned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SourceChange {
+    /// The source says its tools changed: list it again.
+    ToolsChanged,
+    /// The source was shut down: it will say nothing more.
+    Closed,
+}
+
+/// A source that is one group whose tools are known once it runs.
+#[async_trait]
+pub trait ListedSource: ToolSource {
+    /// The group it provides.
+    fn group(&self) -> &ListedGroup;
+
+    /// Starts the source if needed and lists its tools.
+    async fn list(&self) -> Result<SourceListing, SourceError>;
+
+    /// The generation of the running connection, if one runs.
+    async fn running_generation(&self) -> Option<u64>;
+
+    /// Stops a running source; the next use starts it again.
+    async fn stop(&self);
+
+    /// Stops the source for good.
+    async fn shutdown(&self);
+
+    /// Waits until the source announces that its tools changed, or is shut
+    /// down.
+    async fn changed(&self) -> SourceChange;
+}

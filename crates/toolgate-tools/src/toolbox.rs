@@ -1,0 +1,533 @@
+//! [`Toolbox`]: the catalog and everything that runs its tools, shared by
+//! the agent loop and the MCP gateway so a tool runs the same way whoever
+//! asked for it.
+//!
+//! A call goes: alias -> route -> (polymorphic action resolved and checked)
+//! -> arguments checked against the input schema of the tool that runs ->
+//! the source. Availability (is the tool in the caller's active set?) is the
+//! caller's business: it differs between a turn, an escalated turn and a
+//! stateless request.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, Weak};
+
+use serde_json::{Map, Value};
+use tokio::sync::broadcast;
+use toolgate_core::routing::RoutingConfig;
+use toolgate_core::{
+    ActionPolicy, ActiveToolSet, Alias, Catalog, GroupId, GroupListing, GroupVisibility,
+    ImportError, ManifestError, MetaCall, MetaTool, MetaTools, NotAvailable, Origin, ToolGroup,
+    ToolName, ToolState, import_jsonl, load_manifest_dirs,
+};
+
+use crate::builtin::{BuiltinConfig, BuiltinTools};
+use crate::consolidate::{Consolidation, consolidate, polymorphic_groups};
+use crate::context::CallContext;
+use crate::error::{SourceError, ToolCallError, ToolboxError};
+use crate::listing::{ListedSlot, default_description};
+use crate::output::ToolOutput;
+use crate::registry::{Consolidated, Route, SourceId, ToolRegistry};
+use crate::settings::GroupSettings;
+use crate::source::{ListedSource, SourceCall, SourceChange, Startup, ToolSource};
+use crate::validate::Validators;
+
+/// The tools to offer.
+#[derive(Clone, Debug, Default)]
+pub struct ToolboxOptions {
+    /// Meta-tools offered besides `load_tool_group`, which every catalog
+    /// has.
+    pub meta_tools: Vec<MetaTool>,
+    /// The router's settings, with which `find_tool_groups` answers (when
+    /// offered). Every group they name must exist.
+    pub routing: Option<RoutingConfig>,
+    /// The built-in groups (`time`, `files`, `web`, and `prompt_manager`
+    /// with an agent store); `None` leaves them out.
+    pub builtins: Option<BuiltinConfig>,
+    /// Other sources whose tools are known from the start.
+    pub sources: Vec<Arc<dyn ToolSource>>,
+    /// Sources listed when they run (MCP servers), each one group, in
+    /// priority order (earlier keeps a contested name). A built-in group of
+    /// the same name gives way.
+    pub listed: Vec<Arc<dyn ListedSource>>,
+    /// Directories of JSON tool manifests.
+    pub manifest_dirs: Vec<PathBuf>,
+    /// `tools.jsonl` catalogs (with a `groups.jsonl` beside each). Like
+    /// manifest tools, their tools are listed and loaded but have nothing to
+    /// run them: for inspecting and measuring a large catalog.
+    pub jsonl_catalogs: Vec<PathBuf>,
+    /// Per-group settings, by group id (`*` for every group without its
+    /// own): a group exposed as one polymorphic tool, and its action policy.
+    pub groups: BTreeMap<String, GroupSettings>,
+    /// Old tool names and what they call now.
+    pub aliases: Vec<(String, Alias)>,
+}
+
+/// What start-up found, for the operator.
+#[derive(Debug, Default)]
+pub struct StartReport {
+    /// Built-in groups registered.
+    pub builtin_groups: Vec<GroupId>,
+    /// Manifest files loaded.
+    pub manifest_files: usize,
+    /// Manifest files skipped, with their reasons.
+    pub manifest_errors: Vec<ManifestError>,
+    /// Tools imported from `tools.jsonl` catalogs.
+    pub imported_tools: usize,
+    /// Catalog files or lines skipped, with their reasons.
+    pub import_errors: Vec<ImportError>,
+    /// Listed sources started at start-up: `Ok(tool count)` for those
+    /// listed, `Err` for those that failed; lazy ones are absent.
+    pub listed: Vec<(GroupId, Result<usize, SourceError>)>,
+    /// Built-in groups left out because a listed source has their name.
+    pub shadowed_builtins: Vec<GroupId>,
+}
+
+/// The catalog and what runs its tools. Share it in an [`Arc`]; every method
+/// takes `&self`.
+#[derive(Debug)]
+pub struct Toolbox {
+    pub(crate) catalog: RwLock<Catalog>,
+    pub(crate) registry: RwLock<ToolRegistry>,
+    /// Every source, by [`SourceId`].
+    sources: Vec<Arc<dyn ToolSource>>,
+    /// The listed sources, in priority order.
+    pub(crate) listed: Vec<ListedSlot>,
+    pub(crate) validators: Validators,
+    /// Groups offered as one polymorphic tool, with their action policies.
+    pub(crate) polymorphic: BTreeMap<GroupId, (ActionPolicy, Consolidation)>,
+    /// Calls per polymorphic tool and action.
+    action_calls: Mutex<BTreeMap<(String, String), u64>>,
+    /// Groups whose tools really changed after a listed source announced it.
+    pub(crate) changes: broadcast::Sender<GroupId>,
+    meta: MetaTools,
+}
+
+impl Toolbox {
+    /// Builds the catalog (meta-tools, built-ins, other sources, manifests,
+    /// catalogs, one deferred group per listed source) and starts the eager
+    /// listed sources. Their failures are reported, not fatal.
+    pub async fn start(options: ToolboxOptions) -> Result<(Arc<Self>, StartReport), ToolboxError> {
+        let mut catalog = Catalog::new();
+        let mut registry = ToolRegistry::default();
+        let mut report = StartReport::default();
+        let mut meta = MetaTools::new(options.meta_tools.iter().copied());
+        for definition in meta.extra_definitions() {
+            catalog.register_tool(definition, None, Origin::MetaTool)?;
+        }
+
+        let mut sources: Vec<Arc<dyn ToolSource>> = Vec::new();
+        let listed_ids: Vec<&GroupId> = options.listed.iter().map(|s| &s.group().id).collect();
+        if let Some(config) = &options.builtins {
+            let builtins = Arc::new(BuiltinTools::new(config)?);
+            let id = SourceId(sources.len());
+            for (group, tools) in builtins.offer().groups {
+                if listed_ids.contains(&&group.id) {
+                    report.shadowed_builtins.push(group.id);
+                    continue;
+                }
+                report.builtin_groups.push(group.id.clone());
+                register_offered_group(&mut catalog, &mut registry, id, group, tools)?;
+            }
+            sources.push(builtins);
+        }
+        for source in &options.sources {
+            let id = SourceId(sources.len());
+            let offer = source.offer();
+            for tool in offer.core_tools {
+                registry.insert(tool.name.clone(), source_route(id, &tool.name));
+                catalog.register_tool(tool, None, Origin::Builtin)?;
+            }
+            for (group, tools) in offer.groups {
+                register_offered_group(&mut catalog, &mut registry, id, group, tools)?;
+            }
+            sources.push(Arc::clone(source));
+        }
+
+        let manifests = load_manifest_dirs(&mut catalog, &options.manifest_dirs);
+        report.manifest_files = manifests.loaded.len();
+        report.manifest_errors = manifests.errors;
+        for path in &options.jsonl_catalogs {
+            match import_jsonl(&mut catalog, path) {
+                Ok(imported) => {
+                    report.imported_tools += imported.tools;
+                    report.import_errors.extend(imported.errors);
+                }
+                Err(error) => report.import_errors.push(error),
+            }
+        }
+        for tool in catalog.tools() {
+            if matches!(tool.origin, Origin::Manifest { .. } | Origin::Import { .. }) {
+                registry.insert(tool.definition.name.clone(), Route::Unbound);
+            }
+        }
+
+        let mut listed = Vec::new();
+        for source in &options.listed {
+            let spec = source.group();
+            let description = spec
+                .description
+                .clone()
+                .unwrap_or_else(|| default_description(spec.id.as_str(), None));
+            let group = ToolGroup::new(
+                spec.id.clone(),
+                toolgate_core::title_case(spec.id.as_str()),
+                description,
+            );
+            let origin = Origin::Upstream {
+                server: spec.id.to_string(),
+            };
+            catalog.register_deferred_group(group, origin)?;
+            catalog.set_group_visibility(spec.id.as_str(), spec.visibility)?;
+            let id = SourceId(sources.len());
+            sources.push(Arc::clone(source) as Arc<dyn ToolSource>);
+            listed.push(ListedSlot::new(Arc::clone(source), id));
+        }
+
+        let polymorphic = polymorphic_groups(&options.groups, &catalog);
+        for (group, (policy, scope)) in &polymorphic {
+            if catalog.group_listing(group.as_str()) != Some(GroupListing::Listed) {
+                continue;
+            }
+            if let Err(reason) = consolidate(&mut catalog, &mut registry, group, policy, *scope) {
+                if *scope == Consolidation::Named {
+                    return Err(ToolboxError::Polymorphic {
+                        group: group.clone(),
+                        reason,
+                    });
+                }
+                tracing::warn!(%group, %reason, "group left as separate tools");
+            }
+        }
+        for (old, alias) in &options.aliases {
+            catalog
+                .register_alias(old, alias.clone())
+                .map_err(|source| ToolboxError::Alias {
+                    alias: old.clone(),
+                    source: Box::new(source),
+                })?;
+        }
+        if let Some(routing) = &options.routing {
+            meta = meta.with_taxonomy(routing.validate(&catalog)?);
+        }
+
+        let toolbox = Arc::new(Self {
+            catalog: RwLock::new(catalog),
+            registry: RwLock::new(registry),
+            sources,
+            listed,
+            validators: Validators::default(),
+            polymorphic,
+            action_calls: Mutex::new(BTreeMap::new()),
+            changes: broadcast::channel(64).0,
+            meta,
+        });
+        for (index, slot) in toolbox.listed.iter().enumerate() {
+            if slot.source.group().startup == Startup::Eager {
+                let listed = toolbox
+                    .ensure_listed(index)
+                    .await
+                    .map(|listed| listed.tools);
+                report.listed.push((slot.source.group().id.clone(), listed));
+            }
+            tokio::spawn(watch_changes(
+                Arc::downgrade(&toolbox),
+                Arc::clone(&slot.source),
+                index,
+            ));
+        }
+        Ok((toolbox, report))
+    }
+
+    /// The catalog as it is now. Hold the guard briefly: listing a source
+    /// writes to the catalog.
+    pub fn catalog(&self) -> RwLockReadGuard<'_, Catalog> {
+        self.catalog.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Runs `f` on the catalog.
+    pub fn with_catalog<T>(&self, f: impl FnOnce(&Catalog) -> T) -> T {
+        f(&self.catalog())
+    }
+
+    /// The meta-tools offered, and their answers.
+    pub fn meta_tools(&self) -> &MetaTools {
+        &self.meta
+    }
+
+    /// Groups whose tools changed after their source announced it, as they
+    /// change: the gateway tells the sessions that loaded them.
+    pub fn subscribe_changes(&self) -> broadcast::Receiver<GroupId> {
+        self.changes.subscribe()
+    }
+
+    /// Stops every listed source.
+    pub async fn shutdown(&self) {
+        for slot in &self.listed {
+            slot.source.shutdown().await;
+        }
+    }
+
+    /// Makes `group`'s tools known: starts and lists its source if it is a
+    /// listed one. Other groups are always ready.
+    pub async fn prepare(&self, group: &str) -> Result<(), SourceError> {
+        match self.listed_index(group) {
+            Some(index) => self.ensure_listed(index).await.map(|_| ()),
+            None => Ok(()),
+        }
+    }
+
+    /// Makes a meta-tool call answerable: a load's group is prepared first,
+    /// and a failure is the answer the model reads.
+    pub async fn prepare_meta(&self, call: &MetaCall) -> Result<(), toolgate_core::MetaError> {
+        match call.group_to_prepare() {
+            Some(group) => self.prepare(group).await.map_err(|error| {
+                toolgate_core::LoadGroupError::Unavailable {
+                    reason: error.to_string(),
+                }
+                .into()
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// Makes known the tools an active set shows: its loaded groups (a
+    /// restored session's source may not run yet) and the always-visible
+    /// groups. A group whose source fails is logged and left out.
+    pub async fn prepare_visible(&self, active: &ActiveToolSet) {
+        for group in active.loaded_groups() {
+            if let Err(error) = self.prepare(group.as_str()).await {
+                tracing::warn!(%group, %error, "a loaded group's tools are unavailable");
+            }
+        }
+        for (index, slot) in self.listed.iter().enumerate() {
+            if slot.source.group().visibility == GroupVisibility::Always {
+                let _ = self.ensure_listed(index).await;
+            }
+        }
+    }
+
+    /// The listed sources, in priority order.
+    pub fn listed_sources(&self) -> impl Iterator<Item = &Arc<dyn ListedSource>> {
+        self.listed.iter().map(|slot| &slot.source)
+    }
+
+    /// How the source of `name` described the tool (an MCP server's
+    /// `tools/list` entry, under the exposed name), when it did.
+    pub fn listing(&self, name: &str) -> Option<Arc<Map<String, Value>>> {
+        self.registry
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .listing(name)
+    }
+
+    /// Offers only what `names` enables (an agent's tool list): a group id
+    /// keeps its group, a tool name (or an alias of one) keeps that tool;
+    /// every other grouped tool is disabled. Core tools stay. Listed sources
+    /// not named by their group id should be left out of the options
+    /// instead: their tools are not known before they start. Returns the
+    /// names that matched nothing.
+    pub fn restrict_to(&self, names: &[String]) -> Vec<String> {
+        let mut catalog = self.catalog.write().unwrap_or_else(PoisonError::into_inner);
+        let resolve = |name: &str| -> String {
+            catalog
+                .alias(name)
+                .map_or_else(|| name.to_owned(), |alias| alias.tool.to_string())
+        };
+        let wanted: Vec<String> = names.iter().map(|name| resolve(name)).collect();
+        let unknown = names
+            .iter()
+            .zip(&wanted)
+            .filter(|(_, name)| catalog.group(name).is_none() && catalog.tool_state(name).is_none())
+            .map(|(given, _)| given.clone())
+            .collect();
+        let disabled: Vec<ToolName> = catalog
+            .tools()
+            .filter_map(|tool| {
+                let group = tool.group?;
+                let kept = wanted
+                    .iter()
+                    .any(|name| name == group.as_str() || name == tool.definition.name.as_str());
+                (!kept).then(|| tool.definition.name.clone())
+            })
+            .collect();
+        for name in disabled {
+            let _ = catalog.set_tool_state(name.as_str(), ToolState::Disabled);
+        }
+        unknown
+    }
+
+    /// Calls so far of each polymorphic tool's actions: `(tool, action,
+    /// calls)`, by tool then action.
+    pub fn action_calls(&self) -> Vec<(String, String, u64)> {
+        self.action_calls
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .map(|((tool, action), calls)| (tool.clone(), action.clone(), *calls))
+            .collect()
+    }
+
+    /// Runs catalog tool `name` for `context`'s caller: an alias becomes the
+    /// call it stands for; a polymorphic tool resolves its action (a mistake
+    /// answers the structured error) and runs the member tool behind it;
+    /// arguments are checked against the input schema of the tool that runs;
+    /// then its source runs it. Availability is the caller's business.
+    pub async fn call(
+        &self,
+        name: &str,
+        arguments: Value,
+        context: &CallContext,
+    ) -> Result<ToolOutput, ToolCallError> {
+        let alias = self.with_catalog(|catalog| catalog.alias(name).cloned());
+        let (name, arguments) = match alias {
+            Some(alias) => (alias.tool.to_string(), alias.arguments(arguments)),
+            None => (name.to_owned(), arguments),
+        };
+        let route = self
+            .registry
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&name)
+            .cloned();
+        if let Some(Route::Polymorphic(consolidated)) = route {
+            return self.call_action(&consolidated, &arguments, context).await;
+        }
+        self.with_catalog(|catalog| match catalog.tool(&name) {
+            Some(tool) => self
+                .validators
+                .check(&name, &tool.definition.input_schema, &arguments)
+                .map_err(ToolCallError::respond),
+            None => Err(not_available(&name)),
+        })?;
+        self.dispatch(route.as_ref(), &name, arguments, context)
+            .await
+    }
+
+    /// Runs one action of a consolidated group: resolved, counted, checked
+    /// against the member's schema, run, and answered with a `type` field.
+    async fn call_action(
+        &self,
+        consolidated: &Consolidated,
+        arguments: &Value,
+        context: &CallContext,
+    ) -> Result<ToolOutput, ToolCallError> {
+        let tool = consolidated.tool.name().as_str();
+        let call = match consolidated.tool.resolve(arguments) {
+            Ok(call) => call,
+            Err(error) => {
+                return Err(ToolCallError::RespondToModel(ToolOutput::json_error(
+                    error.to_json(),
+                )));
+            }
+        };
+        let action = call.action.name.clone();
+        *self
+            .action_calls
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry((tool.to_owned(), action.clone()))
+            .or_default() += 1;
+        let member = &consolidated.members[call.index];
+        let member_name = member.definition.name.as_str();
+        if let Err(text) = self.validators.check(
+            member_name,
+            &member.definition.input_schema,
+            &call.arguments,
+        ) {
+            return Err(ToolCallError::RespondToModel(
+                ToolOutput::invalid_action_arguments(&action, &text),
+            ));
+        }
+        let output = match self
+            .dispatch(Some(&member.route), member_name, call.arguments, context)
+            .await
+        {
+            Ok(output) => output,
+            Err(ToolCallError::RespondToModel(output)) => output,
+            Err(fatal @ ToolCallError::Fatal(_)) => return Err(fatal),
+        };
+        Ok(output.typed(&action))
+    }
+
+    /// Runs a catalog tool (not a polymorphic one) by its route.
+    async fn dispatch(
+        &self,
+        route: Option<&Route>,
+        name: &str,
+        arguments: Value,
+        context: &CallContext,
+    ) -> Result<ToolOutput, ToolCallError> {
+        match route {
+            Some(Route::Source { source, tool, .. }) => {
+                let call = SourceCall {
+                    tool: tool.clone(),
+                    arguments,
+                };
+                self.sources[source.0].call(call, context).await
+            }
+            Some(Route::Unbound) => Err(ToolCallError::respond(format!(
+                "Tool '{name}' is defined by a manifest or catalog file but has no implementation in this gateway."
+            ))),
+            Some(Route::Polymorphic(_)) | None => Err(not_available(name)),
+        }
+    }
+
+    fn listed_index(&self, group: &str) -> Option<usize> {
+        self.listed
+            .iter()
+            .position(|slot| slot.source.group().id.as_str() == group)
+    }
+}
+
+/// Registers one group a source offers, each tool routed to the source.
+fn register_offered_group(
+    catalog: &mut Catalog,
+    registry: &mut ToolRegistry,
+    source: SourceId,
+    group: ToolGroup,
+    tools: Vec<toolgate_core::ToolDefinition>,
+) -> Result<(), ToolboxError> {
+    for tool in &tools {
+        registry.insert(tool.name.clone(), source_route(source, &tool.name));
+    }
+    let tools = tools
+        .into_iter()
+        .map(|tool| (tool, Origin::Builtin))
+        .collect();
+    catalog.register_group_with_tools(group, Origin::Builtin, tools)?;
+    Ok(())
+}
+
+fn source_route(source: SourceId, name: &ToolName) -> Route {
+    Route::Source {
+        source,
+        tool: name.to_string(),
+        listing: None,
+    }
+}
+
+fn not_available(name: &str) -> ToolCallError {
+    ToolCallError::respond(
+        NotAvailable {
+            tool: name.to_owned(),
+            group: None,
+        }
+        .to_string(),
+    )
+}
+
+/// Relists a listed source each time it announces a change, until it closes
+/// or the toolbox is gone.
+async fn watch_changes(toolbox: Weak<Toolbox>, source: Arc<dyn ListedSource>, index: usize) {
+    loop {
+        match source.changed().await {
+            SourceChange::ToolsChanged => {}
+            SourceChange::Closed => return,
+        }
+        let Some(toolbox) = toolbox.upgrade() else {
+            return;
+        };
+        toolbox.refresh(index).await;
+    }
+}

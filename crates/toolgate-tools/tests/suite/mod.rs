@@ -1,0 +1,3 @@
+mod prompt_manager;
+mod toolbox;
+mod web;

@@ -1,0 +1,442 @@
+//! The toolbox over sources these tests write: a source known from the start
+//! and listed sources that behave like MCP servers (lazy, failing,
+//! changing their tools), checked through the calls a front end makes.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use pretty_assertions::assert_eq;
+use serde_json::{Map, Value, json};
+use tokio::sync::Notify;
+use toolgate_core::{
+    ActiveToolSet, Alias, GroupId, GroupVisibility, LoadGroupError, MetaError, ToolDefinition,
+    ToolGroup, ToolName,
+};
+use toolgate_tools::{
+    BuiltinConfig, CallContext, GroupExposure, GroupSettings, ListedGroup, ListedSource,
+    SourceCall, SourceChange, SourceError, SourceListing, SourceOffer, SourceTool, Startup,
+    ToolCallError, ToolOutput, ToolSource, Toolbox, ToolboxOptions,
+};
+
+fn schema(required: &[&str]) -> Value {
+    let properties: Map<String, Value> = required
+        .iter()
+        .map(|name| ((*name).to_owned(), json!({"type": "string"})))
+        .collect();
+    json!({"type": "object", "properties": properties, "required": required})
+}
+
+fn definition(name: &str, required: &[&str]) -> ToolDefinition {
+    ToolDefinition::new(
+        ToolName::new(name).unwrap(),
+        format!("{name} does it"),
+        schema(required),
+    )
+    .unwrap()
+}
+
+/// A source known from the start: group `notes` and core tool `echo`. It
+/// answers with what it was asked, and records every call.
+#[derive(Debug, Default)]
+struct Notes {
+    calls: Mutex<Vec<SourceCall>>,
+}
+
+#[async_trait]
+impl ToolSource for Notes {
+    fn offer(&self) -> SourceOffer {
+        SourceOffer {
+            core_tools: vec![definition("echo", &["text"])],
+            groups: vec![(
+                ToolGroup::new(GroupId::new("notes").unwrap(), "Notes", "Keep notes"),
+                vec![
+                    definition("notes_add", &["text"]),
+                    definition("notes_list", &[]),
+                ],
+            )],
+        }
+    }
+
+    async fn call(
+        &self,
+        call: SourceCall,
+        _context: &CallContext,
+    ) -> Result<ToolOutput, ToolCallError> {
+        self.calls.lock().unwrap().push(call.clone());
+        Ok(ToolOutput::text(format!(
+            "{} {}",
+            call.tool, call.arguments
+        )))
+    }
+}
+
+/// A listed source like an MCP server: lazy unless told, listing its tools
+/// when asked, failing when `fails` is set, announcing changes on demand.
+#[derive(Debug)]
+struct Server {
+    group: ListedGroup,
+    tools: Mutex<Vec<&'static str>>,
+    fails: bool,
+    generation: AtomicU64,
+    running: Mutex<Option<u64>>,
+    listings: AtomicU64,
+    changes: Notify,
+}
+
+impl Server {
+    fn new(id: &str, tools: &[&'static str]) -> Self {
+        Self {
+            group: ListedGroup {
+                id: GroupId::new(id).unwrap(),
+                description: None,
+                startup: Startup::Lazy,
+                visibility: GroupVisibility::OnLoad,
+            },
+            tools: Mutex::new(tools.to_vec()),
+            fails: false,
+            generation: AtomicU64::new(0),
+            running: Mutex::new(None),
+            listings: AtomicU64::new(0),
+            changes: Notify::new(),
+        }
+    }
+
+    fn announce(&self, tools: &[&'static str]) {
+        *self.tools.lock().unwrap() = tools.to_vec();
+        self.changes.notify_one();
+    }
+}
+
+#[async_trait]
+impl ToolSource for Server {
+    async fn call(
+        &self,
+        call: SourceCall,
+        _context: &CallContext,
+    ) -> Result<ToolOutput, ToolCallError> {
+        Ok(ToolOutput::text(format!(
+            "{} ran {}",
+            self.group.id, call.tool
+        )))
+    }
+}
+
+#[async_trait]
+impl ListedSource for Server {
+    fn group(&self) -> &ListedGroup {
+        &self.group
+    }
+
+    async fn list(&self) -> Result<SourceListing, SourceError> {
+        if self.fails {
+            return Err(SourceError::new(std::io::Error::other(format!(
+                "MCP server '{}' failed to start: cannot run it",
+                self.group.id
+            ))));
+        }
+        self.listings.fetch_add(1, Ordering::SeqCst);
+        let generation = {
+            let mut running = self.running.lock().unwrap();
+            *running.get_or_insert_with(|| self.generation.fetch_add(1, Ordering::SeqCst) + 1)
+        };
+        let tools = self
+            .tools
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|name| SourceTool {
+                name: (*name).to_owned(),
+                description: format!("{name} on the server"),
+                input_schema: schema(&[]),
+                annotations: None,
+                listing: json!({"name": name, "title": format!("The {name}"), "inputSchema": schema(&[])})
+                    .as_object()
+                    .unwrap()
+                    .clone(),
+            })
+            .collect();
+        Ok(SourceListing {
+            tools,
+            about: Some(format!("The {} server", self.group.id)),
+            generation,
+        })
+    }
+
+    async fn running_generation(&self) -> Option<u64> {
+        *self.running.lock().unwrap()
+    }
+
+    async fn stop(&self) {
+        *self.running.lock().unwrap() = None;
+    }
+
+    async fn shutdown(&self) {
+        self.stop().await;
+    }
+
+    async fn changed(&self) -> SourceChange {
+        self.changes.notified().await;
+        SourceChange::ToolsChanged
+    }
+}
+
+async fn toolbox(notes: &Arc<Notes>, listed: Vec<Arc<dyn ListedSource>>) -> Arc<Toolbox> {
+    let options = ToolboxOptions {
+        sources: vec![Arc::clone(notes) as Arc<dyn ToolSource>],
+        listed,
+        ..ToolboxOptions::default()
+    };
+    Toolbox::start(options).await.unwrap().0
+}
+
+fn refusal(result: Result<ToolOutput, ToolCallError>) -> String {
+    match result {
+        Err(ToolCallError::RespondToModel(output)) => {
+            assert!(output.is_error);
+            output.model_text()
+        }
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_call_reaches_its_source_only_with_arguments_that_fit_the_schema() {
+    let notes = Arc::new(Notes::default());
+    let toolbox = toolbox(&notes, Vec::new()).await;
+    let context = CallContext::default();
+    assert_eq!(
+        refusal(toolbox.call("notes_add", json!({}), &context).await),
+        "Invalid arguments for tool 'notes_add': \"text\" is a required property."
+    );
+    let output = toolbox
+        .call("notes_add", json!({"text": "milk"}), &context)
+        .await
+        .unwrap();
+    assert_eq!(output.model_text(), r#"notes_add {"text":"milk"}"#);
+    assert_eq!(notes.calls.lock().unwrap().len(), 1);
+    assert_eq!(
+        refusal(toolbox.call("notes_delete", json!({}), &context).await),
+        "Tool 'notes_delete' is not available for this agent."
+    );
+}
+
+#[tokio::test]
+async fn an_alias_calls_its_tool_with_the_arguments_it_fixes() {
+    let notes = Arc::new(Notes::default());
+    let mut alias = Alias::new(ToolName::new("notes_add").unwrap());
+    alias.arguments.insert("text".to_owned(), json!("remember"));
+    let options = ToolboxOptions {
+        sources: vec![Arc::clone(&notes) as Arc<dyn ToolSource>],
+        aliases: vec![("remember".to_owned(), alias)],
+        ..ToolboxOptions::default()
+    };
+    let (toolbox, _) = Toolbox::start(options).await.unwrap();
+    let output = toolbox
+        .call(
+            "remember",
+            json!({"text": "ignored"}),
+            &CallContext::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(output.model_text(), r#"notes_add {"text":"remember"}"#);
+}
+
+#[tokio::test]
+async fn a_polymorphic_group_resolves_its_action_and_types_the_answer() {
+    let notes = Arc::new(Notes::default());
+    let mut groups = BTreeMap::new();
+    groups.insert(
+        "notes".to_owned(),
+        GroupSettings {
+            expose: Some(GroupExposure::Polymorphic),
+            ..GroupSettings::default()
+        },
+    );
+    let options = ToolboxOptions {
+        sources: vec![Arc::clone(&notes) as Arc<dyn ToolSource>],
+        groups,
+        ..ToolboxOptions::default()
+    };
+    let (toolbox, _) = Toolbox::start(options).await.unwrap();
+    let tools: Vec<String> = toolbox
+        .catalog()
+        .group_tools("notes")
+        .map(|t| t.name.to_string())
+        .collect();
+    assert_eq!(tools, ["notes"]);
+    let context = CallContext::default();
+    let output = toolbox
+        .call("notes", json!({"action": "add", "text": "milk"}), &context)
+        .await
+        .unwrap();
+    assert_eq!(
+        output.structured,
+        Some(json!({"type": "result", "action": "add", "result": r#"notes_add {"text":"milk"}"#}))
+    );
+    let wrong = match toolbox
+        .call("notes", json!({"action": "ad", "text": "x"}), &context)
+        .await
+    {
+        Err(ToolCallError::RespondToModel(output)) => output.structured.unwrap(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(wrong["error"], "Invalid action 'ad'");
+    assert_eq!(wrong["allowed_actions"], json!(["add", "list"]));
+    assert_eq!(wrong["did_you_mean"], "add");
+    // The old name still works, as an alias of its action.
+    toolbox
+        .call("notes_list", json!({}), &context)
+        .await
+        .unwrap();
+    assert_eq!(
+        toolbox.action_calls(),
+        [
+            ("notes".to_owned(), "add".to_owned(), 1),
+            ("notes".to_owned(), "list".to_owned(), 1)
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_listed_source_starts_on_first_need_and_keeps_contested_names_qualified() {
+    let notes = Arc::new(Notes::default());
+    let first = Arc::new(Server::new("alpha", &["echo", "shared"]));
+    let second = Arc::new(Server::new("beta", &["shared", "own"]));
+    let toolbox = toolbox(
+        &notes,
+        vec![
+            Arc::clone(&first) as Arc<dyn ListedSource>,
+            Arc::clone(&second) as Arc<dyn ListedSource>,
+        ],
+    )
+    .await;
+    assert_eq!(first.listings.load(Ordering::SeqCst), 0, "lazy");
+    // Loading the second lists the first before it: `shared` goes to alpha
+    // whatever order groups are loaded in, and alpha is stopped again.
+    toolbox.prepare("beta").await.unwrap();
+    assert_eq!(first.running_generation().await, None);
+    let names = |group: &str| -> Vec<String> {
+        toolbox
+            .catalog()
+            .group_tools(group)
+            .map(|t| t.name.to_string())
+            .collect()
+    };
+    assert_eq!(names("alpha"), ["alpha__echo", "shared"]);
+    assert_eq!(names("beta"), ["beta__shared", "own"]);
+    assert_eq!(
+        toolbox.catalog().group("beta").unwrap().description,
+        "The beta server"
+    );
+    let output = toolbox
+        .call("beta__shared", json!({}), &CallContext::default())
+        .await
+        .unwrap();
+    assert_eq!(output.model_text(), "beta ran shared");
+    let listing = toolbox.listing("beta__shared").unwrap();
+    assert_eq!(listing["name"], "beta__shared");
+    assert_eq!(listing["title"], "The shared");
+}
+
+#[tokio::test]
+async fn a_source_that_fails_to_start_fails_its_load_with_its_reason() {
+    let notes = Arc::new(Notes::default());
+    let broken = Arc::new(Server {
+        fails: true,
+        ..Server::new("broken", &["x"])
+    });
+    let toolbox = toolbox(&notes, vec![broken as Arc<dyn ListedSource>]).await;
+    let meta = toolbox.meta_tools();
+    let call = meta
+        .parse("load_tool_group", &json!({"group_name": "broken"}))
+        .unwrap()
+        .unwrap();
+    let error = toolbox.prepare_meta(&call).await.unwrap_err();
+    assert_eq!(
+        error,
+        MetaError::Load(LoadGroupError::Unavailable {
+            reason: "MCP server 'broken' failed to start: cannot run it".to_owned()
+        })
+    );
+    assert_eq!(
+        error.to_string(),
+        "MCP server 'broken' failed to start: cannot run it"
+    );
+}
+
+#[tokio::test]
+async fn a_real_change_is_announced_and_an_empty_one_is_not() {
+    let notes = Arc::new(Notes::default());
+    let server = Arc::new(Server::new("alpha", &["one"]));
+    let toolbox = toolbox(&notes, vec![Arc::clone(&server) as Arc<dyn ListedSource>]).await;
+    let mut changes = toolbox.subscribe_changes();
+    toolbox.prepare("alpha").await.unwrap();
+    server.announce(&["one"]);
+    server.announce(&["one", "two"]);
+    let changed = tokio::time::timeout(Duration::from_secs(5), changes.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(changed.as_str(), "alpha");
+    let tools: Vec<String> = toolbox
+        .catalog()
+        .group_tools("alpha")
+        .map(|t| t.name.to_string())
+        .collect();
+    assert_eq!(tools, ["one", "two"]);
+    assert!(changes.try_recv().is_err(), "one announcement per change");
+}
+
+#[tokio::test]
+async fn an_always_visible_source_is_listed_for_every_active_set() {
+    let notes = Arc::new(Notes::default());
+    let mut server = Server::new("core", &["status"]);
+    server.group.visibility = GroupVisibility::Always;
+    server.group.startup = Startup::Eager;
+    let server = Arc::new(server);
+    let (toolbox, report) = Toolbox::start(ToolboxOptions {
+        sources: vec![notes as Arc<dyn ToolSource>],
+        listed: vec![Arc::clone(&server) as Arc<dyn ListedSource>],
+        ..ToolboxOptions::default()
+    })
+    .await
+    .unwrap();
+    assert_eq!(report.listed.len(), 1);
+    assert_eq!(*report.listed[0].1.as_ref().unwrap(), 1);
+    let active = ActiveToolSet::new();
+    toolbox.prepare_visible(&active).await;
+    let names: Vec<String> = active
+        .definitions(&toolbox.catalog())
+        .iter()
+        .map(|d| d.name.to_string())
+        .collect();
+    assert_eq!(names, ["load_tool_group", "echo", "status"]);
+}
+
+#[tokio::test]
+async fn a_listed_source_replaces_the_builtin_group_of_its_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let time = Arc::new(Server::new("time", &["clock"]));
+    let (toolbox, report) = Toolbox::start(ToolboxOptions {
+        builtins: Some(BuiltinConfig::new(dir.path())),
+        listed: vec![time as Arc<dyn ListedSource>],
+        ..ToolboxOptions::default()
+    })
+    .await
+    .unwrap();
+    let ids =
+        |groups: &[GroupId]| -> Vec<String> { groups.iter().map(GroupId::to_string).collect() };
+    assert_eq!(ids(&report.shadowed_builtins), ["time"]);
+    assert_eq!(ids(&report.builtin_groups), ["files", "web"]);
+    toolbox.prepare("time").await.unwrap();
+    let tools: Vec<String> = toolbox
+        .catalog()
+        .group_tools("time")
+        .map(|t| t.name.to_string())
+        .collect();
+    assert_eq!(tools, ["clock"]);
+}
