@@ -6,7 +6,6 @@
 
 mod bm25;
 mod calibration;
-pub mod eval;
 mod router;
 pub mod semantic;
 mod taxonomy;

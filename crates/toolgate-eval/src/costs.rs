@@ -1,0 +1,181 @@
+//! What a policy shows for one query ([`Seen`]) and what that costs in
+//! tool-schema tokens ([`Costs`]).
+//!
+//! Every tool is counted once per dataset and every policy adds up the same
+//! counts, so the policies differ only in what they show, never in how it is
+//! counted.
+
+use std::collections::{HashMap, HashSet};
+
+use toolgate_core::{
+    ActionPolicy, Catalog, GroupId, MAX_TOOL_NAME_LEN, Origin, PolymorphicTool, TokenCounter,
+    ToolDefinition, ToolGroup, ToolName, tool_groups_section,
+};
+
+/// What one query lets the model see under a policy.
+pub(crate) struct Seen {
+    pub(crate) groups: HashSet<GroupId>,
+    pub(crate) tools: HashSet<String>,
+    pub(crate) tokens: usize,
+    pub(crate) micros: f64,
+    /// The whole catalog was shown.
+    pub(crate) all: bool,
+}
+
+/// Token costs, counted once per tool.
+pub(crate) struct Costs {
+    per_tool: HashMap<String, usize>,
+    per_group: HashMap<GroupId, usize>,
+    /// Each group's tokens as one polymorphic tool (as `[groups."*"]`
+    /// exposes it: groups of one tool, or that cannot be one tool, as tools).
+    per_group_polymorphic: HashMap<GroupId, usize>,
+    /// Every tool schema (meta-tools left out).
+    pub(crate) all_tools: usize,
+    all_polymorphic: usize,
+    /// The core tools and the "Available Tool Groups" listing.
+    pub(crate) core_and_listing: usize,
+}
+
+impl Costs {
+    pub(crate) fn new(catalog: &Catalog, counter: &TokenCounter) -> Self {
+        let per_tool: HashMap<String, usize> = catalog
+            .tools()
+            .map(|t| (t.definition.name.to_string(), counter.tool(t.definition)))
+            .collect();
+        let per_group: HashMap<GroupId, usize> = catalog
+            .groups()
+            .map(|g| {
+                let tokens = catalog
+                    .group_tools(g.id.as_str())
+                    .map(|t| per_tool[t.name.as_str()])
+                    .sum();
+                (g.id.clone(), tokens)
+            })
+            .collect();
+        let all_tools = catalog
+            .tools()
+            .filter(|t| *t.origin != Origin::MetaTool)
+            .map(|t| per_tool[t.definition.name.as_str()])
+            .sum();
+        let core_and_listing = counter.tools(catalog.core_tools())
+            + tool_groups_section(catalog).map_or(0, |s| counter.count(&s));
+        let per_group_polymorphic: HashMap<GroupId, usize> = catalog
+            .groups()
+            .map(|g| {
+                let tokens =
+                    polymorphic_tokens(catalog, counter, g).unwrap_or_else(|| per_group[&g.id]);
+                (g.id.clone(), tokens)
+            })
+            .collect();
+        let all_polymorphic = per_group_polymorphic.values().sum::<usize>()
+            + catalog
+                .tools()
+                .filter(|t| t.group.is_none() && *t.origin != Origin::MetaTool)
+                .map(|t| per_tool[t.definition.name.as_str()])
+                .sum::<usize>();
+        Self {
+            per_tool,
+            per_group,
+            per_group_polymorphic,
+            all_tools,
+            all_polymorphic,
+            core_and_listing,
+        }
+    }
+
+    /// What `seen` costs when every group is sent as one polymorphic tool.
+    pub(crate) fn polymorphic(&self, seen: &Seen) -> Seen {
+        let tokens = if seen.all {
+            self.all_polymorphic
+        } else {
+            self.core_and_listing
+                + seen
+                    .groups
+                    .iter()
+                    .map(|g| self.per_group_polymorphic[g])
+                    .sum::<usize>()
+        };
+        Seen {
+            groups: seen.groups.clone(),
+            tools: seen.tools.clone(),
+            tokens,
+            micros: seen.micros,
+            all: seen.all,
+        }
+    }
+
+    /// Core tools, the listing and `groups`; or every tool when `all`.
+    pub(crate) fn groups_seen(&self, catalog: &Catalog, groups: &[GroupId], all: bool) -> Seen {
+        if all {
+            return Seen {
+                groups: catalog.groups().map(|g| g.id.clone()).collect(),
+                tools: self.per_tool.keys().cloned().collect(),
+                tokens: self.all_tools,
+                micros: 0.0,
+                all: true,
+            };
+        }
+        let tools = groups
+            .iter()
+            .flat_map(|g| catalog.group_tools(g.as_str()).map(|t| t.name.to_string()))
+            .collect();
+        Seen {
+            groups: groups.iter().cloned().collect(),
+            tools,
+            tokens: self.core_and_listing + groups.iter().map(|g| self.per_group[g]).sum::<usize>(),
+            micros: 0.0,
+            all: false,
+        }
+    }
+
+    /// The named tools alone (how hosted tool search works: no listing).
+    pub(crate) fn tools_seen(&self, catalog: &Catalog, names: &[&str]) -> Seen {
+        Seen {
+            groups: names
+                .iter()
+                .filter_map(|n| catalog.group_of(n).cloned())
+                .collect(),
+            tools: names.iter().map(|n| (*n).to_owned()).collect(),
+            tokens: names.iter().map(|n| self.per_tool[*n]).sum(),
+            micros: 0.0,
+            all: false,
+        }
+    }
+}
+
+/// A group's tokens as one polymorphic tool named after it (its id made a
+/// valid tool name); `None` for a group of one tool or one that cannot be a
+/// polymorphic tool.
+fn polymorphic_tokens(
+    catalog: &Catalog,
+    counter: &TokenCounter,
+    group: &ToolGroup,
+) -> Option<usize> {
+    let members: Vec<&ToolDefinition> = catalog.group_tools(group.id.as_str()).collect();
+    if members.len() < 2 {
+        return None;
+    }
+    let name: String = group
+        .id
+        .as_str()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '/' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(MAX_TOOL_NAME_LEN)
+        .collect();
+    let name = ToolName::new(name).ok()?;
+    let (tool, _) = PolymorphicTool::consolidate(
+        name,
+        group.description.clone(),
+        &members,
+        group.id.as_str(),
+        &ActionPolicy::default(),
+    )
+    .ok()?;
+    Some(counter.tool(tool.definition()))
+}

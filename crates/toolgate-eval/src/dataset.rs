@@ -1,0 +1,188 @@
+//! A dataset in the normalized layout (`tools.jsonl`, `groups.jsonl`,
+//! `queries.jsonl`) and its split into a tuning part and a reported part.
+//!
+//! The split is fixed when the dataset is loaded, so every policy is tuned and
+//! measured on the same queries: the `dev` split where the dataset has one,
+//! else a stable 30% of the conversations. The 30% is chosen by a hash of the
+//! conversation id (the query id outside conversations), so the turns of one
+//! conversation stay on one side and a rerun picks the same queries.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use serde::Deserialize;
+use toolgate_core::{Catalog, GroupId, import_jsonl};
+
+use crate::error::{EvalError, Result};
+
+/// A dataset: its catalog and its labelled queries.
+#[derive(Debug)]
+pub struct Dataset {
+    /// The directory name.
+    pub name: String,
+    /// Every tool and group.
+    pub catalog: Catalog,
+    /// The queries, in file order.
+    pub queries: Vec<Query>,
+    /// How the queries were split.
+    pub split_rule: String,
+    /// Catalog lines that could not be imported, with the reason.
+    pub skipped: Vec<String>,
+}
+
+/// One labelled user turn.
+#[derive(Clone, Debug)]
+pub struct Query {
+    /// Its id.
+    pub id: String,
+    /// The user's text.
+    pub text: String,
+    /// Earlier turns of the same conversation, oldest first.
+    pub context: Vec<String>,
+    /// Tools it needs.
+    pub gold_tools: Vec<String>,
+    /// Groups it needs.
+    pub gold_groups: Vec<GroupId>,
+    /// In the tuning part (else the reported part).
+    pub tune: bool,
+    /// Position in [`Dataset::queries`].
+    pub index: usize,
+}
+
+impl Query {
+    /// [`Query::context`] as the router takes it.
+    pub(crate) fn earlier_turns(&self) -> Vec<&str> {
+        self.context.iter().map(String::as_str).collect()
+    }
+}
+
+#[derive(Deserialize)]
+struct RawQuery {
+    id: serde_json::Value,
+    query: String,
+    #[serde(default)]
+    tools: Vec<String>,
+    #[serde(default)]
+    groups: Vec<String>,
+    #[serde(default)]
+    split: Option<String>,
+    #[serde(default)]
+    conversation_id: Option<String>,
+    #[serde(default)]
+    turn: Option<usize>,
+}
+
+impl Dataset {
+    /// Loads `dir/tools.jsonl` (with `groups.jsonl`) and `dir/queries.jsonl`.
+    ///
+    /// ```no_run
+    /// # fn main() -> toolgate_eval::Result<()> {
+    /// let dataset = toolgate_eval::Dataset::load(std::path::Path::new("data/seal_tools"))?;
+    /// println!("{}: {} queries, {}", dataset.name, dataset.queries.len(), dataset.split_rule);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn load(dir: &Path) -> Result<Self> {
+        let mut catalog = Catalog::new();
+        let tools = dir.join("tools.jsonl");
+        let report = import_jsonl(&mut catalog, &tools).map_err(|source| EvalError::Catalog {
+            path: tools,
+            source,
+        })?;
+        let path = dir.join("queries.jsonl");
+        let text = std::fs::read_to_string(&path).map_err(|source| EvalError::ReadQueries {
+            path: path.clone(),
+            source,
+        })?;
+        let mut raw = Vec::new();
+        for (number, line) in text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty())
+        {
+            let query: RawQuery =
+                serde_json::from_str(line).map_err(|source| EvalError::Query {
+                    path: path.clone(),
+                    line: number + 1,
+                    source,
+                })?;
+            raw.push(query);
+        }
+        let has_dev = raw.iter().any(|q| q.split.as_deref() == Some("dev"));
+        let split_rule = if has_dev {
+            "tuned on the `dev` split, reported on the others".to_owned()
+        } else {
+            "tuned on 30% of the conversations (stable hash of the id), reported on the other 70%"
+                .to_owned()
+        };
+        let mut turns: HashMap<String, Vec<(usize, String)>> = HashMap::new();
+        for query in &raw {
+            if let (Some(conversation), Some(turn)) = (&query.conversation_id, query.turn) {
+                turns
+                    .entry(conversation.clone())
+                    .or_default()
+                    .push((turn, query.query.clone()));
+            }
+        }
+        let mut queries = Vec::new();
+        for query in raw {
+            let id = match &query.id {
+                serde_json::Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            let context = match (&query.conversation_id, query.turn) {
+                (Some(conversation), Some(turn)) => {
+                    let mut earlier: Vec<&(usize, String)> = turns[conversation]
+                        .iter()
+                        .filter(|(t, _)| *t < turn)
+                        .collect();
+                    earlier.sort_by_key(|(t, _)| *t);
+                    earlier.into_iter().map(|(_, text)| text.clone()).collect()
+                }
+                _ => Vec::new(),
+            };
+            let tune = if has_dev {
+                query.split.as_deref() == Some("dev")
+            } else {
+                stable_hash(query.conversation_id.as_deref().unwrap_or(&id)) % 10 < 3
+            };
+            let gold_groups = query
+                .groups
+                .iter()
+                .filter_map(|g| GroupId::new(g.as_str()).ok())
+                .filter(|g| catalog.group(g.as_str()).is_some())
+                .collect();
+            queries.push(Query {
+                index: queries.len(),
+                id,
+                text: query.query,
+                context,
+                gold_tools: query.tools,
+                gold_groups,
+                tune,
+            });
+        }
+        let name = dir.file_name().map_or_else(
+            || dir.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
+        Ok(Self {
+            name,
+            catalog,
+            queries,
+            split_rule,
+            skipped: report.errors.iter().map(ToString::to_string).collect(),
+        })
+    }
+}
+
+/// FNV-1a: stable across runs and platforms.
+fn stable_hash(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+#[cfg(test)]
+#[path = "dataset_tests.rs"]
+mod tests;

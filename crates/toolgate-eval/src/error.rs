@@ -1,0 +1,48 @@
+//! The crate's one error type. Each variant names the file at fault and wraps
+//! the cause as its source, so `{err:#}` reads `path: cause`.
+
+use std::path::PathBuf;
+
+use toolgate_core::ImportError;
+use toolgate_core::routing::RoutingError;
+
+/// Why a dataset could not be loaded or evaluated.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum EvalError {
+    /// `tools.jsonl` (or `groups.jsonl` beside it) could not be imported.
+    #[error("{}", path.display())]
+    Catalog {
+        /// The `tools.jsonl` asked for.
+        path: PathBuf,
+        /// What the import said.
+        #[source]
+        source: ImportError,
+    },
+    /// `queries.jsonl` could not be read.
+    #[error("{}", path.display())]
+    ReadQueries {
+        /// The file.
+        path: PathBuf,
+        /// What the file system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A line of `queries.jsonl` is not a query.
+    #[error("{}: line {line}", path.display())]
+    Query {
+        /// The file.
+        path: PathBuf,
+        /// One-based line number.
+        line: usize,
+        /// What the JSON parser said.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The `[routing]` settings do not fit the dataset's catalog.
+    #[error(transparent)]
+    Routing(#[from] RoutingError),
+}
+
+/// The crate's result type.
+pub type Result<T, E = EvalError> = std::result::Result<T, E>;

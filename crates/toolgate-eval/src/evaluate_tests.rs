@@ -1,0 +1,103 @@
+use pretty_assertions::assert_eq;
+use serde_json::json;
+use toolgate_core::Encoding;
+
+use super::*;
+use crate::error::EvalError;
+use crate::fixtures::write_dataset;
+
+/// Two dev queries, two reported ones and one naming no group, written to a
+/// temporary directory (kept alive by the first element), and a counter.
+fn setup() -> (tempfile::TempDir, Dataset, TokenCounter) {
+    let dir = tempfile::tempdir().unwrap();
+    write_dataset(
+        dir.path(),
+        &[
+            json!({"id": 1, "query": "send a mail", "tools": ["mail_send"], "groups": ["mail"], "split": "dev"}),
+            json!({"id": 2, "query": "weather forecast", "tools": ["weather_forecast"], "groups": ["weather"], "split": "dev"}),
+            json!({"id": 3, "query": "search my mail", "tools": ["mail_search"], "groups": ["mail"], "split": "test"}),
+            json!({"id": 4, "query": "the forecast for Oslo", "tools": ["weather_forecast"], "groups": ["weather"], "split": "test"}),
+            json!({"id": 5, "query": "hello", "split": "test"}),
+        ],
+    );
+    let dataset = Dataset::load(dir.path()).unwrap();
+    (
+        dir,
+        dataset,
+        TokenCounter::new(Encoding::O200kBase).unwrap(),
+    )
+}
+
+#[test]
+fn every_policy_is_measured_on_the_reported_queries() {
+    let (_dir, dataset, counter) = setup();
+    let semantic = SemanticInputs {
+        groups: vec![vec![1.0, 0.0], vec![0.0, 1.0]],
+        queries: vec![
+            vec![1.0, 0.0],
+            vec![0.0, 1.0],
+            vec![1.0, 0.0],
+            vec![0.0, 1.0],
+            vec![0.5, 0.5],
+        ],
+        weight: 0.5,
+        model: "fake".to_owned(),
+    };
+    let mut calls = Vec::new();
+    let evaluation = evaluate(
+        &dataset,
+        &counter,
+        &RoutingConfig::default(),
+        Some(&semantic),
+        &mut |done, total| calls.push((done, total)),
+    )
+    .unwrap();
+
+    // Query 5 names no group: neither tuned on nor reported.
+    assert_eq!((evaluation.tune_queries, evaluation.report_queries), (2, 2));
+    assert_eq!(calls, [(1, 4), (2, 4), (3, 4), (4, 4)]);
+    let figures: Vec<(&str, f64)> = evaluation
+        .policies
+        .iter()
+        .map(|p| (p.policy.as_str(), p.group_recall))
+        .collect();
+    assert_eq!(
+        figures,
+        [
+            ("all_tools", 1.0),
+            ("core_listing", 0.0),
+            ("tiered_router", 1.0),
+            ("tiered_router(polymorphic)", 1.0),
+            ("tiered_router+fake", 1.0),
+            ("tiered_router(softmax)", 1.0),
+            ("bm25_tools@500", 1.0),
+            ("bm25_groups@1", 1.0),
+            ("bm25_groups@2", 1.0),
+            ("bm25_groups@3", 1.0),
+        ]
+    );
+    let all_tools = &evaluation.policies[0];
+    assert_eq!(
+        (all_tools.mean_visible_tokens, all_tools.token_fraction),
+        (evaluation.all_tools_tokens as f64, 1.0)
+    );
+    assert_eq!(
+        evaluation.bm25_tools_curve.len() + evaluation.bm25_groups_curve.len(),
+        TOOL_KS.len() + GROUP_KS.len()
+    );
+}
+
+#[test]
+fn routing_settings_naming_an_unknown_group_are_refused() {
+    let (_dir, dataset, counter) = setup();
+    let config = RoutingConfig {
+        recovery_groups: vec!["fax".to_owned()],
+        ..RoutingConfig::default()
+    };
+    let error = evaluate(&dataset, &counter, &config, None, &mut |_, _| {}).unwrap_err();
+    assert!(matches!(error, EvalError::Routing(_)), "{error:?}");
+    assert_eq!(
+        error.to_string(),
+        "[routing]: recovery_groups names group 'fax', which is not in the catalog. Known groups: mail, weather"
+    );
+}

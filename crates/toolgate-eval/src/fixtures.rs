@@ -1,0 +1,112 @@
+//! Test fixtures: a tiny dataset written to a directory, and a small
+//! hand-made [`Evaluation`] for the rendering tests.
+
+use std::path::Path;
+
+use serde_json::json;
+
+use crate::report::{Band, CurvePoint, Evaluation, PolicyReport, TierFigures, TierMix};
+
+/// Writes a catalog of two groups (`mail`, `weather`) and `queries` as
+/// `queries.jsonl` into `dir`.
+pub(crate) fn write_dataset(dir: &Path, queries: &[serde_json::Value]) {
+    let tools = [
+        ("mail_send", "mail"),
+        ("mail_search", "mail"),
+        ("weather_forecast", "weather"),
+    ]
+    .map(|(name, group)| {
+        json!({"name": name, "description": format!("{name} tool"), "group": group,
+               "parameters": {"type": "object", "properties": {}}})
+        .to_string()
+    });
+    std::fs::write(dir.join("tools.jsonl"), tools.join("\n") + "\n").unwrap();
+    let lines: Vec<String> = queries.iter().map(ToString::to_string).collect();
+    std::fs::write(dir.join("queries.jsonl"), lines.join("\n") + "\n").unwrap();
+}
+
+fn policy(name: &str, group_recall: f64, tokens: f64) -> PolicyReport {
+    PolicyReport {
+        policy: name.to_owned(),
+        group_recall,
+        tool_recall: group_recall / 2.0,
+        mean_visible_tokens: tokens,
+        token_fraction: tokens / 2000.0,
+        p50_decision_us: 12.4,
+        p95_decision_us: 30.0,
+        tiers: None,
+        escalation_rate: None,
+        high_tier: None,
+    }
+}
+
+fn point(k: usize, group_recall: f64, token_fraction: f64) -> CurvePoint {
+    CurvePoint {
+        k,
+        group_recall,
+        tool_recall: group_recall,
+        token_fraction,
+    }
+}
+
+/// A router with tiers and calibration, a polymorphic row, one baseline and
+/// short curves.
+pub(crate) fn evaluation() -> Evaluation {
+    let high = TierFigures {
+        queries: 3,
+        group_recall: 1.0,
+        token_fraction: 0.05,
+    };
+    let router = PolicyReport {
+        tiers: Some(TierMix {
+            high: 0.75,
+            medium: 0.25,
+            low: 0.0,
+        }),
+        escalation_rate: Some(0.0),
+        high_tier: Some(high),
+        ..policy("tiered_router", 1.0, 100.0)
+    };
+    let polymorphic = PolicyReport {
+        high_tier: Some(TierFigures {
+            token_fraction: 0.025,
+            ..high
+        }),
+        ..policy("tiered_router(polymorphic)", 1.0, 50.0)
+    };
+    Evaluation {
+        dataset: "tiny".to_owned(),
+        tools: 9,
+        groups: 3,
+        all_tools_tokens: 2000,
+        tune_queries: 2,
+        report_queries: 4,
+        split_rule: "tuned on the `dev` split, reported on the others".to_owned(),
+        confidence_model: "per-group (weight 9.70, bias -8.30)".to_owned(),
+        max_groups: 20,
+        policies: vec![
+            policy("all_tools", 1.0, 2000.0),
+            router,
+            polymorphic,
+            policy("bm25_groups@1", 0.5, 20.0),
+        ],
+        calibration: vec![
+            Band {
+                from: 0.0,
+                to: 0.5,
+                queries: 0,
+                mean_confidence: 0.0,
+                observed: 0.0,
+            },
+            Band {
+                from: 0.95,
+                to: 1.0,
+                queries: 4,
+                mean_confidence: 0.9875,
+                observed: 1.0,
+            },
+        ],
+        bm25_tools_curve: vec![point(1, 0.25, 0.001), point(3, 0.5, 0.01)],
+        bm25_groups_curve: vec![point(1, 0.5, 0.1)],
+    }
+}

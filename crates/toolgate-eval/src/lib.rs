@@ -1,0 +1,36 @@
+//! The evaluation harness behind `toolgate eval`: routing policies side by
+//! side on labelled datasets in the normalized layout (`tools.jsonl`,
+//! `groups.jsonl`, `queries.jsonl`), on the same queries and with the same
+//! token counter.
+//!
+//! [`Dataset::load`] reads a dataset and fixes its split into a tuning part
+//! and a reported part; [`evaluate`] tunes the router on the first and
+//! measures every policy (the tiered router and its variants, and the
+//! baselines) on the second, into an [`Evaluation`]; [`markdown`] and [`svg`]
+//! render it.
+//!
+//! This crate is apart from `toolgate-core` so that the routing core every
+//! user links keeps only what a running router needs. It is not published,
+//! prints nothing and reaches no network: embeddings come in as
+//! [`SemanticInputs`], and the caller prints what it returns.
+#![deny(missing_docs)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+mod baseline;
+mod costs;
+mod dataset;
+mod error;
+mod evaluate;
+#[cfg(test)]
+mod fixtures;
+mod markdown;
+mod policy;
+mod report;
+mod svg;
+
+pub use dataset::{Dataset, Query};
+pub use error::{EvalError, Result};
+pub use evaluate::{SemanticInputs, evaluate};
+pub use markdown::markdown;
+pub use report::{Band, CurvePoint, Evaluation, PolicyReport, TierFigures, TierMix};
+pub use svg::svg;

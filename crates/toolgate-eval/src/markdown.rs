@@ -1,0 +1,92 @@
+//! An [`Evaluation`] as the markdown `toolgate eval` prints: the dataset line,
+//! one table row per policy, the router's tier mix and its calibration.
+//!
+//! The text is built here and returned, never printed: the CLI decides where
+//! it goes, and tests compare it whole.
+
+use std::fmt::Write as _;
+
+use crate::report::Evaluation;
+
+/// The report of one dataset as markdown; `encoding` names the tokenizer the
+/// token counts come from.
+pub fn markdown(e: &Evaluation, encoding: &str) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "## {}\n\n{} tools in {} groups, {} schema tokens ({encoding}). {} queries reported, {} for tuning: {}. Router settings from the tuning part: confidence {}, at most {} groups.\n",
+        e.dataset,
+        e.tools,
+        e.groups,
+        e.all_tools_tokens,
+        e.report_queries,
+        e.tune_queries,
+        e.split_rule,
+        e.confidence_model,
+        e.max_groups
+    );
+    let _ = writeln!(
+        out,
+        "| policy | group recall | tool recall | visible tokens | of all-tools | p50 decision |"
+    );
+    let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|");
+    for p in &e.policies {
+        let _ = writeln!(
+            out,
+            "| {} | {:.3} | {:.3} | {:.0} | {:.1}% | {:.0} µs |",
+            p.policy,
+            p.group_recall,
+            p.tool_recall,
+            p.mean_visible_tokens,
+            p.token_fraction * 100.0,
+            p.p50_decision_us
+        );
+    }
+    if let Some(router) = e.policies.iter().find(|p| p.policy == "tiered_router")
+        && let (Some(tiers), Some(escalation), Some(high)) =
+            (router.tiers, router.escalation_rate, router.high_tier)
+    {
+        let _ = writeln!(
+            out,
+            "\nTiers: high {:.1}%, medium {:.1}%, low {:.1}%. Escalation rate (restricted decisions missing a gold group): {:.1}%.\nHigh tier: {} queries, gold-group recall {:.3}, {:.1}% of all-tools tokens.",
+            tiers.high * 100.0,
+            tiers.medium * 100.0,
+            tiers.low * 100.0,
+            escalation * 100.0,
+            high.queries,
+            high.group_recall,
+            high.token_fraction * 100.0
+        );
+    }
+    if let Some(high) = e
+        .policies
+        .iter()
+        .find(|p| p.policy == "tiered_router(polymorphic)")
+        .and_then(|p| p.high_tier)
+    {
+        let _ = writeln!(
+            out,
+            "With the groups as polymorphic tools, the high tier sends {:.1}% of all-tools tokens.",
+            high.token_fraction * 100.0
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\nCalibration (reported queries): confidence band, decisions, mean confidence, observed share whose routed groups held every gold group.\n"
+    );
+    let _ = writeln!(out, "| band | decisions | mean confidence | observed |");
+    let _ = writeln!(out, "|---|---:|---:|---:|");
+    for band in e.calibration.iter().filter(|b| b.queries > 0) {
+        let _ = writeln!(
+            out,
+            "| {:.2}-{:.2} | {} | {:.3} | {:.3} |",
+            band.from, band.to, band.queries, band.mean_confidence, band.observed
+        );
+    }
+    out.push('\n');
+    out
+}
+
+#[cfg(test)]
+#[path = "markdown_tests.rs"]
+mod tests;

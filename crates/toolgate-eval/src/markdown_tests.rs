@@ -1,0 +1,33 @@
+use pretty_assertions::assert_eq;
+
+use super::*;
+use crate::fixtures::evaluation;
+
+#[test]
+fn an_evaluation_renders_as_its_tables() {
+    assert_eq!(
+        markdown(&evaluation(), "o200k_base"),
+        "## tiny
+
+9 tools in 3 groups, 2000 schema tokens (o200k_base). 4 queries reported, 2 for tuning: tuned on the `dev` split, reported on the others. Router settings from the tuning part: confidence per-group (weight 9.70, bias -8.30), at most 20 groups.
+
+| policy | group recall | tool recall | visible tokens | of all-tools | p50 decision |
+|---|---:|---:|---:|---:|---:|
+| all_tools | 1.000 | 0.500 | 2000 | 100.0% | 12 µs |
+| tiered_router | 1.000 | 0.500 | 100 | 5.0% | 12 µs |
+| tiered_router(polymorphic) | 1.000 | 0.500 | 50 | 2.5% | 12 µs |
+| bm25_groups@1 | 0.500 | 0.250 | 20 | 1.0% | 12 µs |
+
+Tiers: high 75.0%, medium 25.0%, low 0.0%. Escalation rate (restricted decisions missing a gold group): 0.0%.
+High tier: 3 queries, gold-group recall 1.000, 5.0% of all-tools tokens.
+With the groups as polymorphic tools, the high tier sends 2.5% of all-tools tokens.
+
+Calibration (reported queries): confidence band, decisions, mean confidence, observed share whose routed groups held every gold group.
+
+| band | decisions | mean confidence | observed |
+|---|---:|---:|---:|
+| 0.95-1.00 | 4 | 0.988 | 1.000 |
+
+"
+    );
+}

@@ -1,0 +1,272 @@
+//! What an evaluation reports ([`Evaluation`] and its parts) and the maths
+//! that turns what each query saw into those figures.
+//!
+//! Every figure is a mean over the reported queries, each query weighing the
+//! same whatever its number of gold groups or tools, so a dataset of long
+//! multi-group turns is not dominated by its few largest queries.
+
+use serde::Serialize;
+use toolgate_core::routing::{Decision, Tier};
+
+use crate::costs::Seen;
+use crate::dataset::Query;
+
+/// One policy's figures on the reported queries.
+#[derive(Clone, Debug, Serialize)]
+pub struct PolicyReport {
+    /// `all_tools`, `core_listing`, `tiered_router`, `bm25_tools@k`, `bm25_groups@k`.
+    pub policy: String,
+    /// Mean share of each query's gold groups that are visible.
+    pub group_recall: f64,
+    /// Mean share of each query's gold tools that are visible.
+    pub tool_recall: f64,
+    /// Mean visible tool-schema tokens (core tools and listing included).
+    pub mean_visible_tokens: f64,
+    /// `mean_visible_tokens` over the all-tools tokens.
+    pub token_fraction: f64,
+    /// Median decision time, microseconds.
+    pub p50_decision_us: f64,
+    /// 95th percentile decision time, microseconds.
+    pub p95_decision_us: f64,
+    /// Router only: share of queries per tier.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tiers: Option<TierMix>,
+    /// Router only: share of restricted (high or medium) decisions that miss
+    /// a gold group, which no-progress escalation would widen to the catalog.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub escalation_rate: Option<f64>,
+    /// Router only: group recall and token fraction of the high-tier decisions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub high_tier: Option<TierFigures>,
+}
+
+/// Share of decisions per tier.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct TierMix {
+    /// High.
+    pub high: f64,
+    /// Medium.
+    pub medium: f64,
+    /// Low.
+    pub low: f64,
+}
+
+/// Figures for one tier's decisions.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct TierFigures {
+    /// Decisions in the tier.
+    pub queries: usize,
+    /// Their mean group recall.
+    pub group_recall: f64,
+    /// Their mean token fraction.
+    pub token_fraction: f64,
+}
+
+/// Calibration on the reported queries: in each confidence band, how often
+/// the routed groups held every gold group.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Band {
+    /// Lower bound (inclusive).
+    pub from: f64,
+    /// Upper bound (exclusive, but 1.0 is in the last band).
+    pub to: f64,
+    /// Decisions in the band.
+    pub queries: usize,
+    /// Their mean confidence.
+    pub mean_confidence: f64,
+    /// Share whose routed groups held every gold group.
+    pub observed: f64,
+}
+
+/// One point of a top-k curve.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct CurvePoint {
+    /// k.
+    pub k: usize,
+    /// Group recall.
+    pub group_recall: f64,
+    /// Tool recall.
+    pub tool_recall: f64,
+    /// Token fraction.
+    pub token_fraction: f64,
+}
+
+/// The whole evaluation of one dataset.
+#[derive(Clone, Debug, Serialize)]
+pub struct Evaluation {
+    /// Dataset name.
+    pub dataset: String,
+    /// Tools in the catalog.
+    pub tools: usize,
+    /// Groups in the catalog.
+    pub groups: usize,
+    /// Tokens of every tool schema.
+    pub all_tools_tokens: usize,
+    /// Queries used to fit the temperature.
+    pub tune_queries: usize,
+    /// Queries the figures are measured on.
+    pub report_queries: usize,
+    /// Which is which.
+    pub split_rule: String,
+    /// The router's confidence model and its parameters (fitted unless
+    /// configured), e.g. `per-group (weight 11.3, bias -8.9)`.
+    pub confidence_model: String,
+    /// The group cap (tuned unless configured).
+    pub max_groups: usize,
+    /// One entry per policy.
+    pub policies: Vec<PolicyReport>,
+    /// The router's calibration on the reported queries.
+    pub calibration: Vec<Band>,
+    /// BM25 over tools at several k.
+    pub bm25_tools_curve: Vec<CurvePoint>,
+    /// BM25 over groups at several k.
+    pub bm25_groups_curve: Vec<CurvePoint>,
+}
+
+/// A policy's figures from what each of `queries` saw under it (`seen`, in
+/// the same order); `all_tokens` is the all-tools cost.
+pub(crate) fn summary(
+    policy: String,
+    queries: &[&Query],
+    seen: &[Seen],
+    all_tokens: f64,
+) -> PolicyReport {
+    let mut micros: Vec<f64> = seen.iter().map(|s| s.micros).collect();
+    micros.sort_by(f64::total_cmp);
+    let percentile = |p: f64| {
+        micros
+            .get(((micros.len() as f64 - 1.0) * p).round() as usize)
+            .copied()
+            .unwrap_or(0.0)
+    };
+    let mean_tokens = mean(seen.iter().map(|s| s.tokens as f64));
+    PolicyReport {
+        policy,
+        group_recall: mean(
+            queries
+                .iter()
+                .zip(seen)
+                .map(|(q, s)| recall(&q.gold_groups, |g| s.groups.contains(g))),
+        ),
+        tool_recall: mean(
+            queries
+                .iter()
+                .zip(seen)
+                .filter(|(q, _)| !q.gold_tools.is_empty())
+                .map(|(q, s)| recall(&q.gold_tools, |t| s.tools.contains(t))),
+        ),
+        mean_visible_tokens: mean_tokens,
+        token_fraction: mean_tokens / all_tokens.max(1.0),
+        p50_decision_us: percentile(0.5),
+        p95_decision_us: percentile(0.95),
+        tiers: None,
+        escalation_rate: None,
+        high_tier: None,
+    }
+}
+
+/// A router's policy figures with its tier mix, escalation rate and
+/// high-tier figures.
+pub(crate) fn router_figures(
+    mut figures: PolicyReport,
+    decisions: &[Decision],
+    seen: &[Seen],
+    queries: &[&Query],
+    all_tokens: f64,
+) -> PolicyReport {
+    let share = |tier| {
+        decisions.iter().filter(|d| d.tier == tier).count() as f64 / decisions.len().max(1) as f64
+    };
+    figures.tiers = Some(TierMix {
+        high: share(Tier::High),
+        medium: share(Tier::Medium),
+        low: share(Tier::Low),
+    });
+    let covered = |i: usize| {
+        queries[i]
+            .gold_groups
+            .iter()
+            .all(|g| seen[i].groups.contains(g))
+    };
+    let restricted: Vec<usize> = (0..decisions.len())
+        .filter(|i| decisions[*i].tier != Tier::Low)
+        .collect();
+    figures.escalation_rate = Some(
+        restricted.iter().filter(|i| !covered(**i)).count() as f64 / restricted.len().max(1) as f64,
+    );
+    let high = high_tier(decisions);
+    figures.high_tier = Some(TierFigures {
+        queries: high.len(),
+        group_recall: mean(
+            high.iter()
+                .map(|i| recall(&queries[*i].gold_groups, |g| seen[*i].groups.contains(g))),
+        ),
+        token_fraction: mean(high.iter().map(|i| seen[*i].tokens as f64 / all_tokens)),
+    });
+    figures
+}
+
+/// Positions of the high-tier decisions.
+pub(crate) fn high_tier(decisions: &[Decision]) -> Vec<usize> {
+    (0..decisions.len())
+        .filter(|i| decisions[*i].tier == Tier::High)
+        .collect()
+}
+
+/// The router's calibration: its decisions grouped by confidence band.
+pub(crate) fn bands(decisions: &[Decision], queries: &[&Query]) -> Vec<Band> {
+    let edges = [0.0, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0];
+    edges
+        .windows(2)
+        .map(|edge| {
+            let (from, to) = (edge[0], edge[1]);
+            let inside: Vec<usize> = (0..decisions.len())
+                .filter(|i| {
+                    let c = decisions[*i].confidence;
+                    c >= from && (c < to || (to >= 1.0 && c <= 1.0))
+                })
+                .collect();
+            Band {
+                from,
+                to,
+                queries: inside.len(),
+                mean_confidence: mean(inside.iter().map(|i| decisions[*i].confidence)),
+                observed: mean(inside.iter().map(|i| {
+                    let covered = queries[*i]
+                        .gold_groups
+                        .iter()
+                        .all(|g| decisions[*i].routed.contains(g));
+                    if covered { 1.0 } else { 0.0 }
+                })),
+            }
+        })
+        .collect()
+}
+
+/// A top-k policy's figures as one point of its curve.
+pub(crate) fn curve_point(k: usize, report: &PolicyReport) -> CurvePoint {
+    CurvePoint {
+        k,
+        group_recall: report.group_recall,
+        tool_recall: report.tool_recall,
+        token_fraction: report.token_fraction,
+    }
+}
+
+/// Share of `gold` that is `visible`; 1 when nothing is needed.
+pub(crate) fn recall<T>(gold: &[T], visible: impl Fn(&T) -> bool) -> f64 {
+    if gold.is_empty() {
+        return 1.0;
+    }
+    gold.iter().filter(|g| visible(g)).count() as f64 / gold.len() as f64
+}
+
+/// The mean of `values`; 0 for none.
+pub(crate) fn mean(values: impl Iterator<Item = f64>) -> f64 {
+    let (sum, count) = values.fold((0.0, 0usize), |(s, c), v| (s + v, c + 1));
+    if count == 0 { 0.0 } else { sum / count as f64 }
+}
+
+#[cfg(test)]
+#[path = "report_tests.rs"]
+mod tests;

@@ -1,0 +1,118 @@
+//! The `toolgate eval --svg` plot: gold-group recall against the share of
+//! all-tools schema tokens, one panel per dataset.
+//!
+//! Hand-written SVG with fixed one-decimal coordinates, so the same figures
+//! always give the same bytes and the file diffs cleanly in review.
+
+use std::fmt::Write as _;
+
+use crate::report::Evaluation;
+
+/// Gold-group recall (y) against the share of all-tools tokens (x, log
+/// scale), one panel per dataset: the policies as points, the BM25 top-k
+/// curves as lines.
+pub fn svg(evaluations: &[Evaluation]) -> String {
+    const W: f64 = 360.0;
+    const H: f64 = 300.0;
+    const PAD: f64 = 48.0;
+    let x_of = |fraction: f64| {
+        let f = fraction.clamp(1e-4, 1.0).log10();
+        PAD + (f + 4.0) / 4.0 * (W - 2.0 * PAD)
+    };
+    let y_of = |recall: f64| H - PAD - recall.clamp(0.0, 1.0) * (H - 2.0 * PAD);
+    let mut out = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{H}\" font-family=\"sans-serif\" font-size=\"10\">\n",
+        W * evaluations.len().max(1) as f64
+    );
+    for (panel, e) in evaluations.iter().enumerate() {
+        let _ = writeln!(out, "<g transform=\"translate({},0)\">", panel as f64 * W);
+        let _ = writeln!(
+            out,
+            "<text x=\"{}\" y=\"16\" text-anchor=\"middle\" font-size=\"12\">{}</text>",
+            W / 2.0,
+            e.dataset
+        );
+        let _ = writeln!(
+            out,
+            "<rect x=\"{PAD}\" y=\"{PAD}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#999\"/>",
+            W - 2.0 * PAD,
+            H - 2.0 * PAD
+        );
+        for (fraction, label) in [
+            (1e-4, "0.01%"),
+            (1e-3, "0.1%"),
+            (1e-2, "1%"),
+            (1e-1, "10%"),
+            (1.0, "100%"),
+        ] {
+            let _ = writeln!(
+                out,
+                "<text x=\"{:.1}\" y=\"{}\" text-anchor=\"middle\">{label}</text>",
+                x_of(fraction),
+                H - PAD + 14.0
+            );
+        }
+        for recall in [0.0, 0.5, 1.0] {
+            let _ = writeln!(
+                out,
+                "<text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{recall}</text>",
+                PAD - 4.0,
+                y_of(recall) + 3.0
+            );
+        }
+        let _ = writeln!(
+            out,
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">share of all-tools schema tokens</text>",
+            W / 2.0,
+            H - 8.0
+        );
+        let _ = writeln!(
+            out,
+            "<text x=\"12\" y=\"{}\" transform=\"rotate(-90 12 {})\" text-anchor=\"middle\">gold-group recall</text>",
+            H / 2.0,
+            H / 2.0
+        );
+        for (curve, colour) in [
+            (&e.bm25_tools_curve, "#d62728"),
+            (&e.bm25_groups_curve, "#2ca02c"),
+        ] {
+            let points: Vec<String> = curve
+                .iter()
+                .map(|p| format!("{:.1},{:.1}", x_of(p.token_fraction), y_of(p.group_recall)))
+                .collect();
+            let _ = writeln!(
+                out,
+                "<polyline points=\"{}\" fill=\"none\" stroke=\"{colour}\" stroke-dasharray=\"3,2\"/>",
+                points.join(" ")
+            );
+        }
+        for (index, p) in e.policies.iter().enumerate() {
+            let colour = match p.policy.as_str() {
+                "tiered_router" => "#1f77b4",
+                "tiered_router(polymorphic)" => "#17becf",
+                name if name.starts_with("bm25_tools") => "#d62728",
+                name if name.starts_with("bm25_groups") => "#2ca02c",
+                _ => "#555",
+            };
+            let (x, y) = (x_of(p.token_fraction), y_of(p.group_recall));
+            let _ = writeln!(
+                out,
+                "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"4\" fill=\"{colour}\"/>"
+            );
+            let _ = writeln!(
+                out,
+                "<text x=\"{:.1}\" y=\"{:.1}\">{}</text>",
+                x + 6.0,
+                y - 4.0 + (index % 2) as f64 * 10.0,
+                p.policy
+            );
+        }
+        out.push_str("</g>\n");
+    }
+    out.push_str("</svg>\n");
+    out
+}
+
+#[cfg(test)]
+#[path = "svg_tests.rs"]
+mod tests;
