@@ -1,9 +1,10 @@
-//! One module per `toolgate` subcommand, and what they share.
+//! One module per `toolgate` subcommand, and what several of them share.
 
+mod banner;
 pub(crate) mod catalog;
 pub(crate) mod chat;
 pub(crate) mod eval;
 pub(crate) mod migrate;
 pub(crate) mod route;
 pub(crate) mod serve;
-pub(crate) mod tools;
+mod tool_setup;

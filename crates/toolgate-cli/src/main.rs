@@ -3,6 +3,9 @@
 
 mod cli;
 mod commands;
+mod output;
+mod settings;
+mod store;
 
 use std::io::Write;
 use std::process::ExitCode;

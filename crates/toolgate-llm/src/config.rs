@@ -175,20 +175,6 @@ pub struct ModelSettings {
 pub struct ConfigError(String);
 
 impl ModelSettings {
-    /// The `[model]` table of a TOML document (other tables are ignored);
-    /// empty settings when there is none.
-    pub fn from_toml_str(text: &str) -> Result<Self, ConfigError> {
-        let table: toml::Table =
-            toml::from_str(text).map_err(|e| ConfigError(e.to_string().trim_end().to_owned()))?;
-        match table.get("model") {
-            None => Ok(Self::default()),
-            Some(model) => model
-                .clone()
-                .try_into()
-                .map_err(|e: toml::de::Error| ConfigError(format!("[model]: {}", e.message()))),
-        }
-    }
-
     /// The provider configuration these settings and the environment give.
     /// `TOOLGATE_PROVIDER`, `TOOLGATE_MODEL` and `TOOLGATE_BASE_URL` override
     /// the settings. The key comes from `api_key_file`, else the variable

@@ -8,9 +8,12 @@
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! use toolgate_llm::{ChatMessage, ChatRequest, ModelSettings};
 //!
-//! // The `[model]` table of toolgate.toml, completed by the environment
-//! // (TOOLGATE_MODEL, OPENAI_API_KEY, ...).
-//! let settings = ModelSettings::from_toml_str("[model]\nmodel = \"gpt-4o-mini\"\n")?;
+//! // The `[model]` table of toolgate.toml (the command line reads the file),
+//! // completed by the environment (TOOLGATE_MODEL, OPENAI_API_KEY, ...).
+//! let settings = ModelSettings {
+//!     model: Some("gpt-4o-mini".into()),
+//!     ..ModelSettings::default()
+//! };
 //! let config = settings.resolve(&|name| std::env::var(name).ok())?;
 //! let model = toolgate_llm::connect(config)?;
 //! let request = ChatRequest {

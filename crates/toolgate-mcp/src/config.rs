@@ -1,9 +1,11 @@
-//! Gateway configuration: upstream MCP servers from a TOML file
-//! (`[[upstream]]` tables) or a Claude-Desktop-style `mcpServers` JSON file,
-//! and the TOML file's tool settings (`[groups]`, `[aliases]`, `[web]`).
+//! Upstream configuration: an `[[upstream]]` table of `toolgate.toml`, or an
+//! entry of a Claude-Desktop-style `mcpServers` JSON file.
 //!
-//! `Raw*` types are what the files hold; [`UpstreamConfig`] is the validated
-//! form, and every error names the file and the upstream it is about.
+//! This crate opens no file: the command line reads `toolgate.toml` once
+//! and hands over each `[[upstream]]` as written ([`RawUpstream`]);
+//! [`RawUpstream::into_config`] checks it into an [`UpstreamConfig`], and an
+//! error names the upstream and what is wrong with it. `mcpServers` text is
+//! parsed by [`parse_mcp_servers_json`].
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -11,8 +13,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Deserialize;
-use toolgate_core::{GroupId, GroupVisibility};
-use toolgate_tools::{RawAlias, RawGroupSettings, RawWebSettings, Startup, ToolSettings};
+use toolgate_core::{GroupId, GroupVisibility, NameError};
+use toolgate_tools::Startup;
 
 /// Default per-call timeout for upstream tools.
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
@@ -63,7 +65,56 @@ pub enum UpstreamTransport {
     },
 }
 
-/// A configuration file that could not be used: which file, which upstream
+/// An upstream entry that does not check; `Display` says what is wrong.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum InvalidUpstream {
+    /// An `[[upstream]]` table without `name`.
+    #[error("has no `name`")]
+    MissingName,
+    /// The name is not a group id.
+    #[error("bad name: {0}")]
+    Name(NameError),
+    /// The name holds `__`.
+    #[error("names may not contain `__`, which separates server and tool in qualified names")]
+    DoubleUnderscore,
+    /// Both `command` and `url`.
+    #[error("give either `command` (stdio) or `url` (HTTP), not both")]
+    CommandAndUrl,
+    /// Neither `command` nor `url`.
+    #[error("needs `command` (stdio) or `url` (streamable HTTP)")]
+    NoTransport,
+    /// `command` is blank.
+    #[error("`command` is empty")]
+    EmptyCommand,
+    /// `url` is not http(s).
+    #[error("`url` must start with http:// or https://, got `{0}`")]
+    Url(String),
+    /// The deprecated HTTP+SSE transport.
+    #[error(
+        "transport `{0}` (the deprecated HTTP+SSE transport) is not supported; use streamable HTTP"
+    )]
+    Sse(String),
+    /// A transport type toolgate does not know.
+    #[error("unknown transport type `{0}`")]
+    UnknownTransport(String),
+    /// A transport type that contradicts the fields.
+    #[error("transport type `{0}` does not match the fields given")]
+    TransportMismatch(String),
+    /// A timeout that is not a positive number of seconds.
+    #[error("`{field}` must be a positive number of seconds, got {value}")]
+    Seconds {
+        /// The setting.
+        field: &'static str,
+        /// Its value.
+        value: f64,
+    },
+    /// The same name twice.
+    #[error("declared twice")]
+    Duplicate,
+}
+
+/// An `mcpServers` file that could not be used: which file, which upstream
 /// (when it is about one) and why.
 #[derive(Debug, PartialEq, Eq)]
 pub struct ConfigError {
@@ -87,66 +138,11 @@ impl fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
-/// The TOML file's shape.
-#[derive(Debug, Default, Deserialize)]
+/// One `[[upstream]]` table, or one `mcpServers` entry (whose name is its
+/// key), as written.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawConfig {
-    #[serde(default)]
-    upstream: Vec<RawUpstream>,
-    /// `toolgate chat`'s model settings, read by toolgate-llm.
-    #[serde(default)]
-    #[allow(dead_code, reason = "validated as a table here, read by toolgate-llm")]
-    model: Option<toml::Table>,
-    /// The router's settings, read where a router is built.
-    #[serde(default)]
-    #[allow(
-        dead_code,
-        reason = "validated as a table here, read by the router's user"
-    )]
-    routing: Option<toml::Table>,
-    /// The built-in `web` tools' settings.
-    #[serde(default)]
-    web: Option<RawWebSettings>,
-    /// Per-group settings, by group id.
-    #[serde(default)]
-    groups: BTreeMap<String, RawGroupSettings>,
-    /// Old tool names and what they call now.
-    #[serde(default)]
-    aliases: BTreeMap<String, RawAlias>,
-    /// `toolgate chat`'s agent, read where the agent is made.
-    #[serde(default)]
-    #[allow(
-        dead_code,
-        reason = "validated as a table here, read by the chat command"
-    )]
-    agent: Option<toml::Table>,
-}
-
-/// Reads the `[groups]`, `[aliases]` and `[web]` tables of a TOML file.
-pub fn load_tool_settings(path: &Path) -> Result<ToolSettings, ConfigError> {
-    let text = read(path)?;
-    parse_tool_settings(&text, path)
-}
-
-/// Parses the `[groups]`, `[aliases]` and `[web]` tables; `path` names the
-/// source in errors.
-pub fn parse_tool_settings(text: &str, path: &Path) -> Result<ToolSettings, ConfigError> {
-    let raw: RawConfig = toml::from_str(text).map_err(|error| ConfigError {
-        path: path.to_owned(),
-        upstream: None,
-        reason: error.to_string().trim_end().to_owned(),
-    })?;
-    ToolSettings::from_raw(raw.web, raw.groups, raw.aliases).map_err(|error| ConfigError {
-        path: path.to_owned(),
-        upstream: None,
-        reason: error.to_string(),
-    })
-}
-
-/// One `[[upstream]]` table, or one `mcpServers` entry (whose name is its key).
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawUpstream {
+pub struct RawUpstream {
     #[serde(default)]
     name: Option<String>,
     #[serde(default)]
@@ -187,43 +183,6 @@ struct RawMcpServers {
     mcp_servers: serde_json::Map<String, serde_json::Value>,
 }
 
-/// Reads a TOML configuration file.
-pub fn load_toml(path: &Path) -> Result<Vec<UpstreamConfig>, ConfigError> {
-    let text = read(path)?;
-    parse_toml(&text, path)
-}
-
-/// Parses TOML text; `path` names the source in errors.
-pub fn parse_toml(text: &str, path: &Path) -> Result<Vec<UpstreamConfig>, ConfigError> {
-    let raw: RawConfig = toml::from_str(text).map_err(|error| ConfigError {
-        path: path.to_owned(),
-        upstream: None,
-        reason: error.to_string().trim_end().to_owned(),
-    })?;
-    let upstreams = raw
-        .upstream
-        .into_iter()
-        .enumerate()
-        .map(|(index, raw)| {
-            let name = raw.name.clone().ok_or_else(|| ConfigError {
-                path: path.to_owned(),
-                upstream: None,
-                reason: format!("[[upstream]] number {} has no `name`", index + 1),
-            })?;
-            validate(name, raw, path)
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    check_unique(&upstreams, path)?;
-    Ok(upstreams)
-}
-
-/// Reads a Claude-Desktop-style `{"mcpServers": {...}}` file. Disabled servers
-/// are left out.
-pub fn load_mcp_servers_json(path: &Path) -> Result<Vec<UpstreamConfig>, ConfigError> {
-    let text = read(path)?;
-    parse_mcp_servers_json(&text, path)
-}
-
 /// Parses `mcpServers` JSON text; `path` names the source in errors.
 pub fn parse_mcp_servers_json(text: &str, path: &Path) -> Result<Vec<UpstreamConfig>, ConfigError> {
     let raw: RawMcpServers = serde_json::from_str(text).map_err(|error| ConfigError {
@@ -241,126 +200,114 @@ pub fn parse_mcp_servers_json(text: &str, path: &Path) -> Result<Vec<UpstreamCon
         if entry.disabled {
             continue;
         }
-        upstreams.push(validate(name, entry, path)?);
+        let upstream = entry
+            .into_config(Some(name.clone()))
+            .map_err(|error| ConfigError {
+                path: path.to_owned(),
+                upstream: Some(name),
+                reason: error.to_string(),
+            })?;
+        upstreams.push(upstream);
     }
-    check_unique(&upstreams, path)?;
+    if let Some(twice) = first_duplicate(&upstreams) {
+        return Err(ConfigError {
+            path: path.to_owned(),
+            upstream: Some(twice.to_string()),
+            reason: InvalidUpstream::Duplicate.to_string(),
+        });
+    }
     Ok(upstreams)
 }
 
-fn read(path: &Path) -> Result<String, ConfigError> {
-    std::fs::read_to_string(path).map_err(|error| ConfigError {
-        path: path.to_owned(),
-        upstream: None,
-        reason: error.to_string(),
-    })
-}
-
-fn validate(name: String, raw: RawUpstream, path: &Path) -> Result<UpstreamConfig, ConfigError> {
-    let error = |reason: String| ConfigError {
-        path: path.to_owned(),
-        upstream: Some(name.clone()),
-        reason,
-    };
-    let id = GroupId::new(name.clone()).map_err(|e| error(format!("bad name: {e}")))?;
-    if name.contains("__") {
-        return Err(error(
-            "names may not contain `__`, which separates server and tool in qualified names".into(),
-        ));
+impl RawUpstream {
+    /// The upstream's name as the entry gives it (`[[upstream]]` tables
+    /// carry it; an `mcpServers` entry's name is its key).
+    pub fn name(&self) -> Option<&str> {
+        self.name.as_deref()
     }
-    let transport = match (raw.command, raw.url, raw.kind.as_deref()) {
-        (Some(_), Some(_), _) => {
-            return Err(error(
-                "give either `command` (stdio) or `url` (HTTP), not both".into(),
-            ));
+
+    /// Checks the entry; `name` (an `mcpServers` key) takes the place of
+    /// its own `name`.
+    pub fn into_config(self, name: Option<String>) -> Result<UpstreamConfig, InvalidUpstream> {
+        let raw = self;
+        let name = name
+            .or_else(|| raw.name.clone())
+            .ok_or(InvalidUpstream::MissingName)?;
+        let id = GroupId::new(name.clone()).map_err(InvalidUpstream::Name)?;
+        if name.contains("__") {
+            return Err(InvalidUpstream::DoubleUnderscore);
         }
-        (Some(command), None, None | Some("stdio")) => {
-            if command.trim().is_empty() {
-                return Err(error("`command` is empty".into()));
+        let transport = match (raw.command, raw.url, raw.kind.as_deref()) {
+            (Some(_), Some(_), _) => return Err(InvalidUpstream::CommandAndUrl),
+            (Some(command), None, None | Some("stdio")) => {
+                if command.trim().is_empty() {
+                    return Err(InvalidUpstream::EmptyCommand);
+                }
+                UpstreamTransport::Stdio {
+                    command,
+                    args: raw.args,
+                    env: raw.env,
+                    cwd: raw.cwd,
+                }
             }
-            UpstreamTransport::Stdio {
-                command,
-                args: raw.args,
-                env: raw.env,
-                cwd: raw.cwd,
+            (None, Some(url), None | Some("http" | "streamable-http" | "streamableHttp")) => {
+                if !(url.starts_with("http://") || url.starts_with("https://")) {
+                    return Err(InvalidUpstream::Url(url));
+                }
+                UpstreamTransport::Http {
+                    url,
+                    headers: raw.headers,
+                }
             }
-        }
-        (None, Some(url), None | Some("http" | "streamable-http" | "streamableHttp")) => {
-            if !(url.starts_with("http://") || url.starts_with("https://")) {
-                return Err(error(format!(
-                    "`url` must start with http:// or https://, got `{url}`"
-                )));
+            (_, _, Some(kind @ "sse")) => return Err(InvalidUpstream::Sse(kind.to_owned())),
+            (_, _, Some(kind))
+                if !matches!(
+                    kind,
+                    "stdio" | "http" | "streamable-http" | "streamableHttp"
+                ) =>
+            {
+                return Err(InvalidUpstream::UnknownTransport(kind.to_owned()));
             }
-            UpstreamTransport::Http {
-                url,
-                headers: raw.headers,
-            }
-        }
-        (_, _, Some(kind @ "sse")) => {
-            return Err(error(format!(
-                "transport `{kind}` (the deprecated HTTP+SSE transport) is not supported; use streamable HTTP"
-            )));
-        }
-        (_, _, Some(kind))
-            if !matches!(
-                kind,
-                "stdio" | "http" | "streamable-http" | "streamableHttp"
-            ) =>
-        {
-            return Err(error(format!("unknown transport type `{kind}`")));
-        }
-        (None, None, _) => {
-            return Err(error(
-                "needs `command` (stdio) or `url` (streamable HTTP)".into(),
-            ));
-        }
-        (_, _, Some(kind)) => {
-            return Err(error(format!(
-                "transport type `{kind}` does not match the fields given"
-            )));
-        }
-    };
-    let seconds = |field: &str, value: Option<f64>, default: Duration| match value {
-        None => Ok(default),
-        Some(s) if s.is_finite() && s > 0.0 => Ok(Duration::from_secs_f64(s)),
-        Some(s) => Err(error(format!(
-            "`{field}` must be a positive number of seconds, got {s}"
-        ))),
-    };
-    let visibility = if raw.core {
-        GroupVisibility::Always
-    } else {
-        GroupVisibility::OnLoad
-    };
-    Ok(UpstreamConfig {
-        description: raw.description.filter(|d| !d.trim().is_empty()),
-        transport,
-        startup: if raw.eager || raw.core {
-            Startup::Eager
+            (None, None, _) => return Err(InvalidUpstream::NoTransport),
+            (_, _, Some(kind)) => return Err(InvalidUpstream::TransportMismatch(kind.to_owned())),
+        };
+        let seconds = |field: &'static str, value: Option<f64>, default: Duration| match value {
+            None => Ok(default),
+            Some(s) if s.is_finite() && s > 0.0 => Ok(Duration::from_secs_f64(s)),
+            Some(value) => Err(InvalidUpstream::Seconds { field, value }),
+        };
+        let visibility = if raw.core {
+            GroupVisibility::Always
         } else {
-            Startup::Lazy
-        },
-        visibility,
-        call_timeout: seconds("timeout_seconds", raw.timeout_seconds, DEFAULT_CALL_TIMEOUT)?,
-        startup_timeout: seconds(
-            "startup_timeout_seconds",
-            raw.startup_timeout_seconds,
-            DEFAULT_STARTUP_TIMEOUT,
-        )?,
-        name: id,
-    })
+            GroupVisibility::OnLoad
+        };
+        Ok(UpstreamConfig {
+            description: raw.description.filter(|d| !d.trim().is_empty()),
+            transport,
+            startup: if raw.eager || raw.core {
+                Startup::Eager
+            } else {
+                Startup::Lazy
+            },
+            visibility,
+            call_timeout: seconds("timeout_seconds", raw.timeout_seconds, DEFAULT_CALL_TIMEOUT)?,
+            startup_timeout: seconds(
+                "startup_timeout_seconds",
+                raw.startup_timeout_seconds,
+                DEFAULT_STARTUP_TIMEOUT,
+            )?,
+            name: id,
+        })
+    }
 }
 
-fn check_unique(upstreams: &[UpstreamConfig], path: &Path) -> Result<(), ConfigError> {
-    for (index, upstream) in upstreams.iter().enumerate() {
-        if upstreams[..index].iter().any(|u| u.name == upstream.name) {
-            return Err(ConfigError {
-                path: path.to_owned(),
-                upstream: Some(upstream.name.to_string()),
-                reason: "declared twice".into(),
-            });
-        }
-    }
-    Ok(())
+/// The first name `upstreams` declares twice.
+pub fn first_duplicate(upstreams: &[UpstreamConfig]) -> Option<&GroupId> {
+    upstreams
+        .iter()
+        .enumerate()
+        .find(|(index, upstream)| upstreams[..*index].iter().any(|u| u.name == upstream.name))
+        .map(|(_, upstream)| &upstream.name)
 }
 
 #[cfg(test)]

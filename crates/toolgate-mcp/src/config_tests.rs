@@ -3,8 +3,17 @@ use pretty_assertions::assert_eq;
 use super::*;
 use toolgate_core::GroupVisibility;
 
-fn toml(text: &str) -> Result<Vec<UpstreamConfig>, ConfigError> {
-    parse_toml(text, Path::new("toolgate.toml"))
+/// The `[[upstream]]` tables of a TOML text, checked.
+fn toml(text: &str) -> Result<Vec<UpstreamConfig>, InvalidUpstream> {
+    #[derive(Deserialize)]
+    struct File {
+        upstream: Vec<RawUpstream>,
+    }
+    let file: File = ::toml::from_str(text).unwrap();
+    file.upstream
+        .into_iter()
+        .map(|raw| raw.into_config(None))
+        .collect()
 }
 
 #[test]
@@ -62,46 +71,36 @@ fn core_upstreams_start_eagerly() {
 }
 
 #[test]
-fn errors_name_the_file_the_upstream_and_the_problem() {
+fn each_problem_of_an_upstream_is_named() {
     let cases = [
         (
             "[[upstream]]\nname = \"a\"\n",
-            "toolgate.toml: upstream 'a': needs `command` (stdio) or `url` (streamable HTTP)",
+            "needs `command` (stdio) or `url` (streamable HTTP)",
         ),
         (
             "[[upstream]]\nname = \"a\"\ncommand = \"x\"\nurl = \"http://h\"\n",
-            "toolgate.toml: upstream 'a': give either `command` (stdio) or `url` (HTTP), not both",
+            "give either `command` (stdio) or `url` (HTTP), not both",
         ),
         (
             "[[upstream]]\nname = \"a\"\nurl = \"ftp://h\"\n",
-            "toolgate.toml: upstream 'a': `url` must start with http:// or https://, got `ftp://h`",
+            "`url` must start with http:// or https://, got `ftp://h`",
         ),
         (
             "[[upstream]]\nname = \"a__b\"\ncommand = \"x\"\n",
-            "toolgate.toml: upstream 'a__b': names may not contain `__`, which separates server and tool in qualified names",
+            "names may not contain `__`, which separates server and tool in qualified names",
         ),
         (
             "[[upstream]]\nname = \"a\"\ncommand = \"x\"\ntimeout_seconds = 0\n",
-            "toolgate.toml: upstream 'a': `timeout_seconds` must be a positive number of seconds, got 0",
+            "`timeout_seconds` must be a positive number of seconds, got 0",
         ),
-        (
-            "[[upstream]]\nname = \"a\"\ncommand = \"x\"\n[[upstream]]\nname = \"a\"\ncommand = \"y\"\n",
-            "toolgate.toml: upstream 'a': declared twice",
-        ),
-        (
-            "[[upstream]]\ncommand = \"x\"\n",
-            "toolgate.toml: [[upstream]] number 1 has no `name`",
-        ),
+        ("[[upstream]]\ncommand = \"x\"\n", "has no `name`"),
     ];
     for (text, expected) in cases {
         assert_eq!(toml(text).unwrap_err().to_string(), expected, "{text}");
     }
-    let unknown =
-        toml("[[upstream]]\nname = \"a\"\ncommand = \"x\"\ncomand = \"y\"\n").unwrap_err();
-    assert!(
-        unknown.reason.contains("unknown field `comand`"),
-        "{unknown}"
-    );
+    let twice = toml("[[upstream]]\nname = \"a\"\ncommand = \"x\"\n[[upstream]]\nname = \"a\"\ncommand = \"y\"\n")
+        .unwrap();
+    assert_eq!(first_duplicate(&twice).map(GroupId::as_str), Some("a"));
 }
 
 #[test]

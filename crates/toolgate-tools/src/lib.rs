@@ -32,7 +32,7 @@ pub use context::{CallContext, CallerChannel};
 pub use error::{ConsolidationError, SourceError, ToolCallError, ToolboxError};
 pub use output::{Content, ToolOutput};
 pub use settings::{
-    GroupExposure, GroupSettings, RawAlias, RawGroupSettings, RawWebSettings, SettingsError,
+    GroupExposure, GroupSettings, InvalidSetting, RawAlias, RawGroupSettings, RawWebSettings,
     ToolSettings,
 };
 pub use source::{

@@ -4,16 +4,16 @@
 //! tools).
 //!
 //! This crate never reads the file: the command line reads it once and hands
-//! over the sections as written (`Raw*`); [`ToolSettings::from_raw`] checks
-//! them, and an error names the section or key at fault.
+//! over each entry as written (`Raw*`), which checks itself into the form the
+//! runtime uses; an [`InvalidSetting`] says what is wrong, and the command
+//! line adds where.
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
-use toolgate_core::{ActionPolicy, Alias, ToolName};
+use toolgate_core::{ActionPolicy, Alias, NameError, ToolName};
 
 use crate::builtin::WebConfig;
 
@@ -106,134 +106,105 @@ pub struct ToolSettings {
     pub web: WebConfig,
 }
 
-/// A section that does not check: where, and why.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SettingsError {
-    /// The section or key, as written in the file (`[groups.web]`,
-    /// ``[aliases] `old` ``).
-    pub place: String,
-    /// What is wrong.
-    pub reason: String,
+/// A setting that does not check; `Display` says what is wrong.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum InvalidSetting {
+    /// `expose` is neither `tools` nor `polymorphic`.
+    #[error("`expose` is \"tools\" or \"polymorphic\", not \"{0}\"")]
+    Expose(String),
+    /// An alias names a tool that cannot exist.
+    #[error("the tool is not a valid name: {0}")]
+    AliasTool(NameError),
+    /// An alias's `arguments` are not a table.
+    #[error("`arguments` must be a table")]
+    AliasArguments,
+    /// `timeout_seconds` is not a positive number.
+    #[error("`timeout_seconds` must be a positive number of seconds, got {0}")]
+    Timeout(f64),
+    /// `search_url` is not http(s).
+    #[error("`search_url` must start with http:// or https://, got `{0}`")]
+    SearchUrl(String),
 }
 
-impl fmt::Display for SettingsError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.place, self.reason)
+impl RawGroupSettings {
+    /// The group's settings.
+    pub fn into_settings(self) -> Result<GroupSettings, InvalidSetting> {
+        let Self {
+            expose,
+            allow_actions,
+            deny_actions,
+        } = self;
+        let expose = match expose.as_deref() {
+            None => None,
+            Some("tools") => Some(GroupExposure::Tools),
+            Some("polymorphic") => Some(GroupExposure::Polymorphic),
+            Some(other) => return Err(InvalidSetting::Expose(other.to_owned())),
+        };
+        Ok(GroupSettings {
+            expose,
+            policy: ActionPolicy {
+                allow: allow_actions,
+                deny: deny_actions,
+            },
+        })
     }
 }
 
-impl std::error::Error for SettingsError {}
-
-impl ToolSettings {
-    /// Checks the sections as written.
-    pub fn from_raw(
-        web: Option<RawWebSettings>,
-        groups: BTreeMap<String, RawGroupSettings>,
-        aliases: BTreeMap<String, RawAlias>,
-    ) -> Result<Self, SettingsError> {
-        let mut settings = Self::default();
-        for (id, group) in groups {
-            let place = format!("[groups.{id}]");
-            settings.groups.insert(
-                id,
-                group_settings(group).map_err(|reason| SettingsError { place, reason })?,
-            );
-        }
-        for (old, alias) in aliases {
-            let place = format!("[aliases] `{old}`");
-            let alias = alias_of(alias).map_err(|reason| SettingsError { place, reason })?;
-            settings.aliases.push((old, alias));
-        }
-        if let Some(web) = web {
-            settings.web = web_config(web).map_err(|reason| SettingsError {
-                place: "[web]".to_owned(),
-                reason,
-            })?;
-        }
-        Ok(settings)
-    }
-}
-
-fn group_settings(raw: RawGroupSettings) -> Result<GroupSettings, String> {
-    let RawGroupSettings {
-        expose,
-        allow_actions,
-        deny_actions,
-    } = raw;
-    let expose = match expose.as_deref() {
-        None => None,
-        Some("tools") => Some(GroupExposure::Tools),
-        Some("polymorphic") => Some(GroupExposure::Polymorphic),
-        Some(other) => {
-            return Err(format!(
-                "`expose` is \"tools\" or \"polymorphic\", not \"{other}\""
-            ));
-        }
-    };
-    Ok(GroupSettings {
-        expose,
-        policy: ActionPolicy {
-            allow: allow_actions,
-            deny: deny_actions,
-        },
-    })
-}
-
-fn alias_of(raw: RawAlias) -> Result<Alias, String> {
-    let (tool, action, arguments) = match raw {
-        RawAlias::Tool(tool) => (tool, None, None),
-        RawAlias::Call {
+impl RawAlias {
+    /// The alias.
+    pub fn into_alias(self) -> Result<Alias, InvalidSetting> {
+        let (tool, action, arguments) = match self {
+            Self::Tool(tool) => (tool, None, None),
+            Self::Call {
+                tool,
+                action,
+                arguments,
+            } => (tool, action, arguments),
+        };
+        let tool = ToolName::new(tool).map_err(InvalidSetting::AliasTool)?;
+        let arguments = match arguments {
+            None => Map::new(),
+            Some(Value::Object(map)) => map,
+            Some(_) => return Err(InvalidSetting::AliasArguments),
+        };
+        Ok(Alias {
             tool,
             action,
             arguments,
-        } => (tool, action, arguments),
-    };
-    let tool =
-        ToolName::new(tool).map_err(|error| format!("the tool is not a valid name: {error}"))?;
-    let arguments = match arguments {
-        None => Map::new(),
-        Some(Value::Object(map)) => map,
-        Some(_) => return Err("`arguments` must be a table".to_owned()),
-    };
-    Ok(Alias {
-        tool,
-        action,
-        arguments,
-    })
+        })
+    }
 }
 
-fn web_config(raw: RawWebSettings) -> Result<WebConfig, String> {
-    let RawWebSettings {
-        search_url,
-        max_results,
-        searches_per_turn,
-        max_content_chars,
-        allow_private_addresses,
-        timeout_seconds,
-    } = raw;
-    let defaults = WebConfig::default();
-    let timeout = match timeout_seconds {
-        None => defaults.timeout,
-        Some(s) if s.is_finite() && s > 0.0 => Duration::from_secs_f64(s),
-        Some(s) => {
-            return Err(format!(
-                "`timeout_seconds` must be a positive number of seconds, got {s}"
-            ));
+impl RawWebSettings {
+    /// The `web` built-in's settings, defaults filled in.
+    pub fn into_config(self) -> Result<WebConfig, InvalidSetting> {
+        let Self {
+            search_url,
+            max_results,
+            searches_per_turn,
+            max_content_chars,
+            allow_private_addresses,
+            timeout_seconds,
+        } = self;
+        let defaults = WebConfig::default();
+        let timeout = match timeout_seconds {
+            None => defaults.timeout,
+            Some(s) if s.is_finite() && s > 0.0 => Duration::from_secs_f64(s),
+            Some(s) => return Err(InvalidSetting::Timeout(s)),
+        };
+        if let Some(url) = &search_url
+            && !(url.starts_with("http://") || url.starts_with("https://"))
+        {
+            return Err(InvalidSetting::SearchUrl(url.clone()));
         }
-    };
-    if let Some(url) = &search_url
-        && !(url.starts_with("http://") || url.starts_with("https://"))
-    {
-        return Err(format!(
-            "`search_url` must start with http:// or https://, got `{url}`"
-        ));
+        Ok(WebConfig {
+            search_url,
+            max_results: max_results.unwrap_or(defaults.max_results),
+            searches_per_turn: searches_per_turn.unwrap_or(defaults.searches_per_turn),
+            max_content_chars: max_content_chars.unwrap_or(defaults.max_content_chars),
+            allow_private_addresses,
+            timeout,
+        })
     }
-    Ok(WebConfig {
-        search_url,
-        max_results: max_results.unwrap_or(defaults.max_results),
-        searches_per_turn: searches_per_turn.unwrap_or(defaults.searches_per_turn),
-        max_content_chars: max_content_chars.unwrap_or(defaults.max_content_chars),
-        allow_private_addresses,
-        timeout,
-    })
 }

@@ -13,9 +13,11 @@ use toolgate_core::{
 use toolgate_mcp::Gateway;
 use toolgate_mcp::GatewayOptions;
 use toolgate_store::MemoryStore;
-use toolgate_tools::{Startup, ToolboxOptions};
+use toolgate_tools::ToolboxOptions;
 
+use super::tool_setup::ToolSetup;
 use crate::cli::CatalogArgs;
+use crate::settings::Settings;
 
 /// The manifest directory used when no source is given.
 const DEFAULT_MANIFEST_DIR: &str = "tools";
@@ -38,23 +40,21 @@ pub(crate) fn run(args: &CatalogArgs, out: &mut dyn Write) -> Result<()> {
 /// catalog `toolgate serve` would build in front of them.
 fn run_with_upstreams(args: &CatalogArgs, out: &mut dyn Write) -> Result<()> {
     // Upstream failures and groups left as tools are logged as warnings.
-    super::tools::init_logging();
-    let (mut upstreams, files) =
-        super::tools::upstream_configs(args.config.as_deref(), &args.mcp_config)?;
-    for upstream in &mut upstreams {
-        upstream.startup = Startup::Eager;
-    }
-    let settings = super::tools::tool_settings(args.config.as_deref())?;
+    crate::output::init_logging();
+    let settings = Settings::load(args.config.as_deref())?;
+    let mut setup = ToolSetup::upstreams(&settings, &args.mcp_config)?;
+    setup.start_upstreams_eagerly();
+    let files = setup.config_files;
     let options = GatewayOptions {
         tools: ToolboxOptions {
             manifest_dirs: args.manifests.clone(),
             jsonl_catalogs: args.jsonl.clone(),
             builtins: None,
-            groups: settings.groups,
-            aliases: settings.aliases,
+            groups: settings.tools.groups,
+            aliases: settings.tools.aliases,
             ..ToolboxOptions::default()
         },
-        upstreams,
+        upstreams: setup.upstreams,
         session_idle_timeout: std::time::Duration::from_secs(60),
         routing: None,
     };

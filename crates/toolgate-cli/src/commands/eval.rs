@@ -13,11 +13,16 @@ use toolgate_core::TokenCounter;
 use toolgate_core::routing::RoutingConfig;
 use toolgate_eval::{Dataset, SemanticInputs, evaluate, markdown, svg};
 
-use super::tools::{eprint, print, routing_config};
+use super::tool_setup::embeddings_client;
 use crate::cli::EvalArgs;
+use crate::output::{eprint, print};
+use crate::settings::Settings;
 
 pub(crate) fn run(args: &EvalArgs) -> anyhow::Result<()> {
-    let config = routing_config(args.config.as_deref())?;
+    let config = match &args.config {
+        Some(path) => Settings::load(Some(path))?.routing,
+        None => RoutingConfig::default(),
+    };
     let counter = TokenCounter::new(args.encoding).context("loading the tokenizer")?;
     let terminal = std::io::stderr().is_terminal();
     let mut evaluations = Vec::new();
@@ -78,7 +83,7 @@ fn semantic_inputs(
     let Some(settings) = &config.embeddings else {
         return Ok(None);
     };
-    let client = super::tools::embeddings_client(settings)?;
+    let client = embeddings_client(settings)?;
     let groups: Vec<toolgate_core::GroupId> =
         dataset.catalog.groups().map(|g| g.id.clone()).collect();
     let group_texts = toolgate_core::routing::semantic::group_texts(&dataset.catalog, &groups);

@@ -9,20 +9,20 @@
 //! the aliases.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::ops::Range;
 use std::sync::Arc;
 
 use anyhow::Context;
-use serde::Deserialize;
-
 use toolgate_store::{AgentStore, SqliteStore};
 use toolgate_tools::Toolbox;
 
-use super::tools::{self, print};
+use super::tool_setup::ToolSetup;
 use crate::cli::MigrateArgs;
+use crate::output::{eprint, init_logging, print};
+use crate::settings::Settings;
 
 pub(crate) fn run(args: &MigrateArgs) -> anyhow::Result<()> {
-    tools::init_logging();
+    init_logging();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -31,9 +31,10 @@ pub(crate) fn run(args: &MigrateArgs) -> anyhow::Result<()> {
 }
 
 async fn migrate(args: &MigrateArgs) -> anyhow::Result<()> {
-    let (store, store_path) = tools::open_sqlite(args.store.as_deref(), "conversations.db")?;
+    let (store, store_path) = crate::store::open_sqlite(args.store.as_deref(), "conversations.db")?;
     let store = Arc::new(store);
-    let aliases = alias_map(args, &store).await?;
+    let settings = Settings::load(args.tools.config.as_deref())?;
+    let aliases = alias_map(args, &settings, &store).await?;
     let verb = if args.dry_run {
         "would change"
     } else {
@@ -62,21 +63,21 @@ async fn migrate(args: &MigrateArgs) -> anyhow::Result<()> {
         }
     }
 
-    if let Some(path) = tools::config_file(args.tools.config.as_deref()) {
-        let text = std::fs::read_to_string(&path)
-            .with_context(|| format!("reading {}", path.display()))?;
-        if let Some(rewrite) = rewrite_config(&text, &path, &aliases)? {
-            out.push_str(&format!(
-                "{} [agent] ({verb}): tools {} -> {}\n",
-                path.display(),
-                list(&rewrite.old),
-                list(&rewrite.new)
-            ));
-            changes += 1;
-            if !args.dry_run {
-                std::fs::write(&path, rewrite.text)
-                    .with_context(|| format!("writing {}", path.display()))?;
-            }
+    if let Some(file) = &settings.file
+        && let Some(span) = file.agent_tools.clone()
+        && let Some(rewrite) = rewrite_config(&file.text, span, &settings.agent.tools, &aliases)
+    {
+        let path = &file.path;
+        out.push_str(&format!(
+            "{} [agent] ({verb}): tools {} -> {}\n",
+            path.display(),
+            list(&rewrite.old),
+            list(&rewrite.new)
+        ));
+        changes += 1;
+        if !args.dry_run {
+            std::fs::write(path, rewrite.text)
+                .with_context(|| format!("writing {}", path.display()))?;
         }
     }
 
@@ -95,9 +96,10 @@ async fn migrate(args: &MigrateArgs) -> anyhow::Result<()> {
 /// describe (upstreams started and listed, so their groups consolidate).
 async fn alias_map(
     args: &MigrateArgs,
+    settings: &Settings,
     store: &Arc<SqliteStore>,
 ) -> anyhow::Result<BTreeMap<String, String>> {
-    let mut setup = tools::tool_setup(&args.tools)?;
+    let mut setup = ToolSetup::new(&args.tools, settings)?;
     setup.start_upstreams_eagerly();
     let mut options = setup.into_options();
     options.meta_tools = vec![toolgate_core::MetaTool::UnloadToolGroup];
@@ -109,7 +111,7 @@ async fn alias_map(
         .context("building the tool catalog")?;
     for (upstream, state) in &report.listed {
         if let Err(error) = state {
-            tools::eprint(&format!(
+            eprint(&format!(
                 "warning: upstream '{upstream}' did not start ({error}); aliases of its tools are unknown\n"
             ));
         }
@@ -141,35 +143,16 @@ fn list(names: &[String]) -> String {
     format!("[{}]", names.join(", "))
 }
 
-/// The configuration's `[agent] tools` array, with where it sits in the text.
-#[derive(Deserialize)]
-struct ConfigShape {
-    #[serde(default)]
-    agent: Option<AgentShape>,
-}
-
-#[derive(Deserialize)]
-struct AgentShape {
-    #[serde(default)]
-    tools: Option<toml::Spanned<Vec<String>>>,
-}
-
-/// The configuration text with its `[agent] tools` array rewritten, when a
-/// name in it changes; the rest of the file is kept byte for byte.
+/// The configuration text with its `[agent] tools` array (`old`, at `span`)
+/// rewritten, when a name in it changes; the rest of the file is kept byte
+/// for byte.
 fn rewrite_config(
     text: &str,
-    path: &Path,
+    span: Range<usize>,
+    old: &[String],
     aliases: &BTreeMap<String, String>,
-) -> anyhow::Result<Option<Rewrite>> {
-    let shape: ConfigShape = toml::from_str(text).with_context(|| format!("{}", path.display()))?;
-    let Some(tools) = shape.agent.and_then(|agent| agent.tools) else {
-        return Ok(None);
-    };
-    let span = tools.span();
-    let old = tools.into_inner();
-    let Some(new) = renamed(&old, aliases) else {
-        return Ok(None);
-    };
+) -> Option<Rewrite> {
+    let new = renamed(old, aliases)?;
     // A JSON string literal is a valid TOML basic string.
     let items: Vec<String> = new
         .iter()
@@ -180,11 +163,11 @@ fn rewrite_config(
     rewritten.push_str(&text[..span.start]);
     rewritten.push_str(&array);
     rewritten.push_str(&text[span.end..]);
-    Ok(Some(Rewrite {
+    Some(Rewrite {
         text: rewritten,
-        old,
+        old: old.to_vec(),
         new,
-    }))
+    })
 }
 
 /// A rewritten configuration and the list it changed.
@@ -225,30 +208,34 @@ mod tests {
         assert_eq!(renamed(&names(&["time", "web"]), &aliases()), None);
     }
 
+    /// The rewrite of a configuration text, read as `toolgate` reads it.
+    fn rewrite(text: &str) -> Option<Rewrite> {
+        let settings =
+            Settings::parse(text.to_owned(), std::path::PathBuf::from("toolgate.toml")).unwrap();
+        let file = settings.file.as_ref().unwrap();
+        rewrite_config(
+            &file.text,
+            file.agent_tools.clone()?,
+            &settings.agent.tools,
+            &aliases(),
+        )
+    }
+
     #[test]
     fn the_config_array_is_rewritten_in_place_and_only_once() {
         let text = "# my agent\n[agent]\nname = \"Sage\"  # keep me\ntools = [\"web_search\", \"web_fetch\", \"time\"]\n\n[web]\nsearch_url = \"http://127.0.0.1:8888\"\n";
-        let path = Path::new("toolgate.toml");
         let Rewrite {
             text: rewritten,
             old,
             new,
-        } = rewrite_config(text, path, &aliases()).unwrap().unwrap();
+        } = rewrite(text).unwrap();
         assert_eq!(
             rewritten,
             "# my agent\n[agent]\nname = \"Sage\"  # keep me\ntools = [\"web\", \"time\"]\n\n[web]\nsearch_url = \"http://127.0.0.1:8888\"\n"
         );
         assert_eq!(old, names(&["web_search", "web_fetch", "time"]));
         assert_eq!(new, names(&["web", "time"]));
-        assert!(
-            rewrite_config(&rewritten, path, &aliases())
-                .unwrap()
-                .is_none()
-        );
-        assert!(
-            rewrite_config("[model]\nmodel = \"m\"\n", path, &aliases())
-                .unwrap()
-                .is_none()
-        );
+        assert!(rewrite(&rewritten).is_none());
+        assert!(rewrite("[model]\nmodel = \"m\"\n").is_none());
     }
 }

@@ -9,8 +9,10 @@ use toolgate_core::routing::{Router, Visible};
 use toolgate_core::{Catalog, Encoding, GroupId, MetaTool, TokenCounter, ToolDefinition};
 use toolgate_tools::Toolbox;
 
-use super::tools::{print, routing_config, tool_setup};
+use super::tool_setup::ToolSetup;
 use crate::cli::RouteArgs;
+use crate::output::print;
+use crate::settings::Settings;
 
 /// Ranked groups shown.
 const SHOWN: usize = 5;
@@ -21,13 +23,14 @@ pub(crate) fn run(args: &RouteArgs) -> anyhow::Result<()> {
         .build()
         .context("starting the async runtime")?;
     runtime.block_on(async {
-        let mut setup = tool_setup(&args.tools)?;
+        let settings = Settings::load(args.tools.config.as_deref())?;
+        let mut setup = ToolSetup::new(&args.tools, &settings)?;
         // Route over what the upstreams really offer.
         setup.start_upstreams_eagerly();
         let mut options = setup.into_options();
         options.meta_tools = vec![MetaTool::UnloadToolGroup];
         let (toolbox, _) = Toolbox::start(options).await?;
-        let config = routing_config(args.tools.config.as_deref())?;
+        let config = settings.routing;
         let counter = TokenCounter::new(Encoding::default()).context("loading the tokenizer")?;
         let output = toolbox.with_catalog(|catalog| -> anyhow::Result<String> {
             let router = Router::lexical(catalog, config.validate(catalog)?);

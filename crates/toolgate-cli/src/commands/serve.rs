@@ -15,13 +15,15 @@ use toolgate_mcp::{
 use toolgate_store::{ConversationId, ConversationStore, MemoryStore};
 use toolgate_tools::StartReport;
 
+use super::tool_setup::ToolSetup;
 use crate::cli::ServeArgs;
+use crate::settings::Settings;
 
 /// The environment variable holding the HTTP bearer token.
 const TOKEN_VARIABLE: &str = "TOOLGATE_TOKEN";
 
 pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
-    super::tools::init_logging();
+    crate::output::init_logging();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -35,7 +37,7 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
             )
             .await
         } else {
-            let (store, path) = super::tools::open_sqlite(args.store.as_deref(), "sessions.db")?;
+            let (store, path) = crate::store::open_sqlite(args.store.as_deref(), "sessions.db")?;
             serve(args, store, format!("SQLite {}", path.display())).await
         }
     })
@@ -54,7 +56,8 @@ async fn serve<S: ConversationStore + 'static>(
             args.listen
         );
     }
-    let setup = super::tools::tool_setup(&args.tools)?;
+    let settings = Settings::load(args.tools.config.as_deref())?;
+    let setup = ToolSetup::new(&args.tools, &settings)?;
     let config_files = setup.config_files;
     let manifest_dirs = setup.options.manifest_dirs.clone();
     let options = GatewayOptions {
@@ -62,7 +65,7 @@ async fn serve<S: ConversationStore + 'static>(
         upstreams: setup.upstreams,
         session_idle_timeout: Duration::from_secs(args.session_idle_minutes.max(1) * 60),
         routing: if args.route {
-            Some(super::tools::routing_config(args.tools.config.as_deref())?)
+            Some(settings.routing)
         } else {
             None
         },
@@ -83,7 +86,7 @@ async fn serve<S: ConversationStore + 'static>(
     if args.stdio {
         let session = args.session.clone().unwrap_or_else(new_session_name);
         banner.push_str(&format!("Serving MCP on stdio, session '{session}'.\n"));
-        super::tools::eprint(&banner);
+        crate::output::eprint(&banner);
         let handler = GatewayHandler::new(
             Arc::clone(&gateway),
             SessionSource::Fixed(ConversationId::new(session)),
@@ -100,7 +103,7 @@ async fn serve<S: ConversationStore + 'static>(
         let address = listener.local_addr()?;
         let url = format!("http://{address}{MCP_PATH}");
         banner.push_str(&connect_help(&url, token.is_some()));
-        super::tools::eprint(&banner);
+        crate::output::eprint(&banner);
         let http = HttpOptions {
             bearer_token: token,
             allowed_hosts: args.allowed_host.clone(),
@@ -110,7 +113,7 @@ async fn serve<S: ConversationStore + 'static>(
         let server = serve_http(Arc::clone(&gateway), listener, http, shutdown.clone());
         tokio::select! {
             result = server => result.context("serving HTTP")?,
-            _ = tokio::signal::ctrl_c() => super::tools::eprint("Shutting down.\n"),
+            _ = tokio::signal::ctrl_c() => crate::output::eprint("Shutting down.\n"),
         }
     }
     shutdown.cancel();
@@ -173,9 +176,9 @@ fn describe_start<S: ConversationStore + 'static>(
 ) {
     use std::fmt::Write as _;
     let _ = writeln!(out, "toolgate {} MCP gateway", env!("CARGO_PKG_VERSION"));
-    super::tools::describe_sources(out, report, config_files, manifest_dirs);
+    super::banner::describe_sources(out, report, config_files, manifest_dirs);
     let _ = writeln!(out, "  sessions:  {store}");
-    gateway.with_catalog(|catalog| super::tools::describe_catalog(out, catalog, report));
+    gateway.with_catalog(|catalog| super::banner::describe_catalog(out, catalog, report));
 }
 
 fn connect_help(url: &str, token: bool) -> String {

@@ -71,7 +71,7 @@ fn a_bad_config_names_the_file_and_the_upstream() {
     assert!(!output.status.success());
     assert!(
         stderr(&output).contains(
-            "toolgate.toml: upstream 'git': needs `command` (stdio) or `url` (streamable HTTP)"
+            "toolgate.toml:1: upstream 'git': needs `command` (stdio) or `url` (streamable HTTP)"
         ),
         "{}",
         stderr(&output)

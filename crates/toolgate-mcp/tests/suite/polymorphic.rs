@@ -4,7 +4,6 @@
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use toolgate_core::Alias;
-use toolgate_mcp::config::parse_tool_settings;
 use toolgate_store::MemoryStore;
 use toolgate_tools::{GroupExposure, GroupSettings};
 
@@ -239,83 +238,6 @@ async fn a_group_that_cannot_be_one_tool_stops_the_start_with_the_reason() {
         error,
         "group `time` cannot be exposed as one polymorphic tool: the action policy names unknown actions: nope (the actions are: now, convert)"
     );
-}
-
-#[test]
-fn groups_aliases_and_web_settings_parse_from_toml() {
-    let settings = parse_tool_settings(
-        r#"
-[groups.github]
-expose = "polymorphic"
-deny_actions = ["delete_repository"]
-
-[groups.web]
-expose = "tools"
-
-[aliases]
-search_web = { tool = "web", action = "search" }
-view_system_prompt = { tool = "prompt_manager", action = "view", arguments = { prompt_type = "system" } }
-old_clock = "clock"
-
-[web]
-search_url = "http://127.0.0.1:8888"
-searches_per_turn = 3
-timeout_seconds = 2.5
-"#,
-        std::path::Path::new("toolgate.toml"),
-    )
-    .unwrap();
-    assert_eq!(
-        settings.groups["github"],
-        polymorphic(ActionPolicy {
-            allow: None,
-            deny: vec!["delete_repository".to_owned()]
-        })
-    );
-    assert_eq!(settings.groups["web"].expose, Some(GroupExposure::Tools));
-    let aliases: Vec<(&str, Value)> = settings
-        .aliases
-        .iter()
-        .map(|(old, alias)| (old.as_str(), alias.arguments(json!({}))))
-        .collect();
-    assert_eq!(
-        aliases,
-        [
-            ("old_clock", json!({})),
-            ("search_web", json!({"action": "search"})),
-            (
-                "view_system_prompt",
-                json!({"action": "view", "prompt_type": "system"})
-            ),
-        ]
-    );
-    assert_eq!(
-        settings.web.search_url.as_deref(),
-        Some("http://127.0.0.1:8888")
-    );
-    assert_eq!(settings.web.searches_per_turn, 3);
-    assert_eq!(settings.web.max_content_chars, 40_000);
-    assert_eq!(settings.web.timeout, std::time::Duration::from_millis(2500));
-
-    for (text, error) in [
-        (
-            "[groups.x]\nexpose = \"merged\"\n",
-            "toolgate.toml: [groups.x]: `expose` is \"tools\" or \"polymorphic\", not \"merged\"",
-        ),
-        (
-            "[web]\nsearch_url = \"ftp://x\"\n",
-            "toolgate.toml: [web]: `search_url` must start with http:// or https://, got `ftp://x`",
-        ),
-        (
-            "[aliases]\nold = \"has space\"\n",
-            "toolgate.toml: [aliases] `old`: the tool is not a valid name: ",
-        ),
-    ] {
-        let message = parse_tool_settings(text, std::path::Path::new("toolgate.toml"))
-            .unwrap_err()
-            .to_string();
-        assert!(message.starts_with(error), "{message}");
-    }
 }
 
 #[tokio::test]

@@ -1,0 +1,131 @@
+//! What `serve`, `chat`, `route` and `migrate` share: the tools the command
+//! line describes (the tool options, the configuration's sections, the
+//! `mcpServers` files), turned into toolbox options and upstreams.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context, bail};
+use toolgate_mcp::Upstream;
+use toolgate_mcp::config::{UpstreamConfig, parse_mcp_servers_json};
+use toolgate_tools::{BuiltinConfig, FilesAccess, ListedSource, Startup, ToolboxOptions};
+
+use crate::cli::ToolArgs;
+use crate::settings::Settings;
+
+/// The tools the arguments describe: the toolbox options, the upstream MCP
+/// servers, and the configuration files they came from.
+pub(crate) struct ToolSetup {
+    pub(crate) options: ToolboxOptions,
+    pub(crate) upstreams: Vec<UpstreamConfig>,
+    pub(crate) config_files: Vec<PathBuf>,
+}
+
+impl ToolSetup {
+    /// The tools `args` and `settings` describe; `--mcp-config` files are
+    /// read here.
+    pub(crate) fn new(args: &ToolArgs, settings: &Settings) -> anyhow::Result<Self> {
+        let mut setup = Self::upstreams(settings, &args.mcp_config)?;
+        let tools = &settings.tools;
+        setup.options = ToolboxOptions {
+            manifest_dirs: manifest_dirs(&args.manifests),
+            jsonl_catalogs: args.jsonl.clone(),
+            builtins: (!args.no_builtins).then(|| BuiltinConfig {
+                files_access: if args.allow_write {
+                    FilesAccess::ReadWrite
+                } else {
+                    FilesAccess::ReadOnly
+                },
+                web: tools.web.clone(),
+                ..BuiltinConfig::new(&args.files_root)
+            }),
+            groups: tools.groups.clone(),
+            aliases: tools.aliases.clone(),
+            ..ToolboxOptions::default()
+        };
+        Ok(setup)
+    }
+
+    /// The upstreams of `settings` and of the `mcpServers` files, with no
+    /// other tools. A name declared twice is an error.
+    pub(crate) fn upstreams(settings: &Settings, mcp_config: &[PathBuf]) -> anyhow::Result<Self> {
+        let mut upstreams = settings.upstreams.clone();
+        let mut config_files: Vec<PathBuf> =
+            settings.path().map(Path::to_path_buf).into_iter().collect();
+        for path in mcp_config {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("reading {}", path.display()))?;
+            for upstream in parse_mcp_servers_json(&text, path)? {
+                if upstreams.iter().any(|u| u.name == upstream.name) {
+                    bail!(
+                        "{}: upstream '{}' is already declared in {}",
+                        path.display(),
+                        upstream.name,
+                        config_files
+                            .iter()
+                            .map(|f| f.display().to_string())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    );
+                }
+                upstreams.push(upstream);
+            }
+            config_files.push(path.clone());
+        }
+        Ok(Self {
+            options: ToolboxOptions::default(),
+            upstreams,
+            config_files,
+        })
+    }
+
+    /// Starts every upstream with the toolbox, so its tools are known at
+    /// once (to route over them, or to report on them).
+    pub(crate) fn start_upstreams_eagerly(&mut self) {
+        for upstream in &mut self.upstreams {
+            upstream.startup = Startup::Eager;
+        }
+    }
+
+    /// The toolbox options with the upstreams as its listed sources.
+    pub(crate) fn into_options(self) -> ToolboxOptions {
+        let mut options = self.options;
+        options.listed = self
+            .upstreams
+            .into_iter()
+            .map(|config| Arc::new(Upstream::new(config)) as Arc<dyn ListedSource>)
+            .collect();
+        options
+    }
+}
+
+/// The manifest directories given, else `./tools` when it exists.
+fn manifest_dirs(given: &[PathBuf]) -> Vec<PathBuf> {
+    if given.is_empty() {
+        let default = PathBuf::from("tools");
+        if default.is_dir() {
+            return vec![default];
+        }
+    }
+    given.to_vec()
+}
+
+/// The client of a `[routing.embeddings]` endpoint, with its key from the
+/// environment variable the settings name.
+pub(crate) fn embeddings_client(
+    settings: &toolgate_core::routing::semantic::EmbeddingsConfig,
+) -> anyhow::Result<toolgate_llm::EmbeddingsClient> {
+    use toolgate_llm::{ApiKey, ProviderConfig, ProviderKind};
+    let mut config = ProviderConfig::new(ProviderKind::OpenAi, &settings.base_url, &settings.model);
+    if let Some(variable) = &settings.api_key_env {
+        let key = std::env::var(variable)
+            .ok()
+            .filter(|k| !k.trim().is_empty())
+            .with_context(|| {
+                format!("[routing.embeddings] api_key_env names {variable}, which is not set")
+            })?;
+        config.api_key = Some(ApiKey::new(key.trim()));
+        config.key_source = format!("the environment variable {variable}");
+    }
+    Ok(toolgate_llm::EmbeddingsClient::new(config)?)
+}

@@ -1,0 +1,29 @@
+//! Where the command line's output goes: data to stdout, everything else
+//! (logs, banners, progress) to stderr, each written at once.
+
+use std::io::Write;
+
+/// Logs to stderr, at `warn` unless TOOLGATE_LOG says otherwise.
+pub(crate) fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("TOOLGATE_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .try_init();
+}
+
+/// Writes `text` to stdout at once.
+pub(crate) fn print(text: &str) {
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(text.as_bytes());
+    let _ = stdout.flush();
+}
+
+/// Writes `text` to stderr at once.
+pub(crate) fn eprint(text: &str) {
+    let mut stderr = std::io::stderr().lock();
+    let _ = stderr.write_all(text.as_bytes());
+    let _ = stderr.flush();
+}

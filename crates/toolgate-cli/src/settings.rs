@@ -1,0 +1,282 @@
+//! `toolgate.toml`, read once. The command line is the only owner of the
+//! file: it reads it here, each section into the type of the crate that uses
+//! it (`[[upstream]]` for toolgate-mcp, `[groups]`, `[aliases]` and `[web]`
+//! for toolgate-tools, `[routing]` for toolgate-core, `[model]` for
+//! toolgate-llm, `[agent]` for `toolgate chat`), and hands each its own.
+//!
+//! An error names the file, the line and the table or key at fault.
+//! Unknown tables and keys are errors, so a typo is never silently ignored.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use toml::Spanned;
+use toolgate_core::routing::RoutingConfig;
+use toolgate_llm::ModelSettings;
+use toolgate_mcp::config::{RawUpstream, UpstreamConfig, first_duplicate};
+use toolgate_tools::{RawAlias, RawGroupSettings, RawWebSettings, ToolSettings};
+
+/// The configuration file read when `--config` is not given, if it exists.
+pub(crate) const DEFAULT_CONFIG_FILE: &str = "toolgate.toml";
+
+/// The `[agent]` table: the agent `toolgate chat` speaks as, created from it
+/// on first use.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct AgentSettings {
+    /// Its id (default `default`).
+    pub(crate) id: Option<String>,
+    /// Its name.
+    pub(crate) name: Option<String>,
+    /// Its system prompt.
+    pub(crate) system_prompt: Option<String>,
+    /// Other prompts, by type.
+    pub(crate) prompts: BTreeMap<String, String>,
+    /// The groups and tools it may use; empty: all of them.
+    pub(crate) tools: Vec<String>,
+}
+
+/// Every section of the configuration, checked, with the file it came from.
+#[derive(Debug, Default)]
+pub(crate) struct Settings {
+    /// The file, when there is one.
+    pub(crate) file: Option<SettingsFile>,
+    /// `[[upstream]]`: the MCP servers.
+    pub(crate) upstreams: Vec<UpstreamConfig>,
+    /// `[groups]`, `[aliases]` and `[web]`.
+    pub(crate) tools: ToolSettings,
+    /// `[routing]`.
+    pub(crate) routing: RoutingConfig,
+    /// `[model]`.
+    pub(crate) model: ModelSettings,
+    /// `[agent]`.
+    pub(crate) agent: AgentSettings,
+}
+
+/// A configuration file as read.
+#[derive(Debug)]
+pub(crate) struct SettingsFile {
+    /// Where it is.
+    pub(crate) path: PathBuf,
+    /// Its text.
+    pub(crate) text: String,
+    /// Where the `[agent] tools` array sits in the text, for `toolgate
+    /// migrate` to rewrite it in place.
+    pub(crate) agent_tools: Option<Range<usize>>,
+}
+
+/// A configuration that does not check: the file, the line (when one is at
+/// fault), the table or key, and why.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct SettingsError {
+    path: PathBuf,
+    line: Option<usize>,
+    place: Option<String>,
+    reason: String,
+}
+
+impl fmt::Display for SettingsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.path.display())?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+        }
+        if let Some(place) = &self.place {
+            write!(f, ": {place}")?;
+        }
+        write!(f, ": {}", self.reason)
+    }
+}
+
+impl std::error::Error for SettingsError {}
+
+impl Settings {
+    /// The configuration in use: `given`, else `./toolgate.toml` when it
+    /// exists; the defaults when there is neither.
+    pub(crate) fn load(given: Option<&Path>) -> anyhow::Result<Self> {
+        let Some(path) = config_file(given) else {
+            return Ok(Self::default());
+        };
+        let text = std::fs::read_to_string(&path)
+            .map_err(|error| anyhow::anyhow!("reading {}: {error}", path.display()))?;
+        Ok(Self::parse(text, path)?)
+    }
+
+    /// Parses and checks a configuration; `path` names it in errors.
+    pub(crate) fn parse(text: String, path: PathBuf) -> Result<Self, SettingsError> {
+        let at = |span: Range<usize>, place: String, reason: String| SettingsError {
+            line: Some(line_of(&text, span.start)),
+            path: path.clone(),
+            place: Some(place),
+            reason,
+        };
+        let raw: RawSettings = toml::from_str(&text).map_err(|error| SettingsError {
+            path: path.clone(),
+            line: None,
+            place: None,
+            reason: error.to_string().trim_end().to_owned(),
+        })?;
+        let mut upstreams = Vec::new();
+        let mut lines = Vec::new();
+        for (index, entry) in raw.upstream.into_iter().enumerate() {
+            let span = entry.span();
+            let entry = entry.into_inner();
+            let place = match entry.name() {
+                Some(name) => format!("upstream '{name}'"),
+                None => format!("[[upstream]] number {}", index + 1),
+            };
+            let upstream = entry
+                .into_config(None)
+                .map_err(|error| at(span.clone(), place, error.to_string()))?;
+            upstreams.push(upstream);
+            lines.push(span);
+        }
+        if let Some(twice) = first_duplicate(&upstreams) {
+            let last = upstreams
+                .iter()
+                .rposition(|u| &u.name == twice)
+                .unwrap_or(0);
+            return Err(at(
+                lines[last].clone(),
+                format!("upstream '{twice}'"),
+                "declared twice".to_owned(),
+            ));
+        }
+        let mut tools = ToolSettings::default();
+        for (id, group) in raw.groups {
+            let span = group.span();
+            let settings = group
+                .into_inner()
+                .into_settings()
+                .map_err(|error| at(span, format!("[groups.{id}]"), error.to_string()))?;
+            tools.groups.insert(id, settings);
+        }
+        for (old, alias) in raw.aliases {
+            let span = alias.span();
+            let alias = alias
+                .into_inner()
+                .into_alias()
+                .map_err(|error| at(span, format!("[aliases] `{old}`"), error.to_string()))?;
+            tools.aliases.push((old, alias));
+        }
+        if let Some(web) = raw.web {
+            let span = web.span();
+            tools.web = web
+                .into_inner()
+                .into_config()
+                .map_err(|error| at(span, "[web]".to_owned(), error.to_string()))?;
+        }
+        let (agent, agent_tools) = match raw.agent {
+            Some(agent) => agent.into_settings(),
+            None => (AgentSettings::default(), None),
+        };
+        Ok(Self {
+            upstreams,
+            tools,
+            routing: raw.routing.unwrap_or_default(),
+            model: raw.model.unwrap_or_default(),
+            agent,
+            file: Some(SettingsFile {
+                path,
+                text,
+                agent_tools,
+            }),
+        })
+    }
+
+    /// The configuration file's path, when there is one.
+    pub(crate) fn path(&self) -> Option<&Path> {
+        self.file.as_ref().map(|file| file.path.as_path())
+    }
+
+    /// `path` as written in the configuration: relative to the file.
+    pub(crate) fn relative_to_file(&self, path: &Path) -> PathBuf {
+        match self.path().and_then(Path::parent) {
+            Some(dir) if path.is_relative() => dir.join(path),
+            _ => path.to_path_buf(),
+        }
+    }
+}
+
+/// The configuration file in use: `given`, else `./toolgate.toml` when it
+/// exists.
+pub(crate) fn config_file(given: Option<&Path>) -> Option<PathBuf> {
+    match given {
+        Some(path) => Some(path.to_path_buf()),
+        None => Some(PathBuf::from(DEFAULT_CONFIG_FILE)).filter(|p| p.is_file()),
+    }
+}
+
+/// The file as written: each section in its owner's raw form.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSettings {
+    #[serde(default)]
+    upstream: Vec<Spanned<RawUpstream>>,
+    #[serde(default)]
+    model: Option<ModelSettings>,
+    #[serde(default)]
+    routing: Option<RoutingConfig>,
+    #[serde(default)]
+    web: Option<Spanned<RawWebSettings>>,
+    #[serde(default)]
+    groups: BTreeMap<String, Spanned<RawGroupSettings>>,
+    #[serde(default)]
+    aliases: BTreeMap<String, Spanned<RawAlias>>,
+    #[serde(default)]
+    agent: Option<RawAgent>,
+}
+
+/// The `[agent]` table as written.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawAgent {
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    system_prompt: Option<String>,
+    #[serde(default)]
+    prompts: BTreeMap<String, String>,
+    #[serde(default)]
+    tools: Option<Spanned<Vec<String>>>,
+}
+
+impl RawAgent {
+    /// The settings, and where the tools array sits.
+    fn into_settings(self) -> (AgentSettings, Option<Range<usize>>) {
+        let Self {
+            id,
+            name,
+            system_prompt,
+            prompts,
+            tools,
+        } = self;
+        let span = tools.as_ref().map(Spanned::span);
+        let settings = AgentSettings {
+            id,
+            name,
+            system_prompt,
+            prompts,
+            tools: tools.map(Spanned::into_inner).unwrap_or_default(),
+        };
+        (settings, span)
+    }
+}
+
+/// The 1-based line of byte `offset` in `text`.
+fn line_of(text: &str, offset: usize) -> usize {
+    let offset = offset.min(text.len());
+    text.as_bytes()[..offset]
+        .iter()
+        .filter(|byte| **byte == b'\n')
+        .count()
+        + 1
+}
+
+#[cfg(test)]
+#[path = "settings_tests.rs"]
+mod tests;

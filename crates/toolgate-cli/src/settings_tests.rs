@@ -1,0 +1,171 @@
+use std::time::Duration;
+
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+use toolgate_core::ActionPolicy;
+use toolgate_tools::{GroupExposure, GroupSettings, Startup};
+
+use super::*;
+
+fn parse(text: &str) -> Result<Settings, SettingsError> {
+    Settings::parse(text.to_owned(), PathBuf::from("toolgate.toml"))
+}
+
+fn error(text: &str) -> String {
+    parse(text).unwrap_err().to_string()
+}
+
+#[test]
+fn each_section_reaches_its_owner_checked() {
+    let settings = parse(
+        r#"
+[[upstream]]
+name = "git"
+command = "uvx"
+args = ["mcp-server-git"]
+eager = true
+
+[groups.github]
+expose = "polymorphic"
+deny_actions = ["delete_repository"]
+
+[groups.web]
+expose = "tools"
+
+[aliases]
+search_web = { tool = "web", action = "search" }
+view_system_prompt = { tool = "prompt_manager", action = "view", arguments = { prompt_type = "system" } }
+old_clock = "clock"
+
+[web]
+search_url = "http://127.0.0.1:8888"
+searches_per_turn = 3
+timeout_seconds = 2.5
+
+[routing]
+recovery_groups = ["git"]
+
+[model]
+provider = "anthropic"
+model = "claude"
+
+[agent]
+id = "sage"
+tools = ["web", "time"]
+"#,
+    )
+    .unwrap();
+    assert_eq!(settings.upstreams.len(), 1);
+    assert_eq!(settings.upstreams[0].name.as_str(), "git");
+    assert_eq!(settings.upstreams[0].startup, Startup::Eager);
+    assert_eq!(
+        settings.tools.groups["github"],
+        GroupSettings {
+            expose: Some(GroupExposure::Polymorphic),
+            policy: ActionPolicy {
+                allow: None,
+                deny: vec!["delete_repository".to_owned()]
+            }
+        }
+    );
+    assert_eq!(
+        settings.tools.groups["web"].expose,
+        Some(GroupExposure::Tools)
+    );
+    let aliases: Vec<(&str, Value)> = settings
+        .tools
+        .aliases
+        .iter()
+        .map(|(old, alias)| (old.as_str(), alias.arguments(json!({}))))
+        .collect();
+    assert_eq!(
+        aliases,
+        [
+            ("old_clock", json!({})),
+            ("search_web", json!({"action": "search"})),
+            (
+                "view_system_prompt",
+                json!({"action": "view", "prompt_type": "system"})
+            ),
+        ]
+    );
+    let web = &settings.tools.web;
+    assert_eq!(web.search_url.as_deref(), Some("http://127.0.0.1:8888"));
+    assert_eq!(web.searches_per_turn, 3);
+    assert_eq!(web.max_content_chars, 40_000);
+    assert_eq!(web.timeout, Duration::from_millis(2500));
+    assert_eq!(settings.routing.recovery_groups, ["git"]);
+    assert_eq!(settings.model.model.as_deref(), Some("claude"));
+    assert_eq!(settings.agent.id.as_deref(), Some("sage"));
+    assert_eq!(settings.agent.tools, ["web", "time"]);
+    let file = settings.file.as_ref().unwrap();
+    let span = file.agent_tools.clone().unwrap();
+    assert_eq!(&file.text[span], r#"["web", "time"]"#);
+}
+
+#[test]
+fn an_error_names_the_file_the_line_and_the_entry() {
+    let cases = [
+        (
+            "[[upstream]]\nname = \"a\"\n",
+            "toolgate.toml:1: upstream 'a': needs `command` (stdio) or `url` (streamable HTTP)",
+        ),
+        (
+            "# servers\n\n[[upstream]]\nname = \"a\"\nurl = \"ftp://h\"\n",
+            "toolgate.toml:3: upstream 'a': `url` must start with http:// or https://, got `ftp://h`",
+        ),
+        (
+            "[[upstream]]\ncommand = \"x\"\n",
+            "toolgate.toml:1: [[upstream]] number 1: has no `name`",
+        ),
+        (
+            "[[upstream]]\nname = \"a\"\ncommand = \"x\"\n\n[[upstream]]\nname = \"a\"\ncommand = \"y\"\n",
+            "toolgate.toml:5: upstream 'a': declared twice",
+        ),
+        (
+            "[web]\nsearches_per_turn = 2\n\n[groups.x]\nexpose = \"merged\"\n",
+            "toolgate.toml:4: [groups.x]: `expose` is \"tools\" or \"polymorphic\", not \"merged\"",
+        ),
+        (
+            "[web]\nsearch_url = \"ftp://x\"\n",
+            "toolgate.toml:1: [web]: `search_url` must start with http:// or https://, got `ftp://x`",
+        ),
+    ];
+    for (text, expected) in cases {
+        assert_eq!(error(text), expected, "{text}");
+    }
+    let alias = error("[aliases]\nold = \"has space\"\n");
+    assert!(
+        alias.starts_with("toolgate.toml:2: [aliases] `old`: the tool is not a valid name: "),
+        "{alias}"
+    );
+}
+
+#[test]
+fn a_typo_or_bad_toml_is_an_error_with_its_line() {
+    let unknown = error("[[upstream]]\nname = \"a\"\ncommand = \"x\"\ncomand = \"y\"\n");
+    assert!(unknown.starts_with("toolgate.toml: "), "{unknown}");
+    assert!(unknown.contains("line 4"), "{unknown}");
+    assert!(unknown.contains("unknown field `comand`"), "{unknown}");
+    let table = error("[modle]\nmodel = \"m\"\n");
+    assert!(table.contains("unknown field `modle`"), "{table}");
+    let syntax = error("[web\n");
+    assert!(syntax.contains("line 1"), "{syntax}");
+}
+
+#[test]
+fn paths_in_the_file_are_relative_to_it() {
+    let settings = Settings::parse(String::new(), PathBuf::from("conf/toolgate.toml")).unwrap();
+    assert_eq!(
+        settings.relative_to_file(Path::new("key.txt")),
+        PathBuf::from("conf/key.txt")
+    );
+    assert_eq!(
+        settings.relative_to_file(Path::new("/etc/key.txt")),
+        PathBuf::from("/etc/key.txt")
+    );
+    assert_eq!(
+        Settings::default().relative_to_file(Path::new("k")),
+        PathBuf::from("k")
+    );
+}
