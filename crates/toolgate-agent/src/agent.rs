@@ -7,9 +7,9 @@
 //! history (RFC-044), the system prompt carries the group listing, and each
 //! model call sends the active set's schemas. A successful `load_tool_group`
 //! widens the set for the next model call of the same turn. The steps live
-//! beside this file: [`crate::turn`] (one turn's state and its model calls),
-//! [`crate::routing`] (pre-loads and escalation) and [`crate::tool_calls`]
-//! (running one response's calls).
+//! beside this file: `turn.rs` (one turn's state and its model calls),
+//! `routing.rs` (pre-loads and escalation) and `tool_calls.rs` (running one
+//! response's calls).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -94,8 +94,7 @@ pub struct Agent<S> {
 
 impl<S: ConversationStore + AgentStore> Agent<S> {
     /// An agent. `counter` measures the tool schemas of each model call for
-    /// its [`CallReport`](crate::CallReport) (building one takes a moment:
-    /// share it).
+    /// its call reports (building one takes a moment: share it).
     pub fn new(
         model: Arc<dyn ChatModel>,
         toolbox: Arc<Toolbox>,

@@ -8,6 +8,7 @@
 
 mod agent;
 mod event;
+mod progress;
 mod routing;
 mod semantic;
 mod tool_calls;

@@ -4,47 +4,16 @@
 //! restricted turn that makes no progress escalates to the whole catalog.
 
 use toolgate_core::Message;
-use toolgate_core::routing::{NoProgress, Router, Visible};
+use toolgate_core::routing::{Router, Visible};
 use toolgate_store::{AgentStore, ConversationStore, StoredMessage};
 
 use crate::agent::{Agent, AgentError};
 use crate::event::{TurnEvent, TurnEvents};
+use crate::progress::CallOutcome;
 use crate::turn::{Scope, Turn};
 
 /// Earlier user turns the router reads as context.
 const ROUTING_CONTEXT_TURNS: usize = 3;
-
-/// How a tool call ended, for the no-progress rule.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum CallOutcome {
-    Succeeded,
-    Failed,
-    /// Refused: the tool is outside the visible set.
-    Outside,
-}
-
-/// Failed calls in a row, across the turn's model calls.
-#[derive(Debug, Default)]
-pub(crate) struct Progress {
-    failed_in_a_row: usize,
-}
-
-impl Progress {
-    /// Why the turn should escalate after these calls, if it should.
-    fn escalation(&mut self, outcomes: &[CallOutcome], rule: NoProgress) -> Option<String> {
-        for outcome in outcomes {
-            match outcome {
-                CallOutcome::Outside if rule.outside_call => {
-                    return Some("the model called a tool outside the visible set".to_owned());
-                }
-                CallOutcome::Outside | CallOutcome::Failed => self.failed_in_a_row += 1,
-                CallOutcome::Succeeded => self.failed_in_a_row = 0,
-            }
-        }
-        (rule.failed_calls > 0 && self.failed_in_a_row >= rule.failed_calls)
-            .then(|| format!("{} tool calls failed in a row", self.failed_in_a_row))
-    }
-}
 
 impl<S: ConversationStore + AgentStore> Agent<S> {
     /// Routes the user's turn: pre-loads the groups its tier shows (recorded

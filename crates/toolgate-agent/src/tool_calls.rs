@@ -19,7 +19,7 @@ use toolgate_tools::{CallContext, ToolCallError, ToolOutput, Toolbox};
 
 use crate::agent::{Agent, AgentError};
 use crate::event::{TurnEvent, TurnEvents};
-use crate::routing::CallOutcome;
+use crate::progress::CallOutcome;
 use crate::turn::{Scope, Turn};
 
 /// What the model reads for a call cancelled with its turn.

@@ -15,7 +15,7 @@ use toolgate_tools::CallContext;
 
 use crate::agent::{Agent, AgentError};
 use crate::event::{CallReport, TurnEvent, TurnEvents};
-use crate::routing::Progress;
+use crate::progress::Progress;
 use crate::transcript::chat_messages;
 
 /// What a turn's model calls may see and call.

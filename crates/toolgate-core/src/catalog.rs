@@ -12,12 +12,12 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
+use crate::action::ACTION_PARAMETER;
 use crate::error::CatalogError;
 use crate::group::ToolGroup;
 use crate::meta_tool::load_tool_group_definition;
 use crate::name::{GroupId, ToolName};
 use crate::origin::Origin;
-use crate::polymorphic::ACTION_PARAMETER;
 use crate::tool::ToolDefinition;
 
 /// Whether a tool is offered at all.

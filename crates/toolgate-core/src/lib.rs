@@ -10,6 +10,7 @@
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod action;
 mod active_set;
 mod catalog;
 mod contract;
@@ -29,6 +30,7 @@ pub mod routing;
 mod tokens;
 mod tool;
 
+pub use action::{ACTION_PARAMETER, Action, ActionPolicy};
 pub use active_set::ActiveToolSet;
 pub use catalog::{Alias, Catalog, CatalogTool, GroupListing, GroupVisibility, ToolState};
 pub use contract::{
@@ -57,8 +59,7 @@ pub use outcome::{
     MetaError, NotAvailable, UnloadGroupError,
 };
 pub use polymorphic::{
-    ACTION_PARAMETER, Action, ActionCall, ActionError, ActionPolicy, PolymorphicError,
-    PolymorphicTool, action_names, typed_result,
+    ActionCall, ActionError, PolymorphicError, PolymorphicTool, action_names, typed_result,
 };
 pub use prompt::{
     GROUP_DESCRIPTION_MAX_CHARS, listing_description, system_prompt, tool_groups_section,

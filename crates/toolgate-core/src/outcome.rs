@@ -3,7 +3,7 @@
 //!
 //! These are results, not errors of this crate: a failed load is a normal tool
 //! result the model learns from. Each type's `Display` (written in
-//! [`crate::contract`], with every other text the model reads) is the exact
+//! in `contract.rs`, with every other text the model reads) is the exact
 //! contract text, and `kind()` is the stable machine-readable code.
 
 use serde_json::{Value, json};

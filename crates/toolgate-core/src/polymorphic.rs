@@ -16,68 +16,11 @@ use std::fmt;
 
 use serde_json::{Map, Value, json};
 
+use crate::action::{ACTION_PARAMETER, Action, ActionPolicy};
 use crate::contract::ActionFault;
 use crate::error::SchemaError;
 use crate::name::ToolName;
 use crate::tool::{ToolDefinition, one_line};
-
-/// The parameter that names the action.
-pub const ACTION_PARAMETER: &str = "action";
-
-/// One operation of a polymorphic tool.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Action {
-    /// The value of `action` that selects it, e.g. `search`.
-    pub name: String,
-    /// What it does, for the model.
-    pub description: String,
-    /// Its arguments: an object schema (`properties`, `required`).
-    pub parameters: Map<String, Value>,
-}
-
-impl Action {
-    /// An action from its schema's parts.
-    pub fn new(
-        name: impl Into<String>,
-        description: impl Into<String>,
-        parameters: Map<String, Value>,
-    ) -> Self {
-        Self {
-            name: name.into(),
-            description: description.into(),
-            parameters,
-        }
-    }
-
-    fn properties(&self) -> impl Iterator<Item = (&String, &Value)> {
-        self.parameters
-            .get("properties")
-            .and_then(Value::as_object)
-            .into_iter()
-            .flatten()
-    }
-
-    fn required(&self) -> impl Iterator<Item = &str> {
-        self.parameters
-            .get("required")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-    }
-
-    /// The allowed values of `parameter` in this action's schema, when it is a
-    /// string enum.
-    fn enum_values(&self, parameter: &str) -> Option<Vec<&str>> {
-        let values = self
-            .parameters
-            .get("properties")?
-            .get(parameter)?
-            .get("enum")?
-            .as_array()?;
-        values.iter().map(Value::as_str).collect()
-    }
-}
 
 /// Why a polymorphic tool could not be built.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -112,39 +55,6 @@ pub enum PolymorphicError {
         /// What is wrong with it.
         source: SchemaError,
     },
-}
-
-/// Which actions callers may use. Denied actions are left out of the schema,
-/// and a call naming one is refused with the allowed ones listed.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ActionPolicy {
-    /// When set, only these actions are allowed.
-    pub allow: Option<Vec<String>>,
-    /// These actions are refused, whatever `allow` says.
-    pub deny: Vec<String>,
-}
-
-impl ActionPolicy {
-    /// Whether `action` may be called.
-    pub fn allows(&self, action: &str) -> bool {
-        let allowed = self
-            .allow
-            .as_ref()
-            .is_none_or(|allow| allow.iter().any(|a| a == action));
-        allowed && !self.deny.iter().any(|a| a == action)
-    }
-
-    /// Names the policy mentions that are not among `actions`: a typo in the
-    /// configuration would otherwise allow or deny nothing, silently.
-    pub fn unknown_actions<'a>(&'a self, actions: &'a [&str]) -> Vec<&'a str> {
-        self.allow
-            .iter()
-            .flatten()
-            .chain(&self.deny)
-            .map(String::as_str)
-            .filter(|name| !actions.contains(name))
-            .collect()
-    }
 }
 
 /// A tool with an `action` enum. Build it with [`PolymorphicTool::new`] or

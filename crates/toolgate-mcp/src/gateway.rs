@@ -1,7 +1,7 @@
 //! [`Gateway`]: the tool runtime, the upstreams and the sessions, with the
 //! operations an MCP server exposes: list the session's tools, answer the
-//! meta-tools, call tools. Transport-free: the rmcp handler
-//! ([`crate::handler`]) translates requests into these calls.
+//! meta-tools, call tools. Transport-free: the rmcp handler (`handler.rs`)
+//! translates requests into these calls.
 //!
 //! What the tools do is the [`Toolbox`]'s business and what the meta-tools
 //! answer is [`toolgate_core::MetaTools`]'; the gateway keeps the session

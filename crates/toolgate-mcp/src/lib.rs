@@ -16,6 +16,7 @@ mod relay;
 mod session;
 mod session_store;
 mod upstream;
+mod upstream_source;
 
 pub use gateway::{Gateway, GatewayOptions, SessionRef};
 pub use handler::{GatewayHandler, SessionSource};

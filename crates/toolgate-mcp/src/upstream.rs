@@ -19,7 +19,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use async_trait::async_trait;
 use http::{HeaderName, HeaderValue};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
@@ -31,19 +30,15 @@ use rmcp::service::{NotificationContext, PeerRequestOptions, RequestContext, Run
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, ErrorData as McpError, Peer, RoleClient, ServiceExt};
-use serde_json::Value;
 use tokio::sync::{Mutex, Notify, mpsc, oneshot};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use toolgate_core::GroupId;
-use toolgate_tools::{
-    CallContext, ListedGroup, ListedSource, SourceCall, SourceChange, SourceError, SourceListing,
-    ToolCallError, ToolOutput, ToolSource,
-};
+use toolgate_tools::{ListedGroup, SourceChange, SourceListing};
 
 use crate::config::{UpstreamConfig, UpstreamTransport};
-use crate::convert::{output_from_result, source_tool};
-use crate::relay::{Downstream, InFlight, RelayEvent, relayed};
+use crate::convert::source_tool;
+use crate::relay::{InFlight, RelayEvent};
 
 /// Times a finished call yields before it stops hearing its upstream's
 /// notifications (see [`Upstream::call`]).
@@ -277,6 +272,24 @@ impl Upstream {
         &self.config
     }
 
+    /// Its group, as the toolbox lists it.
+    pub(crate) fn listed_group(&self) -> &ListedGroup {
+        &self.group
+    }
+
+    /// Waits until the server announces that its tools changed, or the
+    /// upstream is closed.
+    pub(crate) async fn wait_for_change(&self) -> SourceChange {
+        if !self.changes.closed.load(Ordering::SeqCst) {
+            self.changes.notify.notified().await;
+        }
+        if self.changes.closed.load(Ordering::SeqCst) {
+            SourceChange::Closed
+        } else {
+            SourceChange::ToolsChanged
+        }
+    }
+
     /// Its name (and group id).
     pub fn name(&self) -> &GroupId {
         &self.config.name
@@ -319,7 +332,7 @@ impl Upstream {
     /// Calls `tool` (its upstream name) with the per-call timeout; cancelling
     /// `cancel` cancels the upstream request too. What the upstream sends
     /// during the call goes to `relay`.
-    async fn call_tool(
+    pub(crate) async fn call_tool(
         &self,
         tool: &str,
         arguments: JsonObject,
@@ -545,67 +558,6 @@ impl Upstream {
             upstream: self.config.name.clone(),
             operation: operation.to_owned(),
             reason,
-        }
-    }
-}
-
-#[async_trait]
-impl ToolSource for Upstream {
-    /// Calls the tool on the server; what the server sends meanwhile
-    /// (progress, logs, requests for input) goes to the calling MCP client,
-    /// when the call came from one.
-    async fn call(
-        &self,
-        call: SourceCall,
-        context: &CallContext,
-    ) -> Result<ToolOutput, ToolCallError> {
-        let Value::Object(arguments) = call.arguments else {
-            return Err(ToolCallError::respond("Tool arguments must be an object."));
-        };
-        let downstream = context
-            .caller
-            .get::<Downstream>()
-            .cloned()
-            .unwrap_or_default();
-        let (relay, events) = mpsc::channel(32);
-        let running = self.call_tool(&call.tool, arguments, &context.cancel, relay);
-        match relayed(running, events, &downstream).await {
-            Ok(result) => Ok(output_from_result(result)),
-            Err(error) => Err(ToolCallError::respond(error.to_string())),
-        }
-    }
-}
-
-#[async_trait]
-impl ListedSource for Upstream {
-    fn group(&self) -> &ListedGroup {
-        &self.group
-    }
-
-    async fn list(&self) -> Result<SourceListing, SourceError> {
-        self.list_tools().await.map_err(SourceError::new)
-    }
-
-    async fn running_generation(&self) -> Option<u64> {
-        self.connection_generation().await
-    }
-
-    async fn stop(&self) {
-        self.stop_connection().await;
-    }
-
-    async fn shutdown(&self) {
-        self.close().await;
-    }
-
-    async fn changed(&self) -> SourceChange {
-        if !self.changes.closed.load(Ordering::SeqCst) {
-            self.changes.notify.notified().await;
-        }
-        if self.changes.closed.load(Ordering::SeqCst) {
-            SourceChange::Closed
-        } else {
-            SourceChange::ToolsChanged
         }
     }
 }

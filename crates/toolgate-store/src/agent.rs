@@ -6,43 +6,8 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 
-use crate::conversation::ConversationId;
+use crate::conversation::{AgentId, ConversationId};
 use crate::error::Result;
-
-/// Stable id of a stored agent, e.g. `sage`: chosen by whoever creates the
-/// agent, and how conversations and tools refer to it.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct AgentId(String);
-
-impl AgentId {
-    /// Wraps an id chosen by the caller.
-    pub fn new(id: impl Into<String>) -> Self {
-        Self(id.into())
-    }
-
-    /// The id as text.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl From<&str> for AgentId {
-    fn from(id: &str) -> Self {
-        Self::new(id)
-    }
-}
-
-impl From<String> for AgentId {
-    fn from(id: String) -> Self {
-        Self::new(id)
-    }
-}
-
-impl fmt::Display for AgentId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
 
 /// The prompt type of an agent's system prompt.
 pub const SYSTEM_PROMPT: &str = "system";

@@ -1,4 +1,5 @@
-//! Identifiers and the stored form of a message.
+//! Identifiers (of conversations, messages and agents) and the stored form
+//! of a message.
 
 use std::fmt;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -22,6 +23,41 @@ impl ConversationId {
 }
 
 impl fmt::Display for ConversationId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Stable id of a stored agent, e.g. `sage`: chosen by whoever creates the
+/// agent, and how conversations and tools refer to it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct AgentId(String);
+
+impl AgentId {
+    /// Wraps an id chosen by the caller.
+    pub fn new(id: impl Into<String>) -> Self {
+        Self(id.into())
+    }
+
+    /// The id as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<&str> for AgentId {
+    fn from(id: &str) -> Self {
+        Self::new(id)
+    }
+}
+
+impl From<String> for AgentId {
+    fn from(id: String) -> Self {
+        Self::new(id)
+    }
+}
+
+impl fmt::Display for AgentId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
     }

@@ -33,7 +33,7 @@ pub enum StoreError {
     },
     /// A conversation was given an agent that is not stored.
     #[error("no agent with id `{0}` is stored")]
-    UnknownAgent(crate::agent::AgentId),
+    UnknownAgent(crate::conversation::AgentId),
     /// The blocking worker running a query panicked or was cancelled.
     #[error("the storage worker stopped: {0}")]
     Worker(#[from] tokio::task::JoinError),

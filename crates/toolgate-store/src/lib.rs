@@ -18,8 +18,8 @@ mod memory;
 mod sqlite;
 mod store;
 
-pub use agent::{AgentId, AgentRecord, AgentStore, SYSTEM_PROMPT, StoreFuture};
-pub use conversation::{ConversationId, MessageId, StoredMessage};
+pub use agent::{AgentRecord, AgentStore, SYSTEM_PROMPT, StoreFuture};
+pub use conversation::{AgentId, ConversationId, MessageId, StoredMessage};
 pub use error::{Result, StoreError};
 pub use memory::MemoryStore;
 pub use sqlite::SqliteStore;

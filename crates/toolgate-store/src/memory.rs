@@ -7,8 +7,8 @@ use std::time::SystemTime;
 
 use toolgate_core::{Message, MessageKind, ToolStatus};
 
-use crate::agent::{AgentId, AgentRecord, AgentStore, StoreFuture};
-use crate::conversation::{ConversationId, MessageId, StoredMessage, now_millis};
+use crate::agent::{AgentRecord, AgentStore, StoreFuture};
+use crate::conversation::{AgentId, ConversationId, MessageId, StoredMessage, now_millis};
 use crate::error::{Result, StoreError};
 use crate::store::ConversationStore;
 

@@ -14,9 +14,9 @@ use std::time::{Duration, SystemTime};
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use toolgate_core::{Message, MessageKind, ToolStatus};
 
-use crate::agent::{AgentId, AgentRecord, AgentStore, StoreFuture};
+use crate::agent::{AgentRecord, AgentStore, StoreFuture};
 use crate::conversation::{
-    ConversationId, MessageId, StoredMessage, from_millis, now_millis, to_millis,
+    AgentId, ConversationId, MessageId, StoredMessage, from_millis, now_millis, to_millis,
 };
 use crate::error::{Result, StoreError};
 use crate::store::ConversationStore;

@@ -13,6 +13,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod builtin;
+mod catalog_state;
 mod consolidate;
 mod context;
 mod error;

@@ -14,11 +14,11 @@ use std::sync::{Arc, PoisonError};
 use serde_json::{Map, Value};
 use toolgate_core::{Catalog, Origin, ToolDefinition, ToolName};
 
+use crate::catalog_state::CatalogState;
 use crate::consolidate::consolidate;
 use crate::error::SourceError;
 use crate::registry::{Route, SourceId};
 use crate::source::{ListedSource, SourceListing, SourceTool};
-use crate::toolbox::Toolbox;
 
 /// One listed source and what the toolbox knows of its tools.
 #[derive(Debug)]
@@ -66,70 +66,49 @@ struct Exposed {
     listing: Arc<Map<String, Value>>,
 }
 
-impl Toolbox {
+impl ListedSlot {
     /// Starts the source if needed and makes the catalog reflect its current
-    /// tools.
-    pub(crate) async fn ensure_listed(&self, index: usize) -> Result<Listed, SourceError> {
-        let slot = &self.listed[index];
-        let mut state = slot.listing.lock().await;
-        let running = slot.source.running_generation().await;
-        if !state.stale && running.is_some() && running == state.generation {
-            let group = slot.source.group().id.as_str();
-            let tools = self.with_catalog(|catalog| catalog.group_tools(group).count());
+    /// tools. `earlier` are the sources configured before it.
+    pub(crate) async fn ensure_listed(
+        &self,
+        state: &CatalogState,
+        earlier: &[ListedSlot],
+    ) -> Result<Listed, SourceError> {
+        let mut listing_state = self.listing.lock().await;
+        let running = self.source.running_generation().await;
+        if !listing_state.stale && running.is_some() && running == listing_state.generation {
+            let group = self.source.group().id.as_str();
+            let tools = state.catalog().group_tools(group).count();
             return Ok(Listed {
                 tools,
                 changed: false,
             });
         }
-        if state.generation.is_none() {
-            self.list_earlier(index).await;
+        if listing_state.generation.is_none() {
+            list_never_listed(state, earlier).await;
         }
-        let listing = slot.source.list().await?;
-        state.stale = false;
-        state.generation = Some(listing.generation);
-        Ok(self.apply_listing(index, &listing, &mut state.exposed))
+        let listing = self.source.list().await?;
+        listing_state.stale = false;
+        listing_state.generation = Some(listing.generation);
+        Ok(self.apply_listing(state, &listing, &mut listing_state.exposed))
     }
 
-    /// Before a source's first listing, lists every source configured before
-    /// it that was never listed. Sources started only for this are stopped
-    /// again (their names are kept).
-    async fn list_earlier(&self, index: usize) {
-        for earlier in 0..index {
-            let slot = &self.listed[earlier];
-            let mut state = slot.listing.lock().await;
-            if state.generation.is_some() {
-                continue;
-            }
-            let was_running = slot.source.running_generation().await.is_some();
-            match slot.source.list().await {
-                Ok(listing) => {
-                    state.generation = Some(listing.generation);
-                    self.apply_listing(earlier, &listing, &mut state.exposed);
-                }
-                Err(error) => {
-                    tracing::warn!(%error, "listing an earlier source for its tool names");
-                }
-            }
-            if !was_running {
-                slot.source.stop().await;
-            }
-        }
-    }
-
-    /// Puts a source's listing into the catalog and the registry.
+    /// Puts the source's listing into the catalog and the registry.
     fn apply_listing(
         &self,
-        index: usize,
+        state: &CatalogState,
         listing: &SourceListing,
         names: &mut HashMap<String, ToolName>,
     ) -> Listed {
-        let slot = &self.listed[index];
-        let spec = slot.source.group();
+        let spec = self.source.group();
         let group = spec.id.as_str();
         let origin = Origin::Upstream {
             server: group.to_owned(),
         };
-        let mut catalog = self.catalog.write().unwrap_or_else(PoisonError::into_inner);
+        let mut catalog = state
+            .catalog
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
         let exposed: Vec<Exposed> = listing
             .tools
             .iter()
@@ -137,7 +116,10 @@ impl Toolbox {
             .collect();
         let count = exposed.len();
         let before: Vec<Arc<Map<String, Value>>> = {
-            let registry = self.registry.read().unwrap_or_else(PoisonError::into_inner);
+            let registry = state
+                .registry
+                .read()
+                .unwrap_or_else(PoisonError::into_inner);
             catalog
                 .group_tools(group)
                 .filter_map(|definition| registry.get(definition.name.as_str()))
@@ -150,7 +132,7 @@ impl Toolbox {
                 .zip(&exposed)
                 .any(|(old, new)| **old != *new.listing);
         if changed {
-            self.validators.forget_all();
+            state.validators.forget_all();
         }
         let tools = exposed
             .iter()
@@ -167,22 +149,22 @@ impl Toolbox {
             let description = default_description(group, listing.about.as_deref());
             let _ = catalog.set_group_description(group, description);
         }
-        let mut registry = self
+        let mut registry = state
             .registry
             .write()
             .unwrap_or_else(PoisonError::into_inner);
-        registry.forget_source(slot.id);
+        registry.forget_source(self.id);
         for tool in exposed {
             registry.insert(
                 tool.definition.name,
                 Route::Source {
-                    source: slot.id,
+                    source: self.id,
                     tool: tool.source_name,
                     listing: Some(tool.listing),
                 },
             );
         }
-        if let Some((policy, scope)) = self.polymorphic.get(group)
+        if let Some((policy, scope)) = state.polymorphic.get(group)
             && let Err(reason) = consolidate(&mut catalog, &mut registry, &spec.id, policy, *scope)
         {
             tracing::warn!(source = group, %reason, "group not consolidated; its tools are offered one by one");
@@ -193,19 +175,43 @@ impl Toolbox {
         }
     }
 
-    /// A source said its tools changed: relist it now, and announce the
+    /// The source said its tools changed: relist it now, and announce the
     /// group if something really changed.
-    pub(crate) async fn refresh(&self, index: usize) {
-        let slot = &self.listed[index];
-        slot.listing.lock().await.stale = true;
-        match self.ensure_listed(index).await {
+    pub(crate) async fn refresh(&self, state: &CatalogState, earlier: &[ListedSlot]) {
+        self.listing.lock().await.stale = true;
+        match self.ensure_listed(state, earlier).await {
             // Servers announce changes that change nothing (some at every
             // start); only a real change is passed on.
             Ok(Listed { changed: true, .. }) => {
-                let _ = self.changes.send(slot.source.group().id.clone());
+                let _ = state.changes.send(self.source.group().id.clone());
             }
             Ok(Listed { changed: false, .. }) => {}
             Err(error) => tracing::warn!(%error, "relisting after a change"),
+        }
+    }
+}
+
+/// Before a source's first listing, lists every source configured before it
+/// (`earlier`) that was never listed. Sources started only for this are
+/// stopped again (their names are kept).
+async fn list_never_listed(state: &CatalogState, earlier: &[ListedSlot]) {
+    for slot in earlier {
+        let mut listing_state = slot.listing.lock().await;
+        if listing_state.generation.is_some() {
+            continue;
+        }
+        let was_running = slot.source.running_generation().await.is_some();
+        match slot.source.list().await {
+            Ok(listing) => {
+                listing_state.generation = Some(listing.generation);
+                slot.apply_listing(state, &listing, &mut listing_state.exposed);
+            }
+            Err(error) => {
+                tracing::warn!(%error, "listing an earlier source for its tool names");
+            }
+        }
+        if !was_running {
+            slot.source.stop().await;
         }
     }
 }

@@ -16,16 +16,17 @@ use serde_json::{Map, Value};
 use tokio::sync::broadcast;
 use toolgate_core::routing::RoutingConfig;
 use toolgate_core::{
-    ActionPolicy, ActiveToolSet, Alias, Catalog, GroupId, GroupListing, GroupVisibility,
-    ImportError, ManifestError, MetaCall, MetaTool, MetaTools, NotAvailable, Origin, ToolGroup,
-    ToolName, ToolState, import_jsonl, load_manifest_dirs,
+    ActiveToolSet, Alias, Catalog, GroupId, GroupListing, GroupVisibility, ImportError,
+    ManifestError, MetaCall, MetaTool, MetaTools, NotAvailable, Origin, ToolGroup, ToolName,
+    ToolState, import_jsonl, load_manifest_dirs,
 };
 
 use crate::builtin::{BuiltinConfig, BuiltinTools};
+use crate::catalog_state::CatalogState;
 use crate::consolidate::{Consolidation, consolidate, polymorphic_groups};
 use crate::context::CallContext;
 use crate::error::{SourceError, ToolCallError, ToolboxError};
-use crate::listing::{ListedSlot, default_description};
+use crate::listing::{Listed, ListedSlot, default_description};
 use crate::output::ToolOutput;
 use crate::registry::{Consolidated, Route, SourceId, ToolRegistry};
 use crate::settings::GroupSettings;
@@ -87,19 +88,13 @@ pub struct StartReport {
 /// takes `&self`.
 #[derive(Debug)]
 pub struct Toolbox {
-    pub(crate) catalog: RwLock<Catalog>,
-    pub(crate) registry: RwLock<ToolRegistry>,
+    state: CatalogState,
     /// Every source, by [`SourceId`].
     sources: Vec<Arc<dyn ToolSource>>,
     /// The listed sources, in priority order.
-    pub(crate) listed: Vec<ListedSlot>,
-    pub(crate) validators: Validators,
-    /// Groups offered as one polymorphic tool, with their action policies.
-    pub(crate) polymorphic: BTreeMap<GroupId, (ActionPolicy, Consolidation)>,
+    listed: Vec<ListedSlot>,
     /// Calls per polymorphic tool and action.
     action_calls: Mutex<BTreeMap<(String, String), u64>>,
-    /// Groups whose tools really changed after a listed source announced it.
-    pub(crate) changes: broadcast::Sender<GroupId>,
     meta: MetaTools,
 }
 
@@ -212,14 +207,16 @@ impl Toolbox {
         }
 
         let toolbox = Arc::new(Self {
-            catalog: RwLock::new(catalog),
-            registry: RwLock::new(registry),
+            state: CatalogState {
+                catalog: RwLock::new(catalog),
+                registry: RwLock::new(registry),
+                validators: Validators::default(),
+                polymorphic,
+                changes: broadcast::channel(64).0,
+            },
             sources,
             listed,
-            validators: Validators::default(),
-            polymorphic,
             action_calls: Mutex::new(BTreeMap::new()),
-            changes: broadcast::channel(64).0,
             meta,
         });
         for (index, slot) in toolbox.listed.iter().enumerate() {
@@ -242,7 +239,7 @@ impl Toolbox {
     /// The catalog as it is now. Hold the guard briefly: listing a source
     /// writes to the catalog.
     pub fn catalog(&self) -> RwLockReadGuard<'_, Catalog> {
-        self.catalog.read().unwrap_or_else(PoisonError::into_inner)
+        self.state.catalog()
     }
 
     /// Runs `f` on the catalog.
@@ -258,7 +255,7 @@ impl Toolbox {
     /// Groups whose tools changed after their source announced it, as they
     /// change: the gateway tells the sessions that loaded them.
     pub fn subscribe_changes(&self) -> broadcast::Receiver<GroupId> {
-        self.changes.subscribe()
+        self.state.changes.subscribe()
     }
 
     /// Stops every listed source.
@@ -315,7 +312,8 @@ impl Toolbox {
     /// How the source of `name` described the tool (an MCP server's
     /// `tools/list` entry, under the exposed name), when it did.
     pub fn listing(&self, name: &str) -> Option<Arc<Map<String, Value>>> {
-        self.registry
+        self.state
+            .registry
             .read()
             .unwrap_or_else(PoisonError::into_inner)
             .listing(name)
@@ -328,7 +326,11 @@ impl Toolbox {
     /// instead: their tools are not known before they start. Returns the
     /// names that matched nothing.
     pub fn restrict_to(&self, names: &[String]) -> Vec<String> {
-        let mut catalog = self.catalog.write().unwrap_or_else(PoisonError::into_inner);
+        let mut catalog = self
+            .state
+            .catalog
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
         let resolve = |name: &str| -> String {
             catalog
                 .alias(name)
@@ -385,6 +387,7 @@ impl Toolbox {
             None => (name.to_owned(), arguments),
         };
         let route = self
+            .state
             .registry
             .read()
             .unwrap_or_else(PoisonError::into_inner)
@@ -395,6 +398,7 @@ impl Toolbox {
         }
         self.with_catalog(|catalog| match catalog.tool(&name) {
             Some(tool) => self
+                .state
                 .validators
                 .check(&name, &tool.definition.input_schema, &arguments)
                 .map_err(ToolCallError::respond),
@@ -430,7 +434,7 @@ impl Toolbox {
             .or_default() += 1;
         let member = &consolidated.members[call.index];
         let member_name = member.definition.name.as_str();
-        if let Err(text) = self.validators.check(
+        if let Err(text) = self.state.validators.check(
             member_name,
             &member.definition.input_schema,
             &call.arguments,
@@ -471,6 +475,21 @@ impl Toolbox {
             ))),
             Some(Route::Polymorphic(_)) | None => Err(not_available(name)),
         }
+    }
+
+    /// Starts listed source `index` if needed and makes the catalog reflect
+    /// its tools.
+    async fn ensure_listed(&self, index: usize) -> Result<Listed, SourceError> {
+        self.listed[index]
+            .ensure_listed(&self.state, &self.listed[..index])
+            .await
+    }
+
+    /// Listed source `index` said its tools changed: relist it now.
+    async fn refresh(&self, index: usize) {
+        self.listed[index]
+            .refresh(&self.state, &self.listed[..index])
+            .await;
     }
 
     fn listed_index(&self, group: &str) -> Option<usize> {

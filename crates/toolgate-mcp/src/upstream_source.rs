@@ -1,0 +1,71 @@
+//! An [`Upstream`] as a source of the tool runtime: the toolbox lists it
+//! into the catalog, routes its tools' calls to it, and relists it when it
+//! announces a change. A call coming from an MCP client carries that
+//! client (a [`Downstream`]), to which the server's progress, logs and
+//! requests for input are relayed while the call runs.
+
+use async_trait::async_trait;
+use serde_json::Value;
+use tokio::sync::mpsc;
+use toolgate_tools::{
+    CallContext, ListedGroup, ListedSource, SourceCall, SourceChange, SourceError, SourceListing,
+    ToolCallError, ToolOutput, ToolSource,
+};
+
+use crate::convert::output_from_result;
+use crate::relay::{Downstream, relayed};
+use crate::upstream::Upstream;
+
+#[async_trait]
+impl ToolSource for Upstream {
+    /// Calls the tool on the server; what the server sends meanwhile
+    /// (progress, logs, requests for input) goes to the calling MCP client,
+    /// when the call came from one.
+    async fn call(
+        &self,
+        call: SourceCall,
+        context: &CallContext,
+    ) -> Result<ToolOutput, ToolCallError> {
+        let Value::Object(arguments) = call.arguments else {
+            return Err(ToolCallError::respond("Tool arguments must be an object."));
+        };
+        let downstream = context
+            .caller
+            .get::<Downstream>()
+            .cloned()
+            .unwrap_or_default();
+        let (relay, events) = mpsc::channel(32);
+        let running = self.call_tool(&call.tool, arguments, &context.cancel, relay);
+        match relayed(running, events, &downstream).await {
+            Ok(result) => Ok(output_from_result(result)),
+            Err(error) => Err(ToolCallError::respond(error.to_string())),
+        }
+    }
+}
+
+#[async_trait]
+impl ListedSource for Upstream {
+    fn group(&self) -> &ListedGroup {
+        self.listed_group()
+    }
+
+    async fn list(&self) -> Result<SourceListing, SourceError> {
+        self.list_tools().await.map_err(SourceError::new)
+    }
+
+    async fn running_generation(&self) -> Option<u64> {
+        self.connection_generation().await
+    }
+
+    async fn stop(&self) {
+        self.stop_connection().await;
+    }
+
+    async fn shutdown(&self) {
+        self.close().await;
+    }
+
+    async fn changed(&self) -> SourceChange {
+        self.wait_for_change().await
+    }
+}
