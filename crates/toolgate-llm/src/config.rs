@@ -170,9 +170,41 @@ pub struct ModelSettings {
 }
 
 /// Why settings do not make a provider configuration.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct ConfigError(String);
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// A provider toolgate does not speak.
+    #[error("unknown provider '{0}': use openai (any OpenAI-compatible server) or anthropic")]
+    UnknownProvider(String),
+    /// No model anywhere.
+    #[error("no model configured: set `model` under [model] in the config file, or TOOLGATE_MODEL")]
+    NoModel,
+    /// A base URL that is not http(s).
+    #[error("base_url '{0}' is not an http:// or https:// URL")]
+    BaseUrl(String),
+    /// The key file cannot be read.
+    #[error("api_key_file {path}: {reason}", path = path.display())]
+    KeyFile {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why it cannot be read.
+        reason: String,
+    },
+    /// The key file holds nothing.
+    #[error("api_key_file {} is empty", .0.display())]
+    EmptyKeyFile(std::path::PathBuf),
+    /// `api_key_env` names an unset variable.
+    #[error("api_key_env names {0}, which is not set")]
+    KeyVariable(String),
+    /// A duration that is not a positive number of seconds.
+    #[error("{name} must be a positive number of seconds, not {seconds}")]
+    Seconds {
+        /// The setting.
+        name: String,
+        /// Its value.
+        seconds: f64,
+    },
+}
 
 impl ModelSettings {
     /// The provider configuration these settings and the environment give.
@@ -192,28 +224,19 @@ impl ModelSettings {
                 "openai" => ProviderKind::OpenAi,
                 "anthropic" => ProviderKind::Anthropic,
                 _ => {
-                    return Err(ConfigError(format!(
-                        "unknown provider '{name}': use openai (any OpenAI-compatible server) or anthropic"
-                    )));
+                    return Err(ConfigError::UnknownProvider(name));
                 }
             },
         };
         let model = env("TOOLGATE_MODEL")
             .or_else(|| self.model.clone())
             .filter(|m| !m.trim().is_empty())
-            .ok_or_else(|| {
-                ConfigError(
-                    "no model configured: set `model` under [model] in the config file, or TOOLGATE_MODEL"
-                        .to_owned(),
-                )
-            })?;
+            .ok_or(ConfigError::NoModel)?;
         let base_url = env("TOOLGATE_BASE_URL")
             .or_else(|| self.base_url.clone())
             .unwrap_or_else(|| kind.default_base_url().to_owned());
         if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
-            return Err(ConfigError(format!(
-                "base_url '{base_url}' is not an http:// or https:// URL"
-            )));
+            return Err(ConfigError::BaseUrl(base_url));
         }
         let mut config = ProviderConfig::new(kind, base_url, model.trim());
         (config.api_key, config.key_source) = self.key(kind, &env)?;
@@ -239,15 +262,13 @@ impl ModelSettings {
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<(Option<ApiKey>, String), ConfigError> {
         if let Some(path) = &self.api_key_file {
-            let text = std::fs::read_to_string(path).map_err(|error| {
-                ConfigError(format!("api_key_file {}: {error}", path.display()))
+            let text = std::fs::read_to_string(path).map_err(|error| ConfigError::KeyFile {
+                path: path.clone(),
+                reason: error.to_string(),
             })?;
             let key = text.trim();
             if key.is_empty() {
-                return Err(ConfigError(format!(
-                    "api_key_file {} is empty",
-                    path.display()
-                )));
+                return Err(ConfigError::EmptyKeyFile(path.clone()));
             }
             return Ok((
                 Some(ApiKey::new(key)),
@@ -260,9 +281,7 @@ impl ModelSettings {
                     Some(ApiKey::new(key.trim())),
                     format!("the environment variable {variable}"),
                 )),
-                None => Err(ConfigError(format!(
-                    "api_key_env names {variable}, which is not set"
-                ))),
+                None => Err(ConfigError::KeyVariable(variable.clone())),
             };
         }
         for variable in ["TOOLGATE_API_KEY", kind.key_variable()] {
@@ -287,9 +306,10 @@ fn seconds_setting(name: &str, seconds: f64) -> Result<Duration, ConfigError> {
     if seconds.is_finite() && seconds > 0.0 {
         Ok(Duration::from_secs_f64(seconds))
     } else {
-        Err(ConfigError(format!(
-            "{name} must be a positive number of seconds, not {seconds}"
-        )))
+        Err(ConfigError::Seconds {
+            name: name.to_owned(),
+            seconds,
+        })
     }
 }
 

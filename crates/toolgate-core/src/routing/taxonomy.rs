@@ -169,9 +169,45 @@ pub struct Intent {
 }
 
 /// Why a routing configuration does not fit the catalog.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("[routing]: {0}")]
-pub struct RoutingError(String);
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RoutingError {
+    /// A group named where the catalog has none.
+    #[error("[routing]: {place} names group '{group}', which is not in the catalog. Known groups: {}", known.join(", "))]
+    UnknownGroup {
+        /// Where it is named: `intent 'mail'`, `recovery_groups`.
+        place: String,
+        /// The name.
+        group: String,
+        /// The catalog's groups.
+        known: Vec<String>,
+    },
+    /// A group name that cannot be a group id.
+    #[error("[routing]: {0}")]
+    GroupName(crate::name::NameError),
+    /// An intent that names no group.
+    #[error("[routing]: intent '{0}' has no groups")]
+    EmptyIntent(String),
+    /// Thresholds out of order or out of range.
+    #[error(
+        "[routing]: thresholds must satisfy 0 <= medium <= high <= 1 (medium = {medium}, high = {high})"
+    )]
+    Thresholds {
+        /// The medium threshold.
+        medium: f64,
+        /// The high threshold.
+        high: f64,
+    },
+    /// A per-group model that is not finite.
+    #[error("[routing]: per_group weight and bias must be finite numbers")]
+    PerGroup,
+    /// `max_groups = 0`.
+    #[error("[routing]: max_groups must be at least 1")]
+    MaxGroups,
+    /// A temperature that is not positive.
+    #[error("[routing]: temperature must be positive, not {0}")]
+    Temperature(f64),
+}
 
 impl RoutingConfig {
     /// Checks every named group against `catalog`.
@@ -179,21 +215,19 @@ impl RoutingConfig {
         let known: Vec<&str> = catalog.groups().map(|g| g.id.as_str()).collect();
         let check = |group: &str, place: &str| {
             if known.contains(&group) {
-                GroupId::new(group).map_err(|e| RoutingError(e.to_string()))
+                GroupId::new(group).map_err(RoutingError::GroupName)
             } else {
-                Err(RoutingError(format!(
-                    "{place} names group '{group}', which is not in the catalog. Known groups: {}",
-                    known.join(", ")
-                )))
+                Err(RoutingError::UnknownGroup {
+                    place: place.to_owned(),
+                    group: group.to_owned(),
+                    known: known.iter().map(|k| (*k).to_owned()).collect(),
+                })
             }
         };
         let mut intents = Vec::new();
         for intent in &self.intents {
             if intent.groups.is_empty() {
-                return Err(RoutingError(format!(
-                    "intent '{}' has no groups",
-                    intent.name
-                )));
+                return Err(RoutingError::EmptyIntent(intent.name.clone()));
             }
             let groups = intent
                 .groups
@@ -213,9 +247,7 @@ impl RoutingConfig {
             .collect::<Result<_, _>>()?;
         let Thresholds { high, medium } = self.thresholds;
         if !(0.0..=1.0).contains(&medium) || !(0.0..=1.0).contains(&high) || medium > high {
-            return Err(RoutingError(format!(
-                "thresholds must satisfy 0 <= medium <= high <= 1 (medium = {medium}, high = {high})"
-            )));
+            return Err(RoutingError::Thresholds { medium, high });
         }
         let max_groups = self
             .max_groups
@@ -223,19 +255,15 @@ impl RoutingConfig {
         if let Some(model) = self.per_group
             && !(model.weight.is_finite() && model.bias.is_finite())
         {
-            return Err(RoutingError(
-                "per_group weight and bias must be finite numbers".to_owned(),
-            ));
+            return Err(RoutingError::PerGroup);
         }
         if max_groups == 0 {
-            return Err(RoutingError("max_groups must be at least 1".to_owned()));
+            return Err(RoutingError::MaxGroups);
         }
         if let Some(t) = self.temperature
             && !(t.is_finite() && t > 0.0)
         {
-            return Err(RoutingError(format!(
-                "temperature must be positive, not {t}"
-            )));
+            return Err(RoutingError::Temperature(t));
         }
         Ok(Taxonomy {
             intents,
