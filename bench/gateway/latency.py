@@ -52,6 +52,8 @@ sys.path.insert(0, str(HERE))
 from tools_list import stop_process_group  # noqa: E402
 
 ALL_TARGETS = ("direct", "toolgate", "toolgate-http", "lazy-mcp", "mcp-hub")
+# With --baseline-bin: the same two toolgate targets on another build, in the same run.
+BASELINE_TARGETS = ("baseline", "baseline-http")
 
 
 class TargetFailed(Exception):
@@ -170,7 +172,20 @@ async def _toolgate_prepare(session: ClientSession) -> Connected:
 
 @contextlib.asynccontextmanager
 async def connect_toolgate(args: argparse.Namespace, workdir: Path, log: TextIO) -> AsyncIterator[Connected]:
-    binary = Path(args.toolgate_bin)
+    async with _toolgate_stdio(Path(args.toolgate_bin), workdir, log, args) as connected:
+        yield connected
+
+
+@contextlib.asynccontextmanager
+async def connect_baseline(args: argparse.Namespace, workdir: Path, log: TextIO) -> AsyncIterator[Connected]:
+    async with _toolgate_stdio(Path(args.baseline_bin), workdir, log, args) as connected:
+        yield connected
+
+
+@contextlib.asynccontextmanager
+async def _toolgate_stdio(
+    binary: Path, workdir: Path, log: TextIO, args: argparse.Namespace
+) -> AsyncIterator[Connected]:
     if not (binary.is_file() and os.access(binary, os.X_OK)):
         raise TargetSkipped(f"no toolgate binary at {binary} (build it, or pass --toolgate-bin PATH)")
     config = _toolgate_config(workdir)
@@ -195,11 +210,24 @@ async def _wait_listening(port: int, proc: subprocess.Popen[bytes], what: str, t
 @contextlib.asynccontextmanager
 async def connect_toolgate_http(args: argparse.Namespace, workdir: Path, log: TextIO) -> AsyncIterator[Connected]:
     """Over streamable HTTP: the gateway this script starts on a free port, or `--toolgate-http URL`."""
+    async with _toolgate_http(Path(args.toolgate_bin), args.toolgate_http, workdir, log, args) as connected:
+        yield connected
+
+
+@contextlib.asynccontextmanager
+async def connect_baseline_http(args: argparse.Namespace, workdir: Path, log: TextIO) -> AsyncIterator[Connected]:
+    async with _toolgate_http(Path(args.baseline_bin), None, workdir, log, args) as connected:
+        yield connected
+
+
+@contextlib.asynccontextmanager
+async def _toolgate_http(
+    binary: Path, running_url: str | None, workdir: Path, log: TextIO, args: argparse.Namespace
+) -> AsyncIterator[Connected]:
     proc = None
-    if args.toolgate_http:
-        url = args.toolgate_http
+    if running_url:
+        url = running_url
     else:
-        binary = Path(args.toolgate_bin)
         if not (binary.is_file() and os.access(binary, os.X_OK)):
             raise TargetSkipped(f"no toolgate binary at {binary} (build it, or pass --toolgate-bin PATH)")
         config = _toolgate_config(workdir)
@@ -385,6 +413,19 @@ def targets_for(args: argparse.Namespace) -> list[Target]:
         ),
         connect_toolgate_http,
     )
+    if args.baseline_bin:
+        table["baseline"] = Target(
+            "baseline",
+            "stdio → stdio",
+            f"as `toolgate`, with the baseline build {args.baseline_bin}",
+            connect_baseline,
+        )
+        table["baseline-http"] = Target(
+            "baseline-http",
+            "streamable HTTP → stdio",
+            f"as `toolgate-http`, with the baseline build {args.baseline_bin}",
+            connect_baseline_http,
+        )
     return [table[name] for name in args.targets]
 
 
@@ -504,6 +545,8 @@ def environment(args: argparse.Namespace) -> dict[str, str]:
         env["mcp-hub's node (PATH)"] = _version(["node", "--version"])
     if "toolgate" in args.targets or "toolgate-http" in args.targets:
         env["toolgate"] = _version([args.toolgate_bin, "--version"])
+    if args.baseline_bin:
+        env["baseline"] = args.baseline_bin
     return env
 
 
@@ -558,6 +601,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         " starting one",
     )
     parser.add_argument(
+        "--baseline-bin",
+        metavar="PATH",
+        help="another toolgate build (say, the previous commit's) measured in the same run as the targets"
+        " `baseline` and `baseline-http`, added after the toolgate ones",
+    )
+    parser.add_argument(
         "--rounds", type=int, default=1, help="repeat the whole target sequence, pooling samples (default 1)"
     )
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds allowed for start-up and each call")
@@ -565,7 +614,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     args.toolgate_bin = str(Path(args.toolgate_bin).absolute())  # the HTTP target runs in a temp dir
     args.targets = [t.strip() for t in args.targets.split(",") if t.strip()]
-    unknown = [t for t in args.targets if t not in ALL_TARGETS]
+    if args.baseline_bin:
+        args.baseline_bin = str(Path(args.baseline_bin).absolute())
+        after = args.targets.index("toolgate-http") + 1 if "toolgate-http" in args.targets else len(args.targets)
+        args.targets[after:after] = [t for t in BASELINE_TARGETS if t not in args.targets]
+    unknown = [t for t in args.targets if t not in ALL_TARGETS + (BASELINE_TARGETS if args.baseline_bin else ())]
     if unknown:
         parser.error(f"unknown target(s): {', '.join(unknown)}")
     if args.calls < 1 or args.rounds < 1:

@@ -70,6 +70,14 @@ impl Finished {
     }
 }
 
+/// How a response's calls went, as they finish: each outcome, and the first
+/// fatal failure (the tool and the operator's reason).
+#[derive(Default)]
+struct Tally {
+    outcomes: Vec<CallOutcome>,
+    fatal: Option<(String, String)>,
+}
+
 impl<S: ConversationStore + AgentStore> Agent<S> {
     /// Runs one response's tool calls and stores each result; returns how
     /// each went, in the order they finished. A fatal source failure stops
@@ -127,8 +135,7 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
                 unfinished.insert(handle.id(), tool_call);
             }
         }
-        let mut outcomes = Vec::new();
-        let mut fatal = None;
+        let mut tally = Tally::default();
         for (index, tool_call) in meta_calls.iter().enumerate() {
             let finished = tokio::select! {
                 biased;
@@ -143,11 +150,7 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
                     .await?;
                 return Err(AgentError::Cancelled);
             };
-            outcomes.push(finished.outcome);
-            fatal = fatal.or(finished
-                .fatal
-                .map(|reason| (tool_call.name.clone(), reason)));
-            self.finish_call(&conversation, tool_call, finished.output, events)
+            self.settle(&conversation, tool_call, finished, &mut tally, events)
                 .await?;
         }
         loop {
@@ -179,21 +182,36 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
                 }
             };
             if let Some(tool_call) = unfinished.remove(&id) {
-                outcomes.push(finished.outcome);
-                fatal = fatal.or(finished
-                    .fatal
-                    .map(|reason| (tool_call.name.clone(), reason)));
-                self.finish_call(&conversation, tool_call, finished.output, events)
+                self.settle(&conversation, tool_call, finished, &mut tally, events)
                     .await?;
             }
         }
         if turn.active.loaded_groups().len() != loaded_before {
             self.recount_catalog(turn);
         }
-        match fatal {
+        match tally.fatal {
             Some((tool, reason)) => Err(AgentError::Tool { tool, reason }),
-            None => Ok(outcomes),
+            None => Ok(tally.outcomes),
         }
+    }
+
+    /// Counts a finished call and stores its result.
+    async fn settle(
+        &self,
+        conversation: &ConversationId,
+        tool_call: &ToolCall,
+        finished: Finished,
+        tally: &mut Tally,
+        events: TurnEvents<'_>,
+    ) -> Result<(), StoreError> {
+        tally.outcomes.push(finished.outcome);
+        if tally.fatal.is_none()
+            && let Some(reason) = finished.fatal
+        {
+            tally.fatal = Some((tool_call.name.clone(), reason));
+        }
+        self.finish_call(conversation, tool_call, finished.output, events)
+            .await
     }
 
     /// A meta-tool call, answered for the turn's active set (a load starts

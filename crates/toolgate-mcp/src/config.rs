@@ -42,6 +42,27 @@ pub struct UpstreamConfig {
     pub startup_timeout: Duration,
 }
 
+impl UpstreamConfig {
+    /// A stdio upstream running `command` with `args`, started lazily, its
+    /// tools behind `load_tool_group`, with the default timeouts.
+    pub fn stdio(name: GroupId, command: impl Into<String>, args: &[&str]) -> Self {
+        Self {
+            name,
+            description: None,
+            transport: UpstreamTransport::Stdio {
+                command: command.into(),
+                args: args.iter().map(|arg| (*arg).to_owned()).collect(),
+                env: BTreeMap::new(),
+                cwd: None,
+            },
+            startup: Startup::Lazy,
+            visibility: GroupVisibility::OnLoad,
+            call_timeout: DEFAULT_CALL_TIMEOUT,
+            startup_timeout: DEFAULT_STARTUP_TIMEOUT,
+        }
+    }
+}
+
 /// How the gateway reaches an upstream.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum UpstreamTransport {

@@ -2,7 +2,6 @@
 //! agent runs upstream MCP servers through the same toolbox the gateway
 //! serves from. Only this crate sees both.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,55 +10,24 @@ use pretty_assertions::assert_eq;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use toolgate_agent::{Agent, AgentOptions};
-use toolgate_core::{Encoding, GroupId, GroupVisibility, MetaTool, TokenCounter};
+use toolgate_core::{Encoding, GroupId, MetaTool, TokenCounter};
 use toolgate_llm::scripted::{Recorded, ScriptedServer, ScriptedTurn, Wire};
 use toolgate_llm::{ProviderConfig, ProviderKind, connect};
-use toolgate_mcp::config::{DEFAULT_STARTUP_TIMEOUT, UpstreamConfig, UpstreamTransport};
+use toolgate_mcp::config::UpstreamConfig;
 use toolgate_mcp::{Gateway, GatewayOptions, Upstream};
 use toolgate_store::{ConversationId, MemoryStore};
-use toolgate_tools::{BuiltinConfig, ListedSource, Startup, Toolbox, ToolboxOptions};
+use toolgate_tools::{BuiltinConfig, ListedSource, Toolbox, ToolboxOptions};
 
-/// The installed test peers' `bin` directories.
-struct Peers {
-    node_bin: PathBuf,
-    venv_bin: PathBuf,
-}
-
-fn peers() -> Peers {
-    let env_file = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.peers/env");
-    let text = std::fs::read_to_string(&env_file).unwrap_or_else(|_| {
-        panic!(
-            "{} is missing: run scripts/install-peers",
-            env_file.display()
-        )
-    });
-    let value = |key: &str| {
-        let line = text
-            .lines()
-            .find_map(|line| line.strip_prefix(&format!("{key}=")))
-            .unwrap();
-        PathBuf::from(line.trim_matches('\'').trim_matches('"'))
-    };
-    Peers {
-        node_bin: value("TOOLGATE_PEERS_NODE_BIN"),
-        venv_bin: value("TOOLGATE_PEERS_VENV").join("bin"),
-    }
-}
+use super::support::peers;
 
 fn stdio(name: &str, command: PathBuf, args: &[&str]) -> UpstreamConfig {
     UpstreamConfig {
-        name: GroupId::new(name).unwrap(),
-        description: None,
-        transport: UpstreamTransport::Stdio {
-            command: command.display().to_string(),
-            args: args.iter().map(|a| (*a).to_owned()).collect(),
-            env: BTreeMap::new(),
-            cwd: None,
-        },
-        startup: Startup::Lazy,
-        visibility: GroupVisibility::OnLoad,
         call_timeout: Duration::from_secs(30),
-        startup_timeout: DEFAULT_STARTUP_TIMEOUT,
+        ..UpstreamConfig::stdio(
+            GroupId::new(name).unwrap(),
+            command.display().to_string(),
+            args,
+        )
     }
 }
 

@@ -4,3 +4,4 @@ mod chat;
 mod migrate;
 mod routing;
 mod serve;
+mod support;

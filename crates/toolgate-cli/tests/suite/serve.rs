@@ -1,7 +1,7 @@
 //! `toolgate serve` and `toolgate catalog --config`, run as a user runs them:
 //! the refusals that protect a user, and the upstream figures.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 fn toolgate(args: &[&str], cwd: &Path) -> Output {
@@ -78,25 +78,10 @@ fn a_bad_config_names_the_file_and_the_upstream() {
     );
 }
 
-fn peers_venv_bin() -> PathBuf {
-    let env_file = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.peers/env");
-    let text = std::fs::read_to_string(&env_file).unwrap_or_else(|_| {
-        panic!(
-            "{} is missing: run scripts/install-peers",
-            env_file.display()
-        )
-    });
-    let venv = text
-        .lines()
-        .find_map(|line| line.strip_prefix("TOOLGATE_PEERS_VENV="))
-        .unwrap();
-    PathBuf::from(venv.trim_matches('\'')).join("bin")
-}
-
 #[test]
 fn catalog_with_a_config_lists_the_upstreams_and_the_turn_one_saving() {
     let dir = tempfile::tempdir().unwrap();
-    let server = peers_venv_bin().join("mcp-server-time");
+    let server = super::support::peers().venv_bin.join("mcp-server-time");
     std::fs::write(
         dir.path().join("servers.json"),
         format!(

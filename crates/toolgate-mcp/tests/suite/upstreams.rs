@@ -1,13 +1,12 @@
 //! Real upstream MCP servers behind the gateway: the PyPI and npm reference
 //! servers that `scripts/install-peers` puts in `.peers/`.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use pretty_assertions::assert_eq;
 use serde_json::json;
-use toolgate_mcp::config::{DEFAULT_STARTUP_TIMEOUT, UpstreamConfig, UpstreamTransport};
+use toolgate_mcp::config::{UpstreamConfig, UpstreamTransport};
 use toolgate_store::MemoryStore;
 use toolgate_tools::Startup;
 
@@ -42,18 +41,12 @@ pub(crate) fn peers() -> Peers {
 
 pub(crate) fn stdio(name: &str, command: PathBuf, args: &[&str]) -> UpstreamConfig {
     UpstreamConfig {
-        name: toolgate_core::GroupId::new(name).unwrap(),
-        description: None,
-        transport: UpstreamTransport::Stdio {
-            command: command.display().to_string(),
-            args: args.iter().map(|a| (*a).to_owned()).collect(),
-            env: BTreeMap::new(),
-            cwd: None,
-        },
-        startup: Startup::Lazy,
-        visibility: toolgate_core::GroupVisibility::OnLoad,
         call_timeout: Duration::from_secs(30),
-        startup_timeout: DEFAULT_STARTUP_TIMEOUT,
+        ..UpstreamConfig::stdio(
+            toolgate_core::GroupId::new(name).unwrap(),
+            command.display().to_string(),
+            args,
+        )
     }
 }
 
