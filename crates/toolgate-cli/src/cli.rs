@@ -70,7 +70,8 @@ pub(crate) struct EvalArgs {
     #[arg(long, value_name = "DIR", required = true)]
     pub(crate) dataset: Vec<PathBuf>,
 
-    /// toolgate.toml whose [routing] table configures the router (default: built-in settings).
+    /// toolgate.toml whose [routing] table configures the router (default: ./toolgate.toml when
+    /// it exists, else the built-in settings).
     #[arg(long, value_name = "FILE")]
     pub(crate) config: Option<PathBuf>,
 

@@ -19,10 +19,7 @@ use crate::output::{eprint, print};
 use crate::settings::Settings;
 
 pub(crate) fn run(args: &EvalArgs) -> anyhow::Result<()> {
-    let config = match &args.config {
-        Some(path) => Settings::load(Some(path))?.routing,
-        None => RoutingConfig::default(),
-    };
+    let config = Settings::load(args.config.as_deref())?.routing;
     let counter = TokenCounter::new(args.encoding).context("loading the tokenizer")?;
     let terminal = std::io::stderr().is_terminal();
     let mut evaluations = Vec::new();
