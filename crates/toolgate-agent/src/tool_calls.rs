@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
-use toolgate_core::{ActiveToolSet, Message, MetaAnswer, NotAvailable, ToolStatus};
+use toolgate_core::{ActiveToolSet, Message, MetaAnswer, MetaCall, MetaTool, ToolStatus};
 use toolgate_llm::ToolCall;
 use toolgate_store::{AgentStore, ConversationId, ConversationStore, StoreError};
 use toolgate_tools::{CallContext, ToolCallError, ToolOutput, Toolbox};
@@ -112,13 +112,8 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
                 name: tool_call.name.clone(),
                 arguments: tool_call.arguments.clone(),
             });
-            if self
-                .toolbox
-                .meta_tools()
-                .recognize(&tool_call.name)
-                .is_some()
-            {
-                meta_calls.push(tool_call);
+            if let Some(meta_tool) = self.toolbox.meta_tools().recognize(&tool_call.name) {
+                meta_calls.push((tool_call, meta_tool));
             } else {
                 let task = ToolTask {
                     toolbox: Arc::clone(&self.toolbox),
@@ -136,16 +131,16 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
             }
         }
         let mut tally = Tally::default();
-        for (index, tool_call) in meta_calls.iter().enumerate() {
+        for (index, &(tool_call, meta_tool)) in meta_calls.iter().enumerate() {
             let finished = tokio::select! {
                 biased;
                 () = cancel.cancelled() => None,
-                finished = self.answer_meta(tool_call, turn) => Some(finished),
+                finished = self.answer_meta(tool_call, meta_tool, turn) => Some(finished),
             };
             let Some(finished) = finished else {
                 calls_cancel.cancel();
                 running.shutdown().await;
-                let left = meta_calls[index..].iter().copied();
+                let left = meta_calls[index..].iter().map(|(tool_call, _)| *tool_call);
                 self.abandon(&conversation, left.chain(unfinished.into_values()), events)
                     .await?;
                 return Err(AgentError::Cancelled);
@@ -216,16 +211,20 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
 
     /// A meta-tool call, answered for the turn's active set (a load starts
     /// the group's source first).
-    async fn answer_meta(&self, tool_call: &ToolCall, turn: &mut Turn) -> Finished {
+    async fn answer_meta(
+        &self,
+        tool_call: &ToolCall,
+        meta_tool: MetaTool,
+        turn: &mut Turn,
+    ) -> Finished {
         // Unparsable arguments lack the group name, like absent ones.
         let arguments = parse_arguments(&tool_call.arguments).unwrap_or(Value::Null);
         let meta = self.toolbox.meta_tools();
-        let call = match meta.parse(&tool_call.name, &arguments) {
-            Some(Ok(call)) => call,
-            Some(Err(error)) => {
+        let call = match MetaCall::parse(meta_tool, &arguments) {
+            Ok(call) => call,
+            Err(error) => {
                 return Finished::new(ToolOutput::error(error.to_string()), CallOutcome::Failed);
             }
-            None => return Finished::new(not_available(&tool_call.name), CallOutcome::Outside),
         };
         if let Err(error) = self.toolbox.prepare_meta(&call).await {
             return Finished::new(ToolOutput::error(error.to_string()), CallOutcome::Failed);
@@ -385,16 +384,6 @@ impl ToolTask {
             }
         }
     }
-}
-
-fn not_available(name: &str) -> ToolOutput {
-    ToolOutput::error(
-        NotAvailable {
-            tool: name.to_owned(),
-            group: None,
-        }
-        .to_string(),
-    )
 }
 
 /// The model's argument text as a JSON value; blank means no arguments.

@@ -76,11 +76,6 @@ impl MetaTools {
         self
     }
 
-    /// The meta-tools offered, `load_tool_group` first.
-    pub fn offered(&self) -> &[MetaTool] {
-        &self.offered
-    }
-
     /// The definitions a host registers as core tools beside
     /// `load_tool_group`, which every [`Catalog`] holds already.
     pub fn extra_definitions(&self) -> Vec<ToolDefinition> {

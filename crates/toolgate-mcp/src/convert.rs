@@ -3,11 +3,12 @@
 //! a [`ToolOutput`] to and from an MCP [`CallToolResult`]. rmcp types stop
 //! here: nothing of them reaches toolgate-tools.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::model::{CallToolResult, ContentBlock, Tool, ToolAnnotations as McpAnnotations};
 use serde_json::{Map, Value};
-use toolgate_core::{ToolAnnotations, ToolDefinition};
+use toolgate_core::{ToolAnnotations, ToolDefinition, ToolName};
 use toolgate_tools::{Content, SourceTool, ToolOutput};
 
 /// A catalog definition as MCP lists it.
@@ -34,6 +35,45 @@ pub(crate) fn tool_to_mcp(definition: &ToolDefinition) -> Tool {
 pub(crate) fn listed_tool(listing: &Map<String, Value>, definition: &ToolDefinition) -> Tool {
     serde_json::from_value(Value::Object(listing.clone()))
         .unwrap_or_else(|_| tool_to_mcp(definition))
+}
+
+/// Upstream tools as MCP lists them, read from their listing once: a
+/// listing is read again only when its upstream is listed again (a new
+/// `Arc`). Reading one costs a deep copy of its schemas, which every
+/// `tools/list` would otherwise pay for every upstream tool.
+#[derive(Debug, Default)]
+pub(crate) struct ListedTools(Mutex<HashMap<ToolName, (Listing, Tool)>>);
+
+/// An upstream's own description of one tool, as the toolbox keeps it.
+type Listing = Arc<Map<String, Value>>;
+
+impl ListedTools {
+    /// The MCP tool for each definition: from its listing when it has one,
+    /// else from the catalog's definition.
+    pub(crate) fn tools(
+        &self,
+        definitions: &[&ToolDefinition],
+        listings: Vec<Option<Listing>>,
+    ) -> Vec<Tool> {
+        let mut read = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        definitions
+            .iter()
+            .zip(listings)
+            .map(|(definition, listing)| {
+                let Some(listing) = listing else {
+                    return tool_to_mcp(definition);
+                };
+                match read.get(&definition.name) {
+                    Some((known, tool)) if Arc::ptr_eq(known, &listing) => tool.clone(),
+                    _ => {
+                        let tool = listed_tool(&listing, definition);
+                        read.insert(definition.name.clone(), (listing, tool.clone()));
+                        tool
+                    }
+                }
+            })
+            .collect()
+    }
 }
 
 /// An upstream's tool as the runtime lists it: its own name, description,

@@ -72,3 +72,41 @@ fn an_upstream_tool_keeps_its_listing() {
     .unwrap();
     assert_eq!(listed_tool(&source.listing, &definition), tool);
 }
+
+#[test]
+fn listed_tools_follow_a_new_listing_and_fall_back_to_the_definition() {
+    let definition = ToolDefinition::new(
+        toolgate_core::ToolName::new("get_me").unwrap(),
+        "x",
+        json!({}),
+    )
+    .unwrap();
+    let listing = |title: &str| {
+        Arc::new(
+            json!({"name": "get_me", "title": title, "inputSchema": {"type": "object"}})
+                .as_object()
+                .unwrap()
+                .clone(),
+        )
+    };
+    let cache = ListedTools::default();
+    let first = listing("First");
+    let title = |tools: Vec<Tool>| tools[0].title.clone();
+    assert_eq!(
+        title(cache.tools(&[&definition], vec![Some(Arc::clone(&first))])),
+        Some("First".to_owned())
+    );
+    assert_eq!(
+        title(cache.tools(&[&definition], vec![Some(first)])),
+        Some("First".to_owned())
+    );
+    // Listed again: the new listing wins, not the one read before.
+    assert_eq!(
+        title(cache.tools(&[&definition], vec![Some(listing("Second"))])),
+        Some("Second".to_owned())
+    );
+    assert_eq!(
+        cache.tools(&[&definition], vec![None]),
+        vec![tool_to_mcp(&definition)]
+    );
+}

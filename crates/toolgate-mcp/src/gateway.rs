@@ -29,7 +29,7 @@ use toolgate_tools::{
 };
 
 use crate::config::UpstreamConfig;
-use crate::convert::{listed_tool, result_from_output, tool_to_mcp};
+use crate::convert::{ListedTools, result_from_output};
 use crate::relay::Downstream;
 use crate::session::Sessions;
 use crate::upstream::Upstream;
@@ -57,6 +57,8 @@ pub struct Gateway<S> {
     toolbox: Arc<Toolbox>,
     upstreams: Vec<Arc<Upstream>>,
     sessions: Sessions<S>,
+    /// Upstream tools as `tools/list` gives them, read once per listing.
+    listed_tools: ListedTools,
 }
 
 /// One request's view of its session.
@@ -108,6 +110,7 @@ impl<S: ConversationStore + 'static> Gateway<S> {
             sessions: Sessions::new(store, Arc::clone(&toolbox), options.session_idle_timeout),
             toolbox,
             upstreams,
+            listed_tools: ListedTools::default(),
         });
         tokio::spawn(watch_changes(Arc::downgrade(&gateway), changes));
         Ok((gateway, report))
@@ -300,15 +303,10 @@ impl<S: ConversationStore + 'static> Gateway<S> {
     /// Definitions as MCP lists them: an upstream's tools exactly as it
     /// listed them (but for the exposed name), the others from the catalog.
     fn to_mcp(&self, definitions: Vec<&ToolDefinition>) -> Vec<Tool> {
-        definitions
-            .into_iter()
-            .map(
-                |definition| match self.toolbox.listing(definition.name.as_str()) {
-                    Some(listing) => listed_tool(&listing, definition),
-                    None => tool_to_mcp(definition),
-                },
-            )
-            .collect()
+        let listings = self
+            .toolbox
+            .listings(definitions.iter().map(|d| d.name.as_str()));
+        self.listed_tools.tools(&definitions, listings)
     }
 
     /// The structured content of a load: the group and its tools as

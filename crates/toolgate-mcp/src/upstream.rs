@@ -297,7 +297,7 @@ impl Upstream {
 
     /// Starts it if needed and lists its tools, with what it says of itself
     /// (its instructions, else its name).
-    pub async fn list_tools(&self) -> Result<SourceListing, UpstreamError> {
+    pub(crate) async fn list_tools(&self) -> Result<SourceListing, UpstreamError> {
         let (peer, generation) = self.peer().await?;
         let tools = tokio::time::timeout(self.config.startup_timeout, peer.list_all_tools())
             .await
@@ -317,7 +317,7 @@ impl Upstream {
     }
 
     /// The generation of the running connection, if one runs.
-    pub async fn connection_generation(&self) -> Option<u64> {
+    pub(crate) async fn connection_generation(&self) -> Option<u64> {
         match &*self.connection.lock().await {
             Connection::Running(running) if !running.service.is_transport_closed() => {
                 Some(running.generation)
@@ -391,7 +391,7 @@ impl Upstream {
     }
 
     /// Stops the connection, if any, for good.
-    pub async fn close(&self) {
+    pub(crate) async fn close(&self) {
         self.changes.closed.store(true, Ordering::SeqCst);
         self.changes.notify.notify_one();
         let mut connection = self.connection.lock().await;
@@ -403,7 +403,7 @@ impl Upstream {
     }
 
     /// Stops a running connection; the next use starts it again.
-    pub async fn stop_connection(&self) {
+    pub(crate) async fn stop_connection(&self) {
         let mut connection = self.connection.lock().await;
         if let Connection::Running(running) = &*connection {
             let generation = running.generation;

@@ -304,19 +304,22 @@ impl Toolbox {
         }
     }
 
-    /// The listed sources, in priority order.
-    pub fn listed_sources(&self) -> impl Iterator<Item = &Arc<dyn ListedSource>> {
-        self.listed.iter().map(|slot| &slot.source)
-    }
-
-    /// How the source of `name` described the tool (an MCP server's
-    /// `tools/list` entry, under the exposed name), when it did.
-    pub fn listing(&self, name: &str) -> Option<Arc<Map<String, Value>>> {
-        self.state
+    /// How the source of each tool named described it (an MCP server's
+    /// `tools/list` entry, under the exposed name), when it did; in order.
+    /// The same `Arc` comes back until the source is listed again.
+    pub fn listings<'a>(
+        &self,
+        names: impl IntoIterator<Item = &'a str>,
+    ) -> Vec<Option<Arc<Map<String, Value>>>> {
+        let registry = self
+            .state
             .registry
             .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .listing(name)
+            .unwrap_or_else(PoisonError::into_inner);
+        names
+            .into_iter()
+            .map(|name| registry.listing(name))
+            .collect()
     }
 
     /// Offers only what `names` enables (an agent's tool list): a group id

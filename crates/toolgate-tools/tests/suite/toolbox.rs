@@ -337,7 +337,7 @@ async fn a_listed_source_starts_on_first_need_and_keeps_contested_names_qualifie
         .await
         .unwrap();
     assert_eq!(output.model_text(), "beta ran shared");
-    let listing = toolbox.listing("beta__shared").unwrap();
+    let listing = toolbox.listings(["beta__shared"]).remove(0).unwrap();
     assert_eq!(listing["name"], "beta__shared");
     assert_eq!(listing["title"], "The shared");
 }
