@@ -139,6 +139,7 @@ impl<S: ConversationStore + 'static> ServerHandler for GatewayHandler<S> {
         let downstream = Downstream {
             peer: Some(context.peer.clone()),
             progress_token: context.meta.get_progress_token(),
+            session: id.clone(),
         };
         let result = self
             .gateway

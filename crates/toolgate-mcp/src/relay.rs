@@ -5,6 +5,13 @@
 //! Everything is forwarded from the downstream request's own task, so rmcp
 //! routes it on that request's stream (streamable HTTP) like any message the
 //! gateway itself sends while handling the call.
+//!
+//! A request from an upstream goes to the session whose call caused it, and
+//! to nobody when that cannot be known: an HTTP upstream sends it on the
+//! call's own response stream, which names the call; on stdio nothing names
+//! it, so it is relayed only while every call in flight on that connection
+//! comes from one session. Otherwise the upstream is answered with an error:
+//! a request carrying one session's data never reaches another session.
 
 #![allow(
     deprecated,
@@ -13,12 +20,15 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
+use futures_util::stream::{FuturesUnordered, StreamExt};
 use rmcp::model::{
-    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
-    LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken,
+    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult, ErrorCode,
+    LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken, RequestId,
 };
+use rmcp::service::InboundStreamOrigin;
 use rmcp::{ErrorData as McpError, Peer, RoleServer};
 use tokio::sync::{mpsc, oneshot};
+use toolgate_store::ConversationId;
 
 /// One message from an upstream, for the caller in flight.
 #[derive(Debug)]
@@ -35,25 +45,59 @@ pub(crate) enum RelayEvent {
     ),
 }
 
-/// The calls in flight on one upstream connection, oldest first, each with
-/// the progress token the gateway sent upstream.
+/// The calls in flight on one upstream connection, oldest first.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct InFlight(Arc<Mutex<Vec<Caller>>>);
 
-/// One call in flight: the progress token sent upstream, and where its
-/// messages go.
-type Caller = (ProgressToken, mpsc::Sender<RelayEvent>);
+/// One call in flight: the upstream request that carries it, the session
+/// that made it, and where its messages go.
+#[derive(Debug)]
+struct Caller {
+    request: RequestId,
+    progress_token: ProgressToken,
+    /// `None` for a stateless call, which shares nothing with any other.
+    session: Option<ConversationId>,
+    relay: mpsc::Sender<RelayEvent>,
+}
 
 /// Removes its call from [`InFlight`] when dropped.
 #[derive(Debug)]
 pub(crate) struct InFlightGuard {
     calls: InFlight,
-    token: ProgressToken,
+    request: RequestId,
 }
 
 impl Drop for InFlightGuard {
     fn drop(&mut self) {
-        self.calls.lock().retain(|(token, _)| *token != self.token);
+        self.calls
+            .lock()
+            .retain(|caller| caller.request != self.request);
+    }
+}
+
+/// Why an upstream's request went to no client.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Unroutable {
+    /// No call is in flight on the connection.
+    NoCall,
+    /// The call it names has ended.
+    CallEnded,
+    /// Calls from several sessions are in flight and nothing names one.
+    Ambiguous,
+}
+
+impl Unroutable {
+    pub(crate) fn into_error(self, what: &str) -> McpError {
+        let message = match self {
+            Self::NoCall => format!("{what} is only relayed during a tool call from a client"),
+            Self::CallEnded => format!("the tool call this {what} request belongs to has ended"),
+            Self::Ambiguous => format!(
+                "the gateway cannot tell which tool call this {what} request belongs to: calls \
+                 from several clients are in flight on this connection and the request names \
+                 none of them"
+            ),
+        };
+        McpError::invalid_request(message, None)
     }
 }
 
@@ -62,15 +106,23 @@ impl InFlight {
         self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// Registers a call until the guard drops.
     pub(crate) fn register(
         &self,
-        token: ProgressToken,
+        request: RequestId,
+        progress_token: ProgressToken,
+        session: Option<ConversationId>,
         relay: mpsc::Sender<RelayEvent>,
     ) -> InFlightGuard {
-        self.lock().push((token.clone(), relay));
+        self.lock().push(Caller {
+            request: request.clone(),
+            progress_token,
+            session,
+            relay,
+        });
         InFlightGuard {
             calls: self.clone(),
-            token,
+            request,
         }
     }
 
@@ -78,19 +130,43 @@ impl InFlight {
     pub(crate) fn by_token(&self, token: &ProgressToken) -> Option<mpsc::Sender<RelayEvent>> {
         self.lock()
             .iter()
-            .find(|(t, _)| t == token)
-            .map(|(_, relay)| relay.clone())
+            .find(|caller| caller.progress_token == *token)
+            .map(|caller| caller.relay.clone())
     }
 
-    /// The most recent caller: where an upstream request that names no call
-    /// (stdio carries no association) is sent.
-    pub(crate) fn latest(&self) -> Option<mpsc::Sender<RelayEvent>> {
-        self.lock().last().map(|(_, relay)| relay.clone())
+    /// The caller an upstream request belongs to. `origin` is the stream it
+    /// arrived on, when the transport knows (streamable HTTP): the response
+    /// stream of one call names that call. Otherwise it belongs to the
+    /// calls in flight only when they all come from one session.
+    pub(crate) fn caller_for(
+        &self,
+        origin: Option<&InboundStreamOrigin>,
+    ) -> Result<mpsc::Sender<RelayEvent>, Unroutable> {
+        let calls = self.lock();
+        if let Some(InboundStreamOrigin::OutboundRequest(id)) = origin {
+            return calls
+                .iter()
+                .find(|caller| caller.request == *id)
+                .map(|caller| caller.relay.clone())
+                .ok_or(Unroutable::CallEnded);
+        }
+        let (first, rest) = calls.split_first().ok_or(Unroutable::NoCall)?;
+        let one_session =
+            first.session.is_some() && rest.iter().all(|caller| caller.session == first.session);
+        if rest.is_empty() || one_session {
+            let latest = calls.last().unwrap_or(first);
+            Ok(latest.relay.clone())
+        } else {
+            Err(Unroutable::Ambiguous)
+        }
     }
 
     /// Every caller in flight: log messages name no call, so all hear them.
     pub(crate) fn all(&self) -> Vec<mpsc::Sender<RelayEvent>> {
-        self.lock().iter().map(|(_, relay)| relay.clone()).collect()
+        self.lock()
+            .iter()
+            .map(|caller| caller.relay.clone())
+            .collect()
     }
 }
 
@@ -103,11 +179,20 @@ pub struct Downstream {
     pub peer: Option<Peer<RoleServer>>,
     /// The progress token it sent, if any.
     pub progress_token: Option<ProgressToken>,
+    /// Its session; `None` for a stateless request.
+    pub session: Option<ConversationId>,
+}
+
+/// The client capability an upstream request needs.
+#[derive(Clone, Copy, Debug)]
+enum Needs {
+    Sampling,
+    Elicitation,
 }
 
 impl Downstream {
-    /// Passes one upstream message on.
-    pub(crate) async fn relay(&self, event: RelayEvent) {
+    /// Passes a notification on.
+    async fn notify(&self, event: RelayEvent) {
         let Some(peer) = &self.peer else {
             return;
         };
@@ -121,43 +206,197 @@ impl Downstream {
             RelayEvent::Log(message) => {
                 let _ = peer.notify_logging_message(message).await;
             }
+            RelayEvent::Sampling(_, reply) => {
+                let _ = reply.send(Err(call_ended("sampling")));
+            }
+            RelayEvent::Elicitation(_, reply) => {
+                let _ = reply.send(Err(call_ended("elicitation")));
+            }
+        }
+    }
+
+    /// Passes a request on and its answer back; only to a client that
+    /// declared the capability it needs.
+    async fn ask(&self, event: RelayEvent) {
+        match event {
             RelayEvent::Sampling(request, reply) => {
-                let answer = peer.create_message(request).await.map_err(relay_error);
+                let answer = match self.capable(Needs::Sampling) {
+                    Ok(peer) => peer.create_message(request).await.map_err(relay_error),
+                    Err(error) => Err(error),
+                };
                 let _ = reply.send(answer);
             }
             RelayEvent::Elicitation(request, reply) => {
-                let answer = peer.create_elicitation(request).await.map_err(relay_error);
+                let answer = match self.capable(Needs::Elicitation) {
+                    Ok(peer) => peer.create_elicitation(request).await.map_err(relay_error),
+                    Err(error) => Err(error),
+                };
                 let _ = reply.send(answer);
             }
+            notification @ (RelayEvent::Progress(_) | RelayEvent::Log(_)) => {
+                self.notify(notification).await;
+            }
+        }
+    }
+
+    /// The client's connection, if it declared what `needs` asks.
+    fn capable(&self, needs: Needs) -> Result<&Peer<RoleServer>, McpError> {
+        let (name, method) = match needs {
+            Needs::Sampling => ("sampling", "sampling/createMessage"),
+            Needs::Elicitation => ("elicitation", "elicitation/create"),
+        };
+        let unsupported = || {
+            McpError::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                format!("the calling client does not support {name} ({method})"),
+                None,
+            )
+        };
+        let peer = self.peer.as_ref().ok_or_else(unsupported)?;
+        let declared = peer.peer_info().is_some_and(|info| match needs {
+            Needs::Sampling => info.capabilities.sampling.is_some(),
+            Needs::Elicitation => info.capabilities.elicitation.is_some(),
+        });
+        if declared {
+            Ok(peer)
+        } else {
+            Err(unsupported())
         }
     }
 }
 
 /// Drives an upstream call, passing on what the upstream sends meanwhile.
 /// Runs in the downstream request's task, so rmcp keeps it on that request.
+/// Requests for the client are answered while the call goes on, so the
+/// call's own deadline keeps running; when the call ends, a request still
+/// waiting for the client is answered with an error.
 pub(crate) async fn relayed<T>(
     call: impl std::future::Future<Output = T>,
     mut events: mpsc::Receiver<RelayEvent>,
     downstream: &Downstream,
 ) -> T {
     tokio::pin!(call);
+    let mut asking = FuturesUnordered::new();
     let result = loop {
         tokio::select! {
             biased;
-            Some(event) = events.recv() => downstream.relay(event).await,
+            Some(event) = events.recv() => match event {
+                request @ (RelayEvent::Sampling(..) | RelayEvent::Elicitation(..)) => {
+                    asking.push(downstream.ask(request));
+                }
+                notification => downstream.notify(notification).await,
+            },
+            Some(()) = asking.next(), if !asking.is_empty() => {}
             result = &mut call => break result,
         }
     };
-    // Messages sent just before the result still go first.
+    // Messages sent just before the result still go first; requests get an
+    // error, as their call is over.
     while let Ok(event) = events.try_recv() {
-        downstream.relay(event).await;
+        downstream.notify(event).await;
     }
     result
+}
+
+fn call_ended(what: &str) -> McpError {
+    McpError::invalid_request(
+        format!("the tool call this {what} request belongs to has ended"),
+        None,
+    )
 }
 
 fn relay_error(error: rmcp::ServiceError) -> McpError {
     match error {
         rmcp::ServiceError::McpError(error) => error,
         other => McpError::internal_error(format!("the client did not answer: {other}"), None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn session(name: &str) -> Option<ConversationId> {
+        Some(ConversationId::new(name))
+    }
+
+    fn register(
+        calls: &InFlight,
+        id: i64,
+        session: Option<ConversationId>,
+    ) -> (InFlightGuard, mpsc::Receiver<RelayEvent>) {
+        let (relay, events) = mpsc::channel(1);
+        let token = ProgressToken(rmcp::model::NumberOrString::Number(id));
+        let guard = calls.register(RequestId::Number(id), token, session, relay);
+        (guard, events)
+    }
+
+    /// Which of `receivers` a message sent on `sender` reaches.
+    fn probe(
+        sender: &mpsc::Sender<RelayEvent>,
+        receivers: &mut [&mut mpsc::Receiver<RelayEvent>],
+    ) -> usize {
+        let progress = serde_json::json!({"progressToken": 0, "progress": 0});
+        sender
+            .try_send(RelayEvent::Progress(
+                serde_json::from_value(progress).unwrap(),
+            ))
+            .unwrap();
+        receivers
+            .iter_mut()
+            .position(|events| events.try_recv().is_ok())
+            .unwrap()
+    }
+
+    #[test]
+    fn a_request_on_a_calls_stream_goes_to_that_call_only() {
+        let calls = InFlight::default();
+        let (_a, mut a) = register(&calls, 1, session("a"));
+        let (_b, mut b) = register(&calls, 2, session("b"));
+        let origin = InboundStreamOrigin::OutboundRequest(RequestId::Number(1));
+        let caller = calls.caller_for(Some(&origin)).unwrap();
+        assert_eq!(probe(&caller, &mut [&mut a, &mut b]), 0);
+        let ended = InboundStreamOrigin::OutboundRequest(RequestId::Number(9));
+        assert_eq!(
+            calls.caller_for(Some(&ended)).unwrap_err(),
+            Unroutable::CallEnded
+        );
+    }
+
+    #[test]
+    fn an_unnamed_request_goes_nowhere_when_two_sessions_have_calls_in_flight() {
+        let calls = InFlight::default();
+        assert_eq!(calls.caller_for(None).unwrap_err(), Unroutable::NoCall);
+        let (_a, mut a) = register(&calls, 1, session("a"));
+        let caller = calls.caller_for(None).unwrap();
+        assert_eq!(probe(&caller, &mut [&mut a]), 0);
+        let (_a2, mut a2) = register(&calls, 2, session("a"));
+        let caller = calls.caller_for(None).unwrap();
+        assert_eq!(probe(&caller, &mut [&mut a, &mut a2]), 1);
+        let (_b, _b_events) = register(&calls, 3, session("b"));
+        assert_eq!(calls.caller_for(None).unwrap_err(), Unroutable::Ambiguous);
+        let unassociated = InboundStreamOrigin::Unassociated;
+        assert_eq!(
+            calls.caller_for(Some(&unassociated)).unwrap_err(),
+            Unroutable::Ambiguous
+        );
+    }
+
+    #[test]
+    fn two_stateless_calls_never_share_a_request() {
+        let calls = InFlight::default();
+        let (_a, _a_events) = register(&calls, 1, None);
+        assert!(calls.caller_for(None).is_ok());
+        let (_b, _b_events) = register(&calls, 2, None);
+        assert_eq!(calls.caller_for(None).unwrap_err(), Unroutable::Ambiguous);
+    }
+
+    #[test]
+    fn an_ended_call_leaves_the_connection() {
+        let calls = InFlight::default();
+        let (a, _a_events) = register(&calls, 1, session("a"));
+        let (_b, _b_events) = register(&calls, 2, session("b"));
+        drop(a);
+        assert!(calls.caller_for(None).is_ok());
     }
 }

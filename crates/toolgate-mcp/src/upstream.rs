@@ -26,7 +26,9 @@ use rmcp::model::{
     CreateMessageResult, ElicitRequestParams, ElicitResult, Implementation, JsonObject,
     LoggingMessageNotificationParam, ProgressNotificationParam, ProtocolVersion, ServerResult,
 };
-use rmcp::service::{NotificationContext, PeerRequestOptions, RequestContext, RunningService};
+use rmcp::service::{
+    InboundStreamOrigin, NotificationContext, PeerRequestOptions, RequestContext, RunningService,
+};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, ErrorData as McpError, Peer, RoleClient, ServiceExt};
@@ -34,6 +36,7 @@ use tokio::sync::{Mutex, Notify, mpsc, oneshot};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use toolgate_core::GroupId;
+use toolgate_store::ConversationId;
 use toolgate_tools::{ListedGroup, SourceChange, SourceListing};
 
 use crate::config::{UpstreamConfig, UpstreamTransport};
@@ -157,18 +160,19 @@ struct UpstreamClient {
 }
 
 impl UpstreamClient {
-    /// Hands an upstream request to the latest caller and waits for its answer.
+    /// Hands an upstream request to the call it belongs to and waits for
+    /// the calling client's answer; see [`InFlight::caller_for`].
     async fn ask<T>(
         &self,
+        context: &RequestContext<RoleClient>,
         make: impl FnOnce(oneshot::Sender<Result<T, McpError>>) -> RelayEvent,
         what: &str,
     ) -> Result<T, McpError> {
-        let Some(caller) = self.in_flight.latest() else {
-            return Err(McpError::invalid_request(
-                format!("{what} is only relayed during a tool call from a client"),
-                None,
-            ));
-        };
+        let origin = context.extensions.get::<InboundStreamOrigin>();
+        let caller = self.in_flight.caller_for(origin).map_err(|unroutable| {
+            tracing::warn!(%what, ?unroutable, "upstream request not relayed");
+            unroutable.into_error(what)
+        })?;
         let gone = || McpError::internal_error("the calling client is gone", None);
         let (reply, answer) = oneshot::channel();
         caller.send(make(reply)).await.map_err(|_| gone())?;
@@ -204,18 +208,23 @@ impl ClientHandler for UpstreamClient {
     async fn create_message(
         &self,
         params: CreateMessageRequestParams,
-        _context: RequestContext<RoleClient>,
+        context: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, McpError> {
-        self.ask(|reply| RelayEvent::Sampling(params, reply), "sampling")
-            .await
+        self.ask(
+            &context,
+            |reply| RelayEvent::Sampling(params, reply),
+            "sampling",
+        )
+        .await
     }
 
     async fn create_elicitation(
         &self,
         request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
+        context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, McpError> {
         self.ask(
+            &context,
             |reply| RelayEvent::Elicitation(request, reply),
             "elicitation",
         )
@@ -331,12 +340,14 @@ impl Upstream {
 
     /// Calls `tool` (its upstream name) with the per-call timeout; cancelling
     /// `cancel` cancels the upstream request too. What the upstream sends
-    /// during the call goes to `relay`.
+    /// during the call goes to `relay`; `session` is the calling session,
+    /// which decides where the upstream's requests may go.
     pub(crate) async fn call_tool(
         &self,
         tool: &str,
         arguments: JsonObject,
         cancel: &CancellationToken,
+        session: Option<ConversationId>,
         relay: mpsc::Sender<RelayEvent>,
     ) -> Result<CallToolResult, UpstreamError> {
         let (peer, _) = self.peer().await?;
@@ -346,9 +357,12 @@ impl Upstream {
             .send_request_with_option(request, PeerRequestOptions::no_options())
             .await
             .map_err(|error| self.failed(tool, error.to_string()))?;
-        let _in_flight = self
-            .in_flight
-            .register(handle.progress_token.clone(), relay);
+        let _in_flight = self.in_flight.register(
+            handle.id.clone(),
+            handle.progress_token.clone(),
+            session,
+            relay,
+        );
         let request_id = handle.id.clone();
         let cancelled = |reason: &str| {
             CancelledNotificationParam::new(Some(request_id.clone()), Some(reason.to_owned()))

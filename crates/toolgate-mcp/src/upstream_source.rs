@@ -35,7 +35,13 @@ impl ToolSource for Upstream {
             .cloned()
             .unwrap_or_default();
         let (relay, events) = mpsc::channel(32);
-        let running = self.call_tool(&call.tool, arguments, &context.cancel, relay);
+        let running = self.call_tool(
+            &call.tool,
+            arguments,
+            &context.cancel,
+            downstream.session.clone(),
+            relay,
+        );
         match relayed(running, events, &downstream).await {
             Ok(result) => Ok(output_from_result(result)),
             Err(error) => Err(ToolCallError::respond(error.to_string())),

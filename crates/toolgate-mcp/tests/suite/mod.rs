@@ -1,4 +1,5 @@
 mod http_gateway;
 mod polymorphic;
+mod relay;
 mod support;
 mod upstreams;
