@@ -213,6 +213,11 @@ pub(crate) struct ServeArgs {
     #[arg(long, value_name = "MINUTES", default_value_t = 24 * 60)]
     pub(crate) session_idle_minutes: u64,
 
+    /// Most sessions held in memory at once; beyond it the longest-idle one leaves memory
+    /// (its history stays, and its next request restores it).
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    pub(crate) max_sessions: usize,
+
     /// Session name for --stdio, so a restarted gateway restores its loaded groups
     /// (default: a new session each start).
     #[arg(long, value_name = "NAME", requires = "stdio")]

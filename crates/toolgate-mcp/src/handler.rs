@@ -8,11 +8,11 @@
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
-    GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
-    SetLevelRequestParams, SubscribeRequestParams, UnsubscribeRequestParams,
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CustomRequest,
+    CustomResult, ErrorCode, GetPromptRequestParams, GetPromptResponse, Implementation,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
+    ServerConfig, SetLevelRequestParams, SubscribeRequestParams, UnsubscribeRequestParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -23,7 +23,7 @@ use crate::gateway::{Gateway, SessionRef};
 use crate::relay::Downstream;
 
 /// The HTTP header carrying the MCP session id.
-const SESSION_HEADER: &str = "mcp-session-id";
+pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
 
 /// Where a request's session comes from.
 #[derive(Clone, Debug)]
@@ -224,11 +224,93 @@ impl<S: ConversationStore + 'static> ServerHandler for GatewayHandler<S> {
         self.gateway.complete(request).await
     }
 
+    /// A request rmcp could not read as any MCP request: a standard method
+    /// whose params do not fit is -32602 (invalid params), naming what is
+    /// wrong; anything else -32601 (method not found).
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, McpError> {
+        Err(custom_request_error(&request.method, request.params))
+    }
+
     async fn set_level(
         &self,
         request: SetLevelRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         self.gateway.set_level(request).await
+    }
+}
+
+/// Methods of MCP that a client sends a server.
+const MCP_METHODS: [&str; 13] = [
+    "initialize",
+    "ping",
+    "completion/complete",
+    "logging/setLevel",
+    "prompts/get",
+    "prompts/list",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "tools/call",
+    "tools/list",
+];
+
+/// The longest method name echoed back in an error.
+const MAX_ECHOED_METHOD: usize = 64;
+
+fn custom_request_error(method: &str, params: Option<serde_json::Value>) -> McpError {
+    if !MCP_METHODS.contains(&method) {
+        let shown: String = method.chars().take(MAX_ECHOED_METHOD).collect();
+        let cut = if shown.len() < method.len() {
+            "…"
+        } else {
+            ""
+        };
+        return McpError::new(
+            ErrorCode::METHOD_NOT_FOUND,
+            format!("Method not found: '{shown}{cut}'"),
+            None,
+        );
+    }
+    let params = params.unwrap_or(serde_json::Value::Null);
+    let reason = match method {
+        "tools/call" => serde_json::from_value::<CallToolRequestParams>(params).err(),
+        "prompts/get" => serde_json::from_value::<GetPromptRequestParams>(params).err(),
+        "resources/read" => serde_json::from_value::<ReadResourceRequestParams>(params).err(),
+        _ => None,
+    };
+    let message = match reason {
+        Some(reason) => format!("Invalid params for {method}: {reason}"),
+        None => format!("Invalid params for {method}"),
+    };
+    McpError::invalid_params(message, None)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn bad_params_of_a_known_method_are_invalid_params_naming_the_field() {
+        let error = custom_request_error("tools/call", Some(json!({"name": 5})));
+        assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
+        assert!(
+            error.message.starts_with("Invalid params for tools/call: "),
+            "{}",
+            error.message
+        );
+        let missing = custom_request_error("tools/call", None);
+        assert_eq!(missing.code, ErrorCode::INVALID_PARAMS);
+        let unknown = custom_request_error(&"x".repeat(100_000), None);
+        assert_eq!(unknown.code, ErrorCode::METHOD_NOT_FOUND);
+        assert!(unknown.message.len() < 100, "{}", unknown.message);
     }
 }

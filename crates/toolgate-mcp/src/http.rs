@@ -12,7 +12,7 @@ use http::{Request, Response, StatusCode, header};
 use http_body_util::{BodyExt, Full, combinators::BoxBody};
 use hyper::body::Incoming;
 use hyper::service::service_fn;
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::TcpListener;
@@ -20,7 +20,8 @@ use tokio_util::sync::CancellationToken;
 use toolgate_store::ConversationStore;
 
 use crate::gateway::Gateway;
-use crate::handler::{GatewayHandler, SessionSource};
+use crate::handler::{GatewayHandler, SESSION_HEADER, SessionSource};
+use crate::session_cap::CappedSessions;
 use crate::session_store::HistorySessionStore;
 
 /// The path the MCP endpoint answers on.
@@ -39,6 +40,35 @@ pub struct HttpOptions {
     pub allowed_origins: Vec<String>,
     /// How long rmcp keeps an idle session's connection state in memory.
     pub session_keep_alive: Option<Duration>,
+    /// Bounds on connections, requests and sessions.
+    pub limits: HttpLimits,
+}
+
+/// What one client may hold of the gateway: a slow or hostile client gets
+/// its connection closed instead of holding it forever.
+#[derive(Clone, Copy, Debug)]
+pub struct HttpLimits {
+    /// Time to send a request's headers, and the longest a kept-alive
+    /// connection may wait idle for its next request.
+    pub header_timeout: Duration,
+    /// Time to send a request's body once its headers are in.
+    pub body_timeout: Duration,
+    /// Largest request body accepted.
+    pub max_body_bytes: usize,
+    /// Sessions held in memory at once; beyond it the longest-idle one is
+    /// let go (its history stays, so it comes back on its next request).
+    pub max_sessions: usize,
+}
+
+impl Default for HttpLimits {
+    fn default() -> Self {
+        Self {
+            header_timeout: Duration::from_secs(30),
+            body_timeout: Duration::from_secs(30),
+            max_body_bytes: 4 * 1024 * 1024,
+            max_sessions: 10_000,
+        }
+    }
 }
 
 /// Serves `gateway` on `listener` until `shutdown` is cancelled.
@@ -67,21 +97,30 @@ pub async fn serve_http<S: ConversationStore + 'static>(
         .enforce_origin_validation()
         .with_cancellation_token(shutdown.child_token());
     config.session_store = Some(Arc::new(HistorySessionStore(Arc::clone(&gateway))));
-    let mut sessions = LocalSessionManager::default();
-    sessions.session_config.keep_alive = options.session_keep_alive;
+    let mut local = LocalSessionManager::default();
+    local.session_config.keep_alive = options.session_keep_alive;
+    let sessions = Arc::new(CappedSessions::new(
+        local,
+        options.limits.max_sessions,
+        Arc::clone(&gateway),
+    ));
     let handler = GatewayHandler::new(Arc::clone(&gateway), SessionSource::Header);
     let mcp = Arc::new(StreamableHttpService::new(
         move || Ok(handler.clone()),
-        Arc::new(sessions),
+        sessions,
         config,
     ));
-    let token: Option<Arc<str>> = options.bearer_token.as_deref().map(Arc::from);
-
+    let guard = Arc::new(Guard {
+        token: options.bearer_token.as_deref().map(Arc::from),
+        limits: options.limits,
+    });
+    let mut accept_errors = AcceptErrors::default();
     loop {
         let stream = tokio::select! {
             () = shutdown.cancelled() => return Ok(()),
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => {
+                    accept_errors.recovered();
                     // Responses are small SSE events: without this, Nagle's
                     // algorithm holds each one behind the last unacknowledged
                     // write, about 40 ms per request on a kept-alive connection.
@@ -91,21 +130,31 @@ pub async fn serve_http<S: ConversationStore + 'static>(
                     stream
                 }
                 Err(error) => {
-                    tracing::warn!(%error, "accept failed");
-                    continue;
+                    // Out of file descriptors, say: retrying at once would
+                    // spin, so wait, longer each time it fails again.
+                    let wait = accept_errors.failed(&error);
+                    tokio::select! {
+                        () = shutdown.cancelled() => return Ok(()),
+                        () = tokio::time::sleep(wait) => continue,
+                    }
                 }
             },
         };
         let mcp = Arc::clone(&mcp);
-        let token = token.clone();
+        let guard = Arc::clone(&guard);
         let service = service_fn(move |request: Request<Incoming>| {
             let mcp = Arc::clone(&mcp);
-            let token = token.clone();
-            async move { Ok::<_, Infallible>(route(&mcp, token.as_deref(), request).await) }
+            let guard = Arc::clone(&guard);
+            async move { Ok::<_, Infallible>(route(&mcp, &guard, request).await) }
         });
         let connection_shutdown = shutdown.clone();
+        let header_timeout = options.limits.header_timeout;
         tokio::spawn(async move {
-            let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+            let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+            builder
+                .http1()
+                .timer(TokioTimer::new())
+                .header_read_timeout(header_timeout);
             let connection = builder.serve_connection(TokioIo::new(stream), service);
             tokio::select! {
                 result = connection => if let Err(error) = result {
@@ -117,11 +166,63 @@ pub async fn serve_http<S: ConversationStore + 'static>(
     }
 }
 
+/// What every request is checked against before it reaches rmcp.
+#[derive(Debug)]
+struct Guard {
+    token: Option<Arc<str>>,
+    limits: HttpLimits,
+}
+
+/// Failed accepts in a row: how long to wait before the next, and a log
+/// line per interval rather than one per failure.
+#[derive(Debug, Default)]
+struct AcceptErrors {
+    /// Failures since the last accepted connection.
+    in_a_row: u32,
+    /// Failures not logged since the last line.
+    unlogged: u64,
+    logged_at: Option<std::time::Instant>,
+}
+
+impl AcceptErrors {
+    /// How often a repeated accept error is logged.
+    const LOG_INTERVAL: Duration = Duration::from_secs(10);
+    const FIRST_WAIT: Duration = Duration::from_millis(5);
+    const MAX_WAIT: Duration = Duration::from_secs(1);
+
+    /// Records a failure; returns how long to wait before accepting again.
+    fn failed(&mut self, error: &std::io::Error) -> Duration {
+        self.in_a_row = self.in_a_row.saturating_add(1);
+        self.unlogged += 1;
+        let now = std::time::Instant::now();
+        if self
+            .logged_at
+            .is_none_or(|at| now.duration_since(at) >= Self::LOG_INTERVAL)
+        {
+            tracing::warn!(
+                %error,
+                failures = self.unlogged,
+                "accepting a connection failed; new connections wait (logged once per {}s)",
+                Self::LOG_INTERVAL.as_secs()
+            );
+            self.unlogged = 0;
+            self.logged_at = Some(now);
+        }
+        Self::FIRST_WAIT
+            .saturating_mul(1 << (self.in_a_row - 1).min(8))
+            .min(Self::MAX_WAIT)
+    }
+
+    fn recovered(&mut self) {
+        self.in_a_row = 0;
+    }
+}
+
 type Body = BoxBody<Bytes, Infallible>;
 
 async fn route<S: ConversationStore + 'static>(
-    mcp: &StreamableHttpService<GatewayHandler<S>, LocalSessionManager>,
-    token: Option<&str>,
+    mcp: &StreamableHttpService<GatewayHandler<S>, CappedSessions<S>>,
+    guard: &Guard,
     request: Request<Incoming>,
 ) -> Response<Body> {
     let path = request.uri().path();
@@ -131,7 +232,7 @@ async fn route<S: ConversationStore + 'static>(
             "Not found: the MCP endpoint is /mcp\n",
         );
     }
-    if let Some(token) = token
+    if let Some(token) = &guard.token
         && !authorized(request.headers().get(header::AUTHORIZATION), token)
     {
         let mut response = plain(StatusCode::UNAUTHORIZED, "A bearer token is required\n");
@@ -141,29 +242,167 @@ async fn route<S: ConversationStore + 'static>(
         );
         return response;
     }
-    mcp.handle(request).await
+    let session = request
+        .headers()
+        .get(SESSION_HEADER)
+        .and_then(|value| value.to_str().ok())
+        .map(|id| bounded(id, MAX_ECHOED_ID).into_owned());
+    let response = if request.method() == http::Method::POST && has_json_body(request.headers()) {
+        let (parts, body) = request.into_parts();
+        let bytes = match read_body(body, &guard.limits).await {
+            Ok(bytes) => bytes,
+            Err(response) => return response,
+        };
+        if let Err(response) = check_json_rpc(&bytes) {
+            return response;
+        }
+        mcp.handle(Request::from_parts(parts, Full::new(bytes)))
+            .await
+    } else {
+        mcp.handle(request).await
+    };
+    match session {
+        Some(id) if response.status() == StatusCode::NOT_FOUND => unknown_session(&id),
+        _ => response,
+    }
+}
+
+/// The longest session id echoed back in an error.
+const MAX_ECHOED_ID: usize = 80;
+
+/// `text`, cut to at most `max` bytes (on a character boundary) with `…`.
+fn bounded(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    if text.len() <= max {
+        return text.into();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end]).into()
+}
+
+/// rmcp's answer to a session it does not hold and could not restore.
+fn unknown_session(id: &str) -> Response<Body> {
+    let text = format!(
+        "Not found: session '{id}' is unknown to this gateway: it was ended, or it went unused \
+         longer than the gateway keeps sessions and its history was deleted. Start a new session: \
+         send initialize without an Mcp-Session-Id header.\n"
+    );
+    let mut response = Response::new(Full::new(Bytes::from(text)).boxed());
+    *response.status_mut() = StatusCode::NOT_FOUND;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        http::HeaderValue::from_static("text/plain"),
+    );
+    response
+}
+
+fn has_json_body(headers: &http::HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| {
+            let essence = value.split_once(';').map_or(value, |(essence, _)| essence);
+            essence.trim().eq_ignore_ascii_case("application/json")
+        })
+}
+
+/// Reads a request body within the time and size limits.
+async fn read_body(body: Incoming, limits: &HttpLimits) -> Result<Bytes, Response<Body>> {
+    let limited = http_body_util::Limited::new(body, limits.max_body_bytes);
+    match tokio::time::timeout(limits.body_timeout, limited.collect()).await {
+        Err(_) => Err(plain_owned(
+            StatusCode::REQUEST_TIMEOUT,
+            format!(
+                "Request timeout: the body did not arrive within {}s\n",
+                limits.body_timeout.as_secs_f64()
+            ),
+        )),
+        Ok(Err(error)) if error.is::<http_body_util::LengthLimitError>() => Err(plain_owned(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!(
+                "Payload too large: a request body may hold at most {} bytes\n",
+                limits.max_body_bytes
+            ),
+        )),
+        Ok(Err(error)) => Err(plain_owned(
+            StatusCode::BAD_REQUEST,
+            format!("Bad request: reading the body failed: {error}\n"),
+        )),
+        Ok(Ok(collected)) => Ok(collected.to_bytes()),
+    }
+}
+
+/// JSON-RPC 2.0's answers to a body that is not one JSON-RPC message:
+/// -32700 when it is not JSON, -32600 when it is JSON but no message.
+fn check_json_rpc(body: &[u8]) -> Result<(), Response<Body>> {
+    let value: serde_json::Value = serde_json::from_slice(body).map_err(|error| {
+        json_rpc_error(
+            serde_json::Value::Null,
+            -32700,
+            &format!("Parse error: the body is not valid JSON ({error})"),
+        )
+    })?;
+    if serde_json::from_value::<rmcp::model::ClientJsonRpcMessage>(value.clone()).is_err() {
+        let id = match value.get("id") {
+            Some(id @ (serde_json::Value::String(_) | serde_json::Value::Number(_))) => id.clone(),
+            _ => serde_json::Value::Null,
+        };
+        let reason = if value.is_array() {
+            "Invalid Request: send one JSON-RPC message per request (batches are not supported)"
+        } else {
+            "Invalid Request: the body is JSON but not a JSON-RPC 2.0 request, notification or \
+             response (check \"jsonrpc\": \"2.0\", \"method\" and \"id\")"
+        };
+        return Err(json_rpc_error(id, -32600, reason));
+    }
+    Ok(())
+}
+
+fn json_rpc_error(id: serde_json::Value, code: i64, message: &str) -> Response<Body> {
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": {"code": code, "message": message},
+    });
+    let mut response = Response::new(Full::new(Bytes::from(body.to_string())).boxed());
+    *response.status_mut() = StatusCode::BAD_REQUEST;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    response
 }
 
 /// Compares the presented token with the expected one in constant time.
+/// The scheme is case-insensitive (RFC 7235).
 fn authorized(header: Option<&http::HeaderValue>, expected: &str) -> bool {
-    let Some(presented) = header
+    let Some((scheme, presented)) = header
         .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.strip_prefix("Bearer "))
+        .and_then(|value| value.trim_start().split_once(' '))
     else {
         return false;
     };
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return false;
+    }
     let (a, b) = (presented.trim().as_bytes(), expected.as_bytes());
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-fn plain(status: StatusCode, text: &'static str) -> Response<Body> {
-    let mut response = Response::new(Full::new(Bytes::from_static(text.as_bytes())).boxed());
+fn plain_owned(status: StatusCode, text: String) -> Response<Body> {
+    let mut response = Response::new(Full::new(Bytes::from(text)).boxed());
     *response.status_mut() = status;
     response.headers_mut().insert(
         header::CONTENT_TYPE,
         http::HeaderValue::from_static("text/plain"),
     );
     response
+}
+
+fn plain(status: StatusCode, text: &'static str) -> Response<Body> {
+    plain_owned(status, text.to_owned())
 }
 
 #[cfg(test)]
@@ -177,6 +416,9 @@ mod tests {
         assert!(!authorized(Some(&header("Bearer s3cre")), "s3cret"));
         assert!(!authorized(Some(&header("Bearer s3cretX")), "s3cret"));
         assert!(!authorized(Some(&header("Basic s3cret")), "s3cret"));
+        assert!(authorized(Some(&header("bearer s3cret")), "s3cret"));
+        assert!(authorized(Some(&header("BEARER  s3cret")), "s3cret"));
+        assert!(!authorized(Some(&header("Bearers3cret")), "s3cret"));
         assert!(!authorized(None, "s3cret"));
     }
 }

@@ -14,14 +14,16 @@ mod handler;
 mod http;
 mod relay;
 mod session;
+mod session_cap;
 mod session_store;
 mod upstream;
 mod upstream_source;
 
 pub use gateway::{Gateway, GatewayOptions, SessionRef};
 pub use handler::{GatewayHandler, SessionSource};
-pub use http::{HttpOptions, MCP_PATH, serve_http};
+pub use http::{HttpLimits, HttpOptions, MCP_PATH, serve_http};
 pub use relay::Downstream;
-pub use session::{SESSION_STARTED, Session, Sessions};
+pub use session::{HELD_IN_MEMORY, SESSION_STARTED, Session, Sessions};
+pub use session_cap::CappedSessions;
 pub use session_store::HistorySessionStore;
 pub use upstream::{Upstream, UpstreamError};

@@ -16,6 +16,10 @@ use toolgate_tools::Toolbox;
 /// `tool_input` holds the client's `initialize` parameters.
 pub const SESSION_STARTED: &str = "MCP session started";
 
+/// The longest an idle session stays in memory. Its history stays in the
+/// store for the idle timeout; a request after this restores it from there.
+pub const HELD_IN_MEMORY: Duration = Duration::from_secs(30 * 60);
+
 /// One live session.
 #[derive(Debug)]
 pub struct Session {
@@ -154,6 +158,12 @@ impl<S: ConversationStore + 'static> Sessions<S> {
         })
     }
 
+    /// Lets go of a session's in-memory state; its history stays, so its
+    /// next request restores it.
+    pub(crate) async fn forget(&self, id: &ConversationId) {
+        self.live.lock().await.remove(id);
+    }
+
     /// Ends a session: forgets it and deletes its history.
     pub async fn end(&self, id: &ConversationId) -> Result<(), SessionStoreError> {
         self.live.lock().await.remove(id);
@@ -161,10 +171,11 @@ impl<S: ConversationStore + 'static> Sessions<S> {
         Ok(())
     }
 
-    /// Forgets live sessions idle longer than the timeout and deletes stored
-    /// conversations idle that long. Returns how many stored ones went.
+    /// Lets go of live sessions idle longer than [`HELD_IN_MEMORY`] (or the
+    /// idle timeout, when shorter) and deletes stored conversations idle
+    /// longer than the idle timeout. Returns how many stored ones went.
     pub async fn expire_idle(&self) -> usize {
-        let cutoff = Instant::now().checked_sub(self.idle_timeout);
+        let cutoff = Instant::now().checked_sub(self.idle_timeout.min(HELD_IN_MEMORY));
         if let Some(cutoff) = cutoff {
             self.live.lock().await.retain(|_, session| {
                 session

@@ -10,7 +10,8 @@ use anyhow::{Context, bail};
 use rmcp::ServiceExt;
 use tokio_util::sync::CancellationToken;
 use toolgate_mcp::{
-    Gateway, GatewayHandler, GatewayOptions, HttpOptions, MCP_PATH, SessionSource, serve_http,
+    Gateway, GatewayHandler, GatewayOptions, HELD_IN_MEMORY, HttpLimits, HttpOptions, MCP_PATH,
+    SessionSource, serve_http,
 };
 use toolgate_store::{ConversationId, ConversationStore, MemoryStore};
 use toolgate_tools::StartReport;
@@ -21,6 +22,9 @@ use crate::settings::Settings;
 
 /// The environment variable holding the HTTP bearer token.
 const TOKEN_VARIABLE: &str = "TOOLGATE_TOKEN";
+
+/// The longest `--session-idle-minutes` taken: a year.
+const MAX_IDLE_MINUTES: u64 = 366 * 24 * 60;
 
 pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
     crate::output::init_logging();
@@ -60,10 +64,11 @@ async fn serve<S: ConversationStore + 'static>(
     let setup = ToolSetup::new(&args.tools, &settings)?;
     let config_files = setup.config_files;
     let manifest_dirs = setup.options.manifest_dirs.clone();
+    let session_idle = Duration::from_secs(args.session_idle_minutes.clamp(1, MAX_IDLE_MINUTES) * 60);
     let options = GatewayOptions {
         tools: setup.options,
         upstreams: setup.upstreams,
-        session_idle_timeout: Duration::from_secs(args.session_idle_minutes.max(1) * 60),
+        session_idle_timeout: session_idle,
         routing: if args.route {
             Some(settings.routing)
         } else {
@@ -108,7 +113,11 @@ async fn serve<S: ConversationStore + 'static>(
             bearer_token: token,
             allowed_hosts: args.allowed_host.clone(),
             allowed_origins: args.allowed_origin.clone(),
-            session_keep_alive: Some(Duration::from_secs(args.session_idle_minutes.max(1) * 60)),
+            session_keep_alive: Some(session_idle.min(HELD_IN_MEMORY)),
+            limits: HttpLimits {
+                max_sessions: args.max_sessions.max(1),
+                ..HttpLimits::default()
+            },
         };
         let server = serve_http(Arc::clone(&gateway), listener, http, shutdown.clone());
         tokio::select! {

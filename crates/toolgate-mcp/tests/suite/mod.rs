@@ -1,4 +1,5 @@
 mod http_gateway;
+mod http_limits;
 mod polymorphic;
 mod relay;
 mod support;
