@@ -251,10 +251,10 @@ async fn route<S: ConversationStore + 'static>(
         let (parts, body) = request.into_parts();
         let bytes = match read_body(body, &guard.limits).await {
             Ok(bytes) => bytes,
-            Err(response) => return response,
+            Err(rejection) => return rejection.into_response(),
         };
-        if let Err(response) = check_json_rpc(&bytes) {
-            return response;
+        if let Err(rejection) = check_json_rpc(&bytes) {
+            return rejection.into_response();
         }
         mcp.handle(Request::from_parts(parts, Full::new(bytes)))
             .await
@@ -289,13 +289,7 @@ fn unknown_session(id: &str) -> Response<Body> {
          longer than the gateway keeps sessions and its history was deleted. Start a new session: \
          send initialize without an Mcp-Session-Id header.\n"
     );
-    let mut response = Response::new(Full::new(Bytes::from(text)).boxed());
-    *response.status_mut() = StatusCode::NOT_FOUND;
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        http::HeaderValue::from_static("text/plain"),
-    );
-    response
+    Rejection::text(StatusCode::NOT_FOUND, text).into_response()
 }
 
 fn has_json_body(headers: &http::HeaderMap) -> bool {
@@ -308,25 +302,53 @@ fn has_json_body(headers: &http::HeaderMap) -> bool {
         })
 }
 
+/// A request refused before it reaches rmcp.
+#[derive(Debug)]
+struct Rejection {
+    status: StatusCode,
+    content_type: &'static str,
+    body: String,
+}
+
+impl Rejection {
+    fn text(status: StatusCode, body: String) -> Self {
+        Self {
+            status,
+            content_type: "text/plain",
+            body,
+        }
+    }
+
+    fn into_response(self) -> Response<Body> {
+        let mut response = Response::new(Full::new(Bytes::from(self.body)).boxed());
+        *response.status_mut() = self.status;
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            http::HeaderValue::from_static(self.content_type),
+        );
+        response
+    }
+}
+
 /// Reads a request body within the time and size limits.
-async fn read_body(body: Incoming, limits: &HttpLimits) -> Result<Bytes, Response<Body>> {
+async fn read_body(body: Incoming, limits: &HttpLimits) -> Result<Bytes, Rejection> {
     let limited = http_body_util::Limited::new(body, limits.max_body_bytes);
     match tokio::time::timeout(limits.body_timeout, limited.collect()).await {
-        Err(_) => Err(plain_owned(
+        Err(_) => Err(Rejection::text(
             StatusCode::REQUEST_TIMEOUT,
             format!(
                 "Request timeout: the body did not arrive within {}s\n",
                 limits.body_timeout.as_secs_f64()
             ),
         )),
-        Ok(Err(error)) if error.is::<http_body_util::LengthLimitError>() => Err(plain_owned(
+        Ok(Err(error)) if error.is::<http_body_util::LengthLimitError>() => Err(Rejection::text(
             StatusCode::PAYLOAD_TOO_LARGE,
             format!(
                 "Payload too large: a request body may hold at most {} bytes\n",
                 limits.max_body_bytes
             ),
         )),
-        Ok(Err(error)) => Err(plain_owned(
+        Ok(Err(error)) => Err(Rejection::text(
             StatusCode::BAD_REQUEST,
             format!("Bad request: reading the body failed: {error}\n"),
         )),
@@ -336,7 +358,7 @@ async fn read_body(body: Incoming, limits: &HttpLimits) -> Result<Bytes, Respons
 
 /// JSON-RPC 2.0's answers to a body that is not one JSON-RPC message:
 /// -32700 when it is not JSON, -32600 when it is JSON but no message.
-fn check_json_rpc(body: &[u8]) -> Result<(), Response<Body>> {
+fn check_json_rpc(body: &[u8]) -> Result<(), Rejection> {
     let value: serde_json::Value = serde_json::from_slice(body).map_err(|error| {
         json_rpc_error(
             serde_json::Value::Null,
@@ -360,19 +382,17 @@ fn check_json_rpc(body: &[u8]) -> Result<(), Response<Body>> {
     Ok(())
 }
 
-fn json_rpc_error(id: serde_json::Value, code: i64, message: &str) -> Response<Body> {
+fn json_rpc_error(id: serde_json::Value, code: i64, message: &str) -> Rejection {
     let body = serde_json::json!({
         "jsonrpc": "2.0",
         "id": id,
         "error": {"code": code, "message": message},
     });
-    let mut response = Response::new(Full::new(Bytes::from(body.to_string())).boxed());
-    *response.status_mut() = StatusCode::BAD_REQUEST;
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        http::HeaderValue::from_static("application/json"),
-    );
-    response
+    Rejection {
+        status: StatusCode::BAD_REQUEST,
+        content_type: "application/json",
+        body: body.to_string(),
+    }
 }
 
 /// Compares the presented token with the expected one in constant time.
@@ -391,18 +411,8 @@ fn authorized(header: Option<&http::HeaderValue>, expected: &str) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-fn plain_owned(status: StatusCode, text: String) -> Response<Body> {
-    let mut response = Response::new(Full::new(Bytes::from(text)).boxed());
-    *response.status_mut() = status;
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        http::HeaderValue::from_static("text/plain"),
-    );
-    response
-}
-
 fn plain(status: StatusCode, text: &'static str) -> Response<Body> {
-    plain_owned(status, text.to_owned())
+    Rejection::text(status, text.to_owned()).into_response()
 }
 
 #[cfg(test)]

@@ -64,7 +64,8 @@ async fn serve<S: ConversationStore + 'static>(
     let setup = ToolSetup::new(&args.tools, &settings)?;
     let config_files = setup.config_files;
     let manifest_dirs = setup.options.manifest_dirs.clone();
-    let session_idle = Duration::from_secs(args.session_idle_minutes.clamp(1, MAX_IDLE_MINUTES) * 60);
+    let session_idle =
+        Duration::from_secs(args.session_idle_minutes.clamp(1, MAX_IDLE_MINUTES) * 60);
     let options = GatewayOptions {
         tools: setup.options,
         upstreams: setup.upstreams,
