@@ -218,6 +218,11 @@ pub(crate) struct ServeArgs {
     #[arg(long, value_name = "N", default_value_t = 10_000)]
     pub(crate) max_sessions: usize,
 
+    /// On SIGTERM or Ctrl-C, seconds that calls in flight get to finish before the gateway
+    /// stops.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10)]
+    pub(crate) shutdown_grace_seconds: u64,
+
     /// Session name for --stdio, so a restarted gateway restores its loaded groups
     /// (default: a new session each start).
     #[arg(long, value_name = "NAME", requires = "stdio")]

@@ -30,11 +30,15 @@ use toolgate_tools::{
 
 use crate::config::UpstreamConfig;
 use crate::convert::{ListedTools, result_from_output};
+use crate::drain::CallsInFlight;
 use crate::relay::Downstream;
 use crate::session::Sessions;
 use crate::upstream::Upstream;
 
 mod passthrough;
+
+/// The longest tool name looked up (and echoed in an answer); MCP allows 64.
+const MAX_TOOL_NAME: usize = 128;
 
 /// What the gateway serves.
 #[derive(Clone, Debug)]
@@ -59,6 +63,7 @@ pub struct Gateway<S> {
     sessions: Sessions<S>,
     /// Upstream tools as `tools/list` gives them, read once per listing.
     listed_tools: ListedTools,
+    calls: CallsInFlight,
 }
 
 /// One request's view of its session.
@@ -111,6 +116,7 @@ impl<S: ConversationStore + 'static> Gateway<S> {
             toolbox,
             upstreams,
             listed_tools: ListedTools::default(),
+            calls: CallsInFlight::default(),
         });
         tokio::spawn(watch_changes(Arc::downgrade(&gateway), changes));
         Ok((gateway, report))
@@ -129,6 +135,12 @@ impl<S: ConversationStore + 'static> Gateway<S> {
     /// Runs `f` on the catalog.
     pub fn with_catalog<T>(&self, f: impl FnOnce(&Catalog) -> T) -> T {
         self.toolbox.with_catalog(f)
+    }
+
+    /// Refuses new tool calls and waits up to `grace` for the running ones
+    /// to finish. Returns how many were still running at the end.
+    pub async fn drain(&self, grace: Duration) -> usize {
+        self.calls.drain(grace).await
     }
 
     /// Stops every upstream.
@@ -175,6 +187,18 @@ impl<S: ConversationStore + 'static> Gateway<S> {
         cancel: &CancellationToken,
         downstream: Downstream,
     ) -> CallToolResult {
+        let Some(_running) = self.calls.start() else {
+            return error_result(
+                "The gateway is shutting down and takes no new calls; retry once it is back."
+                    .to_owned(),
+            );
+        };
+        if name.len() > MAX_TOOL_NAME {
+            return error_result(format!(
+                "No tool has a name that long ({} bytes); tool names have at most {MAX_TOOL_NAME}.",
+                name.len()
+            ));
+        }
         let arguments = Value::Object(arguments.unwrap_or_default());
         match self.toolbox.meta_tools().parse(name, &arguments) {
             None => {

@@ -58,6 +58,8 @@ pub struct HttpLimits {
     /// Sessions held in memory at once; beyond it the longest-idle one is
     /// let go (its history stays, so it comes back on its next request).
     pub max_sessions: usize,
+    /// On shutdown, how long calls in flight may take to finish.
+    pub shutdown_grace: Duration,
 }
 
 impl Default for HttpLimits {
@@ -67,17 +69,23 @@ impl Default for HttpLimits {
             body_timeout: Duration::from_secs(30),
             max_body_bytes: 4 * 1024 * 1024,
             max_sessions: 10_000,
+            shutdown_grace: Duration::from_secs(10),
         }
     }
 }
 
-/// Serves `gateway` on `listener` until `shutdown` is cancelled.
+/// Serves `gateway` on `listener` until `shutdown` is cancelled, then shuts
+/// down gracefully: it stops accepting connections, refuses new tool calls,
+/// lets calls in flight finish (up to [`HttpLimits::shutdown_grace`]) and
+/// their answers reach the clients, then closes every connection.
 pub async fn serve_http<S: ConversationStore + 'static>(
     gateway: Arc<Gateway<S>>,
     listener: TcpListener,
     options: HttpOptions,
     shutdown: CancellationToken,
 ) -> std::io::Result<()> {
+    // Ends the connections and rmcp's streams once calls in flight are done.
+    let streams = CancellationToken::new();
     let mut hosts = vec![
         "localhost".to_owned(),
         "127.0.0.1".to_owned(),
@@ -95,7 +103,7 @@ pub async fn serve_http<S: ConversationStore + 'static>(
         .with_allowed_hosts(hosts)
         .with_allowed_origins(origins)
         .enforce_origin_validation()
-        .with_cancellation_token(shutdown.child_token());
+        .with_cancellation_token(streams.child_token());
     config.session_store = Some(Arc::new(HistorySessionStore(Arc::clone(&gateway))));
     let mut local = LocalSessionManager::default();
     local.session_config.keep_alive = options.session_keep_alive;
@@ -117,7 +125,7 @@ pub async fn serve_http<S: ConversationStore + 'static>(
     let mut accept_errors = AcceptErrors::default();
     loop {
         let stream = tokio::select! {
-            () = shutdown.cancelled() => return Ok(()),
+            () = shutdown.cancelled() => break,
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => {
                     accept_errors.recovered();
@@ -134,7 +142,7 @@ pub async fn serve_http<S: ConversationStore + 'static>(
                     // spin, so wait, longer each time it fails again.
                     let wait = accept_errors.failed(&error);
                     tokio::select! {
-                        () = shutdown.cancelled() => return Ok(()),
+                        () = shutdown.cancelled() => break,
                         () = tokio::time::sleep(wait) => continue,
                     }
                 }
@@ -147,7 +155,7 @@ pub async fn serve_http<S: ConversationStore + 'static>(
             let guard = Arc::clone(&guard);
             async move { Ok::<_, Infallible>(route(&mcp, &guard, request).await) }
         });
-        let connection_shutdown = shutdown.clone();
+        let connection_shutdown = streams.clone();
         let header_timeout = options.limits.header_timeout;
         tokio::spawn(async move {
             let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
@@ -164,7 +172,24 @@ pub async fn serve_http<S: ConversationStore + 'static>(
             }
         });
     }
+    drop(listener);
+    let grace = options.limits.shutdown_grace;
+    let unfinished = gateway.drain(grace).await;
+    if unfinished > 0 {
+        tracing::warn!(
+            unfinished,
+            "calls still running after the {}s shutdown grace period are cut off",
+            grace.as_secs_f64()
+        );
+    }
+    // A finished call's answer is on its way to the client's stream.
+    tokio::time::sleep(FLUSH_TIME).await;
+    streams.cancel();
+    Ok(())
 }
+
+/// How long answers get to reach their clients before connections close.
+const FLUSH_TIME: Duration = Duration::from_millis(100);
 
 /// What every request is checked against before it reaches rmcp.
 #[derive(Debug)]

@@ -9,6 +9,7 @@
 
 pub mod config;
 mod convert;
+mod drain;
 mod gateway;
 mod handler;
 mod http;

@@ -65,6 +65,20 @@ impl SqliteStore {
         Ok(connection.query_row("PRAGMA user_version", [], |row| row.get(0))?)
     }
 
+    /// Moves the write-ahead log into the database file, so the file alone
+    /// holds everything (at shutdown, say).
+    pub async fn checkpoint(&self) -> Result<()> {
+        self.with_connection(|connection| {
+            // The pragma answers with a row: (busy, log frames, checkpointed).
+            let _: (i64, i64, i64) =
+                connection.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |row| {
+                    Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+                })?;
+            Ok(())
+        })
+        .await
+    }
+
     /// Runs `work` on the connection in the blocking pool.
     async fn with_connection<T, F>(&self, work: F) -> Result<T>
     where

@@ -23,6 +23,9 @@ use crate::settings::Settings;
 /// The environment variable holding the HTTP bearer token.
 const TOKEN_VARIABLE: &str = "TOOLGATE_TOKEN";
 
+/// The longest `--shutdown-grace-seconds` taken: an hour.
+const MAX_GRACE_SECONDS: u64 = 3600;
+
 /// The longest `--session-idle-minutes` taken: a year.
 const MAX_IDLE_MINUTES: u64 = 366 * 24 * 60;
 
@@ -42,7 +45,11 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
             .await
         } else {
             let (store, path) = crate::store::open_sqlite(args.store.as_deref(), "sessions.db")?;
-            serve(args, store, format!("SQLite {}", path.display())).await
+            let file = store.clone();
+            serve(args, store, format!("SQLite {}", path.display())).await?;
+            file.checkpoint()
+                .await
+                .with_context(|| format!("checkpointing {}", path.display()))
         }
     })
 }
@@ -64,6 +71,7 @@ async fn serve<S: ConversationStore + 'static>(
     let setup = ToolSetup::new(&args.tools, &settings)?;
     let config_files = setup.config_files;
     let manifest_dirs = setup.options.manifest_dirs.clone();
+    let grace = Duration::from_secs(args.shutdown_grace_seconds.min(MAX_GRACE_SECONDS));
     let session_idle =
         Duration::from_secs(args.session_idle_minutes.clamp(1, MAX_IDLE_MINUTES) * 60);
     let options = GatewayOptions {
@@ -101,7 +109,18 @@ async fn serve<S: ConversationStore + 'static>(
             .serve(rmcp::transport::stdio())
             .await
             .context("starting the MCP session on stdio")?;
-        let _ = running.waiting().await;
+        let cancel = running.cancellation_token();
+        let waiting = running.waiting();
+        tokio::pin!(waiting);
+        tokio::select! {
+            _ = &mut waiting => {}
+            signal = stop_signal() => {
+                crate::output::eprint(&stopping_message(signal?, grace));
+                gateway.drain(grace).await;
+                cancel.cancel();
+                let _ = waiting.await;
+            }
+        }
     } else {
         let listener = tokio::net::TcpListener::bind(args.listen)
             .await
@@ -117,18 +136,51 @@ async fn serve<S: ConversationStore + 'static>(
             session_keep_alive: Some(session_idle.min(HELD_IN_MEMORY)),
             limits: HttpLimits {
                 max_sessions: args.max_sessions.max(1),
+                shutdown_grace: grace,
                 ..HttpLimits::default()
             },
         };
         let server = serve_http(Arc::clone(&gateway), listener, http, shutdown.clone());
+        tokio::pin!(server);
         tokio::select! {
-            result = server => result.context("serving HTTP")?,
-            _ = tokio::signal::ctrl_c() => crate::output::eprint("Shutting down.\n"),
+            result = &mut server => result.context("serving HTTP")?,
+            signal = stop_signal() => {
+                crate::output::eprint(&stopping_message(signal?, grace));
+                shutdown.cancel();
+                server.await.context("serving HTTP")?;
+            }
         }
     }
     shutdown.cancel();
     gateway.shutdown().await;
     Ok(())
+}
+
+/// Waits for SIGTERM or SIGINT (Ctrl-C); returns its name.
+async fn stop_signal() -> anyhow::Result<&'static str> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut terminate = signal(SignalKind::terminate()).context("listening for SIGTERM")?;
+        tokio::select! {
+            _ = terminate.recv() => Ok("SIGTERM"),
+            result = tokio::signal::ctrl_c() => result.map(|()| "SIGINT").context("listening for Ctrl-C"),
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        tokio::signal::ctrl_c()
+            .await
+            .context("listening for Ctrl-C")?;
+        Ok("Ctrl-C")
+    }
+}
+
+fn stopping_message(signal: &str, grace: Duration) -> String {
+    format!(
+        "{signal}: shutting down; calls in flight get up to {}s to finish.\n",
+        grace.as_secs()
+    )
 }
 
 fn bearer_token(args: &ServeArgs) -> anyhow::Result<Option<String>> {

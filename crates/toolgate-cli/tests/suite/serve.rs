@@ -145,3 +145,66 @@ fn stdio_answers_initialize_on_stdout() {
         "{answer}"
     );
 }
+
+/// Starts `toolgate serve` on a free port; returns it once it listens, with
+/// what it printed so far.
+fn serve_in(dir: &Path, extra: &[&str]) -> (std::process::Child, String) {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--no-builtins"])
+        .args(extra)
+        .current_dir(dir)
+        .env_remove("TOOLGATE_TOKEN")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut printed = String::new();
+    while !printed.contains("Listening on") {
+        let mut line = String::new();
+        if stderr.read_line(&mut line).unwrap() == 0 {
+            panic!("toolgate serve ended before listening:\n{printed}");
+        }
+        printed.push_str(&line);
+    }
+    std::thread::spawn(move || {
+        // Keep draining, so the gateway never blocks on a full pipe.
+        let _ = std::io::copy(&mut stderr, &mut std::io::sink());
+    });
+    (child, printed)
+}
+
+#[test]
+fn sigterm_stops_the_gateway_cleanly_and_checkpoints_its_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, _) = serve_in(dir.path(), &["--store", "sessions.db"]);
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "still running after SIGTERM"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    assert!(status.success(), "exit after SIGTERM: {status:?}");
+    // The write-ahead log was folded into the database file.
+    let wal = dir.path().join("sessions.db-wal");
+    let wal_bytes = std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
+    assert_eq!(
+        wal_bytes,
+        0,
+        "{} still holds {wal_bytes} bytes",
+        wal.display()
+    );
+}

@@ -26,6 +26,7 @@ pub(crate) struct Served<S> {
     pub(crate) address: SocketAddr,
     pub(crate) gateway: Arc<Gateway<S>>,
     shutdown: CancellationToken,
+    server: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
 }
 
 impl<S> Drop for Served<S> {
@@ -35,6 +36,12 @@ impl<S> Drop for Served<S> {
 }
 
 impl<S: ConversationStore + 'static> Served<S> {
+    /// Starts a graceful shutdown; the returned task ends when serving has.
+    pub(crate) fn begin_shutdown(&mut self) -> tokio::task::JoinHandle<std::io::Result<()>> {
+        self.shutdown.cancel();
+        self.server.take().expect("shut down once")
+    }
+
     /// Stops serving and the upstreams, and waits until the port is free.
     pub(crate) async fn stop(self) {
         self.shutdown.cancel();
@@ -65,7 +72,7 @@ pub(crate) async fn serve<S: ConversationStore + 'static>(
     let listener = tokio::net::TcpListener::bind(address).await.unwrap();
     let address = listener.local_addr().unwrap();
     let shutdown = CancellationToken::new();
-    tokio::spawn(serve_http(
+    let server = tokio::spawn(serve_http(
         Arc::clone(&gateway),
         listener,
         http,
@@ -76,6 +83,7 @@ pub(crate) async fn serve<S: ConversationStore + 'static>(
         address,
         gateway,
         shutdown,
+        server: Some(server),
     }
 }
 
