@@ -27,6 +27,7 @@ mod outcome;
 mod polymorphic;
 mod prompt;
 pub mod routing;
+mod timeout;
 mod tokens;
 mod tool;
 
@@ -64,5 +65,6 @@ pub use polymorphic::{
 pub use prompt::{
     GROUP_DESCRIPTION_MAX_CHARS, listing_description, system_prompt, tool_groups_section,
 };
+pub use timeout::{MAX_TIMEOUT_SECONDS, timeout_from_seconds};
 pub use tokens::{CatalogCost, Encoding, GroupCost, TokenCounter};
 pub use tool::{ToolAnnotations, ToolDefinition};

@@ -197,7 +197,7 @@ pub enum ConfigError {
     #[error("api_key_env names {0}, which is not set")]
     KeyVariable(String),
     /// A duration that is not a positive number of seconds.
-    #[error("{name} must be a positive number of seconds, not {seconds}")]
+    #[error("{name} must be a positive number of seconds, at most 86400 (a day), not {seconds:?}")]
     Seconds {
         /// The setting.
         name: String,
@@ -303,7 +303,8 @@ impl ModelSettings {
 }
 
 fn seconds_setting(name: &str, seconds: f64) -> Result<Duration, ConfigError> {
-    if seconds.is_finite() && seconds > 0.0 {
+    // At most a day: beyond it a Duration may not hold the value.
+    if seconds.is_finite() && seconds > 0.0 && seconds <= 86_400.0 {
         Ok(Duration::from_secs_f64(seconds))
     } else {
         Err(ConfigError::Seconds {

@@ -323,7 +323,8 @@ pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
         && millis.is_finite()
         && millis >= 0.0
     {
-        return Some(Duration::from_secs_f64(millis / 1000.0));
+        // A wait beyond any sensible one (1e300 ms) is cut, not a panic.
+        return Some(Duration::try_from_secs_f64(millis / 1000.0).unwrap_or(Duration::MAX));
     }
     let value = headers.get(RETRY_AFTER)?.to_str().ok()?.trim();
     if let Ok(seconds) = value.parse::<u64>() {

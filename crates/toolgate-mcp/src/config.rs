@@ -13,8 +13,58 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Deserialize;
-use toolgate_core::{GroupId, GroupVisibility, NameError};
+use toolgate_core::{GroupId, GroupVisibility, NameError, timeout_from_seconds};
 use toolgate_tools::Startup;
+
+/// The only variables of the gateway's environment a stdio upstream gets
+/// unless its `inherit_env` names more: what programs need to run, and
+/// nothing that holds a secret (the gateway's token, model API keys).
+pub const SAFE_ENV: &[&str] = &[
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "LANG",
+    "LANGUAGE",
+    "LC_ALL",
+    "LC_CTYPE",
+    "LC_MESSAGES",
+    "TERM",
+    "TZ",
+    "TMPDIR",
+    "TEMP",
+    "TMP",
+    "SYSTEMROOT",
+    "WINDIR",
+    "APPDATA",
+    "LOCALAPPDATA",
+    "USERPROFILE",
+    "PROGRAMFILES",
+    "COMSPEC",
+    "PATHEXT",
+];
+
+/// The environment a stdio upstream starts with: [`SAFE_ENV`] and the
+/// variables `inherit` names (all of them for `*`) from `gateway`'s, then
+/// its own `env`.
+pub fn upstream_env(
+    gateway: impl Iterator<Item = (String, String)>,
+    inherit: &[String],
+    own: &BTreeMap<String, String>,
+) -> BTreeMap<String, String> {
+    let everything = inherit.iter().any(|name| name == "*");
+    let mut env: BTreeMap<String, String> = gateway
+        .filter(|(name, _)| {
+            everything || SAFE_ENV.contains(&name.as_str()) || inherit.contains(name)
+        })
+        .collect();
+    env.extend(
+        own.iter()
+            .map(|(name, value)| (name.clone(), value.clone())),
+    );
+    env
+}
 
 /// Default per-call timeout for upstream tools.
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
@@ -53,6 +103,7 @@ impl UpstreamConfig {
                 command: command.into(),
                 args: args.iter().map(|arg| (*arg).to_owned()).collect(),
                 env: BTreeMap::new(),
+                inherit_env: Vec::new(),
                 cwd: None,
             },
             startup: Startup::Lazy,
@@ -72,8 +123,11 @@ pub enum UpstreamTransport {
         command: String,
         /// Its arguments.
         args: Vec<String>,
-        /// Extra environment variables.
+        /// Its own environment variables, on top of [`SAFE_ENV`].
         env: BTreeMap<String, String>,
+        /// Variables of the gateway's own environment passed on besides
+        /// [`SAFE_ENV`]; `*` passes everything.
+        inherit_env: Vec<String>,
         /// Its working directory; the gateway's when `None`.
         cwd: Option<PathBuf>,
     },
@@ -123,7 +177,7 @@ pub enum InvalidUpstream {
     #[error("transport type `{0}` does not match the fields given")]
     TransportMismatch(String),
     /// A timeout that is not a positive number of seconds.
-    #[error("`{field}` must be a positive number of seconds, got {value}")]
+    #[error("`{field}` must be a positive number of seconds, at most 86400 (a day), got {value:?}")]
     Seconds {
         /// The setting.
         field: &'static str,
@@ -174,6 +228,8 @@ pub struct RawUpstream {
     args: Vec<String>,
     #[serde(default)]
     env: BTreeMap<String, String>,
+    #[serde(default)]
+    inherit_env: Vec<String>,
     #[serde(default)]
     cwd: Option<PathBuf>,
     #[serde(default)]
@@ -268,6 +324,7 @@ impl RawUpstream {
                     command,
                     args: raw.args,
                     env: raw.env,
+                    inherit_env: raw.inherit_env,
                     cwd: raw.cwd,
                 }
             }
@@ -294,8 +351,9 @@ impl RawUpstream {
         };
         let seconds = |field: &'static str, value: Option<f64>, default: Duration| match value {
             None => Ok(default),
-            Some(s) if s.is_finite() && s > 0.0 => Ok(Duration::from_secs_f64(s)),
-            Some(value) => Err(InvalidUpstream::Seconds { field, value }),
+            Some(value) => {
+                timeout_from_seconds(value).ok_or(InvalidUpstream::Seconds { field, value })
+            }
         };
         let visibility = if raw.core {
             GroupVisibility::Always

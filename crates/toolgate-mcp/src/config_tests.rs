@@ -25,6 +25,7 @@ fn stdio_and_http_upstreams_parse_with_their_defaults() {
         command = "uvx"
         args = ["mcp-server-git"]
         env = { GIT_PAGER = "cat" }
+        inherit_env = ["SSH_AUTH_SOCK"]
         cwd = "/srv/repo"
         description = "Inspect the repository"
 
@@ -52,6 +53,7 @@ fn stdio_and_http_upstreams_parse_with_their_defaults() {
             command: "uvx".into(),
             args: vec!["mcp-server-git".into()],
             env: BTreeMap::from([("GIT_PAGER".into(), "cat".into())]),
+            inherit_env: vec!["SSH_AUTH_SOCK".into()],
             cwd: Some("/srv/repo".into()),
         }
     );
@@ -91,7 +93,7 @@ fn each_problem_of_an_upstream_is_named() {
         ),
         (
             "[[upstream]]\nname = \"a\"\ncommand = \"x\"\ntimeout_seconds = 0\n",
-            "`timeout_seconds` must be a positive number of seconds, got 0",
+            "`timeout_seconds` must be a positive number of seconds, at most 86400 (a day), got 0.0",
         ),
         ("[[upstream]]\ncommand = \"x\"\n", "has no `name`"),
     ];
@@ -127,4 +129,26 @@ fn mcp_servers_json_reads_claude_desktop_files() {
     .unwrap_err();
     assert_eq!(error.upstream.as_deref(), Some("legacy"));
     assert!(error.reason.contains("not supported"), "{error}");
+}
+
+#[test]
+fn a_stdio_upstream_gets_a_safe_environment_plus_what_it_asks_for() {
+    let gateway = [
+        ("PATH", "/usr/bin"),
+        ("HOME", "/home/me"),
+        ("TOOLGATE_TOKEN", "secret-token"),
+        ("OPENAI_API_KEY", "sk-secret"),
+        ("SSH_AUTH_SOCK", "/tmp/agent"),
+    ]
+    .map(|(name, value)| (name.to_owned(), value.to_owned()));
+    let own = BTreeMap::from([("GIT_PAGER".to_owned(), "cat".to_owned())]);
+    let env = upstream_env(gateway.clone().into_iter(), &["SSH_AUTH_SOCK".into()], &own);
+    assert_eq!(
+        env.keys().map(String::as_str).collect::<Vec<_>>(),
+        ["GIT_PAGER", "HOME", "PATH", "SSH_AUTH_SOCK"]
+    );
+    let default = upstream_env(gateway.clone().into_iter(), &[], &BTreeMap::new());
+    assert!(!default.contains_key("TOOLGATE_TOKEN") && !default.contains_key("OPENAI_API_KEY"));
+    let everything = upstream_env(gateway.into_iter(), &["*".into()], &BTreeMap::new());
+    assert_eq!(everything.len(), 5);
 }

@@ -39,7 +39,7 @@ use toolgate_core::GroupId;
 use toolgate_store::ConversationId;
 use toolgate_tools::{ListedGroup, SourceChange, SourceListing};
 
-use crate::config::{UpstreamConfig, UpstreamTransport};
+use crate::config::{UpstreamConfig, UpstreamTransport, upstream_env};
 use crate::convert::source_tool;
 use crate::relay::{InFlight, RelayEvent};
 
@@ -518,11 +518,23 @@ impl Upstream {
                     command,
                     args,
                     env,
+                    inherit_env,
                     cwd,
                 } => {
                     let mut process = tokio::process::Command::new(command);
-                    process.args(args).envs(env);
+                    // Variables that are not Unicode are not passed on.
+                    let gateway_env = std::env::vars_os().filter_map(|(name, value)| {
+                        Some((name.into_string().ok()?, value.into_string().ok()?))
+                    });
+                    let env = upstream_env(gateway_env, inherit_env, env);
+                    process.args(args).env_clear().envs(env);
                     if let Some(cwd) = cwd {
+                        if !cwd.is_dir() {
+                            return Err(format!(
+                                "its working directory `{}` is not a directory that exists",
+                                cwd.display()
+                            ));
+                        }
                         process.current_dir(cwd);
                     }
                     let (transport, _) = TokioChildProcess::builder(process)

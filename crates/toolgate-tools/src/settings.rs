@@ -9,11 +9,10 @@
 //! line adds where.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
-use toolgate_core::{ActionPolicy, Alias, NameError, ToolName};
+use toolgate_core::{ActionPolicy, Alias, NameError, ToolName, timeout_from_seconds};
 
 use crate::builtin::WebConfig;
 
@@ -120,7 +119,9 @@ pub enum InvalidSetting {
     #[error("`arguments` must be a table")]
     AliasArguments,
     /// `timeout_seconds` is not a positive number.
-    #[error("`timeout_seconds` must be a positive number of seconds, got {0}")]
+    #[error(
+        "`timeout_seconds` must be a positive number of seconds, at most 86400 (a day), got {0:?}"
+    )]
     Timeout(f64),
     /// `search_url` is not http(s).
     #[error("`search_url` must start with http:// or https://, got `{0}`")]
@@ -190,8 +191,7 @@ impl RawWebSettings {
         let defaults = WebConfig::default();
         let timeout = match timeout_seconds {
             None => defaults.timeout,
-            Some(s) if s.is_finite() && s > 0.0 => Duration::from_secs_f64(s),
-            Some(s) => return Err(InvalidSetting::Timeout(s)),
+            Some(s) => timeout_from_seconds(s).ok_or(InvalidSetting::Timeout(s))?,
         };
         if let Some(url) = &search_url
             && !(url.starts_with("http://") || url.starts_with("https://"))

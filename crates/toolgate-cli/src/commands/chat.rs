@@ -12,7 +12,6 @@ mod session;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::{Context, bail};
 use toolgate_agent::{Agent, AgentOptions, DEFAULT_SYSTEM_PROMPT, SemanticRouting};
@@ -199,7 +198,13 @@ async fn run_chat<S: ConversationStore + AgentStore + 'static>(
     let options = AgentOptions {
         system_prompt: DEFAULT_SYSTEM_PROMPT.to_owned(),
         max_model_calls: args.max_model_calls.max(1),
-        tool_timeout: Duration::from_secs_f64(args.tool_timeout),
+        tool_timeout: toolgate_core::timeout_from_seconds(args.tool_timeout).with_context(|| {
+            format!(
+                "--tool-timeout must be a positive number of seconds, at most {} (a day), got {}",
+                toolgate_core::MAX_TIMEOUT_SECONDS,
+                args.tool_timeout
+            )
+        })?,
         router,
         semantic,
     };

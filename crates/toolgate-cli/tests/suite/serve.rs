@@ -79,6 +79,40 @@ fn a_bad_config_names_the_file_and_the_upstream() {
 }
 
 #[test]
+fn a_timeout_too_large_for_a_duration_is_refused_not_a_panic() {
+    let serve = ["serve", "--memory-store", "--listen", "127.0.0.1:0"].as_slice();
+    let chat = ["chat", "--memory-store", "-m", "hi"].as_slice();
+    for (config, command, expected) in [
+        (
+            "[[upstream]]\nname = \"git\"\ncommand = \"git-mcp\"\ntimeout_seconds = 1e300\n",
+            serve,
+            "upstream 'git': `timeout_seconds` must be a positive number of seconds, at most 86400 (a day), got 1e300",
+        ),
+        (
+            "[web]\ntimeout_seconds = 1e300\n",
+            serve,
+            "`timeout_seconds` must be a positive number of seconds, at most 86400 (a day), got 1e300",
+        ),
+        (
+            "[model]\nprovider = \"openai\"\nmodel = \"m\"\nread_timeout_seconds = 1e300\n",
+            chat,
+            "read_timeout_seconds must be a positive number of seconds, at most 86400 (a day), not 1e300",
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("toolgate.toml"), config).unwrap();
+        let output = toolgate(command, dir.path());
+        assert_ne!(output.status.code(), Some(101), "panicked on {config}");
+        assert!(!output.status.success(), "{config}");
+        assert!(
+            stderr(&output).contains(expected),
+            "{config}\n{}",
+            stderr(&output)
+        );
+    }
+}
+
+#[test]
 fn catalog_with_a_config_lists_the_upstreams_and_the_turn_one_saving() {
     let dir = tempfile::tempdir().unwrap();
     let server = super::support::peers().venv_bin.join("mcp-server-time");

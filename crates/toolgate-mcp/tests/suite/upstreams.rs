@@ -366,3 +366,63 @@ async fn a_load_sends_one_list_changed_even_when_the_server_announces_changes() 
     // Stop the upstreams now, so no child process outlives the test.
     served.stop().await;
 }
+
+#[tokio::test]
+async fn a_stdio_upstream_sees_only_a_safe_environment_and_what_it_inherits() {
+    let peers = peers();
+    let root = tempfile::tempdir().unwrap();
+    let everything = |name: &str, inherit: Vec<String>| {
+        let mut config = stdio(name, peers.node_bin.join("mcp-server-everything"), &[]);
+        if let UpstreamTransport::Stdio { inherit_env, .. } = &mut config.transport {
+            *inherit_env = inherit;
+        }
+        config
+    };
+    // Cargo gives every test process CARGO_MANIFEST_DIR; it stands for a
+    // secret of the gateway's environment here.
+    assert!(std::env::var_os("CARGO_MANIFEST_DIR").is_some());
+    let served = serve_default(
+        root.path(),
+        vec![
+            everything("plain", Vec::new()),
+            everything("trusted", vec!["CARGO_MANIFEST_DIR".into()]),
+        ],
+    )
+    .await;
+    let (client, _) = connect(&served.url).await;
+    for group in ["plain", "trusted"] {
+        let loaded = call(&client, "load_tool_group", json!({"group_name": group})).await;
+        assert!(!is_error(&loaded), "{}", text(&loaded));
+    }
+    let env = |tool: &str| {
+        let client = &client;
+        let tool = tool.to_owned();
+        async move { text(&call(client, &tool, json!({})).await) }
+    };
+    let plain = env("get-env").await;
+    assert!(plain.contains("\"PATH\""), "{plain}");
+    assert!(!plain.contains("CARGO_MANIFEST_DIR"), "{plain}");
+    let trusted = env("trusted__get-env").await;
+    assert!(trusted.contains("CARGO_MANIFEST_DIR"), "{trusted}");
+    served.stop().await;
+}
+
+#[tokio::test]
+async fn a_missing_working_directory_is_named_not_blamed_on_the_command() {
+    let peers = peers();
+    let root = tempfile::tempdir().unwrap();
+    let mut config = stdio("lost", peers.node_bin.join("mcp-server-everything"), &[]);
+    if let UpstreamTransport::Stdio { cwd, .. } = &mut config.transport {
+        *cwd = Some(root.path().join("no-such-dir"));
+    }
+    let served = serve_default(root.path(), vec![config]).await;
+    let (client, _) = connect(&served.url).await;
+    let loaded = call(&client, "load_tool_group", json!({"group_name": "lost"})).await;
+    assert!(is_error(&loaded));
+    assert!(
+        text(&loaded).contains("no-such-dir` is not a directory that exists"),
+        "{}",
+        text(&loaded)
+    );
+    served.stop().await;
+}
