@@ -140,6 +140,42 @@ pub enum UpstreamTransport {
     },
 }
 
+impl UpstreamTransport {
+    /// What of this transport must never be shown to a client or logged:
+    /// the user info of an HTTP URL (`user:password@`) and the values of
+    /// its headers (an `Authorization` token, say).
+    pub fn secrets(&self) -> Vec<String> {
+        let Self::Http { url, headers } = self else {
+            return Vec::new();
+        };
+        let mut secrets: Vec<String> = headers
+            .values()
+            .filter(|value| value.len() >= 4)
+            .cloned()
+            .collect();
+        if let Some((_, rest)) = url.split_once("://") {
+            let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+            if let Some((user_info, _)) = authority.rsplit_once('@') {
+                secrets.push(user_info.to_owned());
+                if let Some((_, password)) = user_info.split_once(':') {
+                    secrets.push(password.to_owned());
+                }
+            }
+        }
+        secrets.retain(|secret| !secret.is_empty());
+        // Longest first, so a secret is replaced before any part of it.
+        secrets.sort_by_key(|secret| std::cmp::Reverse(secret.len()));
+        secrets
+    }
+}
+
+/// `text` with every one of `secrets` replaced by `***`.
+pub fn redact(text: &str, secrets: &[String]) -> String {
+    secrets.iter().fold(text.to_owned(), |text, secret| {
+        text.replace(secret.as_str(), "***")
+    })
+}
+
 /// An upstream entry that does not check; `Display` says what is wrong.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[non_exhaustive]

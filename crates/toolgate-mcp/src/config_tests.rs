@@ -152,3 +152,19 @@ fn a_stdio_upstream_gets_a_safe_environment_plus_what_it_asks_for() {
     let everything = upstream_env(gateway.into_iter(), &["*".into()], &BTreeMap::new());
     assert_eq!(everything.len(), 5);
 }
+
+#[test]
+fn the_credentials_of_an_http_upstream_are_redacted() {
+    let transport = UpstreamTransport::Http {
+        url: "https://alice:s3cret@example.com:8443/mcp?x=1".into(),
+        headers: BTreeMap::from([("Authorization".into(), "Bearer tok-123456".into())]),
+    };
+    let shown = redact(
+        "https://alice:s3cret@example.com:8443/mcp?x=1 refused (Bearer tok-123456); s3cret",
+        &transport.secrets(),
+    );
+    assert_eq!(
+        shown,
+        "https://***@example.com:8443/mcp?x=1 refused (***); ***"
+    );
+}

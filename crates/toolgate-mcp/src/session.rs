@@ -20,6 +20,38 @@ pub const SESSION_STARTED: &str = "MCP session started";
 /// store for the idle timeout; a request after this restores it from there.
 pub const HELD_IN_MEMORY: Duration = Duration::from_secs(30 * 60);
 
+/// The longest string of a client's `initialize` parameters kept in its
+/// history; a longer one is cut.
+const MAX_STORED_STRING: usize = 1024;
+
+/// Cuts every string in `value` (keys included) to at most `max` bytes, on
+/// a character boundary.
+fn bound_strings(value: &mut serde_json::Value, max: usize) {
+    use serde_json::Value;
+    let cut = |text: &mut String| {
+        if text.len() > max {
+            let mut end = max;
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            text.truncate(end);
+        }
+    };
+    match value {
+        Value::String(text) => cut(text),
+        Value::Array(items) => items.iter_mut().for_each(|item| bound_strings(item, max)),
+        Value::Object(map) => {
+            let entries = std::mem::take(map);
+            for (mut key, mut item) in entries {
+                cut(&mut key);
+                bound_strings(&mut item, max);
+                map.insert(key, item);
+            }
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) => {}
+    }
+}
+
 /// One live session.
 #[derive(Debug)]
 pub struct Session {
@@ -135,7 +167,11 @@ impl<S: ConversationStore + 'static> Sessions<S> {
         state: &SessionState,
     ) -> Result<(), SessionStoreError> {
         let mut message = Message::system(SESSION_STARTED);
-        message.tool_input = Some(serde_json::to_string(state)?);
+        // A client may send a `clientInfo` of megabytes; what is kept of it
+        // is bounded.
+        let mut state = serde_json::to_value(state)?;
+        bound_strings(&mut state, MAX_STORED_STRING);
+        message.tool_input = Some(state.to_string());
         self.store.append(id, message).await?;
         Ok(())
     }
@@ -236,5 +272,31 @@ impl<S: ConversationStore + 'static> Sessions<S> {
         if touch && let Err(error) = self.store.touch(id).await {
             tracing::error!(session = %id, %error, "session activity not stored");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn stored_initialize_parameters_keep_at_most_a_kilobyte_per_string() {
+        let mut state = json!({
+            "clientInfo": {"name": "é".repeat(1_000_000), "version": "1"},
+            "x".repeat(5000): ["y".repeat(5000)],
+        });
+        bound_strings(&mut state, MAX_STORED_STRING);
+        assert!(
+            state.to_string().len() < 4 * MAX_STORED_STRING,
+            "{}",
+            state.to_string().len()
+        );
+        assert_eq!(state["clientInfo"]["version"], "1");
+        assert_eq!(
+            state["clientInfo"]["name"].as_str().unwrap().len(),
+            MAX_STORED_STRING
+        );
     }
 }

@@ -39,7 +39,7 @@ use toolgate_core::GroupId;
 use toolgate_store::ConversationId;
 use toolgate_tools::{ListedGroup, SourceChange, SourceListing};
 
-use crate::config::{UpstreamConfig, UpstreamTransport, upstream_env};
+use crate::config::{UpstreamConfig, UpstreamTransport, redact, upstream_env};
 use crate::convert::source_tool;
 use crate::relay::{InFlight, RelayEvent};
 
@@ -571,6 +571,7 @@ impl Upstream {
                     self.config.startup_timeout.as_secs_f64()
                 )
             })?
+            .map_err(|reason| redact(&reason, &self.config.transport.secrets()))
     }
 
     async fn mark_healthy(&self) {
@@ -583,7 +584,7 @@ impl Upstream {
         UpstreamError::Failed {
             upstream: self.config.name.clone(),
             operation: operation.to_owned(),
-            reason,
+            reason: redact(&reason, &self.config.transport.secrets()),
         }
     }
 }

@@ -426,3 +426,29 @@ async fn a_missing_working_directory_is_named_not_blamed_on_the_command() {
     );
     served.stop().await;
 }
+
+#[tokio::test]
+async fn a_password_in_an_upstream_url_never_reaches_a_client() {
+    let root = tempfile::tempdir().unwrap();
+    // A port nothing listens on: the start fails and says why.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let mut config = stdio("remote", PathBuf::from("unused"), &[]);
+    config.transport = UpstreamTransport::Http {
+        url: format!("http://alice:pa55-w0rd-secret@127.0.0.1:{port}/mcp"),
+        headers: Default::default(),
+    };
+    config.startup_timeout = Duration::from_secs(5);
+    let served = serve_default(root.path(), vec![config]).await;
+    let (client, _) = connect(&served.url).await;
+    let loaded = call(&client, "load_tool_group", json!({"group_name": "remote"})).await;
+    assert!(is_error(&loaded));
+    assert!(
+        !text(&loaded).contains("pa55-w0rd-secret"),
+        "{}",
+        text(&loaded)
+    );
+    assert!(text(&loaded).contains("***@127.0.0.1"), "{}", text(&loaded));
+    served.stop().await;
+}
