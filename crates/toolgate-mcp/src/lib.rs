@@ -17,6 +17,7 @@ mod relay;
 mod session;
 mod session_cap;
 mod session_store;
+mod stdio_child;
 mod upstream;
 mod upstream_source;
 

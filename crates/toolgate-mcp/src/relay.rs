@@ -58,6 +58,9 @@ struct Caller {
     /// `None` for a stateless call, which shares nothing with any other.
     session: Option<ConversationId>,
     relay: mpsc::Sender<RelayEvent>,
+    /// Told the size of a message the server sent for this call that was
+    /// too large to read.
+    too_large: Option<oneshot::Sender<usize>>,
 }
 
 /// Removes its call from [`InFlight`] when dropped.
@@ -106,23 +109,45 @@ impl InFlight {
         self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Registers a call until the guard drops.
+    /// Registers a call until the guard drops. The receiver hears of a
+    /// message for the call too large to read.
     pub(crate) fn register(
         &self,
         request: RequestId,
         progress_token: ProgressToken,
         session: Option<ConversationId>,
         relay: mpsc::Sender<RelayEvent>,
-    ) -> InFlightGuard {
+    ) -> (InFlightGuard, oneshot::Receiver<usize>) {
+        let (too_large, told) = oneshot::channel();
         self.lock().push(Caller {
             request: request.clone(),
             progress_token,
             session,
             relay,
+            too_large: Some(too_large),
         });
-        InFlightGuard {
+        let guard = InFlightGuard {
             calls: self.clone(),
             request,
+        };
+        (guard, told)
+    }
+
+    /// A message of `bytes` was too large to read: it fails the call it
+    /// names, or the only call in flight.
+    pub(crate) fn too_large(&self, id: Option<&RequestId>, bytes: usize) {
+        let mut calls = self.lock();
+        let named = calls.iter().position(|caller| Some(&caller.request) == id);
+        let index = named.or((calls.len() == 1).then_some(0));
+        let told = index.and_then(|index| calls[index].too_large.take());
+        match told {
+            Some(told) => {
+                let _ = told.send(bytes);
+            }
+            None => tracing::warn!(
+                bytes,
+                "an MCP server sent a message too large to read; no call in flight could be told"
+            ),
         }
     }
 
@@ -327,7 +352,7 @@ mod tests {
     ) -> (InFlightGuard, mpsc::Receiver<RelayEvent>) {
         let (relay, events) = mpsc::channel(1);
         let token = ProgressToken(rmcp::model::NumberOrString::Number(id));
-        let guard = calls.register(RequestId::Number(id), token, session, relay);
+        let (guard, _) = calls.register(RequestId::Number(id), token, session, relay);
         (guard, events)
     }
 

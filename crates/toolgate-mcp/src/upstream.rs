@@ -14,7 +14,6 @@
 )]
 
 use std::collections::HashMap;
-use std::process::Stdio;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -29,8 +28,8 @@ use rmcp::model::{
 use rmcp::service::{
     InboundStreamOrigin, NotificationContext, PeerRequestOptions, RequestContext, RunningService,
 };
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, ErrorData as McpError, Peer, RoleClient, ServiceExt};
 use tokio::sync::{Mutex, Notify, mpsc, oneshot};
 use tokio::time::Instant;
@@ -42,6 +41,7 @@ use toolgate_tools::{ListedGroup, SourceChange, SourceListing};
 use crate::config::{UpstreamConfig, UpstreamTransport, redact, upstream_env};
 use crate::convert::source_tool;
 use crate::relay::{InFlight, RelayEvent};
+use crate::stdio_child::{MAX_MESSAGE_BYTES, StdioChild};
 
 /// Times a finished call yields before it stops hearing its upstream's
 /// notifications (see [`Upstream::call`]).
@@ -83,6 +83,20 @@ pub enum UpstreamError {
         tool: String,
         /// The limit.
         timeout: Duration,
+    },
+    /// The server's answer was larger than a message may be.
+    #[error(
+        "MCP server '{upstream}' answered '{tool}' with a message of {bytes} bytes, over the {limit}-byte limit of one message; the gateway dropped it and cancelled the call"
+    )]
+    TooLarge {
+        /// The upstream.
+        upstream: GroupId,
+        /// The tool called.
+        tool: String,
+        /// The message's size.
+        bytes: usize,
+        /// The limit.
+        limit: usize,
     },
     /// The caller cancelled; the upstream was told.
     #[error("the call to '{tool}' was cancelled")]
@@ -357,7 +371,7 @@ impl Upstream {
             .send_request_with_option(request, PeerRequestOptions::no_options())
             .await
             .map_err(|error| self.failed(tool, error.to_string()))?;
-        let _in_flight = self.in_flight.register(
+        let (_in_flight, too_large) = self.in_flight.register(
             handle.id.clone(),
             handle.progress_token.clone(),
             session,
@@ -373,6 +387,15 @@ impl Upstream {
             () = cancel.cancelled() => {
                 let _ = peer.notify_cancelled(cancelled("cancelled by the client")).await;
                 return Err(UpstreamError::Cancelled { tool: tool.to_owned() });
+            }
+            Ok(bytes) = too_large => {
+                let _ = peer.notify_cancelled(cancelled("answer too large")).await;
+                return Err(UpstreamError::TooLarge {
+                    upstream: self.config.name.clone(),
+                    tool: tool.to_owned(),
+                    bytes,
+                    limit: MAX_MESSAGE_BYTES,
+                });
             }
         };
         // rmcp handles each notification on a task of its own, so a log or
@@ -537,9 +560,7 @@ impl Upstream {
                         }
                         process.current_dir(cwd);
                     }
-                    let (transport, _) = TokioChildProcess::builder(process)
-                        .stderr(Stdio::inherit())
-                        .spawn()
+                    let transport = StdioChild::spawn(process, self.in_flight.clone())
                         .map_err(|error| format!("cannot run `{command}`: {error}"))?;
                     client.serve(transport).await.map_err(|error| {
                         format!("`{command}` did not complete the MCP handshake: {error}")

@@ -208,3 +208,25 @@ async fn the_calls_deadline_runs_while_the_client_is_asked() {
     assert_eq!(dave.asked(), ["never answered"]);
     served.stop().await;
 }
+
+#[tokio::test]
+async fn an_answer_too_large_to_read_is_reported_as_such_not_as_a_timeout() {
+    let root = tempfile::tempdir().unwrap();
+    let served = serve_default(root.path(), vec![relay_upstream(Duration::from_secs(60))]).await;
+    let erin = Sampler::new("erin");
+    let client = connect(&served.url, &erin).await;
+    let loaded = call_args(&client, "load_tool_group", json!({"group_name": "relay"})).await;
+    assert!(!is_error(&loaded), "{}", text(&loaded));
+
+    let big = call_args(&client, "big", json!({"mebibytes": 17})).await;
+    assert!(is_error(&big), "{}", text(&big));
+    assert!(
+        text(&big).contains("over the 16777216-byte limit of one message"),
+        "{}",
+        text(&big)
+    );
+    // The server goes on serving.
+    let small = call_args(&client, "big", json!({"mebibytes": 0})).await;
+    assert!(!is_error(&small), "{}", text(&small));
+    served.stop().await;
+}
