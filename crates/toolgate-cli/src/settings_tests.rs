@@ -42,6 +42,9 @@ search_url = "http://127.0.0.1:8888"
 searches_per_turn = 3
 timeout_seconds = 2.5
 
+[tools]
+timeout_seconds = 90
+
 [routing]
 recovery_groups = ["git"]
 
@@ -94,6 +97,7 @@ tools = ["web", "time"]
     assert_eq!(web.searches_per_turn, 3);
     assert_eq!(web.max_content_chars, 40_000);
     assert_eq!(web.timeout, Duration::from_millis(2500));
+    assert_eq!(settings.tools.call_timeout, Duration::from_secs(90));
     assert_eq!(settings.routing.recovery_groups, ["git"]);
     assert_eq!(settings.model.model.as_deref(), Some("claude"));
     assert_eq!(settings.agent.id.as_deref(), Some("sage"));
@@ -139,6 +143,37 @@ fn an_error_names_the_file_the_line_and_the_entry() {
         alias.starts_with("toolgate.toml:2: [aliases] `old`: the tool is not a valid name: "),
         "{alias}"
     );
+}
+
+#[test]
+fn a_tool_call_timeout_is_above_0_and_at_most_a_day() {
+    assert_eq!(
+        parse("").unwrap().tools.call_timeout,
+        toolgate_tools::DEFAULT_CALL_TIMEOUT
+    );
+    assert_eq!(
+        parse("[tools]\ntimeout_seconds = 86400\n")
+            .unwrap()
+            .tools
+            .call_timeout,
+        Duration::from_secs(86_400)
+    );
+    for (value, shown) in [
+        ("0", "0"),
+        ("-5", "-5"),
+        ("86400.5", "86400.5"),
+        ("1e9", "1000000000"),
+        ("inf", "inf"),
+        ("nan", "NaN"),
+    ] {
+        assert_eq!(
+            error(&format!("# limits\n[tools]\ntimeout_seconds = {value}\n")),
+            format!(
+                "toolgate.toml:2: [tools]: `timeout_seconds` must be a number of seconds above 0 and at most 86400 (one day), got {shown}"
+            ),
+            "{value}"
+        );
+    }
 }
 
 #[test]

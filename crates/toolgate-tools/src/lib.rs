@@ -16,6 +16,7 @@ mod builtin;
 mod catalog_state;
 mod consolidate;
 mod context;
+mod deadline;
 mod error;
 mod listing;
 mod output;
@@ -33,11 +34,11 @@ pub use context::{CallContext, CallerChannel};
 pub use error::{ConsolidationError, SourceError, ToolCallError, ToolboxError};
 pub use output::{Content, ToolOutput};
 pub use settings::{
-    GroupExposure, GroupSettings, InvalidSetting, RawAlias, RawGroupSettings, RawWebSettings,
-    ToolSettings,
+    GroupExposure, GroupSettings, InvalidSetting, MAX_CALL_TIMEOUT, RawAlias, RawGroupSettings,
+    RawToolsSettings, RawWebSettings, ToolSettings,
 };
 pub use source::{
-    ListedGroup, ListedSource, SourceCall, SourceChange, SourceListing, SourceOffer, SourceTool,
-    Startup, ToolSource,
+    CallDeadline, ListedGroup, ListedSource, SourceCall, SourceChange, SourceListing, SourceOffer,
+    SourceTool, Startup, ToolSource,
 };
-pub use toolbox::{StartReport, Toolbox, ToolboxOptions};
+pub use toolbox::{DEFAULT_CALL_TIMEOUT, StartReport, Toolbox, ToolboxOptions};

@@ -1,7 +1,7 @@
 //! The runtime's sections of `toolgate.toml`: `[groups.<id>]` (a group
 //! offered as one polymorphic tool, and its action policy), `[aliases]` (old
-//! tool names and what they call now) and `[web]` (the built-in `web`
-//! tools).
+//! tool names and what they call now), `[web]` (the built-in `web` tools)
+//! and `[tools]` (how long a call may run).
 //!
 //! This crate never reads the file: the command line reads it once and hands
 //! over each entry as written (`Raw*`), which checks itself into the form the
@@ -16,6 +16,10 @@ use serde_json::{Map, Value};
 use toolgate_core::{ActionPolicy, Alias, NameError, ToolName};
 
 use crate::builtin::WebConfig;
+use crate::toolbox::DEFAULT_CALL_TIMEOUT;
+
+/// The longest `[tools] timeout_seconds` accepted: one day.
+pub const MAX_CALL_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
 
 /// One `[groups.<id>]` table, as written.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
@@ -76,6 +80,15 @@ pub struct RawWebSettings {
     pub timeout_seconds: Option<f64>,
 }
 
+/// The `[tools]` table, as written.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawToolsSettings {
+    /// How long a tool call may run before it is cancelled, in seconds.
+    #[serde(default)]
+    pub timeout_seconds: Option<f64>,
+}
+
 /// How a group's tools are offered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GroupExposure {
@@ -95,8 +108,8 @@ pub struct GroupSettings {
     pub policy: ActionPolicy,
 }
 
-/// The checked `[groups]`, `[aliases]` and `[web]` sections.
-#[derive(Clone, Debug, Default, PartialEq)]
+/// The checked `[groups]`, `[aliases]`, `[web]` and `[tools]` sections.
+#[derive(Clone, Debug, PartialEq)]
 pub struct ToolSettings {
     /// Per-group settings, by group id (`*` for every group without its own).
     pub groups: BTreeMap<String, GroupSettings>,
@@ -104,6 +117,20 @@ pub struct ToolSettings {
     pub aliases: Vec<(String, Alias)>,
     /// The `web` built-in's settings.
     pub web: WebConfig,
+    /// How long a call may run before it is cancelled, for sources without
+    /// a deadline of their own (`[tools] timeout_seconds`).
+    pub call_timeout: Duration,
+}
+
+impl Default for ToolSettings {
+    fn default() -> Self {
+        Self {
+            groups: BTreeMap::new(),
+            aliases: Vec::new(),
+            web: WebConfig::default(),
+            call_timeout: DEFAULT_CALL_TIMEOUT,
+        }
+    }
 }
 
 /// A setting that does not check; `Display` says what is wrong.
@@ -122,6 +149,12 @@ pub enum InvalidSetting {
     /// `timeout_seconds` is not a positive number.
     #[error("`timeout_seconds` must be a positive number of seconds, got {0}")]
     Timeout(f64),
+    /// `[tools] timeout_seconds` is not a number of seconds above 0 and at
+    /// most [`MAX_CALL_TIMEOUT`].
+    #[error(
+        "`timeout_seconds` must be a number of seconds above 0 and at most 86400 (one day), got {0}"
+    )]
+    CallTimeout(f64),
     /// `search_url` is not http(s).
     #[error("`search_url` must start with http:// or https://, got `{0}`")]
     SearchUrl(String),
@@ -206,5 +239,23 @@ impl RawWebSettings {
             allow_private_addresses,
             timeout,
         })
+    }
+}
+
+impl RawToolsSettings {
+    /// How long a tool call may run, [`DEFAULT_CALL_TIMEOUT`] unless set.
+    pub fn into_call_timeout(self) -> Result<Duration, InvalidSetting> {
+        let Self { timeout_seconds } = self;
+        match timeout_seconds {
+            None => Ok(DEFAULT_CALL_TIMEOUT),
+            Some(seconds)
+                if seconds.is_finite()
+                    && seconds > 0.0
+                    && seconds <= MAX_CALL_TIMEOUT.as_secs_f64() =>
+            {
+                Ok(Duration::from_secs_f64(seconds))
+            }
+            Some(seconds) => Err(InvalidSetting::CallTimeout(seconds)),
+        }
     }
 }

@@ -7,6 +7,7 @@ use std::io::Read;
 use std::path::{Component, Path, PathBuf};
 
 use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
 use toolgate_core::ToolDefinition;
 
 use super::{definition, optional_count, optional_string, string_argument};
@@ -106,20 +107,31 @@ impl Files {
         Ok(tools)
     }
 
-    /// Runs a `files` tool; `None` when `tool` is not one.
-    pub(super) async fn call(&self, tool: &str, arguments: Value) -> Option<ToolOutput> {
-        let operation: fn(&Self, &Value) -> Result<ToolOutput, ToolOutput> = match tool {
-            LIST => Self::list,
-            READ => Self::read,
+    /// Runs a `files` tool; `None` when `tool` is not one. A search stops
+    /// early once `cancel` is cancelled.
+    pub(super) async fn call(
+        &self,
+        tool: &str,
+        arguments: Value,
+        cancel: &CancellationToken,
+    ) -> Option<ToolOutput> {
+        type Operation = fn(&Files, &Value, &CancellationToken) -> Result<ToolOutput, ToolOutput>;
+        let operation: Operation = match tool {
+            LIST => |files, arguments, _| files.list(arguments),
+            READ => |files, arguments, _| files.read(arguments),
             SEARCH => Self::search,
-            WRITE if self.access == FilesAccess::ReadWrite => Self::write,
+            WRITE if self.access == FilesAccess::ReadWrite => {
+                |files, arguments, _| files.write(arguments)
+            }
             _ => return None,
         };
         let files = Self {
             root: self.root.clone(),
             access: self.access,
         };
-        let result = tokio::task::spawn_blocking(move || operation(&files, &arguments)).await;
+        let cancel = cancel.clone();
+        let result =
+            tokio::task::spawn_blocking(move || operation(&files, &arguments, &cancel)).await;
         Some(match result {
             Ok(Ok(output) | Err(output)) => output,
             Err(join) => ToolOutput::error(format!("{tool} stopped: {join}")),
@@ -174,7 +186,11 @@ impl Files {
         Ok(ToolOutput::text(text))
     }
 
-    fn search(&self, arguments: &Value) -> Result<ToolOutput, ToolOutput> {
+    fn search(
+        &self,
+        arguments: &Value,
+        cancel: &CancellationToken,
+    ) -> Result<ToolOutput, ToolOutput> {
         let query = string_argument(arguments, "query")?;
         if query.is_empty() {
             return Err(ToolOutput::error("Parameter 'query' must not be empty."));
@@ -188,6 +204,9 @@ impl Files {
         let mut matches = Vec::new();
         let mut pending = vec![start];
         'walk: while let Some(directory) = pending.pop() {
+            if cancel.is_cancelled() {
+                return Err(ToolOutput::error(format!("{SEARCH} was cancelled.")));
+            }
             let Ok(read) = fs::read_dir(&directory) else {
                 continue;
             };
