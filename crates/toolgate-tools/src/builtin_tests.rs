@@ -204,6 +204,62 @@ async fn a_missing_file_is_an_error_the_model_reads() {
     );
 }
 
+/// Runs `tool`; should it still wait after a few seconds (opening a FIFO
+/// blocks until its other end opens, on a thread nothing can stop), opens
+/// both ends of `fifo` so the test fails instead of hanging.
+async fn run_beside_fifo(
+    builtin: &BuiltinTools,
+    tool: &str,
+    arguments: Value,
+    fifo: &std::path::Path,
+) -> ToolOutput {
+    let context = CallContext::default();
+    let run = builtin.run(tool, arguments, &context);
+    match tokio::time::timeout(std::time::Duration::from_secs(5), run).await {
+        Ok(output) => output.unwrap(),
+        Err(_) => {
+            let fifo = fifo.to_path_buf();
+            std::thread::spawn(move || {
+                let _ = std::fs::OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .open(fifo);
+            });
+            panic!("{tool} blocked on a FIFO");
+        }
+    }
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn pipes_and_sockets_are_refused_before_they_are_opened() {
+    let dir = fixture();
+    let fifo = dir.path().join("pipe");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success(), "mkfifo failed");
+    let _socket = std::os::unix::net::UnixListener::bind(dir.path().join("socket")).unwrap();
+    let builtin = tools(dir.path(), FilesAccess::ReadWrite);
+    for (path, kind) in [("pipe", "a named pipe (FIFO)"), ("socket", "a socket")] {
+        let refused =
+            format!("Cannot use '{path}': it is {kind}, not a regular file or directory.");
+        for (tool, arguments) in [
+            ("files_read", json!({"path": path})),
+            ("files_list", json!({"path": path})),
+            ("files_search", json!({"query": "x", "path": path})),
+            ("files_write", json!({"path": path, "content": "x"})),
+        ] {
+            let output = run_beside_fifo(&builtin, tool, arguments, &fifo).await;
+            assert_eq!(output, ToolOutput::error(refused.clone()), "{tool} {path}");
+        }
+    }
+    // A search walks past them without opening them.
+    let found = run_beside_fifo(&builtin, "files_search", json!({"query": "gamma"}), &fifo).await;
+    assert!(!found.is_error, "{}", found.model_text());
+}
+
 #[test]
 fn prompt_manager_is_offered_only_with_an_agent_store() {
     let dir = fixture();

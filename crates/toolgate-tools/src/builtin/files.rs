@@ -1,6 +1,9 @@
 //! The `files` group: list, read and search files under one root directory,
 //! and write them when the root is writable. Nothing outside the root is
 //! reachable: every path is resolved (symbolic links included) and checked.
+//! Only regular files and directories are used: a named pipe, socket or
+//! device is refused before it is opened, since opening one can block a
+//! thread that no deadline stops.
 
 use std::fs;
 use std::io::Read;
@@ -271,10 +274,16 @@ impl Files {
         let directory =
             self.resolve_existing(&parent.unwrap_or(Path::new(".")).to_string_lossy())?;
         let path = directory.join(file_name);
-        if path.is_dir() || fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
-            return Err(ToolOutput::error(format!(
-                "Cannot write '{requested}': it is a directory or a symbolic link."
-            )));
+        if let Ok(meta) = fs::symlink_metadata(&path) {
+            let kind = meta.file_type();
+            if kind.is_dir() || kind.is_symlink() {
+                return Err(ToolOutput::error(format!(
+                    "Cannot write '{requested}': it is a directory or a symbolic link."
+                )));
+            }
+            if !kind.is_file() {
+                return Err(not_a_file(requested, kind));
+            }
         }
         fs::write(&path, content).map_err(|error| io_error(requested, &error))?;
         Ok(ToolOutput::json(json!({
@@ -308,10 +317,16 @@ impl Files {
         let resolved = joined
             .canonicalize()
             .map_err(|error| io_error(requested, &error))?;
-        if resolved.starts_with(&self.root) {
+        if !resolved.starts_with(&self.root) {
+            return Err(outside());
+        }
+        let kind = fs::metadata(&resolved)
+            .map_err(|error| io_error(requested, &error))?
+            .file_type();
+        if kind.is_file() || kind.is_dir() {
             Ok(resolved)
         } else {
-            Err(outside())
+            Err(not_a_file(requested, kind))
         }
     }
 
@@ -340,6 +355,33 @@ fn read_text(path: &Path) -> Result<String, String> {
         .read_to_end(&mut bytes)
         .map_err(|error| error.to_string())?;
     String::from_utf8(bytes).map_err(|_| "it is not UTF-8 text".to_owned())
+}
+
+/// The answer for a path that is neither a regular file nor a directory.
+fn not_a_file(requested: &str, kind: fs::FileType) -> ToolOutput {
+    ToolOutput::error(format!(
+        "Cannot use '{requested}': it is {}, not a regular file or directory.",
+        special_kind(kind)
+    ))
+}
+
+/// What a special file is, with its article.
+fn special_kind(kind: fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return "a named pipe (FIFO)";
+        }
+        if kind.is_socket() {
+            return "a socket";
+        }
+        if kind.is_block_device() || kind.is_char_device() {
+            return "a device";
+        }
+    }
+    let _ = kind;
+    "a special file"
 }
 
 fn io_error(requested: &str, error: &std::io::Error) -> ToolOutput {
