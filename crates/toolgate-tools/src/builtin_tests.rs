@@ -148,6 +148,70 @@ async fn paths_outside_the_root_are_refused() {
     }
 }
 
+#[cfg(unix)]
+#[tokio::test]
+async fn outside_the_root_the_answer_does_not_tell_whether_a_file_exists() {
+    let dir = fixture();
+    let outside = tempfile::tempdir().unwrap();
+    fs_write(outside.path(), "secret.txt", "secret");
+    let symlink = |target: &std::path::Path, link: &str| {
+        std::os::unix::fs::symlink(target, dir.path().join(link)).unwrap();
+    };
+    symlink(outside.path(), "escape");
+    symlink(&outside.path().join("secret.txt"), "to_secret");
+    symlink(&outside.path().join("missing.txt"), "to_missing");
+    symlink(std::path::Path::new("escape/../escape"), "relative_escape");
+    let builtin = tools(dir.path(), FilesAccess::ReadWrite);
+    let absolute = |name: &str| outside.path().join(name).display().to_string();
+    // Each pair: a path to something that exists, one to nothing.
+    let pairs = [
+        (absolute("secret.txt"), absolute("missing.txt")),
+        (absolute(""), absolute("missing/")),
+        (absolute("secret.txt"), absolute("missing/deeper/x.txt")),
+        ("../secret.txt".to_owned(), "../missing.txt".to_owned()),
+        (
+            "escape/secret.txt".to_owned(),
+            "escape/missing.txt".to_owned(),
+        ),
+        ("to_secret".to_owned(), "to_missing".to_owned()),
+        (
+            "relative_escape/secret.txt".to_owned(),
+            "relative_escape/missing.txt".to_owned(),
+        ),
+    ];
+    let answer = |tool: &'static str, path: String| {
+        let arguments = match tool {
+            "files_search" => json!({"query": "secret", "path": path}),
+            "files_write" => json!({"path": format!("{path}/new.txt"), "content": "x"}),
+            _ => json!({"path": path}),
+        };
+        let builtin = &builtin;
+        async move {
+            builtin
+                .run(tool, arguments, &CallContext::default())
+                .await
+                .unwrap()
+        }
+    };
+    for (existing, missing) in pairs {
+        for tool in ["files_read", "files_list", "files_search", "files_write"] {
+            let to_existing = answer(tool, existing.clone()).await;
+            let to_missing = answer(tool, missing.clone()).await;
+            assert_eq!(
+                to_existing.model_text().as_bytes(),
+                to_missing.model_text().as_bytes(),
+                "{tool}: {existing} and {missing}"
+            );
+            assert_eq!(
+                to_existing,
+                ToolOutput::error("Parameter 'path' is outside the files root."),
+                "{tool}: {existing}"
+            );
+        }
+    }
+    assert!(!outside.path().join("new.txt").exists());
+}
+
 #[tokio::test]
 async fn write_needs_a_writable_root() {
     let dir = fixture();

@@ -5,6 +5,7 @@
 //! device is refused before it is opened, since opening one can block a
 //! thread that no deadline stops.
 
+use std::ffi::OsString;
 use std::fs;
 use std::io::Read;
 use std::path::{Component, Path, PathBuf};
@@ -25,6 +26,12 @@ const LIST: &str = "files_list";
 const READ: &str = "files_read";
 const SEARCH: &str = "files_search";
 const WRITE: &str = "files_write";
+
+/// The answer for any path that leads outside the root, the same whether it
+/// exists or not.
+const OUTSIDE_ROOT: &str = "Parameter 'path' is outside the files root.";
+/// Most symbolic links followed in one path.
+const MAX_LINKS: usize = 40;
 
 /// Largest file `files_read` returns or `files_search` looks into.
 const MAX_FILE_BYTES: u64 = 1024 * 1024;
@@ -292,26 +299,26 @@ impl Files {
         })))
     }
 
-    /// An existing path under the root, symbolic links followed.
+    /// An existing path under the root, symbolic links followed. A path
+    /// that leads outside the root gets one answer, [`OUTSIDE_ROOT`],
+    /// whether or not it exists, so no answer tells what exists outside.
     fn resolve_existing(&self, requested: &str) -> Result<PathBuf, ToolOutput> {
+        let outside = || ToolOutput::error(OUTSIDE_ROOT);
         let candidate = Path::new(requested);
-        let joined = if candidate.is_absolute() {
-            candidate.to_path_buf()
-        } else {
-            self.root.join(candidate)
-        };
-        let outside = || {
-            ToolOutput::error(format!(
-                "Parameter 'path': '{requested}' is outside the files root."
-            ))
-        };
-        // Refuse `..` before touching the file system, so the answer does not
-        // reveal what exists outside the root.
+        // `..` is refused before the file system is touched.
         if !candidate.is_absolute()
             && candidate
                 .components()
                 .any(|c| matches!(c, Component::ParentDir))
         {
+            return Err(outside());
+        }
+        let joined = if candidate.is_absolute() {
+            candidate.to_path_buf()
+        } else {
+            self.root.join(candidate)
+        };
+        if !leads_to(&joined).starts_with(&self.root) {
             return Err(outside());
         }
         let resolved = joined
@@ -340,6 +347,60 @@ impl Files {
             text
         }
     }
+}
+
+/// Where an absolute `path` leads: each symbolic link followed (at most
+/// [`MAX_LINKS`] of them, as the kernel does) for as long as the path
+/// exists, the rest taken as written, `..` applied. Unlike `canonicalize`,
+/// it answers for a path that does not exist, so a missing path is judged
+/// inside or outside the root like an existing one.
+fn leads_to(path: &Path) -> PathBuf {
+    /// One step of a path still to walk.
+    enum Step {
+        Prefix(OsString),
+        Root(OsString),
+        Up,
+        Name(OsString),
+    }
+    fn steps(path: &Path) -> Vec<Step> {
+        let mut steps: Vec<Step> = path
+            .components()
+            .filter_map(|component| match component {
+                Component::Prefix(prefix) => Some(Step::Prefix(prefix.as_os_str().to_owned())),
+                Component::RootDir => Some(Step::Root(component.as_os_str().to_owned())),
+                Component::CurDir => None,
+                Component::ParentDir => Some(Step::Up),
+                Component::Normal(name) => Some(Step::Name(name.to_owned())),
+            })
+            .collect();
+        steps.reverse();
+        steps
+    }
+    let mut pending = steps(path);
+    let mut links = 0;
+    let mut at = PathBuf::new();
+    while let Some(step) = pending.pop() {
+        match step {
+            Step::Prefix(prefix) => at = PathBuf::from(prefix),
+            Step::Root(root) => at.push(root),
+            Step::Up => {
+                at.pop();
+            }
+            Step::Name(name) => {
+                let next = at.join(&name);
+                match fs::read_link(&next) {
+                    // A relative target goes on from the link's directory,
+                    // `at`; an absolute one starts over.
+                    Ok(target) if links < MAX_LINKS => {
+                        links += 1;
+                        pending.extend(steps(&target));
+                    }
+                    _ => at = next,
+                }
+            }
+        }
+    }
+    at
 }
 
 fn read_text(path: &Path) -> Result<String, String> {
