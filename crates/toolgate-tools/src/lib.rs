@@ -19,6 +19,7 @@ mod context;
 mod deadline;
 mod error;
 mod listing;
+mod naming;
 mod output;
 mod registry;
 mod settings;
@@ -32,6 +33,7 @@ pub use builtin::{
 pub use consolidate::ALL_GROUPS;
 pub use context::{CallContext, CallerChannel};
 pub use error::{ConsolidationError, SourceError, ToolCallError, ToolboxError};
+pub use naming::{RenameReason, RenamedTool};
 pub use output::{Content, ToolOutput};
 pub use settings::{
     GroupExposure, GroupSettings, InvalidSetting, MAX_CALL_TIMEOUT, RawAlias, RawGroupSettings,

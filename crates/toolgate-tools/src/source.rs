@@ -4,7 +4,8 @@
 //!
 //! A source knows nothing of catalogs, names or policies: it offers tools
 //! under its own names and runs them. The [`crate::Toolbox`] decides the
-//! names the model sees (qualifying on collision, never renaming), checks
+//! names the model sees (qualified on collision, sanitized when MCP refuses
+//! them, each rename reported), checks
 //! arguments, dispatches polymorphic tools and aliases, and relists a
 //! listed source when it announces a change.
 

@@ -29,6 +29,7 @@ use crate::context::CallContext;
 use crate::deadline::call_within_deadline;
 use crate::error::{SourceError, ToolCallError, ToolboxError};
 use crate::listing::{Listed, ListedSlot, default_description};
+use crate::naming::RenamedTool;
 use crate::output::ToolOutput;
 use crate::registry::{Consolidated, Route, SourceId, ToolRegistry};
 use crate::settings::GroupSettings;
@@ -109,6 +110,10 @@ pub struct StartReport {
     pub listed: Vec<(GroupId, Result<usize, SourceError>)>,
     /// Built-in groups left out because a listed source has their name.
     pub shadowed_builtins: Vec<GroupId>,
+    /// Tools of the sources listed at start-up exposed under another name
+    /// than their own (taken, or not a valid MCP tool name). Those of
+    /// sources listed later are logged as warnings.
+    pub renamed: Vec<RenamedTool>,
 }
 
 /// The catalog and what runs its tools. Share it in an [`Arc`]; every method
@@ -242,6 +247,7 @@ impl Toolbox {
                 validators: Validators::default(),
                 polymorphic,
                 changes: broadcast::channel(64).0,
+                renamed: Mutex::new(Vec::new()),
             },
             sources,
             listed,
@@ -251,8 +257,8 @@ impl Toolbox {
         });
         for (index, slot) in toolbox.listed.iter().enumerate() {
             if slot.source.group().startup == Startup::Eager {
-                let listed = toolbox
-                    .ensure_listed(index)
+                let listed = slot
+                    .ensure_listed(&toolbox.state, &toolbox.listed[..index])
                     .await
                     .map(|listed| listed.tools);
                 report.listed.push((slot.source.group().id.clone(), listed));
@@ -263,6 +269,7 @@ impl Toolbox {
                 index,
             ));
         }
+        report.renamed = toolbox.state.take_renamed();
         Ok((toolbox, report))
     }
 
@@ -515,11 +522,13 @@ impl Toolbox {
     }
 
     /// Starts listed source `index` if needed and makes the catalog reflect
-    /// its tools.
+    /// its tools; tools it (or a source listed before it) renamed are logged.
     async fn ensure_listed(&self, index: usize) -> Result<Listed, SourceError> {
-        self.listed[index]
+        let listed = self.listed[index]
             .ensure_listed(&self.state, &self.listed[..index])
-            .await
+            .await;
+        self.state.log_renamed();
+        listed
     }
 
     /// Listed source `index` said its tools changed: relist it now.
