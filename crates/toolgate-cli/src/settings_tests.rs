@@ -134,10 +134,20 @@ fn an_error_names_the_file_the_line_and_the_entry() {
             "[web]\nsearch_url = \"ftp://x\"\n",
             "toolgate.toml:1: [web]: `search_url` must start with http:// or https://, got `ftp://x`",
         ),
+        (
+            "[web]\ntimeout_seconds = inf\n",
+            "toolgate.toml:1: [web]: `timeout_seconds` must be a positive number of seconds, got inf",
+        ),
     ];
     for (text, expected) in cases {
         assert_eq!(error(text), expected, "{text}");
     }
+    // Too large for a duration: refused, not a panic.
+    let huge = error("[web]\ntimeout_seconds = 1e300\n");
+    assert!(
+        huge.starts_with("toolgate.toml:1: [web]: `timeout_seconds` must be a positive number of seconds, got 1000"),
+        "{huge}"
+    );
     let alias = error("[aliases]\nold = \"has space\"\n");
     assert!(
         alias.starts_with("toolgate.toml:2: [aliases] `old`: the tool is not a valid name: "),

@@ -294,8 +294,11 @@ impl RawUpstream {
         };
         let seconds = |field: &'static str, value: Option<f64>, default: Duration| match value {
             None => Ok(default),
-            Some(s) if s.is_finite() && s > 0.0 => Ok(Duration::from_secs_f64(s)),
-            Some(value) => Err(InvalidUpstream::Seconds { field, value }),
+            // A value too large for a `Duration` is refused, not a panic.
+            Some(value) => Duration::try_from_secs_f64(value)
+                .ok()
+                .filter(|duration| !duration.is_zero())
+                .ok_or(InvalidUpstream::Seconds { field, value }),
         };
         let visibility = if raw.core {
             GroupVisibility::Always

@@ -223,8 +223,11 @@ impl RawWebSettings {
         let defaults = WebConfig::default();
         let timeout = match timeout_seconds {
             None => defaults.timeout,
-            Some(s) if s.is_finite() && s > 0.0 => Duration::from_secs_f64(s),
-            Some(s) => return Err(InvalidSetting::Timeout(s)),
+            // A value too large for a `Duration` is refused, not a panic.
+            Some(s) => Duration::try_from_secs_f64(s)
+                .ok()
+                .filter(|duration| !duration.is_zero())
+                .ok_or(InvalidSetting::Timeout(s))?,
         };
         if let Some(url) = &search_url
             && !(url.starts_with("http://") || url.starts_with("https://"))

@@ -34,7 +34,8 @@ use crate::settings::Settings;
 
 pub(crate) fn run(args: ChatArgs) -> anyhow::Result<()> {
     init_logging();
-    if !args.tool_timeout.is_finite() || args.tool_timeout <= 0.0 {
+    // `Duration::from_secs_f64` below panics on what does not fit.
+    if Duration::try_from_secs_f64(args.tool_timeout).map_or(true, |d| d.is_zero()) {
         bail!("--tool-timeout must be a positive number of seconds");
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
