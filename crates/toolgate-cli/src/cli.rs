@@ -91,8 +91,8 @@ pub(crate) struct EvalArgs {
 /// Where the tools come from: shared by `serve` and `chat`.
 #[derive(Debug, Args)]
 pub(crate) struct ToolArgs {
-    /// TOML configuration: [[upstream]], [groups], [aliases], [web], and [model], [agent] for
-    /// chat (default: ./toolgate.toml when it exists).
+    /// TOML configuration: [[upstream]], [groups], [aliases], [web], [tools], and [model],
+    /// [agent] for chat (default: ./toolgate.toml when it exists).
     #[arg(long, value_name = "FILE")]
     pub(crate) config: Option<PathBuf>,
 

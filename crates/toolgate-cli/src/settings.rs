@@ -1,7 +1,7 @@
 //! `toolgate.toml`, read once. The command line is the only owner of the
 //! file: it reads it here, each section into the type of the crate that uses
-//! it (`[[upstream]]` for toolgate-mcp, `[groups]`, `[aliases]` and `[web]`
-//! for toolgate-tools, `[routing]` for toolgate-core, `[model]` for
+//! it (`[[upstream]]` for toolgate-mcp, `[groups]`, `[aliases]`, `[web]` and
+//! `[tools]` for toolgate-tools, `[routing]` for toolgate-core, `[model]` for
 //! toolgate-llm, `[agent]` for `toolgate chat`), and hands each its own.
 //!
 //! An error names the file, the line and the table or key at fault.
@@ -17,7 +17,7 @@ use toml::Spanned;
 use toolgate_core::routing::RoutingConfig;
 use toolgate_llm::ModelSettings;
 use toolgate_mcp::config::{RawUpstream, UpstreamConfig, first_duplicate};
-use toolgate_tools::{RawAlias, RawGroupSettings, RawWebSettings, ToolSettings};
+use toolgate_tools::{RawAlias, RawGroupSettings, RawToolsSettings, RawWebSettings, ToolSettings};
 
 /// The configuration file read when `--config` is not given, if it exists.
 pub(crate) const DEFAULT_CONFIG_FILE: &str = "toolgate.toml";
@@ -45,7 +45,7 @@ pub(crate) struct Settings {
     pub(crate) file: Option<SettingsFile>,
     /// `[[upstream]]`: the MCP servers.
     pub(crate) upstreams: Vec<UpstreamConfig>,
-    /// `[groups]`, `[aliases]` and `[web]`.
+    /// `[groups]`, `[aliases]`, `[web]` and `[tools]`.
     pub(crate) tools: ToolSettings,
     /// `[routing]`.
     pub(crate) routing: RoutingConfig,
@@ -168,6 +168,13 @@ impl Settings {
                 .into_config()
                 .map_err(|error| at(span, "[web]".to_owned(), error.to_string()))?;
         }
+        if let Some(table) = raw.tools {
+            let span = table.span();
+            tools.call_timeout = table
+                .into_inner()
+                .into_call_timeout()
+                .map_err(|error| at(span, "[tools]".to_owned(), error.to_string()))?;
+        }
         let (agent, agent_tools) = match raw.agent {
             Some(agent) => agent.into_settings(),
             None => (AgentSettings::default(), None),
@@ -221,6 +228,8 @@ struct RawSettings {
     routing: Option<RoutingConfig>,
     #[serde(default)]
     web: Option<Spanned<RawWebSettings>>,
+    #[serde(default)]
+    tools: Option<Spanned<RawToolsSettings>>,
     #[serde(default)]
     groups: BTreeMap<String, Spanned<RawGroupSettings>>,
     #[serde(default)]

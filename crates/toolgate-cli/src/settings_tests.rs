@@ -42,6 +42,9 @@ search_url = "http://127.0.0.1:8888"
 searches_per_turn = 3
 timeout_seconds = 2.5
 
+[tools]
+timeout_seconds = 90
+
 [routing]
 recovery_groups = ["git"]
 
@@ -94,6 +97,7 @@ tools = ["web", "time"]
     assert_eq!(web.searches_per_turn, 3);
     assert_eq!(web.max_content_chars, 40_000);
     assert_eq!(web.timeout, Duration::from_millis(2500));
+    assert_eq!(settings.tools.call_timeout, Duration::from_secs(90));
     assert_eq!(settings.routing.recovery_groups, ["git"]);
     assert_eq!(settings.model.model.as_deref(), Some("claude"));
     assert_eq!(settings.agent.id.as_deref(), Some("sage"));
@@ -130,15 +134,57 @@ fn an_error_names_the_file_the_line_and_the_entry() {
             "[web]\nsearch_url = \"ftp://x\"\n",
             "toolgate.toml:1: [web]: `search_url` must start with http:// or https://, got `ftp://x`",
         ),
+        (
+            "[web]\ntimeout_seconds = inf\n",
+            "toolgate.toml:1: [web]: `timeout_seconds` must be a positive number of seconds, at most 86400 (a day), got inf",
+        ),
     ];
     for (text, expected) in cases {
         assert_eq!(error(text), expected, "{text}");
     }
+    // Too large for a duration: refused, not a panic.
+    let huge = error("[web]\ntimeout_seconds = 1e300\n");
+    assert!(
+        huge.starts_with("toolgate.toml:1: [web]: `timeout_seconds` must be a positive number of seconds, at most 86400 (a day), got 1e300"),
+        "{huge}"
+    );
     let alias = error("[aliases]\nold = \"has space\"\n");
     assert!(
         alias.starts_with("toolgate.toml:2: [aliases] `old`: the tool is not a valid name: "),
         "{alias}"
     );
+}
+
+#[test]
+fn a_tool_call_timeout_is_above_0_and_at_most_a_day() {
+    assert_eq!(
+        parse("").unwrap().tools.call_timeout,
+        toolgate_tools::DEFAULT_CALL_TIMEOUT
+    );
+    assert_eq!(
+        parse("[tools]\ntimeout_seconds = 86400\n")
+            .unwrap()
+            .tools
+            .call_timeout,
+        Duration::from_secs(86_400)
+    );
+    for (value, shown) in [
+        ("0", "0.0"),
+        ("-5", "-5.0"),
+        ("86400.5", "86400.5"),
+        ("1e9", "1000000000.0"),
+        ("1e300", "1e300"),
+        ("inf", "inf"),
+        ("nan", "NaN"),
+    ] {
+        assert_eq!(
+            error(&format!("# limits\n[tools]\ntimeout_seconds = {value}\n")),
+            format!(
+                "toolgate.toml:2: [tools]: `timeout_seconds` must be a positive number of seconds, at most 86400 (a day), got {shown}"
+            ),
+            "{value}"
+        );
+    }
 }
 
 #[test]

@@ -4,10 +4,11 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use toolgate_store::SqliteStore;
+use toolgate_store::{SqliteStore, StoreError};
 
 /// Opens (creating it and its directory) the SQLite store at `path`, or at
-/// `toolgate/{default_name}` in the user's data directory.
+/// `toolgate/{default_name}` in the user's data directory. An existing file
+/// that is empty or not a database is refused, never overwritten.
 pub(crate) fn open_sqlite(
     path: Option<&Path>,
     default_name: &str,
@@ -20,8 +21,11 @@ pub(crate) fn open_sqlite(
         std::fs::create_dir_all(parent)
             .with_context(|| format!("creating {}", parent.display()))?;
     }
-    let store = SqliteStore::open(&path)
-        .with_context(|| format!("opening the store {}", path.display()))?;
+    let store = SqliteStore::open(&path).map_err(|error| match error {
+        // These name the file already, and say what to do.
+        StoreError::EmptyFile { .. } | StoreError::NotADatabase { .. } => anyhow::Error::new(error),
+        other => anyhow::Error::new(other).context(format!("opening the store {}", path.display())),
+    })?;
     Ok((store, path))
 }
 

@@ -11,8 +11,8 @@ use std::fmt;
 use serde_json::Value;
 
 use crate::outcome::{
-    CallToolError, FindGroupsError, GroupLoaded, GroupUnloaded, GroupsFound, LoadGroupError,
-    MetaError, NotAvailable, UnloadGroupError,
+    CallTimedOut, CallToolError, FindGroupsError, GroupLoaded, GroupUnloaded, GroupsFound,
+    LoadGroupError, MetaError, NotAvailable, UnloadGroupError,
 };
 
 /// Name of the meta-tool that loads a group.
@@ -152,6 +152,18 @@ impl fmt::Display for NotAvailable {
             )?;
         }
         Ok(())
+    }
+}
+
+impl fmt::Display for CallTimedOut {
+    /// `Tool '{tool}' did not finish within {seconds}s; the call was cancelled.`
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "Tool '{}' did not finish within {}s; the call was cancelled.",
+            self.tool,
+            self.limit.as_secs_f64()
+        )
     }
 }
 

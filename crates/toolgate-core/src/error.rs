@@ -104,9 +104,16 @@ pub struct ManifestError {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ManifestErrorReason {
-    /// The directory or file could not be read.
+    /// The directory or file could not be read (a symbolic link loop, no
+    /// permission, ...).
     #[error("cannot read: {0}")]
     Io(String),
+    /// A symbolic link whose target does not exist.
+    #[error("cannot read: a symbolic link to nothing (its target does not exist)")]
+    BrokenLink,
+    /// Neither a regular file nor a directory: not opened.
+    #[error("not a regular file (a named pipe, socket or device); not opened")]
+    NotAFile,
     /// Not valid JSON.
     #[error("invalid JSON: {0}")]
     Json(String),

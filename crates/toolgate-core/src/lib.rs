@@ -53,11 +53,14 @@ pub use meta_tool::{
     unload_tool_group_definition,
 };
 pub use meta_tools::{MetaAnswer, MetaTools};
-pub use name::{GroupId, MAX_GROUP_ID_LEN, MAX_TOOL_NAME_LEN, NameError, ToolName, title_case};
+pub use name::{
+    GroupId, MAX_GROUP_ID_LEN, MAX_TOOL_NAME_LEN, NameError, ToolName, is_tool_name_char,
+    title_case,
+};
 pub use origin::Origin;
 pub use outcome::{
-    CallToolError, FindGroupsError, GroupLoaded, GroupUnloaded, GroupsFound, LoadGroupError,
-    MetaError, NotAvailable, UnloadGroupError,
+    CallTimedOut, CallToolError, FindGroupsError, GroupLoaded, GroupUnloaded, GroupsFound,
+    LoadGroupError, MetaError, NotAvailable, UnloadGroupError,
 };
 pub use polymorphic::{
     ActionCall, ActionError, PolymorphicError, PolymorphicTool, action_names, typed_result,

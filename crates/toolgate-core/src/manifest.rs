@@ -8,7 +8,11 @@
 //!   the file name in Title Case, the description lists the tool names.
 //! - A bad file is reported with its path and reason and skipped; the others
 //!   still load. Each file registers all-or-nothing, so a skipped file leaves no
-//!   trace in the catalog.
+//!   trace in the catalog. So is a `*.json` entry that cannot be read (a
+//!   symbolic link loop, a link to nothing, no permission) or is no regular
+//!   file (a named pipe, socket or device, never opened); a directory named
+//!   `*.json` is not a manifest and is passed over. Directories are not
+//!   searched recursively.
 //!
 //! Files are read in name order within each directory, so which of two
 //! colliding files wins does not depend on the file system.
@@ -93,8 +97,8 @@ pub fn load_manifest_dirs<P: AsRef<Path>>(catalog: &mut Catalog, dirs: &[P]) -> 
     let mut report = ManifestReport::default();
     for dir in dirs {
         let dir = dir.as_ref();
-        let mut files = match manifest_files(dir) {
-            Ok(files) => files,
+        let entries = match manifest_entries(dir) {
+            Ok(entries) => entries,
             Err(error) => {
                 report.errors.push(ManifestError {
                     path: dir.to_path_buf(),
@@ -103,9 +107,8 @@ pub fn load_manifest_dirs<P: AsRef<Path>>(catalog: &mut Catalog, dirs: &[P]) -> 
                 continue;
             }
         };
-        files.sort();
-        for path in files {
-            match load_manifest_file(catalog, &path) {
+        for (path, usable) in entries {
+            match usable.and_then(|()| load_manifest_file(catalog, &path)) {
                 Ok(()) => report.loaded.push(path),
                 Err(reason) => report.errors.push(ManifestError { path, reason }),
             }
@@ -114,15 +117,50 @@ pub fn load_manifest_dirs<P: AsRef<Path>>(catalog: &mut Catalog, dirs: &[P]) -> 
     report
 }
 
-fn manifest_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
-    let mut files = Vec::new();
+/// The `*.json` entries of `dir` in name order, each with whether it is a
+/// file to load or why it cannot be (directories left out). An entry the
+/// directory listing itself fails on is reported under `dir`.
+fn manifest_entries(
+    dir: &Path,
+) -> std::io::Result<Vec<(PathBuf, Result<(), ManifestErrorReason>)>> {
+    let mut entries = Vec::new();
     for entry in fs::read_dir(dir)? {
-        let path = entry?.path();
-        if path.extension().is_some_and(|ext| ext == "json") && path.is_file() {
-            files.push(path);
+        let path = match entry {
+            Ok(entry) => entry.path(),
+            Err(error) => {
+                entries.push((
+                    dir.to_path_buf(),
+                    Err(ManifestErrorReason::Io(error.to_string())),
+                ));
+                continue;
+            }
+        };
+        if path.extension().is_none_or(|ext| ext != "json") {
+            continue;
         }
+        // Links are followed: a manifest may be a symbolic link to one.
+        let usable = match fs::metadata(&path) {
+            Ok(meta) if meta.is_file() => Ok(()),
+            Ok(meta) if meta.is_dir() => continue,
+            Ok(_) => Err(ManifestErrorReason::NotAFile),
+            Err(error) => Err(unreadable(&path, &error)),
+        };
+        entries.push((path, usable));
     }
-    Ok(files)
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(entries)
+}
+
+/// Why the entry at `path` cannot be read: a link to nothing is said so;
+/// otherwise the system's reason (a symbolic link loop: "Too many levels of
+/// symbolic links").
+fn unreadable(path: &Path, error: &std::io::Error) -> ManifestErrorReason {
+    let is_link = fs::symlink_metadata(path).is_ok_and(|meta| meta.file_type().is_symlink());
+    if is_link && error.kind() == std::io::ErrorKind::NotFound {
+        ManifestErrorReason::BrokenLink
+    } else {
+        ManifestErrorReason::Io(error.to_string())
+    }
 }
 
 fn load_manifest_file(catalog: &mut Catalog, path: &Path) -> Result<(), ManifestErrorReason> {

@@ -235,3 +235,59 @@ fn a_manifest_group_colliding_with_a_builtin_group_is_reported() {
     );
     assert!(catalog.tool("js_get_config").is_none());
 }
+
+#[cfg(unix)]
+#[test]
+fn unreadable_entries_and_symlink_loops_are_reported_and_the_rest_loads() {
+    use std::os::unix::fs::symlink;
+    let dir = tempfile::tempdir().unwrap();
+    let tools = dir.path().join("tools");
+    fs::create_dir(&tools).unwrap();
+    write(&tools, "good.json", r#"{"name": "good_tool"}"#);
+    // A loop of two links, a link to nothing, a pipe.
+    symlink("b.json", tools.join("a.json")).unwrap();
+    symlink("a.json", tools.join("b.json")).unwrap();
+    symlink("missing.json", tools.join("gone.json")).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(tools.join("pipe.json"))
+        .status()
+        .unwrap();
+    assert!(made.success(), "mkfifo failed");
+    // Directory links back up the tree: directories, so not manifests, and
+    // nothing walks into them.
+    symlink("..", tools.join("parent.json")).unwrap();
+    symlink(".", tools.join("up")).unwrap();
+    // A manifest directory that is itself a link loop.
+    let looped = dir.path().join("looped");
+    symlink("looped", &looped).unwrap();
+
+    let mut catalog = Catalog::new();
+    let report = load_manifest_dirs(&mut catalog, &[tools.clone(), looped.clone()]);
+
+    assert_eq!(report.loaded, [tools.join("good.json")]);
+    assert!(catalog.tool("good_tool").is_some());
+    let errors: Vec<String> = report.errors.iter().map(ToString::to_string).collect();
+    let at = |name: &str| tools.join(name).display().to_string();
+    let loop_reason = fs::metadata(tools.join("a.json")).unwrap_err();
+    assert_eq!(
+        errors,
+        [
+            format!("{}: cannot read: {loop_reason}", at("a.json")),
+            format!("{}: cannot read: {loop_reason}", at("b.json")),
+            format!(
+                "{}: cannot read: a symbolic link to nothing (its target does not exist)",
+                at("gone.json")
+            ),
+            format!(
+                "{}: not a regular file (a named pipe, socket or device); not opened",
+                at("pipe.json")
+            ),
+            format!("{}: cannot read: {loop_reason}", looped.display()),
+        ]
+    );
+    assert!(
+        errors[0].contains("Too many levels of symbolic links"),
+        "{}",
+        errors[0]
+    );
+}

@@ -72,10 +72,7 @@ impl ToolName {
         if length == 0 || length > MAX_TOOL_NAME_LEN {
             return Err(NameError::ToolNameLength { name, length });
         }
-        if let Some(character) = name
-            .chars()
-            .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '/' | '-')))
-        {
+        if let Some(character) = name.chars().find(|c| !is_tool_name_char(*c)) {
             return Err(NameError::ToolNameCharacter { name, character });
         }
         Ok(Self(name))
@@ -91,6 +88,11 @@ impl ToolName {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+}
+
+/// Whether `c` may appear in a tool name: MCP allows `A-Za-z0-9_./-`.
+pub fn is_tool_name_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '/' | '-')
 }
 
 /// Stable identifier of a tool group, e.g. `google_gmail`.

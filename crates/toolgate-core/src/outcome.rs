@@ -123,6 +123,18 @@ pub struct NotAvailable {
 
 impl std::error::Error for NotAvailable {}
 
+/// A tool call that did not finish within its deadline and was cancelled.
+/// `Display` is the text the model reads as the call's result.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CallTimedOut {
+    /// The tool that was called.
+    pub tool: String,
+    /// The deadline it missed.
+    pub limit: std::time::Duration,
+}
+
+impl std::error::Error for CallTimedOut {}
+
 /// Why a `call_tool` call was refused before the tool ran.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]

@@ -95,11 +95,23 @@ fn each_problem_of_an_upstream_is_named() {
             "[[upstream]]\nname = \"a\"\ncommand = \"x\"\ntimeout_seconds = 0\n",
             "`timeout_seconds` must be a positive number of seconds, at most 86400 (a day), got 0.0",
         ),
+        (
+            "[[upstream]]\nname = \"a\"\ncommand = \"x\"\nstartup_timeout_seconds = inf\n",
+            "`startup_timeout_seconds` must be a positive number of seconds, at most 86400 (a day), got inf",
+        ),
         ("[[upstream]]\ncommand = \"x\"\n", "has no `name`"),
     ];
     for (text, expected) in cases {
         assert_eq!(toml(text).unwrap_err().to_string(), expected, "{text}");
     }
+    // Too large for a duration: refused, not a panic.
+    let huge = toml("[[upstream]]\nname = \"a\"\ncommand = \"x\"\ntimeout_seconds = 1e300\n")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        huge.starts_with("`timeout_seconds` must be a positive number of seconds, at most 86400 (a day), got 1e300"),
+        "{huge}"
+    );
     let twice = toml("[[upstream]]\nname = \"a\"\ncommand = \"x\"\n[[upstream]]\nname = \"a\"\ncommand = \"y\"\n")
         .unwrap();
     assert_eq!(first_duplicate(&twice).map(GroupId::as_str), Some("a"));

@@ -4,20 +4,39 @@
 //! client (a [`Downstream`]), to which the server's progress, logs and
 //! requests for input are relayed while the call runs.
 
+use std::time::Duration;
+
 use async_trait::async_trait;
 use serde_json::Value;
 use tokio::sync::mpsc;
 use toolgate_tools::{
-    CallContext, ListedGroup, ListedSource, SourceCall, SourceChange, SourceError, SourceListing,
-    ToolCallError, ToolOutput, ToolSource,
+    CallContext, CallDeadline, ListedGroup, ListedSource, SourceCall, SourceChange, SourceError,
+    SourceListing, ToolCallError, ToolOutput, ToolSource,
 };
 
 use crate::convert::output_from_result;
 use crate::relay::{Downstream, relayed};
 use crate::upstream::Upstream;
 
+/// How much longer than its own timeouts a call of an upstream may run
+/// before the toolbox gives up on it: those timeouts answer first, with the
+/// server's name, and tell the server.
+const DEADLINE_MARGIN: Duration = Duration::from_secs(5);
+
 #[async_trait]
 impl ToolSource for Upstream {
+    /// Its own timeouts bound a call: start-up (when the call starts it),
+    /// then the call itself; the toolbox's deadline only backs them up.
+    fn deadline(&self) -> CallDeadline {
+        let config = self.config();
+        CallDeadline::Own(
+            config
+                .startup_timeout
+                .saturating_add(config.call_timeout)
+                .saturating_add(DEADLINE_MARGIN),
+        )
+    }
+
     /// Calls the tool on the server; what the server sends meanwhile
     /// (progress, logs, requests for input) goes to the calling MCP client,
     /// when the call came from one.
@@ -75,3 +94,7 @@ impl ListedSource for Upstream {
         self.wait_for_change().await
     }
 }
+
+#[cfg(test)]
+#[path = "upstream_source_tests.rs"]
+mod tests;

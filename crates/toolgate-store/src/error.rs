@@ -1,9 +1,33 @@
 //! Errors of the conversation stores.
 
+use std::path::PathBuf;
+
 /// A store operation failed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum StoreError {
+    /// The database file exists but is empty: truncated, or never written.
+    /// It is not opened, so whatever happened to it can still be undone.
+    #[error(
+        "{} is empty (0 bytes), not a toolgate database: it may have been truncated. Restore it from a backup, or delete it to start with an empty store",
+        path.display()
+    )]
+    EmptyFile {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The file is not a SQLite database SQLite can read (another kind of
+    /// file, or a damaged one). It is left as it was.
+    #[error(
+        "{} is not a toolgate database (SQLite: {reason}); it was left untouched. Restore it from a backup, or move it away to start with an empty store",
+        path.display()
+    )]
+    NotADatabase {
+        /// The file.
+        path: PathBuf,
+        /// What SQLite said of it.
+        reason: String,
+    },
     /// SQLite reported an error.
     #[error("SQLite: {0}")]
     Sqlite(#[from] rusqlite::Error),

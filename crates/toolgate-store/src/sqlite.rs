@@ -11,7 +11,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime};
 
-use rusqlite::{Connection, OptionalExtension, Row, params};
+use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, Row, params};
 use toolgate_core::{Message, MessageKind, ToolStatus};
 
 use crate::agent::{AgentRecord, AgentStore, StoreFuture};
@@ -34,9 +34,31 @@ pub struct SqliteStore {
 }
 
 impl SqliteStore {
-    /// Opens (creating if needed) the database at `path` and migrates it.
+    /// Opens the database at `path` and migrates it; a path where nothing
+    /// exists gets a new database. An existing file is read before anything
+    /// is written to it: an empty one ([`StoreError::EmptyFile`]) or one
+    /// that is not a database ([`StoreError::NotADatabase`]) is refused and
+    /// left as it is.
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
-        Self::from_connection(Connection::open(path)?)
+        let path = path.as_ref();
+        match std::fs::metadata(path) {
+            Ok(meta) if meta.is_file() && meta.len() == 0 => {
+                return Err(StoreError::EmptyFile {
+                    path: path.to_path_buf(),
+                });
+            }
+            Ok(_) => {}
+            // Nothing there: a new database. (Should something be there
+            // that cannot be looked at, SQLite says what is wrong.)
+            Err(_) => return Self::from_connection(Connection::open(path)?),
+        }
+        // Without SQLITE_OPEN_CREATE: the file is used as it is or not at all.
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let connection = Connection::open_with_flags(path, flags)?;
+        check_is_database(&connection, path)?;
+        Self::from_connection(connection)
     }
 
     /// A private in-memory database, for tests.
@@ -91,6 +113,28 @@ impl SqliteStore {
             work(&mut connection)
         })
         .await?
+    }
+}
+
+/// Reads `connection`'s schema, which SQLite refuses when the file is not a
+/// database, before anything is written to it.
+fn check_is_database(connection: &Connection, path: &Path) -> Result<()> {
+    let read: rusqlite::Result<i64> =
+        connection.query_row("SELECT count(*) FROM sqlite_schema", [], |row| row.get(0));
+    match read {
+        Ok(_) => Ok(()),
+        Err(rusqlite::Error::SqliteFailure(failure, message))
+            if matches!(
+                failure.code,
+                ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt
+            ) =>
+        {
+            Err(StoreError::NotADatabase {
+                path: path.to_path_buf(),
+                reason: message.unwrap_or_else(|| failure.to_string()),
+            })
+        }
+        Err(error) => Err(error.into()),
     }
 }
 

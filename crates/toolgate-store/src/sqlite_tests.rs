@@ -105,3 +105,57 @@ async fn a_corrupt_row_is_an_error_naming_it() {
         )
     );
 }
+
+#[tokio::test]
+async fn an_empty_file_is_refused_not_started_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("toolgate.db");
+    std::fs::write(&path, b"").unwrap();
+    let error = SqliteStore::open(&path).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "{} is empty (0 bytes), not a toolgate database: it may have been truncated. Restore it from a backup, or delete it to start with an empty store",
+            path.display()
+        )
+    );
+    assert_eq!(std::fs::read(&path).unwrap(), b"");
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert_eq!(left.len(), 1, "no journal or WAL file was created");
+}
+
+#[tokio::test]
+async fn a_file_that_is_not_a_database_is_refused_and_left_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, bytes) in [
+        ("short.db", b"not a database at all".to_vec()),
+        (
+            "long.db",
+            (0..8192u32).map(|i| (i * 7 % 251) as u8).collect(),
+        ),
+    ] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, &bytes).unwrap();
+        let error = SqliteStore::open(&path).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "{} is not a toolgate database (SQLite: file is not a database); it was left untouched. Restore it from a backup, or move it away to start with an empty store",
+                path.display()
+            ),
+            "{name}"
+        );
+        assert_eq!(std::fs::read(&path).unwrap(), bytes, "{name} was changed");
+    }
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert_eq!(left.len(), 2, "no journal or WAL file was created");
+}
+
+#[tokio::test]
+async fn a_path_where_nothing_is_gets_a_new_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("new.db");
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(store.schema_version().unwrap(), MIGRATIONS.len() as i64);
+    assert!(std::fs::metadata(&path).unwrap().len() > 0);
+}

@@ -145,7 +145,7 @@ impl BuiltinTools {
         {
             return Some(output);
         }
-        self.files.call(tool, arguments).await
+        self.files.call(tool, arguments, &context.cancel).await
     }
 }
 
@@ -158,13 +158,19 @@ impl ToolSource for BuiltinTools {
         }
     }
 
+    /// Runs the tool until it answers or `context.cancel` is cancelled.
     async fn call(
         &self,
         call: SourceCall,
         context: &CallContext,
     ) -> Result<ToolOutput, ToolCallError> {
-        self.run(&call.tool, call.arguments, context)
-            .await
+        let output = tokio::select! {
+            output = self.run(&call.tool, call.arguments, context) => output,
+            () = context.cancel.cancelled() => {
+                return Err(ToolCallError::respond(format!("Tool '{}' was cancelled.", call.tool)));
+            }
+        };
+        output
             .ok_or_else(|| ToolCallError::Fatal(format!("'{}' is not a built-in tool", call.tool)))
     }
 }

@@ -148,6 +148,70 @@ async fn paths_outside_the_root_are_refused() {
     }
 }
 
+#[cfg(unix)]
+#[tokio::test]
+async fn outside_the_root_the_answer_does_not_tell_whether_a_file_exists() {
+    let dir = fixture();
+    let outside = tempfile::tempdir().unwrap();
+    fs_write(outside.path(), "secret.txt", "secret");
+    let symlink = |target: &std::path::Path, link: &str| {
+        std::os::unix::fs::symlink(target, dir.path().join(link)).unwrap();
+    };
+    symlink(outside.path(), "escape");
+    symlink(&outside.path().join("secret.txt"), "to_secret");
+    symlink(&outside.path().join("missing.txt"), "to_missing");
+    symlink(std::path::Path::new("escape/../escape"), "relative_escape");
+    let builtin = tools(dir.path(), FilesAccess::ReadWrite);
+    let absolute = |name: &str| outside.path().join(name).display().to_string();
+    // Each pair: a path to something that exists, one to nothing.
+    let pairs = [
+        (absolute("secret.txt"), absolute("missing.txt")),
+        (absolute(""), absolute("missing/")),
+        (absolute("secret.txt"), absolute("missing/deeper/x.txt")),
+        ("../secret.txt".to_owned(), "../missing.txt".to_owned()),
+        (
+            "escape/secret.txt".to_owned(),
+            "escape/missing.txt".to_owned(),
+        ),
+        ("to_secret".to_owned(), "to_missing".to_owned()),
+        (
+            "relative_escape/secret.txt".to_owned(),
+            "relative_escape/missing.txt".to_owned(),
+        ),
+    ];
+    let answer = |tool: &'static str, path: String| {
+        let arguments = match tool {
+            "files_search" => json!({"query": "secret", "path": path}),
+            "files_write" => json!({"path": format!("{path}/new.txt"), "content": "x"}),
+            _ => json!({"path": path}),
+        };
+        let builtin = &builtin;
+        async move {
+            builtin
+                .run(tool, arguments, &CallContext::default())
+                .await
+                .unwrap()
+        }
+    };
+    for (existing, missing) in pairs {
+        for tool in ["files_read", "files_list", "files_search", "files_write"] {
+            let to_existing = answer(tool, existing.clone()).await;
+            let to_missing = answer(tool, missing.clone()).await;
+            assert_eq!(
+                to_existing.model_text().as_bytes(),
+                to_missing.model_text().as_bytes(),
+                "{tool}: {existing} and {missing}"
+            );
+            assert_eq!(
+                to_existing,
+                ToolOutput::error("Parameter 'path' is outside the files root."),
+                "{tool}: {existing}"
+            );
+        }
+    }
+    assert!(!outside.path().join("new.txt").exists());
+}
+
 #[tokio::test]
 async fn write_needs_a_writable_root() {
     let dir = fixture();
@@ -202,6 +266,62 @@ async fn a_missing_file_is_an_error_the_model_reads() {
         output,
         ToolOutput::error("Cannot use 'nope.txt': no such file or directory.")
     );
+}
+
+/// Runs `tool`; should it still wait after a few seconds (opening a FIFO
+/// blocks until its other end opens, on a thread nothing can stop), opens
+/// both ends of `fifo` so the test fails instead of hanging.
+async fn run_beside_fifo(
+    builtin: &BuiltinTools,
+    tool: &str,
+    arguments: Value,
+    fifo: &std::path::Path,
+) -> ToolOutput {
+    let context = CallContext::default();
+    let run = builtin.run(tool, arguments, &context);
+    match tokio::time::timeout(std::time::Duration::from_secs(5), run).await {
+        Ok(output) => output.unwrap(),
+        Err(_) => {
+            let fifo = fifo.to_path_buf();
+            std::thread::spawn(move || {
+                let _ = std::fs::OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .open(fifo);
+            });
+            panic!("{tool} blocked on a FIFO");
+        }
+    }
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn pipes_and_sockets_are_refused_before_they_are_opened() {
+    let dir = fixture();
+    let fifo = dir.path().join("pipe");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success(), "mkfifo failed");
+    let _socket = std::os::unix::net::UnixListener::bind(dir.path().join("socket")).unwrap();
+    let builtin = tools(dir.path(), FilesAccess::ReadWrite);
+    for (path, kind) in [("pipe", "a named pipe (FIFO)"), ("socket", "a socket")] {
+        let refused =
+            format!("Cannot use '{path}': it is {kind}, not a regular file or directory.");
+        for (tool, arguments) in [
+            ("files_read", json!({"path": path})),
+            ("files_list", json!({"path": path})),
+            ("files_search", json!({"query": "x", "path": path})),
+            ("files_write", json!({"path": path, "content": "x"})),
+        ] {
+            let output = run_beside_fifo(&builtin, tool, arguments, &fifo).await;
+            assert_eq!(output, ToolOutput::error(refused.clone()), "{tool} {path}");
+        }
+    }
+    // A search walks past them without opening them.
+    let found = run_beside_fifo(&builtin, "files_search", json!({"query": "gamma"}), &fifo).await;
+    assert!(!found.is_error, "{}", found.model_text());
 }
 
 #[test]

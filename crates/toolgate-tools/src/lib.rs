@@ -16,8 +16,10 @@ mod builtin;
 mod catalog_state;
 mod consolidate;
 mod context;
+mod deadline;
 mod error;
 mod listing;
+mod naming;
 mod output;
 mod registry;
 mod settings;
@@ -31,13 +33,14 @@ pub use builtin::{
 pub use consolidate::ALL_GROUPS;
 pub use context::{CallContext, CallerChannel};
 pub use error::{ConsolidationError, SourceError, ToolCallError, ToolboxError};
+pub use naming::{RenameReason, RenamedTool};
 pub use output::{Content, ToolOutput};
 pub use settings::{
-    GroupExposure, GroupSettings, InvalidSetting, RawAlias, RawGroupSettings, RawWebSettings,
-    ToolSettings,
+    GroupExposure, GroupSettings, InvalidSetting, RawAlias, RawGroupSettings, RawToolsSettings,
+    RawWebSettings, ToolSettings,
 };
 pub use source::{
-    ListedGroup, ListedSource, SourceCall, SourceChange, SourceListing, SourceOffer, SourceTool,
-    Startup, ToolSource,
+    CallDeadline, ListedGroup, ListedSource, SourceCall, SourceChange, SourceListing, SourceOffer,
+    SourceTool, Startup, ToolSource,
 };
-pub use toolbox::{StartReport, Toolbox, ToolboxOptions};
+pub use toolbox::{DEFAULT_CALL_TIMEOUT, StartReport, Toolbox, ToolboxOptions};

@@ -3,20 +3,23 @@
 //! that its tools changed.
 //!
 //! Names are decided here and kept for the process's life: a source's tool
-//! keeps its own name when free, else `group__tool`; a name once given never
-//! changes, and before a source is first listed every source configured
-//! before it is listed too, so a contested name goes to the earlier one
-//! whatever order groups are loaded in.
+//! keeps its own name when valid and free, else gets one as `naming.rs`
+//! says (`group__tool`, then a sanitized or hashed name); a name once given
+//! never changes, and before a source is first listed every source
+//! configured before it is listed too, so a contested name goes to the
+//! earlier one whatever order groups are loaded in. Each rename is queued
+//! for the operator (the start report, else the log).
 
 use std::collections::HashMap;
 use std::sync::{Arc, PoisonError};
 
 use serde_json::{Map, Value};
-use toolgate_core::{Catalog, Origin, ToolDefinition, ToolName};
+use toolgate_core::{Catalog, GroupId, Origin, ToolDefinition, ToolName};
 
 use crate::catalog_state::CatalogState;
 use crate::consolidate::consolidate;
 use crate::error::SourceError;
+use crate::naming::{RenamedTool, exposed_name};
 use crate::registry::{Route, SourceId};
 use crate::source::{ListedSource, SourceListing, SourceTool};
 
@@ -109,10 +112,12 @@ impl ListedSlot {
             .catalog
             .write()
             .unwrap_or_else(PoisonError::into_inner);
+        let given = assign_names(state, &catalog, &spec.id, &listing.tools, names);
         let exposed: Vec<Exposed> = listing
             .tools
             .iter()
-            .filter_map(|tool| expose(&catalog, group, tool, names))
+            .zip(given)
+            .filter_map(|(tool, name)| expose(group, tool, name?))
             .collect();
         let count = exposed.len();
         let before: Vec<Arc<Map<String, Value>>> = {
@@ -179,7 +184,9 @@ impl ListedSlot {
     /// group if something really changed.
     pub(crate) async fn refresh(&self, state: &CatalogState, earlier: &[ListedSlot]) {
         self.listing.lock().await.stale = true;
-        match self.ensure_listed(state, earlier).await {
+        let listed = self.ensure_listed(state, earlier).await;
+        state.log_renamed();
+        match listed {
             // Servers announce changes that change nothing (some at every
             // start); only a real change is passed on.
             Ok(Listed { changed: true, .. }) => {
@@ -216,24 +223,50 @@ async fn list_never_listed(state: &CatalogState, earlier: &[ListedSlot]) {
     }
 }
 
-/// A listed tool under the name it is exposed by, or `None` (logged) when it
-/// cannot be exposed.
-fn expose(
+/// The name each of `tools` is exposed under, in listing order (`None`,
+/// logged, for one that cannot be exposed): the name given before, else a
+/// new one, given in an order the listing's order does not change (valid
+/// names first, then by name), so the same tools get the same names on
+/// every run. New renames are queued on `state` for the operator.
+fn assign_names(
+    state: &CatalogState,
     catalog: &Catalog,
-    group: &str,
-    tool: &SourceTool,
+    group: &GroupId,
+    tools: &[SourceTool],
     names: &mut HashMap<String, ToolName>,
-) -> Option<Exposed> {
-    let name = match names.get(&tool.name) {
-        Some(name) => name.clone(),
-        None => match exposed_name(catalog, group, &tool.name) {
-            Some(name) => name,
-            None => {
-                tracing::warn!(source = group, tool = %tool.name, "tool name cannot be exposed; skipped");
-                return None;
+) -> Vec<Option<ToolName>> {
+    let mut order: Vec<&SourceTool> = tools.iter().collect();
+    order.sort_by_key(|tool| {
+        (
+            ToolName::new(tool.name.as_str()).is_err(),
+            tool.name.as_str(),
+        )
+    });
+    for tool in order {
+        if names.contains_key(&tool.name) {
+            continue;
+        }
+        match exposed_name(catalog, group.as_str(), &tool.name, names) {
+            Some(name) => {
+                if let Some(renamed) = RenamedTool::of(group, &tool.name, &name) {
+                    state.queue_renamed(renamed);
+                }
+                names.insert(tool.name.clone(), name);
             }
-        },
-    };
+            None => {
+                tracing::warn!(source = %group, tool = %tool.name, "no free name to expose the tool under; skipped");
+            }
+        }
+    }
+    tools
+        .iter()
+        .map(|tool| names.get(&tool.name).cloned())
+        .collect()
+}
+
+/// A listed tool under the name it is exposed by, or `None` (logged) when
+/// its definition is refused.
+fn expose(group: &str, tool: &SourceTool, name: ToolName) -> Option<Exposed> {
     let mut definition =
         match ToolDefinition::new(name.clone(), &tool.description, tool.input_schema.clone()) {
             Ok(definition) => definition,
@@ -243,7 +276,6 @@ fn expose(
             }
         };
     definition.annotations = tool.annotations.clone();
-    names.insert(tool.name.clone(), name.clone());
     let mut listing = tool.listing.clone();
     listing.insert("name".to_owned(), Value::String(name.to_string()));
     Some(Exposed {
@@ -251,23 +283,6 @@ fn expose(
         source_name: tool.name.clone(),
         listing: Arc::new(listing),
     })
-}
-
-/// The source's own name when free, else `group__tool`; `None` when neither
-/// is a valid tool name or both are taken.
-fn exposed_name(catalog: &Catalog, group: &str, tool: &str) -> Option<ToolName> {
-    let free = |name: &ToolName| {
-        catalog.tool_state(name.as_str()).is_none()
-            || catalog
-                .group_of(name.as_str())
-                .is_some_and(|g| g.as_str() == group)
-    };
-    if let Ok(plain) = ToolName::new(tool)
-        && free(&plain)
-    {
-        return Some(plain);
-    }
-    ToolName::new(format!("{group}__{tool}")).ok().filter(free)
 }
 
 /// A listed group's description: what the source says of itself, else a

@@ -1,7 +1,7 @@
 //! The runtime's sections of `toolgate.toml`: `[groups.<id>]` (a group
 //! offered as one polymorphic tool, and its action policy), `[aliases]` (old
-//! tool names and what they call now) and `[web]` (the built-in `web`
-//! tools).
+//! tool names and what they call now), `[web]` (the built-in `web` tools)
+//! and `[tools]` (how long a call may run).
 //!
 //! This crate never reads the file: the command line reads it once and hands
 //! over each entry as written (`Raw*`), which checks itself into the form the
@@ -10,11 +10,14 @@
 
 use std::collections::BTreeMap;
 
+use std::time::Duration;
+
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use toolgate_core::{ActionPolicy, Alias, NameError, ToolName, timeout_from_seconds};
 
 use crate::builtin::WebConfig;
+use crate::toolbox::DEFAULT_CALL_TIMEOUT;
 
 /// One `[groups.<id>]` table, as written.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
@@ -75,6 +78,15 @@ pub struct RawWebSettings {
     pub timeout_seconds: Option<f64>,
 }
 
+/// The `[tools]` table, as written.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawToolsSettings {
+    /// How long a tool call may run before it is cancelled, in seconds.
+    #[serde(default)]
+    pub timeout_seconds: Option<f64>,
+}
+
 /// How a group's tools are offered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GroupExposure {
@@ -94,8 +106,8 @@ pub struct GroupSettings {
     pub policy: ActionPolicy,
 }
 
-/// The checked `[groups]`, `[aliases]` and `[web]` sections.
-#[derive(Clone, Debug, Default, PartialEq)]
+/// The checked `[groups]`, `[aliases]`, `[web]` and `[tools]` sections.
+#[derive(Clone, Debug, PartialEq)]
 pub struct ToolSettings {
     /// Per-group settings, by group id (`*` for every group without its own).
     pub groups: BTreeMap<String, GroupSettings>,
@@ -103,6 +115,20 @@ pub struct ToolSettings {
     pub aliases: Vec<(String, Alias)>,
     /// The `web` built-in's settings.
     pub web: WebConfig,
+    /// How long a call may run before it is cancelled, for sources without
+    /// a deadline of their own (`[tools] timeout_seconds`).
+    pub call_timeout: Duration,
+}
+
+impl Default for ToolSettings {
+    fn default() -> Self {
+        Self {
+            groups: BTreeMap::new(),
+            aliases: Vec::new(),
+            web: WebConfig::default(),
+            call_timeout: DEFAULT_CALL_TIMEOUT,
+        }
+    }
 }
 
 /// A setting that does not check; `Display` says what is wrong.
@@ -206,5 +232,16 @@ impl RawWebSettings {
             allow_private_addresses,
             timeout,
         })
+    }
+}
+
+impl RawToolsSettings {
+    /// How long a tool call may run, [`DEFAULT_CALL_TIMEOUT`] unless set.
+    pub fn into_call_timeout(self) -> Result<Duration, InvalidSetting> {
+        let Self { timeout_seconds } = self;
+        match timeout_seconds {
+            None => Ok(DEFAULT_CALL_TIMEOUT),
+            Some(seconds) => timeout_from_seconds(seconds).ok_or(InvalidSetting::Timeout(seconds)),
+        }
     }
 }

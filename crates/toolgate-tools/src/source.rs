@@ -4,11 +4,13 @@
 //!
 //! A source knows nothing of catalogs, names or policies: it offers tools
 //! under its own names and runs them. The [`crate::Toolbox`] decides the
-//! names the model sees (qualifying on collision, never renaming), checks
+//! names the model sees (qualified on collision, sanitized when MCP refuses
+//! them, each rename reported), checks
 //! arguments, dispatches polymorphic tools and aliases, and relists a
 //! listed source when it announces a change.
 
 use std::fmt;
+use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::{Map, Value};
@@ -36,6 +38,20 @@ pub struct SourceOffer {
     pub groups: Vec<(ToolGroup, Vec<ToolDefinition>)>,
 }
 
+/// How long the toolbox lets one call of a source run before it cancels
+/// the call and answers the model that it timed out.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CallDeadline {
+    /// The toolbox's own, [`ToolboxOptions::call_timeout`](crate::ToolboxOptions::call_timeout).
+    #[default]
+    Toolbox,
+    /// This long: the source has time limits of its own (an MCP server's
+    /// start-up and call timeouts) and declares the longest a call can take
+    /// with them, so the toolbox never cuts short a call its source would
+    /// still finish or answer itself.
+    Own(Duration),
+}
+
 /// Where calls of some tools go.
 #[async_trait]
 pub trait ToolSource: Send + Sync + fmt::Debug {
@@ -43,6 +59,13 @@ pub trait ToolSource: Send + Sync + fmt::Debug {
     /// here: its tools come from [`ListedSource::list`].
     fn offer(&self) -> SourceOffer {
         SourceOffer::default()
+    }
+
+    /// How long one of its calls may run. When the deadline passes, the
+    /// toolbox cancels the call's [`CallContext::cancel`], gives the source
+    /// a moment to stop, and answers the model that the call timed out.
+    fn deadline(&self) -> CallDeadline {
+        CallDeadline::Toolbox
     }
 
     /// Runs `call`. Failures the tool reports are `Ok` outputs with

@@ -11,6 +11,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, Weak};
+use std::time::Duration;
 
 use serde_json::{Map, Value};
 use tokio::sync::broadcast;
@@ -25,16 +26,21 @@ use crate::builtin::{BuiltinConfig, BuiltinTools};
 use crate::catalog_state::CatalogState;
 use crate::consolidate::{Consolidation, consolidate, polymorphic_groups};
 use crate::context::CallContext;
+use crate::deadline::call_within_deadline;
 use crate::error::{SourceError, ToolCallError, ToolboxError};
 use crate::listing::{Listed, ListedSlot, default_description};
+use crate::naming::RenamedTool;
 use crate::output::ToolOutput;
 use crate::registry::{Consolidated, Route, SourceId, ToolRegistry};
 use crate::settings::GroupSettings;
 use crate::source::{ListedSource, SourceCall, SourceChange, Startup, ToolSource};
 use crate::validate::Validators;
 
+/// How long a tool call may run, by default, before the toolbox cancels it.
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
+
 /// The tools to offer.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct ToolboxOptions {
     /// Meta-tools offered besides `load_tool_group`, which every catalog
     /// has.
@@ -62,6 +68,28 @@ pub struct ToolboxOptions {
     pub groups: BTreeMap<String, GroupSettings>,
     /// Old tool names and what they call now.
     pub aliases: Vec<(String, Alias)>,
+    /// How long a call may run before it is cancelled and answered as timed
+    /// out, for sources without a deadline of their own (the built-ins;
+    /// an MCP server has its own timeouts): [`DEFAULT_CALL_TIMEOUT`] unless
+    /// set.
+    pub call_timeout: Duration,
+}
+
+impl Default for ToolboxOptions {
+    fn default() -> Self {
+        Self {
+            meta_tools: Vec::new(),
+            routing: None,
+            builtins: None,
+            sources: Vec::new(),
+            listed: Vec::new(),
+            manifest_dirs: Vec::new(),
+            jsonl_catalogs: Vec::new(),
+            groups: BTreeMap::new(),
+            aliases: Vec::new(),
+            call_timeout: DEFAULT_CALL_TIMEOUT,
+        }
+    }
 }
 
 /// What start-up found, for the operator.
@@ -82,6 +110,10 @@ pub struct StartReport {
     pub listed: Vec<(GroupId, Result<usize, SourceError>)>,
     /// Built-in groups left out because a listed source has their name.
     pub shadowed_builtins: Vec<GroupId>,
+    /// Tools of the sources listed at start-up exposed under another name
+    /// than their own (taken, or not a valid MCP tool name). Those of
+    /// sources listed later are logged as warnings.
+    pub renamed: Vec<RenamedTool>,
 }
 
 /// The catalog and what runs its tools. Share it in an [`Arc`]; every method
@@ -96,6 +128,8 @@ pub struct Toolbox {
     /// Calls per polymorphic tool and action.
     action_calls: Mutex<BTreeMap<(String, String), u64>>,
     meta: MetaTools,
+    /// The deadline of calls whose source has none of its own.
+    call_timeout: Duration,
 }
 
 impl Toolbox {
@@ -213,16 +247,18 @@ impl Toolbox {
                 validators: Validators::default(),
                 polymorphic,
                 changes: broadcast::channel(64).0,
+                renamed: Mutex::new(Vec::new()),
             },
             sources,
             listed,
             action_calls: Mutex::new(BTreeMap::new()),
             meta,
+            call_timeout: options.call_timeout,
         });
         for (index, slot) in toolbox.listed.iter().enumerate() {
             if slot.source.group().startup == Startup::Eager {
-                let listed = toolbox
-                    .ensure_listed(index)
+                let listed = slot
+                    .ensure_listed(&toolbox.state, &toolbox.listed[..index])
                     .await
                     .map(|listed| listed.tools);
                 report.listed.push((slot.source.group().id.clone(), listed));
@@ -233,6 +269,7 @@ impl Toolbox {
                 index,
             ));
         }
+        report.renamed = toolbox.state.take_renamed();
         Ok((toolbox, report))
     }
 
@@ -377,7 +414,9 @@ impl Toolbox {
     /// call it stands for; a polymorphic tool resolves its action (a mistake
     /// answers the structured error) and runs the member tool behind it;
     /// arguments are checked against the input schema of the tool that runs;
-    /// then its source runs it. Availability is the caller's business.
+    /// then its source runs it, under its deadline: past it, `context.cancel`
+    /// is cancelled and the model reads that the call timed out.
+    /// Availability is the caller's business.
     pub async fn call(
         &self,
         name: &str,
@@ -457,7 +496,8 @@ impl Toolbox {
         Ok(output.typed(&action))
     }
 
-    /// Runs a catalog tool (not a polymorphic one) by its route.
+    /// Runs a catalog tool (not a polymorphic one) by its route, under its
+    /// source's deadline.
     async fn dispatch(
         &self,
         route: Option<&Route>,
@@ -471,7 +511,8 @@ impl Toolbox {
                     tool: tool.clone(),
                     arguments,
                 };
-                self.sources[source.0].call(call, context).await
+                let source = self.sources[source.0].as_ref();
+                call_within_deadline(source, name, call, context, self.call_timeout).await
             }
             Some(Route::Unbound) => Err(ToolCallError::respond(format!(
                 "Tool '{name}' is defined by a manifest or catalog file but has no implementation in this gateway."
@@ -481,11 +522,13 @@ impl Toolbox {
     }
 
     /// Starts listed source `index` if needed and makes the catalog reflect
-    /// its tools.
+    /// its tools; tools it (or a source listed before it) renamed are logged.
     async fn ensure_listed(&self, index: usize) -> Result<Listed, SourceError> {
-        self.listed[index]
+        let listed = self.listed[index]
             .ensure_listed(&self.state, &self.listed[..index])
-            .await
+            .await;
+        self.state.log_renamed();
+        listed
     }
 
     /// Listed source `index` said its tools changed: relist it now.

@@ -38,6 +38,9 @@ pub(crate) fn describe_sources(
     for error in &report.import_errors {
         let _ = writeln!(out, "  skipped:   {error}");
     }
+    for renamed in &report.renamed {
+        let _ = writeln!(out, "  renamed:   {renamed}");
+    }
     for group in &report.shadowed_builtins {
         let _ = writeln!(
             out,
@@ -90,3 +93,7 @@ fn tool_count(catalog: &Catalog, group: &str) -> String {
     }
     format!("{} tools", tools.len())
 }
+
+#[cfg(test)]
+#[path = "banner_tests.rs"]
+mod tests;

@@ -13,7 +13,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use toolgate_agent::{Agent, AgentOptions, DEFAULT_SYSTEM_PROMPT, SemanticRouting};
 use toolgate_core::routing::Router;
 use toolgate_core::routing::semantic::EmbeddingsConfig;
@@ -31,11 +31,20 @@ use crate::cli::ChatArgs;
 use crate::output::{eprint, init_logging};
 use crate::settings::Settings;
 
+/// `--tool-timeout` as a duration.
+fn tool_timeout(seconds: f64) -> anyhow::Result<std::time::Duration> {
+    toolgate_core::timeout_from_seconds(seconds).with_context(|| {
+        format!(
+            "--tool-timeout must be a positive number of seconds, at most {} (a day), got {seconds:?}",
+            toolgate_core::MAX_TIMEOUT_SECONDS
+        )
+    })
+}
+
 pub(crate) fn run(args: ChatArgs) -> anyhow::Result<()> {
     init_logging();
-    if !args.tool_timeout.is_finite() || args.tool_timeout <= 0.0 {
-        bail!("--tool-timeout must be a positive number of seconds");
-    }
+    // Checked before anything starts.
+    tool_timeout(args.tool_timeout)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -198,13 +207,7 @@ async fn run_chat<S: ConversationStore + AgentStore + 'static>(
     let options = AgentOptions {
         system_prompt: DEFAULT_SYSTEM_PROMPT.to_owned(),
         max_model_calls: args.max_model_calls.max(1),
-        tool_timeout: toolgate_core::timeout_from_seconds(args.tool_timeout).with_context(|| {
-            format!(
-                "--tool-timeout must be a positive number of seconds, at most {} (a day), got {}",
-                toolgate_core::MAX_TIMEOUT_SECONDS,
-                args.tool_timeout
-            )
-        })?,
+        tool_timeout: tool_timeout(args.tool_timeout)?,
         router,
         semantic,
     };

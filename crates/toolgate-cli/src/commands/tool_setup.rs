@@ -41,6 +41,7 @@ impl ToolSetup {
             }),
             groups: tools.groups.clone(),
             aliases: tools.aliases.clone(),
+            call_timeout: tools.call_timeout,
             ..ToolboxOptions::default()
         };
         Ok(setup)

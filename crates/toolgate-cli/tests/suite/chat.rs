@@ -516,3 +516,29 @@ async fn the_agent_tool_list_limits_the_groups_offered() {
         .collect();
     assert_eq!(listed, ["time", "pdf"], "{system}");
 }
+
+#[test]
+fn a_tool_timeout_that_is_no_duration_is_an_error_not_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    for (value, shown) in [
+        ("0", "0.0"),
+        ("-1", "-1.0"),
+        ("1e300", "1e300"),
+        ("inf", "inf"),
+    ] {
+        let output = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+            .args(["chat", "--memory-store", "-m", "hi"])
+            .arg(format!("--tool-timeout={value}"))
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(1), "{value}");
+        assert_eq!(
+            text(&output.stderr),
+            format!(
+                "error: --tool-timeout must be a positive number of seconds, at most 86400 (a day), got {shown}\n"
+            ),
+            "{value}"
+        );
+    }
+}

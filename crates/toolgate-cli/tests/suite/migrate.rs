@@ -69,3 +69,36 @@ async fn old_tool_names_are_migrated_once_and_printed() {
     assert!(ok, "{stderr}");
     assert!(stdout.starts_with("Nothing to migrate"), "{stdout}");
 }
+
+#[test]
+fn an_empty_or_foreign_store_file_is_refused_with_its_path_and_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("agents.db");
+    for (bytes, reason) in [
+        (
+            Vec::new(),
+            "is empty (0 bytes), not a toolgate database: it may have been truncated. Restore it from a backup, or delete it to start with an empty store",
+        ),
+        (
+            b"# my notes, not a database\n".repeat(40),
+            "is not a toolgate database (SQLite: file is not a database); it was left untouched. Restore it from a backup, or move it away to start with an empty store",
+        ),
+    ] {
+        std::fs::write(&store, &bytes).unwrap();
+        let output = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+            .args(["migrate", "--store", "agents.db"])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(1));
+        assert_eq!(
+            String::from_utf8_lossy(&output.stderr),
+            format!("error: agents.db {reason}\n")
+        );
+        assert_eq!(
+            std::fs::read(&store).unwrap(),
+            bytes,
+            "the file is kept as it was"
+        );
+    }
+}

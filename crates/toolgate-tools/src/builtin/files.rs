@@ -1,12 +1,17 @@
 //! The `files` group: list, read and search files under one root directory,
 //! and write them when the root is writable. Nothing outside the root is
 //! reachable: every path is resolved (symbolic links included) and checked.
+//! Only regular files and directories are used: a named pipe, socket or
+//! device is refused before it is opened, since opening one can block a
+//! thread that no deadline stops.
 
+use std::ffi::OsString;
 use std::fs;
 use std::io::Read;
 use std::path::{Component, Path, PathBuf};
 
 use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
 use toolgate_core::ToolDefinition;
 
 use super::{definition, optional_count, optional_string, string_argument};
@@ -21,6 +26,12 @@ const LIST: &str = "files_list";
 const READ: &str = "files_read";
 const SEARCH: &str = "files_search";
 const WRITE: &str = "files_write";
+
+/// The answer for any path that leads outside the root, the same whether it
+/// exists or not.
+const OUTSIDE_ROOT: &str = "Parameter 'path' is outside the files root.";
+/// Most symbolic links followed in one path.
+const MAX_LINKS: usize = 40;
 
 /// Largest file `files_read` returns or `files_search` looks into.
 const MAX_FILE_BYTES: u64 = 1024 * 1024;
@@ -106,20 +117,31 @@ impl Files {
         Ok(tools)
     }
 
-    /// Runs a `files` tool; `None` when `tool` is not one.
-    pub(super) async fn call(&self, tool: &str, arguments: Value) -> Option<ToolOutput> {
-        let operation: fn(&Self, &Value) -> Result<ToolOutput, ToolOutput> = match tool {
-            LIST => Self::list,
-            READ => Self::read,
+    /// Runs a `files` tool; `None` when `tool` is not one. A search stops
+    /// early once `cancel` is cancelled.
+    pub(super) async fn call(
+        &self,
+        tool: &str,
+        arguments: Value,
+        cancel: &CancellationToken,
+    ) -> Option<ToolOutput> {
+        type Operation = fn(&Files, &Value, &CancellationToken) -> Result<ToolOutput, ToolOutput>;
+        let operation: Operation = match tool {
+            LIST => |files, arguments, _| files.list(arguments),
+            READ => |files, arguments, _| files.read(arguments),
             SEARCH => Self::search,
-            WRITE if self.access == FilesAccess::ReadWrite => Self::write,
+            WRITE if self.access == FilesAccess::ReadWrite => {
+                |files, arguments, _| files.write(arguments)
+            }
             _ => return None,
         };
         let files = Self {
             root: self.root.clone(),
             access: self.access,
         };
-        let result = tokio::task::spawn_blocking(move || operation(&files, &arguments)).await;
+        let cancel = cancel.clone();
+        let result =
+            tokio::task::spawn_blocking(move || operation(&files, &arguments, &cancel)).await;
         Some(match result {
             Ok(Ok(output) | Err(output)) => output,
             Err(join) => ToolOutput::error(format!("{tool} stopped: {join}")),
@@ -174,7 +196,11 @@ impl Files {
         Ok(ToolOutput::text(text))
     }
 
-    fn search(&self, arguments: &Value) -> Result<ToolOutput, ToolOutput> {
+    fn search(
+        &self,
+        arguments: &Value,
+        cancel: &CancellationToken,
+    ) -> Result<ToolOutput, ToolOutput> {
         let query = string_argument(arguments, "query")?;
         if query.is_empty() {
             return Err(ToolOutput::error("Parameter 'query' must not be empty."));
@@ -188,6 +214,9 @@ impl Files {
         let mut matches = Vec::new();
         let mut pending = vec![start];
         'walk: while let Some(directory) = pending.pop() {
+            if cancel.is_cancelled() {
+                return Err(ToolOutput::error(format!("{SEARCH} was cancelled.")));
+            }
             let Ok(read) = fs::read_dir(&directory) else {
                 continue;
             };
@@ -252,10 +281,16 @@ impl Files {
         let directory =
             self.resolve_existing(&parent.unwrap_or(Path::new(".")).to_string_lossy())?;
         let path = directory.join(file_name);
-        if path.is_dir() || fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
-            return Err(ToolOutput::error(format!(
-                "Cannot write '{requested}': it is a directory or a symbolic link."
-            )));
+        if let Ok(meta) = fs::symlink_metadata(&path) {
+            let kind = meta.file_type();
+            if kind.is_dir() || kind.is_symlink() {
+                return Err(ToolOutput::error(format!(
+                    "Cannot write '{requested}': it is a directory or a symbolic link."
+                )));
+            }
+            if !kind.is_file() {
+                return Err(not_a_file(requested, kind));
+            }
         }
         fs::write(&path, content).map_err(|error| io_error(requested, &error))?;
         Ok(ToolOutput::json(json!({
@@ -264,21 +299,13 @@ impl Files {
         })))
     }
 
-    /// An existing path under the root, symbolic links followed.
+    /// An existing path under the root, symbolic links followed. A path
+    /// that leads outside the root gets one answer, [`OUTSIDE_ROOT`],
+    /// whether or not it exists, so no answer tells what exists outside.
     fn resolve_existing(&self, requested: &str) -> Result<PathBuf, ToolOutput> {
+        let outside = || ToolOutput::error(OUTSIDE_ROOT);
         let candidate = Path::new(requested);
-        let joined = if candidate.is_absolute() {
-            candidate.to_path_buf()
-        } else {
-            self.root.join(candidate)
-        };
-        let outside = || {
-            ToolOutput::error(format!(
-                "Parameter 'path': '{requested}' is outside the files root."
-            ))
-        };
-        // Refuse `..` before touching the file system, so the answer does not
-        // reveal what exists outside the root.
+        // `..` is refused before the file system is touched.
         if !candidate.is_absolute()
             && candidate
                 .components()
@@ -286,13 +313,27 @@ impl Files {
         {
             return Err(outside());
         }
+        let joined = if candidate.is_absolute() {
+            candidate.to_path_buf()
+        } else {
+            self.root.join(candidate)
+        };
+        if !leads_to(&joined).starts_with(&self.root) {
+            return Err(outside());
+        }
         let resolved = joined
             .canonicalize()
             .map_err(|error| io_error(requested, &error))?;
-        if resolved.starts_with(&self.root) {
+        if !resolved.starts_with(&self.root) {
+            return Err(outside());
+        }
+        let kind = fs::metadata(&resolved)
+            .map_err(|error| io_error(requested, &error))?
+            .file_type();
+        if kind.is_file() || kind.is_dir() {
             Ok(resolved)
         } else {
-            Err(outside())
+            Err(not_a_file(requested, kind))
         }
     }
 
@@ -308,6 +349,60 @@ impl Files {
     }
 }
 
+/// Where an absolute `path` leads: each symbolic link followed (at most
+/// [`MAX_LINKS`] of them, as the kernel does) for as long as the path
+/// exists, the rest taken as written, `..` applied. Unlike `canonicalize`,
+/// it answers for a path that does not exist, so a missing path is judged
+/// inside or outside the root like an existing one.
+fn leads_to(path: &Path) -> PathBuf {
+    /// One step of a path still to walk.
+    enum Step {
+        Prefix(OsString),
+        Root(OsString),
+        Up,
+        Name(OsString),
+    }
+    fn steps(path: &Path) -> Vec<Step> {
+        let mut steps: Vec<Step> = path
+            .components()
+            .filter_map(|component| match component {
+                Component::Prefix(prefix) => Some(Step::Prefix(prefix.as_os_str().to_owned())),
+                Component::RootDir => Some(Step::Root(component.as_os_str().to_owned())),
+                Component::CurDir => None,
+                Component::ParentDir => Some(Step::Up),
+                Component::Normal(name) => Some(Step::Name(name.to_owned())),
+            })
+            .collect();
+        steps.reverse();
+        steps
+    }
+    let mut pending = steps(path);
+    let mut links = 0;
+    let mut at = PathBuf::new();
+    while let Some(step) = pending.pop() {
+        match step {
+            Step::Prefix(prefix) => at = PathBuf::from(prefix),
+            Step::Root(root) => at.push(root),
+            Step::Up => {
+                at.pop();
+            }
+            Step::Name(name) => {
+                let next = at.join(&name);
+                match fs::read_link(&next) {
+                    // A relative target goes on from the link's directory,
+                    // `at`; an absolute one starts over.
+                    Ok(target) if links < MAX_LINKS => {
+                        links += 1;
+                        pending.extend(steps(&target));
+                    }
+                    _ => at = next,
+                }
+            }
+        }
+    }
+    at
+}
+
 fn read_text(path: &Path) -> Result<String, String> {
     let file = fs::File::open(path).map_err(|error| error.to_string())?;
     let size = file.metadata().map_err(|error| error.to_string())?.len();
@@ -321,6 +416,33 @@ fn read_text(path: &Path) -> Result<String, String> {
         .read_to_end(&mut bytes)
         .map_err(|error| error.to_string())?;
     String::from_utf8(bytes).map_err(|_| "it is not UTF-8 text".to_owned())
+}
+
+/// The answer for a path that is neither a regular file nor a directory.
+fn not_a_file(requested: &str, kind: fs::FileType) -> ToolOutput {
+    ToolOutput::error(format!(
+        "Cannot use '{requested}': it is {}, not a regular file or directory.",
+        special_kind(kind)
+    ))
+}
+
+/// What a special file is, with its article.
+fn special_kind(kind: fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return "a named pipe (FIFO)";
+        }
+        if kind.is_socket() {
+            return "a socket";
+        }
+        if kind.is_block_device() || kind.is_char_device() {
+            return "a device";
+        }
+    }
+    let _ = kind;
+    "a special file"
 }
 
 fn io_error(requested: &str, error: &std::io::Error) -> ToolOutput {

@@ -1,3 +1,4 @@
+mod deadline;
 mod prompt_manager;
 mod toolbox;
 mod web;

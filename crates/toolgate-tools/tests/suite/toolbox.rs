@@ -440,3 +440,67 @@ async fn a_listed_source_replaces_the_builtin_group_of_its_name() {
         .collect();
     assert_eq!(tools, ["clock"]);
 }
+
+#[tokio::test]
+async fn tools_with_names_mcp_refuses_are_exposed_under_stable_valid_names() {
+    let long: &'static str = Box::leak(format!("fetch_the_{}", "x".repeat(90)).into_boxed_str());
+    let listed = ["PDF&URLTool", long, "a&b", "plain", "a b"];
+    let start = |tools: Vec<&'static str>| async move {
+        let mut server = Server::new("docs", &tools);
+        server.group.startup = Startup::Eager;
+        Toolbox::start(ToolboxOptions {
+            listed: vec![Arc::new(server) as Arc<dyn ListedSource>],
+            ..ToolboxOptions::default()
+        })
+        .await
+        .unwrap()
+    };
+    let (toolbox, report) = start(listed.to_vec()).await;
+    let hashed_long = "fetch_the_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx_fdc34f97";
+    let expected = [
+        ("PDF&URLTool", "PDF_URLTool"),
+        (long, hashed_long),
+        // Both become `a_b`: the first by name keeps it, the other is hashed.
+        ("a&b", "a_b_f96b11f1"),
+        ("plain", "plain"),
+        ("a b", "a_b"),
+    ];
+    let names: Vec<String> = toolbox
+        .catalog()
+        .group_tools("docs")
+        .map(|t| t.name.to_string())
+        .collect();
+    assert_eq!(names, expected.map(|(_, exposed)| exposed));
+    for (original, exposed) in expected {
+        let output = toolbox
+            .call(exposed, json!({}), &CallContext::default())
+            .await
+            .unwrap();
+        assert_eq!(output.model_text(), format!("docs ran {original}"));
+        let listing = toolbox.listings([exposed]).remove(0).unwrap();
+        assert_eq!(listing["name"], exposed);
+    }
+    let renamed: Vec<String> = report.renamed.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        renamed,
+        [
+            "tool \"PDF&URLTool\" of 'docs' is exposed as 'PDF_URLTool': its name has the character '&', outside MCP's A-Za-z0-9_./-".to_owned(),
+            "tool \"a b\" of 'docs' is exposed as 'a_b': its name has the character ' ', outside MCP's A-Za-z0-9_./-".to_owned(),
+            "tool \"a&b\" of 'docs' is exposed as 'a_b_f96b11f1': its name has the character '&', outside MCP's A-Za-z0-9_./-".to_owned(),
+            format!("tool \"{long}\" of 'docs' is exposed as '{hashed_long}': its name is 100 characters long; MCP allows 1-64"),
+        ]
+    );
+
+    // After a restart, with the server listing its tools in another order:
+    // the same names.
+    let mut reversed = listed.to_vec();
+    reversed.reverse();
+    let (again, _) = start(reversed).await;
+    for (original, exposed) in expected {
+        let output = again
+            .call(exposed, json!({}), &CallContext::default())
+            .await
+            .unwrap();
+        assert_eq!(output.model_text(), format!("docs ran {original}"));
+    }
+}
