@@ -361,7 +361,7 @@ async fn a_load_sends_one_list_changed_even_when_the_server_announces_changes() 
     )
     .await;
     recorder.wait_for_list_changed(1).await;
-    tokio::time::sleep(Duration::from_secs(1)).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(recorder.list_changed(), 1);
     // Stop the upstreams now, so no child process outlives the test.
     served.stop().await;
