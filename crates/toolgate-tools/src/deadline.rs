@@ -30,7 +30,13 @@ pub(crate) async fn call_within_deadline(
         CallDeadline::Toolbox => toolbox_default,
         CallDeadline::Own(limit) => limit,
     };
-    let running = source.call(call, context);
+    // The call's own token: cancelling it at the deadline leaves the
+    // caller's token (a turn's, a request's) as it is.
+    let context = CallContext {
+        cancel: context.cancel.child_token(),
+        ..context.clone()
+    };
+    let running = source.call(call, &context);
     tokio::pin!(running);
     tokio::select! {
         result = &mut running => result,
