@@ -13,6 +13,9 @@ use std::fmt;
 
 use toolgate_core::{Catalog, GroupId, MAX_TOOL_NAME_LEN, NameError, ToolName, is_tool_name_char};
 
+/// The characters of an original name a rename line shows.
+const SHOWN_CHARS: usize = 80;
+
 /// Why a listed tool is exposed under a name other than its own.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RenameReason {
@@ -38,10 +41,17 @@ pub struct RenamedTool {
 
 impl fmt::Display for RenamedTool {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // A server may send a name of any length: show its start only.
+        let shown: String = self.original.chars().take(SHOWN_CHARS).collect();
+        let cut = if shown.len() < self.original.len() {
+            "…"
+        } else {
+            ""
+        };
         write!(
             f,
-            "tool {:?} of '{}' is exposed as '{}': ",
-            self.original, self.group, self.exposed
+            "tool {shown:?}{cut} of '{}' is exposed as '{}': ",
+            self.group, self.exposed
         )?;
         match &self.reason {
             RenameReason::NameTaken => f.write_str("its name is taken by another group's tool"),
