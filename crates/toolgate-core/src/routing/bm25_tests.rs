@@ -29,3 +29,20 @@ fn a_long_document_does_not_win_by_length_alone() {
     let scores = index.scores(&doc("email"));
     assert!(scores[1] > scores[0], "{scores:?}");
 }
+
+#[test]
+fn the_same_query_scores_the_same_to_the_last_bit() {
+    let documents = [
+        "create issue in repository with labels",
+        "list pull requests of a repository",
+        "search code across repositories by query",
+        "get weather forecast for a city",
+    ];
+    let query = doc("repository issue labels query city forecast pull");
+    let first = Bm25::new(documents.map(doc)).scores(&query);
+    for _ in 0..20 {
+        let again = Bm25::new(documents.map(doc)).scores(&query);
+        let bits = |scores: &[f64]| scores.iter().map(|s| s.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&again), bits(&first));
+    }
+}
