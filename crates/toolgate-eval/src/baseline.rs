@@ -7,7 +7,7 @@
 
 use std::time::Instant;
 
-use toolgate_core::routing::{Bm25, Router, query_terms, terms};
+use toolgate_core::routing::{Bm25, Router, query_terms, tool_terms};
 use toolgate_core::{Catalog, GroupId};
 
 use crate::costs::{Costs, Seen};
@@ -74,7 +74,7 @@ impl TopK {
     }
 }
 
-/// BM25 over every grouped tool's name and description.
+/// BM25 over every grouped tool's name, description and parameters.
 struct ToolIndex {
     names: Vec<String>,
     index: Bm25,
@@ -86,16 +86,7 @@ impl ToolIndex {
         let mut documents = Vec::new();
         for tool in catalog.tools().filter(|t| t.group.is_some()) {
             names.push(tool.definition.name.to_string());
-            let mut text: Vec<(String, f64)> = terms(tool.definition.name.as_str())
-                .into_iter()
-                .map(|t| (t, 2.0))
-                .collect();
-            text.extend(
-                terms(&tool.definition.description)
-                    .into_iter()
-                    .map(|t| (t, 1.0)),
-            );
-            documents.push(text);
+            documents.push(tool_terms(tool.definition));
         }
         Self {
             names,

@@ -17,7 +17,7 @@ use crate::name::GroupId;
 use crate::routing::bm25::Bm25;
 use crate::routing::calibration::{DEFAULT_PER_GROUP, PerGroup};
 use crate::routing::taxonomy::{ConfidenceKind, Taxonomy, UnknownIntent};
-use crate::routing::text::terms;
+use crate::routing::text::{terms, tool_terms};
 
 /// Softmax temperature when none is configured or fit.
 pub const DEFAULT_TEMPERATURE: f64 = 0.12;
@@ -94,7 +94,7 @@ pub trait GroupScorer: Send + Sync + fmt::Debug {
 }
 
 /// Lexical evidence per group, from two BM25 indexes: one over each tool
-/// (its name and description), one over each group (its name, display
+/// (its name, description and parameters: [`tool_terms`]), one over each group (its name, display
 /// name and description, and the example utterances of the intents that
 /// need it). A group scores its best tool plus its own document: one
 /// well-matching tool says more than many loosely matching ones, and a large
@@ -134,9 +134,7 @@ impl LexicalScorer {
                 }
             }
             for tool in catalog.group_tools(group.id.as_str()) {
-                let mut words: Vec<(String, f64)> = weighted(tool.name.as_str(), 2.0).collect();
-                words.extend(weighted(&tool.description, 1.0));
-                tool_documents.push(words);
+                tool_documents.push(tool_terms(tool));
                 tool_group.push(groups.len());
             }
             groups.push(group.id.clone());
@@ -431,7 +429,27 @@ fn names(ranked: &[(GroupId, f64)]) -> Vec<GroupId> {
 /// group is gold" on its relative score, by gradient descent on the log
 /// loss).
 pub fn fit_per_group(examples: &[Labelled]) -> PerGroup {
-    let mut samples: Vec<(f64, f64)> = Vec::new();
+    fit_per_group_pooled(&[examples])
+}
+
+/// The per-group model fitted on several sets of examples (one per
+/// catalog) that weigh the same however many groups and turns each has: a
+/// catalog of 150 groups would otherwise outweigh one of 8 by far.
+pub fn fit_per_group_pooled(sets: &[&[Labelled]]) -> PerGroup {
+    let mut samples: Vec<(f64, f64, f64)> = Vec::new();
+    for examples in sets {
+        let count: usize = examples.iter().map(|e| e.scores.len()).sum();
+        let weight = 1.0 / count.max(1) as f64;
+        for (relative, gold) in relative_scores(examples) {
+            samples.push((relative, gold, weight));
+        }
+    }
+    fit_logistic(&samples)
+}
+
+/// `(score / best score, 1 if gold else 0)` for every group of every example.
+fn relative_scores(examples: &[Labelled]) -> Vec<(f64, f64)> {
+    let mut samples = Vec::new();
     for example in examples {
         let top = example.scores.iter().copied().fold(0.0_f64, f64::max);
         for (index, score) in example.scores.iter().enumerate() {
@@ -444,25 +462,30 @@ pub fn fit_per_group(examples: &[Labelled]) -> PerGroup {
             samples.push((relative, gold));
         }
     }
-    if samples.is_empty() {
+    samples
+}
+
+/// Logistic regression on weighted `(x, label, weight)` samples.
+fn fit_logistic(samples: &[(f64, f64, f64)]) -> PerGroup {
+    let total: f64 = samples.iter().map(|(_, _, weight)| weight).sum();
+    if samples.is_empty() || total <= 0.0 {
         return DEFAULT_PER_GROUP;
     }
     let mut model = PerGroup {
         weight: 1.0,
         bias: -3.0,
     };
-    let count = samples.len() as f64;
     const STEPS: usize = 2000;
     const RATE: f64 = 5.0;
     for _ in 0..STEPS {
         let (mut weight_gradient, mut bias_gradient) = (0.0, 0.0);
-        for (relative, gold) in &samples {
-            let error = model.probability(*relative) - gold;
+        for (relative, gold, weight) in samples {
+            let error = (model.probability(*relative) - gold) * weight;
             weight_gradient += error * relative;
             bias_gradient += error;
         }
-        model.weight -= RATE * weight_gradient / count;
-        model.bias -= RATE * bias_gradient / count;
+        model.weight -= RATE * weight_gradient / total;
+        model.bias -= RATE * bias_gradient / total;
     }
     model
 }

@@ -3,6 +3,32 @@
 //! dropped. `getWeatherForecast`, `get_weather_forecasts` and "weather
 //! forecast" all give `weather forecast`.
 
+use crate::tool::ToolDefinition;
+
+/// The weighted terms a tool is matched by: its name (twice as telling as
+/// the rest), its description, and its parameters' names and, at half
+/// weight, their descriptions. Parameters carry evidence a description
+/// often leaves out (`repo`, `owner`, `currency`).
+pub fn tool_terms(tool: &ToolDefinition) -> Vec<(String, f64)> {
+    let weighted = |text: &str, weight: f64| {
+        terms(text)
+            .into_iter()
+            .map(move |term| (term, weight))
+            .collect::<Vec<_>>()
+    };
+    let mut out = weighted(tool.name.as_str(), 2.0);
+    out.extend(weighted(&tool.description, 1.0));
+    if let Some(serde_json::Value::Object(properties)) = tool.input_schema.get("properties") {
+        for (name, property) in properties {
+            out.extend(weighted(name, 1.0));
+            if let Some(description) = property.get("description").and_then(|d| d.as_str()) {
+                out.extend(weighted(description, 0.5));
+            }
+        }
+    }
+    out
+}
+
 /// Words too common to say anything about a tool.
 const STOP_WORDS: &[&str] = &[
     "a", "about", "all", "also", "an", "and", "any", "are", "as", "at", "be", "by", "can", "could",
