@@ -86,6 +86,11 @@ pub(crate) struct EvalArgs {
     /// Tokenizer for the token figures: o200k_base or cl100k_base.
     #[arg(long, value_name = "NAME", default_value = "o200k_base")]
     pub(crate) encoding: Encoding,
+
+    /// Measure each dataset with the router's confidence model fitted on the other datasets
+    /// only (needs two datasets or more): how routing does on a catalog it was not tuned on.
+    #[arg(long)]
+    pub(crate) leave_one_out: bool,
 }
 
 /// Where the tools come from: shared by `serve` and `chat`.

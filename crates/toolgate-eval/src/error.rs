@@ -39,6 +39,9 @@ pub enum EvalError {
         #[source]
         source: serde_json::Error,
     },
+    /// Leaving one dataset out needs two at least.
+    #[error("leaving one dataset out needs at least two datasets, got {0}")]
+    LeaveOneOut(usize),
     /// The `[routing]` settings do not fit the dataset's catalog.
     #[error(transparent)]
     Routing(#[from] RoutingError),

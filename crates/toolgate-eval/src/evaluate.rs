@@ -216,6 +216,7 @@ pub fn evaluate(
         report_queries: report.len(),
         split_rule: dataset.split_rule.clone(),
         confidence_model,
+        tuned_on: Vec::new(),
         policies,
         calibration,
         bm25_tools_curve: tools_curve,

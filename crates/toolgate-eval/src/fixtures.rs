@@ -7,6 +7,24 @@ use serde_json::json;
 
 use crate::report::{Band, CurvePoint, Evaluation, PolicyReport, TierFigures, TierMix};
 
+/// The dataset of [`write_dataset`] with four labelled queries, loaded from
+/// a directory named `name`.
+pub(crate) fn small_dataset(name: &str) -> crate::Dataset {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join(name);
+    std::fs::create_dir(&dir).unwrap();
+    write_dataset(
+        &dir,
+        &[
+            json!({"id": 1, "query": "send a mail", "tools": ["mail_send"], "groups": ["mail"], "split": "dev"}),
+            json!({"id": 2, "query": "weather forecast", "tools": ["weather_forecast"], "groups": ["weather"], "split": "dev"}),
+            json!({"id": 3, "query": "search my mail", "tools": ["mail_search"], "groups": ["mail"], "split": "test"}),
+            json!({"id": 4, "query": "the forecast for Oslo", "tools": ["weather_forecast"], "groups": ["weather"], "split": "test"}),
+        ],
+    );
+    crate::Dataset::load(&dir).unwrap()
+}
+
 /// Writes a catalog of two groups (`mail`, `weather`) and `queries` as
 /// `queries.jsonl` into `dir`.
 pub(crate) fn write_dataset(dir: &Path, queries: &[serde_json::Value]) {
@@ -84,6 +102,7 @@ pub(crate) fn evaluation() -> Evaluation {
         split_rule: "tuned on the `dev` split, reported on the others".to_owned(),
         confidence_model: "per-group (weight 9.70, bias -8.30)".to_owned(),
         max_groups: 20,
+        tuned_on: Vec::new(),
         policies: vec![
             policy("all_tools", 1.0, 2000.0),
             router,

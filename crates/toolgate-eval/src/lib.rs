@@ -18,6 +18,7 @@
 
 mod baseline;
 mod costs;
+mod cross;
 mod dataset;
 mod error;
 mod evaluate;
@@ -28,6 +29,7 @@ mod policy;
 mod report;
 mod svg;
 
+pub use cross::{fit_across, leave_one_out};
 pub use dataset::{Dataset, Query};
 pub use error::{EvalError, Result};
 pub use evaluate::{SemanticInputs, evaluate};

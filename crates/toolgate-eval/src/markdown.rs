@@ -12,9 +12,17 @@ use crate::report::Evaluation;
 /// token counts come from.
 pub fn markdown(e: &Evaluation, encoding: &str) -> String {
     let mut out = String::new();
+    let tuned = if e.tuned_on.is_empty() {
+        "Router settings from the tuning part".to_owned()
+    } else {
+        format!(
+            "Left out: router settings fitted on {} only",
+            e.tuned_on.join(", ")
+        )
+    };
     let _ = writeln!(
         out,
-        "## {}\n\n{} tools in {} groups, {} schema tokens ({encoding}). {} queries reported, {} for tuning: {}. Router settings from the tuning part: confidence {}, at most {} groups.\n",
+        "## {}\n\n{} tools in {} groups, {} schema tokens ({encoding}). {} queries reported, {} for tuning: {}. {tuned}: confidence {}, at most {} groups.\n",
         e.dataset,
         e.tools,
         e.groups,

@@ -71,7 +71,11 @@ pub(crate) fn tune_router(
 }
 
 /// Scores and gold groups of labelled queries, for fitting.
-fn labelled(router: &Router, queries: &[&Query], scores_of: &ScoresOf<'_>) -> Vec<Labelled> {
+pub(crate) fn labelled(
+    router: &Router,
+    queries: &[&Query],
+    scores_of: &ScoresOf<'_>,
+) -> Vec<Labelled> {
     queries
         .iter()
         .map(|q| Labelled {

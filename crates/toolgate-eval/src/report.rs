@@ -113,6 +113,9 @@ pub struct Evaluation {
     pub confidence_model: String,
     /// The group cap (tuned unless configured).
     pub max_groups: usize,
+    /// The datasets the router's parameters were fitted on, when not this
+    /// one's tuning part (leave one dataset out).
+    pub tuned_on: Vec<String>,
     /// One entry per policy.
     pub policies: Vec<PolicyReport>,
     /// The router's calibration on the reported queries.

@@ -11,7 +11,7 @@ use std::io::IsTerminal;
 use anyhow::Context;
 use toolgate_core::TokenCounter;
 use toolgate_core::routing::RoutingConfig;
-use toolgate_eval::{Dataset, SemanticInputs, evaluate, markdown, svg};
+use toolgate_eval::{Dataset, SemanticInputs, evaluate, leave_one_out, markdown, svg};
 
 use super::tool_setup::embeddings_client;
 use crate::cli::EvalArgs;
@@ -21,7 +21,86 @@ use crate::settings::Settings;
 pub(crate) fn run(args: &EvalArgs) -> anyhow::Result<()> {
     let config = Settings::load(args.config.as_deref())?.routing;
     let counter = TokenCounter::new(args.encoding).context("loading the tokenizer")?;
-    let terminal = std::io::stderr().is_terminal();
+    let evaluations = if args.leave_one_out {
+        leave_one_out_evaluations(args, &config, &counter)?
+    } else {
+        own_evaluations(args, &config, &counter)?
+    };
+    write_outputs(args, &evaluations)
+}
+
+/// Every dataset measured with the router fitted on the others.
+fn leave_one_out_evaluations(
+    args: &EvalArgs,
+    config: &RoutingConfig,
+    counter: &TokenCounter,
+) -> anyhow::Result<Vec<toolgate_eval::Evaluation>> {
+    if config.embeddings.is_some() {
+        eprint(
+            "  note: --leave-one-out measures the lexical router; [routing.embeddings] is not used\n",
+        );
+    }
+    let mut datasets = Vec::new();
+    for dir in &args.dataset {
+        let dataset =
+            Dataset::load(dir).with_context(|| format!("loading the dataset {}", dir.display()))?;
+        for skipped in &dataset.skipped {
+            eprint(&format!("  skipped: {skipped}\n"));
+        }
+        datasets.push(dataset);
+    }
+    let mut bar = ProgressBar::new();
+    let evaluations = leave_one_out(&datasets, counter, config, &mut |name, done, total| {
+        bar.show(name, done, total);
+    })?;
+    bar.clear();
+    for evaluation in &evaluations {
+        print(&markdown(evaluation, args.encoding.as_str()));
+    }
+    Ok(evaluations)
+}
+
+/// Progress on stderr when it is a terminal: one line, redrawn.
+struct ProgressBar {
+    terminal: bool,
+    last: usize,
+}
+
+impl ProgressBar {
+    fn new() -> Self {
+        Self {
+            terminal: std::io::stderr().is_terminal(),
+            last: usize::MAX,
+        }
+    }
+
+    fn show(&mut self, name: &str, done: usize, total: usize) {
+        let percent = done * 100 / total.max(1);
+        if self.terminal && percent != self.last {
+            self.last = percent;
+            let filled = percent / 5;
+            eprint(&format!(
+                "\r  {name} [{}{}] {done}/{total}",
+                "#".repeat(filled),
+                " ".repeat(20 - filled)
+            ));
+        }
+    }
+
+    fn clear(&mut self) {
+        if self.terminal {
+            eprint("\r\x1b[2K");
+        }
+        self.last = usize::MAX;
+    }
+}
+
+/// Every dataset measured with the router tuned on its own tuning part.
+fn own_evaluations(
+    args: &EvalArgs,
+    config: &RoutingConfig,
+    counter: &TokenCounter,
+) -> anyhow::Result<Vec<toolgate_eval::Evaluation>> {
     let mut evaluations = Vec::new();
     for dir in &args.dataset {
         let dataset =
@@ -29,39 +108,29 @@ pub(crate) fn run(args: &EvalArgs) -> anyhow::Result<()> {
         for skipped in &dataset.skipped {
             eprint(&format!("  skipped: {skipped}\n"));
         }
-        let semantic = semantic_inputs(&config, &dataset)?;
-        let mut last = usize::MAX;
+        let semantic = semantic_inputs(config, &dataset)?;
+        let mut bar = ProgressBar::new();
         let evaluation = evaluate(
             &dataset,
-            &counter,
-            &config,
+            counter,
+            config,
             semantic.as_ref(),
-            &mut |done, total| {
-                let percent = done * 100 / total.max(1);
-                if terminal && percent != last {
-                    last = percent;
-                    let filled = percent / 5;
-                    eprint(&format!(
-                        "\r  {} [{}{}] {done}/{total}",
-                        dataset.name,
-                        "#".repeat(filled),
-                        " ".repeat(20 - filled)
-                    ));
-                }
-            },
+            &mut |done, total| bar.show(&dataset.name, done, total),
         )?;
-        if terminal {
-            eprint("\r\x1b[2K");
-        }
+        bar.clear();
         print(&markdown(&evaluation, args.encoding.as_str()));
         evaluations.push(evaluation);
     }
+    Ok(evaluations)
+}
+
+fn write_outputs(args: &EvalArgs, evaluations: &[toolgate_eval::Evaluation]) -> anyhow::Result<()> {
     if let Some(path) = &args.json {
         let json = serde_json::to_string_pretty(&evaluations)?;
         std::fs::write(path, json + "\n").with_context(|| format!("writing {}", path.display()))?;
     }
     if let Some(path) = &args.svg {
-        std::fs::write(path, svg(&evaluations))
+        std::fs::write(path, svg(evaluations))
             .with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(())

@@ -117,6 +117,46 @@ fn text(bytes: &[u8]) -> String {
 }
 
 #[test]
+fn eval_leaves_each_dataset_out_of_the_fit_in_turn() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["one", "two"] {
+        let data = dir.path().join(name);
+        std::fs::create_dir(&data).unwrap();
+        write_dataset(&data);
+    }
+    let output = toolgate(
+        &[
+            "eval",
+            "--leave-one-out",
+            "--dataset",
+            "one",
+            "--dataset",
+            "two",
+        ],
+        dir.path(),
+    );
+    let stdout = text(&output.stdout);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert!(stdout.starts_with("## one\n"), "{stdout}");
+    assert!(
+        stdout.contains("Left out: router settings fitted on two only: confidence per-group"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("Left out: router settings fitted on one only"),
+        "{stdout}"
+    );
+
+    let alone = toolgate(&["eval", "--leave-one-out", "--dataset", "one"], dir.path());
+    assert!(!alone.status.success());
+    assert!(
+        text(&alone.stderr).contains("leaving one dataset out needs at least two datasets, got 1"),
+        "{}",
+        text(&alone.stderr)
+    );
+}
+
+#[test]
 fn eval_reports_every_policy_as_markdown_json_and_svg() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("small");

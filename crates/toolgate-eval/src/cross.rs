@@ -1,0 +1,111 @@
+//! Leave one dataset out: the router's parameters fitted on every dataset
+//! but one and measured on the one left out. These are the figures that say
+//! how routing does on a catalog it was never tuned on; figures tuned on a
+//! dataset's own queries flatter it.
+
+use toolgate_core::TokenCounter;
+use toolgate_core::routing::{
+    ConfidenceKind, Labelled, PerGroup, Router, RoutingConfig, fit_per_group_pooled,
+};
+
+use crate::dataset::{Dataset, Query};
+use crate::error::{EvalError, Result};
+use crate::evaluate::evaluate;
+use crate::policy::labelled;
+use crate::report::Evaluation;
+
+/// The per-group confidence model fitted on every labelled query of
+/// `datasets`, each dataset weighing the same. Intents and recovery groups
+/// name one catalog's groups, so the fit uses the lexical router without
+/// them.
+pub fn fit_across(datasets: &[&Dataset]) -> Result<PerGroup> {
+    let mut sets: Vec<Vec<Labelled>> = Vec::new();
+    for dataset in datasets {
+        let taxonomy = RoutingConfig::default().validate(&dataset.catalog)?;
+        let router = Router::lexical(&dataset.catalog, taxonomy);
+        let queries: Vec<&Query> = dataset
+            .queries
+            .iter()
+            .filter(|q| !q.gold_groups.is_empty())
+            .collect();
+        let lexical =
+            |router: &Router, query: &Query| router.scores(&query.text, &query.earlier_turns());
+        sets.push(labelled(&router, &queries, &lexical));
+    }
+    let sets: Vec<&[Labelled]> = sets.iter().map(Vec::as_slice).collect();
+    Ok(fit_per_group_pooled(&sets))
+}
+
+/// Evaluates each of `datasets` with the per-group model fitted on the
+/// others ([`fit_across`]); the left-out dataset's own queries tune
+/// nothing. `progress(dataset, done, total)` is called as queries are
+/// processed.
+pub fn leave_one_out(
+    datasets: &[Dataset],
+    counter: &TokenCounter,
+    config: &RoutingConfig,
+    progress: &mut dyn FnMut(&str, usize, usize),
+) -> Result<Vec<Evaluation>> {
+    if datasets.len() < 2 {
+        return Err(EvalError::LeaveOneOut(datasets.len()));
+    }
+    let mut evaluations = Vec::new();
+    for (index, left_out) in datasets.iter().enumerate() {
+        let others: Vec<&Dataset> = datasets
+            .iter()
+            .enumerate()
+            .filter(|(other, _)| *other != index)
+            .map(|(_, dataset)| dataset)
+            .collect();
+        let fitted = fit_across(&others)?;
+        let config = RoutingConfig {
+            confidence: ConfidenceKind::PerGroup,
+            per_group: Some(fitted),
+            ..config.clone()
+        };
+        let mut evaluation = evaluate(left_out, counter, &config, None, &mut |done, total| {
+            progress(&left_out.name, done, total)
+        })?;
+        evaluation.tuned_on = others.iter().map(|d| d.name.clone()).collect();
+        evaluations.push(evaluation);
+    }
+    Ok(evaluations)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures::small_dataset;
+
+    #[test]
+    fn each_dataset_is_measured_with_a_model_fitted_on_the_others_only() {
+        let a = small_dataset("a");
+        let b = small_dataset("b");
+        let c = small_dataset("c");
+        let counter = TokenCounter::new(toolgate_core::Encoding::O200kBase).unwrap();
+        let datasets = [a, b, c];
+        let evaluations = leave_one_out(
+            &datasets,
+            &counter,
+            &RoutingConfig::default(),
+            &mut |_, _, _| {},
+        )
+        .unwrap();
+        let tuned_on: Vec<Vec<String>> = evaluations.iter().map(|e| e.tuned_on.clone()).collect();
+        assert_eq!(
+            tuned_on,
+            [["b", "c"], ["a", "c"], ["a", "b"]].map(|names| names.map(str::to_owned).to_vec())
+        );
+        let expected = describe_fit(&fit_across(&[&datasets[1], &datasets[2]]).unwrap());
+        assert_eq!(evaluations[0].confidence_model, expected);
+        let [a, _, _] = datasets;
+        assert!(matches!(
+            leave_one_out(&[a], &counter, &RoutingConfig::default(), &mut |_, _, _| {}),
+            Err(EvalError::LeaveOneOut(1))
+        ));
+    }
+
+    fn describe_fit(model: &PerGroup) -> String {
+        crate::policy::describe(toolgate_core::routing::Confidence::PerGroup(*model))
+    }
+}
