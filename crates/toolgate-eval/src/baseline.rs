@@ -5,9 +5,10 @@
 //! Each is measured at several k, which gives the curves of the report and
 //! lets it pick the k that spends the router's token budget.
 
+use std::collections::HashMap;
 use std::time::Instant;
 
-use toolgate_core::routing::{Bm25, Router, query_terms, tool_terms};
+use toolgate_core::routing::{Bm25, Decision, Router, Visible, query_terms, tool_terms};
 use toolgate_core::{Catalog, GroupId};
 
 use crate::costs::{Costs, Seen};
@@ -15,6 +16,70 @@ use crate::dataset::Query;
 
 /// k values of the BM25-over-tools curve.
 pub(crate) const TOOL_KS: [usize; 11] = [1, 3, 5, 10, 20, 30, 50, 100, 200, 300, 500];
+/// Tools per routed group of the best-tools-of-the-routed-groups policy.
+pub(crate) const ROUTED_KS: [usize; 5] = [1, 2, 3, 5, 10];
+
+/// The router's decisions with each visible group showing its `k` best tools
+/// (by BM25 over tools, the group's other tools in catalog order when fewer
+/// match) instead of all of them; a decision showing the whole catalog
+/// still shows every tool. One list per k of [`ROUTED_KS`]; the decision
+/// time is the router's (`router_seen`) plus the tool ranking's.
+pub(crate) fn routed_tools(
+    catalog: &Catalog,
+    costs: &Costs,
+    decisions: &[Decision],
+    router_seen: &[Seen],
+    queries: &[&Query],
+) -> Vec<Vec<Seen>> {
+    let tool_index = ToolIndex::new(catalog);
+    let mut per_k: Vec<Vec<Seen>> = ROUTED_KS.iter().map(|_| Vec::new()).collect();
+    for ((decision, query), routed) in decisions.iter().zip(queries).zip(router_seen) {
+        let groups = match &decision.visible {
+            Visible::Catalog => {
+                for seen in &mut per_k {
+                    let mut all = costs.groups_seen(catalog, &[], true);
+                    all.micros = routed.micros;
+                    seen.push(all);
+                }
+                continue;
+            }
+            Visible::Groups(groups) => groups,
+        };
+        let started = Instant::now();
+        // Each visible group's matching tools, best first.
+        let mut matching: HashMap<&GroupId, Vec<&str>> =
+            groups.iter().map(|group| (group, Vec::new())).collect();
+        for index in tool_index.rank(&query.text, &query.earlier_turns()) {
+            let name = tool_index.names[index].as_str();
+            if let Some(names) = catalog.group_of(name).and_then(|g| matching.get_mut(g)) {
+                names.push(name);
+            }
+        }
+        let micros = routed.micros + started.elapsed().as_secs_f64() * 1e6;
+        for (slot, k) in ROUTED_KS.iter().enumerate() {
+            let shown: Vec<(GroupId, Vec<&str>)> = groups
+                .iter()
+                .map(|group| {
+                    let mut names: Vec<&str> = matching[group].iter().copied().take(*k).collect();
+                    for tool in catalog.group_tools(group.as_str()) {
+                        if names.len() >= *k {
+                            break;
+                        }
+                        if !names.contains(&tool.name.as_str()) {
+                            names.push(tool.name.as_str());
+                        }
+                    }
+                    (group.clone(), names)
+                })
+                .collect();
+            let mut seen = costs.partial_seen(&shown);
+            seen.micros = micros;
+            per_k[slot].push(seen);
+        }
+    }
+    per_k
+}
+
 /// k values of the top-k-groups curve.
 pub(crate) const GROUP_KS: [usize; 4] = [1, 2, 3, 5];
 

@@ -128,6 +128,29 @@ impl Costs {
         }
     }
 
+    /// Core tools, the listing and some tools of some groups (a partial
+    /// load): `tools` per group.
+    pub(crate) fn partial_seen(&self, tools: &[(GroupId, Vec<&str>)]) -> Seen {
+        Seen {
+            groups: tools
+                .iter()
+                .filter(|(_, names)| !names.is_empty())
+                .map(|(group, _)| group.clone())
+                .collect(),
+            tools: tools
+                .iter()
+                .flat_map(|(_, names)| names.iter().map(|n| (*n).to_owned()))
+                .collect(),
+            tokens: self.core_and_listing
+                + tools
+                    .iter()
+                    .flat_map(|(_, names)| names.iter().map(|n| self.per_tool[*n]))
+                    .sum::<usize>(),
+            micros: 0.0,
+            all: false,
+        }
+    }
+
     /// The named tools alone (how hosted tool search works: no listing).
     pub(crate) fn tools_seen(&self, catalog: &Catalog, names: &[&str]) -> Seen {
         Seen {

@@ -11,7 +11,7 @@
 use toolgate_core::routing::{ConfidenceKind, Router, RoutingConfig, semantic};
 use toolgate_core::{Origin, TokenCounter};
 
-use crate::baseline::{GROUP_KS, TOOL_KS, TopK};
+use crate::baseline::{GROUP_KS, ROUTED_KS, TOOL_KS, TopK, routed_tools};
 use crate::costs::{Costs, Seen};
 use crate::dataset::{Dataset, Query};
 use crate::error::Result;
@@ -197,6 +197,16 @@ pub fn evaluate(
             format!("bm25_tools@{}", TOOL_KS[equal_polymorphic]),
             &top_k.tools[equal_polymorphic],
         ));
+    }
+    // The same decisions, each visible group showing only its best tools.
+    for (k, seen) in ROUTED_KS.iter().zip(routed_tools(
+        catalog,
+        &costs,
+        &decisions,
+        &router_seen,
+        &report,
+    )) {
+        policies.push(summarize(format!("routed_tools@{k}"), &seen));
     }
     for (slot, k) in GROUP_KS.iter().enumerate().take(3) {
         policies.push(summarize(format!("bm25_groups@{k}"), &top_k.groups[slot]));

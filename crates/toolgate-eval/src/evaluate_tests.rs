@@ -71,11 +71,28 @@ fn every_policy_is_measured_on_the_reported_queries() {
             ("tiered_router+fake", 1.0),
             ("tiered_router(softmax)", 1.0),
             ("bm25_tools@500", 1.0),
+            ("routed_tools@1", 1.0),
+            ("routed_tools@2", 1.0),
+            ("routed_tools@3", 1.0),
+            ("routed_tools@5", 1.0),
+            ("routed_tools@10", 1.0),
             ("bm25_groups@1", 1.0),
             ("bm25_groups@2", 1.0),
             ("bm25_groups@3", 1.0),
         ]
     );
+    // One tool of each routed group costs less than the whole group, and
+    // still reaches every gold group here.
+    let tokens = |name: &str| {
+        evaluation
+            .policies
+            .iter()
+            .find(|p| p.policy == name)
+            .map(|p| p.mean_visible_tokens)
+            .unwrap()
+    };
+    assert!(tokens("routed_tools@1") < tokens("tiered_router"));
+    assert_eq!(tokens("routed_tools@10"), tokens("tiered_router"));
     let all_tools = &evaluation.policies[0];
     assert_eq!(
         (all_tools.mean_visible_tokens, all_tools.token_fraction),
