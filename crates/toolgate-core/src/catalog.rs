@@ -107,6 +107,9 @@ pub struct Catalog {
     groups: Vec<GroupEntry>,
     group_index: HashMap<GroupId, usize>,
     aliases: BTreeMap<String, Alias>,
+    /// Bumped by every change, so what is derived from the catalog (a
+    /// router's indexes) knows when to rebuild.
+    revision: u64,
 }
 
 /// An old tool name that keeps working: a call to it goes to `tool`, with
@@ -176,6 +179,11 @@ impl Default for Catalog {
 }
 
 impl Catalog {
+    /// A number that changes whenever the catalog does.
+    pub fn revision(&self) -> u64 {
+        self.revision
+    }
+
     /// A catalog holding only the `load_tool_group` meta-tool.
     pub fn new() -> Self {
         let mut catalog = Self {
@@ -184,6 +192,7 @@ impl Catalog {
             groups: Vec::new(),
             group_index: HashMap::new(),
             aliases: BTreeMap::new(),
+            revision: 0,
         };
         catalog.insert_tool(load_tool_group_definition(), None, Origin::MetaTool);
         catalog
@@ -191,6 +200,7 @@ impl Catalog {
 
     /// Registers a group with no tools yet.
     pub fn register_group(&mut self, group: ToolGroup, origin: Origin) -> Result<(), CatalogError> {
+        self.revision = self.revision.wrapping_add(1);
         self.check_group_free(&group.id, &origin)?;
         self.insert_group(group, origin, GroupListing::Listed);
         Ok(())
@@ -204,6 +214,7 @@ impl Catalog {
         group: ToolGroup,
         origin: Origin,
     ) -> Result<(), CatalogError> {
+        self.revision = self.revision.wrapping_add(1);
         self.check_group_free(&group.id, &origin)?;
         self.insert_group(group, origin, GroupListing::Deferred);
         Ok(())
@@ -218,6 +229,7 @@ impl Catalog {
         id: &str,
         tools: Vec<(ToolDefinition, Origin)>,
     ) -> Result<(), CatalogError> {
+        self.revision = self.revision.wrapping_add(1);
         let group_index = *self
             .group_index
             .get(id)
@@ -262,6 +274,7 @@ impl Catalog {
         id: &str,
         description: impl Into<String>,
     ) -> Result<(), CatalogError> {
+        self.revision = self.revision.wrapping_add(1);
         let index = *self
             .group_index
             .get(id)
@@ -276,6 +289,7 @@ impl Catalog {
         id: &str,
         visibility: GroupVisibility,
     ) -> Result<(), CatalogError> {
+        self.revision = self.revision.wrapping_add(1);
         let index = *self
             .group_index
             .get(id)
@@ -313,6 +327,7 @@ impl Catalog {
         group: Option<&GroupId>,
         origin: Origin,
     ) -> Result<(), CatalogError> {
+        self.revision = self.revision.wrapping_add(1);
         self.check_tool_free(&definition.name, &origin)?;
         if let Some(group) = group.filter(|group| !self.group_index.contains_key(*group)) {
             return Err(CatalogError::UnknownGroup {
@@ -333,6 +348,7 @@ impl Catalog {
         origin: Origin,
         tools: Vec<(ToolDefinition, Origin)>,
     ) -> Result<(), CatalogError> {
+        self.revision = self.revision.wrapping_add(1);
         self.check_group_free(&group.id, &origin)?;
         self.check_batch_free(tools.iter().map(|(tool, _)| tool), &origin)?;
         let id = group.id.clone();
@@ -345,6 +361,7 @@ impl Catalog {
 
     /// Enables or disables a tool at run time.
     pub fn set_tool_state(&mut self, name: &str, state: ToolState) -> Result<(), CatalogError> {
+        self.revision = self.revision.wrapping_add(1);
         let index = *self
             .tool_index
             .get(name)
@@ -416,6 +433,7 @@ impl Catalog {
     /// Makes `old` a name for `alias`'s tool, replacing any alias it was.
     /// A name a registered tool holds cannot be an alias: the tool wins.
     pub fn register_alias(&mut self, old: &str, alias: Alias) -> Result<(), CatalogError> {
+        self.revision = self.revision.wrapping_add(1);
         if let Some(&index) = self.tool_index.get(old) {
             return Err(CatalogError::AliasShadowsTool {
                 alias: old.to_owned(),
@@ -530,6 +548,7 @@ impl Catalog {
     }
 
     fn insert_group(&mut self, group: ToolGroup, origin: Origin, listing: GroupListing) {
+        self.revision = self.revision.wrapping_add(1);
         self.group_index.insert(group.id.clone(), self.groups.len());
         self.groups.push(GroupEntry {
             group,
@@ -541,6 +560,7 @@ impl Catalog {
     }
 
     fn insert_tool(&mut self, definition: ToolDefinition, group: Option<GroupId>, origin: Origin) {
+        self.revision = self.revision.wrapping_add(1);
         let index = self.tools.len();
         if let Some(group_index) = group.as_ref().and_then(|id| self.group_index.get(id)) {
             self.groups[*group_index].members.push(index);

@@ -198,12 +198,15 @@ impl fmt::Display for GroupsFound<'_> {
                 self.tier, self.confidence
             )?;
         }
-        for (group, probability) in &self.groups {
+        for found in &self.groups {
             write!(
                 f,
-                "\n- {} ({probability:.2}): {}",
-                group.id, group.description
+                "\n- {} ({:.2}, {} tools): {}",
+                found.group.id, found.probability, found.tool_count, found.group.description
             )?;
+            for tool in &found.tools {
+                write!(f, "\n  - {}: {}", tool.name, tool.one_line_description())?;
+            }
         }
         Ok(())
     }

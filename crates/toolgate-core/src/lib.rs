@@ -59,8 +59,8 @@ pub use name::{
 };
 pub use origin::Origin;
 pub use outcome::{
-    CallTimedOut, CallToolError, FindGroupsError, GroupLoaded, GroupUnloaded, GroupsFound,
-    LoadGroupError, MetaError, NotAvailable, UnloadGroupError,
+    CallTimedOut, CallToolError, FindGroupsError, FoundGroup, GroupLoaded, GroupUnloaded,
+    GroupsFound, LoadGroupError, MetaError, NotAvailable, UnloadGroupError,
 };
 pub use polymorphic::{
     ActionCall, ActionError, PolymorphicError, PolymorphicTool, action_names, typed_result,

@@ -7,7 +7,11 @@ use serde_json::Value;
 use crate::active_set::ActiveToolSet;
 use crate::catalog::Catalog;
 use crate::meta_tool::{MetaCall, MetaTool};
-use crate::outcome::{GroupLoaded, GroupUnloaded, GroupsFound, MetaError, UnloadGroupError};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use crate::outcome::{
+    FoundGroup, GroupLoaded, GroupUnloaded, GroupsFound, MetaError, UnloadGroupError,
+};
 use crate::routing::{Router, Taxonomy};
 use crate::tool::ToolDefinition;
 
@@ -15,6 +19,8 @@ use crate::tool::ToolDefinition;
 const FOUND_GROUPS: usize = 5;
 /// Groups less likely than this are not worth listing.
 const FOUND_MIN_PROBABILITY: f64 = 0.01;
+/// Best-matching tools `find_tool_groups` shows per group, at most.
+const FOUND_TOOLS: usize = 3;
 
 /// The meta-tools a host offers, and how it answers them.
 ///
@@ -32,6 +38,9 @@ const FOUND_MIN_PROBABILITY: f64 = 0.01;
 pub struct MetaTools {
     offered: Vec<MetaTool>,
     taxonomy: Option<Taxonomy>,
+    /// The router `find_tool_groups` last used, and the catalog revision it
+    /// indexes: rebuilt only when the catalog changed.
+    router: Arc<Mutex<Option<(u64, Arc<Router>)>>>,
 }
 
 /// A meta-tool's answer when the call succeeds.
@@ -67,6 +76,7 @@ impl MetaTools {
         Self {
             offered: tools,
             taxonomy: None,
+            router: Arc::default(),
         }
     }
 
@@ -138,15 +148,45 @@ impl MetaTools {
         }
     }
 
-    fn find<'c>(&self, query: &str, catalog: &'c Catalog) -> GroupsFound<'c> {
+    /// The router over `catalog`, built once per catalog revision.
+    fn router(&self, catalog: &Catalog) -> Arc<Router> {
+        let mut cached = self.router.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((revision, router)) = cached.as_ref()
+            && *revision == catalog.revision()
+        {
+            return Arc::clone(router);
+        }
         let taxonomy = self.taxonomy.clone().unwrap_or_default();
-        let decision = Router::lexical(catalog, taxonomy).route(query, &[]);
+        let router = Arc::new(Router::lexical(catalog, taxonomy));
+        *cached = Some((catalog.revision(), Arc::clone(&router)));
+        router
+    }
+
+    fn find<'c>(&self, query: &str, catalog: &'c Catalog) -> GroupsFound<'c> {
+        let router = self.router(catalog);
+        let decision = router.route(query, &[]);
+        let tool_scores = router.tool_scores(query, &[]);
         let groups = decision
             .ranked
             .iter()
             .filter(|(_, probability)| *probability >= FOUND_MIN_PROBABILITY)
             .take(FOUND_GROUPS)
-            .filter_map(|(id, probability)| Some((catalog.group(id.as_str())?, *probability)))
+            .filter_map(|(id, probability)| {
+                let group = catalog.group(id.as_str())?;
+                let tools = tool_scores
+                    .iter()
+                    .filter(|scored| scored.group == *id)
+                    .filter_map(|scored| catalog.tool(scored.tool.as_str()))
+                    .map(|tool| tool.definition)
+                    .take(FOUND_TOOLS)
+                    .collect();
+                Some(FoundGroup {
+                    group,
+                    probability: *probability,
+                    tools,
+                    tool_count: catalog.group_tools(id.as_str()).count(),
+                })
+            })
             .collect();
         GroupsFound {
             intent: decision.intent,

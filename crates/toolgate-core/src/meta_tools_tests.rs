@@ -200,3 +200,16 @@ fn find_tool_groups_ranks_the_groups_for_a_request() {
         "error missing_parameter: Required parameter 'query' is missing."
     );
 }
+
+#[test]
+fn find_reuses_its_router_until_the_catalog_changes() {
+    let mut catalog = catalog();
+    let meta = MetaTools::new([MetaTool::FindToolGroups]).with_taxonomy(Taxonomy::default());
+    let first = meta.router(&catalog);
+    assert!(Arc::ptr_eq(&first, &meta.router(&catalog)));
+    let copy = meta.clone();
+    assert!(Arc::ptr_eq(&first, &copy.router(&catalog)), "clones share it");
+    let extra = ToolGroup::new(GroupId::new("extra").unwrap(), "Extra", "More");
+    catalog.register_group(extra, Origin::Builtin).unwrap();
+    assert!(!Arc::ptr_eq(&first, &meta.router(&catalog)));
+}

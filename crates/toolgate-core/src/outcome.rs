@@ -195,8 +195,22 @@ pub struct GroupsFound<'c> {
     pub tier: Tier,
     /// The groups it would route.
     pub routed: Vec<GroupId>,
-    /// The likeliest groups, most likely first, with their probability.
-    pub groups: Vec<(&'c ToolGroup, f64)>,
+    /// The likeliest groups, most likely first.
+    pub groups: Vec<FoundGroup<'c>>,
+}
+
+/// One group of a [`GroupsFound`]: its chance of being needed and its
+/// tools that best match the request.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FoundGroup<'c> {
+    /// The group.
+    pub group: &'c ToolGroup,
+    /// Its probability.
+    pub probability: f64,
+    /// Its best-matching tools, best first (none when no tool matches).
+    pub tools: Vec<&'c ToolDefinition>,
+    /// How many tools it has in all.
+    pub tool_count: usize,
 }
 
 impl GroupsFound<'_> {
@@ -210,10 +224,19 @@ impl GroupsFound<'_> {
             "groups": self
                 .groups
                 .iter()
-                .map(|(group, probability)| json!({
-                    "group": group.id,
-                    "probability": probability,
-                    "description": group.description,
+                .map(|found| json!({
+                    "group": found.group.id,
+                    "probability": found.probability,
+                    "description": found.group.description,
+                    "tool_count": found.tool_count,
+                    "tools": found
+                        .tools
+                        .iter()
+                        .map(|tool| json!({
+                            "name": tool.name,
+                            "description": tool.one_line_description(),
+                        }))
+                        .collect::<Vec<_>>(),
                 }))
                 .collect::<Vec<_>>(),
         })

@@ -13,7 +13,7 @@
 use std::fmt;
 
 use crate::catalog::Catalog;
-use crate::name::GroupId;
+use crate::name::{GroupId, ToolName};
 use crate::routing::bm25::Bm25;
 use crate::routing::calibration::{DEFAULT_PER_GROUP, PerGroup};
 use crate::routing::taxonomy::{ConfidenceKind, Taxonomy, UnknownIntent};
@@ -91,6 +91,24 @@ pub trait GroupScorer: Send + Sync + fmt::Debug {
 
     /// The groups scored, in score order.
     fn groups(&self) -> &[GroupId];
+
+    /// The grouped tools with any evidence for the turn, with their scores
+    /// (in no particular order). A scorer that has no evidence per tool
+    /// returns none.
+    fn tool_scores(&self, _query: &str, _context: &[&str]) -> Vec<ToolScore> {
+        Vec::new()
+    }
+}
+
+/// A tool's relevance to a turn.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolScore {
+    /// The tool.
+    pub tool: ToolName,
+    /// Its group.
+    pub group: GroupId,
+    /// Its raw score; higher is more relevant.
+    pub score: f64,
 }
 
 /// Lexical evidence per group, from two BM25 indexes: one over each tool
@@ -106,6 +124,8 @@ pub struct LexicalScorer {
     tool_index: Bm25,
     /// Group (index into `groups`) of each tool document.
     tool_group: Vec<usize>,
+    /// Name of each tool document.
+    tool_names: Vec<ToolName>,
 }
 
 /// Weight of a group's own document against its best tool.
@@ -118,6 +138,7 @@ impl LexicalScorer {
         let mut group_documents = Vec::new();
         let mut tool_documents = Vec::new();
         let mut tool_group = Vec::new();
+        let mut tool_names = Vec::new();
         let weighted =
             |words: &str, weight: f64| terms(words).into_iter().map(move |t| (t, weight));
         for group in catalog.groups() {
@@ -136,6 +157,7 @@ impl LexicalScorer {
             for tool in catalog.group_tools(group.id.as_str()) {
                 tool_documents.push(tool_terms(tool));
                 tool_group.push(groups.len());
+                tool_names.push(tool.name.clone());
             }
             groups.push(group.id.clone());
             group_documents.push(text);
@@ -145,6 +167,7 @@ impl LexicalScorer {
             group_index: Bm25::new(group_documents),
             tool_index: Bm25::new(tool_documents),
             tool_group,
+            tool_names,
         }
     }
 }
@@ -182,6 +205,21 @@ impl GroupScorer for LexicalScorer {
 
     fn groups(&self) -> &[GroupId] {
         &self.groups
+    }
+
+    fn tool_scores(&self, query: &str, context: &[&str]) -> Vec<ToolScore> {
+        let terms = query_terms(query, context);
+        self.tool_index
+            .scores(&terms)
+            .into_iter()
+            .enumerate()
+            .filter(|(_, score)| *score > 0.0)
+            .map(|(tool, score)| ToolScore {
+                tool: self.tool_names[tool].clone(),
+                group: self.groups[self.tool_group[tool]].clone(),
+                score,
+            })
+            .collect()
     }
 }
 
@@ -265,6 +303,14 @@ impl Router {
     /// The groups, in score order.
     pub fn groups(&self) -> &[GroupId] {
         self.scorer.groups()
+    }
+
+    /// The tools with evidence for a turn, best first (ties in catalog
+    /// order).
+    pub fn tool_scores(&self, query: &str, context: &[&str]) -> Vec<ToolScore> {
+        let mut scores = self.scorer.tool_scores(query, context);
+        scores.sort_by(|a, b| b.score.total_cmp(&a.score));
+        scores
     }
 
     /// Routes a turn.

@@ -477,8 +477,15 @@ async fn find_tool_groups_ranks_the_groups_for_a_request() {
         shown.lines().nth(1).unwrap().starts_with("- time ("),
         "{shown}"
     );
+    // The group comes with its best-matching tools, one line each.
+    assert!(
+        shown.lines().nth(2).unwrap().starts_with("  - time_convert: "),
+        "{shown}"
+    );
     let structured = found.structured_content.unwrap();
     assert_eq!(structured["routed"][0], "time");
+    assert_eq!(structured["groups"][0]["tools"][0]["name"], "time_convert");
+    assert!(structured["groups"][0]["tool_count"].as_u64().unwrap() >= 2);
 
     let missing = call(&client, "find_tool_groups", json!({})).await;
     assert!(is_error(&missing));
