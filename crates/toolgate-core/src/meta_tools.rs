@@ -40,8 +40,11 @@ pub struct MetaTools {
     taxonomy: Option<Taxonomy>,
     /// The router `find_tool_groups` last used, and the catalog revision it
     /// indexes: rebuilt only when the catalog changed.
-    router: Arc<Mutex<Option<(u64, Arc<Router>)>>>,
+    router: Arc<Mutex<Option<IndexedRouter>>>,
 }
+
+/// A router and the catalog revision it indexes.
+type IndexedRouter = (u64, Arc<Router>);
 
 /// A meta-tool's answer when the call succeeds.
 #[derive(Clone, Debug, PartialEq)]

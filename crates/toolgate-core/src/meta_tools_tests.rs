@@ -208,7 +208,10 @@ fn find_reuses_its_router_until_the_catalog_changes() {
     let first = meta.router(&catalog);
     assert!(Arc::ptr_eq(&first, &meta.router(&catalog)));
     let copy = meta.clone();
-    assert!(Arc::ptr_eq(&first, &copy.router(&catalog)), "clones share it");
+    assert!(
+        Arc::ptr_eq(&first, &copy.router(&catalog)),
+        "clones share it"
+    );
     let extra = ToolGroup::new(GroupId::new("extra").unwrap(), "Extra", "More");
     catalog.register_group(extra, Origin::Builtin).unwrap();
     assert!(!Arc::ptr_eq(&first, &meta.router(&catalog)));

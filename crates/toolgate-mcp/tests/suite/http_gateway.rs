@@ -479,7 +479,11 @@ async fn find_tool_groups_ranks_the_groups_for_a_request() {
     );
     // The group comes with its best-matching tools, one line each.
     assert!(
-        shown.lines().nth(2).unwrap().starts_with("  - time_convert: "),
+        shown
+            .lines()
+            .nth(2)
+            .unwrap()
+            .starts_with("  - time_convert: "),
         "{shown}"
     );
     let structured = found.structured_content.unwrap();
