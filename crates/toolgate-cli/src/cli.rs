@@ -223,6 +223,11 @@ pub(crate) struct ServeArgs {
     #[arg(long, value_name = "N", default_value_t = 10_000)]
     pub(crate) max_sessions: usize,
 
+    /// Offer find_tool_groups (groups and their best tools for a request) when there are more
+    /// groups than this; --route offers it always.
+    #[arg(long, value_name = "N", default_value_t = 12)]
+    pub(crate) search_above_groups: usize,
+
     /// On SIGTERM or Ctrl-C, seconds that calls in flight get to finish before the gateway
     /// stops.
     #[arg(long, value_name = "SECONDS", default_value_t = 10)]

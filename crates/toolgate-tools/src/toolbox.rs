@@ -73,6 +73,10 @@ pub struct ToolboxOptions {
     /// an MCP server has its own timeouts): [`DEFAULT_CALL_TIMEOUT`] unless
     /// set.
     pub call_timeout: Duration,
+    /// Offer `find_tool_groups` (groups and their best tools for a request)
+    /// when the catalog has more groups than this, even when `meta_tools`
+    /// leaves it out; `None` never adds it.
+    pub search_above_groups: Option<usize>,
 }
 
 impl Default for ToolboxOptions {
@@ -88,6 +92,7 @@ impl Default for ToolboxOptions {
             groups: BTreeMap::new(),
             aliases: Vec::new(),
             call_timeout: DEFAULT_CALL_TIMEOUT,
+            search_above_groups: None,
         }
     }
 }
@@ -110,6 +115,9 @@ pub struct StartReport {
     pub listed: Vec<(GroupId, Result<usize, SourceError>)>,
     /// Built-in groups left out because a listed source has their name.
     pub shadowed_builtins: Vec<GroupId>,
+    /// `find_tool_groups` was added because the catalog has more groups
+    /// than [`ToolboxOptions::search_above_groups`].
+    pub search_added: bool,
     /// Tools of the sources listed at start-up exposed under another name
     /// than their own (taken, or not a valid MCP tool name). Those of
     /// sources listed later are logged as warnings.
@@ -236,7 +244,28 @@ impl Toolbox {
                     source: Box::new(source),
                 })?;
         }
-        if let Some(routing) = &options.routing {
+        let groups = catalog.groups().count();
+        let add_search = !options.meta_tools.contains(&MetaTool::FindToolGroups)
+            && options
+                .search_above_groups
+                .is_some_and(|above| groups > above);
+        if add_search {
+            let mut offered = options.meta_tools.clone();
+            offered.push(MetaTool::FindToolGroups);
+            meta = MetaTools::new(offered);
+            catalog.register_tool(
+                MetaTool::FindToolGroups.definition(),
+                None,
+                Origin::MetaTool,
+            )?;
+            report.search_added = true;
+        }
+        let routing = match &options.routing {
+            Some(routing) => Some(routing.clone()),
+            None if add_search => Some(RoutingConfig::default()),
+            None => None,
+        };
+        if let Some(routing) = routing {
             meta = meta.with_taxonomy(routing.validate(&catalog)?);
         }
 

@@ -47,6 +47,12 @@ pub(crate) fn describe_sources(
             "  note:      built-in group '{group}' replaced by the upstream of that name"
         );
     }
+    if report.search_added {
+        let _ = writeln!(
+            out,
+            "  search:    find_tool_groups offered: more groups than --search-above-groups"
+        );
+    }
 }
 
 /// The core tools and each group with its state.

@@ -74,8 +74,10 @@ async fn serve<S: ConversationStore + 'static>(
     let grace = Duration::from_secs(args.shutdown_grace_seconds.min(MAX_GRACE_SECONDS));
     let session_idle =
         Duration::from_secs(args.session_idle_minutes.clamp(1, MAX_IDLE_MINUTES) * 60);
+    let mut tools = setup.options;
+    tools.search_above_groups = Some(args.search_above_groups);
     let options = GatewayOptions {
-        tools: setup.options,
+        tools,
         upstreams: setup.upstreams,
         session_idle_timeout: session_idle,
         routing: if args.route {

@@ -505,3 +505,36 @@ async fn tools_with_names_mcp_refuses_are_exposed_under_stable_valid_names() {
         assert_eq!(output.model_text(), format!("docs ran {original}"));
     }
 }
+
+#[tokio::test]
+async fn find_tool_groups_is_offered_above_a_number_of_groups() {
+    let root = tempfile::tempdir().unwrap();
+    let start = |above: Option<usize>| {
+        let options = ToolboxOptions {
+            builtins: Some(toolgate_tools::BuiltinConfig::new(root.path())),
+            search_above_groups: above,
+            ..ToolboxOptions::default()
+        };
+        Toolbox::start(options)
+    };
+    let builtin_groups = {
+        let (toolbox, _) = start(None).await.unwrap();
+        toolbox.with_catalog(|catalog| catalog.groups().count())
+    };
+    let offered = |toolbox: &Toolbox| {
+        toolbox.with_catalog(|catalog| {
+            catalog
+                .core_tools()
+                .any(|tool| tool.name.as_str() == "find_tool_groups")
+        })
+    };
+    let (at, report) = start(Some(builtin_groups)).await.unwrap();
+    assert!(!offered(&at) && !report.search_added);
+    let (above, report) = start(Some(builtin_groups - 1)).await.unwrap();
+    assert!(offered(&above) && report.search_added);
+    let call = above.meta_tools().parse(
+        "find_tool_groups",
+        &json!({"query": "what time is it in Tokyo"}),
+    );
+    assert!(matches!(call, Some(Ok(_))), "answered, not only listed");
+}
