@@ -1,8 +1,11 @@
 //! The model the tests run: the directory `scripts/install-peers` wrote into
 //! `.peers/env` as `TOOLGATE_EMBED_MODEL` (`TOOLGATE_PEERS_DIR` overrides
-//! `.peers`).
+//! `.peers`). Loaded once per test binary.
 
 use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use crate::Embedder;
 
 /// The installed model directory; panics saying how to install it.
 pub(crate) fn model_dir() -> PathBuf {
@@ -26,4 +29,13 @@ pub(crate) fn model_dir() -> PathBuf {
             )
         });
     PathBuf::from(dir.trim_matches('\'').trim_matches('"'))
+}
+
+/// The model, loaded once.
+pub(crate) fn embedder() -> &'static Embedder {
+    static MODEL: OnceLock<Embedder> = OnceLock::new();
+    MODEL.get_or_init(|| {
+        let dir = model_dir();
+        Embedder::load(&dir).unwrap_or_else(|e| panic!("{e}: run scripts/install-peers"))
+    })
 }
