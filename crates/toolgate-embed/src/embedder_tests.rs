@@ -1,7 +1,7 @@
 use serde::Deserialize;
 
 use crate::test_model::{embedder, model_dir};
-use crate::{EmbedError, Embedder};
+use crate::{EmbedError, Embedder, VectorCache};
 
 #[derive(Deserialize)]
 struct Reference {
@@ -88,4 +88,24 @@ fn a_missing_directory_or_file_is_named() {
             dir.path().display()
         )
     );
+}
+
+#[test]
+fn the_cache_embeds_what_it_lacks_and_keeps_it_across_restarts() {
+    let model = embedder();
+    let dir = tempfile::tempdir().unwrap();
+    let texts = [
+        "list_files: List the files in a directory",
+        "get_weather: Weather",
+    ];
+    let mut cache = VectorCache::open(dir.path(), model);
+    let first = cache.embed(model, &texts).unwrap();
+    assert_eq!(cache.len(), 2);
+    cache.save().unwrap();
+
+    let mut reopened = VectorCache::open(dir.path(), model);
+    assert_eq!(reopened.len(), 2);
+    assert_eq!(reopened.discarded(), 0);
+    let again = reopened.embed(model, &texts).unwrap();
+    assert_eq!(again, first);
 }
