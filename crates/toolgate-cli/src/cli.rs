@@ -87,6 +87,12 @@ pub(crate) struct EvalArgs {
     #[arg(long, value_name = "NAME", default_value = "o200k_base")]
     pub(crate) encoding: Encoding,
 
+    /// Also report the router blended with the local embedding model in DIR (all-MiniLM-L6-v2,
+    /// see README: "Local embedding model"), offline, instead of a [routing.embeddings]
+    /// endpoint.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) embed_model: Option<PathBuf>,
+
     /// Measure each dataset with the router's confidence model fitted on the other datasets
     /// only (needs two datasets or more): how routing does on a catalog it was not tuned on.
     #[arg(long)]

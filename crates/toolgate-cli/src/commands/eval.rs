@@ -108,7 +108,10 @@ fn own_evaluations(
         for skipped in &dataset.skipped {
             eprint(&format!("  skipped: {skipped}\n"));
         }
-        let semantic = semantic_inputs(config, &dataset)?;
+        let semantic = match &args.embed_model {
+            Some(dir) => Some(local_semantic_inputs(dir, config, &dataset)?),
+            None => semantic_inputs(config, &dataset)?,
+        };
         let mut bar = ProgressBar::new();
         let evaluation = evaluate(
             &dataset,
@@ -134,6 +137,49 @@ fn write_outputs(args: &EvalArgs, evaluations: &[toolgate_eval::Evaluation]) -> 
             .with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(())
+}
+
+/// `texts` as string slices.
+fn as_str(texts: &[String]) -> Vec<&str> {
+    texts.iter().map(String::as_str).collect()
+}
+
+/// The dataset's groups and queries embedded by the local model in `dir`.
+fn local_semantic_inputs(
+    dir: &std::path::Path,
+    config: &RoutingConfig,
+    dataset: &Dataset,
+) -> anyhow::Result<SemanticInputs> {
+    let embedder = toolgate_embed::Embedder::load(dir)
+        .with_context(|| format!("loading the embedding model in {}", dir.display()))?;
+    let groups: Vec<toolgate_core::GroupId> =
+        dataset.catalog.groups().map(|g| g.id.clone()).collect();
+    let group_texts = toolgate_core::routing::semantic::group_texts(&dataset.catalog, &groups);
+    let started = std::time::Instant::now();
+    let group_vectors = embedder
+        .embed(&as_str(&group_texts))
+        .with_context(|| format!("{}: embedding the groups", dataset.name))?;
+    let query_texts: Vec<String> = dataset.queries.iter().map(|q| q.text.clone()).collect();
+    let query_vectors = embedder
+        .embed(&as_str(&query_texts))
+        .with_context(|| format!("{}: embedding the queries", dataset.name))?;
+    eprint(&format!(
+        "  {}: embedded {} groups and {} queries with the local model in {:.1} s\n",
+        dataset.name,
+        groups.len(),
+        query_texts.len(),
+        started.elapsed().as_secs_f64()
+    ));
+    Ok(SemanticInputs {
+        groups: group_vectors,
+        queries: query_vectors,
+        weight: config
+            .embeddings
+            .as_ref()
+            .and_then(|e| e.weight)
+            .unwrap_or(0.5),
+        model: toolgate_embed::MODEL_NAME.to_owned(),
+    })
 }
 
 /// Texts per embeddings request.

@@ -117,6 +117,53 @@ fn text(bytes: &[u8]) -> String {
 }
 
 #[test]
+fn eval_blends_in_the_local_embedding_model_when_given_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("small");
+    std::fs::create_dir(&data).unwrap();
+    write_dataset(&data);
+    let model = super::support::peers().embed_model;
+    let output = toolgate(
+        &[
+            "eval",
+            "--dataset",
+            "small",
+            "--embed-model",
+            model.to_str().unwrap(),
+        ],
+        dir.path(),
+    );
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let stdout = text(&output.stdout);
+    assert!(
+        stdout.contains("| tiered_router+all-MiniLM-L6-v2 |"),
+        "{stdout}"
+    );
+    assert!(
+        text(&output.stderr).contains("small: embedded 3 groups and"),
+        "{}",
+        text(&output.stderr)
+    );
+
+    let missing = toolgate(
+        &[
+            "eval",
+            "--dataset",
+            "small",
+            "--embed-model",
+            "no-such-model",
+        ],
+        dir.path(),
+    );
+    assert!(!missing.status.success());
+    assert!(
+        text(&missing.stderr).contains("loading the embedding model in no-such-model"),
+        "{}",
+        text(&missing.stderr)
+    );
+}
+
+#[test]
 fn eval_leaves_each_dataset_out_of_the_fit_in_turn() {
     let dir = tempfile::tempdir().unwrap();
     for name in ["one", "two"] {

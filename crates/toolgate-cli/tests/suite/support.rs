@@ -6,6 +6,8 @@ use std::path::PathBuf;
 pub(crate) struct Peers {
     pub(crate) node_bin: PathBuf,
     pub(crate) venv_bin: PathBuf,
+    /// The local embedding model's directory.
+    pub(crate) embed_model: PathBuf,
 }
 
 pub(crate) fn peers() -> Peers {
@@ -20,11 +22,17 @@ pub(crate) fn peers() -> Peers {
         let line = text
             .lines()
             .find_map(|line| line.strip_prefix(&format!("{key}=")))
-            .unwrap();
+            .unwrap_or_else(|| {
+                panic!(
+                    "{} has no {key}: run scripts/install-peers",
+                    env_file.display()
+                )
+            });
         PathBuf::from(line.trim_matches('\'').trim_matches('"'))
     };
     Peers {
         node_bin: value("TOOLGATE_PEERS_NODE_BIN"),
         venv_bin: value("TOOLGATE_PEERS_VENV").join("bin"),
+        embed_model: value("TOOLGATE_EMBED_MODEL"),
     }
 }
