@@ -87,9 +87,8 @@ pub(crate) struct EvalArgs {
     #[arg(long, value_name = "NAME", default_value = "o200k_base")]
     pub(crate) encoding: Encoding,
 
-    /// Also report the router blended with the local embedding model in DIR (all-MiniLM-L6-v2,
-    /// see README: "Local embedding model"), offline, instead of a [routing.embeddings]
-    /// endpoint.
+    /// Also report the router blended with the local embedding model in DIR (all-MiniLM-L6-v2
+    /// as toolgate-embed loads it), offline, instead of a [routing.embeddings] endpoint.
     #[arg(long, value_name = "DIR")]
     pub(crate) embed_model: Option<PathBuf>,
 
