@@ -1,3 +1,4 @@
+mod fuzz;
 mod prompt_manager;
 mod toolbox;
 mod web;
