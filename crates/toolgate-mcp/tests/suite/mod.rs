@@ -1,3 +1,6 @@
+mod fuzz_config;
+mod fuzz_messages;
+mod fuzz_transports;
 mod http_gateway;
 mod polymorphic;
 mod support;
