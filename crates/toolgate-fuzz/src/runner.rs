@@ -14,7 +14,7 @@ use proptest::test_runner::{Config, RngAlgorithm, RngSeed, TestCaseError, TestEr
 /// (proptest's own; a target's own variable wins over it).
 pub const CASES_VARIABLE: &str = "PROPTEST_CASES";
 
-/// Set (to anything) to fail on [`KnownPanic`]s too: to check that a fix
+/// Set (to anything) to fail on [`KnownFault`]s too: to check that a fix
 /// for one landed, or that a target still finds it.
 pub const STRICT_VARIABLE: &str = "TOOLGATE_FUZZ_STRICT";
 
@@ -60,15 +60,26 @@ impl Target {
     }
 }
 
-/// A panic the target knows about and tolerates until its fix lands
-/// elsewhere: the input still counts, the panic is counted apart and
-/// reported, and any other panic still fails the target.
+/// A fault a target knows about and tolerates until its fix lands
+/// elsewhere, told by its panic message: a panic of the code under test,
+/// or one the property raises with [`KnownFault::found`] for a known wrong
+/// result. The input still counts, the fault is counted apart and
+/// reported, and any other panic or failure still fails the target.
 #[derive(Clone, Copy, Debug)]
-pub struct KnownPanic {
+pub struct KnownFault {
     /// Text the panic message contains.
     pub message: &'static str,
     /// Why it is tolerated, for the report.
     pub why: &'static str,
+}
+
+impl KnownFault {
+    /// Reports this fault from a property: panics with its message and
+    /// `detail`, which [`fuzz`] counts when the fault is among its known
+    /// ones (and fails the target with otherwise).
+    pub fn found(&self, detail: impl std::fmt::Display) -> ! {
+        panic!("{}: {detail}", self.message)
+    }
 }
 
 /// What a run did.
@@ -76,18 +87,18 @@ pub struct KnownPanic {
 pub struct Tally {
     /// Inputs the property ran on.
     pub inputs: u64,
-    /// Inputs that hit a [`KnownPanic`].
-    pub known_panics: u64,
+    /// Inputs that hit each [`KnownFault`] given, in order.
+    pub known_faults: Vec<u64>,
 }
 
 /// Runs `property` on `target.cases()` inputs from `strategy`, and prints
 /// one line to stderr: `fuzz <target>: <inputs> inputs, <known> known
-/// panics, <seconds> s (seed <seed>)` (`scripts/fuzz` adds them up). A
+/// faults, <seconds> s (seed <seed>)` (`scripts/fuzz` adds them up). A
 /// property that fails or panics (but for one of `known`) fails the test
 /// with the smallest input proptest shrank it to; one input running longer
 /// than [`HANG_VARIABLE`] seconds (60 by default) ends the process as a
 /// hang. `PROPTEST_RNG_SEED=<seed>` replays a run's inputs.
-pub fn fuzz<S, F>(target: Target, strategy: S, known: &[KnownPanic], property: F) -> Tally
+pub fn fuzz<S, F>(target: Target, strategy: S, known: &[KnownFault], property: F) -> Tally
 where
     S: Strategy,
     S::Value: Debug,
@@ -98,7 +109,7 @@ where
     } else {
         known
     };
-    quiet_known_panics(known);
+    quiet_known_faults(known);
     let defaults = Config::default();
     let seed = match defaults.rng_seed {
         RngSeed::Fixed(seed) => seed,
@@ -115,7 +126,7 @@ where
         ..defaults
     };
     let inputs = AtomicU64::new(0);
-    let known_panics = AtomicU64::new(0);
+    let known_faults: Vec<AtomicU64> = known.iter().map(|_| AtomicU64::new(0)).collect();
     let done = AtomicBool::new(false);
     let started = Instant::now();
     let result = std::thread::scope(|scope| {
@@ -127,8 +138,8 @@ where
                 Ok(outcome) => outcome,
                 Err(payload) => {
                     let message = panic_message(payload.as_ref());
-                    if known.iter().any(|k| message.contains(k.message)) {
-                        known_panics.fetch_add(1, Ordering::Relaxed);
+                    if let Some(index) = known.iter().position(|k| message.contains(k.message)) {
+                        known_faults[index].fetch_add(1, Ordering::Relaxed);
                         Ok(())
                     } else {
                         Err(TestCaseError::fail(format!("panicked: {message}")))
@@ -142,7 +153,10 @@ where
     });
     let tally = Tally {
         inputs: inputs.load(Ordering::Relaxed),
-        known_panics: known_panics.load(Ordering::Relaxed),
+        known_faults: known_faults
+            .iter()
+            .map(|count| count.load(Ordering::Relaxed))
+            .collect(),
     };
     report(target, &tally, started.elapsed().as_secs_f64(), seed, known);
     match result {
@@ -204,14 +218,19 @@ fn random_seed() -> u64 {
     clippy::print_stderr,
     reason = "the run's summary, read by scripts/fuzz"
 )]
-fn report(target: Target, tally: &Tally, seconds: f64, seed: u64, known: &[KnownPanic]) {
+fn report(target: Target, tally: &Tally, seconds: f64, seed: u64, known: &[KnownFault]) {
     eprintln!(
-        "fuzz {}: {} inputs, {} known panics, {seconds:.1} s (seed {seed})",
-        target.name, tally.inputs, tally.known_panics
+        "fuzz {}: {} inputs, {} known faults, {seconds:.1} s (seed {seed})",
+        target.name,
+        tally.inputs,
+        tally.known_faults.iter().sum::<u64>()
     );
-    if tally.known_panics > 0 {
-        for panic in known {
-            eprintln!("  tolerated: \"{}\": {}", panic.message, panic.why);
+    for (fault, count) in known.iter().zip(&tally.known_faults) {
+        if *count > 0 {
+            eprintln!(
+                "  known fault in {}, {count} inputs: \"{}\": {}",
+                target.name, fault.message, fault.why
+            );
         }
     }
 }
@@ -226,11 +245,11 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
-/// Messages of known panics the panic hook keeps quiet: millions of inputs
+/// Messages of known faults the panic hook keeps quiet: millions of inputs
 /// would otherwise print millions of backtraces nobody needs.
 static QUIET: Mutex<Vec<&'static str>> = Mutex::new(Vec::new());
 
-fn quiet_known_panics(known: &[KnownPanic]) {
+fn quiet_known_faults(known: &[KnownFault]) {
     static HOOK: Once = Once::new();
     if known.is_empty() {
         return;
