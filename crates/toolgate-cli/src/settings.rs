@@ -289,3 +289,7 @@ fn line_of(text: &str, offset: usize) -> usize {
 #[cfg(test)]
 #[path = "settings_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "settings_fuzz_tests.rs"]
+mod fuzz_tests;

@@ -32,7 +32,7 @@ use crate::config::UpstreamConfig;
 use crate::convert::{ListedTools, result_from_output};
 use crate::drain::CallsInFlight;
 use crate::relay::Downstream;
-use crate::session::Sessions;
+use crate::session::{Sessions, notify_tool_list_changed};
 use crate::upstream::Upstream;
 
 mod passthrough;
@@ -428,10 +428,8 @@ fn group_event(tool: &str, group: &GroupId) -> Message {
 }
 
 async fn notify_list_changed(peer: Option<&Peer<RoleServer>>) {
-    if let Some(peer) = peer
-        && let Err(error) = peer.notify_tool_list_changed().await
-    {
-        tracing::debug!(%error, "list_changed not delivered");
+    if let Some(peer) = peer {
+        notify_tool_list_changed(peer).await;
     }
 }
 

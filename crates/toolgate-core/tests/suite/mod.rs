@@ -1,2 +1,3 @@
 mod example_catalog;
 mod feat_040;
+mod fuzz;

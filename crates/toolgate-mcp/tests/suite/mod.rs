@@ -1,7 +1,11 @@
+mod fuzz_config;
+mod fuzz_messages;
+mod fuzz_transports;
 mod http_gateway;
 mod http_limits;
 mod polymorphic;
 mod relay;
 mod shutdown;
+mod stdio;
 mod support;
 mod upstreams;

@@ -1,4 +1,5 @@
 mod deadline;
+mod fuzz;
 mod prompt_manager;
 mod toolbox;
 mod web;
