@@ -45,16 +45,24 @@ pub(crate) enum RelayEvent {
     ),
 }
 
-/// The calls in flight on one upstream connection, oldest first.
+/// The calls in flight on one upstream connection, oldest first. A call is
+/// registered before its request is sent, so no request the server makes
+/// for it can arrive while the gateway does not know of it yet.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct InFlight(Arc<Mutex<Vec<Caller>>>);
+pub(crate) struct InFlight(Arc<Mutex<Calls>>);
 
-/// One call in flight: the upstream request that carries it, the session
-/// that made it, and where its messages go.
+#[derive(Debug, Default)]
+struct Calls {
+    next_key: u64,
+    callers: Vec<Caller>,
+}
+
+/// One call in flight: the upstream request that carries it (once sent),
+/// the session that made it, and where its messages go.
 #[derive(Debug)]
 struct Caller {
-    request: RequestId,
-    progress_token: ProgressToken,
+    key: u64,
+    request: Option<(RequestId, ProgressToken)>,
     /// `None` for a stateless call, which shares nothing with any other.
     session: Option<ConversationId>,
     relay: mpsc::Sender<RelayEvent>,
@@ -67,14 +75,30 @@ struct Caller {
 #[derive(Debug)]
 pub(crate) struct InFlightGuard {
     calls: InFlight,
-    request: RequestId,
+    key: u64,
+}
+
+impl InFlightGuard {
+    /// Names the upstream request that carries the call, once it is sent.
+    pub(crate) fn sent(&self, request: RequestId, progress_token: ProgressToken) {
+        if let Some(caller) = self
+            .calls
+            .lock()
+            .callers
+            .iter_mut()
+            .find(|caller| caller.key == self.key)
+        {
+            caller.request = Some((request, progress_token));
+        }
+    }
 }
 
 impl Drop for InFlightGuard {
     fn drop(&mut self) {
         self.calls
             .lock()
-            .retain(|caller| caller.request != self.request);
+            .callers
+            .retain(|caller| caller.key != self.key);
     }
 }
 
@@ -105,30 +129,32 @@ impl Unroutable {
 }
 
 impl InFlight {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Caller>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Calls> {
         self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Registers a call until the guard drops. The receiver hears of a
+    /// Registers a call about to be sent, until the guard drops; name its
+    /// request with [`InFlightGuard::sent`]. The receiver hears of a
     /// message for the call too large to read.
     pub(crate) fn register(
         &self,
-        request: RequestId,
-        progress_token: ProgressToken,
         session: Option<ConversationId>,
         relay: mpsc::Sender<RelayEvent>,
     ) -> (InFlightGuard, oneshot::Receiver<usize>) {
         let (too_large, told) = oneshot::channel();
-        self.lock().push(Caller {
-            request: request.clone(),
-            progress_token,
+        let mut calls = self.lock();
+        let key = calls.next_key;
+        calls.next_key += 1;
+        calls.callers.push(Caller {
+            key,
+            request: None,
             session,
             relay,
             too_large: Some(too_large),
         });
         let guard = InFlightGuard {
             calls: self.clone(),
-            request,
+            key,
         };
         (guard, told)
     }
@@ -137,9 +163,12 @@ impl InFlight {
     /// names, or the only call in flight.
     pub(crate) fn too_large(&self, id: Option<&RequestId>, bytes: usize) {
         let mut calls = self.lock();
-        let named = calls.iter().position(|caller| Some(&caller.request) == id);
-        let index = named.or((calls.len() == 1).then_some(0));
-        let told = index.and_then(|index| calls[index].too_large.take());
+        let callers = &mut calls.callers;
+        let named = callers
+            .iter()
+            .position(|caller| caller.request.as_ref().map(|(request, _)| request) == id);
+        let index = named.or((callers.len() == 1).then_some(0));
+        let told = index.and_then(|index| callers[index].too_large.take());
         match told {
             Some(told) => {
                 let _ = told.send(bytes);
@@ -154,8 +183,9 @@ impl InFlight {
     /// The caller whose upstream request carries `token`.
     pub(crate) fn by_token(&self, token: &ProgressToken) -> Option<mpsc::Sender<RelayEvent>> {
         self.lock()
+            .callers
             .iter()
-            .find(|caller| caller.progress_token == *token)
+            .find(|caller| caller.request.as_ref().is_some_and(|(_, t)| t == token))
             .map(|caller| caller.relay.clone())
     }
 
@@ -168,10 +198,11 @@ impl InFlight {
         origin: Option<&InboundStreamOrigin>,
     ) -> Result<mpsc::Sender<RelayEvent>, Unroutable> {
         let calls = self.lock();
+        let calls = &calls.callers;
         if let Some(InboundStreamOrigin::OutboundRequest(id)) = origin {
             return calls
                 .iter()
-                .find(|caller| caller.request == *id)
+                .find(|caller| caller.request.as_ref().is_some_and(|(r, _)| r == id))
                 .map(|caller| caller.relay.clone())
                 .ok_or(Unroutable::CallEnded);
         }
@@ -189,6 +220,7 @@ impl InFlight {
     /// Every caller in flight: log messages name no call, so all hear them.
     pub(crate) fn all(&self) -> Vec<mpsc::Sender<RelayEvent>> {
         self.lock()
+            .callers
             .iter()
             .map(|caller| caller.relay.clone())
             .collect()
@@ -352,7 +384,8 @@ mod tests {
     ) -> (InFlightGuard, mpsc::Receiver<RelayEvent>) {
         let (relay, events) = mpsc::channel(1);
         let token = ProgressToken(rmcp::model::NumberOrString::Number(id));
-        let (guard, _) = calls.register(RequestId::Number(id), token, session, relay);
+        let (guard, _) = calls.register(session, relay);
+        guard.sent(RequestId::Number(id), token);
         (guard, events)
     }
 
@@ -405,6 +438,15 @@ mod tests {
             calls.caller_for(Some(&unassociated)).unwrap_err(),
             Unroutable::Ambiguous
         );
+    }
+
+    #[test]
+    fn a_call_not_sent_yet_already_counts() {
+        let calls = InFlight::default();
+        let (_a, _a_events) = register(&calls, 1, session("a"));
+        let (relay, _b_events) = mpsc::channel(1);
+        let (_b, _) = calls.register(session("b"), relay);
+        assert_eq!(calls.caller_for(None).unwrap_err(), Unroutable::Ambiguous);
     }
 
     #[test]

@@ -230,7 +230,8 @@ mod tests {
         let in_flight = InFlight::default();
         let (relay, _events) = tokio::sync::mpsc::channel(1);
         let token = rmcp::model::ProgressToken(NumberOrString::Number(7));
-        let (_guard, mut too_large) = in_flight.register(RequestId::Number(7), token, None, relay);
+        let (guard, mut too_large) = in_flight.register(None, relay);
+        guard.sent(RequestId::Number(7), token);
         let mut watch = LineWatch::new(tokio::io::empty(), 64, in_flight);
         watch.watch(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n{\"short\":1}\n");
         assert!(

@@ -367,16 +367,14 @@ impl Upstream {
         let (peer, _) = self.peer().await?;
         let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        // Known before it is sent: the server may ask its client something
+        // for this call before `send_request` even returns.
+        let (in_flight, too_large) = self.in_flight.register(session, relay);
         let handle = peer
             .send_request_with_option(request, PeerRequestOptions::no_options())
             .await
             .map_err(|error| self.failed(tool, error.to_string()))?;
-        let (_in_flight, too_large) = self.in_flight.register(
-            handle.id.clone(),
-            handle.progress_token.clone(),
-            session,
-            relay,
-        );
+        in_flight.sent(handle.id.clone(), handle.progress_token.clone());
         let request_id = handle.id.clone();
         let cancelled = |reason: &str| {
             CancelledNotificationParam::new(Some(request_id.clone()), Some(reason.to_owned()))
