@@ -17,26 +17,6 @@ pub mod toml;
 
 pub use runner::{CASES_VARIABLE, HANG_VARIABLE, KnownFault, STRICT_VARIABLE, Tally, Target, fuzz};
 
-/// The panic `Duration::from_secs_f64` gives a number of seconds too large
-/// for a `Duration` (`timeout_seconds = 1e300`). Known and being fixed
-/// outside the fuzzing work; the configuration targets tolerate it (and
-/// count it) until then.
-pub const TIMEOUT_OVERFLOW: KnownFault = KnownFault {
-    message: "cannot convert float seconds to Duration",
-    why: "a timeout of more seconds than a Duration holds (being fixed separately)",
-};
-
-/// A timeout setting that passes the check (a positive, finite number of
-/// seconds) but becomes a zero `Duration`: below a nanosecond
-/// (`timeout_seconds = 1e-10`), `Duration::from_secs_f64` rounds it to
-/// zero, and every call or start-up then times out at once. In the same
-/// lines as [`TIMEOUT_OVERFLOW`], so left to the change fixing that; the
-/// configuration targets report it with [`KnownFault::found`].
-pub const ZERO_TIMEOUT: KnownFault = KnownFault {
-    message: "a positive timeout setting became a zero Duration",
-    why: "timeouts below a nanosecond round to zero (in the lines of the overflow fix)",
-};
-
 /// The kind of value a key takes: generated values are mostly of that kind
 /// (so a table passes the parser's type checks and reaches the checks
 /// after them), sometimes of any other.

@@ -304,7 +304,8 @@ impl ModelSettings {
 
 fn seconds_setting(name: &str, seconds: f64) -> Result<Duration, ConfigError> {
     // At most a day: beyond it a Duration may not hold the value.
-    if seconds.is_finite() && seconds > 0.0 && seconds <= 86_400.0 {
+    // Below a nanosecond a Duration is zero: every request would time out.
+    if (1e-9..=86_400.0).contains(&seconds) {
         Ok(Duration::from_secs_f64(seconds))
     } else {
         Err(ConfigError::Seconds {
