@@ -261,20 +261,15 @@ const MCP_METHODS: [&str; 13] = [
     "tools/list",
 ];
 
-/// The longest method name echoed back in an error.
+/// The longest method name echoed back in an error, in bytes.
 const MAX_ECHOED_METHOD: usize = 64;
 
 fn custom_request_error(method: &str, params: Option<serde_json::Value>) -> McpError {
     if !MCP_METHODS.contains(&method) {
-        let shown: String = method.chars().take(MAX_ECHOED_METHOD).collect();
-        let cut = if shown.len() < method.len() {
-            "…"
-        } else {
-            ""
-        };
+        let shown = crate::http::bounded(method, MAX_ECHOED_METHOD);
         return McpError::new(
             ErrorCode::METHOD_NOT_FOUND,
-            format!("Method not found: '{shown}{cut}'"),
+            format!("Method not found: '{shown}'"),
             None,
         );
     }

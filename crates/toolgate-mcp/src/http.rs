@@ -296,7 +296,7 @@ async fn route<S: ConversationStore + 'static>(
 const MAX_ECHOED_ID: usize = 80;
 
 /// `text`, cut to at most `max` bytes (on a character boundary) with `…`.
-fn bounded(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
+pub(crate) fn bounded(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
     if text.len() <= max {
         return text.into();
     }
