@@ -30,6 +30,7 @@ struct Options {
     toolgate: PathBuf,
     client_threads: usize,
     settle: Duration,
+    after: Duration,
 }
 
 impl Options {
@@ -41,6 +42,7 @@ impl Options {
             toolgate: root.join("target/release/toolgate"),
             client_threads: 1,
             settle: Duration::from_secs(2),
+            after: Duration::ZERO,
         };
         let mut args = std::env::args().skip(1);
         while let Some(arg) = args.next() {
@@ -53,6 +55,7 @@ impl Options {
                 "--settle" => {
                     options.settle = Duration::from_secs_f64(number(&value("--settle")?)?)
                 }
+                "--after" => options.after = Duration::from_secs_f64(number(&value("--after")?)?),
                 // What `cargo bench` passes to every bench binary.
                 "--bench" => {}
                 other => return Err(format!("unknown option {other}\n{USAGE}")),
@@ -64,7 +67,7 @@ impl Options {
 }
 
 const USAGE: &str = "options: --sessions N (1000) --seconds S (30) --toolgate-bin PATH \
-    (target/release/toolgate) --client-threads N (1) --settle S (2)";
+    (target/release/toolgate) --client-threads N (1) --settle S (2) --after S (0)";
 
 fn number<T: std::str::FromStr>(text: &str) -> Result<T, String> {
     text.parse().map_err(|_| format!("not a number: {text}"))
@@ -476,6 +479,14 @@ fn main() -> Result<(), String> {
         100.0 * client_cpu / seconds,
         mib(rss_after)
     );
+    if !options.after.is_zero() {
+        std::thread::sleep(options.after);
+        println!(
+            "VmRSS {:.0} s after the calls, the sessions idle: {:.1} MiB",
+            options.after.as_secs_f64(),
+            mib(gateway.rss())
+        );
+    }
     if failures.is_empty() && open_failures == 0 {
         Ok(())
     } else {
