@@ -352,6 +352,22 @@ fn cpu_seconds(pid: &str) -> f64 {
     (ticks(14) + ticks(15)) / 100.0
 }
 
+/// CPU seconds the whole machine has spent busy (all cores), from the
+/// first line of `/proc/stat`: everything but idle and iowait.
+fn machine_busy_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let ticks: Vec<f64> = stat
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|field| field.parse().ok())
+        .collect();
+    let idle = ticks.get(3).copied().unwrap_or(0.0) + ticks.get(4).copied().unwrap_or(0.0);
+    (ticks.iter().sum::<f64>() - idle) / 100.0
+}
+
 fn mib(bytes: u64) -> f64 {
     bytes as f64 / (1024.0 * 1024.0)
 }
@@ -426,6 +442,7 @@ fn main() -> Result<(), String> {
     // Every session calls at once until the deadline.
     let gateway_pid = gateway.child.id().to_string();
     let (gateway_cpu, client_cpu) = (cpu_seconds(&gateway_pid), cpu_seconds("self"));
+    let machine_busy = machine_busy_seconds();
     let (outcomes, seconds) = runtime.block_on(async {
         let start = tokio::time::Instant::now() + Duration::from_millis(200);
         let deadline = (start + Duration::from_secs_f64(options.seconds)).into_std();
@@ -448,6 +465,7 @@ fn main() -> Result<(), String> {
     let rss_after = gateway.rss();
     let gateway_cpu = cpu_seconds(&gateway_pid) - gateway_cpu;
     let client_cpu = cpu_seconds("self") - client_cpu;
+    let others_cpu = (machine_busy_seconds() - machine_busy - gateway_cpu - client_cpu).max(0.0);
 
     let mut latencies: Vec<u32> = outcomes
         .iter()
@@ -474,9 +492,10 @@ fn main() -> Result<(), String> {
         latencies.last().copied().unwrap_or(0)
     );
     println!(
-        "CPU during the calls: gateway {:.0}%, this client {:.0}% (of one core); VmRSS after the calls: {:.1} MiB",
+        "CPU during the calls (100% = one core): gateway {:.0}%, this client {:.0}%, other processes {:.0}%; VmRSS after the calls: {:.1} MiB",
         100.0 * gateway_cpu / seconds,
         100.0 * client_cpu / seconds,
+        100.0 * others_cpu / seconds,
         mib(rss_after)
     );
     if !options.after.is_zero() {
