@@ -15,8 +15,8 @@ pub use bm25::Bm25;
 pub use calibration::{DEFAULT_PER_GROUP, PerGroup};
 pub use router::{
     COVERAGE_TARGET, Confidence, DEFAULT_TEMPERATURE, Decision, GroupScorer, Labelled,
-    LexicalScorer, Router, Tier, ToolScore, Visible, fit_per_group, fit_per_group_pooled,
-    fit_temperature, probabilities, query_terms,
+    LexicalScorer, PartialGroup, Router, Tier, ToolScore, Visible, fit_per_group,
+    fit_per_group_pooled, fit_temperature, probabilities, query_terms,
 };
 pub use taxonomy::{
     ConfidenceKind, Intent, IntentConfig, NoProgress, RoutingConfig, RoutingError, Taxonomy,

@@ -81,6 +81,19 @@ pub struct Decision {
     pub visible: Visible,
     /// Every group with its probability, most probable first.
     pub ranked: Vec<(GroupId, f64)>,
+    /// Visible groups that arrive partly loaded, with the tools they arrive
+    /// with, best first (`[routing] tools_per_group`); the other visible
+    /// groups arrive whole. Empty at the low tier.
+    pub partial: Vec<PartialGroup>,
+}
+
+/// A group that arrives with only some of its tools.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PartialGroup {
+    /// The group.
+    pub group: GroupId,
+    /// Its tools to load, best first.
+    pub tools: Vec<ToolName>,
 }
 
 /// Gives every group of a router a raw relevance score for a turn.
@@ -315,7 +328,13 @@ impl Router {
 
     /// Routes a turn.
     pub fn route(&self, query: &str, context: &[&str]) -> Decision {
-        self.decide(&self.scores(query, context))
+        let mut decision = self.decide(&self.scores(query, context));
+        if let (Some(count), Visible::Groups(groups)) =
+            (self.taxonomy.tools_per_group, &decision.visible)
+        {
+            decision.partial = partial_groups(groups, &self.tool_scores(query, context), count);
+        }
+        decision
     }
 
     /// The decision for raw scores (in [`Self::groups`] order).
@@ -343,6 +362,7 @@ impl Router {
                 routed: Vec::new(),
                 visible,
                 ranked,
+                partial: Vec::new(),
             };
         }
         let (routed, confidence) = match self.confidence {
@@ -378,6 +398,7 @@ impl Router {
             routed,
             visible,
             ranked,
+            partial: Vec::new(),
         }
     }
 
@@ -405,6 +426,26 @@ impl Router {
             None => routed.first().map(|g| g.to_string()),
         }
     }
+}
+
+/// Each of `groups` that has scored tools, with its `count` best (`scores`
+/// best first); a group without any arrives whole, so it is left out.
+fn partial_groups(groups: &[GroupId], scores: &[ToolScore], count: usize) -> Vec<PartialGroup> {
+    groups
+        .iter()
+        .filter_map(|group| {
+            let tools: Vec<ToolName> = scores
+                .iter()
+                .filter(|scored| scored.group == *group)
+                .take(count)
+                .map(|scored| scored.tool.clone())
+                .collect();
+            (!tools.is_empty()).then(|| PartialGroup {
+                group: group.clone(),
+                tools,
+            })
+        })
+        .collect()
 }
 
 /// Softmax of scores scaled by the best one, at `temperature`.

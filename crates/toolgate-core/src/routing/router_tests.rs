@@ -2,8 +2,8 @@ use pretty_assertions::assert_eq;
 use serde_json::json;
 
 use super::{
-    Confidence, Labelled, PerGroup, Router, RoutingConfig, Tier, Visible, fit_per_group,
-    fit_temperature,
+    Confidence, Labelled, PartialGroup, PerGroup, Router, RoutingConfig, Tier, Visible,
+    fit_per_group, fit_temperature,
 };
 use crate::catalog::Catalog;
 use crate::group::ToolGroup;
@@ -267,5 +267,39 @@ fn configured_per_group_parameters_are_used_and_checked() {
     assert_eq!(
         bad.validate(&catalog).unwrap_err().to_string(),
         "[routing]: per_group weight and bias must be finite numbers"
+    );
+}
+
+#[test]
+fn with_tools_per_group_a_routed_group_arrives_with_its_best_tools() {
+    let catalog = catalog();
+    let whole = Router::lexical(
+        &catalog,
+        RoutingConfig::default().validate(&catalog).unwrap(),
+    );
+    assert_eq!(whole.route("send an email to Bob", &[]).partial, []);
+
+    let config = RoutingConfig {
+        tools_per_group: Some(1),
+        ..RoutingConfig::default()
+    };
+    let router = Router::lexical(&catalog, config.validate(&catalog).unwrap());
+    let decision = router.route("send an email to Bob", &[]);
+    assert_eq!(decision.routed, ids(&["gmail"]));
+    assert_eq!(
+        decision.partial,
+        [PartialGroup {
+            group: GroupId::new("gmail").unwrap(),
+            tools: vec![ToolName::new("gmail_send").unwrap()],
+        }]
+    );
+
+    let zero = RoutingConfig {
+        tools_per_group: Some(0),
+        ..RoutingConfig::default()
+    };
+    assert_eq!(
+        zero.validate(&catalog).unwrap_err().to_string(),
+        "[routing]: tools_per_group must be at least 1 (leave it out to load whole groups)"
     );
 }

@@ -44,6 +44,10 @@ pub struct RoutingConfig {
     /// When a restricted turn escalates to the whole catalog.
     #[serde(default)]
     pub no_progress: NoProgress,
+    /// Tools a routed group arrives with: its best-scoring ones, the rest
+    /// loaded by `load_tool_group` on request. Unset: whole groups.
+    #[serde(default)]
+    pub tools_per_group: Option<usize>,
     /// An embeddings endpoint whose scores are blended with the lexical ones.
     #[serde(default)]
     pub embeddings: Option<crate::routing::semantic::EmbeddingsConfig>,
@@ -155,6 +159,8 @@ pub struct Taxonomy {
     pub temperature: Option<f64>,
     /// Escalation rules.
     pub no_progress: NoProgress,
+    /// Tools a routed group arrives with (`None`: whole groups).
+    pub tools_per_group: Option<usize>,
 }
 
 /// A checked intent.
@@ -207,6 +213,9 @@ pub enum RoutingError {
     /// A temperature that is not positive.
     #[error("[routing]: temperature must be positive, not {0}")]
     Temperature(f64),
+    /// `tools_per_group = 0`.
+    #[error("[routing]: tools_per_group must be at least 1 (leave it out to load whole groups)")]
+    ToolsPerGroup,
 }
 
 impl RoutingConfig {
@@ -265,6 +274,9 @@ impl RoutingConfig {
         {
             return Err(RoutingError::Temperature(t));
         }
+        if self.tools_per_group == Some(0) {
+            return Err(RoutingError::ToolsPerGroup);
+        }
         Ok(Taxonomy {
             intents,
             recovery_groups,
@@ -275,6 +287,7 @@ impl RoutingConfig {
             per_group: self.per_group,
             temperature: self.temperature,
             no_progress: self.no_progress,
+            tools_per_group: self.tools_per_group,
         })
     }
 }
@@ -291,6 +304,7 @@ impl Default for Taxonomy {
             per_group: None,
             temperature: None,
             no_progress: NoProgress::default(),
+            tools_per_group: None,
         }
     }
 }
