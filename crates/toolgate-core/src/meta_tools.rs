@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use crate::outcome::{
     FoundGroup, GroupLoaded, GroupUnloaded, GroupsFound, MetaError, UnloadGroupError,
 };
-use crate::routing::{Router, Taxonomy};
+use crate::routing::{Embeddings, Router, Taxonomy};
 use crate::tool::ToolDefinition;
 
 /// Groups `find_tool_groups` lists at most.
@@ -38,6 +38,8 @@ const FOUND_TOOLS: usize = 3;
 pub struct MetaTools {
     offered: Vec<MetaTool>,
     taxonomy: Option<Taxonomy>,
+    /// The embedding model `find_tool_groups` scores with, when there is one.
+    embeddings: Option<Arc<dyn Embeddings>>,
     /// The router `find_tool_groups` last used, and the catalog revision it
     /// indexes: rebuilt only when the catalog changed.
     router: Arc<Mutex<Option<IndexedRouter>>>,
@@ -79,6 +81,7 @@ impl MetaTools {
         Self {
             offered: tools,
             taxonomy: None,
+            embeddings: None,
             router: Arc::default(),
         }
     }
@@ -86,6 +89,13 @@ impl MetaTools {
     /// Answers `find_tool_groups` with a router under `taxonomy`.
     pub fn with_taxonomy(mut self, taxonomy: Taxonomy) -> Self {
         self.taxonomy = Some(taxonomy);
+        self
+    }
+
+    /// Scores `find_tool_groups` semantically too, with `embeddings`
+    /// ([`Router::hybrid`]).
+    pub fn with_embeddings(mut self, embeddings: Arc<dyn Embeddings>) -> Self {
+        self.embeddings = Some(embeddings);
         self
     }
 
@@ -160,15 +170,15 @@ impl MetaTools {
             return Arc::clone(router);
         }
         let taxonomy = self.taxonomy.clone().unwrap_or_default();
-        let router = Arc::new(Router::lexical(catalog, taxonomy));
+        let router = Arc::new(Router::hybrid(catalog, taxonomy, self.embeddings.clone()));
         *cached = Some((catalog.revision(), Arc::clone(&router)));
         router
     }
 
     fn find<'c>(&self, query: &str, catalog: &'c Catalog) -> GroupsFound<'c> {
         let router = self.router(catalog);
-        let decision = router.route(query, &[]);
-        let tool_scores = router.tool_scores(query, &[]);
+        let (decision, evidence) = router.route_explained(query, &[]);
+        let tool_scores = evidence.tools;
         let groups = decision
             .ranked
             .iter()

@@ -6,17 +6,24 @@
 
 mod bm25;
 mod calibration;
+mod fusion;
+mod hybrid;
 mod router;
 pub mod semantic;
 mod taxonomy;
 mod text;
 
 pub use bm25::Bm25;
-pub use calibration::{DEFAULT_PER_GROUP, PerGroup};
+pub use calibration::{DEFAULT_PER_GROUP, Isotonic, PerGroup};
+pub use fusion::{Fusion, group_scores, ranking};
+pub use hybrid::{
+    Combined, DEFAULT_FUSION, Embeddings, FittedDefaults, GROUP_DOCUMENT_SHARE, HYBRID_DEFAULTS,
+    HybridScorer, LEXICAL_DEFAULTS, RawEvidence, combine, tool_text, tool_texts,
+};
 pub use router::{
-    COVERAGE_TARGET, Confidence, DEFAULT_TEMPERATURE, Decision, GroupScorer, Labelled,
-    LexicalScorer, PartialGroup, Router, Tier, ToolScore, Visible, fit_per_group,
-    fit_per_group_pooled, fit_temperature, probabilities, query_terms,
+    COVERAGE_TARGET, Confidence, DEFAULT_TEMPERATURE, Decision, Evidence, GroupScorer, Labelled,
+    LexicalScorer, PartialGroup, Router, Tier, ToolScore, Visible, calibration_samples,
+    fit_per_group, fit_per_group_pooled, fit_temperature, probabilities, query_terms,
 };
 pub use taxonomy::{
     ConfidenceKind, Intent, IntentConfig, NoProgress, RoutingConfig, RoutingError, Taxonomy,

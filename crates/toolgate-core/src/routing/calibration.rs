@@ -37,3 +37,133 @@ impl PerGroup {
             .collect()
     }
 }
+
+/// A monotone map from a raw confidence to the observed rate, fitted by
+/// isotonic regression (pool adjacent violators) on labelled outcomes:
+/// what turns the router's cover estimate into a probability that holds on
+/// data it was not fitted on.
+#[derive(Clone, Debug, PartialEq, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Isotonic {
+    /// `(raw, calibrated)` knots, raw ascending, calibrated non-decreasing;
+    /// between knots the map is linear, beyond them flat.
+    pub knots: Vec<(f64, f64)>,
+}
+
+impl Isotonic {
+    /// Fits `(raw, outcome, weight)` samples (outcome 1 for a success, 0
+    /// for a failure). Each pooled block becomes one knot at its weighted
+    /// mean raw value. No samples: the identity.
+    pub fn fit(samples: &[(f64, f64, f64)]) -> Self {
+        let mut sorted: Vec<(f64, f64, f64)> = samples
+            .iter()
+            .copied()
+            .filter(|(x, y, w)| x.is_finite() && y.is_finite() && *w > 0.0)
+            .collect();
+        if sorted.is_empty() {
+            return Self {
+                knots: vec![(0.0, 0.0), (1.0, 1.0)],
+            };
+        }
+        sorted.sort_by(|a, b| a.0.total_cmp(&b.0));
+        // Equal raw values pooled first, so no two knots share one.
+        let mut ties: Vec<(f64, f64, f64)> = Vec::new();
+        for (x, y, w) in sorted {
+            match ties.last_mut() {
+                Some(last) if last.0 == x => {
+                    last.1 += w * y;
+                    last.2 += w;
+                }
+                _ => ties.push((x, w * y, w)),
+            }
+        }
+        // Blocks of (sum of w*x, sum of w*y, sum of w).
+        let mut blocks: Vec<(f64, f64, f64)> = Vec::new();
+        for (x, wy, w) in ties {
+            blocks.push((w * x, wy, w));
+            while blocks.len() >= 2 {
+                let last = blocks[blocks.len() - 1];
+                let before = blocks[blocks.len() - 2];
+                if before.1 / before.2 <= last.1 / last.2 {
+                    break;
+                }
+                blocks.pop();
+                let merged = blocks.last_mut().expect("two blocks");
+                merged.0 += last.0;
+                merged.1 += last.1;
+                merged.2 += last.2;
+            }
+        }
+        Self {
+            knots: blocks
+                .into_iter()
+                .map(|(wx, wy, w)| (wx / w, wy / w))
+                .collect(),
+        }
+    }
+
+    /// Checks that the knots are a monotone map into 0..1: at least one,
+    /// finite, raw strictly ascending, calibrated non-decreasing. The
+    /// error says which knot is wrong.
+    pub fn check(&self) -> Result<(), String> {
+        if self.knots.is_empty() {
+            return Err("knots must not be empty".to_owned());
+        }
+        for (index, (raw, calibrated)) in self.knots.iter().enumerate() {
+            if !raw.is_finite() || !(0.0..=1.0).contains(calibrated) {
+                return Err(format!(
+                    "knot {} ({raw}, {calibrated}): values must be finite and the calibrated one between 0 and 1",
+                    index + 1
+                ));
+            }
+            if index > 0 {
+                let (previous_raw, previous_calibrated) = self.knots[index - 1];
+                if *raw <= previous_raw || *calibrated < previous_calibrated {
+                    return Err(format!(
+                        "knot {} ({raw}, {calibrated}) must come after ({previous_raw}, {previous_calibrated}) in both values",
+                        index + 1
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// At most `count` (2 or more) of the knots, evenly spread, the first
+    /// and the last kept: a map as short as a configuration file wants it,
+    /// still monotone.
+    pub fn thinned(&self, count: usize) -> Self {
+        let count = count.max(2);
+        if self.knots.len() <= count {
+            return self.clone();
+        }
+        let last = self.knots.len() - 1;
+        let mut knots: Vec<(f64, f64)> = (0..count)
+            .map(|i| self.knots[i * last / (count - 1)])
+            .collect();
+        knots.dedup();
+        Self { knots }
+    }
+
+    /// The calibrated value of `raw`.
+    pub fn apply(&self, raw: f64) -> f64 {
+        let Some(first) = self.knots.first() else {
+            return raw;
+        };
+        if raw <= first.0 {
+            return first.1;
+        }
+        for pair in self.knots.windows(2) {
+            let ((x0, y0), (x1, y1)) = (pair[0], pair[1]);
+            if raw <= x1 {
+                let span = x1 - x0;
+                return if span > 0.0 {
+                    y0 + (raw - x0) / span * (y1 - y0)
+                } else {
+                    y1
+                };
+            }
+        }
+        self.knots.last().map_or(raw, |k| k.1)
+    }
+}

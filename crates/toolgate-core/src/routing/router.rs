@@ -15,7 +15,8 @@ use std::fmt;
 use crate::catalog::Catalog;
 use crate::name::{GroupId, ToolName};
 use crate::routing::bm25::Bm25;
-use crate::routing::calibration::{DEFAULT_PER_GROUP, PerGroup};
+use crate::routing::calibration::{DEFAULT_PER_GROUP, Isotonic, PerGroup};
+use crate::routing::fusion::group_scores;
 use crate::routing::taxonomy::{ConfidenceKind, Taxonomy, UnknownIntent};
 use crate::routing::text::{terms, tool_terms};
 
@@ -111,6 +112,24 @@ pub trait GroupScorer: Send + Sync + fmt::Debug {
     fn tool_scores(&self, _query: &str, _context: &[&str]) -> Vec<ToolScore> {
         Vec::new()
     }
+
+    /// Both at once: group scores and tool scores from one pass over the
+    /// turn (a scorer that embeds the turn embeds it once).
+    fn evidence(&self, query: &str, context: &[&str]) -> Evidence {
+        Evidence {
+            groups: self.scores(query, context),
+            tools: self.tool_scores(query, context),
+        }
+    }
+}
+
+/// What a scorer found for a turn.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Evidence {
+    /// Raw group scores, in [`GroupScorer::groups`] order.
+    pub groups: Vec<f64>,
+    /// The tools with evidence (in no particular order).
+    pub tools: Vec<ToolScore>,
 }
 
 /// A tool's relevance to a turn.
@@ -196,6 +215,44 @@ pub fn query_terms(query: &str, context: &[&str]) -> Vec<(String, f64)> {
     weighted
 }
 
+impl LexicalScorer {
+    /// BM25 of every tool document for weighted query terms, in tool order.
+    pub(crate) fn tool_bm25(&self, terms: &[(String, f64)]) -> Vec<f64> {
+        self.tool_index.scores(terms)
+    }
+
+    /// BM25 of every group document for weighted query terms, in group
+    /// order.
+    pub(crate) fn group_bm25(&self, terms: &[(String, f64)]) -> Vec<f64> {
+        self.group_index.scores(terms)
+    }
+
+    /// The group (an index into `groups()`) of each tool, in tool order.
+    pub(crate) fn tool_groups(&self) -> &[usize] {
+        &self.tool_group
+    }
+
+    /// The tools scored, in tool order: each group's tools in catalog
+    /// order, groups in catalog order.
+    pub fn tool_names(&self) -> &[ToolName] {
+        &self.tool_names
+    }
+
+    /// Each tool with its score, for the tools with evidence.
+    pub(crate) fn named(&self, scores: &[f64]) -> Vec<ToolScore> {
+        scores
+            .iter()
+            .enumerate()
+            .filter(|(_, score)| **score > 0.0)
+            .map(|(tool, score)| ToolScore {
+                tool: self.tool_names[tool].clone(),
+                group: self.groups[self.tool_group[tool]].clone(),
+                score: *score,
+            })
+            .collect()
+    }
+}
+
 impl GroupScorer for LexicalScorer {
     fn scores(&self, query: &str, context: &[&str]) -> Vec<f64> {
         let terms = query_terms(query, context);
@@ -205,11 +262,11 @@ impl GroupScorer for LexicalScorer {
             .into_iter()
             .map(|s| s * GROUP_DOCUMENT_WEIGHT)
             .collect();
-        let mut best = vec![0.0_f64; self.groups.len()];
-        for (tool, score) in self.tool_index.scores(&terms).into_iter().enumerate() {
-            let group = self.tool_group[tool];
-            best[group] = best[group].max(score);
-        }
+        let best = group_scores(
+            &self.tool_index.scores(&terms),
+            &self.tool_group,
+            self.groups.len(),
+        );
         for (score, tool) in scores.iter_mut().zip(best) {
             *score += tool;
         }
@@ -221,18 +278,7 @@ impl GroupScorer for LexicalScorer {
     }
 
     fn tool_scores(&self, query: &str, context: &[&str]) -> Vec<ToolScore> {
-        let terms = query_terms(query, context);
-        self.tool_index
-            .scores(&terms)
-            .into_iter()
-            .enumerate()
-            .filter(|(_, score)| *score > 0.0)
-            .map(|(tool, score)| ToolScore {
-                tool: self.tool_names[tool].clone(),
-                group: self.groups[self.tool_group[tool]].clone(),
-                score,
-            })
-            .collect()
+        self.named(&self.tool_index.scores(&query_terms(query, context)))
     }
 }
 
@@ -242,6 +288,7 @@ pub struct Router {
     scorer: Box<dyn GroupScorer>,
     taxonomy: Taxonomy,
     confidence: Confidence,
+    calibration: Option<Isotonic>,
 }
 
 /// How scores become the confidence that the routed groups are enough.
@@ -279,6 +326,7 @@ impl Router {
             scorer,
             taxonomy,
             confidence,
+            calibration: None,
         }
     }
 
@@ -296,6 +344,23 @@ impl Router {
     pub fn with_confidence(mut self, confidence: Confidence) -> Self {
         self.confidence = confidence;
         self
+    }
+
+    /// Maps the confidence model's estimate through `calibration` (fitted
+    /// by [`calibration_samples`] on labelled turns) before the tiers
+    /// apply to it.
+    pub fn with_calibration(mut self, calibration: Isotonic) -> Self {
+        self.calibration = Some(calibration);
+        self
+    }
+
+    /// The calibration in use.
+    pub fn calibration(&self) -> Option<&Isotonic> {
+        self.calibration.as_ref()
+    }
+
+    fn calibrate(&self, raw: f64) -> f64 {
+        self.calibration.as_ref().map_or(raw, |c| c.apply(raw))
     }
 
     /// The confidence model in use.
@@ -328,11 +393,25 @@ impl Router {
 
     /// Routes a turn.
     pub fn route(&self, query: &str, context: &[&str]) -> Decision {
-        let mut decision = self.decide(&self.scores(query, context));
+        self.route_explained(query, context).0
+    }
+
+    /// Routes a turn, and returns the evidence too (its tools best first,
+    /// ties in catalog order): one pass over the turn for both.
+    pub fn route_explained(&self, query: &str, context: &[&str]) -> (Decision, Evidence) {
+        let mut evidence = self.scorer.evidence(query, context);
+        evidence.tools.sort_by(|a, b| b.score.total_cmp(&a.score));
+        (self.decide_with_tools(&evidence), evidence)
+    }
+
+    /// The decision for a turn's evidence (tools best first), with the
+    /// tools partly loaded groups arrive with.
+    pub fn decide_with_tools(&self, evidence: &Evidence) -> Decision {
+        let mut decision = self.decide(&evidence.groups);
         if let (Some(count), Visible::Groups(groups)) =
             (self.taxonomy.tools_per_group, &decision.visible)
         {
-            decision.partial = partial_groups(groups, &self.tool_scores(query, context), count);
+            decision.partial = partial_groups(groups, &evidence.tools, count);
         }
         decision
     }
@@ -365,11 +444,18 @@ impl Router {
                 partial: Vec::new(),
             };
         }
-        let (routed, confidence) = match self.confidence {
-            Confidence::PerGroup(_) => {
-                route_by_cover(&ranked, self.taxonomy.max_groups, thresholds)
+        let calibrate = |raw: f64| self.calibrate(raw);
+        let (routed, confidence) = match (self.confidence, self.taxonomy.route_above) {
+            (Confidence::PerGroup(_), Some(share)) => {
+                route_above(&ranked, scores, share, self.taxonomy.max_groups, &calibrate)
             }
-            Confidence::Softmax { .. } => route_by_mass(&ranked, self.taxonomy.max_groups),
+            (Confidence::PerGroup(_), None) => {
+                route_by_cover(&ranked, self.taxonomy.max_groups, thresholds, &calibrate)
+            }
+            (Confidence::Softmax { .. }, _) => {
+                let (routed, mass) = route_by_mass(&ranked, self.taxonomy.max_groups);
+                (routed, calibrate(mass))
+            }
         };
         let tier = if confidence >= thresholds.high {
             Tier::High
@@ -478,22 +564,21 @@ fn route_by_mass(ranked: &[(GroupId, f64)], max_groups: usize) -> (Vec<GroupId>,
 }
 
 /// Per-group chances, most probable first: the fewest groups whose cover
-/// (the chance that no needed group is outside them) reaches the high
-/// threshold; else the fewest reaching the medium one; else all `max_groups`.
-/// Returns them and their cover.
+/// (the chance that no needed group is outside them, through `calibrate`)
+/// reaches the high threshold; else the fewest reaching the medium one; else
+/// all `max_groups`. Returns them and their cover.
 fn route_by_cover(
     ranked: &[(GroupId, f64)],
     max_groups: usize,
     thresholds: crate::routing::taxonomy::Thresholds,
+    calibrate: &dyn Fn(f64) -> f64,
 ) -> (Vec<GroupId>, f64) {
-    // ln P(no needed group among the groups not routed yet).
-    let mut outside: f64 = ranked.iter().map(|(_, p)| (1.0 - p).max(1e-12).ln()).sum();
     let mut medium = None;
     let mut last = 0.0;
     let count = ranked.len().min(max_groups);
-    for (index, (_, probability)) in ranked.iter().enumerate().take(count) {
-        outside -= (1.0 - probability).max(1e-12).ln();
-        let cover = outside.exp().min(1.0);
+    let probabilities: Vec<f64> = ranked.iter().map(|(_, p)| *p).collect();
+    for (index, cover) in covers(&probabilities, max_groups).into_iter().enumerate() {
+        let cover = calibrate(cover);
         last = cover;
         if cover >= thresholds.high {
             return (names(&ranked[..=index]), cover);
@@ -506,6 +591,80 @@ fn route_by_cover(
         Some((routed, cover)) => (names(&ranked[..routed]), cover),
         None => (names(&ranked[..count]), last),
     }
+}
+
+/// Every group (most probable first, `ranked`) scoring at least `share` of
+/// the best of `scores`, at least one and at most `max_groups`, with their
+/// cover through `calibrate`. Probabilities rise with scores, so these are
+/// a prefix of `ranked`.
+fn route_above(
+    ranked: &[(GroupId, f64)],
+    scores: &[f64],
+    share: f64,
+    max_groups: usize,
+    calibrate: &dyn Fn(f64) -> f64,
+) -> (Vec<GroupId>, f64) {
+    let top = scores.iter().copied().fold(0.0_f64, f64::max);
+    let above = scores.iter().filter(|s| **s >= share * top).count();
+    let count = above.clamp(1, max_groups.max(1)).min(ranked.len());
+    let probabilities: Vec<f64> = ranked.iter().map(|(_, p)| *p).collect();
+    let cover = covers(&probabilities, count).last().copied().unwrap_or(0.0);
+    (names(&ranked[..count]), calibrate(cover))
+}
+
+/// The raw cover of each prefix of the groups' chances, most probable first
+/// (the best group, the best two, ...), at most `max_groups` long.
+fn covers(probabilities: &[f64], max_groups: usize) -> Vec<f64> {
+    // ln P(no needed group among the groups not routed yet).
+    let mut outside: f64 = probabilities
+        .iter()
+        .map(|p| (1.0 - p).max(1e-12).ln())
+        .sum();
+    probabilities
+        .iter()
+        .take(max_groups)
+        .map(|probability| {
+            outside -= (1.0 - probability).max(1e-12).ln();
+            outside.exp().min(1.0)
+        })
+        .collect()
+}
+
+/// Samples for fitting the calibration of `model` ([`Isotonic::fit`]): for
+/// every labelled turn and every prefix of its groups by probability (up to
+/// `max_groups`), the prefix's raw cover and whether it holds every gold
+/// group. Each set of turns weighs the same.
+pub fn calibration_samples(
+    model: PerGroup,
+    sets: &[&[Labelled]],
+    max_groups: usize,
+) -> Vec<(f64, f64, f64)> {
+    let mut samples = Vec::new();
+    for examples in sets {
+        let mut set = Vec::new();
+        for example in *examples {
+            if example.gold.is_empty() || example.scores.iter().all(|s| *s <= 0.0) {
+                continue;
+            }
+            let mut ranked: Vec<(usize, f64)> = model
+                .probabilities(&example.scores)
+                .into_iter()
+                .enumerate()
+                .collect();
+            ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
+            let probabilities: Vec<f64> = ranked.iter().map(|(_, p)| *p).collect();
+            for (length, cover) in covers(&probabilities, max_groups).into_iter().enumerate() {
+                let held = example
+                    .gold
+                    .iter()
+                    .all(|g| ranked[..=length].iter().any(|(i, _)| i == g));
+                set.push((cover, if held { 1.0 } else { 0.0 }));
+            }
+        }
+        let weight = 1.0 / set.len().max(1) as f64;
+        samples.extend(set.into_iter().map(|(x, y)| (x, y, weight)));
+    }
+    samples
 }
 
 fn names(ranked: &[(GroupId, f64)]) -> Vec<GroupId> {

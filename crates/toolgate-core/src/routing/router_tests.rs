@@ -303,3 +303,25 @@ fn with_tools_per_group_a_routed_group_arrives_with_its_best_tools() {
         "[routing]: tools_per_group must be at least 1 (leave it out to load whole groups)"
     );
 }
+
+#[test]
+fn isotonic_calibration_pools_violators_and_interpolates() {
+    use crate::routing::calibration::Isotonic;
+    // Raw 0.9 succeeded half the time, raw 0.5 always: pooled to 2/3 over
+    // the three samples, at their mean raw value.
+    let fitted = Isotonic::fit(&[
+        (0.5, 1.0, 1.0),
+        (0.9, 1.0, 1.0),
+        (0.9, 0.0, 1.0),
+        (0.2, 0.0, 1.0),
+    ]);
+    assert_eq!(fitted.knots.len(), 2);
+    assert_eq!(fitted.knots[0], (0.2, 0.0));
+    assert!((fitted.knots[1].0 - 2.3 / 3.0).abs() < 1e-12);
+    assert!((fitted.knots[1].1 - 2.0 / 3.0).abs() < 1e-12);
+    assert_eq!(fitted.apply(0.0), 0.0);
+    assert_eq!(fitted.apply(1.0), fitted.knots[1].1);
+    let middle = fitted.apply((0.2 + fitted.knots[1].0) / 2.0);
+    assert!((middle - 1.0 / 3.0).abs() < 1e-9, "{middle}");
+    assert_eq!(Isotonic::fit(&[]).apply(0.37), 0.37);
+}

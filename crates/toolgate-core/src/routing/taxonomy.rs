@@ -44,10 +44,36 @@ pub struct RoutingConfig {
     /// When a restricted turn escalates to the whole catalog.
     #[serde(default)]
     pub no_progress: NoProgress,
+    /// Route every group scoring at least this share (0 to 1) of the best
+    /// group's score, up to `max_groups`, instead of the fewest groups whose
+    /// confidence reaches the high threshold (the confidence then only sets
+    /// the tier). [`Router::hybrid`](crate::routing::Router::hybrid)
+    /// defaults it.
+    #[serde(default)]
+    pub route_above: Option<f64>,
     /// Tools a routed group arrives with: its best-scoring ones, the rest
     /// loaded by `load_tool_group` on request. Unset: whole groups.
     #[serde(default)]
     pub tools_per_group: Option<usize>,
+    /// How a tool's lexical and semantic scores are fused (default
+    /// [`DEFAULT_FUSION`](crate::routing::DEFAULT_FUSION)).
+    #[serde(default)]
+    pub fusion: Option<crate::routing::Fusion>,
+    /// The calibration of the confidence (`toolgate eval --leave-one-out`
+    /// prints one fitted on its datasets; the default is fitted on the
+    /// public sets).
+    #[serde(default)]
+    pub calibration: Option<crate::routing::Isotonic>,
+    /// Score tools semantically too, with the local embedding model (default
+    /// true; without the model's files toolgate says so and routes
+    /// lexically).
+    #[serde(default)]
+    pub semantic: Option<bool>,
+    /// The local embedding model's directory (default:
+    /// `$TOOLGATE_EMBED_MODEL`, else
+    /// `~/.local/share/toolgate/models/all-MiniLM-L6-v2`).
+    #[serde(default)]
+    pub embed_model: Option<std::path::PathBuf>,
     /// An embeddings endpoint whose scores are blended with the lexical ones.
     #[serde(default)]
     pub embeddings: Option<crate::routing::semantic::EmbeddingsConfig>,
@@ -161,6 +187,12 @@ pub struct Taxonomy {
     pub no_progress: NoProgress,
     /// Tools a routed group arrives with (`None`: whole groups).
     pub tools_per_group: Option<usize>,
+    /// The share of the best score a group needs to be routed, if set.
+    pub route_above: Option<f64>,
+    /// The fusion method, if configured.
+    pub fusion: Option<crate::routing::Fusion>,
+    /// The calibration, if configured.
+    pub calibration: Option<crate::routing::Isotonic>,
 }
 
 /// A checked intent.
@@ -213,6 +245,15 @@ pub enum RoutingError {
     /// A temperature that is not positive.
     #[error("[routing]: temperature must be positive, not {0}")]
     Temperature(f64),
+    /// Fusion parameters out of range.
+    #[error("[routing.fusion]: {0}")]
+    Fusion(String),
+    /// Calibration knots that are not a monotone map into 0..1.
+    #[error("[routing.calibration]: {0}")]
+    Calibration(String),
+    /// `route_above` outside (0, 1].
+    #[error("[routing]: route_above must be above 0 and at most 1, not {0}")]
+    RouteAbove(f64),
     /// `tools_per_group = 0`.
     #[error("[routing]: tools_per_group must be at least 1 (leave it out to load whole groups)")]
     ToolsPerGroup,
@@ -274,6 +315,29 @@ impl RoutingConfig {
         {
             return Err(RoutingError::Temperature(t));
         }
+        match self.fusion {
+            Some(crate::routing::Fusion::Rrf { k }) if !(k.is_finite() && k >= 0.0) => {
+                return Err(RoutingError::Fusion(format!(
+                    "k must be a number of 0 or more, not {k}"
+                )));
+            }
+            Some(crate::routing::Fusion::Blend { weight })
+                if !(weight.is_finite() && (0.0..=1.0).contains(&weight)) =>
+            {
+                return Err(RoutingError::Fusion(format!(
+                    "weight must be between 0 and 1, not {weight}"
+                )));
+            }
+            _ => {}
+        }
+        if let Some(calibration) = &self.calibration {
+            calibration.check().map_err(RoutingError::Calibration)?;
+        }
+        if let Some(share) = self.route_above
+            && !(share.is_finite() && share > 0.0 && share <= 1.0)
+        {
+            return Err(RoutingError::RouteAbove(share));
+        }
         if self.tools_per_group == Some(0) {
             return Err(RoutingError::ToolsPerGroup);
         }
@@ -288,6 +352,9 @@ impl RoutingConfig {
             temperature: self.temperature,
             no_progress: self.no_progress,
             tools_per_group: self.tools_per_group,
+            route_above: self.route_above,
+            fusion: self.fusion,
+            calibration: self.calibration.clone(),
         })
     }
 }
@@ -305,6 +372,9 @@ impl Default for Taxonomy {
             temperature: None,
             no_progress: NoProgress::default(),
             tools_per_group: None,
+            route_above: None,
+            fusion: None,
+            calibration: None,
         }
     }
 }

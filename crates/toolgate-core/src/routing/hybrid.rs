@@ -1,0 +1,318 @@
+//! [`HybridScorer`]: tools scored first, lexically (BM25 over each tool's
+//! name, description and parameters) and semantically (the cosine of the
+//! turn's embedding with each tool's), the two fused ([`Fusion`]); a group
+//! then scores its best tool, plus a share for its own document (name,
+//! description, intents and their examples).
+//!
+//! The embedding model lives outside this crate, behind [`Embeddings`]: the
+//! scorer asks it for the tools' vectors once and for each turn's. Without
+//! it, or when it fails, the scorer is the lexical half alone.
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::catalog::Catalog;
+use crate::name::{GroupId, ToolName};
+use crate::routing::calibration::{Isotonic, PerGroup};
+use crate::routing::fusion::{Fusion, group_scores};
+use crate::routing::router::{
+    Confidence, Evidence, GroupScorer, LexicalScorer, Router, ToolScore, query_terms,
+};
+use crate::routing::semantic::cosine_scores;
+use crate::routing::taxonomy::Taxonomy;
+use crate::tool::ToolDefinition;
+
+/// A sentence-embedding model as the router uses it.
+pub trait Embeddings: Send + Sync + fmt::Debug {
+    /// One vector per text, in order (tool texts: an implementation may
+    /// cache them); `None` when the model cannot embed them.
+    fn embed_texts(&self, texts: &[&str]) -> Option<Vec<Vec<f32>>>;
+
+    /// A user turn's vector; `None` when it cannot be embedded (the turn is
+    /// then scored lexically).
+    fn embed_query(&self, text: &str) -> Option<Vec<f32>>;
+}
+
+/// The semantic half: a vector per tool (in [`HybridScorer::tool_names`]
+/// order) and the model that embeds turns into the same space.
+#[derive(Clone, Debug)]
+struct ToolVectors {
+    vectors: Vec<Vec<f32>>,
+    embeddings: Arc<dyn Embeddings>,
+}
+
+/// Share of the best tool's score a group's own document can add.
+pub const GROUP_DOCUMENT_SHARE: f64 = 0.5;
+
+/// Tools first, then groups; see the module documentation.
+#[derive(Debug)]
+pub struct HybridScorer {
+    lexical: LexicalScorer,
+    semantic: Option<ToolVectors>,
+    fusion: Fusion,
+}
+
+/// The text a tool is embedded by: its name with its words spaced out, its
+/// description and its parameters' names.
+pub fn tool_text(tool: &ToolDefinition) -> String {
+    let mut text = terms_spaced(tool.name.as_str());
+    text.push_str(": ");
+    text.push_str(tool.description.trim());
+    if let Some(serde_json::Value::Object(properties)) = tool.input_schema.get("properties")
+        && !properties.is_empty()
+    {
+        let names: Vec<String> = properties.keys().map(|n| terms_spaced(n)).collect();
+        text.push_str(" (");
+        text.push_str(&names.join(", "));
+        text.push(')');
+    }
+    text
+}
+
+/// `get_weatherForecast` -> `get weather forecast`.
+fn terms_spaced(identifier: &str) -> String {
+    identifier
+        .split(|c: char| !c.is_alphanumeric())
+        .flat_map(|word| {
+            let mut parts = Vec::new();
+            let mut current = String::new();
+            let mut previous_lower = false;
+            for c in word.chars() {
+                if c.is_uppercase() && previous_lower && !current.is_empty() {
+                    parts.push(std::mem::take(&mut current));
+                }
+                previous_lower = c.is_lowercase() || c.is_ascii_digit();
+                current.extend(c.to_lowercase());
+            }
+            parts.push(current);
+            parts
+        })
+        .filter(|part| !part.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+impl HybridScorer {
+    /// Indexes `catalog` lexically and, with `embeddings`, embeds every
+    /// grouped tool's [`tool_text`]; when that fails (or gives a vector per
+    /// tool it should not), the scorer stays lexical.
+    pub fn new(
+        catalog: &Catalog,
+        taxonomy: &Taxonomy,
+        embeddings: Option<Arc<dyn Embeddings>>,
+        fusion: Fusion,
+    ) -> Self {
+        let lexical = LexicalScorer::new(catalog, taxonomy);
+        let semantic = embeddings.and_then(|embeddings| {
+            let texts = tool_texts(catalog);
+            let texts: Vec<&str> = texts.iter().map(|(_, text)| text.as_str()).collect();
+            let vectors = embeddings.embed_texts(&texts)?;
+            (vectors.len() == lexical.tool_names().len()).then_some(ToolVectors {
+                vectors,
+                embeddings,
+            })
+        });
+        Self {
+            lexical,
+            semantic,
+            fusion,
+        }
+    }
+
+    /// Whether turns are scored semantically too.
+    pub fn is_semantic(&self) -> bool {
+        self.semantic.is_some()
+    }
+
+    /// The fusion in use.
+    pub fn fusion(&self) -> Fusion {
+        self.fusion
+    }
+
+    /// The tools scored, in order.
+    pub fn tool_names(&self) -> &[ToolName] {
+        self.lexical.tool_names()
+    }
+
+    /// A turn's raw evidence: BM25 of every tool and group document, and
+    /// the cosine of every tool when the turn could be embedded.
+    pub fn raw(&self, query: &str, context: &[&str]) -> RawEvidence {
+        let terms = query_terms(query, context);
+        let semantic = self.semantic.as_ref().and_then(|s| {
+            let vector = s.embeddings.embed_query(query)?;
+            Some(cosine_scores(&vector, &s.vectors))
+        });
+        RawEvidence {
+            lexical: self.lexical.tool_bm25(&terms),
+            semantic,
+            documents: self.lexical.group_bm25(&terms),
+        }
+    }
+
+    /// Group scores and tool scores from raw evidence (which
+    /// `toolgate eval` computes once and combines many ways).
+    pub fn combine(&self, raw: &RawEvidence) -> Evidence {
+        self.combine_with(self.fusion, raw)
+    }
+
+    /// [`Self::combine`] by another fusion method.
+    pub fn combine_with(&self, fusion: Fusion, raw: &RawEvidence) -> Evidence {
+        combine(
+            fusion,
+            raw,
+            self.lexical.tool_groups(),
+            self.lexical.groups().len(),
+        )
+        .named(&self.lexical)
+    }
+}
+
+/// The evidence [`HybridScorer::combine`] starts from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RawEvidence {
+    /// BM25 of each tool.
+    pub lexical: Vec<f64>,
+    /// Cosine of each tool, when the turn was embedded.
+    pub semantic: Option<Vec<f64>>,
+    /// BM25 of each group's own document.
+    pub documents: Vec<f64>,
+}
+
+/// Fused tool scores and the group scores they give.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Combined {
+    /// Per group, in group order.
+    pub groups: Vec<f64>,
+    /// Per tool, in tool order.
+    pub tools: Vec<f64>,
+}
+
+impl Combined {
+    fn named(self, lexical: &LexicalScorer) -> Evidence {
+        Evidence {
+            tools: lexical.named(&self.tools),
+            groups: self.groups,
+        }
+    }
+}
+
+/// `raw` fused by `fusion`: each tool's score, and each group's (its best
+/// tool's, plus up to [`GROUP_DOCUMENT_SHARE`] of the best tool's score
+/// for its own document, by that document's BM25 relative to the best).
+pub fn combine(fusion: Fusion, raw: &RawEvidence, tool_group: &[usize], groups: usize) -> Combined {
+    let tools = fusion.fuse(&raw.lexical, raw.semantic.as_deref());
+    let mut group = group_scores(&tools, tool_group, groups);
+    let best_tool = tools.iter().copied().fold(0.0_f64, f64::max);
+    let best_document = raw.documents.iter().copied().fold(0.0_f64, f64::max);
+    if best_document > 0.0 {
+        for (score, document) in group.iter_mut().zip(&raw.documents) {
+            *score += GROUP_DOCUMENT_SHARE * best_tool * document / best_document;
+        }
+    }
+    Combined {
+        groups: group,
+        tools,
+    }
+}
+
+/// The text embedded for each tool, in scorer order (each group's tools in
+/// catalog order, groups in catalog order).
+pub fn tool_texts(catalog: &Catalog) -> Vec<(ToolName, String)> {
+    catalog
+        .groups()
+        .flat_map(|group| catalog.group_tools(group.id.as_str()))
+        .map(|tool| (tool.name.clone(), tool_text(tool)))
+        .collect()
+}
+
+impl GroupScorer for HybridScorer {
+    fn scores(&self, query: &str, context: &[&str]) -> Vec<f64> {
+        self.evidence(query, context).groups
+    }
+
+    fn groups(&self) -> &[GroupId] {
+        self.lexical.groups()
+    }
+
+    fn tool_scores(&self, query: &str, context: &[&str]) -> Vec<ToolScore> {
+        self.evidence(query, context).tools
+    }
+
+    fn evidence(&self, query: &str, context: &[&str]) -> Evidence {
+        self.combine(&self.raw(query, context))
+    }
+}
+
+#[cfg(test)]
+#[path = "hybrid_tests.rs"]
+mod tests;
+
+/// The fusion when none is configured: chosen by leave-one-dataset-out
+/// evaluation (BENCHMARKS.md).
+pub const DEFAULT_FUSION: Fusion = Fusion::Rrf { k: 60.0 };
+
+/// A confidence model and its calibration, fitted together.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FittedDefaults {
+    /// The per-group model.
+    pub model: PerGroup,
+    /// The calibration's knots.
+    pub knots: &'static [(f64, f64)],
+}
+
+impl FittedDefaults {
+    /// The calibration.
+    pub fn calibration(&self) -> Isotonic {
+        Isotonic {
+            knots: self.knots.to_vec(),
+        }
+    }
+}
+
+/// Fitted on every public dataset of BENCHMARKS.md for [`DEFAULT_FUSION`]
+/// with the embedding model (`toolgate eval --leave-one-out` prints them).
+pub const HYBRID_DEFAULTS: FittedDefaults = FittedDefaults {
+    model: PerGroup {
+        weight: 9.7,
+        bias: -8.3,
+    },
+    knots: &[(0.0, 0.0), (1.0, 1.0)],
+};
+
+/// The same for [`Fusion::Lexical`], used when there is no embedding model.
+pub const LEXICAL_DEFAULTS: FittedDefaults = FittedDefaults {
+    model: PerGroup {
+        weight: 9.7,
+        bias: -8.3,
+    },
+    knots: &[(0.0, 0.0), (1.0, 1.0)],
+};
+
+impl Router {
+    /// The router toolgate runs: tools scored first ([`HybridScorer`], by
+    /// the configured fusion, semantically too when `embeddings` is given
+    /// and works), groups by their best tools, the per-group confidence
+    /// and its calibration as configured, else the defaults fitted for the
+    /// scorer that results ([`HYBRID_DEFAULTS`], [`LEXICAL_DEFAULTS`]).
+    pub fn hybrid(
+        catalog: &Catalog,
+        taxonomy: Taxonomy,
+        embeddings: Option<Arc<dyn Embeddings>>,
+    ) -> Self {
+        let fusion = taxonomy.fusion.unwrap_or(DEFAULT_FUSION);
+        let scorer = HybridScorer::new(catalog, &taxonomy, embeddings, fusion);
+        let defaults = if scorer.is_semantic() && fusion != Fusion::Lexical {
+            HYBRID_DEFAULTS
+        } else {
+            LEXICAL_DEFAULTS
+        };
+        let model = taxonomy.per_group.unwrap_or(defaults.model);
+        let calibration = taxonomy
+            .calibration
+            .clone()
+            .unwrap_or_else(|| defaults.calibration());
+        Self::new(Box::new(scorer), taxonomy)
+            .with_confidence(Confidence::PerGroup(model))
+            .with_calibration(calibration)
+    }
+}

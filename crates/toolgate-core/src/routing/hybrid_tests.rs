@@ -1,0 +1,125 @@
+use std::sync::Arc;
+
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+use super::{Embeddings, HybridScorer, tool_text, tool_texts};
+use crate::catalog::Catalog;
+use crate::group::ToolGroup;
+use crate::name::{GroupId, ToolName};
+use crate::origin::Origin;
+use crate::routing::fusion::Fusion;
+use crate::routing::router::{GroupScorer, Router};
+use crate::routing::taxonomy::RoutingConfig;
+use crate::tool::ToolDefinition;
+
+fn catalog() -> Catalog {
+    let mut catalog = Catalog::new();
+    for (group, tools) in [
+        (
+            "mail",
+            vec![
+                ("send_message", "Send a message"),
+                ("list_inbox", "List the inbox"),
+            ],
+        ),
+        (
+            "money",
+            vec![("convert_currency", "Convert an amount between currencies")],
+        ),
+    ] {
+        let tools = tools
+            .into_iter()
+            .map(|(name, text)| {
+                let schema = json!({"type": "object", "properties": {"amountDue": {}}});
+                let definition =
+                    ToolDefinition::new(ToolName::new(name).unwrap(), text, schema).unwrap();
+                (definition, Origin::Builtin)
+            })
+            .collect();
+        catalog
+            .register_group_with_tools(
+                ToolGroup::new(GroupId::new(group).unwrap(), group, "things"),
+                Origin::Builtin,
+                tools,
+            )
+            .unwrap();
+    }
+    catalog
+}
+
+/// Three tools on three axes; a turn about "cash" on the currency tool's.
+/// Only the first `tools` tool vectors are given.
+#[derive(Debug)]
+struct Fixed {
+    tools: usize,
+}
+
+impl Embeddings for Fixed {
+    fn embed_texts(&self, texts: &[&str]) -> Option<Vec<Vec<f32>>> {
+        assert_eq!(texts.len(), 3);
+        let vectors = vec![
+            vec![1.0, 0.0, 0.0],
+            vec![0.0, 1.0, 0.0],
+            vec![0.0, 0.1, 1.0],
+        ];
+        Some(vectors.into_iter().take(self.tools).collect())
+    }
+
+    fn embed_query(&self, text: &str) -> Option<Vec<f32>> {
+        text.contains("cash").then(|| vec![0.0, 0.0, 1.0])
+    }
+}
+
+fn embeddings(tools: usize) -> Option<Arc<dyn Embeddings>> {
+    Some(Arc::new(Fixed { tools }))
+}
+
+#[test]
+fn a_paraphrase_no_word_matches_is_routed_by_its_meaning() {
+    let catalog = catalog();
+    let taxonomy = RoutingConfig::default().validate(&catalog).unwrap();
+    let lexical = HybridScorer::new(&catalog, &taxonomy, None, Fusion::Rrf { k: 10.0 });
+    assert!(!lexical.is_semantic());
+    assert!(
+        lexical
+            .scores("how much cash is that in yen", &[])
+            .iter()
+            .all(|s| *s == 0.0)
+    );
+
+    let hybrid = HybridScorer::new(&catalog, &taxonomy, embeddings(3), Fusion::Rrf { k: 10.0 });
+    assert!(hybrid.is_semantic());
+    let router = Router::new(Box::new(hybrid), taxonomy);
+    let decision = router.route("how much cash is that in yen", &[]);
+    assert_eq!(decision.routed[0], GroupId::new("money").unwrap());
+    assert_eq!(
+        router.tool_scores("how much cash is that in yen", &[])[0]
+            .tool
+            .as_str(),
+        "convert_currency"
+    );
+}
+
+#[test]
+fn vectors_that_do_not_match_the_tools_leave_the_scorer_lexical() {
+    let catalog = catalog();
+    let taxonomy = RoutingConfig::default().validate(&catalog).unwrap();
+    let scorer = HybridScorer::new(&catalog, &taxonomy, embeddings(2), Fusion::Semantic);
+    assert!(!scorer.is_semantic());
+    let scores = scorer.scores("send a message", &[]);
+    assert!(scores[0] > 0.0 && scores[1] == 0.0, "{scores:?}");
+}
+
+#[test]
+fn a_tool_is_embedded_by_its_spaced_name_description_and_parameters() {
+    let catalog = catalog();
+    let texts = tool_texts(&catalog);
+    let names: Vec<&str> = texts.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["send_message", "list_inbox", "convert_currency"]);
+    let tool = catalog.tool("convert_currency").unwrap().definition;
+    assert_eq!(
+        tool_text(tool),
+        "convert currency: Convert an amount between currencies (amount due)"
+    );
+}
