@@ -87,10 +87,18 @@ pub(crate) struct EvalArgs {
     #[arg(long, value_name = "NAME", default_value = "o200k_base")]
     pub(crate) encoding: Encoding,
 
-    /// Also report the router blended with the local embedding model in DIR (all-MiniLM-L6-v2
-    /// as toolgate-embed loads it), offline, instead of a [routing.embeddings] endpoint.
+    /// The local embedding model (all-MiniLM-L6-v2 as toolgate-embed loads it) for the
+    /// semantic and hybrid policies (default: $TOOLGATE_EMBED_MODEL, else
+    /// ~/.local/share/toolgate/models/all-MiniLM-L6-v2). Without one, or with a
+    /// [routing.embeddings] endpoint configured, that is used instead; without either, only the
+    /// lexical policies are measured.
     #[arg(long, value_name = "DIR")]
     pub(crate) embed_model: Option<PathBuf>,
+
+    /// Where tool and query vectors are cached between runs (default:
+    /// $XDG_CACHE_HOME/toolgate/vectors, else ~/.cache/toolgate/vectors).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) vector_cache: Option<PathBuf>,
 
     /// Measure each dataset with the router's confidence model fitted on the other datasets
     /// only (needs two datasets or more): how routing does on a catalog it was not tuned on.

@@ -5,14 +5,16 @@
 
 use toolgate_core::TokenCounter;
 use toolgate_core::routing::{
-    ConfidenceKind, Labelled, PerGroup, Router, RoutingConfig, fit_per_group_pooled,
+    ConfidenceKind, Fusion, Isotonic, Labelled, PerGroup, Router, RoutingConfig,
+    fit_per_group_pooled,
 };
 
 use crate::dataset::{Dataset, Query};
 use crate::error::{EvalError, Result};
-use crate::evaluate::evaluate;
+use crate::evaluate::{Fitting, SemanticInputs, evaluate_prepared, vectors};
 use crate::policy::labelled;
 use crate::report::Evaluation;
+use crate::tool_first::{ChoiceSet, Fitted, Prepared, choose, fit, fusions, settings};
 
 /// The per-group confidence model fitted on every labelled query of
 /// `datasets`, each dataset weighing the same. Intents and recovery groups
@@ -40,8 +42,13 @@ pub fn fit_across(datasets: &[&Dataset]) -> Result<PerGroup> {
 /// others ([`fit_across`]); the left-out dataset's own queries tune
 /// nothing. `progress(dataset, done, total)` is called as queries are
 /// processed.
+///
+/// `semantic` gives each dataset's vectors (in dataset order; missing or
+/// `None` entries leave that dataset lexical): the tool-first router's
+/// model for each fusion method is fitted on the other datasets' scores.
 pub fn leave_one_out(
     datasets: &[Dataset],
+    semantic: &[Option<SemanticInputs>],
     counter: &TokenCounter,
     config: &RoutingConfig,
     progress: &mut dyn FnMut(&str, usize, usize),
@@ -49,6 +56,14 @@ pub fn leave_one_out(
     if datasets.len() < 2 {
         return Err(EvalError::LeaveOneOut(datasets.len()));
     }
+    let prepared: Vec<Prepared<'_>> = datasets
+        .iter()
+        .enumerate()
+        .map(|(index, dataset)| {
+            let inputs = semantic.get(index).and_then(Option::as_ref);
+            Prepared::new(dataset, config, vectors(inputs), counter)
+        })
+        .collect::<Result<_>>()?;
     let mut evaluations = Vec::new();
     for (index, left_out) in datasets.iter().enumerate() {
         let others: Vec<&Dataset> = datasets
@@ -63,13 +78,95 @@ pub fn leave_one_out(
             per_group: Some(fitted),
             ..config.clone()
         };
-        let mut evaluation = evaluate(left_out, counter, &config, None, &mut |done, total| {
-            progress(&left_out.name, done, total)
-        })?;
+        let other_prepared: Vec<&Prepared<'_>> = prepared
+            .iter()
+            .enumerate()
+            .filter(|(other, _)| *other != index)
+            .map(|(_, p)| p)
+            .collect();
+        let mut evaluation = evaluate_prepared(
+            &prepared[index],
+            counter,
+            &config,
+            Fitting::Across(&other_prepared),
+            &mut |done, total| progress(&left_out.name, done, total),
+        )?;
         evaluation.tuned_on = others.iter().map(|d| d.name.clone()).collect();
         evaluations.push(evaluation);
     }
     Ok(evaluations)
+}
+
+/// What every fusion method's router fits to on all of `datasets`: the
+/// defaults a build ships and the settings `[routing]` can carry.
+#[derive(Clone, Debug)]
+pub struct FittedFusion {
+    /// The fusion method.
+    pub fusion: Fusion,
+    /// Its per-group model.
+    pub model: PerGroup,
+    /// Its calibration.
+    pub calibration: Isotonic,
+    /// `route_above` chosen on every dataset.
+    pub route_above: f64,
+    /// `tools_per_group` chosen on every dataset.
+    pub tools_per_group: usize,
+    /// The mean group recall and token share of that choice over the
+    /// datasets (in sample: what the choice was made on).
+    pub recall: f64,
+    /// See `recall`.
+    pub token_fraction: f64,
+}
+
+/// [`FittedFusion`] for every fusion method the vectors allow, fitted on
+/// every labelled query of `datasets` (each weighing the same).
+pub fn fit_fusions(
+    datasets: &[Dataset],
+    semantic: &[Option<SemanticInputs>],
+    counter: &TokenCounter,
+    config: &RoutingConfig,
+) -> Result<Vec<FittedFusion>> {
+    let prepared: Vec<Prepared<'_>> = datasets
+        .iter()
+        .enumerate()
+        .map(|(index, dataset)| {
+            let inputs = semantic.get(index).and_then(Option::as_ref);
+            Prepared::new(dataset, config, vectors(inputs), counter)
+        })
+        .collect::<Result<_>>()?;
+    let all: Vec<&Prepared<'_>> = prepared.iter().collect();
+    let with_vectors = prepared.iter().all(|p| p.semantic);
+    let max_groups = prepared.first().map_or(20, |p| p.taxonomy.max_groups);
+    let fitted: Vec<(Fusion, Fitted)> = fusions(with_vectors)
+        .into_iter()
+        .map(|fusion| (fusion, fit(&all, fusion, max_groups)))
+        .collect();
+    let sets: Vec<ChoiceSet<'_>> = prepared
+        .iter()
+        .map(|p| ChoiceSet {
+            prepared: p,
+            fitted: &fitted,
+            tune_only: false,
+        })
+        .collect();
+    Ok(fitted
+        .iter()
+        .filter_map(|(fusion, model)| {
+            let (setting, recall, token_fraction) = choose(&settings(*fusion), &sets)?;
+            Some(FittedFusion {
+                fusion: *fusion,
+                model: model.model,
+                calibration: model
+                    .calibration
+                    .clone()
+                    .unwrap_or(Isotonic { knots: Vec::new() }),
+                route_above: setting.route_above,
+                tools_per_group: setting.tools_per_group,
+                recall,
+                token_fraction,
+            })
+        })
+        .collect())
 }
 
 #[cfg(test)]
@@ -86,6 +183,7 @@ mod tests {
         let datasets = [a, b, c];
         let evaluations = leave_one_out(
             &datasets,
+            &[],
             &counter,
             &RoutingConfig::default(),
             &mut |_, _, _| {},
@@ -100,7 +198,13 @@ mod tests {
         assert_eq!(evaluations[0].confidence_model, expected);
         let [a, _, _] = datasets;
         assert!(matches!(
-            leave_one_out(&[a], &counter, &RoutingConfig::default(), &mut |_, _, _| {}),
+            leave_one_out(
+                &[a],
+                &[],
+                &counter,
+                &RoutingConfig::default(),
+                &mut |_, _, _| {}
+            ),
             Err(EvalError::LeaveOneOut(1))
         ));
     }

@@ -8,7 +8,7 @@
 //! model is fitted, then BM25 over tools at the router's token budget and the
 //! router's best 1 to 3 groups.
 
-use toolgate_core::routing::{ConfidenceKind, Router, RoutingConfig, semantic};
+use toolgate_core::routing::{ConfidenceKind, Fusion, Router, RoutingConfig};
 use toolgate_core::{Origin, TokenCounter};
 
 use crate::baseline::{GROUP_KS, ROUTED_KS, TOOL_KS, TopK, routed_tools};
@@ -17,22 +17,32 @@ use crate::dataset::{Dataset, Query};
 use crate::error::Result;
 use crate::policy::{describe, run_router, tune_router};
 use crate::report::{
-    CurvePoint, Evaluation, TierFigures, bands, curve_point, high_tier, mean, router_figures,
-    summary,
+    CurvePoint, Evaluation, SearchCurve, TierFigures, bands, curve_point, high_tier, mean,
+    router_figures, summary,
+};
+use crate::tool_first::{
+    CHOICE_BUDGET, ChoiceSet, Prepared, choose, fit, fit_labelled, fusions, settings,
 };
 
-/// Embeddings for the semantic variant of the router: one vector per
-/// catalog group (in catalog order) and one per query (in dataset order).
+/// Embeddings for the semantic policies: one vector per grouped tool (in
+/// [`toolgate_core::routing::tool_texts`] order) and one per query (in
+/// dataset order).
 #[derive(Clone, Debug)]
 pub struct SemanticInputs {
-    /// Group vectors.
-    pub groups: Vec<Vec<f32>>,
+    /// Tool vectors.
+    pub tools: Vec<Vec<f32>>,
     /// Query vectors.
     pub queries: Vec<Vec<f32>>,
-    /// Semantic share of the blended score.
-    pub weight: f64,
-    /// What produced them (shown in the policy name).
+    /// What produced them.
     pub model: String,
+}
+
+/// Where the tool-first router's confidence model comes from.
+pub(crate) enum Fitting<'a> {
+    /// The dataset's own tuning part.
+    Own,
+    /// Other datasets only (leave one out).
+    Across(&'a [&'a Prepared<'a>]),
 }
 
 /// Evaluates every policy on `dataset`. `progress(done, total)` is called as
@@ -58,6 +68,25 @@ pub fn evaluate(
     semantic: Option<&SemanticInputs>,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Evaluation> {
+    let prepared = Prepared::new(dataset, config, vectors(semantic), counter)?;
+    evaluate_prepared(&prepared, counter, config, Fitting::Own, progress)
+}
+
+/// The vectors of `semantic`, as [`Prepared::new`] takes them.
+pub(crate) fn vectors(semantic: Option<&SemanticInputs>) -> Option<(&[Vec<f32>], &[Vec<f32>])> {
+    semantic.map(|s| (s.tools.as_slice(), s.queries.as_slice()))
+}
+
+/// [`evaluate`] on a prepared dataset, the tool-first router fitted as
+/// `fitting` says.
+pub(crate) fn evaluate_prepared(
+    prepared: &Prepared<'_>,
+    counter: &TokenCounter,
+    config: &RoutingConfig,
+    fitting: Fitting<'_>,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Evaluation> {
+    let dataset = prepared.dataset;
     let catalog = &dataset.catalog;
     let taxonomy = config.validate(catalog)?;
     let tune: Vec<&Query> = dataset.queries.iter().filter(|q| q.tune).collect();
@@ -150,26 +179,6 @@ pub fn evaluate(
         router_report,
         polymorphic_report,
     ];
-    if let Some(semantic) = semantic {
-        let blended = |router: &Router, query: &Query| {
-            let cosine = semantic::cosine_scores(&semantic.queries[query.index], &semantic.groups);
-            semantic::blend(
-                &router.scores(&query.text, &query.earlier_turns()),
-                &cosine,
-                semantic.weight,
-            )
-        };
-        let router = tune_router(catalog, &taxonomy, config, &costs, &tuned, &blended);
-        let (seen, decisions) =
-            run_router(&router, catalog, &costs, &report, &blended, &mut |_, _| {});
-        policies.push(router_figures(
-            summarize(format!("tiered_router+{}", semantic.model), &seen),
-            &decisions,
-            &seen,
-            &report,
-            all,
-        ));
-    }
     if taxonomy.confidence == ConfidenceKind::PerGroup && config.per_group.is_none() {
         // The one-softmax model, tuned the same way, for comparison.
         let mut softmax = taxonomy;
@@ -212,6 +221,105 @@ pub fn evaluate(
         policies.push(summarize(format!("bm25_groups@{k}"), &top_k.groups[slot]));
     }
 
+    // Tools first, then groups: the tool-search baselines and the router
+    // that loads the best tools of the groups it routes, per fusion method.
+    let mut search_curves = Vec::new();
+    let mut tool_router_calibration = Vec::new();
+    let mut group_curves = Vec::new();
+    let mut fitted = Vec::new();
+    for fusion in fusions(prepared.semantic) {
+        let seen = prepared.tool_search(&prepared.costs, fusion, &TOOL_KS, &report);
+        let curve: Vec<CurvePoint> = TOOL_KS
+            .iter()
+            .zip(&seen)
+            .map(|(k, seen)| curve_point(*k, &summarize(String::new(), seen)))
+            .collect();
+        search_curves.push(SearchCurve {
+            method: fusion.label(),
+            points: curve,
+        });
+        const GS: [usize; 10] = [1, 2, 3, 5, 8, 10, 15, 20, 30, 50];
+        for m in [1, 2, 3] {
+            let seen = prepared.group_search(&prepared.costs, fusion, &GS, m, &report);
+            group_curves.push(SearchCurve {
+                method: format!("groups[{}]@{m}", fusion.label()),
+                points: GS
+                    .iter()
+                    .zip(&seen)
+                    .map(|(g, seen)| curve_point(*g, &summarize(String::new(), seen)))
+                    .collect(),
+            });
+        }
+        let max_groups = prepared.taxonomy.max_groups;
+        let model = match &fitting {
+            Fitting::Own => {
+                fit_labelled(&[prepared.labelled(fusion, &tuned).as_slice()], max_groups)
+            }
+            Fitting::Across(others) => fit(others, fusion, max_groups),
+        };
+        fitted.push((fusion, model));
+    }
+    // Each fusion method's settings chosen where the figures are not
+    // reported: on the other datasets (leave one out), else on this one's
+    // tuning part; then the best of them all, the headline.
+    let choice_sets: Vec<ChoiceSet<'_>> = match &fitting {
+        Fitting::Own => vec![ChoiceSet {
+            prepared,
+            fitted: &fitted,
+            tune_only: true,
+        }],
+        Fitting::Across(others) => others
+            .iter()
+            .map(|other| ChoiceSet {
+                prepared: other,
+                fitted: &fitted,
+                tune_only: false,
+            })
+            .collect(),
+    };
+    let mut chosen_per_fusion = Vec::new();
+    for (fusion, _) in &fitted {
+        if let Some(chosen) = choose(&settings(*fusion), &choice_sets) {
+            chosen_per_fusion.push(chosen);
+        }
+    }
+    let headline = chosen_per_fusion
+        .iter()
+        .filter(|(_, _, tokens)| *tokens <= CHOICE_BUDGET)
+        .max_by(|a, b| a.1.total_cmp(&b.1).then(b.2.total_cmp(&a.2)))
+        .or_else(|| chosen_per_fusion.first())
+        .map(|(setting, _, _)| *setting);
+    let model_of = |fusion: Fusion| {
+        &fitted
+            .iter()
+            .find(|(f, _)| *f == fusion)
+            .expect("fitted for every fusion")
+            .1
+    };
+    let mut tool_router_setting = String::new();
+    if let Some(setting) = headline {
+        let (seen, decisions) = prepared.route(setting, model_of(setting.fusion), &report);
+        tool_router_calibration.push((setting.name(), bands(&decisions, &report)));
+        tool_router_setting = setting.name();
+        policies.push(router_figures(
+            summarize("tool_router".to_owned(), &seen),
+            &decisions,
+            &seen,
+            &report,
+            all,
+        ));
+    }
+    for (setting, _, _) in &chosen_per_fusion {
+        let (seen, decisions) = prepared.route(*setting, model_of(setting.fusion), &report);
+        policies.push(router_figures(
+            summarize(setting.name(), &seen),
+            &decisions,
+            &seen,
+            &report,
+            all,
+        ));
+    }
+
     let calibration = bands(&decisions, &report);
     Ok(Evaluation {
         dataset: dataset.name.clone(),
@@ -231,6 +339,10 @@ pub fn evaluate(
         calibration,
         bm25_tools_curve: tools_curve,
         bm25_groups_curve: groups_curve,
+        search_curves,
+        tool_router_calibration,
+        tool_router_setting,
+        group_curves,
     })
 }
 

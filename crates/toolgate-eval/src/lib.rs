@@ -28,11 +28,12 @@ mod markdown;
 mod policy;
 mod report;
 mod svg;
+mod tool_first;
 
-pub use cross::{fit_across, leave_one_out};
+pub use cross::{FittedFusion, fit_across, fit_fusions, leave_one_out};
 pub use dataset::{Dataset, Query};
 pub use error::{EvalError, Result};
 pub use evaluate::{SemanticInputs, evaluate};
 pub use markdown::markdown;
-pub use report::{Band, CurvePoint, Evaluation, PolicyReport, TierFigures, TierMix};
+pub use report::{Band, CurvePoint, Evaluation, PolicyReport, SearchCurve, TierFigures, TierMix};
 pub use svg::svg;

@@ -78,6 +78,19 @@ pub fn markdown(e: &Evaluation, encoding: &str) -> String {
             high.token_fraction * 100.0
         );
     }
+    if !e.tool_router_setting.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n`tool_router` is {}, chosen {}.",
+            e.tool_router_setting,
+            if e.tuned_on.is_empty() {
+                "on the tuning part"
+            } else {
+                "on the other datasets"
+            }
+        );
+    }
+    search_comparison(&mut out, e);
     let _ = writeln!(
         out,
         "\nCalibration (reported queries): confidence band, decisions, mean confidence, observed share whose routed groups held every gold group.\n"
@@ -93,6 +106,48 @@ pub fn markdown(e: &Evaluation, encoding: &str) -> String {
     }
     out.push('\n');
     out
+}
+
+/// Each tool-first router against tool search by every method at the same
+/// tokens (interpolated on the search curves).
+fn search_comparison(out: &mut String, e: &Evaluation) {
+    let routers: Vec<_> = e
+        .policies
+        .iter()
+        .filter(|p| p.policy.starts_with("tool_router"))
+        .collect();
+    if routers.is_empty() || e.search_curves.is_empty() {
+        return;
+    }
+    let methods: Vec<&str> = e.search_curves.iter().map(|c| c.method.as_str()).collect();
+    let _ = writeln!(
+        out,
+        "\nTool search at the same tokens (gold-group recall of the k best tools, interpolated):\n"
+    );
+    let _ = writeln!(
+        out,
+        "| policy | group recall | of all-tools | {} | margin over the best |",
+        methods.join(" | ")
+    );
+    let _ = writeln!(out, "|---|---:|---:|{}---:|", "---:|".repeat(methods.len()));
+    for router in routers {
+        let at: Vec<f64> = e
+            .search_curves
+            .iter()
+            .map(|c| c.recall_at(router.token_fraction))
+            .collect();
+        let best = at.iter().copied().fold(0.0_f64, f64::max);
+        let cells: Vec<String> = at.iter().map(|r| format!("{r:.3}")).collect();
+        let _ = writeln!(
+            out,
+            "| {} | {:.3} | {:.1}% | {} | {:+.3} |",
+            router.policy,
+            router.group_recall,
+            router.token_fraction * 100.0,
+            cells.join(" | "),
+            router.group_recall - best
+        );
+    }
 }
 
 #[cfg(test)]

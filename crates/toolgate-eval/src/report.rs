@@ -124,6 +124,52 @@ pub struct Evaluation {
     pub bm25_tools_curve: Vec<CurvePoint>,
     /// BM25 over groups at several k.
     pub bm25_groups_curve: Vec<CurvePoint>,
+    /// Tool search (the k best tools) by each fusion method, at several k.
+    pub search_curves: Vec<SearchCurve>,
+    /// The tool-first router's calibration per fusion method (its
+    /// decisions do not depend on the tools per group).
+    pub tool_router_calibration: Vec<(String, Vec<Band>)>,
+    /// The settings of the `tool_router` row, chosen where it is not
+    /// reported.
+    pub tool_router_setting: String,
+    /// The g best groups by each fusion method, each with its m best
+    /// tools, at several g (one curve per method and m).
+    pub group_curves: Vec<SearchCurve>,
+}
+
+/// Tool search by one method at several k.
+#[derive(Clone, Debug, Serialize)]
+pub struct SearchCurve {
+    /// `bm25`, `embedding`, `rrf(k=60)`...
+    pub method: String,
+    /// One point per k.
+    pub points: Vec<CurvePoint>,
+}
+
+impl SearchCurve {
+    /// Group recall at `token_fraction`, interpolated between the two points
+    /// around it (the last point's beyond the curve, 0 before the first).
+    pub fn recall_at(&self, token_fraction: f64) -> f64 {
+        let mut previous: Option<&CurvePoint> = None;
+        for point in &self.points {
+            if point.token_fraction >= token_fraction {
+                return match previous {
+                    None => point.group_recall * token_fraction / point.token_fraction.max(1e-12),
+                    Some(p) => {
+                        let span = point.token_fraction - p.token_fraction;
+                        let t = if span > 0.0 {
+                            (token_fraction - p.token_fraction) / span
+                        } else {
+                            1.0
+                        };
+                        p.group_recall + t * (point.group_recall - p.group_recall)
+                    }
+                };
+            }
+            previous = Some(point);
+        }
+        previous.map_or(0.0, |p| p.group_recall)
+    }
 }
 
 /// A policy's figures from what each of `queries` saw under it (`seen`, in
@@ -218,7 +264,7 @@ pub(crate) fn high_tier(decisions: &[Decision]) -> Vec<usize> {
 
 /// The router's calibration: its decisions grouped by confidence band.
 pub(crate) fn bands(decisions: &[Decision], queries: &[&Query]) -> Vec<Band> {
-    let edges = [0.0, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0];
+    let edges = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0];
     edges
         .windows(2)
         .map(|edge| {

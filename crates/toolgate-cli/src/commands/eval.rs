@@ -10,8 +10,9 @@ use std::io::IsTerminal;
 
 use anyhow::Context;
 use toolgate_core::TokenCounter;
+use toolgate_core::routing::Fusion;
 use toolgate_core::routing::RoutingConfig;
-use toolgate_eval::{Dataset, SemanticInputs, evaluate, leave_one_out, markdown, svg};
+use toolgate_eval::{Dataset, SemanticInputs, evaluate, fit_fusions, leave_one_out, markdown, svg};
 
 use super::tool_setup::embeddings_client;
 use crate::cli::EvalArgs;
@@ -35,29 +36,81 @@ fn leave_one_out_evaluations(
     config: &RoutingConfig,
     counter: &TokenCounter,
 ) -> anyhow::Result<Vec<toolgate_eval::Evaluation>> {
-    if config.embeddings.is_some() {
-        eprint(
-            "  note: --leave-one-out measures the lexical router; [routing.embeddings] is not used\n",
-        );
-    }
+    let mut embedding = Embedding::open(args, config)?;
     let mut datasets = Vec::new();
+    let mut semantic = Vec::new();
     for dir in &args.dataset {
         let dataset =
             Dataset::load(dir).with_context(|| format!("loading the dataset {}", dir.display()))?;
         for skipped in &dataset.skipped {
             eprint(&format!("  skipped: {skipped}\n"));
         }
+        semantic.push(embedding.inputs(&dataset)?);
         datasets.push(dataset);
     }
     let mut bar = ProgressBar::new();
-    let evaluations = leave_one_out(&datasets, counter, config, &mut |name, done, total| {
-        bar.show(name, done, total);
-    })?;
+    let evaluations = leave_one_out(
+        &datasets,
+        &semantic,
+        counter,
+        config,
+        &mut |name, done, total| {
+            bar.show(name, done, total);
+        },
+    )?;
     bar.clear();
     for evaluation in &evaluations {
         print(&markdown(evaluation, args.encoding.as_str()));
     }
+    print(&fitted_settings(
+        &fit_fusions(&datasets, &semantic, counter, config)?,
+        &datasets,
+    ));
     Ok(evaluations)
+}
+
+/// Knots of a printed calibration, at most.
+const PRINTED_KNOTS: usize = 12;
+
+/// The `[routing]` settings each fusion method fits to on every dataset,
+/// as TOML a user can paste.
+fn fitted_settings(fitted: &[toolgate_eval::FittedFusion], datasets: &[Dataset]) -> String {
+    let names: Vec<&str> = datasets.iter().map(|d| d.name.as_str()).collect();
+    let mut out = format!(
+        "## Fitted on every dataset\n\n[routing] settings for each fusion method, fitted on {}:\n\n```toml\n",
+        names.join(", ")
+    );
+    for (index, fitted) in fitted.iter().enumerate() {
+        if index > 0 {
+            out.push('\n');
+        }
+        let fusion = match fitted.fusion {
+            Fusion::Lexical => "{ method = \"lexical\" }".to_owned(),
+            Fusion::Semantic => "{ method = \"semantic\" }".to_owned(),
+            Fusion::Rrf { k } => format!("{{ method = \"rrf\", k = {k:?} }}"),
+            Fusion::Blend { weight } => format!("{{ method = \"blend\", weight = {weight:?} }}"),
+        };
+        let knots: Vec<String> = fitted
+            .calibration
+            .thinned(PRINTED_KNOTS)
+            .knots
+            .iter()
+            .map(|(raw, calibrated)| format!("[{raw:.4}, {calibrated:.4}]"))
+            .collect();
+        out.push_str(&format!(
+            "# {}: mean group recall {:.3} at {:.1}% of all-tools tokens on these datasets\n[routing]\nfusion = {fusion}\nroute_above = {:?}\ntools_per_group = {}\nper_group = {{ weight = {:.3}, bias = {:.3} }}\ncalibration = {{ knots = [{}] }}\n",
+            fitted.fusion.label(),
+            fitted.recall,
+            fitted.token_fraction * 100.0,
+            fitted.route_above,
+            fitted.tools_per_group,
+            fitted.model.weight,
+            fitted.model.bias,
+            knots.join(", ")
+        ));
+    }
+    out.push_str("```\n");
+    out
 }
 
 /// Progress on stderr when it is a terminal: one line, redrawn.
@@ -102,16 +155,14 @@ fn own_evaluations(
     counter: &TokenCounter,
 ) -> anyhow::Result<Vec<toolgate_eval::Evaluation>> {
     let mut evaluations = Vec::new();
+    let mut embedding = Embedding::open(args, config)?;
     for dir in &args.dataset {
         let dataset =
             Dataset::load(dir).with_context(|| format!("loading the dataset {}", dir.display()))?;
         for skipped in &dataset.skipped {
             eprint(&format!("  skipped: {skipped}\n"));
         }
-        let semantic = match &args.embed_model {
-            Some(dir) => Some(local_semantic_inputs(dir, config, &dataset)?),
-            None => semantic_inputs(config, &dataset)?,
-        };
+        let semantic = embedding.inputs(&dataset)?;
         let mut bar = ProgressBar::new();
         let evaluation = evaluate(
             &dataset,
@@ -144,99 +195,130 @@ fn as_str(texts: &[String]) -> Vec<&str> {
     texts.iter().map(String::as_str).collect()
 }
 
-/// The dataset's groups and queries embedded by the local model in `dir`.
-fn local_semantic_inputs(
-    dir: &std::path::Path,
-    config: &RoutingConfig,
-    dataset: &Dataset,
-) -> anyhow::Result<SemanticInputs> {
-    let embedder = toolgate_embed::Embedder::load(dir)
-        .with_context(|| format!("loading the embedding model in {}", dir.display()))?;
-    let groups: Vec<toolgate_core::GroupId> =
-        dataset.catalog.groups().map(|g| g.id.clone()).collect();
-    let group_texts = toolgate_core::routing::semantic::group_texts(&dataset.catalog, &groups);
-    let started = std::time::Instant::now();
-    let group_vectors = embedder
-        .embed(&as_str(&group_texts))
-        .with_context(|| format!("{}: embedding the groups", dataset.name))?;
-    let query_texts: Vec<String> = dataset.queries.iter().map(|q| q.text.clone()).collect();
-    let query_vectors = embedder
-        .embed(&as_str(&query_texts))
-        .with_context(|| format!("{}: embedding the queries", dataset.name))?;
-    eprint(&format!(
-        "  {}: embedded {} groups and {} queries with the local model in {:.1} s\n",
-        dataset.name,
-        groups.len(),
-        query_texts.len(),
-        started.elapsed().as_secs_f64()
-    ));
-    Ok(SemanticInputs {
-        groups: group_vectors,
-        queries: query_vectors,
-        weight: config
-            .embeddings
-            .as_ref()
-            .and_then(|e| e.weight)
-            .unwrap_or(0.5),
-        model: toolgate_embed::MODEL_NAME.to_owned(),
-    })
+/// Turns texts into vectors.
+type EmbedFn<'a> = dyn FnMut(&[&str]) -> anyhow::Result<Vec<Vec<f32>>> + 'a;
+
+/// How `toolgate eval` embeds: the local model (with the vector cache),
+/// else the `[routing.embeddings]` endpoint, else nothing.
+enum Embedding {
+    Local {
+        embedder: toolgate_embed::Embedder,
+        cache: toolgate_embed::VectorCache,
+    },
+    Endpoint {
+        client: toolgate_llm::EmbeddingsClient,
+        runtime: tokio::runtime::Runtime,
+        model: String,
+    },
+    Lexical,
+}
+
+impl Embedding {
+    fn open(args: &EvalArgs, config: &RoutingConfig) -> anyhow::Result<Self> {
+        let env = |name: &str| std::env::var(name).ok();
+        let dir = toolgate_embed::model_dir(args.embed_model.as_deref(), &env);
+        let local = dir.as_deref().map(toolgate_embed::Embedder::load);
+        match (local, &config.embeddings) {
+            (Some(Ok(embedder)), _) => {
+                let cache_dir = match &args.vector_cache {
+                    Some(dir) => dir.clone(),
+                    None => toolgate_tools::vector_cache_dir(&env)
+                        .context("no --vector-cache, and neither XDG_CACHE_HOME nor HOME is set")?,
+                };
+                let cache = toolgate_embed::VectorCache::open(&cache_dir, &embedder);
+                Ok(Self::Local { embedder, cache })
+            }
+            (Some(Err(error)), _) if args.embed_model.is_some() => {
+                Err(anyhow::Error::new(error).context("loading the embedding model"))
+            }
+            (_, Some(settings)) => Ok(Self::Endpoint {
+                client: embeddings_client(settings)?,
+                runtime: tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .context("starting the async runtime")?,
+                model: settings.model.clone(),
+            }),
+            (local, None) => {
+                let why = match local {
+                    Some(Err(error)) => error.to_string(),
+                    _ => "no model directory".to_owned(),
+                };
+                eprint(&format!(
+                    "  note: no embedding model ({why}); measuring the lexical policies only\n"
+                ));
+                Ok(Self::Lexical)
+            }
+        }
+    }
+
+    fn model(&self) -> Option<String> {
+        match self {
+            Self::Local { .. } => Some(toolgate_embed::MODEL_NAME.to_owned()),
+            Self::Endpoint { model, .. } => Some(model.clone()),
+            Self::Lexical => None,
+        }
+    }
+
+    fn embed(&mut self, texts: &[&str]) -> anyhow::Result<Vec<Vec<f32>>> {
+        match self {
+            Self::Local { embedder, cache } => Ok(cache.embed(embedder, texts)?),
+            Self::Endpoint {
+                client, runtime, ..
+            } => {
+                let mut vectors = Vec::with_capacity(texts.len());
+                for batch in texts.chunks(EMBEDDING_BATCH) {
+                    let batch: Vec<String> = batch.iter().map(|t| (*t).to_owned()).collect();
+                    let mut events = |_| {};
+                    vectors.extend(runtime.block_on(client.embed(&batch, &mut events))?);
+                }
+                Ok(vectors)
+            }
+            Self::Lexical => Ok(Vec::new()),
+        }
+    }
+
+    fn save(&mut self) {
+        if let Self::Local { cache, .. } = self
+            && let Err(error) = cache.save()
+        {
+            eprint(&format!(
+                "  note: the vector cache was not saved: {error}\n"
+            ));
+        }
+    }
+
+    /// The dataset's tools and queries embedded, or `None` when lexical.
+    fn inputs(&mut self, dataset: &Dataset) -> anyhow::Result<Option<SemanticInputs>> {
+        let Some(model) = self.model() else {
+            return Ok(None);
+        };
+        let started = std::time::Instant::now();
+        let tool_texts: Vec<String> = toolgate_core::routing::tool_texts(&dataset.catalog)
+            .into_iter()
+            .map(|(_, text)| text)
+            .collect();
+        let query_texts: Vec<String> = dataset.queries.iter().map(|q| q.text.clone()).collect();
+        let embed: &mut EmbedFn<'_> = &mut |texts| self.embed(texts);
+        let tools = embed(&as_str(&tool_texts))
+            .with_context(|| format!("{}: embedding the tools with {model}", dataset.name))?;
+        let queries = embed(&as_str(&query_texts))
+            .with_context(|| format!("{}: embedding the queries with {model}", dataset.name))?;
+        self.save();
+        eprint(&format!(
+            "  {}: {} tools and {} queries embedded with {model} in {:.1} s\n",
+            dataset.name,
+            tool_texts.len(),
+            query_texts.len(),
+            started.elapsed().as_secs_f64()
+        ));
+        Ok(Some(SemanticInputs {
+            tools,
+            queries,
+            model,
+        }))
+    }
 }
 
 /// Texts per embeddings request.
 const EMBEDDING_BATCH: usize = 128;
-
-/// The dataset's groups and queries embedded by the `[routing.embeddings]`
-/// endpoint, when the configuration names one: the blended router is then
-/// evaluated beside the lexical one.
-fn semantic_inputs(
-    config: &RoutingConfig,
-    dataset: &Dataset,
-) -> anyhow::Result<Option<SemanticInputs>> {
-    let Some(settings) = &config.embeddings else {
-        return Ok(None);
-    };
-    let client = embeddings_client(settings)?;
-    let groups: Vec<toolgate_core::GroupId> =
-        dataset.catalog.groups().map(|g| g.id.clone()).collect();
-    let group_texts = toolgate_core::routing::semantic::group_texts(&dataset.catalog, &groups);
-    let query_texts: Vec<String> = dataset.queries.iter().map(|q| q.text.clone()).collect();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?;
-    let started = std::time::Instant::now();
-    let embed = |texts: &[String]| -> anyhow::Result<Vec<Vec<f32>>> {
-        let mut vectors = Vec::with_capacity(texts.len());
-        for batch in texts.chunks(EMBEDDING_BATCH) {
-            let mut events = |_| {};
-            vectors.extend(runtime.block_on(client.embed(batch, &mut events))?);
-        }
-        Ok(vectors)
-    };
-    let group_vectors = embed(&group_texts).with_context(|| {
-        format!(
-            "{}: embedding the groups ([routing.embeddings])",
-            dataset.name
-        )
-    })?;
-    let query_vectors = embed(&query_texts).with_context(|| {
-        format!(
-            "{}: embedding the queries ([routing.embeddings])",
-            dataset.name
-        )
-    })?;
-    eprint(&format!(
-        "  {}: embedded {} groups and {} queries with {} in {:.1} s\n",
-        dataset.name,
-        groups.len(),
-        query_texts.len(),
-        settings.model,
-        started.elapsed().as_secs_f64()
-    ));
-    Ok(Some(SemanticInputs {
-        groups: group_vectors,
-        queries: query_vectors,
-        weight: settings.weight.unwrap_or(0.5),
-        model: settings.model.clone(),
-    }))
-}

@@ -1,0 +1,419 @@
+//! Tools first, then groups: the policies built on each tool's own score.
+//!
+//! Each query's raw evidence (BM25 of every tool and group document, and
+//! the cosine of every tool when there are vectors) is computed once
+//! ([`Prepared`]); the fusion methods, the tool-search baselines and the
+//! router that loads the best tools of the groups it routes are then all
+//! combinations of the same numbers, so they differ only in how they use
+//! them.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use toolgate_core::routing::{
+    Confidence, Decision, Fusion, GroupScorer, HybridScorer, Isotonic, Labelled, PerGroup,
+    RawEvidence, Router, RoutingConfig, Taxonomy, Tier, Visible, calibration_samples,
+    fit_per_group_pooled, ranking,
+};
+use toolgate_core::{Catalog, GroupId, TokenCounter, ToolName};
+
+use crate::costs::{Costs, Seen};
+use crate::dataset::{Dataset, Query};
+use crate::error::Result;
+
+/// Tools each routed group arrives with, tried.
+pub(crate) const TOOLS_PER_GROUP: [usize; 3] = [1, 2, 3];
+
+/// Fusion methods measured.
+pub(crate) fn fusions(semantic: bool) -> Vec<Fusion> {
+    if semantic {
+        vec![
+            Fusion::Lexical,
+            Fusion::Semantic,
+            Fusion::Rrf { k: 60.0 },
+            Fusion::Blend { weight: 0.5 },
+        ]
+    } else {
+        vec![Fusion::Lexical]
+    }
+}
+
+/// A dataset ready for the tool-first policies.
+pub(crate) struct Prepared<'d> {
+    pub(crate) dataset: &'d Dataset,
+    pub(crate) taxonomy: Taxonomy,
+    scorer: HybridScorer,
+    /// Raw evidence per query (by [`Query::index`]); `None` for queries
+    /// with no gold group, which no policy is measured on.
+    raw: Vec<Option<RawEvidence>>,
+    /// Microseconds the raw evidence took, per query (BM25 and cosines;
+    /// the query's embedding is not included).
+    raw_micros: Vec<f64>,
+    /// Whether tool vectors were given.
+    pub(crate) semantic: bool,
+    /// Token costs of the catalog.
+    pub(crate) costs: Costs,
+}
+
+impl<'d> Prepared<'d> {
+    /// `vectors`: one per tool in [`toolgate_core::routing::tool_texts`]
+    /// order and one per query in dataset order.
+    pub(crate) fn new(
+        dataset: &'d Dataset,
+        config: &RoutingConfig,
+        vectors: Option<(&[Vec<f32>], &[Vec<f32>])>,
+        counter: &TokenCounter,
+    ) -> Result<Self> {
+        let taxonomy = config.validate(&dataset.catalog)?;
+        let scorer = HybridScorer::new(&dataset.catalog, &taxonomy, None, Fusion::Lexical);
+        let mut raw = Vec::with_capacity(dataset.queries.len());
+        let mut raw_micros = Vec::with_capacity(dataset.queries.len());
+        let tools = vectors.map(|(tools, _)| tools);
+        for query in &dataset.queries {
+            if query.gold_groups.is_empty() {
+                raw.push(None);
+                raw_micros.push(0.0);
+                continue;
+            }
+            let started = Instant::now();
+            let mut evidence = scorer.raw(&query.text, &query.earlier_turns());
+            if let (Some(tools), Some((_, queries))) = (tools, vectors) {
+                evidence.semantic = Some(toolgate_core::routing::semantic::cosine_scores(
+                    &queries[query.index],
+                    tools,
+                ));
+            }
+            raw_micros.push(started.elapsed().as_secs_f64() * 1e6);
+            raw.push(Some(evidence));
+        }
+        Ok(Self {
+            dataset,
+            taxonomy,
+            scorer,
+            raw,
+            raw_micros,
+            semantic: vectors.is_some(),
+            costs: Costs::new(&dataset.catalog, counter),
+        })
+    }
+
+    fn catalog(&self) -> &Catalog {
+        &self.dataset.catalog
+    }
+
+    /// Labelled group scores under `fusion`, for fitting.
+    pub(crate) fn labelled(&self, fusion: Fusion, queries: &[&Query]) -> Vec<Labelled> {
+        let groups = self.scorer.groups();
+        queries
+            .iter()
+            .filter_map(|q| {
+                let raw = self.raw[q.index].as_ref()?;
+                Some(Labelled {
+                    scores: self.scorer.combine_with(fusion, raw).groups,
+                    gold: q
+                        .gold_groups
+                        .iter()
+                        .filter_map(|g| groups.iter().position(|r| r == g))
+                        .collect(),
+                })
+            })
+            .collect()
+    }
+
+    /// Every query with a gold group.
+    pub(crate) fn labelled_all(&self, fusion: Fusion) -> Vec<Labelled> {
+        let queries: Vec<&Query> = self
+            .dataset
+            .queries
+            .iter()
+            .filter(|q| !q.gold_groups.is_empty())
+            .collect();
+        self.labelled(fusion, &queries)
+    }
+
+    /// The `k` best tools by `fusion`, for each k of `ks`: one list per k.
+    pub(crate) fn tool_search(
+        &self,
+        costs: &Costs,
+        fusion: Fusion,
+        ks: &[usize],
+        queries: &[&Query],
+    ) -> Vec<Vec<Seen>> {
+        let names = self.scorer.tool_names();
+        let mut per_k: Vec<Vec<Seen>> = ks.iter().map(|_| Vec::new()).collect();
+        for query in queries {
+            let Some(raw) = self.raw[query.index].as_ref() else {
+                continue;
+            };
+            let started = Instant::now();
+            let fused = fusion.fuse(&raw.lexical, raw.semantic.as_deref());
+            let order = ranking(&fused);
+            let micros = self.raw_micros[query.index] + started.elapsed().as_secs_f64() * 1e6;
+            for (slot, k) in ks.iter().enumerate() {
+                let shown: Vec<&str> = order.iter().take(*k).map(|i| names[*i].as_str()).collect();
+                let mut seen = costs.tools_seen(self.catalog(), &shown);
+                seen.micros = micros;
+                per_k[slot].push(seen);
+            }
+        }
+        per_k
+    }
+
+    /// The `g` best groups by `fusion` (their best tools' scores), each
+    /// with its `m` best tools, for each g of `gs`: one list per g.
+    pub(crate) fn group_search(
+        &self,
+        costs: &Costs,
+        fusion: Fusion,
+        gs: &[usize],
+        m: usize,
+        queries: &[&Query],
+    ) -> Vec<Vec<Seen>> {
+        let groups = self.scorer.groups();
+        let mut per_g: Vec<Vec<Seen>> = gs.iter().map(|_| Vec::new()).collect();
+        for query in queries {
+            let Some(raw) = self.raw[query.index].as_ref() else {
+                continue;
+            };
+            let mut evidence = self.scorer.combine_with(fusion, raw);
+            evidence.tools.sort_by(|a, b| b.score.total_cmp(&a.score));
+            let order = ranking(&evidence.groups);
+            for (slot, g) in gs.iter().enumerate() {
+                let shown: Vec<(GroupId, Vec<&str>)> = order
+                    .iter()
+                    .take(*g)
+                    .map(|index| {
+                        let group = &groups[*index];
+                        let names: Vec<&str> = evidence
+                            .tools
+                            .iter()
+                            .filter(|t| t.group == *group)
+                            .take(m)
+                            .map(|t| t.tool.as_str())
+                            .collect();
+                        (group.clone(), names)
+                    })
+                    .collect();
+                per_g[slot].push(costs.partial_seen(&shown));
+            }
+        }
+        per_g
+    }
+
+    /// The router over `fusion`'s scores with `model`, each routed group
+    /// arriving with its `tools_per_group` best tools: what each query saw,
+    /// and the decisions.
+    pub(crate) fn route(
+        &self,
+        setting: RouterSetting,
+        fitted: &Fitted,
+        queries: &[&Query],
+    ) -> (Vec<Seen>, Vec<Decision>) {
+        let costs = &self.costs;
+        let fusion = setting.fusion;
+        let mut taxonomy = self.taxonomy.clone();
+        taxonomy.tools_per_group = Some(setting.tools_per_group);
+        taxonomy.route_above = Some(setting.route_above);
+        let mut router = Router::new(
+            Box::new(HybridScorer::new(
+                self.catalog(),
+                &taxonomy,
+                None,
+                Fusion::Lexical,
+            )),
+            taxonomy,
+        )
+        .with_confidence(Confidence::PerGroup(fitted.model));
+        if let Some(calibration) = &fitted.calibration {
+            router = router.with_calibration(calibration.clone());
+        }
+        let mut seen_all = Vec::new();
+        let mut decisions = Vec::new();
+        for query in queries {
+            let Some(raw) = self.raw[query.index].as_ref() else {
+                continue;
+            };
+            let started = Instant::now();
+            let mut evidence = self.scorer.combine_with(fusion, raw);
+            evidence.tools.sort_by(|a, b| b.score.total_cmp(&a.score));
+            let decision = router.decide_with_tools(&evidence);
+            let micros = self.raw_micros[query.index] + started.elapsed().as_secs_f64() * 1e6;
+            let mut seen = self.seen(costs, &decision);
+            seen.micros = micros;
+            seen_all.push(seen);
+            decisions.push(decision);
+        }
+        (seen_all, decisions)
+    }
+
+    /// What a decision shows: the whole catalog at the low tier; else each
+    /// partly loaded group's tools and every other visible group whole.
+    fn seen(&self, costs: &Costs, decision: &Decision) -> Seen {
+        let catalog = self.catalog();
+        let groups = match &decision.visible {
+            Visible::Catalog => return costs.groups_seen(catalog, &[], true),
+            Visible::Groups(groups) => groups,
+        };
+        let partial: HashMap<&GroupId, &[ToolName]> = decision
+            .partial
+            .iter()
+            .map(|p| (&p.group, p.tools.as_slice()))
+            .collect();
+        let shown: Vec<(GroupId, Vec<&str>)> = groups
+            .iter()
+            .map(|group| {
+                let names = match partial.get(group) {
+                    Some(tools) => tools.iter().map(ToolName::as_str).collect(),
+                    None => catalog
+                        .group_tools(group.as_str())
+                        .map(|t| t.name.as_str())
+                        .collect(),
+                };
+                (group.clone(), names)
+            })
+            .collect();
+        debug_assert!(decision.tier != Tier::Low);
+        costs.partial_seen(&shown)
+    }
+}
+
+/// A fitted confidence: the per-group model and the calibration of its
+/// cover.
+#[derive(Clone, Debug)]
+pub(crate) struct Fitted {
+    pub(crate) model: PerGroup,
+    pub(crate) calibration: Option<Isotonic>,
+}
+
+/// The per-group model and its calibration for `fusion`, fitted on
+/// labelled turns (one set per catalog, each weighing the same).
+pub(crate) fn fit_labelled(sets: &[&[Labelled]], max_groups: usize) -> Fitted {
+    let model = fit_per_group_pooled(sets);
+    let calibration = Isotonic::fit(&calibration_samples(model, sets, max_groups));
+    Fitted {
+        model,
+        calibration: Some(calibration),
+    }
+}
+
+/// [`fit_labelled`] on every labelled query of `sets`.
+pub(crate) fn fit(sets: &[&Prepared<'_>], fusion: Fusion, max_groups: usize) -> Fitted {
+    let labelled: Vec<Vec<Labelled>> = sets.iter().map(|p| p.labelled_all(fusion)).collect();
+    let slices: Vec<&[Labelled]> = labelled.iter().map(Vec::as_slice).collect();
+    fit_labelled(&slices, max_groups)
+}
+
+/// What the tool-first router's settings are chosen among.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct RouterSetting {
+    pub(crate) fusion: Fusion,
+    /// `[routing] route_above`.
+    pub(crate) route_above: f64,
+    /// `[routing] tools_per_group`.
+    pub(crate) tools_per_group: usize,
+}
+
+impl RouterSetting {
+    /// The policy name: `tool_router[rrf(k=60), above 0.5, 1 tool]`.
+    pub(crate) fn name(&self) -> String {
+        format!(
+            "tool_router[{}, above {}, {} tool{}]",
+            self.fusion.label(),
+            self.route_above,
+            self.tools_per_group,
+            if self.tools_per_group == 1 { "" } else { "s" }
+        )
+    }
+}
+
+/// A dataset a setting is chosen on, with the model fitted for each
+/// fusion method (never on the dataset the choice is reported on).
+pub(crate) struct ChoiceSet<'a> {
+    pub(crate) prepared: &'a Prepared<'a>,
+    pub(crate) fitted: &'a [(Fusion, Fitted)],
+    /// Only its tuning part (a dataset chosen on for itself).
+    pub(crate) tune_only: bool,
+}
+
+impl ChoiceSet<'_> {
+    fn fitted(&self, fusion: Fusion) -> &Fitted {
+        &self
+            .fitted
+            .iter()
+            .find(|(f, _)| *f == fusion)
+            .expect("a model fitted for every fusion tried")
+            .1
+    }
+}
+
+/// `route_above` values tried.
+pub(crate) const ROUTE_ABOVE: [f64; 7] = [0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8];
+
+/// Mean token share, over the datasets a setting is chosen on, that a
+/// chosen setting may spend: the goal is at most 15% on a catalog never
+/// seen, so the choice keeps a margin.
+pub(crate) const CHOICE_BUDGET: f64 = 0.10;
+
+/// The settings of `fusion` tried.
+pub(crate) fn settings(fusion: Fusion) -> Vec<RouterSetting> {
+    let mut out = Vec::new();
+    for route_above in ROUTE_ABOVE {
+        for tools_per_group in TOOLS_PER_GROUP {
+            out.push(RouterSetting {
+                fusion,
+                route_above,
+                tools_per_group,
+            });
+        }
+    }
+    out
+}
+
+/// Mean group recall and token share of `setting` over `sets`, each with
+/// its own fitted model, measured on each set's labelled queries.
+pub(crate) fn measure_on(setting: RouterSetting, sets: &[ChoiceSet<'_>]) -> (f64, f64) {
+    let mut recall = 0.0;
+    let mut tokens = 0.0;
+    for set in sets {
+        let (prepared, fitted) = (set.prepared, set.fitted(setting.fusion));
+        let queries: Vec<&Query> = prepared
+            .dataset
+            .queries
+            .iter()
+            .filter(|q| !q.gold_groups.is_empty() && (!set.tune_only || q.tune))
+            .collect();
+        let (seen, _) = prepared.route(setting, fitted, &queries);
+        let figures = crate::report::summary(
+            String::new(),
+            &queries,
+            &seen,
+            prepared.costs.all_tools as f64,
+        );
+        recall += figures.group_recall;
+        tokens += figures.token_fraction;
+    }
+    let n = sets.len().max(1) as f64;
+    (recall / n, tokens / n)
+}
+
+/// The setting among `candidates` with the highest mean recall on `sets`
+/// within [`CHOICE_BUDGET`] (the cheapest when none is), and its mean
+/// recall and token share there.
+pub(crate) fn choose(
+    candidates: &[RouterSetting],
+    sets: &[ChoiceSet<'_>],
+) -> Option<(RouterSetting, f64, f64)> {
+    let measured: Vec<(RouterSetting, f64, f64)> = candidates
+        .iter()
+        .map(|setting| {
+            let (recall, tokens) = measure_on(*setting, sets);
+            (*setting, recall, tokens)
+        })
+        .collect();
+    let within = measured
+        .iter()
+        .filter(|(_, _, tokens)| *tokens <= CHOICE_BUDGET)
+        .max_by(|a, b| a.1.total_cmp(&b.1).then(b.2.total_cmp(&a.2)))
+        .copied();
+    within.or_else(|| measured.iter().min_by(|a, b| a.2.total_cmp(&b.2)).copied())
+}
