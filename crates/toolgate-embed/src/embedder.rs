@@ -232,8 +232,10 @@ fn runtime_environment(library: &Path) -> Result<Environment, String> {
     if let Some(environment) = environment.as_ref() {
         return Ok(environment.clone());
     }
+    // No telemetry: an offline router reports to no one.
     let built = ort::init_from(library)
         .map_err(|e| e.to_string())?
+        .with_telemetry(false)
         .build()
         .map_err(|e| e.to_string())?;
     *environment = Some(built.clone());

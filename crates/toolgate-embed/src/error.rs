@@ -6,6 +6,12 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum EmbedError {
+    /// No directory was configured and there is no home directory to look
+    /// in.
+    #[error(
+        "no embedding model: set TOOLGATE_EMBED_MODEL to its directory (HOME is not set either)"
+    )]
+    NowhereToLook,
     /// The model directory does not exist (or is not a directory).
     #[error("no embedding model directory at {dir}")]
     NoModelDir {

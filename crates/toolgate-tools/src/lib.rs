@@ -17,6 +17,7 @@ mod catalog_state;
 mod consolidate;
 mod context;
 mod deadline;
+mod embeddings;
 mod error;
 mod listing;
 mod naming;
@@ -32,6 +33,7 @@ pub use builtin::{
 };
 pub use consolidate::ALL_GROUPS;
 pub use context::{CallContext, CallerChannel};
+pub use embeddings::{LocalEmbeddings, vector_cache_dir};
 pub use error::{ConsolidationError, SourceError, ToolCallError, ToolboxError};
 pub use naming::{RenameReason, RenamedTool};
 pub use output::{Content, ToolOutput};

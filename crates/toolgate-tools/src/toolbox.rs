@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 use tokio::sync::broadcast;
-use toolgate_core::routing::RoutingConfig;
+use toolgate_core::routing::{Embeddings, RoutingConfig};
 use toolgate_core::{
     ActiveToolSet, Alias, Catalog, GroupId, GroupListing, GroupVisibility, ImportError,
     ManifestError, MetaCall, MetaTool, MetaTools, NotAvailable, Origin, ToolGroup, ToolName,
@@ -77,6 +77,9 @@ pub struct ToolboxOptions {
     /// when the catalog has more groups than this, even when `meta_tools`
     /// leaves it out; `None` never adds it.
     pub search_above_groups: Option<usize>,
+    /// The embedding model `find_tool_groups` scores with beside BM25
+    /// ([`crate::LocalEmbeddings`]); without it the search is lexical.
+    pub embeddings: Option<Arc<dyn Embeddings>>,
 }
 
 impl Default for ToolboxOptions {
@@ -93,6 +96,7 @@ impl Default for ToolboxOptions {
             aliases: Vec::new(),
             call_timeout: DEFAULT_CALL_TIMEOUT,
             search_above_groups: None,
+            embeddings: None,
         }
     }
 }
@@ -267,6 +271,9 @@ impl Toolbox {
         };
         if let Some(routing) = routing {
             meta = meta.with_taxonomy(routing.validate(&catalog)?);
+        }
+        if let Some(embeddings) = &options.embeddings {
+            meta = meta.with_embeddings(Arc::clone(embeddings));
         }
 
         let toolbox = Arc::new(Self {

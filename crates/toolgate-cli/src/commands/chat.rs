@@ -191,8 +191,18 @@ async fn run_chat<S: ConversationStore + AgentStore + 'static>(
 ) -> anyhow::Result<()> {
     let (router, semantic) = if args.route {
         let config = &settings.routing;
+        // The endpoint's group-level blend when one is configured, else
+        // tools scored first, with the local model when it is there.
+        let embeddings = match &config.embeddings {
+            Some(_) => None,
+            None => super::tool_setup::local_embeddings(config),
+        };
         let router = toolbox.with_catalog(|catalog| -> anyhow::Result<Router> {
-            Ok(Router::lexical(catalog, config.validate(catalog)?))
+            let taxonomy = config.validate(catalog)?;
+            Ok(match &config.embeddings {
+                Some(_) => Router::lexical(catalog, taxonomy),
+                None => Router::hybrid(catalog, taxonomy, embeddings.clone()),
+            })
         })?;
         let semantic = match &config.embeddings {
             Some(settings) => Some(Arc::new(

@@ -31,9 +31,10 @@ pub(crate) fn run(args: &RouteArgs) -> anyhow::Result<()> {
         options.meta_tools = vec![MetaTool::UnloadToolGroup];
         let (toolbox, _) = Toolbox::start(options).await?;
         let config = settings.routing;
+        let embeddings = super::tool_setup::local_embeddings(&config);
         let counter = TokenCounter::new(Encoding::default()).context("loading the tokenizer")?;
         let output = toolbox.with_catalog(|catalog| -> anyhow::Result<String> {
-            let router = Router::lexical(catalog, config.validate(catalog)?);
+            let router = Router::hybrid(catalog, config.validate(catalog)?, embeddings.clone());
             let context: Vec<&str> = args.context.iter().map(String::as_str).collect();
             let decision = router.route(&args.query, &context);
             let visible: Vec<&ToolDefinition> = match &decision.visible {

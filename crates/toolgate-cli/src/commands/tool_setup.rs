@@ -130,3 +130,25 @@ pub(crate) fn embeddings_client(
     }
     Ok(toolgate_llm::EmbeddingsClient::new(config)?)
 }
+
+/// The local embedding model the router scores with, unless `[routing]`
+/// turns it off (`semantic = false`); when its files are missing, a note on
+/// stderr says so once and the router scores lexically.
+pub(crate) fn local_embeddings(
+    routing: &toolgate_core::routing::RoutingConfig,
+) -> Option<Arc<dyn toolgate_core::routing::Embeddings>> {
+    if routing.semantic == Some(false) {
+        return None;
+    }
+    let env = |name: &str| std::env::var(name).ok();
+    match toolgate_tools::LocalEmbeddings::find(routing.embed_model.as_deref(), &env) {
+        Ok(embeddings) => Some(Arc::new(embeddings)),
+        Err(error) => {
+            crate::output::eprint(&format!(
+                "note: routing lexically: {error} (scripts/install-model installs it; \
+                 `semantic = false` in [routing] silences this)\n"
+            ));
+            None
+        }
+    }
+}

@@ -1,0 +1,137 @@
+//! [`LocalEmbeddings`]: the built-in embedding model (toolgate-embed) as the
+//! router's [`Embeddings`]: tool vectors through the on-disk cache, so a
+//! restart embeds only the tools whose text changed, and a turn embedded on
+//! its own.
+//!
+//! The model is loaded on first use, so a gateway whose clients never
+//! search pays nothing for it. When it cannot be loaded the failure is
+//! logged once and the router scores lexically from then on.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock, PoisonError};
+
+use toolgate_core::routing::Embeddings;
+use toolgate_embed::{EmbedError, Embedder, MODEL_FILE, TOKENIZER_FILE, VectorCache};
+
+/// The local model and its vector cache, loaded on first use.
+#[derive(Debug)]
+pub struct LocalEmbeddings {
+    model_dir: PathBuf,
+    cache_dir: PathBuf,
+    loaded: OnceLock<Option<Loaded>>,
+}
+
+#[derive(Debug)]
+struct Loaded {
+    embedder: Embedder,
+    cache: Mutex<VectorCache>,
+}
+
+impl LocalEmbeddings {
+    /// The model in `model_dir`, with tool vectors cached in `cache_dir`;
+    /// nothing is read until the first embedding.
+    pub fn new(model_dir: &Path, cache_dir: &Path) -> Self {
+        Self {
+            model_dir: model_dir.to_path_buf(),
+            cache_dir: cache_dir.to_path_buf(),
+            loaded: OnceLock::new(),
+        }
+    }
+
+    /// The model where toolgate looks for it (`setting`, else
+    /// `TOOLGATE_EMBED_MODEL`, else the data directory), with its cache in
+    /// the cache directory; `env` reads an environment variable. An error
+    /// when there is no such directory or it lacks the model's files.
+    pub fn find(
+        setting: Option<&Path>,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Self, EmbedError> {
+        let model = toolgate_embed::model_dir(setting, env).ok_or(EmbedError::NowhereToLook)?;
+        if !model.is_dir() {
+            return Err(EmbedError::NoModelDir { dir: model });
+        }
+        for file in [MODEL_FILE, TOKENIZER_FILE] {
+            if !model.join(file).is_file() {
+                return Err(EmbedError::MissingFile { dir: model, file });
+            }
+        }
+        let cache = vector_cache_dir(env).unwrap_or_else(|| model.join("vectors"));
+        Ok(Self::new(&model, &cache))
+    }
+
+    /// The model directory.
+    pub fn dir(&self) -> &Path {
+        &self.model_dir
+    }
+
+    /// Loads the model now (a caller that wants the cost at start-up, or
+    /// the error).
+    pub fn load(&self) -> Result<(), String> {
+        match self.loaded() {
+            Some(_) => Ok(()),
+            None => Err(format!(
+                "the embedding model in {} could not be loaded (see the log)",
+                self.model_dir.display()
+            )),
+        }
+    }
+
+    fn loaded(&self) -> Option<&Loaded> {
+        self.loaded
+            .get_or_init(|| match Embedder::load(&self.model_dir) {
+                Ok(embedder) => {
+                    let cache = VectorCache::open(&self.cache_dir, &embedder);
+                    Some(Loaded {
+                        embedder,
+                        cache: Mutex::new(cache),
+                    })
+                }
+                Err(error) => {
+                    tracing::warn!(%error, "the embedding model did not load; routing lexically");
+                    None
+                }
+            })
+            .as_ref()
+    }
+}
+
+/// `$XDG_CACHE_HOME/toolgate/vectors`, else `~/.cache/toolgate/vectors`.
+pub fn vector_cache_dir(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    let base = env("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| {
+            env("HOME")
+                .filter(|h| !h.is_empty())
+                .map(|home| PathBuf::from(home).join(".cache"))
+        })?;
+    Some(base.join("toolgate/vectors"))
+}
+
+impl Embeddings for LocalEmbeddings {
+    fn embed_texts(&self, texts: &[&str]) -> Option<Vec<Vec<f32>>> {
+        let loaded = self.loaded()?;
+        let mut cache = loaded.cache.lock().unwrap_or_else(PoisonError::into_inner);
+        let vectors = match cache.embed(&loaded.embedder, texts) {
+            Ok(vectors) => vectors,
+            Err(error) => {
+                tracing::warn!(%error, "embedding the tools failed; routing lexically");
+                return None;
+            }
+        };
+        if let Err(error) = cache.save() {
+            tracing::warn!(%error, "the tool vectors were not cached");
+        }
+        Some(vectors)
+    }
+
+    fn embed_query(&self, text: &str) -> Option<Vec<f32>> {
+        match self.loaded()?.embedder.embed(&[text]) {
+            Ok(mut vectors) => vectors.pop(),
+            Err(error) => {
+                tracing::warn!(%error, "embedding a request failed; scoring it lexically");
+                None
+            }
+        }
+    }
+}
