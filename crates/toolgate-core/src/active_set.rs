@@ -52,7 +52,7 @@ pub struct ActiveToolSet {
 
 /// One load that added tools to an active set.
 #[derive(Clone, Debug, PartialEq, Eq)]
-enum Load {
+pub(crate) enum Load {
     /// The group's enabled tools that no earlier load selected, in catalog
     /// order (so tools the group gains later show up too).
     Whole(GroupId),
@@ -62,7 +62,7 @@ enum Load {
 
 impl Load {
     /// The group loaded.
-    fn group(&self) -> &GroupId {
+    pub(crate) fn group(&self) -> &GroupId {
         match self {
             Self::Whole(group) | Self::Tools(group, _) => group,
         }
@@ -112,6 +112,11 @@ impl ActiveToolSet {
             return Some(GroupSelection::Whole);
         }
         Some(GroupSelection::Tools(self.selected(group)))
+    }
+
+    /// The loads in order, for a compaction snapshot.
+    pub(crate) fn loads(&self) -> &[Load] {
+        &self.loads
     }
 
     /// Loads a group: the `load_tool_group` outcome. Idempotent: loading a loaded
@@ -226,19 +231,15 @@ impl ActiveToolSet {
         }
     }
 
-    /// Replaces the loads wholesale (a compaction snapshot): each group the
-    /// catalog knows, loaded whole, once, in the given order.
-    pub(crate) fn reset_to(
+    /// Replays a partial load that history says succeeded, by the rules of
+    /// [`Self::load_tools`] without its availability checks.
+    pub(crate) fn replay_load_tools<S: AsRef<str>>(
         &mut self,
         catalog: &Catalog,
-        groups: impl IntoIterator<Item = GroupId>,
+        group: &GroupId,
+        tools: &[S],
     ) {
-        *self = Self::new();
-        for group in groups {
-            if catalog.group(group.as_str()).is_some() {
-                self.replay_load(group);
-            }
-        }
+        self.add_tools(catalog, group, tools);
     }
 
     /// The definitions to send: core tools, then the tools of the groups
