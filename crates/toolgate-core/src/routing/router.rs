@@ -328,7 +328,15 @@ impl Router {
 
     /// Routes a turn.
     pub fn route(&self, query: &str, context: &[&str]) -> Decision {
-        let mut decision = self.decide(&self.scores(query, context));
+        self.route_scored(&self.scores(query, context), query, context)
+    }
+
+    /// Routes a turn whose group scores are given (in [`Self::groups`]
+    /// order; say, blended with semantic ones): [`Self::decide`], with the
+    /// partly loaded groups (`[routing] tools_per_group`) chosen by the
+    /// turn's tool scores.
+    pub fn route_scored(&self, scores: &[f64], query: &str, context: &[&str]) -> Decision {
+        let mut decision = self.decide(scores);
         if let (Some(count), Visible::Groups(groups)) =
             (self.taxonomy.tools_per_group, &decision.visible)
         {

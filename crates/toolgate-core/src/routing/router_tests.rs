@@ -303,3 +303,41 @@ fn with_tools_per_group_a_routed_group_arrives_with_its_best_tools() {
         "[routing]: tools_per_group must be at least 1 (leave it out to load whole groups)"
     );
 }
+
+#[test]
+fn scores_given_from_elsewhere_route_and_the_turns_words_pick_the_tools() {
+    let catalog = catalog();
+    let config = RoutingConfig {
+        tools_per_group: Some(1),
+        ..RoutingConfig::default()
+    };
+    let router = Router::lexical(&catalog, config.validate(&catalog).unwrap());
+    let query = "list my upcoming meetings";
+    assert_eq!(
+        router.route_scored(&router.scores(query, &[]), query, &[]),
+        router.route(query, &[])
+    );
+
+    // Blended scores (say, from embeddings) that point at calendar alone.
+    let scores: Vec<f64> = router
+        .groups()
+        .iter()
+        .map(|group| {
+            if group.as_str() == "calendar" {
+                1.0
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    let decision = router.route_scored(&scores, "anything upcoming tomorrow?", &[]);
+    assert_eq!(decision.routed, ids(&["calendar"]));
+    assert_eq!(decision.tier, Tier::High);
+    assert_eq!(
+        decision.partial,
+        [PartialGroup {
+            group: GroupId::new("calendar").unwrap(),
+            tools: vec![ToolName::new("calendar_list").unwrap()],
+        }]
+    );
+}
