@@ -16,7 +16,9 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 use toolgate_core::routing::Router;
-use toolgate_core::{GroupId, Message, MessageKind, TokenCounter, ToolStatus, restore_active_set};
+use toolgate_core::{
+    ActiveToolSet, GroupId, Message, MessageKind, TokenCounter, ToolStatus, restore_active_set,
+};
 use toolgate_llm::{ChatModel, LlmError};
 use toolgate_store::{AgentStore, ConversationId, ConversationStore, StoreError};
 use toolgate_tools::Toolbox;
@@ -169,15 +171,29 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
             }))
     }
 
-    /// The groups the conversation has loaded, in load order.
+    /// The groups the conversation has loaded, whole or partly, in load
+    /// order.
     pub async fn loaded_groups(
         &self,
         conversation: &ConversationId,
     ) -> Result<Vec<GroupId>, StoreError> {
+        Ok(self
+            .active_set(conversation)
+            .await?
+            .loaded_groups()
+            .to_vec())
+    }
+
+    /// The conversation's active set as its next turn restores it from the
+    /// stored history: which groups are loaded, whole or partly, and the
+    /// order of their tools.
+    pub async fn active_set(
+        &self,
+        conversation: &ConversationId,
+    ) -> Result<ActiveToolSet, StoreError> {
         let history = self.store.messages(conversation).await?;
         let catalog = self.toolbox.catalog();
-        let restored = restore_active_set(history.iter().map(|m| &m.message), &catalog);
-        Ok(restored.active.loaded_groups().to_vec())
+        Ok(restore_active_set(history.iter().map(|m| &m.message), &catalog).active)
     }
 
     /// Gives every call left without a result (the process stopped while it

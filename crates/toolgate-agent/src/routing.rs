@@ -1,10 +1,11 @@
 //! Routing in the turn loop (seed 004): before the first model call the
 //! router's decision pre-loads the groups its tier shows (recorded in
-//! history like any load) or opens the whole catalog for the turn; a
+//! history like any load), the groups it names with their best tools only
+//! (`[routing] tools_per_group`), or opens the whole catalog for the turn; a
 //! restricted turn that makes no progress escalates to the whole catalog.
 
-use toolgate_core::Message;
-use toolgate_core::routing::{Router, Visible};
+use toolgate_core::routing::{Decision, Router, Visible};
+use toolgate_core::{GroupId, GroupSelection, Message, ToolName, ToolsLoaded};
 use toolgate_store::{AgentStore, ConversationStore, StoredMessage};
 
 use crate::agent::{Agent, AgentError};
@@ -17,8 +18,8 @@ const ROUTING_CONTEXT_TURNS: usize = 3;
 
 impl<S: ConversationStore + AgentStore> Agent<S> {
     /// Routes the user's turn: pre-loads the groups its tier shows (recorded
-    /// in history, so later turns restore them) or opens the whole catalog
-    /// for this turn.
+    /// in history, so later turns restore them), partly those the decision
+    /// names with their best tools, or opens the whole catalog for this turn.
     pub(crate) async fn route(
         &self,
         router: &Router,
@@ -33,44 +34,81 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
             .map(|m| m.message.content.as_str())
             .collect();
         let context = &earlier[earlier.len().saturating_sub(ROUTING_CONTEXT_TURNS)..];
-        let scores = match &self.options.semantic {
-            Some(semantic) => semantic.scores(router, text, context).await,
-            None => router.scores(text, context),
+        // One pass over the turn unless an endpoint's scores replace the
+        // router's own.
+        let decision = match &self.options.semantic {
+            Some(semantic) => {
+                let scores = semantic.scores(router, text, context).await;
+                router.route_scored(&scores, text, context)
+            }
+            None => router.route(text, context),
         };
-        let decision = router.decide(&scores);
         let scope = match &decision.visible {
             Visible::Catalog => Scope::Catalog,
             Visible::Groups(groups) => {
                 for group in groups {
-                    if turn.active.is_loaded(group.as_str()) {
-                        continue;
-                    }
-                    if let Err(error) = self.toolbox.prepare(group.as_str()).await {
-                        tracing::warn!(%group, %error, "a routed group is unavailable");
-                        continue;
-                    }
-                    let loaded = {
-                        let catalog = self.toolbox.catalog();
-                        turn.active.load(&catalog, group.as_str()).is_ok()
-                    };
-                    if loaded {
-                        let note = format!(
-                            "Routed ({} tier, confidence {:.2}): loaded group '{group}'.",
-                            decision.tier, decision.confidence
-                        );
-                        self.store
-                            .append(
-                                &turn.conversation,
-                                Message::group_loaded_by_host(group, note),
-                            )
-                            .await?;
-                    }
+                    let tools = decision
+                        .partial
+                        .iter()
+                        .find(|partial| partial.group == *group)
+                        .map(|partial| partial.tools.as_slice());
+                    self.preload(turn, group, tools, &decision).await?;
                 }
                 Scope::Active
             }
         };
         events(TurnEvent::Routed(decision));
         Ok(scope)
+    }
+
+    /// Pre-loads one routed group, whole or (with `tools`) partly, and
+    /// records the load in history when it changed the active set. A group
+    /// whose source fails to start is logged and left out.
+    async fn preload(
+        &self,
+        turn: &mut Turn,
+        group: &GroupId,
+        tools: Option<&[ToolName]>,
+        decision: &Decision,
+    ) -> Result<(), AgentError> {
+        if turn.active.selection(group.as_str()) == Some(GroupSelection::Whole) {
+            return Ok(());
+        }
+        if let Err(error) = self.toolbox.prepare(group.as_str()).await {
+            tracing::warn!(%group, %error, "a routed group is unavailable");
+            return Ok(());
+        }
+        let whole_note = || {
+            format!(
+                "Routed ({} tier, confidence {:.2}): loaded group '{group}'.",
+                decision.tier, decision.confidence
+            )
+        };
+        let event = {
+            let catalog = self.toolbox.catalog();
+            match tools {
+                None => match turn.active.load(&catalog, group.as_str()) {
+                    Ok(loaded) if loaded.newly_loaded => {
+                        Some(Message::group_loaded_by_host(group, whole_note()))
+                    }
+                    Ok(_) | Err(_) => None,
+                },
+                Some(tools) => match turn.active.load_tools(&catalog, group.as_str(), tools) {
+                    Ok(ToolsLoaded::Whole(loaded)) if loaded.newly_loaded => {
+                        Some(Message::group_loaded_by_host(group, whole_note()))
+                    }
+                    // What the model reads: the group has more tools.
+                    Ok(ToolsLoaded::Partial(loaded)) if loaded.newly_loaded => Some(
+                        Message::tools_loaded_by_host(group, tools, loaded.to_string()),
+                    ),
+                    Ok(_) | Err(_) => None,
+                },
+            }
+        };
+        if let Some(event) = event {
+            self.store.append(&turn.conversation, event).await?;
+        }
+        Ok(())
     }
 
     /// After a response's tool calls: a restricted, routed turn that makes

@@ -21,7 +21,9 @@ pub const INTERRUPTED_RESULT: &str =
 /// - user messages and compaction summaries are user text;
 /// - an assistant message and the tool calls stored right after it form one
 ///   assistant message; its results follow, one per call, in call order;
-/// - host messages (`System`) are not sent;
+/// - host messages (`System`) are not sent, except a routed partial load:
+///   its text, user-side like a compaction summary, is the model's only news
+///   that the group has more tools than it was given;
 /// - a tool call without an id or name, and a result without a call, are
 ///   dropped; an assistant message with neither text nor calls is dropped.
 pub fn chat_messages<'m>(history: impl IntoIterator<Item = &'m Message>) -> Vec<ChatMessage> {
@@ -75,6 +77,9 @@ pub fn chat_messages<'m>(history: impl IntoIterator<Item = &'m Message>) -> Vec<
                     .collect();
                 out.push(ChatMessage::Assistant { text, tool_calls });
                 out.extend(replies);
+            }
+            MessageKind::System if message.is_partial_load_by_host() => {
+                out.push(ChatMessage::User(message.content.clone()));
             }
             MessageKind::ToolResult | MessageKind::System => {}
         }

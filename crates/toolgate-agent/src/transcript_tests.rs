@@ -98,3 +98,32 @@ fn an_empty_assistant_message_is_not_sent() {
         vec![ChatMessage::User("hi".to_owned())]
     );
 }
+
+#[test]
+fn a_routed_partial_load_is_read_by_the_model_and_other_host_events_are_not() {
+    use toolgate_core::{GroupId, ToolName};
+    let gmail = GroupId::new("gmail").unwrap();
+    let partial_text = "Loaded 1 of 3 tools from group 'Gmail' (load_tool_group 'gmail' loads the other 2):\n- gmail_send: Send an email";
+    let history = [
+        Message::user("email Bob"),
+        Message::tools_loaded_by_host(
+            &gmail,
+            &[ToolName::new("gmail_send").unwrap()],
+            partial_text,
+        ),
+        Message::group_loaded_by_host(&GroupId::new("pdf").unwrap(), "Routed: loaded group 'pdf'."),
+        Message::system("Escalated to the whole catalog."),
+        Message::assistant("Sent."),
+    ];
+    assert_eq!(
+        chat_messages(&history),
+        vec![
+            ChatMessage::User("email Bob".to_owned()),
+            ChatMessage::User(partial_text.to_owned()),
+            ChatMessage::Assistant {
+                text: "Sent.".to_owned(),
+                tool_calls: vec![],
+            },
+        ]
+    );
+}

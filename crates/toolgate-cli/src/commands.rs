@@ -5,6 +5,7 @@ pub(crate) mod catalog;
 pub(crate) mod chat;
 pub(crate) mod eval;
 pub(crate) mod migrate;
+mod partial_group;
 pub(crate) mod route;
 pub(crate) mod serve;
 mod tool_setup;

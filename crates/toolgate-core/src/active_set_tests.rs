@@ -6,6 +6,7 @@ use crate::catalog::ToolState;
 use crate::group::ToolGroup;
 use crate::name::ToolName;
 use crate::origin::Origin;
+use crate::outcome::ToolsLoaded;
 
 fn tool(name: &str, description: &str) -> ToolDefinition {
     ToolDefinition::new(ToolName::new(name).unwrap(), description, json!({})).unwrap()
@@ -331,4 +332,319 @@ fn many_threads_loading_into_one_set_give_no_duplicates() {
     loaded.sort_unstable();
     assert_eq!(loaded, ["google_drive", "google_gmail", "pdf"]);
     assert_eq!(active.definitions(&catalog).len(), 2 + 4);
+}
+
+/// [`catalog`] plus `mail`, a group of four tools.
+fn catalog_with_mail() -> Catalog {
+    let mut catalog = catalog();
+    add_group(
+        &mut catalog,
+        "mail",
+        "Mail",
+        &["mail_send", "mail_search", "mail_read", "mail_delete"],
+    );
+    catalog
+}
+
+fn tool_names(names: &[&str]) -> Vec<ToolName> {
+    names
+        .iter()
+        .map(|name| ToolName::new(*name).unwrap())
+        .collect()
+}
+
+fn partial(loaded: ToolsLoaded<'_>) -> crate::outcome::GroupPartlyLoaded<'_> {
+    match loaded {
+        ToolsLoaded::Partial(partial) => partial,
+        ToolsLoaded::Whole(whole) => panic!("loaded whole: {whole}"),
+    }
+}
+
+fn whole(loaded: ToolsLoaded<'_>) -> GroupLoaded<'_> {
+    match loaded {
+        ToolsLoaded::Whole(whole) => whole,
+        ToolsLoaded::Partial(partial) => panic!("loaded partly: {partial}"),
+    }
+}
+
+#[test]
+fn a_partial_load_shows_only_its_tools_in_the_order_given() {
+    let catalog = catalog_with_mail();
+    let mut active = ActiveToolSet::new();
+    let loaded = partial(
+        active
+            .load_tools(&catalog, "mail", &tool_names(&["mail_read", "mail_send"]))
+            .unwrap(),
+    );
+    assert_eq!(
+        loaded.to_string(),
+        "Loaded 2 of 4 tools from group 'Mail' (load_tool_group 'mail' loads the other 2):\n\
+         - mail_read: Does mail_read\n\
+         - mail_send: Does mail_send"
+    );
+    assert!(loaded.newly_loaded);
+    assert_eq!(
+        names(active.definitions(&catalog)),
+        [
+            "load_tool_group",
+            "get_current_time",
+            "mail_read",
+            "mail_send"
+        ]
+    );
+    assert_eq!(active.loaded_groups(), [GroupId::new("mail").unwrap()]);
+    assert!(active.is_loaded("mail"));
+    let selected = tool_names(&["mail_read", "mail_send"]);
+    assert_eq!(
+        active.selection("mail"),
+        Some(GroupSelection::Tools(selected.iter().collect()))
+    );
+    assert_eq!(active.selection("pdf"), None);
+}
+
+#[test]
+fn a_tool_of_a_partly_loaded_group_that_is_not_loaded_names_its_group() {
+    let catalog = catalog_with_mail();
+    let mut active = ActiveToolSet::new();
+    active
+        .load_tools(&catalog, "mail", &tool_names(&["mail_send"]))
+        .unwrap();
+    assert!(active.check_available(&catalog, "mail_send").is_ok());
+    assert_eq!(
+        active
+            .check_available(&catalog, "mail_delete")
+            .unwrap_err()
+            .to_string(),
+        "Tool 'mail_delete' is not available for this agent. It belongs to tool group 'mail'; call load_tool_group with group_name 'mail' first."
+    );
+}
+
+#[test]
+fn a_whole_load_after_a_partial_one_appends_the_rest_and_moves_nothing() {
+    let catalog = catalog_with_mail();
+    let mut active = ActiveToolSet::new();
+    active
+        .load_tools(&catalog, "mail", &tool_names(&["mail_read", "mail_send"]))
+        .unwrap();
+    active.load(&catalog, "pdf").unwrap();
+    let loaded = active.load(&catalog, "mail").unwrap();
+    assert!(loaded.newly_loaded, "the group gained tools");
+    assert_eq!(
+        loaded.to_string(),
+        "Loaded 4 tools from group 'Mail':\n\
+         - mail_send: Does mail_send\n\
+         - mail_search: Does mail_search\n\
+         - mail_read: Does mail_read\n\
+         - mail_delete: Does mail_delete",
+        "the success text lists the whole group"
+    );
+    assert_eq!(
+        names(active.definitions(&catalog)),
+        [
+            "load_tool_group",
+            "get_current_time",
+            "mail_read",
+            "mail_send",
+            "pdf_info",
+            "pdf_extract_text",
+            "mail_search",
+            "mail_delete",
+        ]
+    );
+    assert_eq!(active.selection("mail"), Some(GroupSelection::Whole));
+    let loaded: Vec<&str> = active.loaded_groups().iter().map(GroupId::as_str).collect();
+    assert_eq!(loaded, ["mail", "pdf"]);
+    assert!(active.check_available(&catalog, "mail_delete").is_ok());
+    // Loading it again changes nothing.
+    let again = active.load(&catalog, "mail").unwrap();
+    assert!(!again.newly_loaded);
+    assert_eq!(active.definitions(&catalog).len(), 8);
+}
+
+#[test]
+fn a_second_partial_load_adds_only_new_tools_after_everything_loaded() {
+    let catalog = catalog_with_mail();
+    let mut active = ActiveToolSet::new();
+    active
+        .load_tools(&catalog, "mail", &tool_names(&["mail_send"]))
+        .unwrap();
+    active.load(&catalog, "google_drive").unwrap();
+    let same = partial(
+        active
+            .load_tools(&catalog, "mail", &tool_names(&["mail_send"]))
+            .unwrap(),
+    );
+    assert!(!same.newly_loaded);
+    let more = partial(
+        active
+            .load_tools(
+                &catalog,
+                "mail",
+                &tool_names(&["mail_search", "mail_send", "mail_search"]),
+            )
+            .unwrap(),
+    );
+    assert!(more.newly_loaded);
+    assert_eq!(
+        more.to_string(),
+        "Loaded 2 of 4 tools from group 'Mail' (load_tool_group 'mail' loads the other 2):\n\
+         - mail_send: Does mail_send\n\
+         - mail_search: Does mail_search"
+    );
+    assert_eq!(
+        names(active.definitions(&catalog)),
+        [
+            "load_tool_group",
+            "get_current_time",
+            "mail_send",
+            "drive_list",
+            "mail_search"
+        ]
+    );
+}
+
+#[test]
+fn a_selection_covering_the_group_is_a_whole_load() {
+    let catalog = catalog_with_mail();
+    let mut active = ActiveToolSet::new();
+    active
+        .load_tools(&catalog, "mail", &tool_names(&["mail_delete", "mail_read"]))
+        .unwrap();
+    let loaded = whole(
+        active
+            .load_tools(&catalog, "mail", &tool_names(&["mail_search", "mail_send"]))
+            .unwrap(),
+    );
+    assert!(loaded.newly_loaded);
+    assert_eq!(loaded.tools.len(), 4);
+    assert_eq!(active.selection("mail"), Some(GroupSelection::Whole));
+    // The rest arrive in catalog order, after what was there.
+    assert_eq!(
+        names(active.definitions(&catalog))[2..],
+        ["mail_delete", "mail_read", "mail_send", "mail_search"]
+    );
+
+    let mut fresh = ActiveToolSet::new();
+    whole(
+        fresh
+            .load_tools(
+                &catalog,
+                "pdf",
+                &tool_names(&["pdf_info", "pdf_extract_text"]),
+            )
+            .unwrap(),
+    );
+    let mut loaded_whole = ActiveToolSet::new();
+    loaded_whole.load(&catalog, "pdf").unwrap();
+    assert_eq!(fresh, loaded_whole, "the same value as a whole load");
+}
+
+#[test]
+fn names_outside_the_group_are_ignored_and_none_left_loads_the_group_whole() {
+    let catalog = catalog_with_mail();
+    let mut active = ActiveToolSet::new();
+    let loaded = partial(
+        active
+            .load_tools(&catalog, "mail", &["pdf_info", "mail_read", "ghost"])
+            .unwrap(),
+    );
+    assert_eq!(loaded.tools.len(), 1);
+    assert_eq!(
+        names(active.definitions(&catalog))[2..],
+        ["mail_read"],
+        "another group's tool is not loaded through this one"
+    );
+    assert!(active.check_available(&catalog, "pdf_info").is_err());
+
+    let mut other = ActiveToolSet::new();
+    let loaded = whole(other.load_tools(&catalog, "mail", &["ghost"]).unwrap());
+    assert_eq!(loaded.tools.len(), 4);
+    let nothing: [&str; 0] = [];
+    assert!(matches!(
+        ActiveToolSet::new().load_tools(&catalog, "mail", &nothing),
+        Ok(ToolsLoaded::Whole(_))
+    ));
+}
+
+#[test]
+fn a_partial_load_of_a_whole_group_keeps_it_whole() {
+    let catalog = catalog_with_mail();
+    let mut active = ActiveToolSet::new();
+    active.load(&catalog, "mail").unwrap();
+    let before = active.clone();
+    let loaded = whole(
+        active
+            .load_tools(&catalog, "mail", &tool_names(&["mail_send"]))
+            .unwrap(),
+    );
+    assert!(!loaded.newly_loaded);
+    assert_eq!(active, before);
+}
+
+#[test]
+fn a_partial_load_answers_like_a_load_for_a_missing_or_empty_group() {
+    let mut catalog = catalog_with_mail();
+    let mut active = ActiveToolSet::new();
+    assert_eq!(
+        active
+            .load_tools(&catalog, "ghost", &["mail_send"])
+            .unwrap_err()
+            .kind(),
+        "not_found"
+    );
+    catalog
+        .set_tool_state("gmail_search", ToolState::Disabled)
+        .unwrap();
+    assert_eq!(
+        active
+            .load_tools(&catalog, "google_gmail", &["gmail_search"])
+            .unwrap_err()
+            .kind(),
+        "empty_group"
+    );
+    assert_eq!(active, ActiveToolSet::new());
+}
+
+#[test]
+fn unloading_a_partly_loaded_group_removes_its_tools_and_a_reload_appends_it() {
+    let catalog = catalog_with_mail();
+    let mut active = ActiveToolSet::new();
+    active
+        .load_tools(&catalog, "mail", &tool_names(&["mail_send"]))
+        .unwrap();
+    active.load(&catalog, "pdf").unwrap();
+    active.unload(&catalog, "mail").unwrap();
+    assert_eq!(
+        names(active.definitions(&catalog))[2..],
+        ["pdf_info", "pdf_extract_text"]
+    );
+    assert!(active.check_available(&catalog, "mail_send").is_err());
+    assert_eq!(active.selection("mail"), None);
+    active
+        .load_tools(&catalog, "mail", &tool_names(&["mail_search"]))
+        .unwrap();
+    assert_eq!(
+        names(active.definitions(&catalog))[2..],
+        ["pdf_info", "pdf_extract_text", "mail_search"]
+    );
+}
+
+#[test]
+fn a_disabled_tool_of_a_partial_selection_leaves_every_view() {
+    let mut catalog = catalog_with_mail();
+    let mut active = ActiveToolSet::new();
+    active
+        .load_tools(&catalog, "mail", &tool_names(&["mail_send", "mail_read"]))
+        .unwrap();
+    catalog
+        .set_tool_state("mail_send", ToolState::Disabled)
+        .unwrap();
+    assert_eq!(names(active.definitions(&catalog))[2..], ["mail_read"]);
+    assert_eq!(
+        active
+            .check_available(&catalog, "mail_send")
+            .unwrap_err()
+            .to_string(),
+        "Tool 'mail_send' is not available for this agent."
+    );
 }

@@ -11,8 +11,8 @@ use std::fmt;
 use serde_json::Value;
 
 use crate::outcome::{
-    CallTimedOut, CallToolError, FindGroupsError, GroupLoaded, GroupUnloaded, GroupsFound,
-    LoadGroupError, MetaError, NotAvailable, UnloadGroupError,
+    CallTimedOut, CallToolError, FindGroupsError, GroupLoaded, GroupPartlyLoaded, GroupUnloaded,
+    GroupsFound, LoadGroupError, MetaError, NotAvailable, ToolsLoaded, UnloadGroupError,
 };
 
 /// Name of the meta-tool that loads a group.
@@ -85,6 +85,36 @@ impl fmt::Display for GroupLoaded<'_> {
             write!(f, "\n- {}: {}", tool.name, tool.one_line_description())?;
         }
         Ok(())
+    }
+}
+
+impl fmt::Display for GroupPartlyLoaded<'_> {
+    /// `Loaded {k} of {n} tools from group '{display_name}' (load_tool_group
+    /// '{name}' loads the other {n-k}):` then `- {name}: {description}` per
+    /// loaded tool, each description on one line.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let loaded = self.tools.len();
+        write!(
+            f,
+            "Loaded {loaded} of {} tools from group '{}' ({LOAD_TOOL_GROUP_TOOL_NAME} '{}' loads the other {}):",
+            self.group_tools,
+            self.group.display_name,
+            self.group.id,
+            self.group_tools.saturating_sub(loaded)
+        )?;
+        for tool in &self.tools {
+            write!(f, "\n- {}: {}", tool.name, tool.one_line_description())?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for ToolsLoaded<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Whole(loaded) => loaded.fmt(f),
+            Self::Partial(loaded) => loaded.fmt(f),
+        }
     }
 }
 

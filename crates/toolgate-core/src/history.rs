@@ -9,22 +9,26 @@
 //!   parsable `group_name` loads the group (the same group twice loads once);
 //! - a successful `unload_tool_group` call unloads it;
 //! - a [`MessageKind::System`] message naming either meta-tool is an event the
-//!   host recorded itself (a router's pre-load, an operator's unload);
-//! - a [`MessageKind::Compaction`] summary carries a snapshot of the loaded
-//!   groups, which replaces the state at that point, so compaction loses nothing;
+//!   host recorded itself (a router's pre-load, an operator's unload); a
+//!   host's load may also name `tools`, a partial load of just those tools of
+//!   the group (a load without `tools`, as every load stored before partial
+//!   loads existed, is a whole load);
+//! - a [`MessageKind::Compaction`] summary carries a snapshot of the loads
+//!   (whole groups and partial selections, in order), which replaces the
+//!   state at that point, so compaction loses nothing;
 //! - failed or pending calls are not events; malformed input and groups the
 //!   catalog no longer has are skipped and reported, never fatal.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::active_set::ActiveToolSet;
+use crate::active_set::{ActiveToolSet, Load};
 use crate::catalog::Catalog;
 use crate::contract::{
     GROUP_NAME_PARAMETER, LOAD_TOOL_GROUP_TOOL_NAME, UNLOAD_TOOL_GROUP_TOOL_NAME,
 };
 use crate::meta_tool::group_name_argument;
-use crate::name::GroupId;
+use crate::name::{GroupId, ToolName};
 
 /// What a stored message is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -189,6 +193,36 @@ impl Message {
         Self::host_group_event(LOAD_TOOL_GROUP_TOOL_NAME, group, content)
     }
 
+    /// A partial load the host made itself (a router's: some of a group's
+    /// tools, best first), recorded so a rebuild replays it. Its `tool_input`
+    /// is `{"group_name": group, "tools": [tools...]}`. `content` is the
+    /// text the model reads ([`crate::GroupPartlyLoaded`]): unlike other host
+    /// events this one is shown to the model, which could not otherwise know
+    /// that the group has more tools ([`Self::is_partial_load_by_host`]).
+    pub fn tools_loaded_by_host(
+        group: &GroupId,
+        tools: &[ToolName],
+        content: impl Into<String>,
+    ) -> Self {
+        Self {
+            tool_input: Some(
+                json!({ GROUP_NAME_PARAMETER: group, HOST_LOAD_TOOLS_FIELD: tools }).to_string(),
+            ),
+            ..Self::host_group_event(LOAD_TOOL_GROUP_TOOL_NAME, group, content)
+        }
+    }
+
+    /// Whether this is a host's successful partial load
+    /// ([`Self::tools_loaded_by_host`]), whose text the model reads.
+    pub fn is_partial_load_by_host(&self) -> bool {
+        self.kind == MessageKind::System
+            && matches!(group_event(self), Some(GroupEvent::Load))
+            && matches!(
+                event_input(self).map(|input| host_load_tools(&input)),
+                Ok(Ok(Some(_)))
+            )
+    }
+
     /// A group unload the host made itself.
     pub fn group_unloaded_by_host(group: &GroupId, content: impl Into<String>) -> Self {
         Self::host_group_event(UNLOAD_TOOL_GROUP_TOOL_NAME, group, content)
@@ -203,10 +237,13 @@ impl Message {
         }
     }
 
-    /// A compaction summary carrying the loaded groups at that point.
+    /// A compaction summary carrying the loads at that point: its
+    /// `tool_input` is `{"loaded_groups": [...]}`, one entry per load in
+    /// order, a group name for a whole load and `{"group_name", "tools"}`
+    /// for a partial one.
     pub fn compaction(summary: impl Into<String>, active: &ActiveToolSet) -> Self {
         let snapshot = CompactionSnapshot {
-            loaded_groups: active.loaded_groups().to_vec(),
+            loaded_groups: active.loads().iter().map(SnapshotLoad::from).collect(),
         };
         Self {
             tool_input: serde_json::to_string(&snapshot).ok(),
@@ -215,10 +252,51 @@ impl Message {
     }
 }
 
-/// The loaded-groups snapshot stored in a compaction message's `tool_input`.
+/// The field of a host's load event naming the tools of a partial load.
+const HOST_LOAD_TOOLS_FIELD: &str = "tools";
+
+/// The loads snapshot stored in a compaction message's `tool_input`.
 #[derive(Debug, Serialize, Deserialize)]
 struct CompactionSnapshot {
-    loaded_groups: Vec<GroupId>,
+    loaded_groups: Vec<SnapshotLoad>,
+}
+
+/// One load of a snapshot. A whole load is the group's name alone, so a
+/// snapshot stored before partial loads (names only) reads as whole loads.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(untagged)]
+enum SnapshotLoad {
+    /// The whole group.
+    Whole(GroupId),
+    /// These tools of the group. Names are kept as text: one the catalog no
+    /// longer has is ignored on replay, never fatal.
+    Tools {
+        group_name: GroupId,
+        tools: Vec<String>,
+    },
+}
+
+impl SnapshotLoad {
+    fn group(&self) -> &GroupId {
+        match self {
+            Self::Whole(group)
+            | Self::Tools {
+                group_name: group, ..
+            } => group,
+        }
+    }
+}
+
+impl From<&Load> for SnapshotLoad {
+    fn from(load: &Load) -> Self {
+        match load {
+            Load::Whole(group) => Self::Whole(group.clone()),
+            Load::Tools(group, tools) => Self::Tools {
+                group_name: group.clone(),
+                tools: tools.iter().map(ToString::to_string).collect(),
+            },
+        }
+    }
 }
 
 /// The active set rebuilt from history, with the events that were skipped.
@@ -246,7 +324,8 @@ pub struct SkippedEvent {
 #[non_exhaustive]
 pub enum SkipReason {
     /// `tool_input` is not a JSON object with a non-blank string `group_name`
-    /// (or, for a compaction, not a snapshot).
+    /// (or, for a host's load, its `tools` is not a list of strings; for a
+    /// compaction, not a snapshot).
     MalformedInput,
     /// The group is not in the catalog any more.
     UnknownGroup(String),
@@ -287,12 +366,19 @@ pub fn restore_active_set<'m>(
                     .map(serde_json::from_str::<CompactionSnapshot>)
                 {
                     Some(Ok(snapshot)) => {
-                        for group in &snapshot.loaded_groups {
-                            if catalog.group(group.as_str()).is_none() {
-                                skip(SkipReason::UnknownGroup(group.to_string()));
+                        restored.active = ActiveToolSet::new();
+                        for load in snapshot.loaded_groups {
+                            if catalog.group(load.group().as_str()).is_none() {
+                                skip(SkipReason::UnknownGroup(load.group().to_string()));
+                                continue;
+                            }
+                            match load {
+                                SnapshotLoad::Whole(group) => restored.active.replay_load(group),
+                                SnapshotLoad::Tools { group_name, tools } => restored
+                                    .active
+                                    .replay_load_tools(catalog, &group_name, &tools),
                             }
                         }
-                        restored.active.reset_to(catalog, snapshot.loaded_groups);
                     }
                     Some(Err(_)) => skip(SkipReason::MalformedInput),
                     // A summary with no snapshot predates group loading: nothing to replay.
@@ -303,8 +389,17 @@ pub fn restore_active_set<'m>(
                 let Some(event) = group_event(message) else {
                     continue;
                 };
-                let group = match event_group(message) {
-                    Ok(group) => group,
+                let parsed = event_input(message).and_then(|input| {
+                    let tools = match (&event, message.kind) {
+                        // Only the host records partial loads: a model's call
+                        // loaded the whole group whatever else it sent.
+                        (GroupEvent::Load, MessageKind::System) => host_load_tools(&input)?,
+                        _ => None,
+                    };
+                    Ok((event_group(&input)?, tools))
+                });
+                let (group, tools) = match parsed {
+                    Ok(parsed) => parsed,
                     Err(reason) => {
                         skip(reason);
                         continue;
@@ -317,9 +412,12 @@ pub fn restore_active_set<'m>(
                         continue;
                     }
                 };
-                match event {
-                    GroupEvent::Load => restored.active.replay_load(group),
-                    GroupEvent::Unload => {
+                match (event, tools) {
+                    (GroupEvent::Load, None) => restored.active.replay_load(group),
+                    (GroupEvent::Load, Some(tools)) => {
+                        restored.active.replay_load_tools(catalog, &group, &tools);
+                    }
+                    (GroupEvent::Unload, _) => {
                         restored.active.unload(catalog, group.as_str()).ok();
                     }
                 }
@@ -361,15 +459,34 @@ fn current_group(catalog: &Catalog, group: GroupId) -> Result<GroupId, GroupId> 
         .ok_or(group)
 }
 
-/// The group an event names, parsed exactly as the live meta-tool parses it.
-fn event_group(message: &Message) -> Result<GroupId, SkipReason> {
-    let input: Value = message
+/// An event's `tool_input` as JSON.
+fn event_input(message: &Message) -> Result<Value, SkipReason> {
+    message
         .tool_input
         .as_deref()
         .and_then(|text| serde_json::from_str(text).ok())
-        .ok_or(SkipReason::MalformedInput)?;
-    let name = group_name_argument(&input).map_err(|_| SkipReason::MalformedInput)?;
+        .ok_or(SkipReason::MalformedInput)
+}
+
+/// The group an event names, parsed exactly as the live meta-tool parses it.
+fn event_group(input: &Value) -> Result<GroupId, SkipReason> {
+    let name = group_name_argument(input).map_err(|_| SkipReason::MalformedInput)?;
     GroupId::new(name).map_err(|_| SkipReason::MalformedInput)
+}
+
+/// The tools a host's load names: `None` for a whole load (no `tools`, or
+/// `null`); an error when `tools` is not a list of strings.
+fn host_load_tools(input: &Value) -> Result<Option<Vec<String>>, SkipReason> {
+    match input.get(HOST_LOAD_TOOLS_FIELD) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Array(tools)) => tools
+            .iter()
+            .map(|tool| tool.as_str().map(str::to_owned))
+            .collect::<Option<Vec<String>>>()
+            .map(Some)
+            .ok_or(SkipReason::MalformedInput),
+        Some(_) => Err(SkipReason::MalformedInput),
+    }
 }
 
 #[cfg(test)]

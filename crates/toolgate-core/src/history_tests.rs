@@ -3,6 +3,7 @@ use proptest::prelude::*;
 use serde_json::json;
 
 use super::*;
+use crate::active_set::GroupSelection;
 use crate::group::ToolGroup;
 use crate::name::ToolName;
 use crate::origin::Origin;
@@ -11,7 +12,10 @@ use crate::tool::ToolDefinition;
 fn catalog() -> Catalog {
     let mut catalog = Catalog::new();
     for (id, tools) in [
-        ("google_gmail", &["gmail_search", "gmail_read"][..]),
+        (
+            "google_gmail",
+            &["gmail_search", "gmail_read", "gmail_send"][..],
+        ),
         ("google_drive", &["drive_list"][..]),
         ("pdf", &["pdf_info"][..]),
     ] {
@@ -232,6 +236,8 @@ fn messages_round_trip_through_json() {
 #[derive(Clone, Debug)]
 enum Operation {
     Load(&'static str),
+    /// A host's partial load.
+    LoadTools(&'static str, Vec<&'static str>),
     Unload(&'static str),
     LoadMalformed,
     Compact,
@@ -239,8 +245,19 @@ enum Operation {
 
 fn operation() -> impl Strategy<Value = Operation> {
     let group = prop::sample::select(vec!["google_gmail", "google_drive", "pdf", "ghost", "  "]);
+    let tools = prop::collection::vec(
+        prop::sample::select(vec![
+            "gmail_search",
+            "gmail_read",
+            "gmail_send",
+            "pdf_info",
+            "ghost",
+        ]),
+        0..4,
+    );
     prop_oneof![
         4 => group.clone().prop_map(Operation::Load),
+        3 => (group.clone(), tools).prop_map(|(group, tools)| Operation::LoadTools(group, tools)),
         2 => group.prop_map(Operation::Unload),
         1 => Just(Operation::LoadMalformed),
         1 => Just(Operation::Compact),
@@ -265,6 +282,14 @@ proptest! {
                         Ok(Err(_)) | Err(_) => ToolStatus::Error,
                     };
                     history.push(Message::tool_call(id, "load_tool_group", arguments.to_string(), status));
+                }
+                Operation::LoadTools(group, tools) => {
+                    // The host records only the loads that succeeded.
+                    if live.load_tools(&catalog, group, &tools).is_ok() {
+                        let tools: Vec<ToolName> = tools.iter().map(|t| ToolName::new(*t).unwrap()).collect();
+                        let group = GroupId::new(group).unwrap();
+                        history.push(Message::tools_loaded_by_host(&group, &tools, "partial"));
+                    }
                 }
                 Operation::Unload(group) => {
                     let status = match live.unload(&catalog, group) {
@@ -317,5 +342,241 @@ fn a_load_of_a_renamed_group_restores_the_group_its_alias_leads_to() {
     assert_eq!(
         restored.skipped[0].reason,
         SkipReason::UnknownGroup("nowhere".to_owned())
+    );
+}
+
+fn tools(names: &[&str]) -> Vec<ToolName> {
+    names
+        .iter()
+        .map(|name| ToolName::new(*name).unwrap())
+        .collect()
+}
+
+fn gmail() -> GroupId {
+    GroupId::new("google_gmail").unwrap()
+}
+
+fn definition_names<'c>(active: &ActiveToolSet, catalog: &'c Catalog) -> Vec<&'c str> {
+    active
+        .definitions(catalog)
+        .into_iter()
+        .map(|tool| tool.name.as_str())
+        .collect()
+}
+
+#[test]
+fn a_partial_load_by_the_host_round_trips_through_its_stored_form() {
+    let catalog = catalog();
+    let selected = tools(&["gmail_send", "gmail_read"]);
+    let mut live = ActiveToolSet::new();
+    let text = live
+        .load_tools(&catalog, "google_gmail", &selected)
+        .unwrap()
+        .to_string();
+    let message = Message::tools_loaded_by_host(&gmail(), &selected, text);
+    let stored = serde_json::to_string(&message).unwrap();
+    assert_eq!(
+        stored,
+        r#"{"kind":"system","content":"Loaded 2 of 3 tools from group 'google_gmail' (load_tool_group 'google_gmail' loads the other 1):\n- gmail_send: d\n- gmail_read: d","tool_name":"load_tool_group","tool_input":"{\"group_name\":\"google_gmail\",\"tools\":[\"gmail_send\",\"gmail_read\"]}","tool_status":"success"}"#
+    );
+    let read: Message = serde_json::from_str(&stored).unwrap();
+    assert_eq!(read, message);
+    let restored = restore_active_set(&[Message::user("mail"), read], &catalog);
+    assert_eq!(restored.skipped, []);
+    assert_eq!(restored.active, live);
+    assert_eq!(
+        definition_names(&restored.active, &catalog),
+        ["load_tool_group", "gmail_send", "gmail_read"]
+    );
+}
+
+#[test]
+fn only_a_hosts_partial_load_is_read_by_the_model() {
+    let partial = Message::tools_loaded_by_host(&gmail(), &tools(&["gmail_send"]), "Loaded 1 of 3");
+    assert!(partial.is_partial_load_by_host());
+    assert!(!Message::group_loaded_by_host(&gmail(), "routed").is_partial_load_by_host());
+    let failed = Message {
+        tool_status: Some(ToolStatus::Error),
+        ..partial.clone()
+    };
+    assert!(!failed.is_partial_load_by_host());
+    let by_the_model = Message {
+        kind: MessageKind::ToolCall,
+        ..partial
+    };
+    assert!(!by_the_model.is_partial_load_by_host());
+    assert!(!Message::system("Escalated").is_partial_load_by_host());
+}
+
+#[test]
+fn a_whole_load_after_a_partial_one_restores_the_order_the_model_saw() {
+    let catalog = catalog();
+    let history = [
+        Message::tools_loaded_by_host(&gmail(), &tools(&["gmail_read"]), "partial"),
+        load("a", "pdf", ToolStatus::Success),
+        load("b", "google_gmail", ToolStatus::Success),
+    ];
+    let mut live = ActiveToolSet::new();
+    live.load_tools(&catalog, "google_gmail", &tools(&["gmail_read"]))
+        .unwrap();
+    live.load(&catalog, "pdf").unwrap();
+    live.load(&catalog, "google_gmail").unwrap();
+
+    let restored = restore_active_set(&history, &catalog);
+    assert_eq!(restored.active, live);
+    assert_eq!(
+        definition_names(&restored.active, &catalog),
+        [
+            "load_tool_group",
+            "gmail_read",
+            "pdf_info",
+            "gmail_search",
+            "gmail_send"
+        ]
+    );
+    assert_eq!(loaded(&restored), ["google_gmail", "pdf"]);
+}
+
+#[test]
+fn loads_stored_without_tools_restore_whole_groups() {
+    let catalog = catalog();
+    // A host's load as stored before partial loads existed.
+    let old_host_event = Message {
+        tool_name: Some("load_tool_group".into()),
+        tool_input: Some(r#"{"group_name":"google_gmail"}"#.into()),
+        tool_status: Some(ToolStatus::Success),
+        ..Message::system("Routed (high tier, confidence 0.97): loaded group 'google_gmail'.")
+    };
+    let restored = restore_active_set(&[old_host_event], &catalog);
+    assert_eq!(
+        restored.active.selection("google_gmail"),
+        Some(GroupSelection::Whole)
+    );
+
+    let null_tools = Message {
+        tool_input: Some(r#"{"group_name":"google_gmail","tools":null}"#.into()),
+        ..Message::group_loaded_by_host(&gmail(), "")
+    };
+    let restored = restore_active_set(&[null_tools], &catalog);
+    assert_eq!(
+        restored.active.selection("google_gmail"),
+        Some(GroupSelection::Whole)
+    );
+
+    // The model's load_tool_group loads the whole group whatever else it sent.
+    let model_call = Message::tool_call(
+        "c1",
+        "load_tool_group",
+        r#"{"group_name":"google_gmail","tools":["gmail_read"]}"#,
+        ToolStatus::Success,
+    );
+    let restored = restore_active_set(&[model_call], &catalog);
+    assert_eq!(
+        restored.active.selection("google_gmail"),
+        Some(GroupSelection::Whole)
+    );
+}
+
+#[test]
+fn a_host_load_whose_tools_are_not_a_list_of_names_is_skipped() {
+    let catalog = catalog();
+    let history: Vec<Message> = [
+        r#"{"group_name":"google_gmail","tools":"gmail_read"}"#,
+        r#"{"group_name":"google_gmail","tools":[3]}"#,
+        r#"{"group_name":"google_gmail","tools":{"gmail_read":true}}"#,
+    ]
+    .into_iter()
+    .map(|input| Message {
+        tool_input: Some(input.into()),
+        ..Message::group_loaded_by_host(&gmail(), "")
+    })
+    .collect();
+    let restored = restore_active_set(&history, &catalog);
+    assert!(restored.active.loaded_groups().is_empty());
+    assert_eq!(
+        restored
+            .skipped
+            .iter()
+            .map(|skip| (skip.index, skip.reason.clone()))
+            .collect::<Vec<_>>(),
+        [
+            (0, SkipReason::MalformedInput),
+            (1, SkipReason::MalformedInput),
+            (2, SkipReason::MalformedInput)
+        ]
+    );
+}
+
+#[test]
+fn a_compaction_snapshot_carries_partial_loads_in_order() {
+    let catalog = catalog();
+    let mut live = ActiveToolSet::new();
+    live.load_tools(&catalog, "google_gmail", &tools(&["gmail_send"]))
+        .unwrap();
+    live.load(&catalog, "google_drive").unwrap();
+    live.load(&catalog, "google_gmail").unwrap();
+    live.load_tools(&catalog, "pdf", &tools(&["pdf_info"]))
+        .unwrap();
+    let compaction = Message::compaction("summary", &live);
+    assert_eq!(
+        compaction.tool_input.as_deref(),
+        Some(
+            r#"{"loaded_groups":[{"group_name":"google_gmail","tools":["gmail_send"]},"google_drive","google_gmail","pdf"]}"#
+        ),
+        "a selection covering its group is stored as the whole group"
+    );
+
+    let mut partly = ActiveToolSet::new();
+    partly
+        .load_tools(
+            &catalog,
+            "google_gmail",
+            &tools(&["gmail_read", "gmail_send"]),
+        )
+        .unwrap();
+    partly.load(&catalog, "pdf").unwrap();
+    for live in [live, partly] {
+        let history = [
+            Message::compaction("summary", &live),
+            load("x", "google_drive", ToolStatus::Success),
+        ];
+        let restored = restore_active_set(&history, &catalog);
+        let mut expected = live.clone();
+        expected.load(&catalog, "google_drive").unwrap();
+        assert_eq!(restored.active, expected);
+        assert_eq!(
+            definition_names(&restored.active, &catalog),
+            definition_names(&expected, &catalog)
+        );
+    }
+}
+
+#[test]
+fn a_snapshot_stored_before_partial_loads_restores_whole_groups() {
+    let catalog = catalog();
+    let old = Message {
+        tool_input: Some(r#"{"loaded_groups":["pdf","google_gmail","retired"]}"#.into()),
+        ..Message::plain(MessageKind::Compaction, "summary")
+    };
+    let restored = restore_active_set(&[old], &catalog);
+    assert_eq!(loaded(&restored), ["pdf", "google_gmail"]);
+    assert_eq!(
+        restored.active.selection("google_gmail"),
+        Some(GroupSelection::Whole)
+    );
+    assert_eq!(
+        restored.skipped[0].reason,
+        SkipReason::UnknownGroup("retired".into())
+    );
+
+    let unknown_partial = Message {
+        tool_input: Some(r#"{"loaded_groups":[{"group_name":"retired","tools":["x"]}]}"#.into()),
+        ..Message::plain(MessageKind::Compaction, "summary")
+    };
+    let restored = restore_active_set(&[unknown_partial], &catalog);
+    assert!(restored.active.loaded_groups().is_empty());
+    assert_eq!(
+        restored.skipped[0].reason,
+        SkipReason::UnknownGroup("retired".into())
     );
 }

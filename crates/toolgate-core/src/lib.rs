@@ -32,7 +32,7 @@ mod tokens;
 mod tool;
 
 pub use action::{ACTION_PARAMETER, Action, ActionPolicy};
-pub use active_set::ActiveToolSet;
+pub use active_set::{ActiveToolSet, GroupSelection};
 pub use catalog::{Alias, Catalog, CatalogTool, GroupListing, GroupVisibility, ToolState};
 pub use contract::{
     CALL_TOOL_TOOL_NAME, FIND_TOOL_GROUPS_TOOL_NAME, GROUP_NAME_PARAMETER,
@@ -59,8 +59,9 @@ pub use name::{
 };
 pub use origin::Origin;
 pub use outcome::{
-    CallTimedOut, CallToolError, FindGroupsError, FoundGroup, GroupLoaded, GroupUnloaded,
-    GroupsFound, LoadGroupError, MetaError, NotAvailable, UnloadGroupError,
+    CallTimedOut, CallToolError, FindGroupsError, FoundGroup, GroupLoaded, GroupPartlyLoaded,
+    GroupUnloaded, GroupsFound, LoadGroupError, MetaError, NotAvailable, ToolsLoaded,
+    UnloadGroupError,
 };
 pub use polymorphic::{
     ActionCall, ActionError, PolymorphicError, PolymorphicTool, action_names, typed_result,

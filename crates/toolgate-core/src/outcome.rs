@@ -24,6 +24,32 @@ pub struct GroupLoaded<'c> {
     pub newly_loaded: bool,
 }
 
+/// A partial load: some of a group's tools, the rest left for
+/// `load_tool_group`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GroupPartlyLoaded<'c> {
+    /// The group's metadata.
+    pub group: &'c ToolGroup,
+    /// Its tools now loaded (by this load and earlier ones), in load order.
+    pub tools: Vec<&'c ToolDefinition>,
+    /// How many enabled tools the group has, loaded or not.
+    pub group_tools: usize,
+    /// `false` when every tool asked for was loaded already and nothing
+    /// changed.
+    pub newly_loaded: bool,
+}
+
+/// What [`crate::ActiveToolSet::load_tools`] did: the group is partly
+/// loaded, or (the selection covered it, or the group was loaded whole
+/// already) whole.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ToolsLoaded<'c> {
+    /// The group is loaded whole.
+    Whole(GroupLoaded<'c>),
+    /// Only some of its tools are loaded.
+    Partial(GroupPartlyLoaded<'c>),
+}
+
 /// Why `load_tool_group` failed; `Display` is the text the model reads.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]

@@ -209,3 +209,142 @@ async fn embeddings_route_a_turn_that_shares_no_word_with_its_group() {
             .starts_with("Crm: ")
     );
 }
+
+/// With `tools_per_group = 1`, a routed group arrives with its best tool
+/// only; the model reads how many more it has, a call to another of its
+/// tools names the group to load, and a new agent over the same store
+/// restores exactly that.
+#[tokio::test]
+async fn a_group_routed_partly_arrives_with_its_best_tool_and_a_restart_restores_it() {
+    use std::sync::Arc;
+
+    use toolgate_agent::AgentOptions;
+    use toolgate_core::routing::{Router, RoutingConfig};
+    use toolgate_core::{ActiveToolSet, GroupSelection, ToolName};
+    use toolgate_llm::scripted::ScriptedServer;
+    use toolgate_store::MemoryStore;
+
+    use super::support::{TestHost, agent_with, system_prompt, tool_names, user_texts};
+
+    let query = "page count and metadata of the PDF r.pdf";
+    let partial_text = "Loaded 1 of 2 tools from group 'PDF Tools' (load_tool_group 'pdf' loads the other 1):\n\
+                        - pdf_info: Page count and metadata of a PDF";
+    for (wire, stream) in WIRES {
+        let host = TestHost::new().await;
+        let router = {
+            let catalog = host.catalog();
+            let config = RoutingConfig {
+                tools_per_group: Some(1),
+                ..RoutingConfig::default()
+            };
+            Router::lexical(&catalog, config.validate(&catalog).unwrap())
+        };
+        let options = AgentOptions {
+            router: Some(Arc::new(router)),
+            ..AgentOptions::default()
+        };
+        let store = Arc::new(MemoryStore::new());
+        let server = ScriptedServer::start().await.unwrap();
+        for turn in [
+            ScriptedTurn::tool_call("a", "pdf_info", json!({"path": "r.pdf"})),
+            ScriptedTurn::tool_call("b", "pdf_merge", json!({"path": "r.pdf"})),
+            ScriptedTurn::text("Done."),
+            ScriptedTurn::tool_call("c", "load_tool_group", json!({"group_name": "pdf"})),
+            ScriptedTurn::text("Still 3 pages."),
+        ] {
+            server.push(turn.reply(wire, stream));
+        }
+        let first = agent_with(
+            &server,
+            wire,
+            stream,
+            &host,
+            Arc::clone(&store),
+            options.clone(),
+        );
+        let mut events = Vec::new();
+        first
+            .send(&id(), query, &mut |e| events.push(e), &Default::default())
+            .await
+            .unwrap();
+        let decision = routed(&events);
+        assert_eq!(decision.routed, vec![GroupId::new("pdf").unwrap()]);
+
+        let requests = server.requests();
+        let mut expected = core_tools();
+        expected.push("pdf_info".to_owned());
+        assert_eq!(
+            tool_names(&requests[0], wire),
+            expected,
+            "only the group's best tool"
+        );
+        assert_eq!(
+            user_texts(&requests[0], wire),
+            [query, partial_text],
+            "the model reads that the group has more"
+        );
+        assert_eq!(
+            tool_results(&requests[2], wire),
+            [
+                r#"pdf_info ran with {"path":"r.pdf"}"#,
+                "Tool 'pdf_merge' is not available for this agent. It belongs to tool group 'pdf'; call load_tool_group with group_name 'pdf' first."
+            ]
+        );
+        assert_eq!(host.called(), ["pdf_info"]);
+
+        // A new agent over the same store: the same set, in the same order.
+        let second = agent_with(&server, wire, stream, &host, Arc::clone(&store), options);
+        let restored = second.active_set(&id()).await.unwrap();
+        let mut live = ActiveToolSet::new();
+        live.load_tools(
+            &host.catalog(),
+            "pdf",
+            &[ToolName::new("pdf_info").unwrap()],
+        )
+        .unwrap();
+        assert_eq!(restored, live);
+        let pdf_info = ToolName::new("pdf_info").unwrap();
+        assert_eq!(
+            restored.selection("pdf"),
+            Some(GroupSelection::Tools(vec![&pdf_info]))
+        );
+        second
+            .send(
+                &id(),
+                "and the page count again?",
+                &mut |_| {},
+                &Default::default(),
+            )
+            .await
+            .unwrap();
+        let requests = server.requests();
+        assert_eq!(
+            tool_names(&requests[3], wire),
+            expected,
+            "routed again: the same"
+        );
+        assert_eq!(
+            user_texts(&requests[3], wire),
+            [query, partial_text, "and the page count again?"]
+        );
+        // load_tool_group loads the rest, after what the model has seen.
+        let mut whole = expected.clone();
+        whole.push("pdf_merge".to_owned());
+        assert_eq!(tool_names(&requests[4], wire), whole);
+        assert_eq!(
+            tool_results(&requests[4], wire).last().unwrap(),
+            "Loaded 2 tools from group 'PDF Tools':\n\
+             - pdf_info: Page count and metadata of a PDF\n\
+             - pdf_merge: Merge PDF files"
+        );
+        assert_eq!(
+            second.active_set(&id()).await.unwrap().selection("pdf"),
+            Some(GroupSelection::Whole)
+        );
+        assert_eq!(
+            system_prompt(&requests[4], wire),
+            system_prompt(&requests[0], wire),
+            "the group listing never shows what is loaded"
+        );
+    }
+}

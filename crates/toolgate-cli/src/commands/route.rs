@@ -5,10 +5,13 @@ use std::fmt::Write as _;
 
 use anyhow::Context;
 use serde_json::json;
-use toolgate_core::routing::{Router, Visible};
-use toolgate_core::{Catalog, Encoding, GroupId, MetaTool, TokenCounter, ToolDefinition};
+use toolgate_core::routing::{Decision, Router, Visible};
+use toolgate_core::{
+    ActiveToolSet, Catalog, Encoding, GroupId, GroupSelection, MetaTool, TokenCounter, ToolName,
+};
 use toolgate_tools::Toolbox;
 
+use super::partial_group::describe_partial;
 use super::tool_setup::ToolSetup;
 use crate::cli::RouteArgs;
 use crate::output::print;
@@ -37,19 +40,8 @@ pub(crate) fn run(args: &RouteArgs) -> anyhow::Result<()> {
             let router = Router::hybrid(catalog, config.validate(catalog)?, embeddings.clone());
             let context: Vec<&str> = args.context.iter().map(String::as_str).collect();
             let decision = router.route(&args.query, &context);
-            let visible: Vec<&ToolDefinition> = match &decision.visible {
-                Visible::Groups(groups) => catalog
-                    .core_tools()
-                    .chain(groups.iter().flat_map(|g| catalog.group_tools(g.as_str())))
-                    .collect(),
-                Visible::Catalog => catalog.tools().map(|t| t.definition).collect(),
-            };
-            let visible_tokens = counter.tools(visible.iter().copied());
+            let shown = Shown::new(catalog, &decision, &counter);
             let all_tokens = counter.tools(catalog.tools().map(|t| t.definition));
-            let visible_groups: Vec<&GroupId> = match &decision.visible {
-                Visible::Groups(groups) => groups.iter().collect(),
-                Visible::Catalog => catalog.groups().map(|g| &g.id).collect(),
-            };
             if args.json {
                 let ranked: Vec<_> = decision
                     .ranked
@@ -57,15 +49,22 @@ pub(crate) fn run(args: &RouteArgs) -> anyhow::Result<()> {
                     .take(SHOWN)
                     .map(|(g, p)| json!({"group": g, "probability": p}))
                     .collect();
+                let partial: Vec<_> = shown
+                    .partial(catalog)
+                    .map(|(group, tools, group_tools)| {
+                        json!({"group": group, "tools": tools, "group_tools": group_tools})
+                    })
+                    .collect();
                 let value = json!({
                     "query": args.query,
                     "intent": decision.intent,
                     "confidence": decision.confidence,
                     "tier": decision.tier.as_str(),
                     "routed": decision.routed,
-                    "visible_groups": visible_groups,
-                    "visible_tools": visible.len(),
-                    "visible_tokens": visible_tokens,
+                    "visible_groups": shown.groups,
+                    "partial_groups": partial,
+                    "visible_tools": shown.tools,
+                    "visible_tokens": shown.tokens,
                     "all_tools_tokens": all_tokens,
                     "ranked": ranked,
                 });
@@ -75,9 +74,7 @@ pub(crate) fn run(args: &RouteArgs) -> anyhow::Result<()> {
                 catalog,
                 &args.query,
                 &decision,
-                &visible_groups,
-                visible.len(),
-                visible_tokens,
+                &shown,
                 all_tokens,
             ))
         });
@@ -87,13 +84,78 @@ pub(crate) fn run(args: &RouteArgs) -> anyhow::Result<()> {
     })
 }
 
+/// What the model would be shown for a decision.
+struct Shown<'c> {
+    /// The groups the agent loop would pre-load: each visible group whole,
+    /// or with the tools the decision names for it (empty when the whole
+    /// catalog is shown).
+    active: ActiveToolSet,
+    /// The groups it sees, whole or partly.
+    groups: Vec<&'c GroupId>,
+    /// The tools it is sent.
+    tools: usize,
+    /// Their schemas' tokens.
+    tokens: usize,
+}
+
+impl<'c> Shown<'c> {
+    fn new(catalog: &'c Catalog, decision: &'c Decision, counter: &TokenCounter) -> Self {
+        let mut active = ActiveToolSet::new();
+        let (groups, definitions) = match &decision.visible {
+            Visible::Groups(groups) => {
+                for group in groups {
+                    // A group that cannot be loaded (no enabled tool) adds nothing.
+                    match decision.partial.iter().find(|p| p.group == *group) {
+                        Some(partial) => {
+                            active
+                                .load_tools(catalog, group.as_str(), &partial.tools)
+                                .ok();
+                        }
+                        None => {
+                            active.load(catalog, group.as_str()).ok();
+                        }
+                    }
+                }
+                (
+                    groups.iter().collect::<Vec<_>>(),
+                    active.definitions(catalog),
+                )
+            }
+            Visible::Catalog => (
+                catalog.groups().map(|g| &g.id).collect(),
+                catalog.tools().map(|t| t.definition).collect::<Vec<_>>(),
+            ),
+        };
+        Self {
+            tools: definitions.len(),
+            tokens: counter.tools(definitions),
+            active,
+            groups,
+        }
+    }
+
+    /// The visible groups that arrive partly loaded: each with its loaded
+    /// tools and how many tools it has.
+    fn partial<'a>(
+        &'a self,
+        catalog: &'a Catalog,
+    ) -> impl Iterator<Item = (&'c GroupId, Vec<&'a ToolName>, usize)> + 'a {
+        self.groups
+            .iter()
+            .filter_map(move |group| match self.active.selection(group.as_str())? {
+                GroupSelection::Tools(tools) => {
+                    Some((*group, tools, catalog.group_tools(group.as_str()).count()))
+                }
+                GroupSelection::Whole => None,
+            })
+    }
+}
+
 fn describe(
     catalog: &Catalog,
     query: &str,
-    decision: &toolgate_core::routing::Decision,
-    visible_groups: &[&GroupId],
-    visible_tools: usize,
-    visible_tokens: usize,
+    decision: &Decision,
+    shown: &Shown<'_>,
     all_tokens: usize,
 ) -> String {
     let mut out = String::new();
@@ -115,20 +177,34 @@ fn describe(
         decision.confidence, decision.tier
     );
     let _ = writeln!(out, "routed:     {}", join(&mut decision.routed.iter()));
-    let shown = if visible_groups.len() == catalog.groups().count() {
+    let partial: Vec<(&GroupId, Vec<&ToolName>, usize)> = shown.partial(catalog).collect();
+    let visible = if shown.groups.len() == catalog.groups().count() && partial.is_empty() {
         "the whole catalog".to_owned()
     } else {
-        join(&mut visible_groups.iter().copied())
+        shown
+            .groups
+            .iter()
+            .map(
+                |group| match partial.iter().find(|(partly, ..)| partly == group) {
+                    Some((_, tools, group_tools)) => {
+                        describe_partial(group.as_str(), tools, *group_tools)
+                    }
+                    None => group.to_string(),
+                },
+            )
+            .collect::<Vec<_>>()
+            .join(", ")
     };
-    let _ = writeln!(out, "visible:    {shown}");
+    let _ = writeln!(out, "visible:    {visible}");
     let share = if all_tokens == 0 {
         0.0
     } else {
-        100.0 * visible_tokens as f64 / all_tokens as f64
+        100.0 * shown.tokens as f64 / all_tokens as f64
     };
     let _ = writeln!(
         out,
-        "tokens:     {visible_tokens} for {visible_tools} tools ({share:.1}% of {all_tokens} for every tool)"
+        "tokens:     {} for {} tools ({share:.1}% of {all_tokens} for every tool)",
+        shown.tokens, shown.tools
     );
     let ranked: Vec<String> = decision
         .ranked

@@ -389,6 +389,47 @@ async fn route_preloads_the_group_chosen_with_the_embeddings_endpoint() {
     assert_eq!(embeddings.requests().len(), 2);
 }
 
+#[tokio::test]
+async fn groups_shows_a_group_routed_with_its_best_tool_only() {
+    let wire = Wire::OpenAi;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("tools")).unwrap();
+    std::fs::write(
+        dir.path().join("tools/pdf.json"),
+        json!([
+            {"_meta": true, "display_name": "PDF Tools", "description": "Read PDF files"},
+            {"name": "pdf_info", "description": "Page count of a PDF",
+             "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}}},
+            {"name": "pdf_merge", "description": "Merge PDF files",
+             "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}}}
+        ])
+        .to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("toolgate.toml"),
+        "[routing]\ntools_per_group = 1\n",
+    )
+    .unwrap();
+    let server = ScriptedServer::start().await.unwrap();
+    server.push(ScriptedTurn::text("12 pages.").reply(wire, true));
+    let output = run(
+        chat(&server, wire, dir.path(), &["--route"]),
+        "page count of the PDF\n/groups\n/exit\n",
+    )
+    .await;
+    let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
+    assert!(output.status.success(), "{stderr}");
+    assert_eq!(
+        tool_names(&server.requests()[0]),
+        ["load_tool_group", "unload_tool_group", "pdf_info"]
+    );
+    assert!(
+        stdout.contains("  loaded  pdf (1 of 2 tools: pdf_info): Read PDF files\n"),
+        "{stdout}"
+    );
+}
+
 /// Seed 002 through the agent loop: the stored agent's prompt is what the
 /// model is given; the agent rewrites it with the polymorphic
 /// `prompt_manager` tool; a wrong action gets the structured error; the next

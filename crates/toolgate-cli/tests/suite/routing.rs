@@ -323,6 +323,41 @@ fn route_prints_the_decision_for_a_query() {
 }
 
 #[test]
+fn route_shows_a_partly_loaded_group_with_its_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    write_dataset(dir.path());
+    std::fs::write(
+        dir.path().join("toolgate.toml"),
+        "[routing]\ntools_per_group = 1\n",
+    )
+    .unwrap();
+    let args = [
+        "route",
+        "send an email",
+        "--jsonl",
+        "tools.jsonl",
+        "--no-builtins",
+    ];
+    let plain = toolgate(&args, dir.path());
+    assert!(plain.status.success(), "{}", text(&plain.stderr));
+    let stdout = text(&plain.stdout);
+    assert!(
+        stdout.contains("visible:    mail (1 of 3 tools: mail_send)\n"),
+        "{stdout}"
+    );
+    // The two core meta-tools and mail_send.
+    assert!(stdout.contains(" for 3 tools ("), "{stdout}");
+
+    let json = toolgate(&[&args[..], &["--json"]].concat(), dir.path());
+    let decision: Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(
+        decision["partial_groups"],
+        json!([{"group": "mail", "tools": ["mail_send"], "group_tools": 3}])
+    );
+    assert_eq!(decision["visible_tools"], 3);
+}
+
+#[test]
 fn a_routing_table_naming_an_unknown_group_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     write_dataset(dir.path());

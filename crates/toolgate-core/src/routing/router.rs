@@ -404,6 +404,17 @@ impl Router {
         (self.decide_with_tools(&evidence), evidence)
     }
 
+    /// Routes a turn whose group scores are given (in [`Self::groups`]
+    /// order; say, blended with semantic ones elsewhere): [`Self::decide`],
+    /// with the partly loaded groups (`[routing] tools_per_group`) chosen by
+    /// the turn's tool scores.
+    pub fn route_scored(&self, scores: &[f64], query: &str, context: &[&str]) -> Decision {
+        self.decide_with_tools(&Evidence {
+            groups: scores.to_vec(),
+            tools: self.tool_scores(query, context),
+        })
+    }
+
     /// The decision for a turn's evidence (tools best first), with the
     /// tools partly loaded groups arrive with.
     pub fn decide_with_tools(&self, evidence: &Evidence) -> Decision {

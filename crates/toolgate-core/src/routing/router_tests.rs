@@ -325,3 +325,41 @@ fn isotonic_calibration_pools_violators_and_interpolates() {
     assert!((middle - 1.0 / 3.0).abs() < 1e-9, "{middle}");
     assert_eq!(Isotonic::fit(&[]).apply(0.37), 0.37);
 }
+
+#[test]
+fn scores_given_from_elsewhere_route_and_the_turns_words_pick_the_tools() {
+    let catalog = catalog();
+    let config = RoutingConfig {
+        tools_per_group: Some(1),
+        ..RoutingConfig::default()
+    };
+    let router = Router::lexical(&catalog, config.validate(&catalog).unwrap());
+    let query = "list my upcoming meetings";
+    assert_eq!(
+        router.route_scored(&router.scores(query, &[]), query, &[]),
+        router.route(query, &[])
+    );
+
+    // Blended scores (say, from embeddings) that point at calendar alone.
+    let scores: Vec<f64> = router
+        .groups()
+        .iter()
+        .map(|group| {
+            if group.as_str() == "calendar" {
+                1.0
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    let decision = router.route_scored(&scores, "anything upcoming tomorrow?", &[]);
+    assert_eq!(decision.routed, ids(&["calendar"]));
+    assert_eq!(decision.tier, Tier::High);
+    assert_eq!(
+        decision.partial,
+        [PartialGroup {
+            group: GroupId::new("calendar").unwrap(),
+            tools: vec![ToolName::new("calendar_list").unwrap()],
+        }]
+    );
+}

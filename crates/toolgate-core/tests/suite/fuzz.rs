@@ -228,6 +228,9 @@ const GROUP_NAMES: &[&str] = &[
 const HISTORY_KEYS: &[&str] = &[
     "group_name",
     "loaded_groups",
+    "tools",
+    "gmail_search",
+    "gmail_read",
     "gmail",
     "drive",
     "pdf",
@@ -250,7 +253,9 @@ fn tool_input() -> impl Strategy<Value = String> {
         prop::collection::vec(group_name, 0..5).prop_map(|groups| json!({"loaded_groups": groups}));
     let seeds = vec![
         json!({"group_name": "gmail"}),
+        json!({"group_name": "gmail", "tools": ["gmail_read"]}),
         json!({"loaded_groups": ["gmail", "pdf"]}),
+        json!({"loaded_groups": [{"group_name": "gmail", "tools": ["gmail_read"]}, "pdf", "gmail"]}),
     ];
     prop_oneof![
         4 => arguments.prop_map(|v| v.to_string()),

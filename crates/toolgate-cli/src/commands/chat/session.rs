@@ -8,10 +8,12 @@ use anyhow::{Context, bail};
 use tokio::io::AsyncBufReadExt;
 use tokio_util::sync::CancellationToken;
 use toolgate_agent::{Agent, AgentError, CallReport, TurnEnd, TurnEvent, TurnOutcome};
+use toolgate_core::GroupSelection;
 use toolgate_store::{AgentId, AgentStore, ConversationId, ConversationStore};
 use toolgate_tools::Toolbox;
 
 use super::printer::{Printer, action_table, token_table, turn_summary};
+use crate::commands::partial_group::describe_partial;
 use crate::output::{eprint, print};
 
 /// One terminal conversation.
@@ -156,19 +158,23 @@ impl<S: ConversationStore + AgentStore> Session<S> {
     }
 
     async fn print_groups(&self) -> anyhow::Result<()> {
-        let loaded = self.agent.loaded_groups(&self.conversation).await?;
+        let active = self.agent.active_set(&self.conversation).await?;
         let mut out = String::new();
         let catalog = self.agent.toolbox().catalog();
         for group in catalog.groups() {
-            let mark = if loaded.contains(&group.id) {
-                "loaded"
-            } else {
-                "      "
+            let id = group.id.as_str();
+            let (mark, name) = match active.selection(id) {
+                Some(GroupSelection::Whole) => ("loaded", id.to_owned()),
+                Some(GroupSelection::Tools(tools)) => (
+                    "loaded",
+                    describe_partial(id, &tools, catalog.group_tools(id).count()),
+                ),
+                None => ("      ", id.to_owned()),
             };
-            let _ = writeln!(out, "  {mark}  {}: {}", group.id, group.description);
+            let _ = writeln!(out, "  {mark}  {name}: {}", group.description);
         }
         drop(catalog);
-        if loaded.is_empty() {
+        if active.loaded_groups().is_empty() {
             out.push_str("No group loaded: the model sees the core tools only.\n");
         }
         print(&out);
