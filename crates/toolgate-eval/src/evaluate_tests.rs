@@ -32,7 +32,8 @@ fn setup() -> (tempfile::TempDir, Dataset, TokenCounter) {
 fn every_policy_is_measured_on_the_reported_queries() {
     let (_dir, dataset, counter) = setup();
     let semantic = SemanticInputs {
-        groups: vec![vec![1.0, 0.0], vec![0.0, 1.0]],
+        // mail_send, mail_search, weather_forecast.
+        tools: vec![vec![1.0, 0.0], vec![0.9, 0.1], vec![0.0, 1.0]],
         queries: vec![
             vec![1.0, 0.0],
             vec![0.0, 1.0],
@@ -40,7 +41,6 @@ fn every_policy_is_measured_on_the_reported_queries() {
             vec![0.0, 1.0],
             vec![0.5, 0.5],
         ],
-        weight: 0.5,
         model: "fake".to_owned(),
     };
     let mut calls = Vec::new();
@@ -68,7 +68,6 @@ fn every_policy_is_measured_on_the_reported_queries() {
             ("core_listing", 0.0),
             ("tiered_router", 1.0),
             ("tiered_router(polymorphic)", 1.0),
-            ("tiered_router+fake", 1.0),
             ("tiered_router(softmax)", 1.0),
             ("bm25_tools@500", 1.0),
             ("routed_tools@1", 1.0),
@@ -79,6 +78,11 @@ fn every_policy_is_measured_on_the_reported_queries() {
             ("bm25_groups@1", 1.0),
             ("bm25_groups@2", 1.0),
             ("bm25_groups@3", 1.0),
+            ("tool_router", 1.0),
+            ("tool_router[bm25, above 0.2, 1 tool]", 1.0),
+            ("tool_router[embedding, above 0.2, 1 tool]", 1.0),
+            ("tool_router[rrf(k=60), above 0.4, 1 tool]", 1.0),
+            ("tool_router[blend(0.5), above 0.2, 1 tool]", 1.0),
         ]
     );
     // One tool of each routed group costs less than the whole group, and
@@ -93,6 +97,21 @@ fn every_policy_is_measured_on_the_reported_queries() {
     };
     assert!(tokens("routed_tools@1") < tokens("tiered_router"));
     assert_eq!(tokens("routed_tools@10"), tokens("tiered_router"));
+    // Chosen on the tuning part: the cheapest setting that reaches every
+    // gold group there, one tool of one group.
+    assert_eq!(
+        evaluation.tool_router_setting,
+        "tool_router[bm25, above 0.2, 1 tool]"
+    );
+    assert!(tokens("tool_router") < tokens("tiered_router"));
+    // Search by every method, and the groups' best tools, as curves.
+    let methods: Vec<&str> = evaluation
+        .search_curves
+        .iter()
+        .map(|c| c.method.as_str())
+        .collect();
+    assert_eq!(methods, ["bm25", "embedding", "rrf(k=60)", "blend(0.5)"]);
+    assert_eq!(evaluation.group_curves.len(), 4 * 3);
     let all_tools = &evaluation.policies[0];
     assert_eq!(
         (all_tools.mean_visible_tokens, all_tools.token_fraction),
