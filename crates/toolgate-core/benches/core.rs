@@ -151,3 +151,69 @@ fn restore_from_10k_messages(bencher: Bencher) {
             .len()
     });
 }
+
+/// Stands in for the embedding model: a fixed pseudo-random 384-float
+/// vector per text, so a bench measures the router's own work (BM25, one
+/// cosine per tool, fusion, the decision) and not the model's.
+#[derive(Debug)]
+struct FixedVectors;
+
+fn pseudo_vector(text: &str) -> Vec<f32> {
+    let mut state = text.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+    });
+    (0..384)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % 2001) as f32 / 1000.0 - 1.0
+        })
+        .collect()
+}
+
+impl toolgate_core::routing::Embeddings for FixedVectors {
+    fn embed_texts(&self, texts: &[&str]) -> Option<Vec<Vec<f32>>> {
+        Some(texts.iter().map(|text| pseudo_vector(text)).collect())
+    }
+
+    fn embed_query(&self, text: &str) -> Option<Vec<f32>> {
+        Some(pseudo_vector(text))
+    }
+}
+
+fn hybrid_router(catalog: &Catalog) -> toolgate_core::routing::Router {
+    use toolgate_core::routing::{Router, RoutingConfig};
+    let taxonomy = RoutingConfig {
+        tools_per_group: Some(1),
+        route_above: Some(0.5),
+        ..RoutingConfig::default()
+    }
+    .validate(catalog)
+    .unwrap();
+    Router::hybrid(catalog, taxonomy, Some(std::sync::Arc::new(FixedVectors)))
+}
+
+/// One routing decision over the 2,490 toolbench tools by the router
+/// toolgate runs (BM25 and a cosine per tool, fused, groups from their best
+/// tools, the partly loaded groups), the query's embedding excepted (see
+/// `cargo bench -p toolgate-embed` for it).
+#[divan::bench]
+fn toolbench_hybrid_decision(bencher: Bencher) {
+    let Some(catalog) = toolbench() else { return };
+    let router = hybrid_router(catalog);
+    bencher.bench(|| {
+        router.route(
+            divan::black_box("find me recent news articles about electric cars in Germany"),
+            &[],
+        )
+    });
+}
+
+/// Building that router: indexing the 2,490 tools and taking their vectors
+/// (here computed, as from a warm cache: no model runs).
+#[divan::bench(sample_count = 10)]
+fn toolbench_hybrid_router_build(bencher: Bencher) {
+    let Some(catalog) = toolbench() else { return };
+    bencher.bench(|| hybrid_router(catalog).groups().len());
+}

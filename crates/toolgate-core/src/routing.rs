@@ -22,8 +22,9 @@ pub use hybrid::{
 };
 pub use router::{
     COVERAGE_TARGET, Confidence, DEFAULT_TEMPERATURE, Decision, Evidence, GroupScorer, Labelled,
-    LexicalScorer, PartialGroup, Router, Tier, ToolScore, Visible, calibration_samples,
-    fit_per_group, fit_per_group_pooled, fit_temperature, probabilities, query_terms,
+    LexicalScorer, NAMED_PER_GROUP, PartialGroup, Router, Tier, ToolScore, Visible,
+    calibration_samples, fit_per_group, fit_per_group_pooled, fit_temperature, probabilities,
+    query_terms,
 };
 pub use taxonomy::{
     ConfidenceKind, Intent, IntentConfig, NoProgress, RoutingConfig, RoutingError, Taxonomy,

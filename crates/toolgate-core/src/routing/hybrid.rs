@@ -18,7 +18,6 @@ use crate::routing::fusion::{Fusion, group_scores};
 use crate::routing::router::{
     Confidence, Evidence, GroupScorer, LexicalScorer, Router, ToolScore, query_terms,
 };
-use crate::routing::semantic::cosine_scores;
 use crate::routing::taxonomy::Taxonomy;
 use crate::tool::ToolDefinition;
 
@@ -33,12 +32,61 @@ pub trait Embeddings: Send + Sync + fmt::Debug {
     fn embed_query(&self, text: &str) -> Option<Vec<f32>>;
 }
 
-/// The semantic half: a vector per tool (in [`HybridScorer::tool_names`]
-/// order) and the model that embeds turns into the same space.
+/// The semantic half: a unit vector per tool (in
+/// [`HybridScorer::tool_names`] order, one flat array) and the model that
+/// embeds turns into the same space.
 #[derive(Clone, Debug)]
 struct ToolVectors {
-    vectors: Vec<Vec<f32>>,
+    units: Vec<f32>,
+    dimension: usize,
     embeddings: Arc<dyn Embeddings>,
+}
+
+impl ToolVectors {
+    /// `None` when the vectors are empty or of different lengths.
+    fn new(vectors: &[Vec<f32>], embeddings: Arc<dyn Embeddings>) -> Option<Self> {
+        let dimension = vectors.first()?.len();
+        if dimension == 0 || vectors.iter().any(|v| v.len() != dimension) {
+            return None;
+        }
+        let mut units = Vec::with_capacity(vectors.len() * dimension);
+        for vector in vectors {
+            units.extend(unit(vector));
+        }
+        Some(Self {
+            units,
+            dimension,
+            embeddings,
+        })
+    }
+
+    /// The cosine of `query` with every tool, negative ones as 0; `None`
+    /// for a query of another length.
+    fn cosines(&self, query: &[f32]) -> Option<Vec<f64>> {
+        if query.len() != self.dimension {
+            return None;
+        }
+        let query = unit(query);
+        Some(
+            self.units
+                .chunks_exact(self.dimension)
+                .map(|tool| {
+                    let dot: f32 = tool.iter().zip(&query).map(|(a, b)| a * b).sum();
+                    f64::from(dot).max(0.0)
+                })
+                .collect(),
+        )
+    }
+}
+
+/// `vector` scaled to length 1 (all zeros stays all zeros).
+fn unit(vector: &[f32]) -> Vec<f32> {
+    let norm = vector.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 {
+        vector.iter().map(|x| x / norm).collect()
+    } else {
+        vector.to_vec()
+    }
 }
 
 /// Share of the best tool's score a group's own document can add.
@@ -107,10 +155,10 @@ impl HybridScorer {
             let texts = tool_texts(catalog);
             let texts: Vec<&str> = texts.iter().map(|(_, text)| text.as_str()).collect();
             let vectors = embeddings.embed_texts(&texts)?;
-            (vectors.len() == lexical.tool_names().len()).then_some(ToolVectors {
-                vectors,
-                embeddings,
-            })
+            if vectors.len() != lexical.tool_names().len() {
+                return None;
+            }
+            ToolVectors::new(&vectors, embeddings)
         });
         Self {
             lexical,
@@ -138,10 +186,10 @@ impl HybridScorer {
     /// the cosine of every tool when the turn could be embedded.
     pub fn raw(&self, query: &str, context: &[&str]) -> RawEvidence {
         let terms = query_terms(query, context);
-        let semantic = self.semantic.as_ref().and_then(|s| {
-            let vector = s.embeddings.embed_query(query)?;
-            Some(cosine_scores(&vector, &s.vectors))
-        });
+        let semantic = self
+            .semantic
+            .as_ref()
+            .and_then(|s| s.cosines(&s.embeddings.embed_query(query)?));
         RawEvidence {
             lexical: self.lexical.tool_bm25(&terms),
             semantic,

@@ -160,6 +160,9 @@ pub struct LexicalScorer {
     tool_names: Vec<ToolName>,
 }
 
+/// Tools of one group a scorer names with their scores, at most.
+pub const NAMED_PER_GROUP: usize = 10;
+
 /// Weight of a group's own document against its best tool.
 const GROUP_DOCUMENT_WEIGHT: f64 = 0.5;
 
@@ -238,18 +241,35 @@ impl LexicalScorer {
         &self.tool_names
     }
 
-    /// Each tool with its score, for the tools with evidence.
+    /// Each tool with its score, for the tools with evidence: at most the
+    /// [`NAMED_PER_GROUP`] best of each group, which is all a decision or
+    /// a search answer shows of one group (and naming every tool of a large
+    /// catalog on every turn costs more than scoring it).
     pub(crate) fn named(&self, scores: &[f64]) -> Vec<ToolScore> {
-        scores
-            .iter()
-            .enumerate()
-            .filter(|(_, score)| **score > 0.0)
-            .map(|(tool, score)| ToolScore {
+        let mut named = Vec::new();
+        let mut start = 0;
+        while start < scores.len() {
+            let group = self.tool_group[start];
+            let end = self.tool_group[start..]
+                .iter()
+                .position(|g| *g != group)
+                .map_or(scores.len(), |offset| start + offset);
+            let mut best: Vec<usize> = (start..end).filter(|t| scores[*t] > 0.0).collect();
+            if best.len() > NAMED_PER_GROUP {
+                best.select_nth_unstable_by(NAMED_PER_GROUP, |a, b| {
+                    scores[*b].total_cmp(&scores[*a]).then(a.cmp(b))
+                });
+                best.truncate(NAMED_PER_GROUP);
+                best.sort_unstable();
+            }
+            named.extend(best.into_iter().map(|tool| ToolScore {
                 tool: self.tool_names[tool].clone(),
-                group: self.groups[self.tool_group[tool]].clone(),
-                score: *score,
-            })
-            .collect()
+                group: self.groups[group].clone(),
+                score: scores[tool],
+            }));
+            start = end;
+        }
+        named
     }
 }
 
