@@ -14,12 +14,26 @@ use toolgate_core::{
 
 /// What one query lets the model see under a policy.
 pub(crate) struct Seen {
+    /// The groups shown (empty when `all`).
     pub(crate) groups: HashSet<GroupId>,
+    /// The tools shown (empty when `all`).
     pub(crate) tools: HashSet<String>,
     pub(crate) tokens: usize,
     pub(crate) micros: f64,
     /// The whole catalog was shown.
     pub(crate) all: bool,
+}
+
+impl Seen {
+    /// Whether `group` was shown.
+    pub(crate) fn shows_group(&self, group: &GroupId) -> bool {
+        self.all || self.groups.contains(group)
+    }
+
+    /// Whether the tool `name` was shown.
+    pub(crate) fn shows_tool(&self, name: &str) -> bool {
+        self.all || self.tools.contains(name)
+    }
 }
 
 /// Token costs, counted once per tool.
@@ -108,8 +122,8 @@ impl Costs {
     pub(crate) fn groups_seen(&self, catalog: &Catalog, groups: &[GroupId], all: bool) -> Seen {
         if all {
             return Seen {
-                groups: catalog.groups().map(|g| g.id.clone()).collect(),
-                tools: self.per_tool.keys().cloned().collect(),
+                groups: HashSet::new(),
+                tools: HashSet::new(),
                 tokens: self.all_tools,
                 micros: 0.0,
                 all: true,

@@ -195,14 +195,14 @@ pub(crate) fn summary(
             queries
                 .iter()
                 .zip(seen)
-                .map(|(q, s)| recall(&q.gold_groups, |g| s.groups.contains(g))),
+                .map(|(q, s)| recall(&q.gold_groups, |g| s.shows_group(g))),
         ),
         tool_recall: mean(
             queries
                 .iter()
                 .zip(seen)
                 .filter(|(q, _)| !q.gold_tools.is_empty())
-                .map(|(q, s)| recall(&q.gold_tools, |t| s.tools.contains(t))),
+                .map(|(q, s)| recall(&q.gold_tools, |t| s.shows_tool(t))),
         ),
         mean_visible_tokens: mean_tokens,
         token_fraction: mean_tokens / all_tokens.max(1.0),
@@ -235,7 +235,7 @@ pub(crate) fn router_figures(
         queries[i]
             .gold_groups
             .iter()
-            .all(|g| seen[i].groups.contains(g))
+            .all(|g| seen[i].shows_group(g))
     };
     let restricted: Vec<usize> = (0..decisions.len())
         .filter(|i| decisions[*i].tier != Tier::Low)
@@ -248,7 +248,7 @@ pub(crate) fn router_figures(
         queries: high.len(),
         group_recall: mean(
             high.iter()
-                .map(|i| recall(&queries[*i].gold_groups, |g| seen[*i].groups.contains(g))),
+                .map(|i| recall(&queries[*i].gold_groups, |g| seen[*i].shows_group(g))),
         ),
         token_fraction: mean(high.iter().map(|i| seen[*i].tokens as f64 / all_tokens)),
     });

@@ -200,35 +200,48 @@ impl<'d> Prepared<'d> {
         per_g
     }
 
-    /// The router over `fusion`'s scores with `model`, each routed group
-    /// arriving with its `tools_per_group` best tools: what each query saw,
-    /// and the decisions.
+    /// The router with `setting` and `fitted`: what each query saw, and
+    /// the decisions.
     pub(crate) fn route(
         &self,
         setting: RouterSetting,
         fitted: &Fitted,
         queries: &[&Query],
     ) -> (Vec<Seen>, Vec<Decision>) {
-        let costs = &self.costs;
-        let fusion = setting.fusion;
-        let mut taxonomy = self.taxonomy.clone();
-        taxonomy.tools_per_group = Some(setting.tools_per_group);
-        taxonomy.route_above = Some(setting.route_above);
-        let mut router = Router::new(
-            Box::new(HybridScorer::new(
-                self.catalog(),
-                &taxonomy,
-                None,
-                Fusion::Lexical,
-            )),
-            taxonomy,
-        )
-        .with_confidence(Confidence::PerGroup(fitted.model));
-        if let Some(calibration) = &fitted.calibration {
-            router = router.with_calibration(calibration.clone());
-        }
-        let mut seen_all = Vec::new();
-        let mut decisions = Vec::new();
+        self.route_many(&[setting], fitted, queries)
+            .pop()
+            .unwrap_or_default()
+    }
+
+    /// [`Self::route`] for several settings of one fusion method, each
+    /// query's evidence combined once for all of them.
+    pub(crate) fn route_many(
+        &self,
+        settings: &[RouterSetting],
+        fitted: &Fitted,
+        queries: &[&Query],
+    ) -> Vec<(Vec<Seen>, Vec<Decision>)> {
+        let Some(fusion) = settings.first().map(|s| s.fusion) else {
+            return Vec::new();
+        };
+        debug_assert!(settings.iter().all(|s| s.fusion == fusion));
+        let routers: Vec<Router> = settings
+            .iter()
+            .map(|setting| {
+                let mut taxonomy = self.taxonomy.clone();
+                taxonomy.tools_per_group = Some(setting.tools_per_group);
+                taxonomy.route_above = Some(setting.route_above);
+                let groups = GroupsOnly(self.scorer.groups().to_vec());
+                let mut router = Router::new(Box::new(groups), taxonomy)
+                    .with_confidence(Confidence::PerGroup(fitted.model));
+                if let Some(calibration) = &fitted.calibration {
+                    router = router.with_calibration(calibration.clone());
+                }
+                router
+            })
+            .collect();
+        let mut out: Vec<(Vec<Seen>, Vec<Decision>)> =
+            settings.iter().map(|_| (Vec::new(), Vec::new())).collect();
         for query in queries {
             let Some(raw) = self.raw[query.index].as_ref() else {
                 continue;
@@ -236,14 +249,19 @@ impl<'d> Prepared<'d> {
             let started = Instant::now();
             let mut evidence = self.scorer.combine_with(fusion, raw);
             evidence.tools.sort_by(|a, b| b.score.total_cmp(&a.score));
-            let decision = router.decide_with_tools(&evidence);
-            let micros = self.raw_micros[query.index] + started.elapsed().as_secs_f64() * 1e6;
-            let mut seen = self.seen(costs, &decision);
-            seen.micros = micros;
-            seen_all.push(seen);
-            decisions.push(decision);
+            let combined = started.elapsed().as_secs_f64() * 1e6;
+            for (router, (seen_all, decisions)) in routers.iter().zip(&mut out) {
+                let started = Instant::now();
+                let decision = router.decide_with_tools(&evidence);
+                let micros =
+                    self.raw_micros[query.index] + combined + started.elapsed().as_secs_f64() * 1e6;
+                let mut seen = self.seen(&self.costs, &decision);
+                seen.micros = micros;
+                seen_all.push(seen);
+                decisions.push(decision);
+            }
         }
-        (seen_all, decisions)
+        out
     }
 
     /// What a decision shows: the whole catalog at the low tier; else each
@@ -274,6 +292,22 @@ impl<'d> Prepared<'d> {
             .collect();
         debug_assert!(decision.tier != Tier::Low);
         costs.partial_seen(&shown)
+    }
+}
+
+/// The groups of a catalog as a scorer that never scores: a router built
+/// on it only decides on evidence combined elsewhere
+/// ([`Router::decide_with_tools`]), without indexing the catalog again.
+#[derive(Debug)]
+struct GroupsOnly(Vec<GroupId>);
+
+impl GroupScorer for GroupsOnly {
+    fn scores(&self, _query: &str, _context: &[&str]) -> Vec<f64> {
+        vec![0.0; self.0.len()]
+    }
+
+    fn groups(&self) -> &[GroupId] {
+        &self.0
     }
 }
 
@@ -369,31 +403,39 @@ pub(crate) fn settings(fusion: Fusion) -> Vec<RouterSetting> {
     out
 }
 
-/// Mean group recall and token share of `setting` over `sets`, each with
-/// its own fitted model, measured on each set's labelled queries.
-pub(crate) fn measure_on(setting: RouterSetting, sets: &[ChoiceSet<'_>]) -> (f64, f64) {
-    let mut recall = 0.0;
-    let mut tokens = 0.0;
+/// Mean group recall and token share over `sets` of each of `settings`
+/// (all of one fusion method), each set with its own fitted model,
+/// measured on its labelled queries (its tuning part when `tune_only`).
+pub(crate) fn measure_on(settings: &[RouterSetting], sets: &[ChoiceSet<'_>]) -> Vec<(f64, f64)> {
+    let mut sums = vec![(0.0, 0.0); settings.len()];
+    let Some(fusion) = settings.first().map(|s| s.fusion) else {
+        return sums;
+    };
     for set in sets {
-        let (prepared, fitted) = (set.prepared, set.fitted(setting.fusion));
+        let (prepared, fitted) = (set.prepared, set.fitted(fusion));
         let queries: Vec<&Query> = prepared
             .dataset
             .queries
             .iter()
             .filter(|q| !q.gold_groups.is_empty() && (!set.tune_only || q.tune))
             .collect();
-        let (seen, _) = prepared.route(setting, fitted, &queries);
-        let figures = crate::report::summary(
-            String::new(),
-            &queries,
-            &seen,
-            prepared.costs.all_tools as f64,
-        );
-        recall += figures.group_recall;
-        tokens += figures.token_fraction;
+        for ((seen, _), sum) in prepared
+            .route_many(settings, fitted, &queries)
+            .into_iter()
+            .zip(&mut sums)
+        {
+            let figures = crate::report::summary(
+                String::new(),
+                &queries,
+                &seen,
+                prepared.costs.all_tools as f64,
+            );
+            sum.0 += figures.group_recall;
+            sum.1 += figures.token_fraction;
+        }
     }
     let n = sets.len().max(1) as f64;
-    (recall / n, tokens / n)
+    sums.into_iter().map(|(r, t)| (r / n, t / n)).collect()
 }
 
 /// The setting among `candidates` with the highest mean recall on `sets`
@@ -405,10 +447,8 @@ pub(crate) fn choose(
 ) -> Option<(RouterSetting, f64, f64)> {
     let measured: Vec<(RouterSetting, f64, f64)> = candidates
         .iter()
-        .map(|setting| {
-            let (recall, tokens) = measure_on(*setting, sets);
-            (*setting, recall, tokens)
-        })
+        .zip(measure_on(candidates, sets))
+        .map(|(setting, (recall, tokens))| (*setting, recall, tokens))
         .collect();
     let within = measured
         .iter()
