@@ -79,8 +79,9 @@ pub(crate) struct EvalArgs {
     #[arg(long, value_name = "FILE")]
     pub(crate) json: Option<PathBuf>,
 
-    /// Write an SVG plot of gold-group recall against visible tokens.
-    #[arg(long, value_name = "FILE")]
+    /// Write an SVG plot of gold-group recall against visible tokens: the policies, and tool
+    /// search by every method as curves (--plot is the same).
+    #[arg(long, alias = "plot", value_name = "FILE")]
     pub(crate) svg: Option<PathBuf>,
 
     /// Tokenizer for the token figures: o200k_base or cl100k_base.

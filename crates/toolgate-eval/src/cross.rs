@@ -111,10 +111,13 @@ pub struct FittedFusion {
     pub route_above: f64,
     /// `tools_per_group` chosen on every dataset.
     pub tools_per_group: usize,
-    /// The mean group recall and token share of that choice over the
-    /// datasets (in sample: what the choice was made on).
+    /// The lowest group recall of that choice on one of the datasets, its
+    /// mean recall and its mean token share (in sample: what the choice
+    /// was made on).
+    pub worst_recall: f64,
+    /// See `worst_recall`.
     pub recall: f64,
-    /// See `recall`.
+    /// See `worst_recall`.
     pub token_fraction: f64,
 }
 
@@ -152,7 +155,7 @@ pub fn fit_fusions(
     Ok(fitted
         .iter()
         .filter_map(|(fusion, model)| {
-            let (setting, recall, token_fraction) = choose(&settings(*fusion), &sets)?;
+            let (setting, measured) = choose(&settings(*fusion), &sets)?;
             Some(FittedFusion {
                 fusion: *fusion,
                 model: model.model,
@@ -162,8 +165,9 @@ pub fn fit_fusions(
                     .unwrap_or(Isotonic { knots: Vec::new() }),
                 route_above: setting.route_above,
                 tools_per_group: setting.tools_per_group,
-                recall,
-                token_fraction,
+                worst_recall: measured.worst_recall,
+                recall: measured.mean_recall,
+                token_fraction: measured.token_fraction,
             })
         })
         .collect())

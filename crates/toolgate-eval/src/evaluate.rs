@@ -20,9 +20,7 @@ use crate::report::{
     CurvePoint, Evaluation, SearchCurve, TierFigures, bands, curve_point, high_tier, mean,
     router_figures, summary,
 };
-use crate::tool_first::{
-    CHOICE_BUDGET, ChoiceSet, Prepared, choose, fit, fit_labelled, fusions, settings,
-};
+use crate::tool_first::{ChoiceSet, Prepared, best, choose, fit, fit_labelled, fusions, settings};
 
 /// Embeddings for the semantic policies: one vector per grouped tool (in
 /// [`toolgate_core::routing::tool_texts`] order) and one per query (in
@@ -283,12 +281,7 @@ pub(crate) fn evaluate_prepared(
             chosen_per_fusion.push(chosen);
         }
     }
-    let headline = chosen_per_fusion
-        .iter()
-        .filter(|(_, _, tokens)| *tokens <= CHOICE_BUDGET)
-        .max_by(|a, b| a.1.total_cmp(&b.1).then(b.2.total_cmp(&a.2)))
-        .or_else(|| chosen_per_fusion.first())
-        .map(|(setting, _, _)| *setting);
+    let headline = best(chosen_per_fusion.iter().copied()).map(|(setting, _)| setting);
     let model_of = |fusion: Fusion| {
         &fitted
             .iter()
@@ -309,7 +302,7 @@ pub(crate) fn evaluate_prepared(
             all,
         ));
     }
-    for (setting, _, _) in &chosen_per_fusion {
+    for (setting, _) in &chosen_per_fusion {
         let (seen, decisions) = prepared.route(*setting, model_of(setting.fusion), &report);
         policies.push(router_figures(
             summarize(setting.name(), &seen),

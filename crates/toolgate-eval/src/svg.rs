@@ -8,9 +8,12 @@ use std::fmt::Write as _;
 
 use crate::report::Evaluation;
 
+/// Colours of the tool-search curves, one per fusion method.
+const SEARCH_COLOURS: [&str; 4] = ["#d62728", "#9467bd", "#ff7f0e", "#8c564b"];
+
 /// Gold-group recall (y) against the share of all-tools tokens (x, log
-/// scale), one panel per dataset: the policies as points, the BM25 top-k
-/// curves as lines.
+/// scale), one panel per dataset: the policies as points (the routers and
+/// the two ends labelled), the tool-search and best-groups curves as lines.
 pub fn svg(evaluations: &[Evaluation]) -> String {
     const W: f64 = 360.0;
     const H: f64 = 300.0;
@@ -72,10 +75,22 @@ pub fn svg(evaluations: &[Evaluation]) -> String {
             H / 2.0,
             H / 2.0
         );
-        for (curve, colour) in [
-            (&e.bm25_tools_curve, "#d62728"),
-            (&e.bm25_groups_curve, "#2ca02c"),
-        ] {
+        // Tool search by each method, and the best whole groups, as lines
+        // with a legend; the labelled points are the routers and the two
+        // ends (every tool, the listing alone), the other policies dots.
+        let mut lines: Vec<(String, &[crate::report::CurvePoint], &str)> = Vec::new();
+        for (curve, colour) in e.search_curves.iter().zip(SEARCH_COLOURS.iter().cycle()) {
+            lines.push((format!("search: {}", curve.method), &curve.points, colour));
+        }
+        if e.search_curves.is_empty() {
+            lines.push(("search: bm25".to_owned(), &e.bm25_tools_curve, "#d62728"));
+        }
+        lines.push((
+            "best whole groups".to_owned(),
+            &e.bm25_groups_curve,
+            "#2ca02c",
+        ));
+        for (row, (label, curve, colour)) in lines.iter().enumerate() {
             let points: Vec<String> = curve
                 .iter()
                 .map(|p| format!("{:.1},{:.1}", x_of(p.token_fraction), y_of(p.group_recall)))
@@ -85,27 +100,37 @@ pub fn svg(evaluations: &[Evaluation]) -> String {
                 "<polyline points=\"{}\" fill=\"none\" stroke=\"{colour}\" stroke-dasharray=\"3,2\"/>",
                 points.join(" ")
             );
+            let _ = writeln!(
+                out,
+                "<text x=\"{:.1}\" y=\"{:.1}\" fill=\"{colour}\">{label}</text>",
+                PAD + 4.0,
+                PAD + 12.0 + row as f64 * 11.0
+            );
         }
-        for (index, p) in e.policies.iter().enumerate() {
-            let colour = match p.policy.as_str() {
-                "tiered_router" => "#1f77b4",
-                "tiered_router(polymorphic)" => "#17becf",
-                name if name.starts_with("bm25_tools") => "#d62728",
-                name if name.starts_with("bm25_groups") => "#2ca02c",
-                _ => "#555",
+        let mut labelled = 0;
+        for p in &e.policies {
+            let (colour, label) = match p.policy.as_str() {
+                "tool_router" => ("#000", true),
+                "tiered_router" => ("#1f77b4", true),
+                "all_tools" | "core_listing" => ("#555", true),
+                _ => ("#bbb", false),
             };
             let (x, y) = (x_of(p.token_fraction), y_of(p.group_recall));
+            let radius = if label { 4 } else { 2 };
             let _ = writeln!(
                 out,
-                "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"4\" fill=\"{colour}\"/>"
+                "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"{radius}\" fill=\"{colour}\"/>"
             );
-            let _ = writeln!(
-                out,
-                "<text x=\"{:.1}\" y=\"{:.1}\">{}</text>",
-                x + 6.0,
-                y - 4.0 + (index % 2) as f64 * 10.0,
-                p.policy
-            );
+            if label {
+                let _ = writeln!(
+                    out,
+                    "<text x=\"{:.1}\" y=\"{:.1}\">{}</text>",
+                    x + 6.0,
+                    y + 12.0 + (labelled % 2) as f64 * 10.0,
+                    p.policy
+                );
+                labelled += 1;
+            }
         }
         out.push_str("</g>\n");
     }

@@ -39,15 +39,15 @@ fn an_evaluation_is_one_panel_of_points_and_curves() {
 <text x="180" y="292" text-anchor="middle">share of all-tools schema tokens</text>
 <text x="12" y="150" transform="rotate(-90 12 150)" text-anchor="middle">gold-group recall</text>
 <polyline points="114.0,201.0 180.0,150.0" fill="none" stroke="#d62728" stroke-dasharray="3,2"/>
+<text x="52.0" y="60.0" fill="#d62728">search: bm25</text>
 <polyline points="246.0,150.0" fill="none" stroke="#2ca02c" stroke-dasharray="3,2"/>
+<text x="52.0" y="71.0" fill="#2ca02c">best whole groups</text>
 <circle cx="312.0" cy="48.0" r="4" fill="#555"/>
-<text x="318.0" y="44.0">all_tools</text>
+<text x="318.0" y="60.0">all_tools</text>
 <circle cx="226.1" cy="48.0" r="4" fill="#1f77b4"/>
-<text x="232.1" y="54.0">tiered_router</text>
-<circle cx="206.3" cy="48.0" r="4" fill="#17becf"/>
-<text x="212.3" y="44.0">tiered_router(polymorphic)</text>
-<circle cx="180.0" cy="150.0" r="4" fill="#2ca02c"/>
-<text x="186.0" y="156.0">bm25_groups@1</text>
+<text x="232.1" y="70.0">tiered_router</text>
+<circle cx="206.3" cy="48.0" r="2" fill="#bbb"/>
+<circle cx="180.0" cy="150.0" r="2" fill="#bbb"/>
 </g>"##
     );
     assert_eq!(plot.lines().last(), Some("</svg>"));

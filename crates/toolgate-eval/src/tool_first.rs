@@ -406,10 +406,10 @@ pub(crate) fn settings(fusion: Fusion) -> Vec<RouterSetting> {
 /// Mean group recall and token share over `sets` of each of `settings`
 /// (all of one fusion method), each set with its own fitted model,
 /// measured on its labelled queries (its tuning part when `tune_only`).
-pub(crate) fn measure_on(settings: &[RouterSetting], sets: &[ChoiceSet<'_>]) -> Vec<(f64, f64)> {
-    let mut sums = vec![(0.0, 0.0); settings.len()];
+pub(crate) fn measure_on(settings: &[RouterSetting], sets: &[ChoiceSet<'_>]) -> Vec<Measured> {
+    let mut sums = vec![(f64::INFINITY, 0.0, 0.0); settings.len()];
     let Some(fusion) = settings.first().map(|s| s.fusion) else {
-        return sums;
+        return Vec::new();
     };
     for set in sets {
         let (prepared, fitted) = (set.prepared, set.fitted(fusion));
@@ -430,30 +430,76 @@ pub(crate) fn measure_on(settings: &[RouterSetting], sets: &[ChoiceSet<'_>]) -> 
                 &seen,
                 prepared.costs.all_tools as f64,
             );
-            sum.0 += figures.group_recall;
-            sum.1 += figures.token_fraction;
+            sum.0 = sum.0.min(figures.group_recall);
+            sum.1 += figures.group_recall;
+            sum.2 += figures.token_fraction;
         }
     }
     let n = sets.len().max(1) as f64;
-    sums.into_iter().map(|(r, t)| (r / n, t / n)).collect()
+    sums.into_iter()
+        .map(|(worst, recall, tokens)| Measured {
+            worst_recall: if worst.is_finite() { worst } else { 0.0 },
+            mean_recall: recall / n,
+            token_fraction: tokens / n,
+        })
+        .collect()
 }
 
-/// The setting among `candidates` with the highest mean recall on `sets`
-/// within [`CHOICE_BUDGET`] (the cheapest when none is), and its mean
-/// recall and token share there.
+/// A setting's figures over the datasets it is chosen on.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Measured {
+    /// Group recall on the dataset where it is lowest.
+    pub(crate) worst_recall: f64,
+    /// Mean group recall.
+    pub(crate) mean_recall: f64,
+    /// Mean share of all-tools tokens.
+    pub(crate) token_fraction: f64,
+}
+
+impl Measured {
+    /// Better: within the budget, a higher worst-dataset recall (a router
+    /// that holds on catalogs it was not tuned on), then a higher mean, then
+    /// fewer tokens.
+    pub(crate) fn better_than(&self, other: &Self) -> bool {
+        let key = |m: &Self| {
+            (
+                m.token_fraction <= CHOICE_BUDGET,
+                m.worst_recall,
+                m.mean_recall,
+            )
+        };
+        let (a, b) = (key(self), key(other));
+        if a.0 != b.0 {
+            return a.0;
+        }
+        if !a.0 {
+            return self.token_fraction < other.token_fraction;
+        }
+        match a.1.total_cmp(&b.1).then(a.2.total_cmp(&b.2)) {
+            std::cmp::Ordering::Equal => self.token_fraction < other.token_fraction,
+            ordering => ordering.is_gt(),
+        }
+    }
+}
+
+/// The best setting among `candidates` on `sets` ([`Measured::better_than`]:
+/// the highest worst-dataset recall within [`CHOICE_BUDGET`], the cheapest
+/// when none is within it), with its figures there.
 pub(crate) fn choose(
     candidates: &[RouterSetting],
     sets: &[ChoiceSet<'_>],
-) -> Option<(RouterSetting, f64, f64)> {
-    let measured: Vec<(RouterSetting, f64, f64)> = candidates
-        .iter()
-        .zip(measure_on(candidates, sets))
-        .map(|(setting, (recall, tokens))| (*setting, recall, tokens))
-        .collect();
-    let within = measured
-        .iter()
-        .filter(|(_, _, tokens)| *tokens <= CHOICE_BUDGET)
-        .max_by(|a, b| a.1.total_cmp(&b.1).then(b.2.total_cmp(&a.2)))
-        .copied();
-    within.or_else(|| measured.iter().min_by(|a, b| a.2.total_cmp(&b.2)).copied())
+) -> Option<(RouterSetting, Measured)> {
+    best(candidates.iter().copied().zip(measure_on(candidates, sets)))
+}
+
+/// The best of measured settings.
+pub(crate) fn best(
+    measured: impl IntoIterator<Item = (RouterSetting, Measured)>,
+) -> Option<(RouterSetting, Measured)> {
+    measured
+        .into_iter()
+        .fold(None, |best, candidate| match best {
+            Some(b) if !candidate.1.better_than(&b.1) => Some(b),
+            _ => Some(candidate),
+        })
 }

@@ -69,6 +69,11 @@ fn leave_one_out_evaluations(
     Ok(evaluations)
 }
 
+/// `x` rounded to 4 decimals.
+fn round4(x: f64) -> f64 {
+    (x * 10_000.0).round() / 10_000.0
+}
+
 /// Knots of a printed calibration, at most.
 const PRINTED_KNOTS: usize = 12;
 
@@ -90,16 +95,24 @@ fn fitted_settings(fitted: &[toolgate_eval::FittedFusion], datasets: &[Dataset])
             Fusion::Rrf { k } => format!("{{ method = \"rrf\", k = {k:?} }}"),
             Fusion::Blend { weight } => format!("{{ method = \"blend\", weight = {weight:?} }}"),
         };
-        let knots: Vec<String> = fitted
-            .calibration
-            .thinned(PRINTED_KNOTS)
-            .knots
+        // Rounded as printed, then one knot per raw value, so the map reads
+        // back as it validates (raw strictly ascending).
+        let mut rounded: Vec<(f64, f64)> = Vec::new();
+        for (raw, calibrated) in fitted.calibration.thinned(PRINTED_KNOTS).knots {
+            let knot = (round4(raw), round4(calibrated));
+            match rounded.last_mut() {
+                Some(last) if last.0 == knot.0 => last.1 = last.1.max(knot.1),
+                _ => rounded.push(knot),
+            }
+        }
+        let knots: Vec<String> = rounded
             .iter()
-            .map(|(raw, calibrated)| format!("[{raw:.4}, {calibrated:.4}]"))
+            .map(|(raw, calibrated)| format!("[{raw}, {calibrated}]"))
             .collect();
         out.push_str(&format!(
-            "# {}: mean group recall {:.3} at {:.1}% of all-tools tokens on these datasets\n[routing]\nfusion = {fusion}\nroute_above = {:?}\ntools_per_group = {}\nper_group = {{ weight = {:.3}, bias = {:.3} }}\ncalibration = {{ knots = [{}] }}\n",
+            "# {}: group recall {:.3} on the hardest of these datasets, {:.3} on average, at {:.1}% of all-tools tokens\n[routing]\nfusion = {fusion}\nroute_above = {:?}\ntools_per_group = {}\nper_group = {{ weight = {:.3}, bias = {:.3} }}\ncalibration = {{ knots = [{}] }}\n",
             fitted.fusion.label(),
+            fitted.worst_recall,
             fitted.recall,
             fitted.token_fraction * 100.0,
             fitted.route_above,
