@@ -281,7 +281,15 @@ pub(crate) fn evaluate_prepared(
             chosen_per_fusion.push(chosen);
         }
     }
-    let headline = best(chosen_per_fusion.iter().copied()).map(|(setting, _)| setting);
+    // The router fuses both kinds of evidence; each alone is reported
+    // beside it, not a candidate for it.
+    let headline = best(
+        chosen_per_fusion
+            .iter()
+            .copied()
+            .filter(|(setting, _)| setting.fusion.is_fused()),
+    )
+    .map(|(setting, _)| setting);
     let model_of = |fusion: Fusion| {
         &fitted
             .iter()

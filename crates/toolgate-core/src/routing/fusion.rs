@@ -74,6 +74,11 @@ impl Fusion {
         }
     }
 
+    /// Whether it uses both kinds of evidence (RRF, blend).
+    pub fn is_fused(self) -> bool {
+        matches!(self, Self::Rrf { .. } | Self::Blend { .. })
+    }
+
     /// How the report and `toolgate route` name it: `bm25`, `embedding`,
     /// `rrf(k=10)`, `blend(0.5)`.
     pub fn label(self) -> String {

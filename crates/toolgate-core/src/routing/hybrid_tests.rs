@@ -123,3 +123,49 @@ fn a_tool_is_embedded_by_its_spaced_name_description_and_parameters() {
         "convert currency: Convert an amount between currencies (amount due)"
     );
 }
+
+#[test]
+fn the_router_toolgate_runs_sends_each_routed_groups_best_tool_by_default() {
+    use super::{HYBRID_DEFAULTS, LEXICAL_DEFAULTS};
+    use crate::routing::router::{Confidence, PartialGroup};
+
+    let catalog = catalog();
+    let taxonomy = RoutingConfig::default().validate(&catalog).unwrap();
+    let router = Router::hybrid(&catalog, taxonomy.clone(), embeddings(3));
+    assert_eq!(
+        router.confidence(),
+        Confidence::PerGroup(HYBRID_DEFAULTS.model)
+    );
+    let decision = router.route("how much cash is that in yen", &[]);
+    assert_eq!(
+        decision.partial,
+        [PartialGroup {
+            group: GroupId::new("money").unwrap(),
+            tools: vec![ToolName::new("convert_currency").unwrap()],
+        }]
+    );
+
+    // Without the model: the lexical defaults, and a words-only match.
+    let lexical = Router::hybrid(&catalog, taxonomy, None);
+    assert_eq!(
+        lexical.confidence(),
+        Confidence::PerGroup(LEXICAL_DEFAULTS.model)
+    );
+    let decision = lexical.route("send a message to the team", &[]);
+    assert_eq!(decision.routed[0], GroupId::new("mail").unwrap());
+    assert_eq!(
+        decision.partial[0].tools,
+        [ToolName::new("send_message").unwrap()]
+    );
+
+    // tools_per_group = 0 asks for whole groups.
+    let whole = RoutingConfig {
+        tools_per_group: Some(0),
+        ..RoutingConfig::default()
+    };
+    let router = Router::hybrid(&catalog, whole.validate(&catalog).unwrap(), embeddings(3));
+    assert_eq!(
+        router.route("how much cash is that in yen", &[]).partial,
+        []
+    );
+}

@@ -439,9 +439,10 @@ impl Router {
     /// tools partly loaded groups arrive with.
     pub fn decide_with_tools(&self, evidence: &Evidence) -> Decision {
         let mut decision = self.decide(&evidence.groups);
-        if let (Some(count), Visible::Groups(groups)) =
-            (self.taxonomy.tools_per_group, &decision.visible)
-        {
+        if let (Some(count), Visible::Groups(groups)) = (
+            self.taxonomy.tools_per_group.filter(|count| *count > 0),
+            &decision.visible,
+        ) {
             decision.partial = partial_groups(groups, &evidence.tools, count);
         }
         decision

@@ -298,9 +298,15 @@ fn with_tools_per_group_a_routed_group_arrives_with_its_best_tools() {
         tools_per_group: Some(0),
         ..RoutingConfig::default()
     };
+    let whole = Router::lexical(&catalog, zero.validate(&catalog).unwrap());
+    assert_eq!(whole.route("send an email to Bob", &[]).partial, []);
+    let eleven = RoutingConfig {
+        tools_per_group: Some(11),
+        ..RoutingConfig::default()
+    };
     assert_eq!(
-        zero.validate(&catalog).unwrap_err().to_string(),
-        "[routing]: tools_per_group must be at least 1 (leave it out to load whole groups)"
+        eleven.validate(&catalog).unwrap_err().to_string(),
+        "[routing]: tools_per_group must be at most 10, not 11 (0 loads whole groups)"
     );
 }
 

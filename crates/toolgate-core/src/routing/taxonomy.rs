@@ -51,8 +51,10 @@ pub struct RoutingConfig {
     /// defaults it.
     #[serde(default)]
     pub route_above: Option<f64>,
-    /// Tools a routed group arrives with: its best-scoring ones, the rest
-    /// loaded by `load_tool_group` on request. Unset: whole groups.
+    /// Tools a routed group arrives with: its best-scoring ones (at most
+    /// 10), the rest loaded by `load_tool_group` on request; 0 loads whole
+    /// groups. [`Router::hybrid`](crate::routing::Router::hybrid) defaults
+    /// it; other routers load whole groups when it is unset.
     #[serde(default)]
     pub tools_per_group: Option<usize>,
     /// How a tool's lexical and semantic scores are fused (default
@@ -254,9 +256,9 @@ pub enum RoutingError {
     /// `route_above` outside (0, 1].
     #[error("[routing]: route_above must be above 0 and at most 1, not {0}")]
     RouteAbove(f64),
-    /// `tools_per_group = 0`.
-    #[error("[routing]: tools_per_group must be at least 1 (leave it out to load whole groups)")]
-    ToolsPerGroup,
+    /// `tools_per_group` above the tools a scorer names per group.
+    #[error("[routing]: tools_per_group must be at most 10, not {0} (0 loads whole groups)")]
+    ToolsPerGroup(usize),
 }
 
 impl RoutingConfig {
@@ -338,8 +340,10 @@ impl RoutingConfig {
         {
             return Err(RoutingError::RouteAbove(share));
         }
-        if self.tools_per_group == Some(0) {
-            return Err(RoutingError::ToolsPerGroup);
+        if let Some(count) = self.tools_per_group
+            && count > crate::routing::NAMED_PER_GROUP
+        {
+            return Err(RoutingError::ToolsPerGroup(count));
         }
         Ok(Taxonomy {
             intents,
