@@ -227,38 +227,43 @@ enum Embedding {
 }
 
 impl Embedding {
+    /// `--embed-model` when given (an error if it does not load), else the
+    /// `[routing.embeddings]` endpoint when configured, else the local model
+    /// where toolgate looks for it, else lexical (with a note).
     fn open(args: &EvalArgs, config: &RoutingConfig) -> anyhow::Result<Self> {
         let env = |name: &str| std::env::var(name).ok();
-        let dir = toolgate_embed::model_dir(args.embed_model.as_deref(), &env);
-        let local = dir.as_deref().map(toolgate_embed::Embedder::load);
-        match (local, &config.embeddings) {
-            (Some(Ok(embedder)), _) => {
-                let cache_dir = match &args.vector_cache {
-                    Some(dir) => dir.clone(),
-                    None => toolgate_tools::vector_cache_dir(&env)
-                        .context("no --vector-cache, and neither XDG_CACHE_HOME nor HOME is set")?,
-                };
-                let cache = toolgate_embed::VectorCache::open(&cache_dir, &embedder);
-                Ok(Self::Local { embedder, cache })
-            }
-            (Some(Err(error)), _) if args.embed_model.is_some() => {
-                Err(anyhow::Error::new(error).context("loading the embedding model"))
-            }
-            (_, Some(settings)) => Ok(Self::Endpoint {
+        let local = |embedder: toolgate_embed::Embedder| -> anyhow::Result<Self> {
+            let cache_dir = match &args.vector_cache {
+                Some(dir) => dir.clone(),
+                None => toolgate_tools::vector_cache_dir(&env)
+                    .context("no --vector-cache, and neither XDG_CACHE_HOME nor HOME is set")?,
+            };
+            let cache = toolgate_embed::VectorCache::open(&cache_dir, &embedder);
+            Ok(Self::Local { embedder, cache })
+        };
+        if let Some(dir) = &args.embed_model {
+            let embedder = toolgate_embed::Embedder::load(dir)
+                .with_context(|| format!("loading the embedding model in {}", dir.display()))?;
+            return local(embedder);
+        }
+        if let Some(settings) = &config.embeddings {
+            return Ok(Self::Endpoint {
                 client: embeddings_client(settings)?,
                 runtime: tokio::runtime::Builder::new_current_thread()
                     .enable_all()
                     .build()
                     .context("starting the async runtime")?,
                 model: settings.model.clone(),
-            }),
-            (local, None) => {
-                let why = match local {
-                    Some(Err(error)) => error.to_string(),
-                    _ => "no model directory".to_owned(),
-                };
+            });
+        }
+        let found = toolgate_embed::model_dir(config.embed_model.as_deref(), &env)
+            .ok_or(toolgate_embed::EmbedError::NowhereToLook)
+            .and_then(|dir| toolgate_embed::Embedder::load(&dir));
+        match found {
+            Ok(embedder) => local(embedder),
+            Err(error) => {
                 eprint(&format!(
-                    "  note: no embedding model ({why}); measuring the lexical policies only\n"
+                    "  note: no embedding model ({error}); measuring the lexical policies only\n"
                 ));
                 Ok(Self::Lexical)
             }

@@ -31,6 +31,8 @@ fn chat_command(server: &ScriptedServer, wire: Wire, dir: &Path) -> Command {
         .arg("chat")
         .args(["--store", "conversations.db"])
         .current_dir(dir)
+        // Tool vectors are cached under the test's directory, not the home.
+        .env("XDG_CACHE_HOME", dir)
         .env_remove("TOOLGATE_API_KEY")
         .env_remove("OPENAI_API_KEY")
         .env_remove("ANTHROPIC_API_KEY")

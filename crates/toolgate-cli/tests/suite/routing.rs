@@ -108,6 +108,8 @@ fn toolgate(args: &[&str], cwd: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_toolgate"))
         .args(args)
         .current_dir(cwd)
+        // Tool vectors are cached under the test's directory, not the home.
+        .env("XDG_CACHE_HOME", cwd)
         .output()
         .unwrap()
 }
@@ -135,12 +137,22 @@ fn eval_blends_in_the_local_embedding_model_when_given_one() {
     );
     assert!(output.status.success(), "{}", text(&output.stderr));
     let stdout = text(&output.stdout);
+    // The tool-first router, each fusion method alone and fused, and tool
+    // search by each, compared at the same tokens.
+    for row in [
+        "| tool_router |",
+        "| tool_router[embedding, ",
+        "| tool_router[rrf(k=60), ",
+    ] {
+        assert!(stdout.contains(row), "{row} in {stdout}");
+    }
     assert!(
-        stdout.contains("| tiered_router+all-MiniLM-L6-v2 |"),
+        stdout.contains("| bm25 | embedding | rrf(k=60) | blend(0.5) | margin over the best |"),
         "{stdout}"
     );
     assert!(
-        text(&output.stderr).contains("small: embedded 3 groups and"),
+        text(&output.stderr)
+            .contains("small: 9 tools and 12 queries embedded with all-MiniLM-L6-v2"),
         "{}",
         text(&output.stderr)
     );
@@ -378,9 +390,9 @@ fn a_routing_table_naming_an_unknown_group_is_refused() {
     );
 }
 
-/// With `[routing.embeddings]`, eval embeds the groups and the queries through
-/// the endpoint (batched) and reports the blended router beside the lexical
-/// one.
+/// With `[routing.embeddings]`, eval embeds the tools and the queries through
+/// the endpoint (batched) and reports the semantic and fused policies beside
+/// the lexical ones.
 #[tokio::test]
 async fn eval_measures_the_blended_router_through_an_embeddings_endpoint() {
     use toolgate_llm::scripted::{ScriptedServer, embeddings_reply};
@@ -394,12 +406,15 @@ async fn eval_measures_the_blended_router_through_an_embeddings_endpoint() {
         "calendar" => vec![0.0, 1.0, 0.0],
         _ => vec![0.0, 0.0, 1.0],
     };
-    let groups: Vec<Vec<f32>> = GROUPS.iter().map(|(g, _, _)| axis(g)).collect();
+    let tools: Vec<Vec<f32>> = GROUPS
+        .iter()
+        .flat_map(|(g, _, tools)| tools.iter().map(move |_| axis(g)))
+        .collect();
     let queries: Vec<Vec<f32>> = QUERIES
         .iter()
         .map(|(_, tool, _)| axis(tool.split('_').next().unwrap()))
         .collect();
-    server.push(embeddings_reply(&groups));
+    server.push(embeddings_reply(&tools));
     server.push(embeddings_reply(&queries));
     std::fs::write(
         dir.path().join("toolgate.toml"),
@@ -428,23 +443,27 @@ async fn eval_measures_the_blended_router_through_an_embeddings_endpoint() {
     .unwrap();
     assert!(output.status.success(), "{}", text(&output.stderr));
     assert!(
-        text(&output.stderr).contains("small: embedded 3 groups and 12 queries with embedder"),
+        text(&output.stderr).contains("small: 9 tools and 12 queries embedded with embedder"),
         "{}",
         text(&output.stderr)
     );
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
     assert_eq!(requests[0].path, "/v1/embeddings");
-    assert_eq!(requests[0].body["input"].as_array().unwrap().len(), 3);
+    assert_eq!(requests[0].body["input"].as_array().unwrap().len(), 9);
     assert_eq!(requests[1].body["input"][0], "send an email to Anna");
     let json: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("eval.json")).unwrap())
             .unwrap();
-    let blended = json[0]["policies"]
+    let semantic = json[0]["policies"]
         .as_array()
         .unwrap()
         .iter()
-        .find(|p| p["policy"] == "tiered_router+embedder")
-        .expect("the blended router is reported");
-    assert_eq!(blended["group_recall"], 1.0, "{blended}");
+        .find(|p| {
+            p["policy"]
+                .as_str()
+                .is_some_and(|name| name.starts_with("tool_router[embedding"))
+        })
+        .expect("the semantic router is reported");
+    assert_eq!(semantic["group_recall"], 1.0, "{semantic}");
 }
