@@ -8,7 +8,7 @@
 //! model is fitted, then BM25 over tools at the router's token budget and the
 //! router's best 1 to 3 groups.
 
-use toolgate_core::routing::{ConfidenceKind, Fusion, Router, RoutingConfig};
+use toolgate_core::routing::{ConfidenceKind, Router, RoutingConfig};
 use toolgate_core::{Origin, TokenCounter};
 
 use crate::baseline::{GROUP_KS, ROUTED_KS, TOOL_KS, TopK, routed_tools};
@@ -20,7 +20,9 @@ use crate::report::{
     CurvePoint, Evaluation, SearchCurve, TierFigures, bands, curve_point, high_tier, mean,
     router_figures, summary,
 };
-use crate::tool_first::{ChoiceSet, Prepared, best, choose, fit, fit_labelled, fusions, settings};
+use crate::tool_first::{
+    ChoiceSet, Prepared, Vectors, best, choose, fit, fit_labelled, fitted_for, fusions, settings,
+};
 
 /// Embeddings for the semantic policies: one vector per grouped tool (in
 /// [`toolgate_core::routing::tool_texts`] order) and one per query (in
@@ -71,7 +73,7 @@ pub fn evaluate(
 }
 
 /// The vectors of `semantic`, as [`Prepared::new`] takes them.
-pub(crate) fn vectors(semantic: Option<&SemanticInputs>) -> Option<(&[Vec<f32>], &[Vec<f32>])> {
+pub(crate) fn vectors(semantic: Option<&SemanticInputs>) -> Option<Vectors<'_>> {
     semantic.map(|s| (s.tools.as_slice(), s.queries.as_slice()))
 }
 
@@ -290,16 +292,10 @@ pub(crate) fn evaluate_prepared(
             .filter(|(setting, _)| setting.fusion.is_fused()),
     )
     .map(|(setting, _)| setting);
-    let model_of = |fusion: Fusion| {
-        &fitted
-            .iter()
-            .find(|(f, _)| *f == fusion)
-            .expect("fitted for every fusion")
-            .1
-    };
     let mut tool_router_setting = String::new();
-    if let Some(setting) = headline {
-        let (seen, decisions) = prepared.route(setting, model_of(setting.fusion), &report);
+    if let Some((setting, model)) = headline.and_then(|s| Some((s, fitted_for(&fitted, s.fusion)?)))
+    {
+        let (seen, decisions) = prepared.route(setting, model, &report);
         tool_router_calibration.push((setting.name(), bands(&decisions, &report)));
         tool_router_setting = setting.name();
         policies.push(router_figures(
@@ -311,7 +307,10 @@ pub(crate) fn evaluate_prepared(
         ));
     }
     for (setting, _) in &chosen_per_fusion {
-        let (seen, decisions) = prepared.route(*setting, model_of(setting.fusion), &report);
+        let Some(model) = fitted_for(&fitted, setting.fusion) else {
+            continue;
+        };
+        let (seen, decisions) = prepared.route(*setting, model, &report);
         policies.push(router_figures(
             summarize(setting.name(), &seen),
             &decisions,

@@ -38,6 +38,10 @@ pub(crate) fn fusions(semantic: bool) -> Vec<Fusion> {
     }
 }
 
+/// One vector per tool (in [`toolgate_core::routing::tool_texts`] order)
+/// and one per query (in dataset order).
+pub(crate) type Vectors<'a> = (&'a [Vec<f32>], &'a [Vec<f32>]);
+
 /// A dataset ready for the tool-first policies.
 pub(crate) struct Prepared<'d> {
     pub(crate) dataset: &'d Dataset,
@@ -61,7 +65,7 @@ impl<'d> Prepared<'d> {
     pub(crate) fn new(
         dataset: &'d Dataset,
         config: &RoutingConfig,
-        vectors: Option<(&[Vec<f32>], &[Vec<f32>])>,
+        vectors: Option<Vectors<'_>>,
         counter: &TokenCounter,
     ) -> Result<Self> {
         let taxonomy = config.validate(&dataset.catalog)?;
@@ -370,14 +374,14 @@ pub(crate) struct ChoiceSet<'a> {
 }
 
 impl ChoiceSet<'_> {
-    fn fitted(&self, fusion: Fusion) -> &Fitted {
-        &self
-            .fitted
-            .iter()
-            .find(|(f, _)| *f == fusion)
-            .expect("a model fitted for every fusion tried")
-            .1
+    fn fitted(&self, fusion: Fusion) -> Option<&Fitted> {
+        fitted_for(self.fitted, fusion)
     }
+}
+
+/// The model fitted for `fusion` among `fitted`.
+pub(crate) fn fitted_for(fitted: &[(Fusion, Fitted)], fusion: Fusion) -> Option<&Fitted> {
+    fitted.iter().find(|(f, _)| *f == fusion).map(|(_, f)| f)
 }
 
 /// `route_above` values tried.
@@ -412,7 +416,10 @@ pub(crate) fn measure_on(settings: &[RouterSetting], sets: &[ChoiceSet<'_>]) -> 
         return Vec::new();
     };
     for set in sets {
-        let (prepared, fitted) = (set.prepared, set.fitted(fusion));
+        let prepared = set.prepared;
+        let Some(fitted) = set.fitted(fusion) else {
+            continue;
+        };
         let queries: Vec<&Query> = prepared
             .dataset
             .queries

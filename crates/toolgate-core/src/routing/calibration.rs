@@ -81,17 +81,15 @@ impl Isotonic {
         let mut blocks: Vec<(f64, f64, f64)> = Vec::new();
         for (x, wy, w) in ties {
             blocks.push((w * x, wy, w));
-            while blocks.len() >= 2 {
-                let last = blocks[blocks.len() - 1];
-                let before = blocks[blocks.len() - 2];
+            // Pool the last two blocks while they are out of order.
+            while let [.., before, last] = blocks.as_mut_slice() {
                 if before.1 / before.2 <= last.1 / last.2 {
                     break;
                 }
+                before.0 += last.0;
+                before.1 += last.1;
+                before.2 += last.2;
                 blocks.pop();
-                let merged = blocks.last_mut().expect("two blocks");
-                merged.0 += last.0;
-                merged.1 += last.1;
-                merged.2 += last.2;
             }
         }
         Self {
