@@ -98,8 +98,8 @@ fn every_policy_is_measured_on_the_reported_queries() {
     assert!(tokens("routed_tools@1") < tokens("tiered_router"));
     assert_eq!(tokens("routed_tools@10"), tokens("tiered_router"));
     // Chosen on the tuning part among the fused methods: both reach every
-    // gold group there with one tool of one group, and RRF routes fewer
-    // groups to do it.
+    // gold group there with one tool per group, and RRF spends fewer
+    // tokens doing it.
     assert_eq!(
         evaluation.tool_router_setting,
         "tool_router[rrf(k=60), above 0.4, 1 tool]"
