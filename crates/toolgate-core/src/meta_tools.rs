@@ -161,11 +161,15 @@ impl MetaTools {
         }
     }
 
-    /// The router over `catalog`, built once per catalog revision.
+    /// The router over `catalog`, built once per catalog revision; built
+    /// again on a later call while an embedding model has not given the
+    /// tools' vectors yet (one that embeds them in the background answers
+    /// lexically until it has them).
     fn router(&self, catalog: &Catalog) -> Arc<Router> {
         let mut cached = self.router.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some((revision, router)) = cached.as_ref()
             && *revision == catalog.revision()
+            && (self.embeddings.is_none() || router.is_semantic())
         {
             return Arc::clone(router);
         }

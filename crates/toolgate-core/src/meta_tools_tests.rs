@@ -216,3 +216,40 @@ fn find_reuses_its_router_until_the_catalog_changes() {
     catalog.register_group(extra, Origin::Builtin).unwrap();
     assert!(!Arc::ptr_eq(&first, &meta.router(&catalog)));
 }
+
+/// A model that has the tools' vectors only from the second time it is
+/// asked, as one embedding them in the background does.
+#[derive(Debug, Default)]
+struct Warming {
+    asked: Mutex<usize>,
+}
+
+impl crate::routing::Embeddings for Warming {
+    fn embed_texts(&self, texts: &[&str]) -> Option<Vec<Vec<f32>>> {
+        let mut asked = self.asked.lock().unwrap();
+        *asked += 1;
+        (*asked > 1).then(|| texts.iter().map(|_| vec![1.0, 0.0]).collect())
+    }
+
+    fn embed_query(&self, _text: &str) -> Option<Vec<f32>> {
+        Some(vec![1.0, 0.0])
+    }
+}
+
+#[test]
+fn find_routes_lexically_until_the_tools_vectors_are_ready_then_semantically() {
+    let catalog = catalog();
+    let warming = Arc::new(Warming::default());
+    let meta = MetaTools::new([MetaTool::FindToolGroups])
+        .with_taxonomy(Taxonomy::default())
+        .with_embeddings(warming.clone());
+    let first = meta.router(&catalog);
+    assert!(!first.is_semantic(), "no vectors yet: lexical, not blocked");
+    let second = meta.router(&catalog);
+    assert!(second.is_semantic());
+    assert!(
+        Arc::ptr_eq(&second, &meta.router(&catalog)),
+        "kept once ready"
+    );
+    assert_eq!(*warming.asked.lock().unwrap(), 2);
+}

@@ -5,10 +5,15 @@
 //!
 //! The model is loaded on first use, so a gateway whose clients never
 //! search pays nothing for it. When it cannot be loaded the failure is
-//! logged once and the router scores lexically from then on.
+//! logged once and the router scores lexically from then on. In the
+//! background mode ([`LocalEmbeddings::in_background`], the gateway's), tool
+//! texts missing from the cache are embedded on a thread of their own and
+//! the caller is answered lexically meanwhile, so a cold cache of thousands
+//! of tools never holds up a request.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock, PoisonError};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use toolgate_core::routing::Embeddings;
 use toolgate_embed::{EmbedError, Embedder, MODEL_FILE, TOKENIZER_FILE, VectorCache};
@@ -16,9 +21,17 @@ use toolgate_embed::{EmbedError, Embedder, MODEL_FILE, TOKENIZER_FILE, VectorCac
 /// The local model and its vector cache, loaded on first use.
 #[derive(Debug)]
 pub struct LocalEmbeddings {
+    inner: Arc<Inner>,
+    background: bool,
+}
+
+#[derive(Debug)]
+struct Inner {
     model_dir: PathBuf,
     cache_dir: PathBuf,
     loaded: OnceLock<Option<Loaded>>,
+    /// A background embedding of tool texts is running.
+    warming: AtomicBool,
 }
 
 #[derive(Debug)]
@@ -32,10 +45,27 @@ impl LocalEmbeddings {
     /// nothing is read until the first embedding.
     pub fn new(model_dir: &Path, cache_dir: &Path) -> Self {
         Self {
-            model_dir: model_dir.to_path_buf(),
-            cache_dir: cache_dir.to_path_buf(),
-            loaded: OnceLock::new(),
+            inner: Arc::new(Inner {
+                model_dir: model_dir.to_path_buf(),
+                cache_dir: cache_dir.to_path_buf(),
+                loaded: OnceLock::new(),
+                warming: AtomicBool::new(false),
+            }),
+            background: false,
         }
+    }
+
+    /// Tool texts missing from the cache are embedded on a thread of their
+    /// own: [`Embeddings::embed_texts`] answers `None` until they all are,
+    /// then from the cache.
+    pub fn in_background(mut self) -> Self {
+        self.background = true;
+        self
+    }
+
+    /// Whether a background embedding is running.
+    pub fn is_warming(&self) -> bool {
+        self.inner.warming.load(Ordering::Acquire)
     }
 
     /// The model where toolgate looks for it (`setting`, else
@@ -61,21 +91,87 @@ impl LocalEmbeddings {
 
     /// The model directory.
     pub fn dir(&self) -> &Path {
-        &self.model_dir
+        &self.inner.model_dir
     }
 
     /// Loads the model now (a caller that wants the cost at start-up, or
     /// the error).
     pub fn load(&self) -> Result<(), String> {
-        match self.loaded() {
+        match self.inner.loaded() {
             Some(_) => Ok(()),
             None => Err(format!(
                 "the embedding model in {} could not be loaded (see the log)",
-                self.model_dir.display()
+                self.inner.model_dir.display()
             )),
         }
     }
 
+    /// The cached vectors of every text, or `None` after starting (once) a
+    /// thread that embeds the missing ones into the cache.
+    fn from_cache_or_warm(&self, loaded: &Loaded, texts: &[&str]) -> Option<Vec<Vec<f32>>> {
+        let missing: Vec<String> = {
+            let cache = loaded.cache.lock().unwrap_or_else(PoisonError::into_inner);
+            let missing: Vec<String> = texts
+                .iter()
+                .filter(|text| cache.get(text).is_none())
+                .map(|text| (*text).to_owned())
+                .collect();
+            if missing.is_empty() {
+                return Some(
+                    texts
+                        .iter()
+                        .map(|text| cache.get(text).map(<[f32]>::to_vec).unwrap_or_default())
+                        .collect(),
+                );
+            }
+            missing
+        };
+        if self
+            .inner
+            .warming
+            .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+        {
+            let inner = Arc::clone(&self.inner);
+            let spawned = std::thread::Builder::new()
+                .name("toolgate-embed-tools".to_owned())
+                .spawn(move || {
+                    tracing::info!(tools = missing.len(), "embedding tools for routing");
+                    if let Some(loaded) = inner.loaded() {
+                        let texts: Vec<&str> = missing.iter().map(String::as_str).collect();
+                        loaded.embed_into_cache(&texts);
+                    }
+                    inner.warming.store(false, Ordering::Release);
+                });
+            if let Err(error) = spawned {
+                tracing::warn!(%error, "could not start embedding the tools; routing lexically");
+                self.inner.warming.store(false, Ordering::Release);
+            }
+        }
+        None
+    }
+}
+
+impl Loaded {
+    /// Embeds `texts` through the cache and saves it; the vectors, or
+    /// `None` (logged) when the model fails.
+    fn embed_into_cache(&self, texts: &[&str]) -> Option<Vec<Vec<f32>>> {
+        let mut cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
+        let vectors = match cache.embed(&self.embedder, texts) {
+            Ok(vectors) => vectors,
+            Err(error) => {
+                tracing::warn!(%error, "embedding the tools failed; routing lexically");
+                return None;
+            }
+        };
+        if let Err(error) = cache.save() {
+            tracing::warn!(%error, "the tool vectors were not cached");
+        }
+        Some(vectors)
+    }
+}
+
+impl Inner {
     fn loaded(&self) -> Option<&Loaded> {
         self.loaded
             .get_or_init(|| match Embedder::load(&self.model_dir) {
@@ -110,23 +206,15 @@ pub fn vector_cache_dir(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf>
 
 impl Embeddings for LocalEmbeddings {
     fn embed_texts(&self, texts: &[&str]) -> Option<Vec<Vec<f32>>> {
-        let loaded = self.loaded()?;
-        let mut cache = loaded.cache.lock().unwrap_or_else(PoisonError::into_inner);
-        let vectors = match cache.embed(&loaded.embedder, texts) {
-            Ok(vectors) => vectors,
-            Err(error) => {
-                tracing::warn!(%error, "embedding the tools failed; routing lexically");
-                return None;
-            }
-        };
-        if let Err(error) = cache.save() {
-            tracing::warn!(%error, "the tool vectors were not cached");
+        let loaded = self.inner.loaded()?;
+        if self.background {
+            return self.from_cache_or_warm(loaded, texts);
         }
-        Some(vectors)
+        loaded.embed_into_cache(texts)
     }
 
     fn embed_query(&self, text: &str) -> Option<Vec<f32>> {
-        match self.loaded()?.embedder.embed(&[text]) {
+        match self.inner.loaded()?.embedder.embed(&[text]) {
             Ok(mut vectors) => vectors.pop(),
             Err(error) => {
                 tracing::warn!(%error, "embedding a request failed; scoring it lexically");

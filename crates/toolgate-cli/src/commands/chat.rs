@@ -195,7 +195,7 @@ async fn run_chat<S: ConversationStore + AgentStore + 'static>(
         // tools scored first, with the local model when it is there.
         let embeddings = match &config.embeddings {
             Some(_) => None,
-            None => super::tool_setup::local_embeddings(config),
+            None => super::tool_setup::local_embeddings(config, false),
         };
         let router = toolbox.with_catalog(|catalog| -> anyhow::Result<Router> {
             let taxonomy = config.validate(catalog)?;

@@ -34,7 +34,7 @@ pub(crate) fn run(args: &RouteArgs) -> anyhow::Result<()> {
         options.meta_tools = vec![MetaTool::UnloadToolGroup];
         let (toolbox, _) = Toolbox::start(options).await?;
         let config = settings.routing;
-        let embeddings = super::tool_setup::local_embeddings(&config);
+        let embeddings = super::tool_setup::local_embeddings(&config, false);
         let counter = TokenCounter::new(Encoding::default()).context("loading the tokenizer")?;
         let output = toolbox.with_catalog(|catalog| -> anyhow::Result<String> {
             let router = Router::hybrid(catalog, config.validate(catalog)?, embeddings.clone());

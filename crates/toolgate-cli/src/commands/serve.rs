@@ -76,7 +76,7 @@ async fn serve<S: ConversationStore + 'static>(
         Duration::from_secs(args.session_idle_minutes.clamp(1, MAX_IDLE_MINUTES) * 60);
     let mut tools = setup.options;
     tools.search_above_groups = Some(args.search_above_groups);
-    tools.embeddings = super::tool_setup::local_embeddings(&settings.routing);
+    tools.embeddings = super::tool_setup::local_embeddings(&settings.routing, true);
     let options = GatewayOptions {
         tools,
         upstreams: setup.upstreams,

@@ -133,15 +133,20 @@ pub(crate) fn embeddings_client(
 
 /// The local embedding model the router scores with, unless `[routing]`
 /// turns it off (`semantic = false`); when its files are missing, a note on
-/// stderr says so once and the router scores lexically.
+/// stderr says so once and the router scores lexically. `background`: tools
+/// missing from the vector cache are embedded on a thread of their own
+/// while the router answers lexically (the gateway, which must not hold up
+/// a request); else the first routing waits for them.
 pub(crate) fn local_embeddings(
     routing: &toolgate_core::routing::RoutingConfig,
+    background: bool,
 ) -> Option<Arc<dyn toolgate_core::routing::Embeddings>> {
     if routing.semantic == Some(false) {
         return None;
     }
     let env = |name: &str| std::env::var(name).ok();
     match toolgate_tools::LocalEmbeddings::find(routing.embed_model.as_deref(), &env) {
+        Ok(embeddings) if background => Some(Arc::new(embeddings.in_background())),
         Ok(embeddings) => Some(Arc::new(embeddings)),
         Err(error) => {
             crate::output::eprint(&format!(

@@ -467,3 +467,38 @@ async fn eval_measures_the_blended_router_through_an_embeddings_endpoint() {
         .expect("the semantic router is reported");
     assert_eq!(semantic["group_recall"], 1.0, "{semantic}");
 }
+
+/// The gateway's model never holds up a request: a cold cache is answered
+/// at once (the router scores lexically), the tools are embedded on a
+/// thread of their own into the cache, and then answered from it.
+#[test]
+fn the_gateways_model_embeds_a_cold_catalog_in_the_background() {
+    use toolgate_core::routing::Embeddings;
+    use toolgate_tools::LocalEmbeddings;
+    let cache = tempfile::tempdir().unwrap();
+    let model = super::support::peers().embed_model;
+    let embeddings = LocalEmbeddings::new(&model, cache.path()).in_background();
+    let texts = [
+        "send an email: to, subject, body",
+        "weather forecast for a city",
+    ];
+    assert_eq!(
+        embeddings.embed_texts(&texts),
+        None,
+        "cold: answered at once"
+    );
+    let started = std::time::Instant::now();
+    while embeddings.is_warming() {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "still embedding two texts after a minute"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let vectors = embeddings.embed_texts(&texts).expect("warm now");
+    assert_eq!(vectors.iter().map(Vec::len).collect::<Vec<_>>(), [384, 384]);
+
+    // The vectors are on disk: another process has them from the start.
+    let again = LocalEmbeddings::new(&model, cache.path()).in_background();
+    assert_eq!(again.embed_texts(&texts), Some(vectors));
+}

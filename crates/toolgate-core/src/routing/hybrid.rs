@@ -24,7 +24,9 @@ use crate::tool::ToolDefinition;
 /// A sentence-embedding model as the router uses it.
 pub trait Embeddings: Send + Sync + fmt::Debug {
     /// One vector per text, in order (tool texts: an implementation may
-    /// cache them); `None` when the model cannot embed them.
+    /// cache them); `None` when the model cannot embed them, or not yet
+    /// (one that embeds them in the background: the router scores
+    /// lexically meanwhile, and a caller may build it again later).
     fn embed_texts(&self, texts: &[&str]) -> Option<Vec<Vec<f32>>>;
 
     /// A user turn's vector; `None` when it cannot be embedded (the turn is
@@ -288,6 +290,10 @@ impl GroupScorer for HybridScorer {
 
     fn evidence(&self, query: &str, context: &[&str]) -> Evidence {
         self.combine(&self.raw(query, context))
+    }
+
+    fn is_semantic(&self) -> bool {
+        self.semantic.is_some()
     }
 }
 

@@ -113,6 +113,12 @@ pub trait GroupScorer: Send + Sync + fmt::Debug {
         Vec::new()
     }
 
+    /// Whether it scores turns semantically too (an embedding model gave
+    /// it the tools' vectors).
+    fn is_semantic(&self) -> bool {
+        false
+    }
+
     /// Both at once: group scores and tool scores from one pass over the
     /// turn (a scorer that embeds the turn embeds it once).
     fn evidence(&self, query: &str, context: &[&str]) -> Evidence {
@@ -372,6 +378,11 @@ impl Router {
     pub fn with_calibration(mut self, calibration: Isotonic) -> Self {
         self.calibration = Some(calibration);
         self
+    }
+
+    /// Whether its scorer scores turns semantically too.
+    pub fn is_semantic(&self) -> bool {
+        self.scorer.is_semantic()
     }
 
     /// The calibration in use.
