@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 /// The tool every program runs.
 pub const TOOL_SOURCE: &str = "function add(args){ return args.a + args.b; }";
 /// The same tool, answering through a Promise.
-pub const ASYNC_TOOL_SOURCE: &str = "async function add(args){ await null; return args.a + args.b; }";
+pub const ASYNC_TOOL_SOURCE: &str =
+    "async function add(args){ await null; return args.a + args.b; }";
 
 pub fn arguments() -> serde_json::Value {
     serde_json::json!({ "a": 2, "b": 3 })
@@ -20,7 +21,12 @@ pub fn expected() -> serde_json::Value {
 
 /// Runs `call` `warmup` times untimed, then `iterations` times timed one by
 /// one; prints one line: median, p95, mean (µs).
-pub fn time_calls(label: &str, warmup: usize, iterations: usize, mut call: impl FnMut() -> serde_json::Value) {
+pub fn time_calls(
+    label: &str,
+    warmup: usize,
+    iterations: usize,
+    mut call: impl FnMut() -> serde_json::Value,
+) {
     for _ in 0..warmup {
         assert_eq!(black_box(call()), expected());
     }
@@ -53,7 +59,13 @@ pub fn rss_bytes() -> u64 {
     status
         .lines()
         .find_map(|line| line.strip_prefix("VmRSS:"))
-        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .and_then(|rest| {
+            rest.trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse::<u64>()
+                .ok()
+        })
         .map_or(0, |kb| kb * 1024)
 }
 

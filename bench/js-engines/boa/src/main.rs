@@ -34,8 +34,14 @@ fn limited_context(loop_iterations: u64) -> Context {
 
 /// Evaluates `source`, calls `add` with `arguments`, settles a Promise, and
 /// returns the result as JSON; a JavaScript error comes back as its text.
-fn run(context: &mut Context, source: &str, arguments: &serde_json::Value) -> Result<serde_json::Value, String> {
-    context.eval(Source::from_bytes(source)).map_err(|error| error.to_string())?;
+fn run(
+    context: &mut Context,
+    source: &str,
+    arguments: &serde_json::Value,
+) -> Result<serde_json::Value, String> {
+    context
+        .eval(Source::from_bytes(source))
+        .map_err(|error| error.to_string())?;
     call(context, arguments)
 }
 
@@ -50,7 +56,9 @@ fn call(context: &mut Context, arguments: &serde_json::Value) -> Result<serde_js
         .call(&JsValue::undefined(), &[arguments], context)
         .map_err(|error| error.to_string())?;
     if let Some(promise) = result.as_promise() {
-        result = promise.await_blocking(context).map_err(|error| error.to_string())?;
+        result = promise
+            .await_blocking(context)
+            .map_err(|error| error.to_string())?;
     }
     let value = result.to_json(context).map_err(|error| error.to_string())?;
     Ok(value.unwrap_or(serde_json::Value::Null))
@@ -74,7 +82,9 @@ fn bench() {
     drop(context);
     harness::memory_per_context("idle context with the tool loaded", 1_000, || {
         let mut context = limited_context(u64::MAX);
-        context.eval(Source::from_bytes(harness::TOOL_SOURCE)).unwrap();
+        context
+            .eval(Source::from_bytes(harness::TOOL_SOURCE))
+            .unwrap();
         context
     });
 }
@@ -82,16 +92,24 @@ fn bench() {
 fn probe(name: &str) {
     let source = match name {
         "loop" => "function add(){ for(;;){} }",
-        "loop-in-calls" => "function spin(){ for(let i = 0; i < 1000; i++){} } function add(){ for(;;) spin(); }",
-        "alloc-arrays" => "function add(){ const a = []; for(;;) a.push(new Array(100000).fill(1)); }",
+        "loop-in-calls" => {
+            "function spin(){ for(let i = 0; i < 1000; i++){} } function add(){ for(;;) spin(); }"
+        }
+        "alloc-arrays" => {
+            "function add(){ const a = []; for(;;) a.push(new Array(100000).fill(1)); }"
+        }
         "alloc-string" => "function add(){ let s = 'x'; for(;;) s = s + s; }",
         "recursion" => "function f(n){ return f(n + 1) + 1; } function add(){ return f(0); }",
         "async" => harness::ASYNC_TOOL_SOURCE,
-        "globals" => "function add(){ return ['require','process','Deno','fetch','console','setTimeout','os','std','globalThis'].map(n => n + ':' + typeof globalThis[n]).join(' '); }",
+        "globals" => {
+            "function add(){ return ['require','process','Deno','fetch','console','setTimeout','os','std','globalThis'].map(n => n + ':' + typeof globalThis[n]).join(' '); }"
+        }
         "import" => "async function add(){ return await import('fs'); }",
         // Context::default() installs a module loader rooted at the current
         // directory: this reads probe.json if there is one.
-        "import-file" | "import-file-default" => "async function add(){ const m = await import('probe.json', { with: { type: 'json' } }); return m.default; }",
+        "import-file" | "import-file-default" => {
+            "async function add(){ const m = await import('probe.json', { with: { type: 'json' } }); return m.default; }"
+        }
         "thrown" => "function add(args){\n  throw new Error('bad ' + args.a);\n}",
         _ => {
             println!("unknown probe {name}");
@@ -108,7 +126,10 @@ fn probe(name: &str) {
         Ok(value) => format!("ok {value}"),
         Err(error) => format!("error {:?}", error.trim().replace('\n', " | ")),
     };
-    println!("{name}: {outcome} after {:.0} ms", start.elapsed().as_secs_f64() * 1e3);
+    println!(
+        "{name}: {outcome} after {:.0} ms",
+        start.elapsed().as_secs_f64() * 1e3
+    );
 }
 
 fn main() {

@@ -27,20 +27,44 @@ fn limited_runtime(time: Duration) -> Runtime {
 
 /// Evaluates `source`, calls `add` with `arguments`, settles a Promise, and
 /// returns the result as JSON; a JavaScript error comes back as its text.
-fn run(ctx: &Ctx<'_>, source: &str, arguments: &serde_json::Value) -> Result<serde_json::Value, String> {
-    ctx.eval::<(), _>(source).catch(ctx).map_err(|error| error.to_string())?;
+fn run(
+    ctx: &Ctx<'_>,
+    source: &str,
+    arguments: &serde_json::Value,
+) -> Result<serde_json::Value, String> {
+    ctx.eval::<(), _>(source)
+        .catch(ctx)
+        .map_err(|error| error.to_string())?;
     call(ctx, arguments)
 }
 
 fn call(ctx: &Ctx<'_>, arguments: &serde_json::Value) -> Result<serde_json::Value, String> {
-    let function: Function = ctx.globals().get("add").catch(ctx).map_err(|error| error.to_string())?;
-    let arguments = ctx.json_parse(arguments.to_string()).catch(ctx).map_err(|error| error.to_string())?;
-    let mut result: Value = function.call((arguments,)).catch(ctx).map_err(|error| error.to_string())?;
+    let function: Function = ctx
+        .globals()
+        .get("add")
+        .catch(ctx)
+        .map_err(|error| error.to_string())?;
+    let arguments = ctx
+        .json_parse(arguments.to_string())
+        .catch(ctx)
+        .map_err(|error| error.to_string())?;
+    let mut result: Value = function
+        .call((arguments,))
+        .catch(ctx)
+        .map_err(|error| error.to_string())?;
     if let Some(promise) = result.as_promise() {
-        result = promise.finish::<Value>().catch(ctx).map_err(|error| error.to_string())?;
+        result = promise
+            .finish::<Value>()
+            .catch(ctx)
+            .map_err(|error| error.to_string())?;
     }
-    let text = ctx.json_stringify(result).catch(ctx).map_err(|error| error.to_string())?;
-    let text = text.map(|text| text.to_string().unwrap_or_default()).unwrap_or_else(|| "null".into());
+    let text = ctx
+        .json_stringify(result)
+        .catch(ctx)
+        .map_err(|error| error.to_string())?;
+    let text = text
+        .map(|text| text.to_string().unwrap_or_default())
+        .unwrap_or_else(|| "null".into());
     serde_json::from_str(&text).map_err(|error| error.to_string())
 }
 
@@ -55,9 +79,12 @@ fn bench() {
     harness::time_calls("fresh runtime + context per call", 200, 5_000, || {
         fresh_call(harness::TOOL_SOURCE, &arguments).unwrap()
     });
-    harness::time_calls("fresh runtime + context per call, async tool", 200, 5_000, || {
-        fresh_call(harness::ASYNC_TOOL_SOURCE, &arguments).unwrap()
-    });
+    harness::time_calls(
+        "fresh runtime + context per call, async tool",
+        200,
+        5_000,
+        || fresh_call(harness::ASYNC_TOOL_SOURCE, &arguments).unwrap(),
+    );
     let runtime = limited_runtime(Duration::from_secs(3600));
     harness::time_calls("fresh context in a reused runtime", 200, 5_000, || {
         let context = Context::full(&runtime).unwrap();
@@ -88,11 +115,15 @@ fn bench() {
         before as f64 / 1024.0,
     );
     drop(contexts);
-    harness::memory_per_context("idle context in one runtime with the tool loaded", 1_000, || {
-        let context = Context::full(&shared).unwrap();
-        context.with(|ctx| ctx.eval::<(), _>(harness::TOOL_SOURCE).unwrap());
-        context
-    });
+    harness::memory_per_context(
+        "idle context in one runtime with the tool loaded",
+        1_000,
+        || {
+            let context = Context::full(&shared).unwrap();
+            context.with(|ctx| ctx.eval::<(), _>(harness::TOOL_SOURCE).unwrap());
+            context
+        },
+    );
     harness::memory_per_context("idle runtime + context with the tool loaded", 1_000, || {
         let runtime = limited_runtime(Duration::from_secs(3600));
         let context = Context::full(&runtime).unwrap();
@@ -111,25 +142,43 @@ fn probe(label: &str, source: &str) {
         Ok(value) => format!("ok {value}"),
         Err(error) => format!("error {:?}", error.trim().replace('\n', " | ")),
     };
-    println!("{label}: {outcome} after {:.0} ms", start.elapsed().as_secs_f64() * 1e3);
+    println!(
+        "{label}: {outcome} after {:.0} ms",
+        start.elapsed().as_secs_f64() * 1e3
+    );
 }
 
 fn probes() {
     probe("infinite loop", "function add(){ for(;;){} }");
-    probe("allocation bomb (arrays)", "function add(){ const a = []; for(;;) a.push(new Array(100000).fill(1)); }");
-    probe("allocation bomb (string doubling)", "function add(){ let s = 'x'; for(;;) s = s + s; }");
-    probe("deep recursion", "function f(n){ return f(n + 1) + 1; } function add(){ return f(0); }");
+    probe(
+        "allocation bomb (arrays)",
+        "function add(){ const a = []; for(;;) a.push(new Array(100000).fill(1)); }",
+    );
+    probe(
+        "allocation bomb (string doubling)",
+        "function add(){ let s = 'x'; for(;;) s = s + s; }",
+    );
+    probe(
+        "deep recursion",
+        "function f(n){ return f(n + 1) + 1; } function add(){ return f(0); }",
+    );
     probe("async tool", harness::ASYNC_TOOL_SOURCE);
     probe(
         "globals",
         "function add(){ return ['require','process','Deno','fetch','console','setTimeout','os','std','globalThis'].map(n => n + ':' + typeof globalThis[n]).join(' '); }",
     );
-    probe("dynamic import", "async function add(){ return await import('fs'); }");
+    probe(
+        "dynamic import",
+        "async function add(){ return await import('fs'); }",
+    );
     probe(
         "import a file",
         "async function add(){ const m = await import('probe.json', { with: { type: 'json' } }); return m.default; }",
     );
-    probe("thrown error", "function add(args){\n  throw new Error('bad ' + args.a);\n}");
+    probe(
+        "thrown error",
+        "function add(args){\n  throw new Error('bad ' + args.a);\n}",
+    );
 }
 
 fn main() {
