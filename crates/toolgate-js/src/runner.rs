@@ -1,0 +1,217 @@
+//! [`run_function`]: one call, from source to JSON value, in a runtime of its
+//! own.
+//!
+//! Every call builds a fresh QuickJS runtime and context and drops them at
+//! the end: a runtime is the unit QuickJS limits (heap, stack, interrupt
+//! handler) and the only unit that shares nothing, so no state survives a call
+//! and no call can exhaust another's memory. The context is `Context::full`
+//! (the ECMAScript built-ins) on a runtime with no module loader and no
+//! QuickJS standard library: nothing in it reaches the machine.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use rquickjs::context::EvalOptions;
+use rquickjs::{CatchResultExt, CaughtError, Coerced, Context, Ctx, Function, Runtime, Value};
+
+use crate::error::{JsError, Result};
+use crate::limits::JsLimits;
+
+/// What QuickJS says when the stack limit is reached.
+const STACK_OVERFLOW_MESSAGE: &str = "Maximum call stack size exceeded";
+/// What QuickJS says when the memory limit is reached.
+const OUT_OF_MEMORY_MESSAGE: &str = "out of memory";
+
+/// Evaluates `source` (named `file_name` in stack traces) in a fresh context,
+/// calls its function `function` with `arguments` as its one argument, waits
+/// for a returned Promise to settle, and returns the value as JSON
+/// (`undefined` becomes `null`, a string a JSON string).
+///
+/// `function` is a function declaration or a top-level `const`/`let`/`var`
+/// binding of the script. The call blocks its thread for at most
+/// `limits.time` (plus the time to tear the runtime down).
+///
+/// ```
+/// use serde_json::json;
+/// use toolgate_js::{JsLimits, run_function};
+///
+/// let source = "async function add(args) { return args.a + args.b; }";
+/// let sum = run_function(source, "mathx.js", "add", &json!({"a": 2, "b": 3}), &JsLimits::default())?;
+/// assert_eq!(sum, json!(5));
+/// # Ok::<(), toolgate_js::JsError>(())
+/// ```
+pub fn run_function(
+    source: &str,
+    file_name: &str,
+    function: &str,
+    arguments: &serde_json::Value,
+    limits: &JsLimits,
+) -> Result<serde_json::Value> {
+    let runtime = Runtime::new()?;
+    runtime.set_memory_limit(limits.memory_bytes);
+    runtime.set_max_stack_size(limits.stack_bytes);
+    let timed_out = Arc::new(AtomicBool::new(false));
+    // A limit too large for an `Instant` (`Duration::MAX`) is no limit.
+    let deadline = Instant::now().checked_add(limits.time);
+    let flag = Arc::clone(&timed_out);
+    // QuickJS polls this every few thousand instructions; once it answers
+    // true the script gets an uncatchable error, and every later poll
+    // answers true again, so a `finally` cannot keep it running.
+    runtime.set_interrupt_handler(Some(Box::new(move || {
+        let expired = deadline.is_some_and(|deadline| Instant::now() >= deadline);
+        if expired {
+            flag.store(true, Ordering::Relaxed);
+        }
+        expired
+    })));
+    let context = Context::full(&runtime)?;
+    let outcome = context.with(|ctx| {
+        call(&ctx, source, file_name, function, arguments)
+            .map_err(|caught| Failure::read(caught, file_name))
+    });
+    match outcome {
+        Ok(text) => Ok(serde_json::from_str(&text)?),
+        Err(_) if timed_out.load(Ordering::Relaxed) => Err(JsError::Timeout { limit: limits.time }),
+        Err(Failure::OutOfMemory) => Err(JsError::OutOfMemory {
+            limit_bytes: limits.memory_bytes,
+        }),
+        Err(Failure::Js(error)) => Err(error),
+        Err(Failure::Engine(rquickjs::Error::WouldBlock)) => Err(JsError::Unsettled),
+        Err(Failure::Engine(error)) => Err(JsError::Engine(error)),
+    }
+}
+
+/// The call itself, inside the context; answers the result as JSON text.
+fn call<'js>(
+    ctx: &Ctx<'js>,
+    source: &str,
+    file_name: &str,
+    function: &str,
+    arguments: &serde_json::Value,
+) -> std::result::Result<String, CallError<'js>> {
+    let mut options = EvalOptions::default();
+    // Scripts run as a browser or Node would run a classic script.
+    options.strict = false;
+    options.filename = Some(file_name.to_owned());
+    ctx.eval_with_options::<(), _>(source, options).catch(ctx)?;
+    let Some(callee) = lookup(ctx, function).catch(ctx)? else {
+        return Err(CallError::NotAFunction(function.to_owned()));
+    };
+    let arguments = ctx.json_parse(arguments.to_string()).catch(ctx)?;
+    let mut result: Value<'js> = callee.call((arguments,)).catch(ctx)?;
+    if let Some(promise) = result.as_promise() {
+        result = promise.finish::<Value<'js>>().catch(ctx)?;
+    }
+    let text = ctx.json_stringify(result).catch(ctx)?;
+    match text {
+        Some(text) => Ok(text.to_string().catch(ctx)?),
+        None => Ok("null".to_owned()),
+    }
+}
+
+/// The script's function `name`: a property of the global object (function
+/// declarations, `var`) or a top-level `let`/`const`, which only a lookup by
+/// identifier sees.
+fn lookup<'js>(ctx: &Ctx<'js>, name: &str) -> rquickjs::Result<Option<Function<'js>>> {
+    if !is_identifier(name) {
+        return Ok(None);
+    }
+    let value: Value<'js> =
+        ctx.eval(format!("typeof {name} === 'function' ? {name} : undefined"))?;
+    Ok(value.into_function())
+}
+
+/// Whether `name` is a plain JavaScript identifier, so it can be looked up
+/// by evaluating it without running anything else.
+fn is_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|first| first.is_ascii_alphabetic() || first == '_' || first == '$')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
+}
+
+/// Why [`call`] stopped, while the context is still alive.
+enum CallError<'js> {
+    Caught(CaughtError<'js>),
+    NotAFunction(String),
+}
+
+impl<'js> From<CaughtError<'js>> for CallError<'js> {
+    fn from(caught: CaughtError<'js>) -> Self {
+        Self::Caught(caught)
+    }
+}
+
+/// Why [`call`] stopped, read out of the context before it is dropped.
+enum Failure {
+    OutOfMemory,
+    Js(JsError),
+    Engine(rquickjs::Error),
+}
+
+impl Failure {
+    fn read(error: CallError<'_>, file_name: &str) -> Self {
+        match error {
+            CallError::NotAFunction(function) => Self::Js(JsError::NotAFunction { function }),
+            CallError::Caught(CaughtError::Error(rquickjs::Error::Allocation)) => Self::OutOfMemory,
+            CallError::Caught(CaughtError::Error(error)) => Self::Engine(error),
+            CallError::Caught(CaughtError::Exception(exception)) => {
+                let name = exception
+                    .get::<_, Coerced<String>>("name")
+                    .map(|name| name.0)
+                    .unwrap_or_else(|_| "Error".to_owned());
+                let message = exception.message().unwrap_or_default();
+                let line = exception
+                    .stack()
+                    .and_then(|stack| line_in(&stack, file_name));
+                match (name.as_str(), message.as_str()) {
+                    ("InternalError", OUT_OF_MEMORY_MESSAGE) => Self::OutOfMemory,
+                    ("RangeError" | "InternalError", STACK_OVERFLOW_MESSAGE) => {
+                        Self::Js(JsError::StackOverflow { line })
+                    }
+                    _ => Self::Js(JsError::Thrown {
+                        message: format!("{name}: {message}"),
+                        line,
+                    }),
+                }
+            }
+            // When QuickJS cannot allocate even its "out of memory" error,
+            // it throws `null` (the heap is freed again by the time the
+            // context is left, so the two cannot be told apart later). A
+            // script's own `throw null` reads the same: a rare, useless
+            // throw, and the price of recognising every allocation bomb.
+            CallError::Caught(CaughtError::Value(value)) if value.is_null() => Self::OutOfMemory,
+            CallError::Caught(CaughtError::Value(value)) => {
+                let message = value
+                    .get::<Coerced<String>>()
+                    .map(|text| text.0)
+                    .unwrap_or_else(|_| "a value that is not an Error".to_owned());
+                Self::Js(JsError::Thrown {
+                    message,
+                    line: None,
+                })
+            }
+        }
+    }
+}
+
+/// The line of the innermost frame of `stack` in `file_name`: QuickJS writes
+/// frames as `    at add (mathx.js:2:9)` or `    at mathx.js:2:9`.
+fn line_in(stack: &str, file_name: &str) -> Option<u32> {
+    let prefix = format!("{file_name}:");
+    stack.lines().find_map(|frame| {
+        let frame = frame.trim_start().strip_prefix("at ")?;
+        let location = frame
+            .rfind(" (")
+            .map_or(frame, |open| &frame[open + 2..])
+            .trim_end_matches(')');
+        let position = location.strip_prefix(prefix.as_str())?;
+        position.split(':').next()?.parse().ok()
+    })
+}
+
+#[cfg(test)]
+#[path = "runner_tests.rs"]
+mod tests;
