@@ -108,7 +108,7 @@ impl LocalEmbeddings {
 
     /// The cached vectors of every text, or `None` after starting (once) a
     /// thread that embeds the missing ones into the cache.
-    fn from_cache_or_warm(&self, loaded: &Loaded, texts: &[&str]) -> Option<Vec<Vec<f32>>> {
+    fn cached_or_warming(&self, loaded: &Loaded, texts: &[&str]) -> Option<Vec<Vec<f32>>> {
         let missing: Vec<String> = {
             let cache = loaded.cache.lock().unwrap_or_else(PoisonError::into_inner);
             let missing: Vec<String> = texts
@@ -208,7 +208,7 @@ impl Embeddings for LocalEmbeddings {
     fn embed_texts(&self, texts: &[&str]) -> Option<Vec<Vec<f32>>> {
         let loaded = self.inner.loaded()?;
         if self.background {
-            return self.from_cache_or_warm(loaded, texts);
+            return self.cached_or_warming(loaded, texts);
         }
         loaded.embed_into_cache(texts)
     }
