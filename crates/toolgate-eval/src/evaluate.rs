@@ -320,6 +320,18 @@ pub(crate) fn evaluate_prepared(
         ));
     }
 
+    // The gateway's search, one call per query, with the shipped defaults
+    // (fitted on the public datasets, this one among them).
+    let found = crate::find::find_answers(
+        catalog,
+        &prepared.taxonomy,
+        prepared.embeddings.clone(),
+        &prepared.costs,
+        counter,
+        &report,
+    );
+    policies.push(summarize("find_tool_groups".to_owned(), &found));
+
     let calibration = bands(&decisions, &report);
     Ok(Evaluation {
         dataset: dataset.name.clone(),

@@ -83,6 +83,7 @@ fn every_policy_is_measured_on_the_reported_queries() {
             ("tool_router[embedding, above 0.2, 1 tool]", 1.0),
             ("tool_router[rrf(k=60), above 0.4, 1 tool]", 1.0),
             ("tool_router[blend(0.5), above 0.2, 1 tool]", 1.0),
+            ("find_tool_groups", 1.0),
         ]
     );
     // One tool of each routed group costs less than the whole group, and
@@ -105,6 +106,8 @@ fn every_policy_is_measured_on_the_reported_queries() {
         "tool_router[rrf(k=60), above 0.4, 1 tool]"
     );
     assert!(tokens("tool_router") < tokens("tiered_router"));
+    // The gateway's search answers in lines: the listing and its answer.
+    assert!(tokens("find_tool_groups") > tokens("core_listing"));
     // Search by every method, and the groups' best tools, as curves.
     let methods: Vec<&str> = evaluation
         .search_curves

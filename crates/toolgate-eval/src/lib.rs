@@ -22,6 +22,7 @@ mod cross;
 mod dataset;
 mod error;
 mod evaluate;
+mod find;
 #[cfg(test)]
 mod fixtures;
 mod markdown;

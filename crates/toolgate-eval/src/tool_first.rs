@@ -57,6 +57,8 @@ pub(crate) struct Prepared<'d> {
     pub(crate) semantic: bool,
     /// Token costs of the catalog.
     pub(crate) costs: Costs,
+    /// The vectors given, by text, for code that embeds as the gateway does.
+    pub(crate) embeddings: Option<std::sync::Arc<crate::find::Precomputed>>,
 }
 
 impl<'d> Prepared<'d> {
@@ -98,6 +100,9 @@ impl<'d> Prepared<'d> {
             raw_micros,
             semantic: vectors.is_some(),
             costs: Costs::new(&dataset.catalog, counter),
+            embeddings: vectors.map(|vectors| {
+                std::sync::Arc::new(crate::find::Precomputed::new(dataset, vectors))
+            }),
         })
     }
 

@@ -1,0 +1,90 @@
+//! The gateway's search as a policy: what one `find_tool_groups` call
+//! answers for each query (its groups, each with its best tools on one line
+//! apiece), counted as the tokens of that answer on top of the core tools
+//! and the listing. It runs the gateway's own code (`MetaTools` over
+//! `Router::hybrid` with the shipped defaults), the embeddings looked up
+//! from the ones already computed.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use toolgate_core::routing::{Embeddings, Taxonomy, tool_texts};
+use toolgate_core::{Catalog, MetaAnswer, MetaTool, MetaTools, TokenCounter};
+
+use crate::costs::{Costs, Seen};
+use crate::dataset::{Dataset, Query};
+use crate::tool_first::Vectors;
+
+/// Vectors computed before, looked up by text.
+#[derive(Debug)]
+pub(crate) struct Precomputed(HashMap<String, Vec<f32>>);
+
+impl Precomputed {
+    /// The dataset's tool texts and query texts with their vectors.
+    pub(crate) fn new(dataset: &Dataset, vectors: Vectors<'_>) -> Self {
+        let (tools, queries) = vectors;
+        let mut map = HashMap::new();
+        for ((_, text), vector) in tool_texts(&dataset.catalog).into_iter().zip(tools) {
+            map.insert(text, vector.clone());
+        }
+        for (query, vector) in dataset.queries.iter().zip(queries) {
+            map.insert(query.text.clone(), vector.clone());
+        }
+        Self(map)
+    }
+}
+
+impl Embeddings for Precomputed {
+    fn embed_texts(&self, texts: &[&str]) -> Option<Vec<Vec<f32>>> {
+        texts
+            .iter()
+            .map(|text| self.0.get(*text).cloned())
+            .collect()
+    }
+
+    fn embed_query(&self, text: &str) -> Option<Vec<f32>> {
+        self.0.get(text).cloned()
+    }
+}
+
+/// What `find_tool_groups` shows each of `queries`: the groups it names
+/// and the tools it lists, and the answer's tokens with the core tools and
+/// the listing.
+pub(crate) fn find_answers(
+    catalog: &Catalog,
+    taxonomy: &Taxonomy,
+    embeddings: Option<Arc<Precomputed>>,
+    costs: &Costs,
+    counter: &TokenCounter,
+    queries: &[&Query],
+) -> Vec<Seen> {
+    let mut meta = MetaTools::new([MetaTool::FindToolGroups]).with_taxonomy(taxonomy.clone());
+    if let Some(embeddings) = embeddings {
+        meta = meta.with_embeddings(embeddings);
+    }
+    queries
+        .iter()
+        .map(|query| {
+            let started = std::time::Instant::now();
+            let answer = meta
+                .parse(
+                    "find_tool_groups",
+                    &serde_json::json!({"query": query.text}),
+                )
+                .and_then(Result::ok)
+                .and_then(|call| meta.answer(&call, None, catalog).ok());
+            let micros = started.elapsed().as_secs_f64() * 1e6;
+            let mut seen = costs.partial_seen(&[]);
+            if let Some(MetaAnswer::Found(found)) = answer {
+                seen.tokens += counter.count(&found.to_string());
+                for group in &found.groups {
+                    seen.groups.insert(group.group.id.clone());
+                    seen.tools
+                        .extend(group.tools.iter().map(|tool| tool.name.to_string()));
+                }
+            }
+            seen.micros = micros;
+            seen
+        })
+        .collect()
+}
