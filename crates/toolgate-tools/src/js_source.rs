@@ -22,7 +22,9 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::Value;
-use toolgate_core::{Catalog, ManifestError, ManifestErrorReason, Origin, ToolName};
+use toolgate_core::{
+    Catalog, MAX_TIMEOUT_SECONDS, ManifestError, ManifestErrorReason, Origin, ToolName,
+};
 use toolgate_js::{JsError, JsLimits};
 
 use crate::context::CallContext;
@@ -53,6 +55,10 @@ impl Default for JavaScriptConfig {
 /// (the engine interrupts the script itself; this covers a wait for a
 /// blocking thread and the runtime's teardown).
 const DEADLINE_MARGIN: Duration = Duration::from_secs(2);
+
+/// The longest a call may run, whatever its manifest entry says: a day, as
+/// for every configured timeout.
+const LONGEST_TIMEOUT: Duration = Duration::from_secs(MAX_TIMEOUT_SECONDS as u64);
 
 /// The script of a [`JsSource`], or why there is none.
 #[derive(Debug)]
@@ -96,7 +102,11 @@ pub(crate) fn manifest_scripts(
         let name = tool.definition.name.clone();
         let function = JsFunction {
             name: function.clone().unwrap_or_else(|| name.to_string()),
-            timeout: tool.definition.timeout.unwrap_or(config.timeout),
+            // A manifest's own timeout is bounded like a configured one.
+            timeout: tool
+                .definition
+                .timeout
+                .map_or(config.timeout, |own| own.min(LONGEST_TIMEOUT)),
         };
         by_manifest.entry(path).or_default().push((name, function));
     }
