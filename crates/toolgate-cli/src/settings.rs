@@ -170,9 +170,9 @@ impl Settings {
         }
         if let Some(table) = raw.tools {
             let span = table.span();
-            tools.call_timeout = table
+            (tools.call_timeout, tools.javascript) = table
                 .into_inner()
-                .into_call_timeout()
+                .into_config()
                 .map_err(|error| at(span, "[tools]".to_owned(), error.to_string()))?;
         }
         let (agent, agent_tools) = match raw.agent {

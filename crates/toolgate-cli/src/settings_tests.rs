@@ -215,3 +215,27 @@ fn paths_in_the_file_are_relative_to_it() {
         PathBuf::from("k")
     );
 }
+
+#[test]
+fn javascript_limits_default_to_10_s_and_64_mib_and_are_checked() {
+    assert_eq!(
+        parse("").unwrap().tools.javascript,
+        toolgate_tools::JavaScriptConfig::default()
+    );
+    let set = parse("[tools.javascript]\ntimeout_seconds = 2.5\nmemory_mib = 16\n").unwrap();
+    assert_eq!(
+        set.tools.javascript,
+        toolgate_tools::JavaScriptConfig {
+            timeout: Duration::from_millis(2500),
+            memory_mib: 16,
+        }
+    );
+    assert_eq!(
+        error("[tools.javascript]\nmemory_mib = 0\n"),
+        "toolgate.toml:1: [tools]: [tools.javascript]: `memory_mib` must be between 1 and 4096, got 0"
+    );
+    assert_eq!(
+        error("[tools.javascript]\ntimeout_seconds = -1\n"),
+        "toolgate.toml:1: [tools]: [tools.javascript]: `timeout_seconds` must be a positive number of seconds, at most 86400 (a day), got -1.0"
+    );
+}

@@ -1,7 +1,7 @@
 //! The tool runtime of toolgate, shared by the agent loop (`toolgate chat`)
 //! and the MCP gateway (`toolgate serve`): the [`ToolSource`] trait that the
-//! built-in tools, upstream MCP servers and (soon) JavaScript tools
-//! implement; the [`Toolbox`] that holds the catalog and routes each call to
+//! built-in tools, upstream MCP servers and JavaScript tools (a manifest
+//! with a `.js` file beside it) implement; the [`Toolbox`] that holds the catalog and routes each call to
 //! its source, checks its arguments, and resolves polymorphic tools and
 //! aliases; one output type, [`ToolOutput`], that each front end converts at
 //! its edge; and the built-in groups (`time`, `files`, `web`,
@@ -19,6 +19,7 @@ mod context;
 mod deadline;
 mod embeddings;
 mod error;
+mod js_source;
 mod listing;
 mod naming;
 mod output;
@@ -35,11 +36,12 @@ pub use consolidate::ALL_GROUPS;
 pub use context::{CallContext, CallerChannel};
 pub use embeddings::{LocalEmbeddings, vector_cache_dir};
 pub use error::{ConsolidationError, SourceError, ToolCallError, ToolboxError};
+pub use js_source::JavaScriptConfig;
 pub use naming::{RenameReason, RenamedTool};
 pub use output::{Content, ToolOutput};
 pub use settings::{
-    GroupExposure, GroupSettings, InvalidSetting, RawAlias, RawGroupSettings, RawToolsSettings,
-    RawWebSettings, ToolSettings,
+    GroupExposure, GroupSettings, InvalidSetting, RawAlias, RawGroupSettings,
+    RawJavaScriptSettings, RawToolsSettings, RawWebSettings, ToolSettings,
 };
 pub use source::{
     CallDeadline, ListedGroup, ListedSource, SourceCall, SourceChange, SourceListing, SourceOffer,

@@ -1,7 +1,8 @@
 //! The runtime's sections of `toolgate.toml`: `[groups.<id>]` (a group
 //! offered as one polymorphic tool, and its action policy), `[aliases]` (old
 //! tool names and what they call now), `[web]` (the built-in `web` tools)
-//! and `[tools]` (how long a call may run).
+//! and `[tools]` (how long a call may run; `[tools.javascript]`, the limits
+//! of a JavaScript tool's call).
 //!
 //! This crate never reads the file: the command line reads it once and hands
 //! over each entry as written (`Raw*`), which checks itself into the form the
@@ -17,6 +18,7 @@ use serde_json::{Map, Value};
 use toolgate_core::{ActionPolicy, Alias, NameError, ToolName, timeout_from_seconds};
 
 use crate::builtin::WebConfig;
+use crate::js_source::JavaScriptConfig;
 use crate::toolbox::DEFAULT_CALL_TIMEOUT;
 
 /// One `[groups.<id>]` table, as written.
@@ -85,7 +87,25 @@ pub struct RawToolsSettings {
     /// How long a tool call may run before it is cancelled, in seconds.
     #[serde(default)]
     pub timeout_seconds: Option<f64>,
+    /// `[tools.javascript]`: the limits of one JavaScript call.
+    #[serde(default)]
+    pub javascript: Option<RawJavaScriptSettings>,
 }
+
+/// The `[tools.javascript]` table, as written.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawJavaScriptSettings {
+    /// Wall time per call, in seconds.
+    #[serde(default)]
+    pub timeout_seconds: Option<f64>,
+    /// Heap per call, in MiB.
+    #[serde(default)]
+    pub memory_mib: Option<u32>,
+}
+
+/// The largest `memory_mib` of `[tools.javascript]`: 4 GiB.
+const MAX_JAVASCRIPT_MEMORY_MIB: u32 = 4096;
 
 /// How a group's tools are offered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -118,6 +138,8 @@ pub struct ToolSettings {
     /// How long a call may run before it is cancelled, for sources without
     /// a deadline of their own (`[tools] timeout_seconds`).
     pub call_timeout: Duration,
+    /// The limits of one JavaScript call (`[tools.javascript]`).
+    pub javascript: JavaScriptConfig,
 }
 
 impl Default for ToolSettings {
@@ -127,6 +149,7 @@ impl Default for ToolSettings {
             aliases: Vec::new(),
             web: WebConfig::default(),
             call_timeout: DEFAULT_CALL_TIMEOUT,
+            javascript: JavaScriptConfig::default(),
         }
     }
 }
@@ -152,6 +175,12 @@ pub enum InvalidSetting {
     /// `search_url` is not http(s).
     #[error("`search_url` must start with http:// or https://, got `{0}`")]
     SearchUrl(String),
+    /// `memory_mib` is out of range.
+    #[error("`memory_mib` must be between 1 and {MAX_JAVASCRIPT_MEMORY_MIB}, got {0}")]
+    Memory(u32),
+    /// A key of `[tools.javascript]` does not check.
+    #[error("[tools.javascript]: {0}")]
+    JavaScript(Box<InvalidSetting>),
 }
 
 impl RawGroupSettings {
@@ -236,12 +265,49 @@ impl RawWebSettings {
 }
 
 impl RawToolsSettings {
-    /// How long a tool call may run, [`DEFAULT_CALL_TIMEOUT`] unless set.
-    pub fn into_call_timeout(self) -> Result<Duration, InvalidSetting> {
-        let Self { timeout_seconds } = self;
-        match timeout_seconds {
-            None => Ok(DEFAULT_CALL_TIMEOUT),
-            Some(seconds) => timeout_from_seconds(seconds).ok_or(InvalidSetting::Timeout(seconds)),
-        }
+    /// How long a tool call may run ([`DEFAULT_CALL_TIMEOUT`] unless set)
+    /// and the limits of a JavaScript call.
+    pub fn into_config(self) -> Result<(Duration, JavaScriptConfig), InvalidSetting> {
+        let Self {
+            timeout_seconds,
+            javascript,
+        } = self;
+        let call_timeout = match timeout_seconds {
+            None => DEFAULT_CALL_TIMEOUT,
+            Some(seconds) => {
+                timeout_from_seconds(seconds).ok_or(InvalidSetting::Timeout(seconds))?
+            }
+        };
+        let javascript = javascript
+            .unwrap_or_default()
+            .into_config()
+            .map_err(|error| InvalidSetting::JavaScript(Box::new(error)))?;
+        Ok((call_timeout, javascript))
+    }
+}
+
+impl RawJavaScriptSettings {
+    /// The limits, defaults filled in.
+    pub fn into_config(self) -> Result<JavaScriptConfig, InvalidSetting> {
+        let Self {
+            timeout_seconds,
+            memory_mib,
+        } = self;
+        let defaults = JavaScriptConfig::default();
+        let timeout = match timeout_seconds {
+            None => defaults.timeout,
+            Some(seconds) => {
+                timeout_from_seconds(seconds).ok_or(InvalidSetting::Timeout(seconds))?
+            }
+        };
+        let memory_mib = match memory_mib {
+            None => defaults.memory_mib,
+            Some(mib) if (1..=MAX_JAVASCRIPT_MEMORY_MIB).contains(&mib) => mib,
+            Some(mib) => return Err(InvalidSetting::Memory(mib)),
+        };
+        Ok(JavaScriptConfig {
+            timeout,
+            memory_mib,
+        })
     }
 }

@@ -28,6 +28,7 @@ use crate::consolidate::{Consolidation, consolidate, polymorphic_groups};
 use crate::context::CallContext;
 use crate::deadline::call_within_deadline;
 use crate::error::{SourceError, ToolCallError, ToolboxError};
+use crate::js_source::{JavaScriptConfig, manifest_scripts};
 use crate::listing::{Listed, ListedSlot, default_description};
 use crate::naming::RenamedTool;
 use crate::output::ToolOutput;
@@ -57,8 +58,11 @@ pub struct ToolboxOptions {
     /// priority order (earlier keeps a contested name). A built-in group of
     /// the same name gives way.
     pub listed: Vec<Arc<dyn ListedSource>>,
-    /// Directories of JSON tool manifests.
+    /// Directories of JSON tool manifests. A manifest's tools run in
+    /// JavaScript when a `.js` file of the same name sits beside it.
     pub manifest_dirs: Vec<PathBuf>,
+    /// The limits of one call of a JavaScript tool.
+    pub javascript: JavaScriptConfig,
     /// `tools.jsonl` catalogs (with a `groups.jsonl` beside each). Like
     /// manifest tools, their tools are listed and loaded but have nothing to
     /// run them: for inspecting and measuring a large catalog.
@@ -91,6 +95,7 @@ impl Default for ToolboxOptions {
             sources: Vec::new(),
             listed: Vec::new(),
             manifest_dirs: Vec::new(),
+            javascript: JavaScriptConfig::default(),
             jsonl_catalogs: Vec::new(),
             groups: BTreeMap::new(),
             aliases: Vec::new(),
@@ -108,7 +113,8 @@ pub struct StartReport {
     pub builtin_groups: Vec<GroupId>,
     /// Manifest files loaded.
     pub manifest_files: usize,
-    /// Manifest files skipped, with their reasons.
+    /// Manifest files skipped, and JavaScript files beside a manifest that
+    /// could not be read, with their reasons.
     pub manifest_errors: Vec<ManifestError>,
     /// Tools imported from `tools.jsonl` catalogs.
     pub imported_tools: usize,
@@ -201,6 +207,14 @@ impl Toolbox {
             if matches!(tool.origin, Origin::Manifest { .. } | Origin::Import { .. }) {
                 registry.insert(tool.definition.name.clone(), Route::Unbound);
             }
+        }
+        let scripts = manifest_scripts(&catalog, &options.javascript, &mut report.manifest_errors);
+        for (script, tools) in scripts {
+            let id = SourceId(sources.len());
+            for tool in &tools {
+                registry.insert(tool.clone(), source_route(id, tool));
+            }
+            sources.push(script);
         }
 
         let mut listed = Vec::new();

@@ -42,6 +42,7 @@ impl ToolSetup {
             groups: tools.groups.clone(),
             aliases: tools.aliases.clone(),
             call_timeout: tools.call_timeout,
+            javascript: tools.javascript,
             ..ToolboxOptions::default()
         };
         Ok(setup)

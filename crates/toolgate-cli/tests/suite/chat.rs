@@ -585,3 +585,42 @@ fn a_tool_timeout_that_is_no_duration_is_an_error_not_a_panic() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_javascript_tool_beside_its_manifest_runs_in_the_agent_loop() {
+    let dir = project();
+    // No `function` in the entry: the tool's name is the function's.
+    std::fs::write(
+        dir.path().join("tools/pdf.js"),
+        "function pdf_info({ path }) {\n  return `3 pages in ${path}`;\n}\n",
+    )
+    .unwrap();
+    let server = ScriptedServer::start().await.unwrap();
+    let wire = Wire::OpenAi;
+    server.push(
+        ScriptedTurn::tool_call("c1", "load_tool_group", json!({"group_name": "pdf"}))
+            .reply(wire, true),
+    );
+    server.push(
+        ScriptedTurn::tool_call("c2", "pdf_info", json!({"path": "a.pdf"})).reply(wire, true),
+    );
+    server.push(ScriptedTurn::text("It has 3 pages.").reply(wire, true));
+    let output = run(
+        chat(&server, wire, dir.path(), &["-m", "pages of a.pdf?"]),
+        "",
+    )
+    .await;
+    let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
+    assert!(output.status.success(), "{stderr}");
+    assert_eq!(stdout, "It has 3 pages.\n");
+    assert!(
+        stderr.contains("  ← pdf_info: 3 pages in a.pdf"),
+        "{stderr}"
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    let messages = requests[2].body["messages"].as_array().unwrap();
+    let result = messages.last().unwrap();
+    assert_eq!(result["role"], "tool", "{result}");
+    assert_eq!(result["content"], "3 pages in a.pdf", "{result}");
+}

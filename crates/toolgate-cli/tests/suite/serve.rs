@@ -244,3 +244,135 @@ fn sigterm_stops_the_gateway_cleanly_and_checkpoints_its_store() {
         wal.display()
     );
 }
+
+/// A `toolgate serve --stdio` child, spoken to one JSON-RPC line at a time.
+struct StdioGateway {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    lines: std::sync::mpsc::Receiver<String>,
+}
+
+impl StdioGateway {
+    fn start(dir: &Path) -> Self {
+        use std::io::{BufRead, BufReader};
+        use std::process::Stdio;
+
+        let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+            .args(["serve", "--stdio", "--memory-store", "--no-builtins"])
+            .current_dir(dir)
+            .env("XDG_CACHE_HOME", dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (sender, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { return };
+                if sender.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+        Self {
+            child,
+            stdin,
+            lines,
+        }
+    }
+
+    fn send(&mut self, message: serde_json::Value) {
+        use std::io::Write;
+        writeln!(self.stdin, "{message}").unwrap();
+    }
+
+    /// Sends request `id` and waits for its answer (notifications passed
+    /// over).
+    fn request(&mut self, id: u64, method: &str, params: serde_json::Value) -> serde_json::Value {
+        self.send(
+            serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
+        );
+        loop {
+            let line = self
+                .lines
+                .recv_timeout(std::time::Duration::from_secs(30))
+                .unwrap_or_else(|_| panic!("no answer to {method}"));
+            let message: serde_json::Value = serde_json::from_str(&line).unwrap();
+            if message["id"] == id {
+                return message;
+            }
+        }
+    }
+}
+
+impl Drop for StdioGateway {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn stdio_runs_a_javascript_tool_of_the_tools_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let tools = dir.path().join("tools");
+    std::fs::create_dir(&tools).unwrap();
+    std::fs::write(
+        tools.join("mathx.json"),
+        r#"[
+          {"_meta": true, "display_name": "Math", "description": "Arithmetic in JavaScript"},
+          {"name": "mathx_add", "function": "add", "description": "Adds a and b",
+           "parameters": {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}, "required": ["a", "b"]}}
+        ]"#,
+    )
+    .unwrap();
+    std::fs::write(
+        tools.join("mathx.js"),
+        "async function add({ a, b }) {\n  return { sum: a + b };\n}\n",
+    )
+    .unwrap();
+    let mut gateway = StdioGateway::start(dir.path());
+    let init = gateway.request(
+        1,
+        "initialize",
+        serde_json::json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}),
+    );
+    assert_eq!(init["result"]["serverInfo"]["name"], "toolgate", "{init}");
+    gateway.send(serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+
+    let listed = gateway.request(2, "tools/list", serde_json::json!({}));
+    let load = listed["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|tool| tool["name"] == "load_tool_group")
+        .unwrap_or_else(|| panic!("{listed}"));
+    assert!(
+        load["description"]
+            .as_str()
+            .unwrap()
+            .contains("- mathx: Arithmetic in JavaScript"),
+        "{load}"
+    );
+
+    let loaded = gateway.request(
+        3,
+        "tools/call",
+        serde_json::json!({"name": "load_tool_group", "arguments": {"group_name": "mathx"}}),
+    );
+    assert_ne!(loaded["result"]["isError"], true, "{loaded}");
+    let sum = gateway.request(
+        4,
+        "tools/call",
+        serde_json::json!({"name": "mathx_add", "arguments": {"a": 2, "b": 40}}),
+    );
+    assert_ne!(sum["result"]["isError"], true, "{sum}");
+    assert_eq!(
+        sum["result"]["structuredContent"],
+        serde_json::json!({"sum": 42}),
+        "{sum}"
+    );
+}

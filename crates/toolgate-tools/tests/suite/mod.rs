@@ -1,5 +1,6 @@
 mod deadline;
 mod fuzz;
+mod javascript;
 mod prompt_manager;
 mod toolbox;
 mod web;
