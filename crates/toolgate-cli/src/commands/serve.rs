@@ -76,7 +76,16 @@ async fn serve<S: ConversationStore + 'static>(
         Duration::from_secs(args.session_idle_minutes.clamp(1, MAX_IDLE_MINUTES) * 60);
     let mut tools = setup.options;
     tools.search_above_groups = Some(args.search_above_groups);
-    tools.embeddings = super::tool_setup::local_embeddings(&settings.routing, true);
+    // A missing model matters only where the gateway searches: said below,
+    // once the catalog says whether it does.
+    let missing_model = match super::tool_setup::find_local_embeddings(&settings.routing, true) {
+        Ok(embeddings) => {
+            tools.embeddings = embeddings;
+            None
+        }
+        Err(note) => Some(note),
+    };
+    let searches = args.route;
     let options = GatewayOptions {
         tools,
         upstreams: setup.upstreams,
@@ -92,6 +101,11 @@ async fn serve<S: ConversationStore + 'static>(
     tokio::spawn(expire_sessions(Arc::clone(&gateway), shutdown.clone()));
 
     let mut banner = String::new();
+    if let Some(note) = missing_model
+        && (searches || report.search_added)
+    {
+        banner.push_str(&note);
+    }
     describe_start(
         &mut banner,
         &gateway,

@@ -132,29 +132,38 @@ pub(crate) fn embeddings_client(
     Ok(toolgate_llm::EmbeddingsClient::new(config)?)
 }
 
-/// The local embedding model the router scores with, unless `[routing]`
-/// turns it off (`semantic = false`); when its files are missing, a note on
-/// stderr says so once and the router scores lexically. `background`: tools
+/// The local embedding model the router scores with: `Ok(None)` when
+/// `[routing]` turns it off (`semantic = false`), `Err` saying why when its
+/// files are missing (the router then scores lexically). `background`: tools
 /// missing from the vector cache are embedded on a thread of their own
 /// while the router answers lexically (the gateway, which must not hold up
 /// a request); else the first routing waits for them.
+pub(crate) fn find_local_embeddings(
+    routing: &toolgate_core::routing::RoutingConfig,
+    background: bool,
+) -> Result<Option<Arc<dyn toolgate_core::routing::Embeddings>>, String> {
+    if routing.semantic == Some(false) {
+        return Ok(None);
+    }
+    let env = |name: &str| std::env::var(name).ok();
+    match toolgate_tools::LocalEmbeddings::find(routing.embed_model.as_deref(), &env) {
+        Ok(embeddings) if background => Ok(Some(Arc::new(embeddings.in_background()))),
+        Ok(embeddings) => Ok(Some(Arc::new(embeddings))),
+        Err(error) => Err(format!(
+            "note: routing lexically: {error} (scripts/install-model installs it; \
+             `semantic = false` in [routing] silences this)\n"
+        )),
+    }
+}
+
+/// [`find_local_embeddings`] for a command that routes every turn: a
+/// missing model is said once on stderr.
 pub(crate) fn local_embeddings(
     routing: &toolgate_core::routing::RoutingConfig,
     background: bool,
 ) -> Option<Arc<dyn toolgate_core::routing::Embeddings>> {
-    if routing.semantic == Some(false) {
-        return None;
-    }
-    let env = |name: &str| std::env::var(name).ok();
-    match toolgate_tools::LocalEmbeddings::find(routing.embed_model.as_deref(), &env) {
-        Ok(embeddings) if background => Some(Arc::new(embeddings.in_background())),
-        Ok(embeddings) => Some(Arc::new(embeddings)),
-        Err(error) => {
-            crate::output::eprint(&format!(
-                "note: routing lexically: {error} (scripts/install-model installs it; \
-                 `semantic = false` in [routing] silences this)\n"
-            ));
-            None
-        }
-    }
+    find_local_embeddings(routing, background).unwrap_or_else(|note| {
+        crate::output::eprint(&note);
+        None
+    })
 }
