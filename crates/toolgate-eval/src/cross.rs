@@ -46,13 +46,15 @@ pub fn fit_across(datasets: &[&Dataset]) -> Result<PerGroup> {
 /// `semantic` gives each dataset's vectors (in dataset order; missing or
 /// `None` entries leave that dataset lexical): the tool-first router's
 /// model for each fusion method is fitted on the other datasets' scores.
+/// The datasets are prepared once, for the evaluations and for the
+/// settings fitted on all of them.
 pub fn leave_one_out(
     datasets: &[Dataset],
     semantic: &[Option<SemanticInputs>],
     counter: &TokenCounter,
     config: &RoutingConfig,
     progress: &mut dyn FnMut(&str, usize, usize),
-) -> Result<Vec<Evaluation>> {
+) -> Result<LeftOut> {
     if datasets.len() < 2 {
         return Err(EvalError::LeaveOneOut(datasets.len()));
     }
@@ -94,7 +96,19 @@ pub fn leave_one_out(
         evaluation.tuned_on = others.iter().map(|d| d.name.clone()).collect();
         evaluations.push(evaluation);
     }
-    Ok(evaluations)
+    Ok(LeftOut {
+        evaluations,
+        fitted: fit_fusions(&prepared),
+    })
+}
+
+/// What [`leave_one_out`] measures and fits.
+#[derive(Clone, Debug)]
+pub struct LeftOut {
+    /// Each dataset measured with everything fitted on the others.
+    pub evaluations: Vec<Evaluation>,
+    /// The settings each fusion method fits to on all the datasets.
+    pub fitted: Vec<FittedFusion>,
 }
 
 /// What every fusion method's router fits to on all of `datasets`: the
@@ -122,21 +136,8 @@ pub struct FittedFusion {
 }
 
 /// [`FittedFusion`] for every fusion method the vectors allow, fitted on
-/// every labelled query of `datasets` (each weighing the same).
-pub fn fit_fusions(
-    datasets: &[Dataset],
-    semantic: &[Option<SemanticInputs>],
-    counter: &TokenCounter,
-    config: &RoutingConfig,
-) -> Result<Vec<FittedFusion>> {
-    let prepared: Vec<Prepared<'_>> = datasets
-        .iter()
-        .enumerate()
-        .map(|(index, dataset)| {
-            let inputs = semantic.get(index).and_then(Option::as_ref);
-            Prepared::new(dataset, config, vectors(inputs), counter)
-        })
-        .collect::<Result<_>>()?;
+/// every labelled query of `prepared` (each dataset weighing the same).
+fn fit_fusions(prepared: &[Prepared<'_>]) -> Vec<FittedFusion> {
     let all: Vec<&Prepared<'_>> = prepared.iter().collect();
     let with_vectors = prepared.iter().all(|p| p.semantic);
     let max_groups = prepared.first().map_or(20, |p| p.taxonomy.max_groups);
@@ -152,7 +153,7 @@ pub fn fit_fusions(
             tune_only: false,
         })
         .collect();
-    Ok(fitted
+    fitted
         .iter()
         .filter_map(|(fusion, model)| {
             let (setting, measured) = choose(&settings(*fusion), &sets)?;
@@ -170,7 +171,7 @@ pub fn fit_fusions(
                 token_fraction: measured.token_fraction,
             })
         })
-        .collect())
+        .collect()
 }
 
 #[cfg(test)]
@@ -185,7 +186,7 @@ mod tests {
         let c = small_dataset("c");
         let counter = TokenCounter::new(toolgate_core::Encoding::O200kBase).unwrap();
         let datasets = [a, b, c];
-        let evaluations = leave_one_out(
+        let left_out = leave_one_out(
             &datasets,
             &[],
             &counter,
@@ -193,6 +194,10 @@ mod tests {
             &mut |_, _, _| {},
         )
         .unwrap();
+        let evaluations = left_out.evaluations;
+        // No vectors: the lexical fusion alone is fitted on all three.
+        let fitted: Vec<Fusion> = left_out.fitted.iter().map(|f| f.fusion).collect();
+        assert_eq!(fitted, [Fusion::Lexical]);
         let tuned_on: Vec<Vec<String>> = evaluations.iter().map(|e| e.tuned_on.clone()).collect();
         assert_eq!(
             tuned_on,

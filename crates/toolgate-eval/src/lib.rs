@@ -31,7 +31,7 @@ mod report;
 mod svg;
 mod tool_first;
 
-pub use cross::{FittedFusion, fit_across, fit_fusions, leave_one_out};
+pub use cross::{FittedFusion, LeftOut, fit_across, leave_one_out};
 pub use dataset::{Dataset, Query};
 pub use error::{EvalError, Result};
 pub use evaluate::{SemanticInputs, evaluate};

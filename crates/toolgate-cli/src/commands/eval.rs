@@ -12,7 +12,7 @@ use anyhow::Context;
 use toolgate_core::TokenCounter;
 use toolgate_core::routing::Fusion;
 use toolgate_core::routing::RoutingConfig;
-use toolgate_eval::{Dataset, SemanticInputs, evaluate, fit_fusions, leave_one_out, markdown, svg};
+use toolgate_eval::{Dataset, SemanticInputs, evaluate, leave_one_out, markdown, svg};
 
 use super::tool_setup::embeddings_client;
 use crate::cli::EvalArgs;
@@ -49,7 +49,7 @@ fn leave_one_out_evaluations(
         datasets.push(dataset);
     }
     let mut bar = ProgressBar::new();
-    let evaluations = leave_one_out(
+    let left_out = leave_one_out(
         &datasets,
         &semantic,
         counter,
@@ -59,14 +59,11 @@ fn leave_one_out_evaluations(
         },
     )?;
     bar.clear();
-    for evaluation in &evaluations {
+    for evaluation in &left_out.evaluations {
         print(&markdown(evaluation, args.encoding.as_str()));
     }
-    print(&fitted_settings(
-        &fit_fusions(&datasets, &semantic, counter, config)?,
-        &datasets,
-    ));
-    Ok(evaluations)
+    print(&fitted_settings(&left_out.fitted, &datasets));
+    Ok(left_out.evaluations)
 }
 
 /// `x` rounded to 4 decimals.
