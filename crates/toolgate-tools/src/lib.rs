@@ -19,7 +19,7 @@ mod context;
 mod deadline;
 mod embeddings;
 mod error;
-mod js_source;
+mod javascript;
 mod listing;
 mod naming;
 mod output;
@@ -36,7 +36,7 @@ pub use consolidate::ALL_GROUPS;
 pub use context::{CallContext, CallerChannel};
 pub use embeddings::{LocalEmbeddings, vector_cache_dir};
 pub use error::{ConsolidationError, SourceError, ToolCallError, ToolboxError};
-pub use js_source::JavaScriptConfig;
+pub use javascript::JavaScriptConfig;
 pub use naming::{RenameReason, RenamedTool};
 pub use output::{Content, ToolOutput};
 pub use settings::{

@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 use toolgate_core::{ActionPolicy, Alias, NameError, ToolName, timeout_from_seconds};
 
 use crate::builtin::WebConfig;
-use crate::js_source::JavaScriptConfig;
+use crate::javascript::JavaScriptConfig;
 use crate::toolbox::DEFAULT_CALL_TIMEOUT;
 
 /// One `[groups.<id>]` table, as written.

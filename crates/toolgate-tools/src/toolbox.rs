@@ -28,7 +28,8 @@ use crate::consolidate::{Consolidation, consolidate, polymorphic_groups};
 use crate::context::CallContext;
 use crate::deadline::call_within_deadline;
 use crate::error::{SourceError, ToolCallError, ToolboxError};
-use crate::js_source::{JavaScriptConfig, manifest_scripts};
+use crate::javascript::manifest::manifest_scripts;
+use crate::javascript::{JavaScriptConfig, JsRunner};
 use crate::listing::{Listed, ListedSlot, default_description};
 use crate::naming::RenamedTool;
 use crate::output::ToolOutput;
@@ -208,7 +209,8 @@ impl Toolbox {
                 registry.insert(tool.definition.name.clone(), Route::Unbound);
             }
         }
-        let scripts = manifest_scripts(&catalog, &options.javascript, &mut report.manifest_errors);
+        let runner = Arc::new(JsRunner::new(options.javascript));
+        let scripts = manifest_scripts(&catalog, &runner, &mut report.manifest_errors);
         for (script, tools) in scripts {
             let id = SourceId(sources.len());
             for tool in &tools {

@@ -8,11 +8,6 @@
 //! when the toolbox starts. A script that cannot be read is reported like a
 //! bad manifest, and its tools answer an error naming the file: a tool the
 //! model was shown never panics or vanishes.
-//!
-//! A call runs on one of tokio's blocking threads: the engine is synchronous
-//! and holds its thread for up to its time limit, which must never be a
-//! worker's. Those threads have 2 MiB of stack, above the engine's stack
-//! limit (`JsLimits::stack_bytes`, 512 KiB).
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs;
@@ -21,44 +16,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use serde_json::Value;
-use toolgate_core::{
-    Catalog, MAX_TIMEOUT_SECONDS, ManifestError, ManifestErrorReason, Origin, ToolName,
-};
-use toolgate_js::{JsError, JsLimits};
+use toolgate_core::{Catalog, ManifestError, ManifestErrorReason, Origin, ToolName};
 
+use super::{DEADLINE_MARGIN, JsCall, JsRunner};
 use crate::context::CallContext;
 use crate::error::ToolCallError;
 use crate::output::ToolOutput;
 use crate::source::{CallDeadline, SourceCall, ToolSource};
-
-/// What one call of a JavaScript tool may use (`[tools.javascript]`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct JavaScriptConfig {
-    /// Wall time per call (default 10 s); a manifest entry's own
-    /// `timeout_seconds` takes its place for that tool.
-    pub timeout: Duration,
-    /// Heap per call, in MiB (default 64).
-    pub memory_mib: u32,
-}
-
-impl Default for JavaScriptConfig {
-    fn default() -> Self {
-        Self {
-            timeout: Duration::from_secs(10),
-            memory_mib: 64,
-        }
-    }
-}
-
-/// How long the toolbox waits for a call beyond the script's own time limit
-/// (the engine interrupts the script itself; this covers a wait for a
-/// blocking thread and the runtime's teardown).
-const DEADLINE_MARGIN: Duration = Duration::from_secs(2);
-
-/// The longest a call may run, whatever its manifest entry says: a day, as
-/// for every configured timeout.
-const LONGEST_TIMEOUT: Duration = Duration::from_secs(MAX_TIMEOUT_SECONDS as u64);
 
 /// The script of a [`JsSource`], or why there is none.
 #[derive(Debug)]
@@ -83,7 +47,7 @@ pub(crate) struct JsSource {
     script: Script,
     /// By tool name.
     functions: HashMap<String, JsFunction>,
-    memory_mib: u32,
+    runner: Arc<JsRunner>,
 }
 
 /// A source for each manifest of `catalog` with a `.js` file beside it, with
@@ -91,7 +55,7 @@ pub(crate) struct JsSource {
 /// (its tools still get the source, which answers that it cannot run).
 pub(crate) fn manifest_scripts(
     catalog: &Catalog,
-    config: &JavaScriptConfig,
+    runner: &Arc<JsRunner>,
     errors: &mut Vec<ManifestError>,
 ) -> Vec<(Arc<JsSource>, Vec<ToolName>)> {
     let mut by_manifest: BTreeMap<&Path, Vec<(ToolName, JsFunction)>> = BTreeMap::new();
@@ -102,11 +66,7 @@ pub(crate) fn manifest_scripts(
         let name = tool.definition.name.clone();
         let function = JsFunction {
             name: function.clone().unwrap_or_else(|| name.to_string()),
-            // A manifest's own timeout is bounded like a configured one.
-            timeout: tool
-                .definition
-                .timeout
-                .map_or(config.timeout, |own| own.min(LONGEST_TIMEOUT)),
+            timeout: runner.timeout_of(tool.definition.timeout),
         };
         by_manifest.entry(path).or_default().push((name, function));
     }
@@ -129,7 +89,7 @@ pub(crate) fn manifest_scripts(
             file_name,
             script,
             functions,
-            memory_mib: config.memory_mib,
+            runner: Arc::clone(runner),
         };
         sources.push((Arc::new(source), names));
     }
@@ -192,85 +152,14 @@ impl ToolSource for JsSource {
                 )));
             }
         };
-        let limits = JsLimits {
-            time: function.timeout,
-            memory_bytes: usize::try_from(self.memory_mib)
-                .unwrap_or(usize::MAX)
-                .saturating_mul(1 << 20),
-            ..JsLimits::default()
+        let call = JsCall {
+            tool,
+            file_name: self.file_name.clone(),
+            source,
+            function: function.name.clone(),
+            timeout: function.timeout,
+            arguments: call.arguments,
         };
-        let file_name = self.file_name.clone();
-        let function_name = function.name.clone();
-        let arguments = call.arguments;
-        let running = tokio::task::spawn_blocking(move || {
-            toolgate_js::run_function(&source, &file_name, &function_name, &arguments, &limits)
-        });
-        // A cancelled call answers at once; its script still runs to its
-        // time limit on its own thread, which nothing else waits on.
-        let outcome = tokio::select! {
-            outcome = running => outcome,
-            () = context.cancel.cancelled() => {
-                return Err(ToolCallError::respond(format!("Tool '{tool}' was cancelled.")));
-            }
-        };
-        match outcome {
-            Ok(Ok(value)) => Ok(output_of(value)),
-            Ok(Err(error)) => Ok(ToolOutput::error(self.describe(&tool, &error))),
-            Err(error) => {
-                tracing::error!(%tool, file = %self.file_name, %error, "a JavaScript call did not finish");
-                Err(ToolCallError::respond(format!(
-                    "Tool '{tool}' failed: its JavaScript call stopped unexpectedly."
-                )))
-            }
-        }
-    }
-}
-
-impl JsSource {
-    /// What the model reads when the script gave no value.
-    fn describe(&self, tool: &str, error: &JsError) -> String {
-        let file = &self.file_name;
-        let at = |line: &Option<u32>| match line {
-            Some(line) => format!("{file}, line {line}"),
-            None => file.clone(),
-        };
-        match error {
-            JsError::Thrown { message, line } => {
-                format!("Tool '{tool}' failed: {message} ({})", at(line))
-            }
-            JsError::Timeout { limit } => format!(
-                "Tool '{tool}' ({file}) timed out after {} s.",
-                limit.as_secs_f64()
-            ),
-            JsError::OutOfMemory { limit_bytes } => format!(
-                "Tool '{tool}' ({file}) ran out of memory (limit {} MiB).",
-                limit_bytes >> 20
-            ),
-            JsError::StackOverflow { line } => format!(
-                "Tool '{tool}' failed: maximum call stack size exceeded ({})",
-                at(line)
-            ),
-            JsError::NotAFunction { function } => {
-                format!("Tool '{tool}' cannot run: {file} defines no function `{function}`.")
-            }
-            JsError::Unsettled => {
-                format!("Tool '{tool}' failed: its Promise never settled ({file}).")
-            }
-            other => {
-                tracing::warn!(%tool, %file, error = %other, "a JavaScript call failed");
-                format!("Tool '{tool}' failed in {file}: {other}.")
-            }
-        }
-    }
-}
-
-/// A script's value as a tool result: a string is the text; an object is
-/// also the structured result; any other value is its JSON text (MCP's
-/// structured content must be an object).
-fn output_of(value: Value) -> ToolOutput {
-    match value {
-        Value::String(text) => ToolOutput::text(text),
-        Value::Object(_) => ToolOutput::json(value),
-        other => ToolOutput::text(other.to_string()),
+        self.runner.run(call, context).await
     }
 }

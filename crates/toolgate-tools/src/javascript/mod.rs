@@ -1,0 +1,184 @@
+//! JavaScript tools, run by `toolgate_js` in a fresh QuickJS runtime per
+//! call.
+//!
+//! [`JsRunner`] is the one way a JavaScript function runs as a tool, whoever
+//! holds its source: a manifest's `.js` file beside it ([`manifest`]), or a
+//! tool an agent wrote. It applies the `[tools.javascript]` limits, runs the
+//! engine off the async workers, and turns what the script did into what
+//! the model reads.
+//!
+//! A call runs on one of tokio's blocking threads: the engine is synchronous
+//! and holds its thread for up to its time limit, which must never be a
+//! worker's. Those threads have 2 MiB of stack, above the engine's stack
+//! limit (`JsLimits::stack_bytes`, 512 KiB).
+
+pub(crate) mod manifest;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+use toolgate_core::MAX_TIMEOUT_SECONDS;
+use toolgate_js::{JsError, JsLimits};
+
+use crate::context::CallContext;
+use crate::error::ToolCallError;
+use crate::output::ToolOutput;
+
+/// What one call of a JavaScript tool may use (`[tools.javascript]`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct JavaScriptConfig {
+    /// Wall time per call (default 10 s); a manifest entry's own
+    /// `timeout_seconds` takes its place for that tool.
+    pub timeout: Duration,
+    /// Heap per call, in MiB (default 64).
+    pub memory_mib: u32,
+}
+
+impl Default for JavaScriptConfig {
+    fn default() -> Self {
+        Self {
+            timeout: Duration::from_secs(10),
+            memory_mib: 64,
+        }
+    }
+}
+
+/// How long the toolbox waits for a call beyond the script's own time limit
+/// (the engine interrupts the script itself; this covers a wait for a
+/// blocking thread and the runtime's teardown).
+pub(crate) const DEADLINE_MARGIN: Duration = Duration::from_secs(2);
+
+/// The longest a call may run, whatever its tool's own setting says: a day,
+/// as for every configured timeout.
+pub(crate) const LONGEST_TIMEOUT: Duration = Duration::from_secs(MAX_TIMEOUT_SECONDS as u64);
+
+/// One call of a JavaScript function as a tool.
+#[derive(Clone, Debug)]
+pub(crate) struct JsCall {
+    /// The tool's name, as the model calls it.
+    pub(crate) tool: String,
+    /// The script's file name, as errors and stack traces name it (never a
+    /// directory: the model reads it).
+    pub(crate) file_name: String,
+    /// The script.
+    pub(crate) source: Arc<str>,
+    /// The function of the script the tool calls.
+    pub(crate) function: String,
+    /// The tool's time limit (its own, else the configured one).
+    pub(crate) timeout: Duration,
+    /// The call's arguments, checked against the tool's schema.
+    pub(crate) arguments: Value,
+}
+
+/// Runs JavaScript functions as tools, with the limits every call gets.
+#[derive(Clone, Debug)]
+pub(crate) struct JsRunner {
+    config: JavaScriptConfig,
+}
+
+impl JsRunner {
+    pub(crate) fn new(config: JavaScriptConfig) -> Self {
+        Self { config }
+    }
+
+    /// The time limit of a tool: its own (bounded to a day) or the
+    /// configured one.
+    pub(crate) fn timeout_of(&self, own: Option<Duration>) -> Duration {
+        own.map_or(self.config.timeout, |own| own.min(LONGEST_TIMEOUT))
+    }
+
+    /// Runs `call` and answers what the model reads: the function's value,
+    /// or an error result saying what the script did wrong.
+    pub(crate) async fn run(
+        &self,
+        call: JsCall,
+        context: &CallContext,
+    ) -> Result<ToolOutput, ToolCallError> {
+        let limits = JsLimits {
+            time: call.timeout,
+            memory_bytes: usize::try_from(self.config.memory_mib)
+                .unwrap_or(usize::MAX)
+                .saturating_mul(1 << 20),
+            ..JsLimits::default()
+        };
+        let JsCall {
+            tool,
+            file_name,
+            source,
+            function,
+            arguments,
+            ..
+        } = call;
+        let running = {
+            let file_name = file_name.clone();
+            tokio::task::spawn_blocking(move || {
+                toolgate_js::run_function(&source, &file_name, &function, &arguments, &limits)
+            })
+        };
+        // A cancelled call answers at once; its script still runs to its
+        // time limit on its own thread, which nothing else waits on.
+        let outcome = tokio::select! {
+            outcome = running => outcome,
+            () = context.cancel.cancelled() => {
+                return Err(ToolCallError::respond(format!("Tool '{tool}' was cancelled.")));
+            }
+        };
+        match outcome {
+            Ok(Ok(value)) => Ok(output_of(value)),
+            Ok(Err(error)) => Ok(ToolOutput::error(describe(&tool, &file_name, &error))),
+            Err(error) => {
+                tracing::error!(%tool, file = %file_name, %error, "a JavaScript call did not finish");
+                Err(ToolCallError::respond(format!(
+                    "Tool '{tool}' failed: its JavaScript call stopped unexpectedly."
+                )))
+            }
+        }
+    }
+}
+
+/// What the model reads when the script of `file` gave no value.
+fn describe(tool: &str, file: &str, error: &JsError) -> String {
+    let at = |line: &Option<u32>| match line {
+        Some(line) => format!("{file}, line {line}"),
+        None => file.to_owned(),
+    };
+    match error {
+        JsError::Thrown { message, line } => {
+            format!("Tool '{tool}' failed: {message} ({})", at(line))
+        }
+        JsError::Timeout { limit } => format!(
+            "Tool '{tool}' ({file}) timed out after {} s.",
+            limit.as_secs_f64()
+        ),
+        JsError::OutOfMemory { limit_bytes } => format!(
+            "Tool '{tool}' ({file}) ran out of memory (limit {} MiB).",
+            limit_bytes >> 20
+        ),
+        JsError::StackOverflow { line } => format!(
+            "Tool '{tool}' failed: maximum call stack size exceeded ({})",
+            at(line)
+        ),
+        JsError::NotAFunction { function } => {
+            format!("Tool '{tool}' cannot run: {file} defines no function `{function}`.")
+        }
+        JsError::Unsettled => {
+            format!("Tool '{tool}' failed: its Promise never settled ({file}).")
+        }
+        other => {
+            tracing::warn!(%tool, %file, error = %other, "a JavaScript call failed");
+            format!("Tool '{tool}' failed in {file}: {other}.")
+        }
+    }
+}
+
+/// A script's value as a tool result: a string is the text; an object is
+/// also the structured result; any other value is its JSON text (MCP's
+/// structured content must be an object).
+fn output_of(value: Value) -> ToolOutput {
+    match value {
+        Value::String(text) => ToolOutput::text(text),
+        Value::Object(_) => ToolOutput::json(value),
+        other => ToolOutput::text(other.to_string()),
+    }
+}
