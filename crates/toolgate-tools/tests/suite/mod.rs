@@ -2,5 +2,6 @@ mod deadline;
 mod fuzz;
 mod javascript;
 mod prompt_manager;
+mod reload;
 mod toolbox;
 mod web;
