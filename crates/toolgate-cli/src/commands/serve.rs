@@ -99,6 +99,11 @@ async fn serve<S: ConversationStore + 'static>(
     let (gateway, report) = Gateway::start(options, store).await?;
     let shutdown = CancellationToken::new();
     tokio::spawn(expire_sessions(Arc::clone(&gateway), shutdown.clone()));
+    super::reload::watch_manifests(
+        Arc::clone(gateway.toolbox()),
+        &manifest_dirs,
+        shutdown.clone(),
+    )?;
 
     let mut banner = String::new();
     if let Some(note) = missing_model
