@@ -374,6 +374,7 @@ impl<'a> Applier<'a> {
             }
         }
     }
+
     /// Applies `new` from `path` over `old`: the catalog, the routes and the
     /// scripts. On error nothing changed. Returns what the file loaded now
     /// (tools in catalog order).

@@ -397,3 +397,34 @@ async fn a_polymorphic_group_is_consolidated_again_with_its_new_tools() {
         Some(json!({"type": "result", "action": "add", "result": 3}))
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_group_file_that_becomes_one_tool_and_back_is_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "mathx.json", &mathx(&[("mathx_add", "Adds")]));
+    write(dir.path(), "mathx.js", MATHX_JS);
+    let toolbox = start(dir.path()).await;
+
+    write(
+        dir.path(),
+        "mathx.json",
+        r#"{"name": "mathx_mul", "parameters": {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}}}"#,
+    );
+    let report = toolbox.reload_manifests();
+    assert_eq!(report.removed_groups, [GroupId::new("mathx").unwrap()]);
+    assert_eq!(report.changed_core_tools.len(), 1, "{report:?}");
+    assert_eq!(group_tools(&toolbox, "mathx"), Vec::<String>::new());
+    assert_eq!(
+        call(&toolbox, "mathx_mul", json!({"a": 2, "b": 4})).await,
+        ToolOutput::text("8")
+    );
+
+    write(dir.path(), "mathx.json", &mathx(&[("mathx_add", "Adds")]));
+    let report = toolbox.reload_manifests();
+    assert_eq!(report.added_groups, [GroupId::new("mathx").unwrap()]);
+    assert!(toolbox.with_catalog(|catalog| catalog.tool("mathx_mul").is_none()));
+    assert_eq!(
+        call(&toolbox, "mathx_add", json!({"a": 2, "b": 4})).await,
+        ToolOutput::text("6")
+    );
+}
