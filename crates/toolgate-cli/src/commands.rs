@@ -6,6 +6,7 @@ pub(crate) mod chat;
 pub(crate) mod eval;
 pub(crate) mod migrate;
 mod partial_group;
+mod reload;
 pub(crate) mod route;
 pub(crate) mod serve;
 mod tool_setup;

@@ -283,6 +283,18 @@ impl Catalog {
         Ok(())
     }
 
+    /// Replaces a group's display name and description with `group`'s (a
+    /// manifest edited since it was loaded); its tools stay.
+    pub fn update_group(&mut self, group: ToolGroup) -> Result<(), CatalogError> {
+        self.revision = self.revision.wrapping_add(1);
+        let index = *self
+            .group_index
+            .get(&group.id)
+            .ok_or_else(|| CatalogError::UnknownGroupId(group.id.to_string()))?;
+        self.groups[index].group = group;
+        Ok(())
+    }
+
     /// Makes a group's tools always visible, or visible once loaded again.
     pub fn set_group_visibility(
         &mut self,
@@ -355,6 +367,51 @@ impl Catalog {
         self.insert_group(group, origin, GroupListing::Listed);
         for (tool, tool_origin) in tools {
             self.insert_tool(tool, Some(id.clone()), tool_origin);
+        }
+        Ok(())
+    }
+
+    /// Replaces core tool `old` with `definition` in the same place (a
+    /// manifest of one tool edited since it was loaded). The new name, when
+    /// it differs, must be free; otherwise nothing changes.
+    pub fn replace_core_tool(
+        &mut self,
+        old: &str,
+        definition: ToolDefinition,
+        origin: Origin,
+    ) -> Result<(), CatalogError> {
+        self.revision = self.revision.wrapping_add(1);
+        let index = *self
+            .tool_index
+            .get(old)
+            .filter(|&&index| self.tools[index].group.is_none())
+            .ok_or_else(|| CatalogError::UnknownTool(old.to_owned()))?;
+        if definition.name.as_str() != old {
+            self.check_tool_free(&definition.name, &origin)?;
+        }
+        self.tool_index.remove(old);
+        self.tool_index.insert(definition.name.clone(), index);
+        let entry = &mut self.tools[index];
+        entry.definition = definition;
+        entry.origin = origin;
+        Ok(())
+    }
+
+    /// Removes a tool for good (its manifest is gone): out of every query
+    /// and of its group, its name free again.
+    pub fn remove_tool(&mut self, name: &str) -> Result<(), CatalogError> {
+        self.revision = self.revision.wrapping_add(1);
+        let index = self
+            .tool_index
+            .remove(name)
+            .ok_or_else(|| CatalogError::UnknownTool(name.to_owned()))?;
+        // The slot stays, disabled, keeping other indexes valid.
+        let entry = &mut self.tools[index];
+        entry.state = ToolState::Disabled;
+        if let Some(group_index) = entry.group.as_ref().and_then(|id| self.group_index.get(id)) {
+            self.groups[*group_index]
+                .members
+                .retain(|&member| member != index);
         }
         Ok(())
     }

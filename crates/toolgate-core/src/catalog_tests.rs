@@ -397,3 +397,56 @@ fn an_alias_cannot_take_a_tool_name_and_a_later_tool_wins_over_one() {
         "fresh"
     );
 }
+
+#[test]
+fn a_core_tool_is_replaced_in_its_place_and_removed_for_good() {
+    let mut catalog = Catalog::new();
+    catalog
+        .register_tool(tool("one"), None, manifest("one.json"))
+        .unwrap();
+    catalog
+        .register_tool(tool("two"), None, manifest("two.json"))
+        .unwrap();
+    catalog
+        .replace_core_tool("one", tool("uno"), manifest("one.json"))
+        .unwrap();
+    assert_eq!(
+        names(catalog.core_tools()),
+        ["load_tool_group", "uno", "two"]
+    );
+    assert!(catalog.tool("one").is_none());
+    // A taken name changes nothing.
+    assert!(matches!(
+        catalog.replace_core_tool("uno", tool("two"), manifest("one.json")),
+        Err(CatalogError::DuplicateTool { .. })
+    ));
+    assert_eq!(
+        names(catalog.core_tools()),
+        ["load_tool_group", "uno", "two"]
+    );
+
+    catalog.remove_tool("uno").unwrap();
+    assert_eq!(names(catalog.core_tools()), ["load_tool_group", "two"]);
+    // Its name is free again.
+    catalog
+        .register_tool(tool("uno"), None, manifest("one.json"))
+        .unwrap();
+    assert_eq!(
+        names(catalog.core_tools()),
+        ["load_tool_group", "two", "uno"]
+    );
+}
+
+#[test]
+fn a_group_takes_a_new_description_and_keeps_its_tools() {
+    let mut catalog = seeded();
+    let mut renamed = group("pdf");
+    renamed.description = "Read and split PDF files".to_owned();
+    catalog.update_group(renamed.clone()).unwrap();
+    assert_eq!(catalog.group("pdf"), Some(&renamed));
+    assert_eq!(catalog.group_tools("pdf").count(), 1);
+    assert!(matches!(
+        catalog.update_group(group("nope")),
+        Err(CatalogError::UnknownGroupId(_))
+    ));
+}

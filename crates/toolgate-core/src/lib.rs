@@ -47,7 +47,10 @@ pub use history::{
     Message, MessageKind, Restored, SkipReason, SkippedEvent, ToolStatus, restore_active_set,
 };
 pub use import::{ImportReport, import_jsonl};
-pub use manifest::{Manifest, ManifestReport, ManifestTool, load_manifest_dirs, parse_manifest};
+pub use manifest::{
+    Manifest, ManifestFile, ManifestReport, ManifestTool, load_manifest_dirs, parse_manifest,
+    register_manifest, scan_manifest_dir,
+};
 pub use meta_tool::{
     MetaCall, MetaTool, group_name_argument, load_tool_group_definition,
     unload_tool_group_definition,

@@ -97,8 +97,8 @@ pub fn load_manifest_dirs<P: AsRef<Path>>(catalog: &mut Catalog, dirs: &[P]) -> 
     let mut report = ManifestReport::default();
     for dir in dirs {
         let dir = dir.as_ref();
-        let entries = match manifest_entries(dir) {
-            Ok(entries) => entries,
+        let files = match scan_manifest_dir(dir) {
+            Ok(files) => files,
             Err(error) => {
                 report.errors.push(ManifestError {
                     path: dir.to_path_buf(),
@@ -107,14 +107,39 @@ pub fn load_manifest_dirs<P: AsRef<Path>>(catalog: &mut Catalog, dirs: &[P]) -> 
                 continue;
             }
         };
-        for (path, usable) in entries {
-            match usable.and_then(|()| load_manifest_file(catalog, &path)) {
+        for ManifestFile { path, manifest } in files {
+            match manifest.and_then(|manifest| register_manifest(catalog, &path, manifest)) {
                 Ok(()) => report.loaded.push(path),
                 Err(reason) => report.errors.push(ManifestError { path, reason }),
             }
         }
     }
     report
+}
+
+/// One `*.json` entry of a manifests directory, parsed or not.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ManifestFile {
+    /// Its path: the directory joined with the file name (the directory
+    /// itself for an entry the directory listing failed on).
+    pub path: PathBuf,
+    /// What it holds, or why it cannot be used.
+    pub manifest: Result<Manifest, ManifestErrorReason>,
+}
+
+/// Reads and parses every `*.json` entry of `dir`, in name order, without
+/// registering anything: what [`load_manifest_dirs`] loads, for a caller
+/// that compares it with what it loaded before (a reload). `Err` when the
+/// directory itself cannot be listed.
+pub fn scan_manifest_dir(dir: &Path) -> std::io::Result<Vec<ManifestFile>> {
+    let entries = manifest_entries(dir)?;
+    Ok(entries
+        .into_iter()
+        .map(|(path, usable)| {
+            let manifest = usable.and_then(|()| read_manifest_file(&path));
+            ManifestFile { path, manifest }
+        })
+        .collect())
 }
 
 /// The `*.json` entries of `dir` in name order, each with whether it is a
@@ -163,13 +188,24 @@ fn unreadable(path: &Path, error: &std::io::Error) -> ManifestErrorReason {
     }
 }
 
-fn load_manifest_file(catalog: &mut Catalog, path: &Path) -> Result<(), ManifestErrorReason> {
+/// Reads and parses the manifest at `path`, its file stem naming its group.
+fn read_manifest_file(path: &Path) -> Result<Manifest, ManifestErrorReason> {
     let text = fs::read_to_string(path).map_err(|e| ManifestErrorReason::Io(e.to_string()))?;
     let group_name = path
         .file_stem()
         .map(|stem| stem.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let manifest = parse_manifest(&group_name, &text)?;
+    parse_manifest(&group_name, &text)
+}
+
+/// Registers the manifest read from `path` into `catalog`, all or nothing:
+/// a core tool, or a group with its tools. Each origin names the file (and
+/// each tool's function).
+pub fn register_manifest(
+    catalog: &mut Catalog,
+    path: &Path,
+    manifest: Manifest,
+) -> Result<(), ManifestErrorReason> {
     let origin_of = |function: Option<String>| Origin::Manifest {
         path: path.to_path_buf(),
         function,

@@ -291,3 +291,26 @@ fn unreadable_entries_and_symlink_loops_are_reported_and_the_rest_loads() {
         errors[0]
     );
 }
+
+#[test]
+fn a_scan_reads_every_manifest_in_name_order_and_registers_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "b_broken.json", "[");
+    write(dir.path(), "a_tool.json", r#"{"name": "a_tool"}"#);
+    write(dir.path(), "notes.txt", "not a manifest");
+    let files = scan_manifest_dir(dir.path()).unwrap();
+    let paths: Vec<&Path> = files.iter().map(|file| file.path.as_path()).collect();
+    assert_eq!(
+        paths,
+        [
+            dir.path().join("a_tool.json"),
+            dir.path().join("b_broken.json")
+        ]
+    );
+    assert!(matches!(files[0].manifest, Ok(Manifest::CoreTool(_))));
+    assert!(matches!(
+        files[1].manifest,
+        Err(ManifestErrorReason::Json(_))
+    ));
+    assert!(scan_manifest_dir(&dir.path().join("missing")).is_err());
+}

@@ -24,8 +24,8 @@ use toolgate_core::{
 };
 use toolgate_store::{ConversationId, ConversationStore};
 use toolgate_tools::{
-    CallContext, CallerChannel, ListedSource, StartReport, ToolCallError, Toolbox, ToolboxError,
-    ToolboxOptions,
+    CallContext, CallerChannel, CatalogChange, ListedSource, StartReport, ToolCallError, Toolbox,
+    ToolboxError, ToolboxOptions,
 };
 
 use crate::config::UpstreamConfig;
@@ -385,27 +385,31 @@ impl Reply {
     }
 }
 
-/// Tells the sessions that loaded a group when its tools change.
+/// Tells the sessions that loaded a group when its tools change, and every
+/// session when core tools (or the groups on offer) change.
 async fn watch_changes<S: ConversationStore + 'static>(
     gateway: std::sync::Weak<Gateway<S>>,
-    mut changes: broadcast::Receiver<GroupId>,
+    mut changes: broadcast::Receiver<CatalogChange>,
 ) {
     loop {
-        let group = match changes.recv().await {
-            Ok(group) => group,
+        let change = match changes.recv().await {
+            Ok(change) => change,
             Err(broadcast::error::RecvError::Lagged(_)) => continue,
             Err(broadcast::error::RecvError::Closed) => return,
         };
         let Some(gateway) = gateway.upgrade() else {
             return;
         };
-        let everyone = gateway.with_catalog(|catalog| {
-            catalog.group_visibility(group.as_str()) == Some(GroupVisibility::Always)
+        let group = match &change {
+            CatalogChange::Group(group) => Some(group),
+            CatalogChange::CoreTools => None,
+        };
+        let everyone = group.is_none_or(|group| {
+            gateway.with_catalog(|catalog| {
+                catalog.group_visibility(group.as_str()) == Some(GroupVisibility::Always)
+            })
         });
-        gateway
-            .sessions
-            .notify_group_changed(&group, everyone)
-            .await;
+        gateway.sessions.notify_group_changed(group, everyone).await;
     }
 }
 

@@ -162,11 +162,16 @@ impl<S: ConversationStore + 'static> Sessions<S> {
     }
 
     /// Tells every live session that has `group` loaded (or every session,
-    /// for an always-listed group) that its tool list changed.
-    pub(crate) async fn notify_group_changed(&self, group: &GroupId, everyone: bool) {
+    /// for an always-listed group, or when `everyone`) that its tool list
+    /// changed.
+    pub(crate) async fn notify_group_changed(&self, group: Option<&GroupId>, everyone: bool) {
         let sessions: Vec<Arc<Session>> = self.live.lock().await.values().cloned().collect();
         for session in sessions {
-            let affected = everyone || session.active.lock().await.is_loaded(group.as_str());
+            let affected = everyone
+                || match group {
+                    Some(group) => session.active.lock().await.is_loaded(group.as_str()),
+                    None => false,
+                };
             let peer = session
                 .peer
                 .lock()

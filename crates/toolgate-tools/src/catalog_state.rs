@@ -15,6 +15,17 @@ use crate::naming::RenamedTool;
 use crate::registry::ToolRegistry;
 use crate::validate::Validators;
 
+/// A change of the tools on offer, for the sessions it concerns.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CatalogChange {
+    /// A group's tools (or their definitions) changed: sessions that loaded
+    /// it (every session, for a group always visible) should list again.
+    Group(GroupId),
+    /// Core tools changed, or the groups on offer (which `load_tool_group`
+    /// lists): every session should list again.
+    CoreTools,
+}
+
 #[derive(Debug)]
 pub(crate) struct CatalogState {
     pub(crate) catalog: RwLock<Catalog>,
@@ -22,8 +33,9 @@ pub(crate) struct CatalogState {
     pub(crate) validators: Validators,
     /// Groups offered as one polymorphic tool, with their action policies.
     pub(crate) polymorphic: BTreeMap<GroupId, (ActionPolicy, Consolidation)>,
-    /// Groups whose tools really changed after a listed source announced it.
-    pub(crate) changes: broadcast::Sender<GroupId>,
+    /// Groups whose tools really changed (a listed source announced it, a
+    /// manifest was reloaded), and changes every session sees.
+    pub(crate) changes: broadcast::Sender<CatalogChange>,
     /// Listed tools exposed under another name, not yet told to the
     /// operator.
     pub(crate) renamed: Mutex<Vec<RenamedTool>>,

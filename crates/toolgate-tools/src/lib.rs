@@ -21,6 +21,7 @@ mod embeddings;
 mod error;
 mod javascript;
 mod listing;
+mod manifests;
 mod naming;
 mod output;
 mod registry;
@@ -32,11 +33,13 @@ mod validate;
 pub use builtin::{
     BuiltinConfig, BuiltinTools, FilesAccess, MAX_SEARCH_RESULTS, PROMPT_TYPES, WebConfig,
 };
+pub use catalog_state::CatalogChange;
 pub use consolidate::ALL_GROUPS;
 pub use context::{CallContext, CallerChannel};
 pub use embeddings::{LocalEmbeddings, vector_cache_dir};
 pub use error::{ConsolidationError, SourceError, ToolCallError, ToolboxError};
 pub use javascript::JavaScriptConfig;
+pub use manifests::ReloadReport;
 pub use naming::{RenameReason, RenamedTool};
 pub use output::{Content, ToolOutput};
 pub use settings::{

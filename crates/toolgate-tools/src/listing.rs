@@ -16,7 +16,7 @@ use std::sync::{Arc, PoisonError};
 use serde_json::{Map, Value};
 use toolgate_core::{Catalog, GroupId, Origin, ToolDefinition, ToolName};
 
-use crate::catalog_state::CatalogState;
+use crate::catalog_state::{CatalogChange, CatalogState};
 use crate::consolidate::consolidate;
 use crate::error::SourceError;
 use crate::naming::{RenamedTool, exposed_name};
@@ -190,7 +190,9 @@ impl ListedSlot {
             // Servers announce changes that change nothing (some at every
             // start); only a real change is passed on.
             Ok(Listed { changed: true, .. }) => {
-                let _ = state.changes.send(self.source.group().id.clone());
+                let _ = state
+                    .changes
+                    .send(CatalogChange::Group(self.source.group().id.clone()));
             }
             Ok(Listed { changed: false, .. }) => {}
             Err(error) => tracing::warn!(%error, "relisting after a change"),

@@ -19,18 +19,19 @@ use toolgate_core::routing::{Embeddings, RoutingConfig};
 use toolgate_core::{
     ActiveToolSet, Alias, Catalog, GroupId, GroupListing, GroupVisibility, ImportError,
     ManifestError, MetaCall, MetaTool, MetaTools, NotAvailable, Origin, ToolGroup, ToolName,
-    ToolState, import_jsonl, load_manifest_dirs,
+    ToolState, import_jsonl,
 };
 
 use crate::builtin::{BuiltinConfig, BuiltinTools};
-use crate::catalog_state::CatalogState;
+use crate::catalog_state::{CatalogChange, CatalogState};
 use crate::consolidate::{Consolidation, consolidate, polymorphic_groups};
 use crate::context::CallContext;
 use crate::deadline::call_within_deadline;
 use crate::error::{SourceError, ToolCallError, ToolboxError};
-use crate::javascript::manifest::manifest_scripts;
+use crate::javascript::manifest::ManifestScripts;
 use crate::javascript::{JavaScriptConfig, JsRunner};
 use crate::listing::{Listed, ListedSlot, default_description};
+use crate::manifests::{ManifestTools, ReloadReport};
 use crate::naming::RenamedTool;
 use crate::output::ToolOutput;
 use crate::registry::{Consolidated, Route, SourceId, ToolRegistry};
@@ -61,6 +62,7 @@ pub struct ToolboxOptions {
     pub listed: Vec<Arc<dyn ListedSource>>,
     /// Directories of JSON tool manifests. A manifest's tools run in
     /// JavaScript when a `.js` file of the same name sits beside it.
+    /// [`Toolbox::reload_manifests`] reads them again.
     pub manifest_dirs: Vec<PathBuf>,
     /// The limits of one call of a JavaScript tool.
     pub javascript: JavaScriptConfig,
@@ -144,6 +146,8 @@ pub struct Toolbox {
     sources: Vec<Arc<dyn ToolSource>>,
     /// The listed sources, in priority order.
     listed: Vec<ListedSlot>,
+    /// The manifests directories and what they loaded.
+    manifests: ManifestTools,
     /// Calls per polymorphic tool and action.
     action_calls: Mutex<BTreeMap<(String, String), u64>>,
     meta: MetaTools,
@@ -192,9 +196,20 @@ impl Toolbox {
             sources.push(Arc::clone(source));
         }
 
-        let manifests = load_manifest_dirs(&mut catalog, &options.manifest_dirs);
-        report.manifest_files = manifests.loaded.len();
-        report.manifest_errors = manifests.errors;
+        let runner = Arc::new(JsRunner::new(
+            options.javascript.clone(),
+            options.builtins.as_ref(),
+        )?);
+        let scripts = Arc::new(ManifestScripts::new(runner));
+        let manifests = ManifestTools::new(
+            options.manifest_dirs.clone(),
+            Arc::clone(&scripts),
+            SourceId(sources.len()),
+            options.groups.clone(),
+        );
+        sources.push(scripts);
+        report.manifest_files =
+            manifests.load(&mut catalog, &mut registry, &mut report.manifest_errors);
         for path in &options.jsonl_catalogs {
             match import_jsonl(&mut catalog, path) {
                 Ok(imported) => {
@@ -205,21 +220,9 @@ impl Toolbox {
             }
         }
         for tool in catalog.tools() {
-            if matches!(tool.origin, Origin::Manifest { .. } | Origin::Import { .. }) {
+            if matches!(tool.origin, Origin::Import { .. }) {
                 registry.insert(tool.definition.name.clone(), Route::Unbound);
             }
-        }
-        let runner = Arc::new(JsRunner::new(
-            options.javascript.clone(),
-            options.builtins.as_ref(),
-        )?);
-        let scripts = manifest_scripts(&catalog, &runner, &mut report.manifest_errors);
-        for (script, tools) in scripts {
-            let id = SourceId(sources.len());
-            for tool in &tools {
-                registry.insert(tool.clone(), source_route(id, tool));
-            }
-            sources.push(script);
         }
 
         let mut listed = Vec::new();
@@ -306,6 +309,7 @@ impl Toolbox {
             },
             sources,
             listed,
+            manifests,
             action_calls: Mutex::new(BTreeMap::new()),
             meta,
             call_timeout: options.call_timeout,
@@ -344,10 +348,22 @@ impl Toolbox {
         &self.meta
     }
 
-    /// Groups whose tools changed after their source announced it, as they
-    /// change: the gateway tells the sessions that loaded them.
-    pub fn subscribe_changes(&self) -> broadcast::Receiver<GroupId> {
+    /// Changes of the tools on offer, as they happen (a listed source
+    /// announced one, a manifest was reloaded): the gateway tells the
+    /// sessions they concern.
+    pub fn subscribe_changes(&self) -> broadcast::Receiver<CatalogChange> {
         self.state.changes.subscribe()
+    }
+
+    /// Reads the manifests directories again: a file that changed replaces
+    /// its group's tools and scripts (tools that stay keep their place and
+    /// name; new ones are appended), a new file adds its group, a deleted
+    /// one takes its group's tools away, and a file that cannot be loaded
+    /// keeps its previous version, its reason in the report. What changed
+    /// is announced on [`Self::subscribe_changes`]; nothing is when nothing
+    /// changed. Reads files: call it off the async workers.
+    pub fn reload_manifests(&self) -> ReloadReport {
+        self.manifests.reload(&self.state)
     }
 
     /// Stops every listed source.

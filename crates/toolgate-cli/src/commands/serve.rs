@@ -97,8 +97,14 @@ async fn serve<S: ConversationStore + 'static>(
         },
     };
     let (gateway, report) = Gateway::start(options, store).await?;
+    let mut stop = StopSignals::new()?;
     let shutdown = CancellationToken::new();
     tokio::spawn(expire_sessions(Arc::clone(&gateway), shutdown.clone()));
+    super::reload::watch_manifests(
+        Arc::clone(gateway.toolbox()),
+        &manifest_dirs,
+        shutdown.clone(),
+    )?;
 
     let mut banner = String::new();
     if let Some(note) = missing_model
@@ -131,7 +137,7 @@ async fn serve<S: ConversationStore + 'static>(
         tokio::pin!(waiting);
         tokio::select! {
             _ = &mut waiting => {}
-            signal = stop_signal() => {
+            signal = stop.recv() => {
                 crate::output::eprint(&stopping_message(signal?, grace));
                 gateway.drain(grace).await;
                 cancel.cancel();
@@ -161,7 +167,7 @@ async fn serve<S: ConversationStore + 'static>(
         tokio::pin!(server);
         tokio::select! {
             result = &mut server => result.context("serving HTTP")?,
-            signal = stop_signal() => {
+            signal = stop.recv() => {
                 crate::output::eprint(&stopping_message(signal?, grace));
                 shutdown.cancel();
                 server.await.context("serving HTTP")?;
@@ -173,23 +179,48 @@ async fn serve<S: ConversationStore + 'static>(
     Ok(())
 }
 
-/// Waits for SIGTERM or SIGINT (Ctrl-C); returns its name.
-async fn stop_signal() -> anyhow::Result<&'static str> {
+/// SIGTERM and SIGINT (Ctrl-C), listened for from when they are made: made
+/// before the banner, so a signal sent as soon as the gateway says it
+/// listens stops it cleanly instead of killing it.
+struct StopSignals {
     #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let mut terminate = signal(SignalKind::terminate()).context("listening for SIGTERM")?;
-        tokio::select! {
-            _ = terminate.recv() => Ok("SIGTERM"),
-            result = tokio::signal::ctrl_c() => result.map(|()| "SIGINT").context("listening for Ctrl-C"),
+    terminate: tokio::signal::unix::Signal,
+    #[cfg(unix)]
+    interrupt: tokio::signal::unix::Signal,
+}
+
+impl StopSignals {
+    fn new() -> anyhow::Result<Self> {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            Ok(Self {
+                terminate: signal(SignalKind::terminate()).context("listening for SIGTERM")?,
+                interrupt: signal(SignalKind::interrupt()).context("listening for Ctrl-C")?,
+            })
+        }
+        #[cfg(not(unix))]
+        {
+            Ok(Self {})
         }
     }
-    #[cfg(not(unix))]
-    {
-        tokio::signal::ctrl_c()
-            .await
-            .context("listening for Ctrl-C")?;
-        Ok("Ctrl-C")
+
+    /// Waits for one; returns its name.
+    async fn recv(&mut self) -> anyhow::Result<&'static str> {
+        #[cfg(unix)]
+        {
+            tokio::select! {
+                _ = self.terminate.recv() => Ok("SIGTERM"),
+                _ = self.interrupt.recv() => Ok("SIGINT"),
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            tokio::signal::ctrl_c()
+                .await
+                .context("listening for Ctrl-C")?;
+            Ok("Ctrl-C")
+        }
     }
 }
 

@@ -1,22 +1,24 @@
-//! [`JsSource`]: the tools of one manifest whose JavaScript file sits beside
-//! it (`mathx.json` + `mathx.js`), run by `toolgate_js`.
+//! [`ManifestScripts`]: the tools of every manifest whose JavaScript file
+//! sits beside it (`mathx.json` + `mathx.js`), run by `toolgate_js`.
 //!
-//! The manifest says what the tools are (the catalog loads it like any
+//! The manifest says what the tools are (the catalog holds them like any
 //! other); this source says how they run: each entry's `function` (else its
 //! `name`) is called in a fresh QuickJS runtime with the call's arguments as
-//! one object, under the `[tools.javascript]` limits. The script is read once,
-//! when the toolbox starts. A script that cannot be read is reported like a
-//! bad manifest, and its tools answer an error naming the file: a tool the
-//! model was shown never panics or vanishes.
+//! one object, under the `[tools.javascript]` limits. It is one source for
+//! every manifest, holding each tool's script behind a lock, so a reload of
+//! the manifests directories swaps a file's scripts while calls go on (a
+//! call already running keeps the script it started with). A script that
+//! cannot be read is reported like a bad manifest, and its tools answer an
+//! error naming the file: a tool the model was shown never panics or
+//! vanishes.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::fs;
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::path::Path;
+use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use toolgate_core::{Catalog, ManifestError, ManifestErrorReason, Origin, ToolName};
 
 use super::{DEADLINE_MARGIN, JsCall, JsRunner};
 use crate::context::CallContext;
@@ -24,115 +26,100 @@ use crate::error::ToolCallError;
 use crate::output::ToolOutput;
 use crate::source::{CallDeadline, SourceCall, ToolSource};
 
-/// The script of a [`JsSource`], or why there is none.
-#[derive(Debug)]
-enum Script {
+/// The JavaScript file beside a manifest, or why it cannot be run.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Script {
+    /// Its text.
     Source(Arc<str>),
+    /// It exists but could not be read: why.
     Unreadable(String),
 }
 
-/// How one tool runs: the function it calls and its time limit.
-#[derive(Debug)]
-struct JsFunction {
-    name: String,
-    timeout: Duration,
-}
-
-/// The tools of one manifest, run by the JavaScript file beside it.
-#[derive(Debug)]
-pub(crate) struct JsSource {
+/// How one manifest tool runs.
+#[derive(Clone, Debug)]
+pub(crate) struct JsTool {
     /// The script's file name, as errors and stack traces name it (never its
     /// directory: the model reads it).
-    file_name: String,
+    pub(crate) file_name: String,
     /// The manifest's file stem: its group, whose settings its calls get.
-    group: String,
-    script: Script,
-    /// By tool name.
-    functions: HashMap<String, JsFunction>,
+    pub(crate) group: String,
+    /// The script.
+    pub(crate) script: Script,
+    /// The function of the script the tool calls.
+    pub(crate) function: String,
+    /// Its time limit (its own, else the configured one).
+    pub(crate) timeout: Duration,
+}
+
+/// Every manifest tool that runs in JavaScript, by tool name.
+#[derive(Debug)]
+pub(crate) struct ManifestScripts {
+    tools: RwLock<HashMap<String, JsTool>>,
     runner: Arc<JsRunner>,
 }
 
-/// A source for each manifest of `catalog` with a `.js` file beside it, with
-/// the tools it runs; a script that cannot be read is reported in `errors`
-/// (its tools still get the source, which answers that it cannot run).
-pub(crate) fn manifest_scripts(
-    catalog: &Catalog,
-    runner: &Arc<JsRunner>,
-    errors: &mut Vec<ManifestError>,
-) -> Vec<(Arc<JsSource>, Vec<ToolName>)> {
-    let mut by_manifest: BTreeMap<&Path, Vec<(ToolName, JsFunction)>> = BTreeMap::new();
-    for tool in catalog.tools() {
-        let Origin::Manifest { path, function } = tool.origin else {
-            continue;
-        };
-        let name = tool.definition.name.clone();
-        let function = JsFunction {
-            name: function.clone().unwrap_or_else(|| name.to_string()),
-            timeout: runner.timeout_of(tool.definition.timeout),
-        };
-        by_manifest.entry(path).or_default().push((name, function));
+impl ManifestScripts {
+    /// A source running no tool yet, whose calls `runner` runs.
+    pub(crate) fn new(runner: Arc<JsRunner>) -> Self {
+        Self {
+            tools: RwLock::new(HashMap::new()),
+            runner,
+        }
     }
-    let mut sources = Vec::new();
-    for (manifest, tools) in by_manifest {
-        let path = manifest.with_extension("js");
-        let Some(script) = read_script(&path, errors) else {
-            continue;
-        };
-        let file_name = path
-            .file_name()
-            .map(|name| name.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let names = tools.iter().map(|(name, _)| name.clone()).collect();
-        let functions = tools
-            .into_iter()
-            .map(|(name, function)| (name.to_string(), function))
-            .collect();
-        let group = manifest
-            .file_stem()
-            .map(|stem| stem.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let source = JsSource {
-            file_name,
-            group,
-            script,
-            functions,
-            runner: Arc::clone(runner),
-        };
-        sources.push((Arc::new(source), names));
+
+    /// The time limit of a tool with `own` limit (or none).
+    pub(crate) fn timeout_of(&self, own: Option<Duration>) -> Duration {
+        self.runner.timeout_of(own)
     }
-    sources
+
+    /// Swaps one manifest's tools: those named `old` go, `new` come.
+    pub(crate) fn replace<'a>(
+        &self,
+        old: impl IntoIterator<Item = &'a str>,
+        new: Vec<(String, JsTool)>,
+    ) {
+        let mut tools = self.tools.write().unwrap_or_else(PoisonError::into_inner);
+        for name in old {
+            tools.remove(name);
+        }
+        tools.extend(new);
+    }
+
+    fn tool(&self, name: &str) -> Option<JsTool> {
+        self.tools
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(name)
+            .cloned()
+    }
 }
 
-/// The script at `path`: `None` when there is none (the manifest's tools
-/// stay without implementation), [`Script::Unreadable`] (and an error in
-/// `errors`) when it exists but cannot be read.
-fn read_script(path: &PathBuf, errors: &mut Vec<ManifestError>) -> Option<Script> {
+/// The script at `path` (a manifest's path with `.js`): `None` when there is
+/// none (the manifest's tools stay without implementation),
+/// [`Script::Unreadable`] when it exists but cannot be read.
+pub(crate) fn read_script(path: &Path) -> Option<Script> {
     // A link to nothing is a script that cannot be read, not no script.
     if fs::symlink_metadata(path).is_err_and(|error| error.kind() == std::io::ErrorKind::NotFound) {
         return None;
     }
-    match fs::read_to_string(path) {
-        Ok(text) => Some(Script::Source(text.into())),
-        Err(error) => {
-            let reason = error.to_string();
-            errors.push(ManifestError {
-                path: path.clone(),
-                reason: ManifestErrorReason::Io(reason.clone()),
-            });
-            Some(Script::Unreadable(reason))
-        }
-    }
+    Some(match fs::read_to_string(path) {
+        Ok(text) => Script::Source(text.into()),
+        Err(error) => Script::Unreadable(error.to_string()),
+    })
 }
 
 #[async_trait]
-impl ToolSource for JsSource {
+impl ToolSource for ManifestScripts {
     /// The script interrupts itself at its time limit; the toolbox waits a
-    /// little longer, so the model reads the script's own timeout.
+    /// little longer (past the longest limit of any manifest tool), so the
+    /// model reads the script's own timeout.
     fn deadline(&self) -> CallDeadline {
         let longest = self
-            .functions
+            .tools
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
             .values()
-            .map(|function| function.timeout)
+            .map(|tool| tool.timeout)
             .max()
             .unwrap_or_default();
         CallDeadline::Own(longest.saturating_add(DEADLINE_MARGIN))
@@ -144,28 +131,28 @@ impl ToolSource for JsSource {
         context: &CallContext,
     ) -> Result<ToolOutput, ToolCallError> {
         let tool = call.tool;
-        let Some(function) = self.functions.get(&tool) else {
-            return Err(ToolCallError::Fatal(format!(
-                "{} runs no tool named '{tool}'",
-                self.file_name
+        let Some(js) = self.tool(&tool) else {
+            // Removed by a reload between the routing and this call.
+            return Err(ToolCallError::respond(format!(
+                "Tool '{tool}' is no longer available: its manifest changed."
             )));
         };
-        let source = match &self.script {
-            Script::Source(source) => Arc::clone(source),
+        let source = match js.script {
+            Script::Source(source) => source,
             Script::Unreadable(reason) => {
                 return Ok(ToolOutput::error(format!(
                     "Tool '{tool}' cannot run: its JavaScript file {} could not be read ({reason}).",
-                    self.file_name
+                    js.file_name
                 )));
             }
         };
         let call = JsCall {
             tool,
-            file_name: self.file_name.clone(),
+            file_name: js.file_name,
             source,
-            function: function.name.clone(),
-            group: self.group.clone(),
-            timeout: function.timeout,
+            function: js.function,
+            group: js.group,
+            timeout: js.timeout,
             arguments: call.arguments,
         };
         self.runner.run(call, context).await

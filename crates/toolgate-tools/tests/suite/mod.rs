@@ -3,6 +3,7 @@ mod fuzz;
 mod javascript;
 mod javascript_host;
 mod prompt_manager;
+mod reload;
 mod site;
 mod toolbox;
 mod web;

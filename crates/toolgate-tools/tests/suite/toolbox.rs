@@ -381,7 +381,10 @@ async fn a_real_change_is_announced_and_an_empty_one_is_not() {
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(changed.as_str(), "alpha");
+    assert_eq!(
+        changed,
+        toolgate_tools::CatalogChange::Group(toolgate_core::GroupId::new("alpha").unwrap())
+    );
     let tools: Vec<String> = toolbox
         .catalog()
         .group_tools("alpha")

@@ -1,0 +1,154 @@
+//! Live reload of the manifests directories for `toolgate serve`: a change
+//! of a `*.json` or `*.js` file in one of them (a file watch), or SIGHUP,
+//! reads them again ([`Toolbox::reload_manifests`]). Events closer together
+//! than [`DEBOUNCE`] make one reload, so an editor's save (often a write,
+//! a rename and a metadata change) reloads once. Each reload prints one
+//! line; each file it could not load is logged with its path and reason.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+use toolgate_tools::{ReloadReport, Toolbox};
+
+/// How long the files must be quiet before a reload.
+const DEBOUNCE: Duration = Duration::from_millis(200);
+
+/// Reloads `toolbox`'s manifests when a file of `dirs` changes or the
+/// process gets SIGHUP, until `stop` is cancelled. A directory that cannot
+/// be watched (one that does not exist) is passed over: SIGHUP still
+/// reloads it.
+pub(crate) fn watch_manifests(
+    toolbox: Arc<Toolbox>,
+    dirs: &[PathBuf],
+    stop: CancellationToken,
+) -> anyhow::Result<()> {
+    let trigger = Arc::new(Notify::new());
+    let watcher = watch_dirs(dirs, &trigger);
+    let hangup = hangup_signal()?;
+    tokio::spawn(async move {
+        // Dropping the watcher ends the watch: kept as long as the loop.
+        let _watcher = watcher;
+        reload_loop(toolbox, trigger, hangup, stop).await;
+    });
+    Ok(())
+}
+
+/// A watcher of the directories that exist, poking `trigger` on every
+/// change of a manifest or a script; `None` when none can be watched.
+fn watch_dirs(dirs: &[PathBuf], trigger: &Arc<Notify>) -> Option<RecommendedWatcher> {
+    let poke = Arc::clone(trigger);
+    let handler = move |event: notify::Result<notify::Event>| match event {
+        Ok(event) if concerns_manifests(&event) => poke.notify_one(),
+        Ok(_) => {}
+        // Events may have been lost: read everything again.
+        Err(error) => {
+            tracing::warn!(%error, "watching the manifests directories");
+            poke.notify_one();
+        }
+    };
+    let mut watcher = match notify::recommended_watcher(handler) {
+        Ok(watcher) => watcher,
+        Err(error) => {
+            tracing::warn!(%error, "manifests are not watched; SIGHUP reloads them");
+            return None;
+        }
+    };
+    let mut watching = false;
+    for dir in dirs.iter().filter(|dir| dir.is_dir()) {
+        match watcher.watch(dir, RecursiveMode::NonRecursive) {
+            Ok(()) => watching = true,
+            Err(error) => {
+                tracing::warn!(dir = %dir.display(), %error, "not watched; SIGHUP reloads it");
+            }
+        }
+    }
+    watching.then_some(watcher)
+}
+
+/// Whether `event` may change what the manifests load: a change (not a
+/// mere read) of a `.json` or `.js` file.
+fn concerns_manifests(event: &notify::Event) -> bool {
+    let relevant = |path: &PathBuf| {
+        path.extension()
+            .is_some_and(|ext| ext == "json" || ext == "js")
+    };
+    !matches!(event.kind, EventKind::Access(_)) && event.paths.iter().any(relevant)
+}
+
+/// SIGHUP, where there are signals.
+#[cfg(unix)]
+type Hangup = tokio::signal::unix::Signal;
+
+/// No SIGHUP elsewhere: never comes.
+#[cfg(not(unix))]
+type Hangup = ();
+
+#[cfg(unix)]
+fn hangup_signal() -> anyhow::Result<Hangup> {
+    use tokio::signal::unix::{SignalKind, signal};
+    signal(SignalKind::hangup()).context("listening for SIGHUP")
+}
+
+#[cfg(not(unix))]
+fn hangup_signal() -> anyhow::Result<Hangup> {
+    Ok(())
+}
+
+#[cfg(unix)]
+async fn hung_up(hangup: &mut Hangup) {
+    if hangup.recv().await.is_none() {
+        std::future::pending::<()>().await;
+    }
+}
+
+#[cfg(not(unix))]
+async fn hung_up(_: &mut Hangup) {
+    std::future::pending::<()>().await;
+}
+
+/// Waits for a trigger, lets the files settle, reloads; until `stop`.
+async fn reload_loop(
+    toolbox: Arc<Toolbox>,
+    trigger: Arc<Notify>,
+    mut hangup: Hangup,
+    stop: CancellationToken,
+) {
+    loop {
+        tokio::select! {
+            () = trigger.notified() => {
+                // More events within the debounce push the reload back.
+                loop {
+                    tokio::select! {
+                        () = trigger.notified() => {}
+                        () = tokio::time::sleep(DEBOUNCE) => break,
+                        () = stop.cancelled() => return,
+                    }
+                }
+            }
+            () = hung_up(&mut hangup) => {}
+            () = stop.cancelled() => return,
+        }
+        let reloading = Arc::clone(&toolbox);
+        match tokio::task::spawn_blocking(move || reloading.reload_manifests()).await {
+            Ok(report) => tell(&report),
+            Err(error) => tracing::error!(%error, "reloading the manifests"),
+        }
+    }
+}
+
+/// Prints the reload's summary, and logs each file it could not load.
+fn tell(report: &ReloadReport) {
+    for error in &report.errors {
+        tracing::warn!(
+            path = %error.path.display(),
+            reason = %error.reason,
+            "manifest not loaded; its previous version, if any, stays"
+        );
+    }
+    crate::output::eprint(&format!("{report}\n"));
+}

@@ -1,0 +1,197 @@
+//! `toolgate serve` reloads the `tools/` folder while it runs: an edited
+//! manifest reaches the sessions that loaded its group as
+//! `notifications/tools/list_changed`, and SIGHUP reloads too (and does not
+//! stop the gateway).
+
+#![cfg(unix)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, channel};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+/// How long to wait for what the gateway should do at once.
+const PATIENCE: Duration = Duration::from_secs(20);
+
+/// A `toolgate serve --stdio` child whose stdout (JSON-RPC) and stderr
+/// (what it tells the operator) are read line by line.
+struct Served {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: Receiver<String>,
+    stderr: Receiver<String>,
+}
+
+fn lines_of(read: impl std::io::Read + Send + 'static) -> Receiver<String> {
+    let (sender, lines) = channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(read).lines() {
+            let Ok(line) = line else { return };
+            if sender.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    lines
+}
+
+impl Served {
+    fn start(dir: &Path) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+            .args(["serve", "--stdio", "--memory-store", "--no-builtins"])
+            .current_dir(dir)
+            .env("XDG_CACHE_HOME", dir)
+            .env_remove("TOOLGATE_LOG")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = lines_of(child.stdout.take().unwrap());
+        let stderr = lines_of(child.stderr.take().unwrap());
+        Self {
+            child,
+            stdin,
+            stdout,
+            stderr,
+        }
+    }
+
+    fn send(&mut self, message: Value) {
+        writeln!(self.stdin, "{message}").unwrap();
+    }
+
+    /// Sends request `id` and waits for its answer; what came before it
+    /// (notifications) is passed over.
+    fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        loop {
+            let message = next_json(&self.stdout, method);
+            if message["id"] == id {
+                return message;
+            }
+        }
+    }
+
+    /// Waits for a stderr line containing `text`.
+    fn said(&self, text: &str) {
+        let deadline = Instant::now() + PATIENCE;
+        let mut seen = Vec::new();
+        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+            match self.stderr.recv_timeout(left) {
+                Ok(line) if line.contains(text) => return,
+                Ok(line) => seen.push(line),
+                Err(_) => break,
+            }
+        }
+        panic!(
+            "the gateway never said '{text}'; it said:\n{}",
+            seen.join("\n")
+        );
+    }
+
+    fn signal(&self, name: &str) {
+        let sent = Command::new("kill")
+            .args([&format!("-{name}"), &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn next_json(lines: &Receiver<String>, waiting_for: &str) -> Value {
+    let line = lines
+        .recv_timeout(PATIENCE)
+        .unwrap_or_else(|_| panic!("nothing on stdout while waiting for {waiting_for}"));
+    serde_json::from_str(&line).unwrap()
+}
+
+fn mathx(tools: &[&str]) -> String {
+    let mut entries =
+        vec![json!({"_meta": true, "display_name": "Math", "description": "Arithmetic"})];
+    entries.extend(tools.iter().map(|name| {
+        json!({"name": name, "parameters": {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}}})
+    }));
+    Value::Array(entries).to_string()
+}
+
+fn tool_names(listed: &Value) -> Vec<String> {
+    listed["result"]["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{listed}"))
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+#[test]
+fn an_edited_manifest_notifies_the_session_that_loaded_it_and_sighup_reloads() {
+    let dir = tempfile::tempdir().unwrap();
+    let tools = dir.path().join("tools");
+    std::fs::create_dir(&tools).unwrap();
+    std::fs::write(tools.join("mathx.json"), mathx(&["mathx_add"])).unwrap();
+    std::fs::write(
+        tools.join("mathx.js"),
+        "function mathx_add({a, b}) { return a + b; }\nfunction mathx_mul({a, b}) { return a * b; }\n",
+    )
+    .unwrap();
+    let mut served = Served::start(dir.path());
+    let init = served.request(
+        1,
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}),
+    );
+    assert_eq!(init["result"]["serverInfo"]["name"], "toolgate", "{init}");
+    served.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let loaded = served.request(
+        2,
+        "tools/call",
+        json!({"name": "load_tool_group", "arguments": {"group_name": "mathx"}}),
+    );
+    assert_ne!(loaded["result"]["isError"], true, "{loaded}");
+    let listed = served.request(3, "tools/list", json!({}));
+    assert!(
+        tool_names(&listed).contains(&"mathx_add".to_owned()),
+        "{listed}"
+    );
+
+    // The file watch: a tool added to the manifest.
+    std::fs::write(tools.join("mathx.json"), mathx(&["mathx_add", "mathx_mul"])).unwrap();
+    let notified = next_json(&served.stdout, "notifications/tools/list_changed");
+    assert_eq!(
+        notified["method"], "notifications/tools/list_changed",
+        "{notified}"
+    );
+    served.said("manifests reloaded: groups changed: mathx");
+    let listed = served.request(4, "tools/list", json!({}));
+    let names = tool_names(&listed);
+    let add = names.iter().position(|name| name == "mathx_add");
+    let mul = names.iter().position(|name| name == "mathx_mul");
+    assert!(add.is_some() && add < mul, "{names:?}");
+    let product = served.request(
+        5,
+        "tools/call",
+        json!({"name": "mathx_mul", "arguments": {"a": 6, "b": 7}}),
+    );
+    assert_eq!(product["result"]["content"][0]["text"], "42", "{product}");
+
+    // SIGHUP reloads, and the gateway goes on.
+    served.signal("HUP");
+    served.said("manifests reloaded: nothing changed");
+    let listed = served.request(6, "tools/list", json!({}));
+    assert!(
+        tool_names(&listed).contains(&"mathx_mul".to_owned()),
+        "{listed}"
+    );
+}
