@@ -7,7 +7,7 @@ use std::future::Future;
 use std::pin::Pin;
 
 use crate::conversation::{AgentId, ConversationId};
-use crate::error::Result;
+use crate::error::{Result, StoreError};
 
 /// The prompt type of an agent's system prompt.
 pub const SYSTEM_PROMPT: &str = "system";
@@ -79,4 +79,30 @@ pub trait AgentStore: Send + Sync + fmt::Debug {
         &'a self,
         conversation: &'a ConversationId,
     ) -> StoreFuture<'a, Option<AgentId>>;
+}
+
+/// Raw columns of one agent row, as every SQL backend stores it; the JSON
+/// columns decode outside the driver.
+pub(crate) struct AgentRow {
+    pub(crate) id: String,
+    pub(crate) name: String,
+    pub(crate) prompts: String,
+    pub(crate) tools: String,
+}
+
+impl AgentRow {
+    pub(crate) fn decode(self) -> Result<AgentRecord> {
+        let corrupt = |column: &str, error: serde_json::Error| StoreError::CorruptAgent {
+            id: self.id.clone(),
+            reason: format!("{column}: {error}"),
+        };
+        let prompts = serde_json::from_str(&self.prompts).map_err(|e| corrupt("prompts", e))?;
+        let tools = serde_json::from_str(&self.tools).map_err(|e| corrupt("tools", e))?;
+        Ok(AgentRecord {
+            id: AgentId::new(self.id),
+            name: self.name,
+            prompts,
+            tools,
+        })
+    }
 }

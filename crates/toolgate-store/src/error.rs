@@ -31,6 +31,18 @@ pub enum StoreError {
     /// SQLite reported an error.
     #[error("SQLite: {0}")]
     Sqlite(#[from] rusqlite::Error),
+    /// PostgreSQL reported an error, or could not be reached.
+    #[error("PostgreSQL: {reason}")]
+    Postgres {
+        /// What the server or the driver said (never the connection URL).
+        reason: String,
+    },
+    /// The PostgreSQL connection string does not parse.
+    #[error("invalid PostgreSQL connection string: {reason}")]
+    InvalidUrl {
+        /// Why (the string itself is not repeated: it may hold a password).
+        reason: String,
+    },
     /// A stored row does not decode into a message.
     #[error("stored message {id} is corrupt: {reason}")]
     Corrupt {

@@ -3,9 +3,10 @@
 //! A conversation is an ordered list of [`Message`](toolgate_core::Message)s;
 //! nothing else is stored, because everything else (the loaded tool groups in
 //! particular) is rebuilt from the messages. [`ConversationStore`] is the
-//! backend-neutral trait; [`MemoryStore`] and [`SqliteStore`] (the embedded
-//! default: WAL, versioned migrations) implement it, and the integration tests
-//! run one conformance suite against each. Both also store agents
+//! backend-neutral trait; [`MemoryStore`], [`SqliteStore`] (the embedded
+//! default: WAL, versioned migrations) and [`PostgresStore`] (shared by
+//! several processes) implement it, and the integration tests run one
+//! conformance suite against each. All of them also store agents
 //! ([`AgentStore`]): a name, prompts and enabled tools, linked to the
 //! conversations that use them.
 #![deny(missing_docs)]
@@ -15,6 +16,7 @@ mod agent;
 mod conversation;
 mod error;
 mod memory;
+mod postgres;
 mod sqlite;
 mod store;
 
@@ -22,5 +24,6 @@ pub use agent::{AgentRecord, AgentStore, SYSTEM_PROMPT, StoreFuture};
 pub use conversation::{AgentId, ConversationId, MessageId, StoredMessage};
 pub use error::{Result, StoreError};
 pub use memory::MemoryStore;
+pub use postgres::{PostgresOptions, PostgresStore};
 pub use sqlite::SqliteStore;
 pub use store::ConversationStore;

@@ -14,9 +14,9 @@ use std::time::{Duration, SystemTime};
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, Row, params};
 use toolgate_core::{Message, MessageKind, ToolStatus};
 
-use crate::agent::{AgentRecord, AgentStore, StoreFuture};
+use crate::agent::{AgentRecord, AgentRow, AgentStore, StoreFuture};
 use crate::conversation::{
-    AgentId, ConversationId, MessageId, StoredMessage, from_millis, now_millis, to_millis,
+    AgentId, ConversationId, MessageId, MessageRow, StoredMessage, now_millis, to_millis,
 };
 use crate::error::{Result, StoreError};
 use crate::store::ConversationStore;
@@ -156,60 +156,19 @@ fn migrate(connection: &mut Connection) -> Result<()> {
     Ok(())
 }
 
-/// Raw column values of one message row, decoded outside rusqlite's closure so
-/// that a bad value becomes [`StoreError::Corrupt`] with the row id.
-struct MessageRow {
-    id: i64,
-    kind: String,
-    content: String,
-    tool_call_id: Option<String>,
-    tool_name: Option<String>,
-    tool_input: Option<String>,
-    tool_status: Option<String>,
-    created_ms: i64,
-}
-
-impl MessageRow {
-    fn read(row: &Row<'_>) -> rusqlite::Result<Self> {
-        Ok(Self {
-            id: row.get(0)?,
-            kind: row.get(1)?,
-            content: row.get(2)?,
-            tool_call_id: row.get(3)?,
-            tool_name: row.get(4)?,
-            tool_input: row.get(5)?,
-            tool_status: row.get(6)?,
-            created_ms: row.get(7)?,
-        })
-    }
-
-    fn decode(self) -> Result<StoredMessage> {
-        let corrupt = |reason: String| StoreError::Corrupt {
-            id: self.id,
-            reason,
-        };
-        let kind = MessageKind::from_stored(&self.kind)
-            .ok_or_else(|| corrupt(format!("unknown kind `{}`", self.kind)))?;
-        let tool_status = match self.tool_status.as_deref() {
-            None => None,
-            Some(text) => Some(
-                ToolStatus::from_stored(text)
-                    .ok_or_else(|| corrupt(format!("unknown tool status `{text}`")))?,
-            ),
-        };
-        Ok(StoredMessage {
-            id: MessageId(self.id),
-            created: from_millis(self.created_ms),
-            message: Message {
-                kind,
-                content: self.content,
-                tool_call_id: self.tool_call_id,
-                tool_name: self.tool_name,
-                tool_input: self.tool_input,
-                tool_status,
-            },
-        })
-    }
+/// Reads one message row (`id, kind, content, tool_call_id, tool_name,
+/// tool_input, tool_status, created_ms`).
+fn read_message(row: &Row<'_>) -> rusqlite::Result<MessageRow> {
+    Ok(MessageRow {
+        id: row.get(0)?,
+        kind: row.get(1)?,
+        content: row.get(2)?,
+        tool_call_id: row.get(3)?,
+        tool_name: row.get(4)?,
+        tool_input: row.get(5)?,
+        tool_status: row.get(6)?,
+        created_ms: row.get(7)?,
+    })
 }
 
 impl ConversationStore for SqliteStore {
@@ -253,7 +212,7 @@ impl ConversationStore for SqliteStore {
                  FROM messages WHERE conversation_id = ?1 ORDER BY id",
             )?;
             let rows = statement
-                .query_map([conversation.as_str()], MessageRow::read)?
+                .query_map([conversation.as_str()], read_message)?
                 .collect::<rusqlite::Result<Vec<_>>>()?;
             rows.into_iter().map(MessageRow::decode).collect()
         })
@@ -352,7 +311,7 @@ impl AgentStore for SqliteStore {
                 .query_row(
                     "SELECT id, name, prompts, tools FROM agents WHERE id = ?1",
                     [id.as_str()],
-                    AgentRow::read,
+                    read_agent,
                 )
                 .optional()?;
             row.map(AgentRow::decode).transpose()
@@ -378,7 +337,7 @@ impl AgentStore for SqliteStore {
             let mut statement = connection
                 .prepare_cached("SELECT id, name, prompts, tools FROM agents ORDER BY id")?;
             let rows = statement
-                .query_map([], AgentRow::read)?
+                .query_map([], read_agent)?
                 .collect::<rusqlite::Result<Vec<_>>>()?;
             rows.into_iter().map(AgentRow::decode).collect()
         }))
@@ -429,36 +388,12 @@ impl AgentStore for SqliteStore {
     }
 }
 
-/// Raw columns of one agent row; the JSON columns decode outside rusqlite.
-struct AgentRow {
-    id: String,
-    name: String,
-    prompts: String,
-    tools: String,
-}
-
-impl AgentRow {
-    fn read(row: &Row<'_>) -> rusqlite::Result<Self> {
-        Ok(Self {
-            id: row.get(0)?,
-            name: row.get(1)?,
-            prompts: row.get(2)?,
-            tools: row.get(3)?,
-        })
-    }
-
-    fn decode(self) -> Result<AgentRecord> {
-        let corrupt = |column: &str, error: serde_json::Error| StoreError::CorruptAgent {
-            id: self.id.clone(),
-            reason: format!("{column}: {error}"),
-        };
-        let prompts = serde_json::from_str(&self.prompts).map_err(|e| corrupt("prompts", e))?;
-        let tools = serde_json::from_str(&self.tools).map_err(|e| corrupt("tools", e))?;
-        Ok(AgentRecord {
-            id: AgentId::new(self.id),
-            name: self.name,
-            prompts,
-            tools,
-        })
-    }
+/// Reads one agent row (`id, name, prompts, tools`).
+fn read_agent(row: &Row<'_>) -> rusqlite::Result<AgentRow> {
+    Ok(AgentRow {
+        id: row.get(0)?,
+        name: row.get(1)?,
+        prompts: row.get(2)?,
+        tools: row.get(3)?,
+    })
 }

@@ -1,2 +1,3 @@
 mod backends;
 mod conformance;
+mod postgres;

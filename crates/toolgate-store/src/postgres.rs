@@ -1,0 +1,486 @@
+//! [`PostgresStore`]: conversations and agents in a PostgreSQL database that
+//! several toolgate processes share.
+//!
+//! A pool of connections (tokio-postgres under deadpool) serves every
+//! operation; each one is a single statement or a transaction, so replicas
+//! writing the same conversation see one order: an append first takes the
+//! conversation's row lock (its upsert) and only then draws its message id,
+//! so ids follow commit order within a conversation. Migrations are numbered
+//! SQL files applied in order under an advisory lock (two replicas starting
+//! at once migrate once) and tracked in `toolgate_schema`; a database written
+//! by a newer toolgate is refused rather than misread. Idle expiry takes an
+//! advisory lock too: when one replica is expiring, the others skip.
+//!
+//! Errors never carry the connection URL or its password.
+
+use std::time::{Duration, SystemTime};
+
+use deadpool_postgres::{
+    Manager, ManagerConfig, Object, Pool, PoolError, RecyclingMethod, Runtime,
+};
+use tokio_postgres::{NoTls, Row};
+use toolgate_core::{Message, MessageKind, ToolStatus};
+
+use crate::agent::{AgentRecord, AgentRow, AgentStore, StoreFuture};
+use crate::conversation::{
+    AgentId, ConversationId, MessageId, MessageRow, StoredMessage, now_millis, to_millis,
+};
+use crate::error::{Result, StoreError};
+use crate::store::ConversationStore;
+
+/// The migrations, in order; the schema version is their count.
+const MIGRATIONS: &[&str] = &[include_str!(
+    "../migrations/postgres/0001_conversations.sql"
+)];
+
+/// Advisory lock keys (`pg_advisory_xact_lock` takes a bigint): "toolgate"
+/// in ASCII, plus one per purpose.
+const MIGRATION_LOCK: i64 = 0x746f_6f6c_6761_7400;
+const EXPIRY_LOCK: i64 = 0x746f_6f6c_6761_7401;
+
+/// The columns of a message row, in [`read_message`]'s order.
+const MESSAGE_COLUMNS: &str =
+    "id, kind, content, tool_call_id, tool_name, tool_input, tool_status, created_ms";
+
+/// How to reach the server, and how many connections to keep.
+#[derive(Clone)]
+pub struct PostgresOptions {
+    /// A libpq connection string: a URI (`postgres://user@host:5432/db`,
+    /// `postgresql://user@/db?host=/run/postgresql` for a Unix socket) or
+    /// `key=value` pairs.
+    pub url: String,
+    /// The password, when it is not in `url` (read from the environment or
+    /// a file by the caller).
+    pub password: Option<String>,
+    /// Connections in the pool, at most.
+    pub pool_size: usize,
+    /// How long an operation waits for a connection (and a new connection
+    /// for the server) before it fails.
+    pub connect_timeout: Duration,
+}
+
+impl PostgresOptions {
+    /// `url` with the default pool (16 connections) and a 10 s timeout.
+    pub fn new(url: impl Into<String>) -> Self {
+        Self {
+            url: url.into(),
+            password: None,
+            pool_size: 16,
+            connect_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+impl std::fmt::Debug for PostgresOptions {
+    /// Neither the URL (which may hold a password) nor the password.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostgresOptions")
+            .field("pool_size", &self.pool_size)
+            .field("connect_timeout", &self.connect_timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Conversations and agents in a PostgreSQL database.
+#[derive(Clone)]
+pub struct PostgresStore {
+    pool: Pool,
+}
+
+impl std::fmt::Debug for PostgresStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let status = self.pool.status();
+        f.debug_struct("PostgresStore")
+            .field("connections", &status.size)
+            .field("max_connections", &status.max_size)
+            .finish()
+    }
+}
+
+impl PostgresStore {
+    /// Connects as `options` say and migrates the database. Fails when the
+    /// server cannot be reached, the URL does not parse, or the schema is
+    /// newer than this toolgate's.
+    pub async fn connect(options: &PostgresOptions) -> Result<Self> {
+        let mut config: tokio_postgres::Config =
+            options
+                .url
+                .parse()
+                .map_err(|error: tokio_postgres::Error| StoreError::InvalidUrl {
+                    reason: error.to_string(),
+                })?;
+        if let Some(password) = &options.password {
+            config.password(password);
+        }
+        config.connect_timeout(options.connect_timeout);
+        config.application_name("toolgate");
+        let manager = Manager::from_config(
+            config,
+            NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(options.pool_size.max(1))
+            .runtime(Runtime::Tokio1)
+            .wait_timeout(Some(options.connect_timeout))
+            .create_timeout(Some(options.connect_timeout))
+            .recycle_timeout(Some(options.connect_timeout))
+            .build()
+            .map_err(|error| StoreError::Postgres {
+                reason: error.to_string(),
+            })?;
+        let store = Self { pool };
+        let mut client = store.client().await?;
+        migrate(&mut client).await?;
+        Ok(store)
+    }
+
+    /// The schema version of the database.
+    pub async fn schema_version(&self) -> Result<i64> {
+        let client = self.client().await?;
+        let row = client
+            .query_one("SELECT version FROM toolgate_schema", &[])
+            .await
+            .map_err(postgres_error)?;
+        Ok(row.get(0))
+    }
+
+    /// A connection from the pool.
+    async fn client(&self) -> Result<Object> {
+        self.pool.get().await.map_err(|error| match error {
+            PoolError::Timeout(_) => StoreError::Postgres {
+                reason: "no connection to the server became available in time".to_owned(),
+            },
+            PoolError::Backend(error) => postgres_error(error),
+            other => StoreError::Postgres {
+                reason: other.to_string(),
+            },
+        })
+    }
+}
+
+/// A driver error as the operator reads it: the server's own message when it
+/// sent one, else the error and its causes (never the connection string).
+fn postgres_error(error: tokio_postgres::Error) -> StoreError {
+    let reason = match error.as_db_error() {
+        Some(db) => format!("{}: {}", db.severity(), db.message()),
+        None => {
+            let mut reason = error.to_string();
+            let mut source = std::error::Error::source(&error);
+            while let Some(cause) = source {
+                reason = format!("{reason}: {cause}");
+                source = cause.source();
+            }
+            reason
+        }
+    };
+    StoreError::Postgres { reason }
+}
+
+/// Applies the migrations the database lacks, once across processes.
+async fn migrate(client: &mut Object) -> Result<()> {
+    let transaction = client.transaction().await.map_err(postgres_error)?;
+    transaction
+        .execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
+        .await
+        .map_err(postgres_error)?;
+    transaction
+        .batch_execute("CREATE TABLE IF NOT EXISTS toolgate_schema (version BIGINT NOT NULL)")
+        .await
+        .map_err(postgres_error)?;
+    let version: i64 = transaction
+        .query_opt("SELECT version FROM toolgate_schema", &[])
+        .await
+        .map_err(postgres_error)?
+        .map_or(0, |row| row.get(0));
+    let supported = MIGRATIONS.len() as i64;
+    if version > supported {
+        return Err(StoreError::SchemaTooNew {
+            found: version,
+            supported,
+        });
+    }
+    if version == supported {
+        return Ok(());
+    }
+    for sql in MIGRATIONS.iter().skip(version as usize) {
+        transaction
+            .batch_execute(sql)
+            .await
+            .map_err(postgres_error)?;
+    }
+    transaction
+        .execute("DELETE FROM toolgate_schema", &[])
+        .await
+        .map_err(postgres_error)?;
+    transaction
+        .execute(
+            "INSERT INTO toolgate_schema (version) VALUES ($1)",
+            &[&supported],
+        )
+        .await
+        .map_err(postgres_error)?;
+    transaction.commit().await.map_err(postgres_error)
+}
+
+/// Reads one message row (the columns of [`MESSAGE_COLUMNS`] in order).
+fn read_message(row: &Row) -> Result<MessageRow> {
+    let get = |error: tokio_postgres::Error| postgres_error(error);
+    Ok(MessageRow {
+        id: row.try_get(0).map_err(get)?,
+        kind: row.try_get(1).map_err(get)?,
+        content: row.try_get(2).map_err(get)?,
+        tool_call_id: row.try_get(3).map_err(get)?,
+        tool_name: row.try_get(4).map_err(get)?,
+        tool_input: row.try_get(5).map_err(get)?,
+        tool_status: row.try_get(6).map_err(get)?,
+        created_ms: row.try_get(7).map_err(get)?,
+    })
+}
+
+/// Reads one agent row (`id, name, prompts, tools`).
+fn read_agent(row: &Row) -> Result<AgentRow> {
+    let get = |error: tokio_postgres::Error| postgres_error(error);
+    Ok(AgentRow {
+        id: row.try_get(0).map_err(get)?,
+        name: row.try_get(1).map_err(get)?,
+        prompts: row.try_get(2).map_err(get)?,
+        tools: row.try_get(3).map_err(get)?,
+    })
+}
+
+impl ConversationStore for PostgresStore {
+    async fn append(&self, conversation: &ConversationId, message: Message) -> Result<MessageId> {
+        let now = to_millis(now_millis());
+        let mut client = self.client().await?;
+        let transaction = client.transaction().await.map_err(postgres_error)?;
+        transaction
+            .execute(
+                "INSERT INTO conversations (id, created_ms, active_ms) VALUES ($1, $2, $2)
+                 ON CONFLICT (id) DO UPDATE SET active_ms = excluded.active_ms",
+                &[&conversation.as_str(), &now],
+            )
+            .await
+            .map_err(postgres_error)?;
+        let row = transaction
+            .query_one(
+                "INSERT INTO messages (conversation_id, kind, content, tool_call_id, tool_name,
+                                       tool_input, tool_status, created_ms)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
+                &[
+                    &conversation.as_str(),
+                    &message.kind.as_str(),
+                    &message.content,
+                    &message.tool_call_id,
+                    &message.tool_name,
+                    &message.tool_input,
+                    &message.tool_status.map(ToolStatus::as_str),
+                    &now,
+                ],
+            )
+            .await
+            .map_err(postgres_error)?;
+        transaction.commit().await.map_err(postgres_error)?;
+        Ok(MessageId(row.get(0)))
+    }
+
+    async fn messages(&self, conversation: &ConversationId) -> Result<Vec<StoredMessage>> {
+        let client = self.client().await?;
+        let statement = client
+            .prepare_cached(&format!(
+                "SELECT {MESSAGE_COLUMNS} FROM messages WHERE conversation_id = $1 ORDER BY id"
+            ))
+            .await
+            .map_err(postgres_error)?;
+        let rows = client
+            .query(&statement, &[&conversation.as_str()])
+            .await
+            .map_err(postgres_error)?;
+        rows.iter().map(|row| read_message(row)?.decode()).collect()
+    }
+
+    async fn set_tool_status(
+        &self,
+        conversation: &ConversationId,
+        tool_call_id: &str,
+        status: ToolStatus,
+    ) -> Result<bool> {
+        let client = self.client().await?;
+        let changed = client
+            .execute(
+                "UPDATE messages SET tool_status = $1 WHERE id = (
+                     SELECT id FROM messages
+                     WHERE conversation_id = $2 AND kind = $3 AND tool_call_id = $4
+                     ORDER BY id DESC LIMIT 1)",
+                &[
+                    &status.as_str(),
+                    &conversation.as_str(),
+                    &MessageKind::ToolCall.as_str(),
+                    &tool_call_id,
+                ],
+            )
+            .await
+            .map_err(postgres_error)?;
+        Ok(changed == 1)
+    }
+
+    async fn touch(&self, conversation: &ConversationId) -> Result<bool> {
+        let client = self.client().await?;
+        let changed = client
+            .execute(
+                "UPDATE conversations SET active_ms = $2 WHERE id = $1",
+                &[&conversation.as_str(), &to_millis(now_millis())],
+            )
+            .await
+            .map_err(postgres_error)?;
+        Ok(changed == 1)
+    }
+
+    async fn exists(&self, conversation: &ConversationId) -> Result<bool> {
+        let client = self.client().await?;
+        let found = client
+            .query_opt(
+                "SELECT 1 FROM conversations WHERE id = $1",
+                &[&conversation.as_str()],
+            )
+            .await
+            .map_err(postgres_error)?;
+        Ok(found.is_some())
+    }
+
+    async fn delete(&self, conversation: &ConversationId) -> Result<bool> {
+        let client = self.client().await?;
+        let deleted = client
+            .execute(
+                "DELETE FROM conversations WHERE id = $1",
+                &[&conversation.as_str()],
+            )
+            .await
+            .map_err(postgres_error)?;
+        Ok(deleted > 0)
+    }
+
+    /// Deletes the idle conversations, unless another process is doing it
+    /// right now (then nothing, and 0): expiry runs once across replicas.
+    async fn expire_idle(&self, cutoff: SystemTime) -> Result<usize> {
+        let cutoff = to_millis(cutoff);
+        let mut client = self.client().await?;
+        let transaction = client.transaction().await.map_err(postgres_error)?;
+        let locked: bool = transaction
+            .query_one("SELECT pg_try_advisory_xact_lock($1)", &[&EXPIRY_LOCK])
+            .await
+            .map_err(postgres_error)?
+            .get(0);
+        if !locked {
+            return Ok(0);
+        }
+        let deleted = transaction
+            .execute("DELETE FROM conversations WHERE active_ms < $1", &[&cutoff])
+            .await
+            .map_err(postgres_error)?;
+        transaction.commit().await.map_err(postgres_error)?;
+        Ok(usize::try_from(deleted).unwrap_or(usize::MAX))
+    }
+}
+
+impl AgentStore for PostgresStore {
+    fn agent<'a>(&'a self, id: &'a AgentId) -> StoreFuture<'a, Option<AgentRecord>> {
+        Box::pin(async move {
+            let client = self.client().await?;
+            let row = client
+                .query_opt(
+                    "SELECT id, name, prompts, tools FROM agents WHERE id = $1",
+                    &[&id.as_str()],
+                )
+                .await
+                .map_err(postgres_error)?;
+            row.map(|row| read_agent(&row)?.decode()).transpose()
+        })
+    }
+
+    fn save_agent(&self, agent: AgentRecord) -> StoreFuture<'_, ()> {
+        Box::pin(async move {
+            let prompts = serde_json::to_string(&agent.prompts).unwrap_or_else(|_| "{}".into());
+            let tools = serde_json::to_string(&agent.tools).unwrap_or_else(|_| "[]".into());
+            let client = self.client().await?;
+            client
+                .execute(
+                    "INSERT INTO agents (id, name, prompts, tools, updated_ms) VALUES ($1, $2, $3, $4, $5)
+                     ON CONFLICT (id) DO UPDATE SET name = excluded.name, prompts = excluded.prompts,
+                         tools = excluded.tools, updated_ms = excluded.updated_ms",
+                    &[
+                        &agent.id.as_str(),
+                        &agent.name,
+                        &prompts,
+                        &tools,
+                        &to_millis(now_millis()),
+                    ],
+                )
+                .await
+                .map_err(postgres_error)?;
+            Ok(())
+        })
+    }
+
+    fn agents(&self) -> StoreFuture<'_, Vec<AgentRecord>> {
+        Box::pin(async move {
+            let client = self.client().await?;
+            let rows = client
+                .query(
+                    "SELECT id, name, prompts, tools FROM agents ORDER BY id",
+                    &[],
+                )
+                .await
+                .map_err(postgres_error)?;
+            rows.iter().map(|row| read_agent(row)?.decode()).collect()
+        })
+    }
+
+    fn set_conversation_agent<'a>(
+        &'a self,
+        conversation: &'a ConversationId,
+        agent: &'a AgentId,
+    ) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            let mut client = self.client().await?;
+            let transaction = client.transaction().await.map_err(postgres_error)?;
+            let known = transaction
+                .query_opt("SELECT 1 FROM agents WHERE id = $1", &[&agent.as_str()])
+                .await
+                .map_err(postgres_error)?
+                .is_some();
+            if !known {
+                return Err(StoreError::UnknownAgent(agent.clone()));
+            }
+            transaction
+                .execute(
+                    "INSERT INTO conversations (id, created_ms, active_ms, agent_id) VALUES ($1, $2, $2, $3)
+                     ON CONFLICT (id) DO UPDATE SET agent_id = excluded.agent_id",
+                    &[&conversation.as_str(), &to_millis(now_millis()), &agent.as_str()],
+                )
+                .await
+                .map_err(postgres_error)?;
+            transaction.commit().await.map_err(postgres_error)
+        })
+    }
+
+    fn conversation_agent<'a>(
+        &'a self,
+        conversation: &'a ConversationId,
+    ) -> StoreFuture<'a, Option<AgentId>> {
+        Box::pin(async move {
+            let client = self.client().await?;
+            let row = client
+                .query_opt(
+                    "SELECT agent_id FROM conversations WHERE id = $1",
+                    &[&conversation.as_str()],
+                )
+                .await
+                .map_err(postgres_error)?;
+            let agent: Option<String> = row.and_then(|row| row.get(0));
+            Ok(agent.map(AgentId::new))
+        })
+    }
+}
