@@ -189,8 +189,8 @@ pub(crate) struct ChatArgs {
     pub(crate) tool_timeout: f64,
 
     /// SQLite file holding conversations (default: toolgate/conversations.db in the user's data
-    /// directory).
-    #[arg(long, value_name = "FILE", conflicts_with = "memory_store")]
+    /// directory), or a PostgreSQL URI (postgres://user@host/db; password from PGPASSWORD).
+    #[arg(long, value_name = "FILE|URI", conflicts_with = "memory_store")]
     pub(crate) store: Option<PathBuf>,
 
     /// Keep the conversation in memory only.
@@ -215,8 +215,10 @@ pub(crate) struct ServeArgs {
     #[command(flatten)]
     pub(crate) tools: ToolArgs,
 
-    /// SQLite file holding sessions (default: toolgate/sessions.db in the user's data directory).
-    #[arg(long, value_name = "FILE", conflicts_with = "memory_store")]
+    /// SQLite file holding sessions (default: toolgate/sessions.db in the user's data directory),
+    /// or a PostgreSQL URI shared by several gateways (postgres://user@host/db, or
+    /// postgresql://user@/db?host=/socket/dir; password from PGPASSWORD).
+    #[arg(long, value_name = "FILE|URI", conflicts_with = "memory_store")]
     pub(crate) store: Option<PathBuf>,
 
     /// Keep sessions in memory only: a restart forgets them.

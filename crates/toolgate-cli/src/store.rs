@@ -1,10 +1,81 @@
 //! Where `toolgate chat` and `toolgate serve` keep conversations: a SQLite
-//! file, by default in the user's data directory.
+//! file, by default in the user's data directory, or a PostgreSQL database
+//! that several gateways share (`--store postgres://...`).
 
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use toolgate_store::{SqliteStore, StoreError};
+use toolgate_store::{PostgresOptions, PostgresStore, SqliteStore, StoreError};
+
+/// The environment variable a PostgreSQL password may come from (libpq's),
+/// when the URL has none.
+const PASSWORD_VARIABLE: &str = "PGPASSWORD";
+
+/// Where `--store` says conversations live.
+#[derive(Debug)]
+pub(crate) enum StoreLocation {
+    /// A SQLite file (the default one when `None`).
+    Sqlite(Option<PathBuf>),
+    /// A PostgreSQL database, by its libpq URI.
+    Postgres(String),
+}
+
+/// Reads `--store`: a `postgres://` or `postgresql://` URI is a PostgreSQL
+/// database, anything else a SQLite file's path.
+pub(crate) fn location(store: Option<&Path>) -> StoreLocation {
+    match store.and_then(Path::to_str) {
+        Some(uri) if uri.starts_with("postgres://") || uri.starts_with("postgresql://") => {
+            StoreLocation::Postgres(uri.to_owned())
+        }
+        _ => StoreLocation::Sqlite(store.map(Path::to_path_buf)),
+    }
+}
+
+/// Connects to the PostgreSQL database at `uri` and migrates it. The
+/// password comes from the URI or from `PGPASSWORD`; neither is printed.
+pub(crate) async fn open_postgres(uri: &str) -> anyhow::Result<PostgresStore> {
+    let mut options = PostgresOptions::new(uri);
+    options.password = std::env::var(PASSWORD_VARIABLE)
+        .ok()
+        .filter(|password| !password.is_empty());
+    PostgresStore::connect(&options)
+        .await
+        .with_context(|| format!("opening the store {}", redacted(uri)))
+}
+
+/// `uri` as it may be shown: its password (in the user part, or a
+/// `password=` parameter) replaced by `***`.
+pub(crate) fn redacted(uri: &str) -> String {
+    let (scheme, rest) = uri.split_once("://").unwrap_or(("", uri));
+    let (authority_end, _) = rest
+        .char_indices()
+        .find(|(_, c)| matches!(c, '/' | '?'))
+        .unwrap_or((rest.len(), ' '));
+    let (authority, tail) = rest.split_at(authority_end);
+    let authority = match authority.rsplit_once('@') {
+        Some((user, host)) => match user.split_once(':') {
+            Some((name, _)) => format!("{name}:***@{host}"),
+            None => format!("{user}@{host}"),
+        },
+        None => authority.to_owned(),
+    };
+    let tail = match tail.split_once('?') {
+        Some((path, query)) => {
+            let query: Vec<String> = query
+                .split('&')
+                .map(|pair| match pair.split_once('=') {
+                    Some((key, _)) if key.eq_ignore_ascii_case("password") => {
+                        format!("{key}=***")
+                    }
+                    _ => pair.to_owned(),
+                })
+                .collect();
+            format!("{path}?{}", query.join("&"))
+        }
+        None => tail.to_owned(),
+    };
+    format!("{scheme}://{authority}{tail}")
+}
 
 /// Opens (creating it and its directory) the SQLite store at `path`, or at
 /// `toolgate/{default_name}` in the user's data directory. An existing file
@@ -37,4 +108,41 @@ fn data_dir() -> anyhow::Result<PathBuf> {
         .context(
             "no HOME or XDG_DATA_HOME to put the store in; pass --store FILE or --memory-store",
         )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_postgres_uri_is_a_database_and_anything_else_a_file() {
+        assert!(matches!(
+            location(Some(Path::new("postgres://db.internal/toolgate"))),
+            StoreLocation::Postgres(uri) if uri == "postgres://db.internal/toolgate"
+        ));
+        assert!(matches!(
+            location(Some(Path::new(
+                "postgresql://u@/toolgate?host=/run/postgresql"
+            ))),
+            StoreLocation::Postgres(_)
+        ));
+        assert!(matches!(
+            location(Some(Path::new("postgres.db"))),
+            StoreLocation::Sqlite(Some(_))
+        ));
+        assert!(matches!(location(None), StoreLocation::Sqlite(None)));
+    }
+
+    #[test]
+    fn a_shown_uri_never_holds_the_password() {
+        assert_eq!(
+            redacted("postgres://toolgate:s3cr%40t@db:5432/toolgate?sslmode=disable"),
+            "postgres://toolgate:***@db:5432/toolgate?sslmode=disable"
+        );
+        assert_eq!(
+            redacted("postgresql://toolgate@/toolgate?host=/run/postgresql&password=s3cret"),
+            "postgresql://toolgate@/toolgate?host=/run/postgresql&password=***"
+        );
+        assert_eq!(redacted("postgres://db.internal"), "postgres://db.internal");
+    }
 }

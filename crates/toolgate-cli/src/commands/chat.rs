@@ -13,6 +13,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use crate::store::StoreLocation;
 use anyhow::Context;
 use toolgate_agent::{Agent, AgentOptions, DEFAULT_SYSTEM_PROMPT, SemanticRouting};
 use toolgate_core::routing::Router;
@@ -68,14 +69,24 @@ pub(crate) fn run(args: ChatArgs) -> anyhow::Result<()> {
             settings,
             tools,
         };
-        if args.memory_store {
-            chat.start(Arc::new(MemoryStore::new()), String::new())
-                .await
-        } else {
-            let (store, path) =
-                crate::store::open_sqlite(args.store.as_deref(), "conversations.db")?;
-            let store_line = format!("  conversations: SQLite {}\n", path.display());
-            chat.start(Arc::new(store), store_line).await
+        match crate::store::location(args.store.as_deref()) {
+            _ if args.memory_store => {
+                chat.start(Arc::new(MemoryStore::new()), String::new())
+                    .await
+            }
+            StoreLocation::Postgres(uri) => {
+                let store = crate::store::open_postgres(&uri).await?;
+                let line = format!(
+                    "  conversations: PostgreSQL {}\n",
+                    crate::store::redacted(&uri)
+                );
+                chat.start(Arc::new(store), line).await
+            }
+            StoreLocation::Sqlite(path) => {
+                let (store, path) = crate::store::open_sqlite(path.as_deref(), "conversations.db")?;
+                let line = format!("  conversations: SQLite {}\n", path.display());
+                chat.start(Arc::new(store), line).await
+            }
         }
     })
 }

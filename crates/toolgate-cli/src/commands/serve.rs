@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::store::StoreLocation;
 use anyhow::{Context, bail};
 use rmcp::ServiceExt;
 use tokio_util::sync::CancellationToken;
@@ -36,20 +37,24 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         .build()
         .context("starting the async runtime")?;
     runtime.block_on(async move {
-        if args.memory_store {
-            serve(
-                args,
-                MemoryStore::new(),
-                "memory (sessions end with the process)".into(),
-            )
-            .await
-        } else {
-            let (store, path) = crate::store::open_sqlite(args.store.as_deref(), "sessions.db")?;
-            let file = store.clone();
-            serve(args, store, format!("SQLite {}", path.display())).await?;
-            file.checkpoint()
-                .await
-                .with_context(|| format!("checkpointing {}", path.display()))
+        match crate::store::location(args.store.as_deref()) {
+            _ if args.memory_store => {
+                let label = "memory (sessions end with the process)".into();
+                serve(args, MemoryStore::new(), label).await
+            }
+            StoreLocation::Postgres(uri) => {
+                let store = crate::store::open_postgres(&uri).await?;
+                let label = format!("PostgreSQL {}", crate::store::redacted(&uri));
+                serve(args, store, label).await
+            }
+            StoreLocation::Sqlite(path) => {
+                let (store, path) = crate::store::open_sqlite(path.as_deref(), "sessions.db")?;
+                let file = store.clone();
+                serve(args, store, format!("SQLite {}", path.display())).await?;
+                file.checkpoint()
+                    .await
+                    .with_context(|| format!("checkpointing {}", path.display()))
+            }
         }
     })
 }

@@ -254,11 +254,17 @@ struct StdioGateway {
 
 impl StdioGateway {
     fn start(dir: &Path) -> Self {
+        Self::start_with(dir, &["--memory-store", "--no-builtins"])
+    }
+
+    /// `toolgate serve --stdio` with `args`, in `dir`.
+    fn start_with(dir: &Path, args: &[&str]) -> Self {
         use std::io::{BufRead, BufReader};
         use std::process::Stdio;
 
         let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
-            .args(["serve", "--stdio", "--memory-store", "--no-builtins"])
+            .args(["serve", "--stdio"])
+            .args(args)
             .current_dir(dir)
             .env("XDG_CACHE_HOME", dir)
             .stdin(Stdio::piped())
@@ -374,5 +380,56 @@ fn stdio_runs_a_javascript_tool_of_the_tools_folder() {
         sum["result"]["structuredContent"],
         serde_json::json!({"sum": 42}),
         "{sum}"
+    );
+}
+
+/// A session kept in PostgreSQL (the server `scripts/test` starts) comes back
+/// with its loaded groups in a new gateway process, as from SQLite.
+#[test]
+fn a_session_in_postgres_survives_a_restart_of_the_gateway() {
+    let url = std::env::var("TOOLGATE_TEST_POSTGRES_URL").unwrap_or_else(|_| {
+        panic!("TOOLGATE_TEST_POSTGRES_URL is not set: run the tests with ./scripts/test")
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let session = format!("cli-restart-{}", std::process::id());
+    let args = ["--store", url.as_str(), "--session", session.as_str()];
+    let initialize = |gateway: &mut StdioGateway| {
+        let init = gateway.request(
+            1,
+            "initialize",
+            serde_json::json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}),
+        );
+        assert_eq!(init["result"]["serverInfo"]["name"], "toolgate", "{init}");
+        gateway.send(serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    };
+    let names = |listed: &serde_json::Value| -> Vec<String> {
+        listed["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|tool| tool["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    {
+        let mut gateway = StdioGateway::start_with(dir.path(), &args);
+        initialize(&mut gateway);
+        let before = names(&gateway.request(2, "tools/list", serde_json::json!({})));
+        assert!(
+            !before.iter().any(|name| name.starts_with("time")),
+            "{before:?}"
+        );
+        let loaded = gateway.request(
+            3,
+            "tools/call",
+            serde_json::json!({"name": "load_tool_group", "arguments": {"group_name": "time"}}),
+        );
+        assert_ne!(loaded["result"]["isError"], true, "{loaded}");
+    }
+    let mut gateway = StdioGateway::start_with(dir.path(), &args);
+    initialize(&mut gateway);
+    let after = names(&gateway.request(2, "tools/list", serde_json::json!({})));
+    assert!(
+        after.iter().any(|name| name.starts_with("time")),
+        "{after:?}"
     );
 }
