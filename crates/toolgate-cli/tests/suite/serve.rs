@@ -247,19 +247,22 @@ fn sigterm_stops_the_gateway_cleanly_and_checkpoints_its_store() {
 }
 
 /// A `toolgate serve --stdio` child, spoken to one JSON-RPC line at a time.
-struct StdioGateway {
+pub(super) struct StdioGateway {
     child: std::process::Child,
     stdin: std::process::ChildStdin,
     lines: std::sync::mpsc::Receiver<String>,
 }
 
 impl StdioGateway {
-    fn start(dir: &Path) -> Self {
+    /// Starts `toolgate serve --stdio --memory-store --no-builtins` and the
+    /// `extra` arguments in `dir`.
+    pub(super) fn start(dir: &Path, extra: &[&str]) -> Self {
         use std::io::{BufRead, BufReader};
         use std::process::Stdio;
 
         let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
             .args(["serve", "--stdio", "--memory-store", "--no-builtins"])
+            .args(extra)
             .current_dir(dir)
             .env("XDG_CACHE_HOME", dir)
             .stdin(Stdio::piped())
@@ -285,14 +288,19 @@ impl StdioGateway {
         }
     }
 
-    fn send(&mut self, message: serde_json::Value) {
+    pub(super) fn send(&mut self, message: serde_json::Value) {
         use std::io::Write;
         writeln!(self.stdin, "{message}").unwrap();
     }
 
     /// Sends request `id` and waits for its answer (notifications passed
     /// over).
-    fn request(&mut self, id: u64, method: &str, params: serde_json::Value) -> serde_json::Value {
+    pub(super) fn request(
+        &mut self,
+        id: u64,
+        method: &str,
+        params: serde_json::Value,
+    ) -> serde_json::Value {
         self.send(
             serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
         );
@@ -343,7 +351,7 @@ fn write_mathx(dir: &Path) {
 fn stdio_runs_a_javascript_tool_of_the_tools_folder() {
     let dir = tempfile::tempdir().unwrap();
     write_mathx(dir.path());
-    let mut gateway = StdioGateway::start(dir.path());
+    let mut gateway = StdioGateway::start(dir.path(), &[]);
     let init = gateway.request(
         1,
         "initialize",

@@ -47,7 +47,13 @@ async fn the_example_pack_loads_its_groups() {
         .groups()
         .map(|group| (group.id.to_string(), group.display_name.clone()))
         .collect();
-    assert_eq!(groups, [("calc".to_owned(), "Calculator".to_owned())]);
+    assert_eq!(
+        groups,
+        [
+            ("calc".to_owned(), "Calculator".to_owned()),
+            ("currency".to_owned(), "Currency".to_owned()),
+        ]
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
