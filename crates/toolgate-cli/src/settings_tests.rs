@@ -228,6 +228,7 @@ fn javascript_limits_default_to_10_s_and_64_mib_and_are_checked() {
         toolgate_tools::JavaScriptConfig {
             timeout: Duration::from_millis(2500),
             memory_mib: 16,
+            settings: Default::default(),
         }
     );
     assert_eq!(
@@ -237,5 +238,26 @@ fn javascript_limits_default_to_10_s_and_64_mib_and_are_checked() {
     assert_eq!(
         error("[tools.javascript]\ntimeout_seconds = -1\n"),
         "toolgate.toml:1: [tools]: [tools.javascript]: `timeout_seconds` must be a positive number of seconds, at most 86400 (a day), got -1.0"
+    );
+}
+
+#[test]
+fn javascript_settings_are_tables_by_group() {
+    let set = parse(
+        "[tools.javascript.settings.currency]\nbase_url = \"http://127.0.0.1:8080\"\nretries = 2\n\n[tools.javascript.settings.units]\nsystem = \"metric\"\n",
+    )
+    .unwrap();
+    let settings = &set.tools.javascript.settings;
+    assert_eq!(
+        serde_json::to_value(settings).unwrap(),
+        serde_json::json!({
+            "currency": {"base_url": "http://127.0.0.1:8080", "retries": 2},
+            "units": {"system": "metric"},
+        })
+    );
+    let message = error("[tools.javascript]\nsettings = 3\n");
+    assert!(
+        message.contains("line 2") && message.contains("expected a map"),
+        "{message}"
     );
 }

@@ -44,6 +44,9 @@ pub enum JsError {
         /// The name asked for.
         function: String,
     },
+    /// Whoever made the call gave up on it ([`Host::cancelled`](crate::Host::cancelled)).
+    #[error("cancelled")]
+    Cancelled,
     /// The returned Promise never settled: it waits on something that will
     /// never happen (there are no timers or I/O to wait on).
     #[error("the returned Promise never settled")]

@@ -2,16 +2,21 @@
 //!
 //! The crate knows nothing of manifests, tools or toolgate: it takes a source,
 //! a function name and an arguments object, and answers a JSON value or a
-//! [`JsError`]. A fresh runtime per call is what isolates calls (QuickJS
+//! [`JsError`]. Nothing in the context reaches the machine except through a
+//! [`Host`], which the embedder implements and guards: `fetch`, `files` and
+//! `console` end there. A fresh runtime per call is what isolates calls (QuickJS
 //! memory limits and interrupt handlers are per runtime), and at about
 //! 0.1 ms it is cheap enough (BENCHMARKS.md, issue 15).
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod error;
+mod host;
 mod limits;
+mod prelude;
 mod runner;
 
 pub use error::{JsError, Result};
+pub use host::{FetchRequest, FetchResponse, Host, LogLevel, NoHost};
 pub use limits::JsLimits;
-pub use runner::run_function;
+pub use runner::{Invocation, run, run_function};

@@ -6,31 +6,51 @@
 //! handler) and the only unit that shares nothing, so no state survives a call
 //! and no call can exhaust another's memory. The context is `Context::full`
 //! (the ECMAScript built-ins) on a runtime with no module loader and no
-//! QuickJS standard library: nothing in it reaches the machine.
+//! QuickJS standard library, plus the prelude's `fetch`, `files` and
+//! `console`: nothing in it reaches the machine except through the
+//! [`Host`] the embedder passes.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Instant;
 
 use rquickjs::context::EvalOptions;
 use rquickjs::{CatchResultExt, CaughtError, Coerced, Context, Ctx, Function, Runtime, Value};
 
 use crate::error::{JsError, Result};
+use crate::host::{Host, NoHost};
 use crate::limits::JsLimits;
+use crate::prelude::install_prelude;
 
 /// What QuickJS says when the stack limit is reached.
 const STACK_OVERFLOW_MESSAGE: &str = "Maximum call stack size exceeded";
 /// What QuickJS says when the memory limit is reached.
 const OUT_OF_MEMORY_MESSAGE: &str = "out of memory";
 
-/// Evaluates `source` (named `file_name` in stack traces) in a fresh context,
-/// calls its function `function` with `arguments` as its one argument, waits
-/// for a returned Promise to settle, and returns the value as JSON
-/// (`undefined` becomes `null`, a string a JSON string).
+/// One call of a script's function.
+#[derive(Clone, Copy, Debug)]
+pub struct Invocation<'a> {
+    /// The script.
+    pub source: &'a str,
+    /// Its file name, as stack traces and errors name it.
+    pub file_name: &'a str,
+    /// The function to call: a function declaration or a top-level
+    /// `const`/`let`/`var` binding of the script.
+    pub function: &'a str,
+    /// The function's first argument.
+    pub arguments: &'a serde_json::Value,
+    /// Its second argument: what the embedder tells the script about the
+    /// call (`null` for none).
+    pub context: &'a serde_json::Value,
+}
+
+/// Evaluates `source` (named `file_name` in stack traces) in a fresh context
+/// without host functions, calls its function `function` with `arguments`
+/// as its one argument, waits for a returned Promise to settle, and returns
+/// the value as JSON (`undefined` becomes `null`, a string a JSON string).
 ///
-/// `function` is a function declaration or a top-level `const`/`let`/`var`
-/// binding of the script. The call blocks its thread for at most
-/// `limits.time` (plus the time to tear the runtime down).
+/// The call blocks its thread for at most `limits.time` (plus the time to
+/// tear the runtime down). [`run`] is the same with a [`Host`].
 ///
 /// ```
 /// use serde_json::json;
@@ -48,31 +68,60 @@ pub fn run_function(
     arguments: &serde_json::Value,
     limits: &JsLimits,
 ) -> Result<serde_json::Value> {
+    let invocation = Invocation {
+        source,
+        file_name,
+        function,
+        arguments,
+        context: &serde_json::Value::Null,
+    };
+    run(&invocation, limits, Arc::new(NoHost))
+}
+
+/// Runs `invocation` in a fresh runtime whose `fetch`, `files` and
+/// `console` end in `host`, and returns the function's value as JSON.
+///
+/// The call blocks its thread for at most `limits.time`, host functions
+/// included when they keep to the time they are given, and stops early
+/// once [`Host::cancelled`] answers true.
+pub fn run(
+    invocation: &Invocation<'_>,
+    limits: &JsLimits,
+    host: Arc<dyn Host>,
+) -> Result<serde_json::Value> {
     let runtime = Runtime::new()?;
     runtime.set_memory_limit(limits.memory_bytes);
     runtime.set_max_stack_size(limits.stack_bytes);
-    let timed_out = Arc::new(AtomicBool::new(false));
+    let stopped = Arc::new(AtomicU8::new(RUNNING));
     // A limit too large for an `Instant` (`Duration::MAX`) is no limit.
     let deadline = Instant::now().checked_add(limits.time);
-    let flag = Arc::clone(&timed_out);
+    let flag = Arc::clone(&stopped);
+    let watched = Arc::clone(&host);
     // QuickJS polls this every few thousand instructions; once it answers
     // true the script gets an uncatchable error, and every later poll
     // answers true again, so a `finally` cannot keep it running.
     runtime.set_interrupt_handler(Some(Box::new(move || {
-        let expired = deadline.is_some_and(|deadline| Instant::now() >= deadline);
-        if expired {
-            flag.store(true, Ordering::Relaxed);
+        if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
+            flag.store(TIMED_OUT, Ordering::Relaxed);
+            return true;
         }
-        expired
+        if watched.cancelled() {
+            flag.store(CANCELLED, Ordering::Relaxed);
+            return true;
+        }
+        false
     })));
     let context = Context::full(&runtime)?;
     let outcome = context.with(|ctx| {
-        call(&ctx, source, file_name, function, arguments)
-            .map_err(|caught| Failure::read(caught, file_name))
+        call(&ctx, invocation, &host, deadline)
+            .map_err(|caught| Failure::read(caught, invocation.file_name))
     });
     match outcome {
         Ok(text) => Ok(serde_json::from_str(&text)?),
-        Err(_) if timed_out.load(Ordering::Relaxed) => Err(JsError::Timeout { limit: limits.time }),
+        Err(_) if stopped.load(Ordering::Relaxed) == TIMED_OUT => {
+            Err(JsError::Timeout { limit: limits.time })
+        }
+        Err(_) if stopped.load(Ordering::Relaxed) == CANCELLED => Err(JsError::Cancelled),
         Err(Failure::OutOfMemory) => Err(JsError::OutOfMemory {
             limit_bytes: limits.memory_bytes,
         }),
@@ -82,24 +131,33 @@ pub fn run_function(
     }
 }
 
+/// Why the interrupt handler stopped the script, if it did.
+const RUNNING: u8 = 0;
+const TIMED_OUT: u8 = 1;
+const CANCELLED: u8 = 2;
+
 /// The call itself, inside the context; answers the result as JSON text.
 fn call<'js>(
     ctx: &Ctx<'js>,
-    source: &str,
-    file_name: &str,
-    function: &str,
-    arguments: &serde_json::Value,
+    invocation: &Invocation<'_>,
+    host: &Arc<dyn Host>,
+    deadline: Option<Instant>,
 ) -> std::result::Result<String, CallError<'js>> {
+    install_prelude(ctx, host, deadline).catch(ctx)?;
     let mut options = EvalOptions::default();
     // Scripts run as a browser or Node would run a classic script.
     options.strict = false;
-    options.filename = Some(file_name.to_owned());
-    ctx.eval_with_options::<(), _>(source, options).catch(ctx)?;
-    let Some(callee) = lookup(ctx, function).catch(ctx)? else {
-        return Err(CallError::NotAFunction(function.to_owned()));
+    options.filename = Some(invocation.file_name.to_owned());
+    ctx.eval_with_options::<(), _>(invocation.source, options)
+        .catch(ctx)?;
+    let Some(callee) = lookup(ctx, invocation.function).catch(ctx)? else {
+        return Err(CallError::NotAFunction(invocation.function.to_owned()));
     };
-    let arguments = ctx.json_parse(arguments.to_string()).catch(ctx)?;
-    let mut result: Value<'js> = callee.call((arguments,)).catch(ctx)?;
+    let arguments = ctx
+        .json_parse(invocation.arguments.to_string())
+        .catch(ctx)?;
+    let context = ctx.json_parse(invocation.context.to_string()).catch(ctx)?;
+    let mut result: Value<'js> = callee.call((arguments, context)).catch(ctx)?;
     if let Some(promise) = result.as_promise() {
         result = promise.finish::<Value<'js>>().catch(ctx)?;
     }

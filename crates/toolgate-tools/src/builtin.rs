@@ -19,8 +19,10 @@ use crate::error::{ToolCallError, ToolboxError};
 use crate::output::ToolOutput;
 use crate::source::{SourceCall, SourceOffer, ToolSource};
 
+pub(crate) use files::Files;
 pub use files::FilesAccess;
 pub use prompt_manager::PROMPT_TYPES;
+pub(crate) use web::{MAX_BODY_BYTES, checked_address, client, request_error};
 pub use web::{MAX_SEARCH_RESULTS, WebConfig};
 
 /// Where the built-in tools act.

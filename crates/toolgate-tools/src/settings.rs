@@ -102,6 +102,9 @@ pub struct RawJavaScriptSettings {
     /// Heap per call, in MiB.
     #[serde(default)]
     pub memory_mib: Option<u32>,
+    /// Per group, the table its tools receive as `context.settings`.
+    #[serde(default)]
+    pub settings: BTreeMap<String, Map<String, Value>>,
 }
 
 /// The largest `memory_mib` of `[tools.javascript]`: 4 GiB.
@@ -292,6 +295,7 @@ impl RawJavaScriptSettings {
         let Self {
             timeout_seconds,
             memory_mib,
+            settings,
         } = self;
         let defaults = JavaScriptConfig::default();
         let timeout = match timeout_seconds {
@@ -308,6 +312,7 @@ impl RawJavaScriptSettings {
         Ok(JavaScriptConfig {
             timeout,
             memory_mib,
+            settings,
         })
     }
 }

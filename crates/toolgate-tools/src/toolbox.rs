@@ -209,7 +209,10 @@ impl Toolbox {
                 registry.insert(tool.definition.name.clone(), Route::Unbound);
             }
         }
-        let runner = Arc::new(JsRunner::new(options.javascript));
+        let runner = Arc::new(JsRunner::new(
+            options.javascript.clone(),
+            options.builtins.as_ref(),
+        )?);
         let scripts = manifest_scripts(&catalog, &runner, &mut report.manifest_errors);
         for (script, tools) in scripts {
             let id = SourceId(sources.len());

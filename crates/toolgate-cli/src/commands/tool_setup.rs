@@ -42,7 +42,7 @@ impl ToolSetup {
             groups: tools.groups.clone(),
             aliases: tools.aliases.clone(),
             call_timeout: tools.call_timeout,
-            javascript: tools.javascript,
+            javascript: tools.javascript.clone(),
             ..ToolboxOptions::default()
         };
         Ok(setup)

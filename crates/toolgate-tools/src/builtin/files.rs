@@ -50,16 +50,22 @@ pub enum FilesAccess {
     ReadWrite,
 }
 
-#[derive(Debug)]
-pub(super) struct Files {
+#[derive(Clone, Debug)]
+pub(crate) struct Files {
     root: PathBuf,
     access: FilesAccess,
 }
 
 impl Files {
     /// `root` must be canonical.
-    pub(super) fn new(root: PathBuf, access: FilesAccess) -> Self {
+    pub(crate) fn new(root: PathBuf, access: FilesAccess) -> Self {
         Self { root, access }
+    }
+
+    /// Whether `files_write` (and a JavaScript tool's `files.write`) may
+    /// write.
+    pub(crate) fn writable(&self) -> bool {
+        self.access == FilesAccess::ReadWrite
     }
 
     pub(super) fn definitions(&self) -> Result<Vec<ToolDefinition>, ToolboxError> {
@@ -148,7 +154,7 @@ impl Files {
         })
     }
 
-    fn list(&self, arguments: &Value) -> Result<ToolOutput, ToolOutput> {
+    pub(crate) fn list(&self, arguments: &Value) -> Result<ToolOutput, ToolOutput> {
         let requested = optional_string(arguments, "path")?.unwrap_or(".");
         let directory = self.resolve_existing(requested)?;
         let read = fs::read_dir(&directory).map_err(|error| io_error(requested, &error))?;
@@ -178,7 +184,7 @@ impl Files {
         })))
     }
 
-    fn read(&self, arguments: &Value) -> Result<ToolOutput, ToolOutput> {
+    pub(crate) fn read(&self, arguments: &Value) -> Result<ToolOutput, ToolOutput> {
         let requested = string_argument(arguments, "path")?;
         let start = optional_count(arguments, "start_line")?.unwrap_or(1).max(1);
         let max_lines = optional_count(arguments, "max_lines")?;
@@ -268,7 +274,7 @@ impl Files {
         })))
     }
 
-    fn write(&self, arguments: &Value) -> Result<ToolOutput, ToolOutput> {
+    pub(crate) fn write(&self, arguments: &Value) -> Result<ToolOutput, ToolOutput> {
         let requested = string_argument(arguments, "path")?;
         let content = string_argument(arguments, "content")?;
         let relative = Path::new(requested);

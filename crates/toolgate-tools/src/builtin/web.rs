@@ -33,7 +33,7 @@ const FETCH: &str = "web_fetch";
 /// Most results one search returns, whatever the configuration says.
 pub const MAX_SEARCH_RESULTS: usize = 10;
 /// Largest response body read, before text extraction and truncation.
-const MAX_BODY_BYTES: usize = 10 * 1024 * 1024;
+pub(crate) const MAX_BODY_BYTES: usize = 10 * 1024 * 1024;
 
 /// How the `web` tools reach the web.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -158,13 +158,19 @@ impl Web {
         url.query_pairs_mut()
             .append_pair("q", query)
             .append_pair("format", "json");
-        let client = match self.client(None) {
+        let client = match client(None, self.config.timeout) {
             Ok(client) => client,
             Err(message) => return error(message),
         };
         let response = match client.get(url).send().await {
             Ok(response) => response,
-            Err(failure) => return error(self.request_error("The search service", &failure)),
+            Err(failure) => {
+                return error(request_error(
+                    "The search service",
+                    &failure,
+                    self.config.timeout,
+                ));
+            }
         };
         let status = response.status();
         if !status.is_success() {
@@ -242,17 +248,17 @@ impl Web {
             }
             Err(parse) => return error(format!("Invalid URL: {parse}")),
         };
-        let pinned = match self.checked_address(&url).await {
+        let pinned = match checked_address(&self.config, &url).await {
             Ok(pinned) => pinned,
             Err(message) => return error(message),
         };
-        let client = match self.client(pinned) {
+        let client = match client(pinned, self.config.timeout) {
             Ok(client) => client,
             Err(message) => return error(message),
         };
         let mut response = match client.get(url.clone()).send().await {
             Ok(response) => response,
-            Err(failure) => return error(self.request_error("The page", &failure)),
+            Err(failure) => return error(request_error("The page", &failure, self.config.timeout)),
         };
         let status = response.status();
         if status.is_redirection() {
@@ -296,7 +302,9 @@ impl Web {
                     }
                 }
                 Ok(None) => break,
-                Err(failure) => return error(self.request_error("The page", &failure)),
+                Err(failure) => {
+                    return error(request_error("The page", &failure, self.config.timeout));
+                }
             }
         }
         let is_text = content_type.is_empty()
@@ -335,69 +343,76 @@ impl Web {
         }
         ToolOutput::json(value)
     }
+}
 
-    /// The address to connect to, checked against the private-address rule:
-    /// `Some((host, address))` pins a name to the checked address.
-    async fn checked_address(&self, url: &Url) -> Result<Option<(String, SocketAddr)>, String> {
-        if self.config.allow_private_addresses {
-            return Ok(None);
-        }
-        let Some(host) = url.host_str() else {
-            return Err("Invalid URL: it has no host".to_owned());
-        };
-        let port = url.port_or_known_default().unwrap_or(80);
-        let bare = host.trim_start_matches('[').trim_end_matches(']');
-        let addresses: Vec<SocketAddr> = match bare.parse::<IpAddr>() {
-            Ok(ip) => vec![SocketAddr::new(ip, port)],
-            Err(_) => tokio::net::lookup_host((bare, port))
-                .await
-                .map_err(|failure| format!("Cannot resolve {host}: {failure}"))?
-                .collect(),
-        };
-        if let Some(refused) = addresses
-            .iter()
-            .find_map(|a| restricted_kind(a.ip()).map(|kind| (a.ip(), kind)))
-        {
-            let (ip, kind) = refused;
-            return Err(format!(
-                "Refused to fetch {url}: {host} is a {kind} address ({ip}). Private, link-local and loopback addresses are refused unless allow_private_addresses is set in the [web] table"
-            ));
-        }
-        let first = addresses
-            .first()
-            .copied()
-            .ok_or_else(|| format!("Cannot resolve {host}: no address"))?;
-        Ok((bare.parse::<IpAddr>().is_err()).then(|| (bare.to_owned(), first)))
+/// The address to connect to, checked against the private-address rule:
+/// `Some((host, address))` pins a name to the checked address.
+pub(crate) async fn checked_address(
+    config: &WebConfig,
+    url: &Url,
+) -> Result<Option<(String, SocketAddr)>, String> {
+    if config.allow_private_addresses {
+        return Ok(None);
     }
+    let Some(host) = url.host_str() else {
+        return Err("Invalid URL: it has no host".to_owned());
+    };
+    let port = url.port_or_known_default().unwrap_or(80);
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    let addresses: Vec<SocketAddr> = match bare.parse::<IpAddr>() {
+        Ok(ip) => vec![SocketAddr::new(ip, port)],
+        Err(_) => tokio::net::lookup_host((bare, port))
+            .await
+            .map_err(|failure| format!("Cannot resolve {host}: {failure}"))?
+            .collect(),
+    };
+    if let Some(refused) = addresses
+        .iter()
+        .find_map(|a| restricted_kind(a.ip()).map(|kind| (a.ip(), kind)))
+    {
+        let (ip, kind) = refused;
+        return Err(format!(
+            "Refused to fetch {url}: {host} is a {kind} address ({ip}). Private, link-local and loopback addresses are refused unless allow_private_addresses is set in the [web] table"
+        ));
+    }
+    let first = addresses
+        .first()
+        .copied()
+        .ok_or_else(|| format!("Cannot resolve {host}: no address"))?;
+    Ok((bare.parse::<IpAddr>().is_err()).then(|| (bare.to_owned(), first)))
+}
 
-    fn client(&self, pinned: Option<(String, SocketAddr)>) -> Result<reqwest::Client, String> {
-        let mut builder = reqwest::Client::builder()
-            .redirect(redirect::Policy::none())
-            .timeout(self.config.timeout)
-            .user_agent(concat!("toolgate/", env!("CARGO_PKG_VERSION")));
-        if let Some((host, address)) = pinned {
-            builder = builder.resolve(&host, address);
-        }
-        builder
-            .build()
-            .map_err(|failure| format!("HTTP client: {failure}"))
+/// A client that follows no redirect, gives up after `timeout`, and
+/// connects a pinned name to its checked address.
+pub(crate) fn client(
+    pinned: Option<(String, SocketAddr)>,
+    timeout: Duration,
+) -> Result<reqwest::Client, String> {
+    let mut builder = reqwest::Client::builder()
+        .redirect(redirect::Policy::none())
+        .timeout(timeout)
+        .user_agent(concat!("toolgate/", env!("CARGO_PKG_VERSION")));
+    if let Some((host, address)) = pinned {
+        builder = builder.resolve(&host, address);
     }
+    builder
+        .build()
+        .map_err(|failure| format!("HTTP client: {failure}"))
+}
 
-    fn request_error(&self, what: &str, failure: &reqwest::Error) -> String {
-        if failure.is_timeout() {
-            return format!(
-                "{what} did not answer within {} s",
-                self.config.timeout.as_secs_f64()
-            );
-        }
-        let mut message = failure.to_string();
-        let mut source = std::error::Error::source(failure);
-        while let Some(cause) = source {
-            message = format!("{message}: {cause}");
-            source = cause.source();
-        }
-        format!("{what} could not be reached: {message}")
+/// Why a request failed, for the model: a timeout says how long was waited;
+/// anything else names its causes.
+pub(crate) fn request_error(what: &str, failure: &reqwest::Error, timeout: Duration) -> String {
+    if failure.is_timeout() {
+        return format!("{what} did not answer within {} s", timeout.as_secs_f64());
     }
+    let mut message = failure.to_string();
+    let mut source = std::error::Error::source(failure);
+    while let Some(cause) = source {
+        message = format!("{message}: {cause}");
+        source = cause.source();
+    }
+    format!("{what} could not be reached: {message}")
 }
 
 fn error_output(message: String, key: &str, input: &str) -> ToolOutput {
@@ -406,7 +421,7 @@ fn error_output(message: String, key: &str, input: &str) -> ToolOutput {
     output
 }
 
-fn status_text(status: StatusCode) -> String {
+pub(crate) fn status_text(status: StatusCode) -> String {
     match status.canonical_reason() {
         Some(reason) => format!("{} {reason}", status.as_u16()),
         None => status.as_u16().to_string(),

@@ -44,6 +44,8 @@ pub(crate) struct JsSource {
     /// The script's file name, as errors and stack traces name it (never its
     /// directory: the model reads it).
     file_name: String,
+    /// The manifest's file stem: its group, whose settings its calls get.
+    group: String,
     script: Script,
     /// By tool name.
     functions: HashMap<String, JsFunction>,
@@ -85,8 +87,13 @@ pub(crate) fn manifest_scripts(
             .into_iter()
             .map(|(name, function)| (name.to_string(), function))
             .collect();
+        let group = manifest
+            .file_stem()
+            .map(|stem| stem.to_string_lossy().into_owned())
+            .unwrap_or_default();
         let source = JsSource {
             file_name,
+            group,
             script,
             functions,
             runner: Arc::clone(runner),
@@ -157,6 +164,7 @@ impl ToolSource for JsSource {
             file_name: self.file_name.clone(),
             source,
             function: function.name.clone(),
+            group: self.group.clone(),
             timeout: function.timeout,
             arguments: call.arguments,
         };

@@ -12,27 +12,36 @@
 //! worker's. Those threads have 2 MiB of stack, above the engine's stack
 //! limit (`JsLimits::stack_bytes`, 512 KiB).
 
+mod host;
 pub(crate) mod manifest;
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::sync::atomic::AtomicUsize;
 use std::time::Duration;
 
-use serde_json::Value;
+use serde_json::{Map, Value, json};
 use toolgate_core::MAX_TIMEOUT_SECONDS;
-use toolgate_js::{JsError, JsLimits};
+use toolgate_js::{Invocation, JsError, JsLimits};
 
+use crate::builtin::{BuiltinConfig, Files, WebConfig};
 use crate::context::CallContext;
-use crate::error::ToolCallError;
+use crate::error::{ToolCallError, ToolboxError};
 use crate::output::ToolOutput;
+use host::ToolHost;
 
 /// What one call of a JavaScript tool may use (`[tools.javascript]`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct JavaScriptConfig {
     /// Wall time per call (default 10 s); a manifest entry's own
     /// `timeout_seconds` takes its place for that tool.
     pub timeout: Duration,
     /// Heap per call, in MiB (default 64).
     pub memory_mib: u32,
+    /// Settings by group (`[tools.javascript.settings.<group>]`): a call of
+    /// one of the group's tools receives its table as `context.settings`
+    /// (an API's base URL, a unit system...).
+    pub settings: BTreeMap<String, Map<String, Value>>,
 }
 
 impl Default for JavaScriptConfig {
@@ -40,6 +49,7 @@ impl Default for JavaScriptConfig {
         Self {
             timeout: Duration::from_secs(10),
             memory_mib: 64,
+            settings: BTreeMap::new(),
         }
     }
 }
@@ -65,21 +75,49 @@ pub(crate) struct JsCall {
     pub(crate) source: Arc<str>,
     /// The function of the script the tool calls.
     pub(crate) function: String,
+    /// The group whose `[tools.javascript.settings]` table the call gets
+    /// (for a manifest, its file stem).
+    pub(crate) group: String,
     /// The tool's time limit (its own, else the configured one).
     pub(crate) timeout: Duration,
     /// The call's arguments, checked against the tool's schema.
     pub(crate) arguments: Value,
 }
 
-/// Runs JavaScript functions as tools, with the limits every call gets.
+/// Runs JavaScript functions as tools, with the limits and host functions
+/// every call gets.
 #[derive(Clone, Debug)]
 pub(crate) struct JsRunner {
     config: JavaScriptConfig,
+    /// The files root of `files`, when the built-in tools have one.
+    files: Option<Files>,
+    /// What `fetch` keeps to: the built-in `web` tool's settings.
+    web: WebConfig,
 }
 
 impl JsRunner {
-    pub(crate) fn new(config: JavaScriptConfig) -> Self {
-        Self { config }
+    /// A runner under `config`, whose scripts reach the files root and the
+    /// web as the built-in tools of `builtins` do (without them: no files,
+    /// and `fetch` under the default `[web]` settings).
+    pub(crate) fn new(
+        config: JavaScriptConfig,
+        builtins: Option<&BuiltinConfig>,
+    ) -> Result<Self, ToolboxError> {
+        let files = builtins
+            .map(|builtins| {
+                let root = builtins.files_root.canonicalize().map_err(|source| {
+                    ToolboxError::FilesRoot {
+                        path: builtins.files_root.clone(),
+                        source,
+                    }
+                })?;
+                Ok::<_, ToolboxError>(Files::new(root, builtins.files_access))
+            })
+            .transpose()?;
+        let web = builtins
+            .map(|builtins| builtins.web.clone())
+            .unwrap_or_default();
+        Ok(Self { config, files, web })
     }
 
     /// The time limit of a tool: its own (bounded to a day) or the
@@ -107,17 +145,41 @@ impl JsRunner {
             file_name,
             source,
             function,
+            group,
             arguments,
             ..
         } = call;
+        let settings = self
+            .config
+            .settings
+            .get(&group)
+            .cloned()
+            .unwrap_or_default();
+        let host = Arc::new(ToolHost {
+            tool: tool.clone(),
+            files: self.files.clone(),
+            web: self.web.clone(),
+            runtime: tokio::runtime::Handle::current(),
+            cancel: context.cancel.clone(),
+            fetches: AtomicUsize::new(0),
+            lines: AtomicUsize::new(0),
+        });
         let running = {
             let file_name = file_name.clone();
+            let context = json!({ "tool": tool, "settings": settings });
             tokio::task::spawn_blocking(move || {
-                toolgate_js::run_function(&source, &file_name, &function, &arguments, &limits)
+                let invocation = Invocation {
+                    source: &source,
+                    file_name: &file_name,
+                    function: &function,
+                    arguments: &arguments,
+                    context: &context,
+                };
+                toolgate_js::run(&invocation, &limits, host)
             })
         };
-        // A cancelled call answers at once; its script still runs to its
-        // time limit on its own thread, which nothing else waits on.
+        // A cancelled call answers at once; its script stops at the
+        // engine's next poll of the cancellation (a host function at once).
         let outcome = tokio::select! {
             outcome = running => outcome,
             () = context.cancel.cancelled() => {
@@ -162,6 +224,7 @@ fn describe(tool: &str, file: &str, error: &JsError) -> String {
         JsError::NotAFunction { function } => {
             format!("Tool '{tool}' cannot run: {file} defines no function `{function}`.")
         }
+        JsError::Cancelled => format!("Tool '{tool}' was cancelled."),
         JsError::Unsettled => {
             format!("Tool '{tool}' failed: its Promise never settled ({file}).")
         }

@@ -1,7 +1,9 @@
 mod deadline;
 mod fuzz;
 mod javascript;
+mod javascript_host;
 mod js_examples;
 mod prompt_manager;
+mod site;
 mod toolbox;
 mod web;

@@ -1,96 +1,13 @@
 //! The `web` built-in (seed 002's WebTool tests) against a local HTTP server
 //! that plays both a SearXNG instance and the pages to fetch.
 
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use super::site::{Page, Site};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpListener;
 use toolgate_store::ConversationId;
 use toolgate_tools::{BuiltinConfig, BuiltinTools, CallContext, SourceCall, ToolSource, WebConfig};
-
-/// One canned answer.
-#[derive(Clone)]
-struct Page {
-    status: u16,
-    headers: Vec<(&'static str, String)>,
-    body: String,
-    delay: Duration,
-}
-
-impl Page {
-    fn new(status: u16, content_type: &str, body: impl Into<String>) -> Self {
-        Self {
-            status,
-            headers: vec![("Content-Type", content_type.to_owned())],
-            body: body.into(),
-            delay: Duration::ZERO,
-        }
-    }
-}
-
-/// A local HTTP/1.1 server answering by path, recording each request target.
-struct Site {
-    base: String,
-    requests: Arc<Mutex<Vec<String>>>,
-}
-
-impl Site {
-    async fn start(routes: Vec<(&'static str, Page)>) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let base = format!("http://{}", listener.local_addr().unwrap());
-        let requests = Arc::new(Mutex::new(Vec::new()));
-        let seen = Arc::clone(&requests);
-        tokio::spawn(async move {
-            loop {
-                let Ok((mut stream, _)) = listener.accept().await else {
-                    return;
-                };
-                let routes = routes.clone();
-                let seen = Arc::clone(&seen);
-                tokio::spawn(async move {
-                    let mut head = Vec::new();
-                    let mut buffer = [0u8; 1024];
-                    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
-                        match stream.read(&mut buffer).await {
-                            Ok(0) | Err(_) => return,
-                            Ok(read) => head.extend_from_slice(&buffer[..read]),
-                        }
-                    }
-                    let head = String::from_utf8_lossy(&head);
-                    let target = head.split(' ').nth(1).unwrap_or("/").to_owned();
-                    seen.lock().unwrap().push(target.clone());
-                    let path = target.split('?').next().unwrap_or("/");
-                    let page = routes
-                        .iter()
-                        .find(|(route, _)| *route == path)
-                        .map(|(_, page)| page.clone())
-                        .unwrap_or_else(|| Page::new(404, "text/plain", "not found"));
-                    tokio::time::sleep(page.delay).await;
-                    let mut response = format!(
-                        "HTTP/1.1 {} X\r\nContent-Length: {}\r\nConnection: close\r\n",
-                        page.status,
-                        page.body.len()
-                    );
-                    for (name, value) in &page.headers {
-                        response.push_str(&format!("{name}: {value}\r\n"));
-                    }
-                    response.push_str("\r\n");
-                    response.push_str(&page.body);
-                    let _ = stream.write_all(response.as_bytes()).await;
-                    let _ = stream.shutdown().await;
-                });
-            }
-        });
-        Self { base, requests }
-    }
-
-    fn requests(&self) -> Vec<String> {
-        self.requests.lock().unwrap().clone()
-    }
-}
 
 fn searxng(count: usize) -> Page {
     let results: Vec<Value> = (0..count)
