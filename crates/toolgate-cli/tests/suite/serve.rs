@@ -254,14 +254,14 @@ pub(super) struct StdioGateway {
 }
 
 impl StdioGateway {
-    /// Starts `toolgate serve --stdio --memory-store --no-builtins` and the
-    /// `extra` arguments in `dir`.
+    /// Starts `toolgate serve --stdio --memory-store` and the `extra`
+    /// arguments in `dir`.
     pub(super) fn start(dir: &Path, extra: &[&str]) -> Self {
         use std::io::{BufRead, BufReader};
         use std::process::Stdio;
 
         let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
-            .args(["serve", "--stdio", "--memory-store", "--no-builtins"])
+            .args(["serve", "--stdio", "--memory-store"])
             .args(extra)
             .current_dir(dir)
             .env("XDG_CACHE_HOME", dir)
@@ -351,7 +351,7 @@ fn write_mathx(dir: &Path) {
 fn stdio_runs_a_javascript_tool_of_the_tools_folder() {
     let dir = tempfile::tempdir().unwrap();
     write_mathx(dir.path());
-    let mut gateway = StdioGateway::start(dir.path(), &[]);
+    let mut gateway = StdioGateway::start(dir.path(), &["--no-builtins"]);
     let init = gateway.request(
         1,
         "initialize",
