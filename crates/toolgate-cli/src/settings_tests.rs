@@ -228,8 +228,20 @@ fn javascript_limits_default_to_10_s_and_64_mib_and_are_checked() {
         toolgate_tools::JavaScriptConfig {
             timeout: Duration::from_millis(2500),
             memory_mib: 16,
-            settings: Default::default(),
+            ..toolgate_tools::JavaScriptConfig::default()
         }
+    );
+    assert_eq!(
+        parse("[tools.javascript]\nmax_concurrent_calls = 3\n")
+            .unwrap()
+            .tools
+            .javascript
+            .max_concurrent_calls,
+        3
+    );
+    assert_eq!(
+        error("[tools.javascript]\nmax_concurrent_calls = 0\n"),
+        "toolgate.toml:1: [tools]: [tools.javascript]: `max_concurrent_calls` must be between 1 and 256, got 0"
     );
     assert_eq!(
         error("[tools.javascript]\nmemory_mib = 0\n"),

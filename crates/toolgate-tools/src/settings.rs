@@ -102,6 +102,9 @@ pub struct RawJavaScriptSettings {
     /// Heap per call, in MiB.
     #[serde(default)]
     pub memory_mib: Option<u32>,
+    /// Calls running at once; more wait for a turn.
+    #[serde(default)]
+    pub max_concurrent_calls: Option<usize>,
     /// Per group, the table its tools receive as `context.settings`.
     #[serde(default)]
     pub settings: BTreeMap<String, Map<String, Value>>,
@@ -109,6 +112,10 @@ pub struct RawJavaScriptSettings {
 
 /// The largest `memory_mib` of `[tools.javascript]`: 4 GiB.
 const MAX_JAVASCRIPT_MEMORY_MIB: u32 = 4096;
+
+/// The largest `max_concurrent_calls` of `[tools.javascript]`: tokio's
+/// blocking threads are 512.
+const MAX_CONCURRENT_JAVASCRIPT_CALLS: usize = 256;
 
 /// How a group's tools are offered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -181,6 +188,11 @@ pub enum InvalidSetting {
     /// `memory_mib` is out of range.
     #[error("`memory_mib` must be between 1 and {MAX_JAVASCRIPT_MEMORY_MIB}, got {0}")]
     Memory(u32),
+    /// `max_concurrent_calls` is out of range.
+    #[error(
+        "`max_concurrent_calls` must be between 1 and {MAX_CONCURRENT_JAVASCRIPT_CALLS}, got {0}"
+    )]
+    Concurrency(usize),
     /// A key of `[tools.javascript]` does not check.
     #[error("[tools.javascript]: {0}")]
     JavaScript(Box<InvalidSetting>),
@@ -295,6 +307,7 @@ impl RawJavaScriptSettings {
         let Self {
             timeout_seconds,
             memory_mib,
+            max_concurrent_calls,
             settings,
         } = self;
         let defaults = JavaScriptConfig::default();
@@ -309,9 +322,15 @@ impl RawJavaScriptSettings {
             Some(mib) if (1..=MAX_JAVASCRIPT_MEMORY_MIB).contains(&mib) => mib,
             Some(mib) => return Err(InvalidSetting::Memory(mib)),
         };
+        let max_concurrent_calls = match max_concurrent_calls {
+            None => defaults.max_concurrent_calls,
+            Some(calls) if (1..=MAX_CONCURRENT_JAVASCRIPT_CALLS).contains(&calls) => calls,
+            Some(calls) => return Err(InvalidSetting::Concurrency(calls)),
+        };
         Ok(JavaScriptConfig {
             timeout,
             memory_mib,
+            max_concurrent_calls,
             settings,
         })
     }

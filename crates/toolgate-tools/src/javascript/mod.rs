@@ -21,6 +21,7 @@ use std::sync::atomic::AtomicUsize;
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
+use tokio::sync::Semaphore;
 use toolgate_core::MAX_TIMEOUT_SECONDS;
 use toolgate_js::{Invocation, JsError, JsLimits};
 
@@ -38,6 +39,10 @@ pub struct JavaScriptConfig {
     pub timeout: Duration,
     /// Heap per call, in MiB (default 64).
     pub memory_mib: u32,
+    /// Calls running at once (default 4 per core, at least 8); more wait
+    /// their turn. With `memory_mib`, it bounds what scripts can take of the
+    /// machine's memory.
+    pub max_concurrent_calls: usize,
     /// Settings by group (`[tools.javascript.settings.<group>]`): a call of
     /// one of the group's tools receives its table as `context.settings`
     /// (an API's base URL, a unit system...).
@@ -49,6 +54,8 @@ impl Default for JavaScriptConfig {
         Self {
             timeout: Duration::from_secs(10),
             memory_mib: 64,
+            max_concurrent_calls: std::thread::available_parallelism()
+                .map_or(8, |cores| (cores.get() * 4).max(8)),
             settings: BTreeMap::new(),
         }
     }
@@ -93,6 +100,8 @@ pub(crate) struct JsRunner {
     files: Option<Files>,
     /// What `fetch` keeps to: the built-in `web` tool's settings.
     web: WebConfig,
+    /// One permit per call running.
+    running: Arc<Semaphore>,
 }
 
 impl JsRunner {
@@ -117,7 +126,13 @@ impl JsRunner {
         let web = builtins
             .map(|builtins| builtins.web.clone())
             .unwrap_or_default();
-        Ok(Self { config, files, web })
+        let running = Arc::new(Semaphore::new(config.max_concurrent_calls));
+        Ok(Self {
+            config,
+            files,
+            web,
+            running,
+        })
     }
 
     /// The time limit of a tool: its own (bounded to a day) or the
@@ -164,6 +179,19 @@ impl JsRunner {
             fetches: AtomicUsize::new(0),
             lines: AtomicUsize::new(0),
         });
+        // A call waits for its turn as it would wait for its result: until
+        // the toolbox's deadline, or until it is cancelled.
+        let permit = tokio::select! {
+            permit = Arc::clone(&self.running).acquire_owned() => permit,
+            () = context.cancel.cancelled() => {
+                return Err(ToolCallError::respond(format!("Tool '{tool}' was cancelled.")));
+            }
+        };
+        let Ok(permit) = permit else {
+            return Err(ToolCallError::respond(format!(
+                "Tool '{tool}' cannot run: JavaScript calls were shut down."
+            )));
+        };
         let running = {
             let file_name = file_name.clone();
             let context = json!({ "tool": tool, "settings": settings });
@@ -175,7 +203,9 @@ impl JsRunner {
                     arguments: &arguments,
                     context: &context,
                 };
-                toolgate_js::run(&invocation, &limits, host)
+                let outcome = toolgate_js::run(&invocation, &limits, host);
+                drop(permit);
+                outcome
             })
         };
         // A cancelled call answers at once; its script stops at the

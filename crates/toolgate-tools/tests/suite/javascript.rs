@@ -123,6 +123,42 @@ async fn an_endless_script_times_out_and_the_toolbox_keeps_answering() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn calls_beyond_the_concurrency_limit_wait_their_turn() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "mathx.json", MATHX_JSON);
+    write(dir.path(), "mathx.js", MATHX_JS);
+    let (toolbox, _) = Toolbox::start(ToolboxOptions {
+        manifest_dirs: vec![dir.path().to_path_buf()],
+        javascript: JavaScriptConfig {
+            timeout: Duration::from_millis(300),
+            max_concurrent_calls: 1,
+            ..JavaScriptConfig::default()
+        },
+        ..ToolboxOptions::default()
+    })
+    .await
+    .unwrap();
+    let spinning = {
+        let toolbox = Arc::clone(&toolbox);
+        tokio::spawn(async move { call(&toolbox, "mathx_spin", json!({})).await })
+    };
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    // The one slot is the spinning script's: the sum waits for its time
+    // limit (300 ms from its start, at least 250 ms from now).
+    let asked = Instant::now();
+    assert_eq!(
+        call(&toolbox, "mathx_add", json!({"a": 1, "b": 1})).await,
+        ToolOutput::text("2")
+    );
+    assert!(
+        asked.elapsed() >= Duration::from_millis(200),
+        "{:?}",
+        asked.elapsed()
+    );
+    assert!(spinning.await.unwrap().is_error);
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_manifest_without_a_script_keeps_answering_that_nothing_runs_it() {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "mathx.json", MATHX_JSON);
