@@ -192,6 +192,7 @@ fn serve_in(dir: &Path, extra: &[&str]) -> (std::process::Child, String) {
         .args(["serve", "--listen", "127.0.0.1:0", "--no-builtins"])
         .args(extra)
         .current_dir(dir)
+        .env("XDG_CACHE_HOME", dir)
         .env_remove("TOOLGATE_TOKEN")
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -246,19 +247,25 @@ fn sigterm_stops_the_gateway_cleanly_and_checkpoints_its_store() {
 }
 
 /// A `toolgate serve --stdio` child, spoken to one JSON-RPC line at a time.
-struct StdioGateway {
+pub(super) struct StdioGateway {
     child: std::process::Child,
     stdin: std::process::ChildStdin,
     lines: std::sync::mpsc::Receiver<String>,
 }
 
 impl StdioGateway {
-    fn start(dir: &Path) -> Self {
-        Self::start_with(dir, &["--memory-store", "--no-builtins"])
+    /// Starts `toolgate serve --stdio --memory-store` and the `extra`
+    /// arguments in `dir`.
+    pub(super) fn start(dir: &Path, extra: &[&str]) -> Self {
+        let args: Vec<&str> = std::iter::once("--memory-store")
+            .chain(extra.iter().copied())
+            .collect();
+        Self::start_with(dir, &args)
     }
 
-    /// `toolgate serve --stdio` with `args`, in `dir`.
-    fn start_with(dir: &Path, args: &[&str]) -> Self {
+    /// Starts `toolgate serve --stdio` with `args` (a store among them) in
+    /// `dir`.
+    pub(super) fn start_with(dir: &Path, args: &[&str]) -> Self {
         use std::io::{BufRead, BufReader};
         use std::process::Stdio;
 
@@ -290,14 +297,19 @@ impl StdioGateway {
         }
     }
 
-    fn send(&mut self, message: serde_json::Value) {
+    pub(super) fn send(&mut self, message: serde_json::Value) {
         use std::io::Write;
         writeln!(self.stdin, "{message}").unwrap();
     }
 
     /// Sends request `id` and waits for its answer (notifications passed
     /// over).
-    fn request(&mut self, id: u64, method: &str, params: serde_json::Value) -> serde_json::Value {
+    pub(super) fn request(
+        &mut self,
+        id: u64,
+        method: &str,
+        params: serde_json::Value,
+    ) -> serde_json::Value {
         self.send(
             serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
         );
@@ -321,26 +333,34 @@ impl Drop for StdioGateway {
     }
 }
 
-#[test]
-fn stdio_runs_a_javascript_tool_of_the_tools_folder() {
-    let dir = tempfile::tempdir().unwrap();
-    let tools = dir.path().join("tools");
+/// Writes `tools/mathx.json` and `tools/mathx.js` into `dir`: a group of
+/// two JavaScript tools, one adding, one throwing on line 5.
+fn write_mathx(dir: &Path) {
+    let tools = dir.join("tools");
     std::fs::create_dir(&tools).unwrap();
     std::fs::write(
         tools.join("mathx.json"),
         r#"[
           {"_meta": true, "display_name": "Math", "description": "Arithmetic in JavaScript"},
           {"name": "mathx_add", "function": "add", "description": "Adds a and b",
+           "parameters": {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}, "required": ["a", "b"]}},
+          {"name": "mathx_divide", "function": "divide", "description": "Divides a by b",
            "parameters": {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}, "required": ["a", "b"]}}
         ]"#,
     )
     .unwrap();
     std::fs::write(
         tools.join("mathx.js"),
-        "async function add({ a, b }) {\n  return { sum: a + b };\n}\n",
+        "async function add({ a, b }) {\n  return { sum: a + b };\n}\nfunction divide({ a, b }) {\n  if (b === 0) throw new RangeError(\"division by zero\");\n  return a / b;\n}\n",
     )
     .unwrap();
-    let mut gateway = StdioGateway::start(dir.path());
+}
+
+#[test]
+fn stdio_runs_a_javascript_tool_of_the_tools_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    write_mathx(dir.path());
+    let mut gateway = StdioGateway::start(dir.path(), &["--no-builtins"]);
     let init = gateway.request(
         1,
         "initialize",
@@ -381,6 +401,123 @@ fn stdio_runs_a_javascript_tool_of_the_tools_folder() {
         serde_json::json!({"sum": 42}),
         "{sum}"
     );
+}
+
+/// A `toolgate serve` child over HTTP, killed when dropped.
+struct HttpGateway {
+    child: std::process::Child,
+    /// Where its MCP endpoint listens.
+    url: String,
+}
+
+impl HttpGateway {
+    fn start(dir: &Path) -> Self {
+        let (child, printed) = serve_in(dir, &["--memory-store"]);
+        let url = printed
+            .lines()
+            .find_map(|line| line.strip_prefix("Listening on "))
+            .unwrap_or_else(|| panic!("no URL in:\n{printed}"))
+            .trim()
+            .to_owned();
+        Self { child, url }
+    }
+}
+
+impl Drop for HttpGateway {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A `tools/call` over an rmcp client, bounded in time.
+async fn call_over(
+    client: &rmcp::service::RunningService<rmcp::RoleClient, ()>,
+    name: &str,
+    arguments: serde_json::Value,
+) -> serde_json::Value {
+    let serde_json::Value::Object(arguments) = arguments else {
+        panic!("arguments must be an object");
+    };
+    let params = rmcp::model::CallToolRequestParams::new(name.to_owned()).with_arguments(arguments);
+    let result = tokio::time::timeout(std::time::Duration::from_secs(60), client.call_tool(params))
+        .await
+        .unwrap_or_else(|_| panic!("{name} timed out"))
+        .unwrap();
+    serde_json::to_value(result).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn http_runs_a_javascript_tool_of_the_tools_folder() {
+    use rmcp::ServiceExt;
+    use rmcp::transport::StreamableHttpClientTransport;
+
+    let dir = tempfile::tempdir().unwrap();
+    write_mathx(dir.path());
+    let gateway = tokio::task::spawn_blocking({
+        let dir = dir.path().to_path_buf();
+        move || HttpGateway::start(&dir)
+    })
+    .await
+    .unwrap();
+    let client =
+        ().serve(StreamableHttpClientTransport::from_uri(gateway.url.clone()))
+            .await
+            .unwrap();
+
+    let listed = client.list_all_tools().await.unwrap();
+    let names: Vec<&str> = listed.iter().map(|tool| tool.name.as_ref()).collect();
+    assert_eq!(names, ["load_tool_group", "unload_tool_group", "call_tool"]);
+    let listing = listed[0].description.as_deref().unwrap();
+    assert!(
+        listing.contains("- mathx: Arithmetic in JavaScript"),
+        "{listing}"
+    );
+
+    let loaded = call_over(
+        &client,
+        "load_tool_group",
+        serde_json::json!({"group_name": "mathx"}),
+    )
+    .await;
+    assert_ne!(loaded["isError"], true, "{loaded}");
+    let listed = client.list_all_tools().await.unwrap();
+    let names: Vec<&str> = listed.iter().map(|tool| tool.name.as_ref()).collect();
+    assert_eq!(
+        names,
+        [
+            "load_tool_group",
+            "unload_tool_group",
+            "call_tool",
+            "mathx_add",
+            "mathx_divide"
+        ]
+    );
+
+    let sum = call_over(&client, "mathx_add", serde_json::json!({"a": 2, "b": 40})).await;
+    assert_ne!(sum["isError"], true, "{sum}");
+    assert_eq!(
+        sum["structuredContent"],
+        serde_json::json!({"sum": 42}),
+        "{sum}"
+    );
+    let quotient = call_over(&client, "mathx_divide", serde_json::json!({"a": 1, "b": 4})).await;
+    assert_eq!(
+        quotient["content"],
+        serde_json::json!([{"type": "text", "text": "0.25"}]),
+        "{quotient}"
+    );
+    let thrown = call_over(&client, "mathx_divide", serde_json::json!({"a": 1, "b": 0})).await;
+    assert_eq!(thrown["isError"], true, "{thrown}");
+    assert_eq!(
+        thrown["content"],
+        serde_json::json!([{
+            "type": "text",
+            "text": "Tool 'mathx_divide' failed: RangeError: division by zero (mathx.js, line 5)"
+        }]),
+        "{thrown}"
+    );
+    client.cancel().await.unwrap();
 }
 
 /// A session kept in PostgreSQL (the server `scripts/test` starts) comes back

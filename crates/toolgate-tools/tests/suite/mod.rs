@@ -2,6 +2,7 @@ mod deadline;
 mod fuzz;
 mod javascript;
 mod javascript_host;
+mod js_examples;
 mod prompt_manager;
 mod reload;
 mod site;
