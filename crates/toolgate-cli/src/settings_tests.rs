@@ -228,6 +228,7 @@ fn javascript_limits_default_to_10_s_and_64_mib_and_are_checked() {
         toolgate_tools::JavaScriptConfig {
             timeout: Duration::from_millis(2500),
             memory_mib: 16,
+            ..toolgate_tools::JavaScriptConfig::default()
         }
     );
     assert_eq!(
@@ -237,5 +238,31 @@ fn javascript_limits_default_to_10_s_and_64_mib_and_are_checked() {
     assert_eq!(
         error("[tools.javascript]\ntimeout_seconds = -1\n"),
         "toolgate.toml:1: [tools]: [tools.javascript]: `timeout_seconds` must be a positive number of seconds, at most 86400 (a day), got -1.0"
+    );
+}
+
+#[test]
+fn js_eval_is_off_and_the_owner_is_the_gateway_unless_set() {
+    let default = parse("").unwrap().tools.javascript;
+    assert_eq!(default.eval, toolgate_tools::JsEval::Off);
+    assert_eq!(default.owner.as_str(), toolgate_tools::DEFAULT_TOOL_OWNER);
+    let set = parse("[tools.javascript]\neval = true\nowner = \"team\"\n").unwrap();
+    assert_eq!(set.tools.javascript.eval, toolgate_tools::JsEval::On);
+    assert_eq!(set.tools.javascript.owner.as_str(), "team");
+    assert_eq!(
+        parse("[tools.javascript]\neval = false\n")
+            .unwrap()
+            .tools
+            .javascript
+            .eval,
+        toolgate_tools::JsEval::Off
+    );
+    assert_eq!(
+        error("[tools.javascript]\neval = \"yes\"\n"),
+        "toolgate.toml: TOML parse error at line 2, column 8\n  |\n2 | eval = \"yes\"\n  |        ^^^^^\ninvalid type: string \"yes\", expected a boolean"
+    );
+    assert_eq!(
+        error("[tools.javascript]\nowner = \" team\"\n"),
+        "toolgate.toml:1: [tools]: [tools.javascript]: `owner` must be 1-128 characters with no leading or trailing white space, got \" team\""
     );
 }

@@ -13,7 +13,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use rquickjs::context::EvalOptions;
-use rquickjs::{CatchResultExt, CaughtError, Coerced, Context, Ctx, Function, Runtime, Value};
+use rquickjs::{
+    CatchResultExt, CaughtError, Coerced, Context, Ctx, FromJs, Function, Runtime, Value,
+};
 
 use crate::error::{JsError, Result};
 use crate::limits::JsLimits;
@@ -48,6 +50,23 @@ pub fn run_function(
     arguments: &serde_json::Value,
     limits: &JsLimits,
 ) -> Result<serde_json::Value> {
+    run_limited(file_name, limits, |ctx| {
+        call(ctx, source, file_name, function, arguments)
+    })
+}
+
+/// Runs `body` in a fresh context of a fresh runtime under `limits`, and
+/// reads the JSON text it answers (or why it failed) out of the context
+/// before the runtime is dropped. Every entry point of the crate runs this
+/// way, so they share the limits and the way failures are told.
+pub(crate) fn run_limited<F>(
+    file_name: &str,
+    limits: &JsLimits,
+    body: F,
+) -> Result<serde_json::Value>
+where
+    F: for<'js> FnOnce(&Ctx<'js>) -> std::result::Result<String, CallError<'js>>,
+{
     let runtime = Runtime::new()?;
     runtime.set_memory_limit(limits.memory_bytes);
     runtime.set_max_stack_size(limits.stack_bytes);
@@ -66,10 +85,7 @@ pub fn run_function(
         expired
     })));
     let context = Context::full(&runtime)?;
-    let outcome = context.with(|ctx| {
-        call(&ctx, source, file_name, function, arguments)
-            .map_err(|caught| Failure::read(caught, file_name))
-    });
+    let outcome = context.with(|ctx| body(&ctx).map_err(|caught| Failure::read(caught, file_name)));
     match outcome {
         Ok(text) => Ok(serde_json::from_str(&text)?),
         Err(_) if timed_out.load(Ordering::Relaxed) => Err(JsError::Timeout { limit: limits.time }),
@@ -90,20 +106,46 @@ fn call<'js>(
     function: &str,
     arguments: &serde_json::Value,
 ) -> std::result::Result<String, CallError<'js>> {
+    evaluate::<()>(ctx, source, file_name)?;
+    let callee = function_of(ctx, function)?;
+    let arguments = ctx.json_parse(arguments.to_string()).catch(ctx)?;
+    let result: Value<'js> = callee.call((arguments,)).catch(ctx)?;
+    json_text(ctx, result)
+}
+
+/// Evaluates `source` as a classic script named `file_name`, as a browser
+/// or Node would run it, and answers its completion value.
+pub(crate) fn evaluate<'js, T: FromJs<'js>>(
+    ctx: &Ctx<'js>,
+    source: &str,
+    file_name: &str,
+) -> std::result::Result<T, CallError<'js>> {
     let mut options = EvalOptions::default();
-    // Scripts run as a browser or Node would run a classic script.
     options.strict = false;
     options.filename = Some(file_name.to_owned());
-    ctx.eval_with_options::<(), _>(source, options).catch(ctx)?;
-    let Some(callee) = lookup(ctx, function).catch(ctx)? else {
-        return Err(CallError::NotAFunction(function.to_owned()));
-    };
-    let arguments = ctx.json_parse(arguments.to_string()).catch(ctx)?;
-    let mut result: Value<'js> = callee.call((arguments,)).catch(ctx)?;
-    if let Some(promise) = result.as_promise() {
-        result = promise.finish::<Value<'js>>().catch(ctx)?;
+    Ok(ctx.eval_with_options::<T, _>(source, options).catch(ctx)?)
+}
+
+/// The evaluated script's function `name`, or [`CallError::NotAFunction`].
+pub(crate) fn function_of<'js>(
+    ctx: &Ctx<'js>,
+    name: &str,
+) -> std::result::Result<Function<'js>, CallError<'js>> {
+    lookup(ctx, name)
+        .catch(ctx)?
+        .ok_or_else(|| CallError::NotAFunction(name.to_owned()))
+}
+
+/// `value` as JSON text, once settled when it is a Promise (`undefined`,
+/// and anything else JSON cannot say, is `null`).
+pub(crate) fn json_text<'js>(
+    ctx: &Ctx<'js>,
+    mut value: Value<'js>,
+) -> std::result::Result<String, CallError<'js>> {
+    if let Some(promise) = value.as_promise() {
+        value = promise.finish::<Value<'js>>().catch(ctx)?;
     }
-    let text = ctx.json_stringify(result).catch(ctx)?;
+    let text = ctx.json_stringify(value).catch(ctx)?;
     match text {
         Some(text) => Ok(text.to_string().catch(ctx)?),
         None => Ok("null".to_owned()),
@@ -132,8 +174,9 @@ fn is_identifier(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
 }
 
-/// Why [`call`] stopped, while the context is still alive.
-enum CallError<'js> {
+/// Why a body run by [`run_limited`] stopped, while the context is still
+/// alive.
+pub(crate) enum CallError<'js> {
     Caught(CaughtError<'js>),
     NotAFunction(String),
 }
@@ -144,7 +187,7 @@ impl<'js> From<CaughtError<'js>> for CallError<'js> {
     }
 }
 
-/// Why [`call`] stopped, read out of the context before it is dropped.
+/// Why a body stopped, read out of the context before it is dropped.
 enum Failure {
     OutOfMemory,
     Js(JsError),

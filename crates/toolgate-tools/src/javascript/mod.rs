@@ -3,7 +3,9 @@
 //!
 //! [`JsRunner`] is the one way a JavaScript function runs as a tool, whoever
 //! holds its source: a manifest's `.js` file beside it ([`manifest`]), or a
-//! tool an agent wrote. It applies the `[tools.javascript]` limits, runs the
+//! tool an agent wrote and stored ([`user_tools`], written through
+//! [`management`]); `js_eval` ([`eval`]) runs a snippet under the same
+//! limits. It applies the `[tools.javascript]` limits, runs the
 //! engine off the async workers, and turns what the script did into what
 //! the model reads.
 //!
@@ -12,7 +14,10 @@
 //! worker's. Those threads have 2 MiB of stack, above the engine's stack
 //! limit (`JsLimits::stack_bytes`, 512 KiB).
 
+pub(crate) mod eval;
+pub(crate) mod management;
 pub(crate) mod manifest;
+pub(crate) mod user_tools;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -20,19 +25,42 @@ use std::time::Duration;
 use serde_json::Value;
 use toolgate_core::MAX_TIMEOUT_SECONDS;
 use toolgate_js::{JsError, JsLimits};
+use toolgate_store::ToolOwner;
 
 use crate::context::CallContext;
 use crate::error::ToolCallError;
 use crate::output::ToolOutput;
 
-/// What one call of a JavaScript tool may use (`[tools.javascript]`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// What one call of a JavaScript tool may use, whether `js_eval` is
+/// offered, and whose tools a gateway's agents write (`[tools.javascript]`).
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct JavaScriptConfig {
     /// Wall time per call (default 10 s); a manifest entry's own
     /// `timeout_seconds` takes its place for that tool.
     pub timeout: Duration,
     /// Heap per call, in MiB (default 64).
     pub memory_mib: u32,
+    /// Whether the core tool `js_eval` (run a snippet, answer its value) is
+    /// offered: off unless enabled.
+    pub eval: JsEval,
+    /// Whose JavaScript tools `toolgate serve`'s sessions write and see
+    /// ([`DEFAULT_TOOL_OWNER`] unless set); `toolgate chat` uses its
+    /// agent's id instead.
+    pub owner: ToolOwner,
+}
+
+/// The owner of the JavaScript tools written through a gateway unless
+/// `[tools.javascript] owner` says otherwise.
+pub const DEFAULT_TOOL_OWNER: &str = "gateway";
+
+/// Whether `js_eval` is offered.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum JsEval {
+    /// Not offered: the default.
+    #[default]
+    Off,
+    /// Offered as a core tool.
+    On,
 }
 
 impl Default for JavaScriptConfig {
@@ -40,6 +68,8 @@ impl Default for JavaScriptConfig {
         Self {
             timeout: Duration::from_secs(10),
             memory_mib: 64,
+            eval: JsEval::Off,
+            owner: ToolOwner::new(DEFAULT_TOOL_OWNER),
         }
     }
 }
@@ -82,6 +112,23 @@ impl JsRunner {
         Self { config }
     }
 
+    /// What a call whose time limit is `time` may use.
+    pub(crate) fn limits(&self, time: Duration) -> JsLimits {
+        JsLimits {
+            time,
+            memory_bytes: usize::try_from(self.config.memory_mib)
+                .unwrap_or(usize::MAX)
+                .saturating_mul(1 << 20),
+            ..JsLimits::default()
+        }
+    }
+
+    /// How long the toolbox waits for a call whose time limit is `time`:
+    /// the script interrupts itself, and the model reads its own timeout.
+    pub(crate) fn deadline(time: Duration) -> Duration {
+        time.saturating_add(DEADLINE_MARGIN)
+    }
+
     /// The time limit of a tool: its own (bounded to a day) or the
     /// configured one.
     pub(crate) fn timeout_of(&self, own: Option<Duration>) -> Duration {
@@ -95,13 +142,7 @@ impl JsRunner {
         call: JsCall,
         context: &CallContext,
     ) -> Result<ToolOutput, ToolCallError> {
-        let limits = JsLimits {
-            time: call.timeout,
-            memory_bytes: usize::try_from(self.config.memory_mib)
-                .unwrap_or(usize::MAX)
-                .saturating_mul(1 << 20),
-            ..JsLimits::default()
-        };
+        let limits = self.limits(call.timeout);
         let JsCall {
             tool,
             file_name,
@@ -110,35 +151,46 @@ impl JsRunner {
             arguments,
             ..
         } = call;
-        let running = {
+        let outcome = {
             let file_name = file_name.clone();
-            tokio::task::spawn_blocking(move || {
+            run_off_workers(&tool, context, move || {
                 toolgate_js::run_function(&source, &file_name, &function, &arguments, &limits)
             })
+            .await?
         };
-        // A cancelled call answers at once; its script still runs to its
-        // time limit on its own thread, which nothing else waits on.
-        let outcome = tokio::select! {
-            outcome = running => outcome,
-            () = context.cancel.cancelled() => {
-                return Err(ToolCallError::respond(format!("Tool '{tool}' was cancelled.")));
-            }
-        };
-        match outcome {
-            Ok(Ok(value)) => Ok(output_of(value)),
-            Ok(Err(error)) => Ok(ToolOutput::error(describe(&tool, &file_name, &error))),
-            Err(error) => {
-                tracing::error!(%tool, file = %file_name, %error, "a JavaScript call did not finish");
-                Err(ToolCallError::respond(format!(
-                    "Tool '{tool}' failed: its JavaScript call stopped unexpectedly."
-                )))
-            }
-        }
+        Ok(match outcome {
+            Ok(value) => output_of(value),
+            Err(error) => ToolOutput::error(describe(&tool, &file_name, &error)),
+        })
     }
 }
 
+/// Runs `job` (the engine, synchronous) on a blocking thread and waits for
+/// it, unless the call is cancelled first: a cancelled call answers at
+/// once, and its script runs on to its time limit on its own thread, which
+/// nothing else waits on.
+pub(crate) async fn run_off_workers<T: Send + 'static>(
+    tool: &str,
+    context: &CallContext,
+    job: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, ToolCallError> {
+    let running = tokio::task::spawn_blocking(job);
+    let outcome = tokio::select! {
+        outcome = running => outcome,
+        () = context.cancel.cancelled() => {
+            return Err(ToolCallError::respond(format!("Tool '{tool}' was cancelled.")));
+        }
+    };
+    outcome.map_err(|error| {
+        tracing::error!(%tool, %error, "a JavaScript call did not finish");
+        ToolCallError::respond(format!(
+            "Tool '{tool}' failed: its JavaScript call stopped unexpectedly."
+        ))
+    })
+}
+
 /// What the model reads when the script of `file` gave no value.
-fn describe(tool: &str, file: &str, error: &JsError) -> String {
+pub(crate) fn describe(tool: &str, file: &str, error: &JsError) -> String {
     let at = |line: &Option<u32>| match line {
         Some(line) => format!("{file}, line {line}"),
         None => file.to_owned(),
@@ -175,7 +227,7 @@ fn describe(tool: &str, file: &str, error: &JsError) -> String {
 /// A script's value as a tool result: a string is the text; an object is
 /// also the structured result; any other value is its JSON text (MCP's
 /// structured content must be an object).
-fn output_of(value: Value) -> ToolOutput {
+pub(crate) fn output_of(value: Value) -> ToolOutput {
     match value {
         Value::String(text) => ToolOutput::text(text),
         Value::Object(_) => ToolOutput::json(value),
