@@ -136,7 +136,8 @@ pub(crate) struct ToolArgs {
     #[arg(long)]
     pub(crate) allow_write: bool,
 
-    /// Leave out the built-in groups (time, files, web, prompt_manager).
+    /// Leave out the built-in groups (time, files, web, prompt_manager, and
+    /// js_tool_management with user_tools, the JavaScript tools agents write).
     #[arg(long)]
     pub(crate) no_builtins: bool,
 }

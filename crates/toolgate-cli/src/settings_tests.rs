@@ -273,3 +273,29 @@ fn javascript_settings_are_tables_by_group() {
         "{message}"
     );
 }
+
+#[test]
+fn js_eval_is_off_and_the_owner_is_the_gateway_unless_set() {
+    let default = parse("").unwrap().tools.javascript;
+    assert_eq!(default.eval, toolgate_tools::JsEval::Off);
+    assert_eq!(default.owner.as_str(), toolgate_tools::DEFAULT_TOOL_OWNER);
+    let set = parse("[tools.javascript]\neval = true\nowner = \"team\"\n").unwrap();
+    assert_eq!(set.tools.javascript.eval, toolgate_tools::JsEval::On);
+    assert_eq!(set.tools.javascript.owner.as_str(), "team");
+    assert_eq!(
+        parse("[tools.javascript]\neval = false\n")
+            .unwrap()
+            .tools
+            .javascript
+            .eval,
+        toolgate_tools::JsEval::Off
+    );
+    assert_eq!(
+        error("[tools.javascript]\neval = \"yes\"\n"),
+        "toolgate.toml: TOML parse error at line 2, column 8\n  |\n2 | eval = \"yes\"\n  |        ^^^^^\ninvalid type: string \"yes\", expected a boolean"
+    );
+    assert_eq!(
+        error("[tools.javascript]\nowner = \" team\"\n"),
+        "toolgate.toml:1: [tools]: [tools.javascript]: `owner` must be 1-128 characters with no leading or trailing white space, got \" team\""
+    );
+}

@@ -6,17 +6,23 @@
 //! [`Host`], which the embedder implements and guards: `fetch`, `files` and
 //! `console` end there. A fresh runtime per call is what isolates calls (QuickJS
 //! memory limits and interrupt handlers are per runtime), and at about
-//! 0.1 ms it is cheap enough (BENCHMARKS.md, issue 15).
+//! 0.1 ms it is cheap enough (BENCHMARKS.md, issue 15). The same runtime
+//! checks a script before it is stored ([`check_function`]) and runs a
+//! snippet for its value ([`eval_script`]).
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod check;
 mod error;
+mod eval;
 mod host;
 mod limits;
 mod prelude;
 mod runner;
 
+pub use check::check_function;
 pub use error::{JsError, Result};
+pub use eval::eval_script;
 pub use host::{FetchRequest, FetchResponse, Host, LogLevel, NoHost};
 pub use limits::JsLimits;
 pub use runner::{Invocation, run, run_function};

@@ -15,7 +15,9 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Instant;
 
 use rquickjs::context::EvalOptions;
-use rquickjs::{CatchResultExt, CaughtError, Coerced, Context, Ctx, Function, Runtime, Value};
+use rquickjs::{
+    CatchResultExt, CaughtError, Coerced, Context, Ctx, FromJs, Function, Runtime, Value,
+};
 
 use crate::error::{JsError, Result};
 use crate::host::{Host, NoHost};
@@ -45,12 +47,14 @@ pub struct Invocation<'a> {
 }
 
 /// Evaluates `source` (named `file_name` in stack traces) in a fresh context
-/// without host functions, calls its function `function` with `arguments`
-/// as its one argument, waits for a returned Promise to settle, and returns
-/// the value as JSON (`undefined` becomes `null`, a string a JSON string).
+/// without host functions, calls its function `function` with `arguments` as its one argument, waits
+/// for a returned Promise to settle, and returns the value as JSON
+/// (`undefined` becomes `null`, a string a JSON string).
 ///
-/// The call blocks its thread for at most `limits.time` (plus the time to
-/// tear the runtime down). [`run`] is the same with a [`Host`].
+/// `function` is a function declaration or a top-level `const`/`let`/`var`
+/// binding of the script. The call blocks its thread for at most
+/// `limits.time` (plus the time to tear the runtime down). [`run`] is the
+/// same with a [`Host`].
 ///
 /// ```
 /// use serde_json::json;
@@ -89,6 +93,30 @@ pub fn run(
     limits: &JsLimits,
     host: Arc<dyn Host>,
 ) -> Result<serde_json::Value> {
+    run_limited(invocation.file_name, limits, host, |ctx| {
+        call(ctx, invocation)
+    })
+}
+
+/// Why the interrupt handler stopped the script, if it did.
+const RUNNING: u8 = 0;
+const TIMED_OUT: u8 = 1;
+const CANCELLED: u8 = 2;
+
+/// Runs `body` in a fresh context of a fresh runtime under `limits`, and
+/// reads the JSON text it answers (or why it failed) out of the context
+/// before the runtime is dropped. Every entry point of the crate runs this
+/// way, so they share the limits, the prelude's globals (ending in `host`)
+/// and the way failures are told.
+pub(crate) fn run_limited<F>(
+    file_name: &str,
+    limits: &JsLimits,
+    host: Arc<dyn Host>,
+    body: F,
+) -> Result<serde_json::Value>
+where
+    F: for<'js> FnOnce(&Ctx<'js>) -> std::result::Result<String, CallError<'js>>,
+{
     let runtime = Runtime::new()?;
     runtime.set_memory_limit(limits.memory_bytes);
     runtime.set_max_stack_size(limits.stack_bytes);
@@ -113,8 +141,11 @@ pub fn run(
     })));
     let context = Context::full(&runtime)?;
     let outcome = context.with(|ctx| {
-        call(&ctx, invocation, &host, deadline)
-            .map_err(|caught| Failure::read(caught, invocation.file_name))
+        install_prelude(&ctx, &host, deadline)
+            .catch(&ctx)
+            .map_err(CallError::from)
+            .and_then(|()| body(&ctx))
+            .map_err(|caught| Failure::read(caught, file_name))
     });
     match outcome {
         Ok(text) => Ok(serde_json::from_str(&text)?),
@@ -131,37 +162,54 @@ pub fn run(
     }
 }
 
-/// Why the interrupt handler stopped the script, if it did.
-const RUNNING: u8 = 0;
-const TIMED_OUT: u8 = 1;
-const CANCELLED: u8 = 2;
-
 /// The call itself, inside the context; answers the result as JSON text.
 fn call<'js>(
     ctx: &Ctx<'js>,
     invocation: &Invocation<'_>,
-    host: &Arc<dyn Host>,
-    deadline: Option<Instant>,
 ) -> std::result::Result<String, CallError<'js>> {
-    install_prelude(ctx, host, deadline).catch(ctx)?;
-    let mut options = EvalOptions::default();
-    // Scripts run as a browser or Node would run a classic script.
-    options.strict = false;
-    options.filename = Some(invocation.file_name.to_owned());
-    ctx.eval_with_options::<(), _>(invocation.source, options)
-        .catch(ctx)?;
-    let Some(callee) = lookup(ctx, invocation.function).catch(ctx)? else {
-        return Err(CallError::NotAFunction(invocation.function.to_owned()));
-    };
+    evaluate::<()>(ctx, invocation.source, invocation.file_name)?;
+    let callee = function_of(ctx, invocation.function)?;
     let arguments = ctx
         .json_parse(invocation.arguments.to_string())
         .catch(ctx)?;
     let context = ctx.json_parse(invocation.context.to_string()).catch(ctx)?;
-    let mut result: Value<'js> = callee.call((arguments, context)).catch(ctx)?;
-    if let Some(promise) = result.as_promise() {
-        result = promise.finish::<Value<'js>>().catch(ctx)?;
+    let result: Value<'js> = callee.call((arguments, context)).catch(ctx)?;
+    json_text(ctx, result)
+}
+
+/// Evaluates `source` as a classic script named `file_name`, as a browser
+/// or Node would run it, and answers its completion value.
+pub(crate) fn evaluate<'js, T: FromJs<'js>>(
+    ctx: &Ctx<'js>,
+    source: &str,
+    file_name: &str,
+) -> std::result::Result<T, CallError<'js>> {
+    let mut options = EvalOptions::default();
+    options.strict = false;
+    options.filename = Some(file_name.to_owned());
+    Ok(ctx.eval_with_options::<T, _>(source, options).catch(ctx)?)
+}
+
+/// The evaluated script's function `name`, or [`CallError::NotAFunction`].
+pub(crate) fn function_of<'js>(
+    ctx: &Ctx<'js>,
+    name: &str,
+) -> std::result::Result<Function<'js>, CallError<'js>> {
+    lookup(ctx, name)
+        .catch(ctx)?
+        .ok_or_else(|| CallError::NotAFunction(name.to_owned()))
+}
+
+/// `value` as JSON text, once settled when it is a Promise (`undefined`,
+/// and anything else JSON cannot say, is `null`).
+pub(crate) fn json_text<'js>(
+    ctx: &Ctx<'js>,
+    mut value: Value<'js>,
+) -> std::result::Result<String, CallError<'js>> {
+    if let Some(promise) = value.as_promise() {
+        value = promise.finish::<Value<'js>>().catch(ctx)?;
     }
-    let text = ctx.json_stringify(result).catch(ctx)?;
+    let text = ctx.json_stringify(value).catch(ctx)?;
     match text {
         Some(text) => Ok(text.to_string().catch(ctx)?),
         None => Ok("null".to_owned()),
@@ -190,8 +238,9 @@ fn is_identifier(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
 }
 
-/// Why [`call`] stopped, while the context is still alive.
-enum CallError<'js> {
+/// Why a body run by [`run_limited`] stopped, while the context is still
+/// alive.
+pub(crate) enum CallError<'js> {
     Caught(CaughtError<'js>),
     NotAFunction(String),
 }
@@ -202,7 +251,7 @@ impl<'js> From<CaughtError<'js>> for CallError<'js> {
     }
 }
 
-/// Why [`call`] stopped, read out of the context before it is dropped.
+/// Why a body stopped, read out of the context before it is dropped.
 enum Failure {
     OutOfMemory,
     Js(JsError),

@@ -105,10 +105,13 @@ impl<S: ConversationStore + 'static> Gateway<S> {
             tools.meta_tools.push(MetaTool::FindToolGroups);
         }
         tools.routing = options.routing;
-        tools.listed = upstreams
-            .iter()
-            .map(|upstream| Arc::clone(upstream) as Arc<dyn ListedSource>)
-            .collect();
+        // Listed sources given with the tools (the `user_tools` group of
+        // JavaScript tools agents write) come before the upstreams.
+        tools.listed.extend(
+            upstreams
+                .iter()
+                .map(|upstream| Arc::clone(upstream) as Arc<dyn ListedSource>),
+        );
         let (toolbox, report) = Toolbox::start(tools).await?;
         let changes = toolbox.subscribe_changes();
         let gateway = Arc::new(Self {

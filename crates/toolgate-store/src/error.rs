@@ -67,6 +67,16 @@ pub enum StoreError {
         /// What did not decode.
         reason: String,
     },
+    /// A stored JavaScript tool row does not decode.
+    #[error("stored JavaScript tool `{name}` of `{owner}` is corrupt: {reason}")]
+    CorruptJsTool {
+        /// Its owner.
+        owner: String,
+        /// Its name, as stored.
+        name: String,
+        /// What did not decode.
+        reason: String,
+    },
     /// A conversation was given an agent that is not stored.
     #[error("no agent with id `{0}` is stored")]
     UnknownAgent(crate::conversation::AgentId),

@@ -8,13 +8,15 @@
 //! several processes) implement it, and the integration tests run one
 //! conformance suite against each. All of them also store agents
 //! ([`AgentStore`]): a name, prompts and enabled tools, linked to the
-//! conversations that use them.
+//! conversations that use them, and the JavaScript tools agents write
+//! ([`JsToolStore`]), per owner.
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod agent;
 mod conversation;
 mod error;
+mod js_tool;
 mod memory;
 mod postgres;
 mod sqlite;
@@ -23,6 +25,7 @@ mod store;
 pub use agent::{AgentRecord, AgentStore, SYSTEM_PROMPT, StoreFuture};
 pub use conversation::{AgentId, ConversationId, MessageId, StoredMessage};
 pub use error::{Result, StoreError};
+pub use js_tool::{JsToolRecord, JsToolStore, ToolOwner};
 pub use memory::MemoryStore;
 pub use postgres::{PostgresOptions, PostgresStore};
 pub use sqlite::SqliteStore;

@@ -1,15 +1,17 @@
 //! [`MemoryStore`]: conversations in process memory, for tests and for
 //! one-shot runs that need nothing to survive.
 
+use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::SystemTime;
 
-use toolgate_core::{Message, MessageKind, ToolStatus};
+use toolgate_core::{Message, MessageKind, ToolName, ToolStatus};
 
 use crate::agent::{AgentRecord, AgentStore, StoreFuture};
 use crate::conversation::{AgentId, ConversationId, MessageId, StoredMessage, now_millis};
 use crate::error::{Result, StoreError};
+use crate::js_tool::{JsToolRecord, JsToolStore, ToolOwner};
 use crate::store::ConversationStore;
 
 #[derive(Debug)]
@@ -24,6 +26,7 @@ struct State {
     next_id: i64,
     conversations: HashMap<ConversationId, Conversation>,
     agents: BTreeMap<AgentId, AgentRecord>,
+    js_tools: BTreeMap<(ToolOwner, ToolName), JsToolRecord>,
 }
 
 impl State {
@@ -171,5 +174,71 @@ impl AgentStore for MemoryStore {
             .get(conversation)
             .and_then(|c| c.agent.clone());
         Box::pin(async move { Ok(agent) })
+    }
+}
+
+impl JsToolStore for MemoryStore {
+    fn js_tools<'a>(&'a self, owner: &'a ToolOwner) -> StoreFuture<'a, Vec<JsToolRecord>> {
+        let tools = self
+            .state()
+            .js_tools
+            .values()
+            .filter(|tool| tool.owner == *owner)
+            .cloned()
+            .collect();
+        Box::pin(async move { Ok(tools) })
+    }
+
+    fn js_tool<'a>(
+        &'a self,
+        owner: &'a ToolOwner,
+        name: &'a ToolName,
+    ) -> StoreFuture<'a, Option<JsToolRecord>> {
+        let tool = self
+            .state()
+            .js_tools
+            .get(&(owner.clone(), name.clone()))
+            .cloned();
+        Box::pin(async move { Ok(tool) })
+    }
+
+    fn create_js_tool(&self, mut tool: JsToolRecord) -> StoreFuture<'_, Option<JsToolRecord>> {
+        let mut state = self.state();
+        let key = (tool.owner.clone(), tool.name.clone());
+        let created = match state.js_tools.entry(key) {
+            Entry::Occupied(_) => None,
+            Entry::Vacant(entry) => {
+                let now = now_millis();
+                (tool.created, tool.updated) = (now, now);
+                entry.insert(tool.clone());
+                Some(tool)
+            }
+        };
+        Box::pin(async move { Ok(created) })
+    }
+
+    fn update_js_tool(&self, mut tool: JsToolRecord) -> StoreFuture<'_, Option<JsToolRecord>> {
+        let mut state = self.state();
+        let key = (tool.owner.clone(), tool.name.clone());
+        let updated = state.js_tools.get_mut(&key).map(|stored| {
+            tool.created = stored.created;
+            tool.updated = now_millis();
+            *stored = tool.clone();
+            tool
+        });
+        Box::pin(async move { Ok(updated) })
+    }
+
+    fn delete_js_tool<'a>(
+        &'a self,
+        owner: &'a ToolOwner,
+        name: &'a ToolName,
+    ) -> StoreFuture<'a, bool> {
+        let deleted = self
+            .state()
+            .js_tools
+            .remove(&(owner.clone(), name.clone()))
+            .is_some();
+        Box::pin(async move { Ok(deleted) })
     }
 }

@@ -18,14 +18,16 @@ use std::time::{Duration, SystemTime};
 use deadpool_postgres::{
     Manager, ManagerConfig, Object, Pool, PoolError, RecyclingMethod, Runtime,
 };
+use serde_json::Value;
 use tokio_postgres::{NoTls, Row};
-use toolgate_core::{Message, MessageKind, ToolStatus};
+use toolgate_core::{Message, MessageKind, ToolName, ToolStatus};
 
 use crate::agent::{AgentRecord, AgentRow, AgentStore, StoreFuture};
 use crate::conversation::{
     AgentId, ConversationId, MessageId, MessageRow, StoredMessage, now_millis, to_millis,
 };
 use crate::error::{Result, StoreError};
+use crate::js_tool::{JS_TOOL_COLUMNS, JsToolRecord, JsToolRow, JsToolStore, ToolOwner};
 use crate::store::ConversationStore;
 
 /// The migrations, in order; the schema version is their count.
@@ -249,6 +251,145 @@ fn read_agent(row: &Row) -> Result<AgentRow> {
         prompts: row.try_get(2).map_err(get)?,
         tools: row.try_get(3).map_err(get)?,
     })
+}
+
+/// Reads one `js_tools` row (the columns of [`JS_TOOL_COLUMNS`] in order).
+fn read_js_tool_row(row: &Row) -> Result<JsToolRow> {
+    let get = |error: tokio_postgres::Error| postgres_error(error);
+    Ok(JsToolRow {
+        owner: row.try_get(0).map_err(get)?,
+        name: row.try_get(1).map_err(get)?,
+        description: row.try_get(2).map_err(get)?,
+        input_schema: row.try_get(3).map_err(get)?,
+        function: row.try_get(4).map_err(get)?,
+        source: row.try_get(5).map_err(get)?,
+        created_ms: row.try_get(6).map_err(get)?,
+        updated_ms: row.try_get(7).map_err(get)?,
+    })
+}
+
+impl PostgresStore {
+    /// The owner's tool `name` as stored, if any.
+    async fn read_js_tool(
+        &self,
+        owner: &ToolOwner,
+        name: &ToolName,
+    ) -> Result<Option<JsToolRecord>> {
+        let client = self.client().await?;
+        let row = client
+            .query_opt(
+                &format!("SELECT {JS_TOOL_COLUMNS} FROM js_tools WHERE owner = $1 AND name = $2"),
+                &[&owner.as_str(), &name.as_str()],
+            )
+            .await
+            .map_err(postgres_error)?;
+        row.map(|row| read_js_tool_row(&row)?.decode()).transpose()
+    }
+}
+
+impl JsToolStore for PostgresStore {
+    fn js_tools<'a>(&'a self, owner: &'a ToolOwner) -> StoreFuture<'a, Vec<JsToolRecord>> {
+        Box::pin(async move {
+            let client = self.client().await?;
+            let rows = client
+                .query(
+                    &format!(
+                        "SELECT {JS_TOOL_COLUMNS} FROM js_tools WHERE owner = $1 ORDER BY name"
+                    ),
+                    &[&owner.as_str()],
+                )
+                .await
+                .map_err(postgres_error)?;
+            rows.iter()
+                .map(|row| read_js_tool_row(row)?.decode())
+                .collect()
+        })
+    }
+
+    fn js_tool<'a>(
+        &'a self,
+        owner: &'a ToolOwner,
+        name: &'a ToolName,
+    ) -> StoreFuture<'a, Option<JsToolRecord>> {
+        Box::pin(self.read_js_tool(owner, name))
+    }
+
+    fn create_js_tool(&self, tool: JsToolRecord) -> StoreFuture<'_, Option<JsToolRecord>> {
+        Box::pin(async move {
+            let schema = Value::Object(tool.input_schema.clone()).to_string();
+            let client = self.client().await?;
+            let inserted = client
+                .execute(
+                    "INSERT INTO js_tools (owner, name, description, input_schema, function, source,
+                                           created_ms, updated_ms)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $7)
+                     ON CONFLICT (owner, name) DO NOTHING",
+                    &[
+                        &tool.owner.as_str(),
+                        &tool.name.as_str(),
+                        &tool.description,
+                        &schema,
+                        &tool.function,
+                        &tool.source,
+                        &to_millis(now_millis()),
+                    ],
+                )
+                .await
+                .map_err(postgres_error)?;
+            drop(client);
+            if inserted == 0 {
+                return Ok(None);
+            }
+            self.read_js_tool(&tool.owner, &tool.name).await
+        })
+    }
+
+    fn update_js_tool(&self, tool: JsToolRecord) -> StoreFuture<'_, Option<JsToolRecord>> {
+        Box::pin(async move {
+            let schema = Value::Object(tool.input_schema.clone()).to_string();
+            let client = self.client().await?;
+            let updated = client
+                .execute(
+                    "UPDATE js_tools SET description = $3, input_schema = $4, function = $5,
+                                         source = $6, updated_ms = $7
+                     WHERE owner = $1 AND name = $2",
+                    &[
+                        &tool.owner.as_str(),
+                        &tool.name.as_str(),
+                        &tool.description,
+                        &schema,
+                        &tool.function,
+                        &tool.source,
+                        &to_millis(now_millis()),
+                    ],
+                )
+                .await
+                .map_err(postgres_error)?;
+            drop(client);
+            if updated == 0 {
+                return Ok(None);
+            }
+            self.read_js_tool(&tool.owner, &tool.name).await
+        })
+    }
+
+    fn delete_js_tool<'a>(
+        &'a self,
+        owner: &'a ToolOwner,
+        name: &'a ToolName,
+    ) -> StoreFuture<'a, bool> {
+        Box::pin(async move {
+            let client = self.client().await?;
+            let deleted = client
+                .execute(
+                    "DELETE FROM js_tools WHERE owner = $1 AND name = $2",
+                    &[&owner.as_str(), &name.as_str()],
+                )
+                .await
+                .map_err(postgres_error)?;
+            Ok(deleted > 0)
+        })
+    }
 }
 
 impl ConversationStore for PostgresStore {

@@ -12,19 +12,22 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime};
 
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, Row, params};
-use toolgate_core::{Message, MessageKind, ToolStatus};
+use serde_json::Value;
+use toolgate_core::{Message, MessageKind, ToolName, ToolStatus};
 
 use crate::agent::{AgentRecord, AgentRow, AgentStore, StoreFuture};
 use crate::conversation::{
     AgentId, ConversationId, MessageId, MessageRow, StoredMessage, now_millis, to_millis,
 };
 use crate::error::{Result, StoreError};
+use crate::js_tool::{JS_TOOL_COLUMNS, JsToolRecord, JsToolRow, JsToolStore, ToolOwner};
 use crate::store::ConversationStore;
 
 /// The migrations, in order; the schema version is their count.
 const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/sqlite/0001_conversations.sql"),
     include_str!("../migrations/sqlite/0002_agents.sql"),
+    include_str!("../migrations/sqlite/0003_js_tools.sql"),
 ];
 
 /// Conversations in a SQLite database file.
@@ -395,5 +398,122 @@ fn read_agent(row: &Row<'_>) -> rusqlite::Result<AgentRow> {
         name: row.get(1)?,
         prompts: row.get(2)?,
         tools: row.get(3)?,
+    })
+}
+
+impl JsToolStore for SqliteStore {
+    fn js_tools<'a>(&'a self, owner: &'a ToolOwner) -> StoreFuture<'a, Vec<JsToolRecord>> {
+        let owner = owner.clone();
+        Box::pin(self.with_connection(move |connection| {
+            let mut statement = connection.prepare_cached(&format!(
+                "SELECT {JS_TOOL_COLUMNS} FROM js_tools WHERE owner = ?1 ORDER BY name"
+            ))?;
+            let rows = statement
+                .query_map([owner.as_str()], read_js_tool_row)?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            rows.into_iter().map(JsToolRow::decode).collect()
+        }))
+    }
+
+    fn js_tool<'a>(
+        &'a self,
+        owner: &'a ToolOwner,
+        name: &'a ToolName,
+    ) -> StoreFuture<'a, Option<JsToolRecord>> {
+        let (owner, name) = (owner.clone(), name.clone());
+        Box::pin(self.with_connection(move |connection| read_js_tool(connection, &owner, &name)))
+    }
+
+    fn create_js_tool(&self, tool: JsToolRecord) -> StoreFuture<'_, Option<JsToolRecord>> {
+        Box::pin(self.with_connection(move |connection| {
+            let schema = Value::Object(tool.input_schema.clone()).to_string();
+            let inserted = connection.execute(
+                "INSERT INTO js_tools (owner, name, description, input_schema, function, source,
+                                       created_ms, updated_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)
+                 ON CONFLICT (owner, name) DO NOTHING",
+                params![
+                    tool.owner.as_str(),
+                    tool.name.as_str(),
+                    tool.description,
+                    schema,
+                    tool.function,
+                    tool.source,
+                    to_millis(now_millis()),
+                ],
+            )?;
+            if inserted == 0 {
+                return Ok(None);
+            }
+            read_js_tool(connection, &tool.owner, &tool.name)
+        }))
+    }
+
+    fn update_js_tool(&self, tool: JsToolRecord) -> StoreFuture<'_, Option<JsToolRecord>> {
+        Box::pin(self.with_connection(move |connection| {
+            let schema = Value::Object(tool.input_schema.clone()).to_string();
+            let updated = connection.execute(
+                "UPDATE js_tools SET description = ?3, input_schema = ?4, function = ?5,
+                                     source = ?6, updated_ms = ?7
+                 WHERE owner = ?1 AND name = ?2",
+                params![
+                    tool.owner.as_str(),
+                    tool.name.as_str(),
+                    tool.description,
+                    schema,
+                    tool.function,
+                    tool.source,
+                    to_millis(now_millis()),
+                ],
+            )?;
+            if updated == 0 {
+                return Ok(None);
+            }
+            read_js_tool(connection, &tool.owner, &tool.name)
+        }))
+    }
+
+    fn delete_js_tool<'a>(
+        &'a self,
+        owner: &'a ToolOwner,
+        name: &'a ToolName,
+    ) -> StoreFuture<'a, bool> {
+        let (owner, name) = (owner.clone(), name.clone());
+        Box::pin(self.with_connection(move |connection| {
+            let deleted = connection.execute(
+                "DELETE FROM js_tools WHERE owner = ?1 AND name = ?2",
+                params![owner.as_str(), name.as_str()],
+            )?;
+            Ok(deleted > 0)
+        }))
+    }
+}
+
+fn read_js_tool(
+    connection: &Connection,
+    owner: &ToolOwner,
+    name: &ToolName,
+) -> Result<Option<JsToolRecord>> {
+    let row = connection
+        .query_row(
+            &format!("SELECT {JS_TOOL_COLUMNS} FROM js_tools WHERE owner = ?1 AND name = ?2"),
+            params![owner.as_str(), name.as_str()],
+            read_js_tool_row,
+        )
+        .optional()?;
+    row.map(JsToolRow::decode).transpose()
+}
+
+/// Reads one `js_tools` row (the columns of [`JS_TOOL_COLUMNS`] in order).
+fn read_js_tool_row(row: &Row<'_>) -> rusqlite::Result<JsToolRow> {
+    Ok(JsToolRow {
+        owner: row.get(0)?,
+        name: row.get(1)?,
+        description: row.get(2)?,
+        input_schema: row.get(3)?,
+        function: row.get(4)?,
+        source: row.get(5)?,
+        created_ms: row.get(6)?,
+        updated_ms: row.get(7)?,
     })
 }

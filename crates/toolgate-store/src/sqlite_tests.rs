@@ -51,7 +51,7 @@ async fn a_version_1_database_gains_agents_and_keeps_its_conversations() {
             .unwrap();
     }
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 2);
+    assert_eq!(store.schema_version().unwrap(), MIGRATIONS.len() as i64);
     let old = ConversationId::new("old");
     assert!(store.exists(&old).await.unwrap());
     assert_eq!(store.conversation_agent(&old).await.unwrap(), None);
@@ -75,7 +75,7 @@ async fn a_database_from_a_newer_toolgate_is_refused() {
     let error = SqliteStore::open(&path).unwrap_err();
     assert_eq!(
         error.to_string(),
-        "the database schema is version 99, newer than this toolgate's 2"
+        "the database schema is version 99, newer than this toolgate's 3"
     );
 }
 
@@ -158,4 +158,52 @@ async fn a_path_where_nothing_is_gets_a_new_database() {
     let store = SqliteStore::open(&path).unwrap();
     assert_eq!(store.schema_version().unwrap(), MIGRATIONS.len() as i64);
     assert!(std::fs::metadata(&path).unwrap().len() > 0);
+}
+
+#[tokio::test]
+async fn a_version_2_database_gains_js_tools_and_keeps_its_agents() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("toolgate.db");
+    {
+        let connection = Connection::open(&path).unwrap();
+        connection.execute_batch(MIGRATIONS[0]).unwrap();
+        connection.execute_batch(MIGRATIONS[1]).unwrap();
+        connection.pragma_update(None, "user_version", 2).unwrap();
+        connection
+            .execute(
+                "INSERT INTO agents (id, name, prompts, tools, updated_ms) VALUES ('a', 'A', '{}', '[]', 1)",
+                [],
+            )
+            .unwrap();
+    }
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(store.schema_version().unwrap(), 3);
+    assert_eq!(
+        store.agent(&crate::AgentId::new("a")).await.unwrap(),
+        Some(crate::AgentRecord::new("a", "A"))
+    );
+    let owner = crate::ToolOwner::new("a");
+    assert_eq!(store.js_tools(&owner).await.unwrap(), []);
+}
+
+#[tokio::test]
+async fn a_corrupt_js_tool_is_an_error_naming_it() {
+    let store = SqliteStore::open_in_memory().unwrap();
+    store
+        .connection
+        .lock()
+        .unwrap()
+        .execute(
+            "INSERT INTO js_tools VALUES ('team', 'bad', 'd', '[1]', 'run', 'src', 1, 1)",
+            [],
+        )
+        .unwrap();
+    let error = store
+        .js_tools(&crate::ToolOwner::new("team"))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "stored JavaScript tool `bad` of `team` is corrupt: input_schema: not a JSON object"
+    );
 }

@@ -4,8 +4,10 @@
 //! with a `.js` file beside it) implement; the [`Toolbox`] that holds the catalog and routes each call to
 //! its source, checks its arguments, and resolves polymorphic tools and
 //! aliases; one output type, [`ToolOutput`], that each front end converts at
-//! its edge; and the built-in groups (`time`, `files`, `web`,
-//! `prompt_manager`).
+//! its edge; the built-in groups (`time`, `files`, `web`,
+//! `prompt_manager`); and the JavaScript tools agents write
+//! ([`UserJsTools`]: `js_tool_management` and `user_tools`) and `js_eval`
+//! ([`JsEvalTool`]).
 //!
 //! No protocol types cross this crate: an MCP server is a [`ListedSource`]
 //! implemented in toolgate-mcp.
@@ -38,7 +40,10 @@ pub use consolidate::ALL_GROUPS;
 pub use context::{CallContext, CallerChannel};
 pub use embeddings::{LocalEmbeddings, vector_cache_dir};
 pub use error::{ConsolidationError, SourceError, ToolCallError, ToolboxError};
-pub use javascript::JavaScriptConfig;
+pub use javascript::eval::JsEvalTool;
+pub use javascript::management::{JS_TOOL_MANAGEMENT_GROUP, UserJsTools};
+pub use javascript::user_tools::USER_TOOLS_GROUP;
+pub use javascript::{DEFAULT_TOOL_OWNER, JavaScriptConfig, JsEval};
 pub use manifests::ReloadReport;
 pub use naming::{RenameReason, RenamedTool};
 pub use output::{Content, ToolOutput};

@@ -2,7 +2,8 @@
 //! offered as one polymorphic tool, and its action policy), `[aliases]` (old
 //! tool names and what they call now), `[web]` (the built-in `web` tools)
 //! and `[tools]` (how long a call may run; `[tools.javascript]`, the limits
-//! of a JavaScript tool's call).
+//! of a JavaScript tool's call, whether `js_eval` is offered and whose
+//! tools a gateway's agents write).
 //!
 //! This crate never reads the file: the command line reads it once and hands
 //! over each entry as written (`Raw*`), which checks itself into the form the
@@ -16,9 +17,10 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use toolgate_core::{ActionPolicy, Alias, NameError, ToolName, timeout_from_seconds};
+use toolgate_store::ToolOwner;
 
 use crate::builtin::WebConfig;
-use crate::javascript::JavaScriptConfig;
+use crate::javascript::{JavaScriptConfig, JsEval};
 use crate::toolbox::DEFAULT_CALL_TIMEOUT;
 
 /// One `[groups.<id>]` table, as written.
@@ -108,7 +110,16 @@ pub struct RawJavaScriptSettings {
     /// Per group, the table its tools receive as `context.settings`.
     #[serde(default)]
     pub settings: BTreeMap<String, Map<String, Value>>,
+    /// Offers the core tool `js_eval`.
+    #[serde(default)]
+    pub eval: Option<bool>,
+    /// Whose JavaScript tools `toolgate serve`'s sessions write and see.
+    #[serde(default)]
+    pub owner: Option<String>,
 }
+
+/// The longest `owner` of `[tools.javascript]`.
+const MAX_OWNER_CHARS: usize = 128;
 
 /// The largest `memory_mib` of `[tools.javascript]`: 4 GiB.
 const MAX_JAVASCRIPT_MEMORY_MIB: u32 = 4096;
@@ -193,6 +204,11 @@ pub enum InvalidSetting {
         "`max_concurrent_calls` must be between 1 and {MAX_CONCURRENT_JAVASCRIPT_CALLS}, got {0}"
     )]
     Concurrency(usize),
+    /// `owner` is blank or too long.
+    #[error(
+        "`owner` must be 1-{MAX_OWNER_CHARS} characters with no leading or trailing white space, got {0:?}"
+    )]
+    Owner(String),
     /// A key of `[tools.javascript]` does not check.
     #[error("[tools.javascript]: {0}")]
     JavaScript(Box<InvalidSetting>),
@@ -309,6 +325,8 @@ impl RawJavaScriptSettings {
             memory_mib,
             max_concurrent_calls,
             settings,
+            eval,
+            owner,
         } = self;
         let defaults = JavaScriptConfig::default();
         let timeout = match timeout_seconds {
@@ -327,11 +345,27 @@ impl RawJavaScriptSettings {
             Some(calls) if (1..=MAX_CONCURRENT_JAVASCRIPT_CALLS).contains(&calls) => calls,
             Some(calls) => return Err(InvalidSetting::Concurrency(calls)),
         };
+        let owner = match owner {
+            None => defaults.owner,
+            Some(owner)
+                if !owner.is_empty()
+                    && owner.trim() == owner
+                    && owner.chars().count() <= MAX_OWNER_CHARS =>
+            {
+                ToolOwner::new(owner)
+            }
+            Some(owner) => return Err(InvalidSetting::Owner(owner)),
+        };
         Ok(JavaScriptConfig {
             timeout,
             memory_mib,
             max_concurrent_calls,
             settings,
+            eval: match eval {
+                Some(true) => JsEval::On,
+                Some(false) | None => JsEval::Off,
+            },
+            owner,
         })
     }
 }

@@ -196,7 +196,7 @@ impl Toolbox {
             sources.push(Arc::clone(source));
         }
 
-        let runner = Arc::new(JsRunner::new(
+        let runner = Arc::new(JsRunner::with_builtins(
             options.javascript.clone(),
             options.builtins.as_ref(),
         )?);

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use toolgate_core::{Catalog, GroupListing};
-use toolgate_tools::StartReport;
+use toolgate_tools::{StartReport, USER_TOOLS_GROUP};
 
 /// Where the tools came from and what was skipped, one line each.
 pub(crate) fn describe_sources(
@@ -64,6 +64,10 @@ pub(crate) fn describe_catalog(out: &mut String, catalog: &Catalog, report: &Sta
         let count = tool_count(catalog, group.id.as_str());
         let state = match report.listed.iter().find(|(id, _)| id == &group.id) {
             Some((_, Err(error))) => format!("FAILED: {error}"),
+            // Listed like an upstream, but from the store.
+            Some((_, Ok(_))) if group.id.as_str() == USER_TOOLS_GROUP => {
+                format!("{count} written by agents")
+            }
             Some((_, Ok(_))) => format!("{count} (upstream, started)"),
             None if matches!(
                 catalog.group_listing(group.id.as_str()),

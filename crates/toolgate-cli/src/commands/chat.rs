@@ -21,9 +21,10 @@ use toolgate_core::routing::semantic::EmbeddingsConfig;
 use toolgate_core::{Encoding, MetaTool, TokenCounter};
 use toolgate_llm::{ChatModel, ProviderConfig};
 use toolgate_store::{
-    AgentId, AgentRecord, AgentStore, ConversationId, ConversationStore, MemoryStore, SYSTEM_PROMPT,
+    AgentId, AgentRecord, AgentStore, ConversationId, ConversationStore, JsToolStore, MemoryStore,
+    SYSTEM_PROMPT, ToolOwner,
 };
-use toolgate_tools::Toolbox;
+use toolgate_tools::{JS_TOOL_MANAGEMENT_GROUP, Toolbox, USER_TOOLS_GROUP};
 
 use self::session::{Session, new_conversation_id};
 use super::banner::describe_sources;
@@ -134,7 +135,7 @@ struct Chat<'a> {
 impl Chat<'_> {
     /// Stores the agent, builds the toolbox for it and runs the
     /// conversation; the upstreams stop when it ends.
-    async fn start<S: ConversationStore + AgentStore + 'static>(
+    async fn start<S: ConversationStore + AgentStore + JsToolStore + 'static>(
         mut self,
         store: Arc<S>,
         store_line: String,
@@ -151,6 +152,21 @@ impl Chat<'_> {
                 .upstreams
                 .retain(|upstream| agent.tools.iter().any(|t| t == upstream.name.as_str()));
         }
+        // The tools the agent writes are its own; an agent limited to some
+        // tools gets them when its list names either group.
+        let writes_tools = agent.tools.is_empty()
+            || agent
+                .tools
+                .iter()
+                .any(|name| name == JS_TOOL_MANAGEMENT_GROUP || name == USER_TOOLS_GROUP);
+        let user_js_tools = if writes_tools {
+            self.tools.add_user_js_tools(
+                Arc::clone(&store) as Arc<dyn JsToolStore>,
+                ToolOwner::new(agent.id.as_str()),
+            )?
+        } else {
+            None
+        };
         let config_files: Vec<PathBuf> = self.tools.config_files.clone();
         let manifest_dirs = self.tools.options.manifest_dirs.clone();
         let mut options = self.tools.into_options();
@@ -158,12 +174,20 @@ impl Chat<'_> {
         let (toolbox, report) = Toolbox::start(options)
             .await
             .context("building the tool catalog")?;
+        if let Some(user_js_tools) = &user_js_tools {
+            user_js_tools.attach(&toolbox);
+        }
         let mut banner = self.banner;
         describe_sources(&mut banner, &report, &config_files, &manifest_dirs);
         banner.push_str(&store_line);
         let _ = writeln!(banner, "  agent: {} ({})", agent.id, agent.name);
         if !agent.tools.is_empty() {
-            let unknown = toolbox.restrict_to(&agent.tools);
+            // An agent that writes tools may call the ones it wrote.
+            let mut enabled = agent.tools.clone();
+            if user_js_tools.is_some() && !enabled.iter().any(|name| name == USER_TOOLS_GROUP) {
+                enabled.push(USER_TOOLS_GROUP.to_owned());
+            }
+            let unknown = toolbox.restrict_to(&enabled);
             let _ = writeln!(banner, "  agent tools: {}", agent.tools.join(", "));
             if !unknown.is_empty() {
                 eprint(&format!(

@@ -14,7 +14,7 @@ use toolgate_mcp::{
     Gateway, GatewayHandler, GatewayOptions, HELD_IN_MEMORY, HttpLimits, HttpOptions, MCP_PATH,
     SessionSource, serve_http,
 };
-use toolgate_store::{ConversationId, ConversationStore, MemoryStore};
+use toolgate_store::{ConversationId, ConversationStore, JsToolStore, MemoryStore};
 use toolgate_tools::StartReport;
 
 use super::tool_setup::ToolSetup;
@@ -40,17 +40,27 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         match crate::store::location(args.store.as_deref()) {
             _ if args.memory_store => {
                 let label = "memory (sessions end with the process)".into();
-                serve(args, MemoryStore::new(), label).await
+                // The JavaScript tools agents write live in memory too, as
+                // long as the process.
+                serve(
+                    args,
+                    MemoryStore::new(),
+                    Arc::new(MemoryStore::new()),
+                    label,
+                )
+                .await
             }
             StoreLocation::Postgres(uri) => {
                 let store = crate::store::open_postgres(&uri).await?;
                 let label = format!("PostgreSQL {}", crate::store::redacted(&uri));
-                serve(args, store, label).await
+                let js_tools = Arc::new(store.clone());
+                serve(args, store, js_tools, label).await
             }
             StoreLocation::Sqlite(path) => {
                 let (store, path) = crate::store::open_sqlite(path.as_deref(), "sessions.db")?;
                 let file = store.clone();
-                serve(args, store, format!("SQLite {}", path.display())).await?;
+                let js_tools = Arc::new(store.clone());
+                serve(args, store, js_tools, format!("SQLite {}", path.display())).await?;
                 file.checkpoint()
                     .await
                     .with_context(|| format!("checkpointing {}", path.display()))
@@ -62,6 +72,7 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
 async fn serve<S: ConversationStore + 'static>(
     args: ServeArgs,
     store: S,
+    js_tools: Arc<dyn JsToolStore>,
     store_label: String,
 ) -> anyhow::Result<()> {
     let token = bearer_token(&args)?;
@@ -73,7 +84,9 @@ async fn serve<S: ConversationStore + 'static>(
         );
     }
     let settings = Settings::load(args.tools.config.as_deref())?;
-    let setup = ToolSetup::new(&args.tools, &settings)?;
+    let mut setup = ToolSetup::new(&args.tools, &settings)?;
+    let owner = settings.tools.javascript.owner.clone();
+    let user_js_tools = setup.add_user_js_tools(js_tools, owner.clone())?;
     let config_files = setup.config_files;
     let manifest_dirs = setup.options.manifest_dirs.clone();
     let grace = Duration::from_secs(args.shutdown_grace_seconds.min(MAX_GRACE_SECONDS));
@@ -102,6 +115,9 @@ async fn serve<S: ConversationStore + 'static>(
         },
     };
     let (gateway, report) = Gateway::start(options, store).await?;
+    if let Some(user_js_tools) = &user_js_tools {
+        user_js_tools.attach(gateway.toolbox());
+    }
     let mut stop = StopSignals::new()?;
     let shutdown = CancellationToken::new();
     tokio::spawn(expire_sessions(Arc::clone(&gateway), shutdown.clone()));
@@ -125,6 +141,11 @@ async fn serve<S: ConversationStore + 'static>(
         &manifest_dirs,
         &store_label,
     );
+    if user_js_tools.is_some() {
+        banner.push_str(&format!(
+            "  JavaScript tools agents write: owner '{owner}' ([tools.javascript] owner)\n"
+        ));
+    }
     if args.stdio {
         let session = args.session.clone().unwrap_or_else(new_session_name);
         banner.push_str(&format!("Serving MCP on stdio, session '{session}'.\n"));

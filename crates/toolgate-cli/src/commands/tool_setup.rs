@@ -8,7 +8,10 @@ use std::sync::Arc;
 use anyhow::{Context, bail};
 use toolgate_mcp::Upstream;
 use toolgate_mcp::config::{UpstreamConfig, parse_mcp_servers_json};
-use toolgate_tools::{BuiltinConfig, FilesAccess, ListedSource, Startup, ToolboxOptions};
+use toolgate_store::{JsToolStore, ToolOwner};
+use toolgate_tools::{
+    BuiltinConfig, FilesAccess, JsEvalTool, ListedSource, Startup, ToolboxOptions, UserJsTools,
+};
 
 use crate::cli::ToolArgs;
 use crate::settings::Settings;
@@ -42,10 +45,35 @@ impl ToolSetup {
             groups: tools.groups.clone(),
             aliases: tools.aliases.clone(),
             call_timeout: tools.call_timeout,
+            sources: JsEvalTool::offered(&tools.javascript).into_iter().collect(),
             javascript: tools.javascript.clone(),
             ..ToolboxOptions::default()
         };
         Ok(setup)
+    }
+
+    /// Offers the JavaScript tools agents write (`js_tool_management`, and
+    /// `user_tools` listed before every upstream): `owner`'s, in `store`.
+    /// Built-in groups, they are left out with the others
+    /// (`--no-builtins`): then `None`. Attach what it returns to the
+    /// toolbox once that has started.
+    pub(crate) fn add_user_js_tools(
+        &mut self,
+        store: Arc<dyn JsToolStore>,
+        owner: ToolOwner,
+    ) -> anyhow::Result<Option<UserJsTools>> {
+        if self.options.builtins.is_none() {
+            return Ok(None);
+        }
+        let tools = UserJsTools::new(
+            store,
+            owner,
+            &self.options.javascript,
+            self.options.builtins.as_ref(),
+        )?;
+        self.options.sources.push(tools.management());
+        self.options.listed.insert(0, tools.tools());
+        Ok(Some(tools))
     }
 
     /// The upstreams of `settings` and of the `mcpServers` files, with no
@@ -89,14 +117,15 @@ impl ToolSetup {
         }
     }
 
-    /// The toolbox options with the upstreams as its listed sources.
+    /// The toolbox options with the upstreams as its listed sources, after
+    /// any given already.
     pub(crate) fn into_options(self) -> ToolboxOptions {
         let mut options = self.options;
-        options.listed = self
-            .upstreams
-            .into_iter()
-            .map(|config| Arc::new(Upstream::new(config)) as Arc<dyn ListedSource>)
-            .collect();
+        options.listed.extend(
+            self.upstreams
+                .into_iter()
+                .map(|config| Arc::new(Upstream::new(config)) as Arc<dyn ListedSource>),
+        );
         options
     }
 }

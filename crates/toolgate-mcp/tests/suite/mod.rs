@@ -9,3 +9,4 @@ mod shutdown;
 mod stdio;
 mod support;
 mod upstreams;
+mod user_tools;

@@ -3,13 +3,15 @@
 use std::time::{Duration, SystemTime};
 
 use pretty_assertions::assert_eq;
-use toolgate_core::{Message, MessageKind, ToolStatus};
+use serde_json::json;
+use toolgate_core::{Message, MessageKind, ToolName, ToolStatus};
 use toolgate_store::{
-    AgentId, AgentRecord, AgentStore, ConversationId, ConversationStore, StoreError,
+    AgentId, AgentRecord, AgentStore, ConversationId, ConversationStore, JsToolRecord, JsToolStore,
+    StoreError, ToolOwner,
 };
 
 /// Runs every check against `store`, which must be empty.
-pub(crate) async fn conformance<S: ConversationStore + AgentStore>(store: S) {
+pub(crate) async fn conformance<S: ConversationStore + AgentStore + JsToolStore>(store: S) {
     appends_keep_order_and_fields(&store).await;
     conversations_are_isolated(&store).await;
     tool_status_updates_the_latest_matching_call(&store).await;
@@ -18,6 +20,8 @@ pub(crate) async fn conformance<S: ConversationStore + AgentStore>(store: S) {
     touch_keeps_a_conversation_from_expiring(&store).await;
     agents_are_saved_replaced_and_listed(&store).await;
     a_conversation_keeps_its_agent(&store).await;
+    js_tools_are_created_updated_listed_and_deleted(&store).await;
+    js_tools_of_two_owners_are_apart(&store).await;
 }
 
 fn id(text: &str) -> ConversationId {
@@ -247,4 +251,133 @@ async fn a_conversation_keeps_its_agent<S: ConversationStore + AgentStore>(store
         .unwrap_err();
     assert!(matches!(unknown, StoreError::UnknownAgent(ref id) if id.as_str() == "nobody"));
     assert_eq!(unknown.to_string(), "no agent with id `nobody` is stored");
+}
+
+fn js_tool(owner: &str, name: &str, source: &str) -> JsToolRecord {
+    let schema = json!({"type": "object", "properties": {"n": {"type": "number"}}});
+    JsToolRecord::new(
+        ToolOwner::new(owner),
+        ToolName::new(name).unwrap(),
+        format!("{name} of {owner}"),
+        schema.as_object().unwrap().clone(),
+        "run",
+        source,
+    )
+}
+
+async fn js_tools_are_created_updated_listed_and_deleted<S: JsToolStore>(store: &S) {
+    let owner = ToolOwner::new("sage");
+    let double = ToolName::new("double").unwrap();
+    assert_eq!(store.js_tools(&owner).await.unwrap(), []);
+    assert_eq!(store.js_tool(&owner, &double).await.unwrap(), None);
+
+    let before = SystemTime::now() - Duration::from_secs(1);
+    let created = store
+        .create_js_tool(js_tool(
+            "sage",
+            "double",
+            "function run(a) { return a.n * 2; }",
+        ))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(created.created >= before && created.updated == created.created);
+    assert_eq!(
+        JsToolRecord {
+            created: std::time::UNIX_EPOCH,
+            updated: std::time::UNIX_EPOCH,
+            ..created.clone()
+        },
+        js_tool("sage", "double", "function run(a) { return a.n * 2; }")
+    );
+    assert_eq!(
+        store.js_tool(&owner, &double).await.unwrap(),
+        Some(created.clone())
+    );
+    assert_eq!(
+        store
+            .create_js_tool(js_tool("sage", "double", "other"))
+            .await
+            .unwrap(),
+        None,
+        "a name is created once"
+    );
+    assert_eq!(
+        store.js_tool(&owner, &double).await.unwrap(),
+        Some(created.clone()),
+        "a refused create changes nothing"
+    );
+
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    let mut changed = js_tool("sage", "double", "function run(a) { return a.n + a.n; }");
+    changed.description = "Doubles n".to_owned();
+    let updated = store.update_js_tool(changed).await.unwrap().unwrap();
+    assert_eq!(updated.created, created.created);
+    assert!(updated.updated > created.updated);
+    assert_eq!(updated.description, "Doubles n");
+    assert_eq!(updated.source, "function run(a) { return a.n + a.n; }");
+    assert_eq!(
+        store.js_tool(&owner, &double).await.unwrap(),
+        Some(updated.clone())
+    );
+    assert_eq!(
+        store
+            .update_js_tool(js_tool("sage", "missing", "x"))
+            .await
+            .unwrap(),
+        None,
+        "updating nothing stores nothing"
+    );
+    assert_eq!(
+        store
+            .js_tool(&owner, &ToolName::new("missing").unwrap())
+            .await
+            .unwrap(),
+        None
+    );
+
+    store
+        .create_js_tool(js_tool("sage", "add", "function run() {}"))
+        .await
+        .unwrap()
+        .unwrap();
+    let names: Vec<String> = store
+        .js_tools(&owner)
+        .await
+        .unwrap()
+        .iter()
+        .map(|tool| tool.name.to_string())
+        .collect();
+    assert_eq!(names, ["add", "double"]);
+
+    assert!(store.delete_js_tool(&owner, &double).await.unwrap());
+    assert!(!store.delete_js_tool(&owner, &double).await.unwrap());
+    assert_eq!(store.js_tool(&owner, &double).await.unwrap(), None);
+    assert_eq!(store.js_tools(&owner).await.unwrap().len(), 1);
+}
+
+async fn js_tools_of_two_owners_are_apart<S: JsToolStore>(store: &S) {
+    let (alice, bob) = (ToolOwner::new("alice"), ToolOwner::new("bob"));
+    let shared = ToolName::new("shared").unwrap();
+    for owner in ["alice", "bob"] {
+        store
+            .create_js_tool(js_tool(owner, "shared", owner))
+            .await
+            .unwrap()
+            .unwrap();
+    }
+    assert_eq!(
+        store
+            .js_tool(&alice, &shared)
+            .await
+            .unwrap()
+            .unwrap()
+            .source,
+        "alice"
+    );
+    assert!(store.delete_js_tool(&bob, &shared).await.unwrap());
+    assert_eq!(store.js_tools(&bob).await.unwrap(), []);
+    let left = store.js_tools(&alice).await.unwrap();
+    assert_eq!(left.len(), 1);
+    assert_eq!(left[0].owner, alice);
 }

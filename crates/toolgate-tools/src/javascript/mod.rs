@@ -3,7 +3,9 @@
 //!
 //! [`JsRunner`] is the one way a JavaScript function runs as a tool, whoever
 //! holds its source: a manifest's `.js` file beside it ([`manifest`]), or a
-//! tool an agent wrote. It applies the `[tools.javascript]` limits, runs the
+//! tool an agent wrote and stored ([`user_tools`], written through
+//! [`management`]); `js_eval` ([`eval`]) runs a snippet under the same
+//! limits. It applies the `[tools.javascript]` limits, runs the
 //! engine off the async workers, and turns what the script did into what
 //! the model reads.
 //!
@@ -12,8 +14,11 @@
 //! worker's. Those threads have 2 MiB of stack, above the engine's stack
 //! limit (`JsLimits::stack_bytes`, 512 KiB).
 
+pub(crate) mod eval;
 mod host;
+pub(crate) mod management;
 pub(crate) mod manifest;
+pub(crate) mod user_tools;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -21,9 +26,10 @@ use std::sync::atomic::AtomicUsize;
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use toolgate_core::MAX_TIMEOUT_SECONDS;
 use toolgate_js::{Invocation, JsError, JsLimits};
+use toolgate_store::ToolOwner;
 
 use crate::builtin::{BuiltinConfig, Files, WebConfig};
 use crate::context::CallContext;
@@ -31,7 +37,8 @@ use crate::error::{ToolCallError, ToolboxError};
 use crate::output::ToolOutput;
 use host::ToolHost;
 
-/// What one call of a JavaScript tool may use (`[tools.javascript]`).
+/// What one call of a JavaScript tool may use, whether `js_eval` is
+/// offered, and whose tools a gateway's agents write (`[tools.javascript]`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct JavaScriptConfig {
     /// Wall time per call (default 10 s); a manifest entry's own
@@ -47,6 +54,27 @@ pub struct JavaScriptConfig {
     /// one of the group's tools receives its table as `context.settings`
     /// (an API's base URL, a unit system...).
     pub settings: BTreeMap<String, Map<String, Value>>,
+    /// Whether the core tool `js_eval` (run a snippet, answer its value) is
+    /// offered: off unless enabled.
+    pub eval: JsEval,
+    /// Whose JavaScript tools `toolgate serve`'s sessions write and see
+    /// ([`DEFAULT_TOOL_OWNER`] unless set); `toolgate chat` uses its
+    /// agent's id instead.
+    pub owner: ToolOwner,
+}
+
+/// The owner of the JavaScript tools written through a gateway unless
+/// `[tools.javascript] owner` says otherwise.
+pub const DEFAULT_TOOL_OWNER: &str = "gateway";
+
+/// Whether `js_eval` is offered.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum JsEval {
+    /// Not offered: the default.
+    #[default]
+    Off,
+    /// Offered as a core tool.
+    On,
 }
 
 impl Default for JavaScriptConfig {
@@ -57,6 +85,8 @@ impl Default for JavaScriptConfig {
             max_concurrent_calls: std::thread::available_parallelism()
                 .map_or(8, |cores| (cores.get() * 4).max(8)),
             settings: BTreeMap::new(),
+            eval: JsEval::Off,
+            owner: ToolOwner::new(DEFAULT_TOOL_OWNER),
         }
     }
 }
@@ -105,34 +135,76 @@ pub(crate) struct JsRunner {
 }
 
 impl JsRunner {
-    /// A runner under `config`, whose scripts reach the files root and the
-    /// web as the built-in tools of `builtins` do (without them: no files,
-    /// and `fetch` under the default `[web]` settings).
-    pub(crate) fn new(
+    /// A runner under `config` whose scripts reach no files, and the web
+    /// under the default `[web]` settings.
+    pub(crate) fn new(config: JavaScriptConfig) -> Self {
+        let running = Arc::new(Semaphore::new(config.max_concurrent_calls));
+        Self {
+            config,
+            files: None,
+            web: WebConfig::default(),
+            running,
+        }
+    }
+
+    /// A runner under `config` whose scripts reach the files root and the
+    /// web as the built-in tools of `builtins` do (without them: as
+    /// [`JsRunner::new`]).
+    pub(crate) fn with_builtins(
         config: JavaScriptConfig,
         builtins: Option<&BuiltinConfig>,
     ) -> Result<Self, ToolboxError> {
-        let files = builtins
-            .map(|builtins| {
-                let root = builtins.files_root.canonicalize().map_err(|source| {
-                    ToolboxError::FilesRoot {
+        let mut runner = Self::new(config);
+        if let Some(builtins) = builtins {
+            let root =
+                builtins
+                    .files_root
+                    .canonicalize()
+                    .map_err(|source| ToolboxError::FilesRoot {
                         path: builtins.files_root.clone(),
                         source,
-                    }
-                })?;
-                Ok::<_, ToolboxError>(Files::new(root, builtins.files_access))
-            })
-            .transpose()?;
-        let web = builtins
-            .map(|builtins| builtins.web.clone())
-            .unwrap_or_default();
-        let running = Arc::new(Semaphore::new(config.max_concurrent_calls));
-        Ok(Self {
-            config,
-            files,
-            web,
-            running,
+                    })?;
+            runner.files = Some(Files::new(root, builtins.files_access));
+            runner.web = builtins.web.clone();
+        }
+        Ok(runner)
+    }
+
+    /// Waits for a turn to run a script: until one is free, or the call is
+    /// cancelled.
+    pub(crate) async fn turn(
+        &self,
+        tool: &str,
+        context: &CallContext,
+    ) -> Result<OwnedSemaphorePermit, ToolCallError> {
+        let permit = tokio::select! {
+            permit = Arc::clone(&self.running).acquire_owned() => permit,
+            () = context.cancel.cancelled() => {
+                return Err(ToolCallError::respond(format!("Tool '{tool}' was cancelled.")));
+            }
+        };
+        permit.map_err(|_| {
+            ToolCallError::respond(format!(
+                "Tool '{tool}' cannot run: JavaScript calls were shut down."
+            ))
         })
+    }
+
+    /// What a call whose time limit is `time` may use.
+    pub(crate) fn limits(&self, time: Duration) -> JsLimits {
+        JsLimits {
+            time,
+            memory_bytes: usize::try_from(self.config.memory_mib)
+                .unwrap_or(usize::MAX)
+                .saturating_mul(1 << 20),
+            ..JsLimits::default()
+        }
+    }
+
+    /// How long the toolbox waits for a call whose time limit is `time`:
+    /// the script interrupts itself, and the model reads its own timeout.
+    pub(crate) fn deadline(time: Duration) -> Duration {
+        time.saturating_add(DEADLINE_MARGIN)
     }
 
     /// The time limit of a tool: its own (bounded to a day) or the
@@ -148,13 +220,7 @@ impl JsRunner {
         call: JsCall,
         context: &CallContext,
     ) -> Result<ToolOutput, ToolCallError> {
-        let limits = JsLimits {
-            time: call.timeout,
-            memory_bytes: usize::try_from(self.config.memory_mib)
-                .unwrap_or(usize::MAX)
-                .saturating_mul(1 << 20),
-            ..JsLimits::default()
-        };
+        let limits = self.limits(call.timeout);
         let JsCall {
             tool,
             file_name,
@@ -179,58 +245,58 @@ impl JsRunner {
             fetches: AtomicUsize::new(0),
             lines: AtomicUsize::new(0),
         });
-        // A call waits for its turn as it would wait for its result: until
-        // the toolbox's deadline, or until it is cancelled.
-        let permit = tokio::select! {
-            permit = Arc::clone(&self.running).acquire_owned() => permit,
-            () = context.cancel.cancelled() => {
-                return Err(ToolCallError::respond(format!("Tool '{tool}' was cancelled.")));
-            }
-        };
-        let Ok(permit) = permit else {
-            return Err(ToolCallError::respond(format!(
-                "Tool '{tool}' cannot run: JavaScript calls were shut down."
-            )));
-        };
-        let running = {
+        let permit = self.turn(&tool, context).await?;
+        let outcome = {
             let file_name = file_name.clone();
-            let context = json!({ "tool": tool, "settings": settings });
-            tokio::task::spawn_blocking(move || {
+            let context_value = json!({ "tool": tool, "settings": settings });
+            run_off_workers(&tool, context, move || {
                 let invocation = Invocation {
                     source: &source,
                     file_name: &file_name,
                     function: &function,
                     arguments: &arguments,
-                    context: &context,
+                    context: &context_value,
                 };
                 let outcome = toolgate_js::run(&invocation, &limits, host);
                 drop(permit);
                 outcome
             })
+            .await?
         };
-        // A cancelled call answers at once; its script stops at the
-        // engine's next poll of the cancellation (a host function at once).
-        let outcome = tokio::select! {
-            outcome = running => outcome,
-            () = context.cancel.cancelled() => {
-                return Err(ToolCallError::respond(format!("Tool '{tool}' was cancelled.")));
-            }
-        };
-        match outcome {
-            Ok(Ok(value)) => Ok(output_of(value)),
-            Ok(Err(error)) => Ok(ToolOutput::error(describe(&tool, &file_name, &error))),
-            Err(error) => {
-                tracing::error!(%tool, file = %file_name, %error, "a JavaScript call did not finish");
-                Err(ToolCallError::respond(format!(
-                    "Tool '{tool}' failed: its JavaScript call stopped unexpectedly."
-                )))
-            }
-        }
+        Ok(match outcome {
+            Ok(value) => output_of(value),
+            Err(error) => ToolOutput::error(describe(&tool, &file_name, &error)),
+        })
     }
 }
 
+/// Runs `job` (the engine, synchronous) on a blocking thread and waits for
+/// it, unless the call is cancelled first: a cancelled call answers at
+/// once (a script run with a host stops at the engine's next poll of the
+/// cancellation; one without runs on to its time limit on its own thread,
+/// which nothing else waits on).
+pub(crate) async fn run_off_workers<T: Send + 'static>(
+    tool: &str,
+    context: &CallContext,
+    job: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, ToolCallError> {
+    let running = tokio::task::spawn_blocking(job);
+    let outcome = tokio::select! {
+        outcome = running => outcome,
+        () = context.cancel.cancelled() => {
+            return Err(ToolCallError::respond(format!("Tool '{tool}' was cancelled.")));
+        }
+    };
+    outcome.map_err(|error| {
+        tracing::error!(%tool, %error, "a JavaScript call did not finish");
+        ToolCallError::respond(format!(
+            "Tool '{tool}' failed: its JavaScript call stopped unexpectedly."
+        ))
+    })
+}
+
 /// What the model reads when the script of `file` gave no value.
-fn describe(tool: &str, file: &str, error: &JsError) -> String {
+pub(crate) fn describe(tool: &str, file: &str, error: &JsError) -> String {
     let at = |line: &Option<u32>| match line {
         Some(line) => format!("{file}, line {line}"),
         None => file.to_owned(),
@@ -268,7 +334,7 @@ fn describe(tool: &str, file: &str, error: &JsError) -> String {
 /// A script's value as a tool result: a string is the text; an object is
 /// also the structured result; any other value is its JSON text (MCP's
 /// structured content must be an object).
-fn output_of(value: Value) -> ToolOutput {
+pub(crate) fn output_of(value: Value) -> ToolOutput {
     match value {
         Value::String(text) => ToolOutput::text(text),
         Value::Object(_) => ToolOutput::json(value),

@@ -7,4 +7,5 @@ mod prompt_manager;
 mod reload;
 mod site;
 mod toolbox;
+mod user_tools;
 mod web;

@@ -1,0 +1,263 @@
+//! [`UserTools`]: the group `user_tools`, the JavaScript tools an owner's
+//! agents wrote (through [`super::management`]), listed from the store.
+//!
+//! It is a [`ListedSource`]: its tools are what the store holds when it is
+//! listed, and after each change the management tools announce one
+//! ([`UserTools::announce`]); the toolbox relists the group and, when its
+//! tools really changed, tells the sessions that loaded it
+//! (`notifications/tools/list_changed` in the gateway). A call reads the
+//! tool's current record, so it runs the source as last stored.
+
+use std::mem;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use async_trait::async_trait;
+use serde_json::{Map, Value};
+use tokio::sync::{Notify, oneshot};
+use toolgate_core::{GroupId, GroupVisibility, NameError, ToolName};
+use toolgate_store::{JsToolRecord, JsToolStore, ToolOwner};
+
+use super::{JsCall, JsRunner};
+use crate::context::CallContext;
+use crate::error::{SourceError, ToolCallError};
+use crate::output::ToolOutput;
+use crate::source::{
+    CallDeadline, ListedGroup, ListedSource, SourceCall, SourceChange, SourceListing, SourceTool,
+    Startup, ToolSource,
+};
+
+/// The group's id.
+pub const USER_TOOLS_GROUP: &str = "user_tools";
+/// The group's description.
+const DESCRIPTION: &str = "JavaScript tools written by agents";
+
+/// The owner's stored JavaScript tools, as one listed group.
+#[derive(Debug)]
+pub(crate) struct UserTools {
+    group: ListedGroup,
+    store: Arc<dyn JsToolStore>,
+    owner: ToolOwner,
+    runner: JsRunner,
+    changes: ChangeSignal,
+}
+
+impl UserTools {
+    pub(crate) fn new(
+        store: Arc<dyn JsToolStore>,
+        owner: ToolOwner,
+        runner: JsRunner,
+    ) -> Result<Self, NameError> {
+        Ok(Self {
+            group: ListedGroup {
+                id: GroupId::new(USER_TOOLS_GROUP)?,
+                description: Some(DESCRIPTION.to_owned()),
+                // Listed at start (a read of the store): its tools are in
+                // the catalog for the router and `find_tool_groups` from
+                // the first turn.
+                startup: Startup::Eager,
+                visibility: GroupVisibility::OnLoad,
+            },
+            store,
+            owner,
+            runner,
+            changes: ChangeSignal::default(),
+        })
+    }
+
+    /// The script's file name for tool `name`, as errors name it.
+    pub(crate) fn file_name(name: &str) -> String {
+        format!("{USER_TOOLS_GROUP}/{name}.js")
+    }
+
+    /// Says the owner's tools changed; the answer comes once the toolbox
+    /// has relisted the group (or errs if it never will: the source was
+    /// shut down).
+    pub(crate) fn announce(&self) -> oneshot::Receiver<()> {
+        self.changes.announce()
+    }
+}
+
+/// A tool as the group lists it: an MCP tool listing (name, description,
+/// input schema), so the gateway lists it as it is, and any change of
+/// those is a change the sessions hear of.
+fn source_tool(record: JsToolRecord) -> SourceTool {
+    let mut listing = Map::new();
+    listing.insert("name".to_owned(), Value::String(record.name.to_string()));
+    listing.insert(
+        "description".to_owned(),
+        Value::String(record.description.clone()),
+    );
+    listing.insert(
+        "inputSchema".to_owned(),
+        Value::Object(record.input_schema.clone()),
+    );
+    SourceTool {
+        name: record.name.to_string(),
+        description: record.description,
+        input_schema: Value::Object(record.input_schema),
+        annotations: None,
+        listing,
+    }
+}
+
+#[async_trait]
+impl ToolSource for UserTools {
+    /// The script interrupts itself at its time limit; the toolbox waits a
+    /// little longer, so the model reads the script's own timeout.
+    fn deadline(&self) -> CallDeadline {
+        CallDeadline::Own(JsRunner::deadline(self.runner.timeout_of(None)))
+    }
+
+    async fn call(
+        &self,
+        call: SourceCall,
+        context: &CallContext,
+    ) -> Result<ToolOutput, ToolCallError> {
+        let tool = call.tool;
+        let record = match ToolName::new(tool.as_str()) {
+            Ok(name) => self.store.js_tool(&self.owner, &name).await,
+            Err(_) => Ok(None),
+        };
+        let record = match record {
+            Ok(Some(record)) => record,
+            // Deleted since the group was listed (by another process
+            // sharing the store, say).
+            Ok(None) => {
+                return Err(ToolCallError::respond(format!(
+                    "Tool '{tool}' no longer exists: it was deleted."
+                )));
+            }
+            Err(error) => {
+                tracing::error!(%tool, %error, "reading a JavaScript tool");
+                return Err(ToolCallError::respond(format!(
+                    "Tool '{tool}' cannot run: its source could not be read from the store."
+                )));
+            }
+        };
+        let call = JsCall {
+            file_name: Self::file_name(&tool),
+            tool,
+            source: record.source.into(),
+            function: record.function,
+            group: USER_TOOLS_GROUP.to_owned(),
+            timeout: self.runner.timeout_of(None),
+            arguments: call.arguments,
+        };
+        self.runner.run(call, context).await
+    }
+}
+
+#[async_trait]
+impl ListedSource for UserTools {
+    fn group(&self) -> &ListedGroup {
+        &self.group
+    }
+
+    async fn list(&self) -> Result<SourceListing, SourceError> {
+        let records = self
+            .store
+            .js_tools(&self.owner)
+            .await
+            .map_err(SourceError::new)?;
+        Ok(SourceListing {
+            tools: records.into_iter().map(source_tool).collect(),
+            about: None,
+            generation: 0,
+        })
+    }
+
+    /// Always "running", at one generation: the store needs no start, and a
+    /// change is relisted through [`ListedSource::changed`] alone, which
+    /// is what makes the toolbox tell the sessions.
+    async fn running_generation(&self) -> Option<u64> {
+        Some(0)
+    }
+
+    async fn stop(&self) {}
+
+    async fn shutdown(&self) {
+        self.changes.close();
+    }
+
+    async fn changed(&self) -> SourceChange {
+        self.changes.next().await
+    }
+}
+
+/// Changes announced and not yet relisted, between the management tools
+/// and the toolbox's watch of this source.
+///
+/// The toolbox calls [`ListedSource::changed`] in a loop and relists the
+/// group each time it answers; so when it calls again, the changes it last
+/// answered for are in the catalog, and whoever announced them may go on
+/// (a tool just created can be called at once).
+#[derive(Debug, Default)]
+struct ChangeSignal {
+    state: Mutex<SignalState>,
+    /// Wakes [`Self::next`]; a wake with nobody waiting is kept for the
+    /// next wait.
+    wake: Notify,
+}
+
+#[derive(Debug, Default)]
+struct SignalState {
+    /// Announced, not yet answered by `next`.
+    announced: Vec<oneshot::Sender<()>>,
+    /// Answered by `next`: being relisted.
+    relisting: Vec<oneshot::Sender<()>>,
+    closed: bool,
+}
+
+impl ChangeSignal {
+    fn state(&self) -> std::sync::MutexGuard<'_, SignalState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn announce(&self) -> oneshot::Receiver<()> {
+        let (done, relisted) = oneshot::channel();
+        {
+            let mut state = self.state();
+            if state.closed {
+                // Dropping `done` answers at once: nothing will relist.
+                return relisted;
+            }
+            state.announced.push(done);
+        }
+        self.wake.notify_one();
+        relisted
+    }
+
+    fn close(&self) {
+        let mut state = self.state();
+        state.closed = true;
+        // Whoever waits on these is answered: nothing will relist.
+        state.announced.clear();
+        state.relisting.clear();
+        drop(state);
+        self.wake.notify_one();
+    }
+
+    async fn next(&self) -> SourceChange {
+        let relisted = mem::take(&mut self.state().relisting);
+        for done in relisted {
+            let _ = done.send(());
+        }
+        loop {
+            {
+                let mut state = self.state();
+                if state.closed {
+                    return SourceChange::Closed;
+                }
+                if !state.announced.is_empty() {
+                    state.relisting = mem::take(&mut state.announced);
+                    return SourceChange::ToolsChanged;
+                }
+            }
+            self.wake.notified().await;
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "user_tools_tests.rs"]
+mod tests;
