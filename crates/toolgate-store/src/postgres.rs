@@ -31,9 +31,10 @@ use crate::js_tool::{JS_TOOL_COLUMNS, JsToolRecord, JsToolRow, JsToolStore, Tool
 use crate::store::ConversationStore;
 
 /// The migrations, in order; the schema version is their count.
-const MIGRATIONS: &[&str] = &[include_str!(
-    "../migrations/postgres/0001_conversations.sql"
-)];
+const MIGRATIONS: &[&str] = &[
+    include_str!("../migrations/postgres/0001_conversations.sql"),
+    include_str!("../migrations/postgres/0002_js_tools.sql"),
+];
 
 /// Advisory lock keys (`pg_advisory_xact_lock` takes a bigint): "toolgate"
 /// in ASCII, plus one per purpose.

@@ -79,7 +79,7 @@ async fn two_processes_on_one_database_see_one_order() {
     let url = fresh_database().await;
     // Two pools started at once: two replicas migrating the same database.
     let (first, second) = tokio::join!(store(&url), store(&url));
-    assert_eq!(first.schema_version().await.unwrap(), 1);
+    assert_eq!(first.schema_version().await.unwrap(), 2);
     let (first, second) = (Arc::new(first), Arc::new(second));
     let conversation = ConversationId::new("shared");
     let tasks: Vec<_> = (0..40)
@@ -148,7 +148,7 @@ async fn a_schema_newer_than_this_toolgate_is_refused() {
             error,
             StoreError::SchemaTooNew {
                 found: 99,
-                supported: 1
+                supported: 2
             }
         ),
         "{error}"
