@@ -54,6 +54,11 @@ pub struct ToolboxOptions {
     /// The built-in groups (`time`, `files`, `web`, and `prompt_manager`
     /// with an agent store); `None` leaves them out.
     pub builtins: Option<BuiltinConfig>,
+    /// Where JavaScript tools' `files` and `fetch` reach (the files root,
+    /// write access, the `[web]` settings), whether or not the built-in
+    /// groups are offered; `None` takes `builtins`' (and without either:
+    /// no files, the default `[web]` settings).
+    pub script_reach: Option<BuiltinConfig>,
     /// Other sources whose tools are known from the start.
     pub sources: Vec<Arc<dyn ToolSource>>,
     /// Sources listed when they run (MCP servers), each one group, in
@@ -95,6 +100,7 @@ impl Default for ToolboxOptions {
             meta_tools: Vec::new(),
             routing: None,
             builtins: None,
+            script_reach: None,
             sources: Vec::new(),
             listed: Vec::new(),
             manifest_dirs: Vec::new(),
@@ -196,10 +202,8 @@ impl Toolbox {
             sources.push(Arc::clone(source));
         }
 
-        let runner = Arc::new(JsRunner::with_builtins(
-            options.javascript.clone(),
-            options.builtins.as_ref(),
-        )?);
+        let reach = options.script_reach.as_ref().or(options.builtins.as_ref());
+        let runner = Arc::new(JsRunner::with_builtins(options.javascript.clone(), reach)?);
         let scripts = Arc::new(ManifestScripts::new(runner));
         let manifests = ManifestTools::new(
             options.manifest_dirs.clone(),

@@ -30,18 +30,22 @@ impl ToolSetup {
     pub(crate) fn new(args: &ToolArgs, settings: &Settings) -> anyhow::Result<Self> {
         let mut setup = Self::upstreams(settings, &args.mcp_config)?;
         let tools = &settings.tools;
+        // What the built-in groups act on, and JavaScript tools reach,
+        // whether or not the groups are offered.
+        let reach = BuiltinConfig {
+            files_access: if args.allow_write {
+                FilesAccess::ReadWrite
+            } else {
+                FilesAccess::ReadOnly
+            },
+            web: tools.web.clone(),
+            ..BuiltinConfig::new(&args.files_root)
+        };
         setup.options = ToolboxOptions {
             manifest_dirs: manifest_dirs(&args.manifests),
             jsonl_catalogs: args.jsonl.clone(),
-            builtins: (!args.no_builtins).then(|| BuiltinConfig {
-                files_access: if args.allow_write {
-                    FilesAccess::ReadWrite
-                } else {
-                    FilesAccess::ReadOnly
-                },
-                web: tools.web.clone(),
-                ..BuiltinConfig::new(&args.files_root)
-            }),
+            builtins: (!args.no_builtins).then(|| reach.clone()),
+            script_reach: Some(reach),
             groups: tools.groups.clone(),
             aliases: tools.aliases.clone(),
             call_timeout: tools.call_timeout,
@@ -69,7 +73,7 @@ impl ToolSetup {
             store,
             owner,
             &self.options.javascript,
-            self.options.builtins.as_ref(),
+            self.options.script_reach.as_ref(),
         )?;
         self.options.sources.push(tools.management());
         self.options.listed.insert(0, tools.tools());

@@ -342,3 +342,28 @@ async fn escape_attempts_are_clear_errors_and_the_toolbox_keeps_serving() {
         ToolOutput::json(json!({"polluted": null, "map": [2], "read": false}))
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn scripts_reach_what_is_configured_without_the_built_in_groups() {
+    let site = Site::start(vec![("/ping", Page::new(200, "text/plain", "pong"))]).await;
+    let dir = tempfile::tempdir().unwrap();
+    write_probe(dir.path(), &["get"], FETCHING);
+    let mut reach = BuiltinConfig::new(dir.path());
+    reach.web.allow_private_addresses = true;
+    let (toolbox, _) = Toolbox::start(ToolboxOptions {
+        manifest_dirs: vec![dir.path().to_path_buf()],
+        builtins: None,
+        script_reach: Some(reach),
+        ..ToolboxOptions::default()
+    })
+    .await
+    .unwrap();
+    assert!(toolbox.catalog().group_listing("web").is_none());
+    let output = call(
+        &toolbox,
+        "probe_get",
+        json!({"url": format!("{}/ping", site.base)}),
+    )
+    .await;
+    assert_eq!(output.structured.unwrap()["text"], "pong");
+}
