@@ -1,16 +1,14 @@
 // The globals a tool's script gets besides the ECMAScript built-ins: fetch,
-// files and console, each ending in a host function. Evaluated in every
-// fresh context before the script, as a function given the host functions;
-// it keeps its own references to them and to the built-ins it uses, so a
-// script that replaces JSON or a prototype changes only what it sees itself
-// (and the host checks every request again in Rust).
-(function (host) {
+// files and console, each ending in a host function. Evaluated the first time
+// the script uses one of them, as a function given the host functions and the
+// built-ins it relies on, as they were before the script ran: a script that
+// replaces JSON or String changes only what it sees itself (and the host
+// checks every request again in Rust).
+(function (host, intrinsics) {
   "use strict";
-  const parse = JSON.parse;
-  const stringify = JSON.stringify;
-  const freeze = Object.freeze;
-  const PromiseOf = Promise;
-  const StringOf = String;
+  const { parse, stringify, freeze, keys, defineProperty, isArray } = intrinsics;
+  const PromiseOf = intrinsics.Promise;
+  const StringOf = intrinsics.String;
 
   function text(value) {
     if (typeof value === "string") return value;
@@ -32,12 +30,12 @@
     constructor(init) {
       const add = (k, v) => this.#pairs.push([StringOf(k).toLowerCase(), StringOf(v)]);
       if (init === undefined || init === null) return;
-      if (Array.isArray(init)) {
+      if (isArray(init)) {
         for (const [k, v] of init) add(k, v);
       } else if (typeof init.forEach === "function") {
         init.forEach((v, k) => add(k, v));
       } else {
-        for (const k of Object.keys(init)) add(k, init[k]);
+        for (const k of keys(init)) add(k, init[k]);
       }
     }
     get(name) {
@@ -114,7 +112,7 @@
   });
 
   const define = (name, value) =>
-    Object.defineProperty(globalThis, name, { value, writable: true, configurable: true });
+    defineProperty(globalThis, name, { value, writable: true, configurable: true });
   define("fetch", fetch);
   define("Headers", Headers);
   define("Response", Response);

@@ -14,17 +14,49 @@ use serde_json::{Value, json};
 
 use crate::host::{FetchRequest, Host, LogLevel};
 
-/// The prelude's source: a function expression taking the host functions.
+/// The bootstrap's source: a function expression taking the native that
+/// runs the prelude.
+const BOOTSTRAP: &str = include_str!("bootstrap.js");
+/// The prelude's source: a function expression taking the host functions
+/// and the built-ins it relies on.
 const PRELUDE: &str = include_str!("prelude.js");
 /// The file name stack traces give the prelude's frames.
 const PRELUDE_FILE: &str = "<toolgate prelude>";
 
-/// Defines `fetch`, `Headers`, `Response`, `files` and `console` in the
-/// context's global object, each ending in `host`. `deadline` bounds the
-/// time a host function is given.
+/// Makes `fetch`, `Headers`, `Response`, `files` and `console` globals of
+/// the context, each ending in `host`; `deadline` bounds the time a host
+/// function is given.
+///
+/// Most calls use none of them, so the bootstrap (`bootstrap.js`) makes each
+/// an accessor that, read or assigned, runs the prelude first (which puts
+/// plain values in their place): a call that uses none of them does not pay
+/// for it. The bootstrap keeps the built-ins the prelude relies on as they
+/// were before the script ran, in a JavaScript closure: a Rust closure must
+/// not hold JavaScript values, which the engine's collector cannot see.
 pub(crate) fn install_prelude<'js>(
     ctx: &Ctx<'js>,
     host: &Arc<dyn Host>,
+    deadline: Option<Instant>,
+) -> rquickjs::Result<()> {
+    let host = Arc::clone(host);
+    let load = Function::new(
+        ctx.clone(),
+        move |ctx: Ctx<'js>, intrinsics: Object<'js>| {
+            define_globals(&ctx, &host, &intrinsics, deadline)
+        },
+    )?;
+    let mut options = EvalOptions::default();
+    options.filename = Some(PRELUDE_FILE.to_owned());
+    let bootstrap: Function<'js> = ctx.eval_with_options(BOOTSTRAP, options)?;
+    bootstrap.call::<_, ()>((load,))
+}
+
+/// Runs the prelude (once: it replaces the accessors that call this): the
+/// globals become plain values ending in `host`.
+fn define_globals<'js>(
+    ctx: &Ctx<'js>,
+    host: &Arc<dyn Host>,
+    intrinsics: &Object<'js>,
     deadline: Option<Instant>,
 ) -> rquickjs::Result<()> {
     let natives = Object::new(ctx.clone())?;
@@ -97,7 +129,7 @@ pub(crate) fn install_prelude<'js>(
     let mut options = EvalOptions::default();
     options.filename = Some(PRELUDE_FILE.to_owned());
     let prelude: Function<'js> = ctx.eval_with_options(PRELUDE, options)?;
-    prelude.call::<_, ()>((natives,))
+    prelude.call::<_, ()>((natives, intrinsics.clone()))
 }
 
 /// Reads the prelude's request (`{url, method?, headers?, body?}`) as a
