@@ -53,6 +53,24 @@ pub(crate) struct Settings {
     pub(crate) model: ModelSettings,
     /// `[agent]`.
     pub(crate) agent: AgentSettings,
+    /// `[store]`.
+    pub(crate) store: StoreSettings,
+}
+
+/// `[store]`: where conversations live when `--store` does not say.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct StoreSettings {
+    /// A PostgreSQL URI (`postgres://...`) or a SQLite file's path.
+    #[serde(default)]
+    pub(crate) url: Option<String>,
+    /// A file holding the PostgreSQL password (relative to the
+    /// configuration file), when the URI has none; else `PGPASSWORD`.
+    #[serde(default)]
+    pub(crate) password_file: Option<PathBuf>,
+    /// PostgreSQL connections per process, at most (default 16).
+    #[serde(default)]
+    pub(crate) pool_size: Option<usize>,
 }
 
 /// A configuration file as read.
@@ -175,6 +193,25 @@ impl Settings {
                 .into_config()
                 .map_err(|error| at(span, "[tools]".to_owned(), error.to_string()))?;
         }
+        let store = match raw.store {
+            Some(store) => {
+                let span = store.span();
+                let mut store = store.into_inner();
+                if store.pool_size == Some(0) {
+                    return Err(at(
+                        span,
+                        "[store]".to_owned(),
+                        "`pool_size` must be at least 1".to_owned(),
+                    ));
+                }
+                // A password file is relative to the configuration file.
+                if let (Some(file), Some(dir)) = (&store.password_file, path.parent()) {
+                    store.password_file = Some(dir.join(file));
+                }
+                store
+            }
+            None => StoreSettings::default(),
+        };
         let (agent, agent_tools) = match raw.agent {
             Some(agent) => agent.into_settings(),
             None => (AgentSettings::default(), None),
@@ -185,6 +222,7 @@ impl Settings {
             routing: raw.routing.unwrap_or_default(),
             model: raw.model.unwrap_or_default(),
             agent,
+            store,
             file: Some(SettingsFile {
                 path,
                 text,
@@ -236,6 +274,8 @@ struct RawSettings {
     aliases: BTreeMap<String, Spanned<RawAlias>>,
     #[serde(default)]
     agent: Option<RawAgent>,
+    #[serde(default)]
+    store: Option<Spanned<StoreSettings>>,
 }
 
 /// The `[agent]` table as written.

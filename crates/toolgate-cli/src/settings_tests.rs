@@ -299,3 +299,27 @@ fn js_eval_is_off_and_the_owner_is_the_gateway_unless_set() {
         "toolgate.toml:1: [tools]: [tools.javascript]: `owner` must be 1-128 characters with no leading or trailing white space, got \" team\""
     );
 }
+
+#[test]
+fn the_store_table_names_a_database_a_password_file_and_a_pool() {
+    let settings = Settings::parse(
+        "[store]\nurl = \"postgres://toolgate@db/toolgate\"\npassword_file = \"secrets/pg\"\npool_size = 4\n"
+            .to_owned(),
+        PathBuf::from("/etc/toolgate/toolgate.toml"),
+    )
+    .unwrap();
+    assert_eq!(
+        settings.store,
+        super::StoreSettings {
+            url: Some("postgres://toolgate@db/toolgate".to_owned()),
+            password_file: Some(PathBuf::from("/etc/toolgate/secrets/pg")),
+            pool_size: Some(4),
+        }
+    );
+    assert_eq!(parse("").unwrap().store, super::StoreSettings::default());
+    assert_eq!(
+        error("[store]\npool_size = 0\n"),
+        "toolgate.toml:1: [store]: `pool_size` must be at least 1"
+    );
+    assert!(error("[store]\npassword = \"x\"\n").contains("unknown field `password`"));
+}

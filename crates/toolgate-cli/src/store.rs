@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use toolgate_store::{PostgresOptions, PostgresStore, SqliteStore, StoreError};
 
+use crate::settings::StoreSettings;
+
 /// The environment variable a PostgreSQL password may come from (libpq's),
 /// when the URL has none.
 const PASSWORD_VARIABLE: &str = "PGPASSWORD";
@@ -20,9 +22,10 @@ pub(crate) enum StoreLocation {
     Postgres(String),
 }
 
-/// Reads `--store`: a `postgres://` or `postgresql://` URI is a PostgreSQL
-/// database, anything else a SQLite file's path.
-pub(crate) fn location(store: Option<&Path>) -> StoreLocation {
+/// Reads `--store`, else `[store] url`: a `postgres://` or `postgresql://`
+/// URI is a PostgreSQL database, anything else a SQLite file's path.
+pub(crate) fn location(store: Option<&Path>, settings: &StoreSettings) -> StoreLocation {
+    let store = store.or(settings.url.as_deref().map(Path::new));
     match store.and_then(Path::to_str) {
         Some(uri) if uri.starts_with("postgres://") || uri.starts_with("postgresql://") => {
             StoreLocation::Postgres(uri.to_owned())
@@ -32,12 +35,27 @@ pub(crate) fn location(store: Option<&Path>) -> StoreLocation {
 }
 
 /// Connects to the PostgreSQL database at `uri` and migrates it. The
-/// password comes from the URI or from `PGPASSWORD`; neither is printed.
-pub(crate) async fn open_postgres(uri: &str) -> anyhow::Result<PostgresStore> {
+/// password comes from the URI, else `[store] password_file`, else
+/// `PGPASSWORD`; none of them is printed.
+pub(crate) async fn open_postgres(
+    uri: &str,
+    settings: &StoreSettings,
+) -> anyhow::Result<PostgresStore> {
     let mut options = PostgresOptions::new(uri);
-    options.password = std::env::var(PASSWORD_VARIABLE)
-        .ok()
-        .filter(|password| !password.is_empty());
+    if let Some(pool_size) = settings.pool_size {
+        options.pool_size = pool_size;
+    }
+    options.password = match &settings.password_file {
+        Some(file) => Some(
+            std::fs::read_to_string(file)
+                .with_context(|| format!("reading the store password file {}", file.display()))?
+                .trim_end_matches(['\r', '\n'])
+                .to_owned(),
+        ),
+        None => std::env::var(PASSWORD_VARIABLE)
+            .ok()
+            .filter(|password| !password.is_empty()),
+    };
     PostgresStore::connect(&options)
         .await
         .with_context(|| format!("opening the store {}", redacted(uri)))
@@ -117,20 +135,40 @@ mod tests {
     #[test]
     fn a_postgres_uri_is_a_database_and_anything_else_a_file() {
         assert!(matches!(
-            location(Some(Path::new("postgres://db.internal/toolgate"))),
+            location(
+                Some(Path::new("postgres://db.internal/toolgate")),
+                &StoreSettings::default()
+            ),
             StoreLocation::Postgres(uri) if uri == "postgres://db.internal/toolgate"
         ));
         assert!(matches!(
-            location(Some(Path::new(
-                "postgresql://u@/toolgate?host=/run/postgresql"
-            ))),
+            location(
+                Some(Path::new("postgresql://u@/toolgate?host=/run/postgresql")),
+                &StoreSettings::default()
+            ),
             StoreLocation::Postgres(_)
         ));
         assert!(matches!(
-            location(Some(Path::new("postgres.db"))),
+            location(Some(Path::new("postgres.db")), &StoreSettings::default()),
             StoreLocation::Sqlite(Some(_))
         ));
-        assert!(matches!(location(None), StoreLocation::Sqlite(None)));
+        assert!(matches!(
+            location(None, &StoreSettings::default()),
+            StoreLocation::Sqlite(None)
+        ));
+        let configured = StoreSettings {
+            url: Some("postgres://db/toolgate".to_owned()),
+            ..StoreSettings::default()
+        };
+        assert!(matches!(
+            location(None, &configured),
+            StoreLocation::Postgres(uri) if uri == "postgres://db/toolgate"
+        ));
+        // --store wins over the configuration.
+        assert!(matches!(
+            location(Some(Path::new("local.db")), &configured),
+            StoreLocation::Sqlite(Some(_))
+        ));
     }
 
     #[test]

@@ -63,6 +63,7 @@ pub(crate) fn run(args: ChatArgs) -> anyhow::Result<()> {
             // The router matches tools by their names and descriptions.
             tools.start_upstreams_eagerly();
         }
+        let store_settings = settings.store.clone();
         let chat = Chat {
             model: toolgate_llm::connect(provider)?,
             banner: format!("toolgate {} chat: {endpoint}\n", env!("CARGO_PKG_VERSION")),
@@ -70,13 +71,13 @@ pub(crate) fn run(args: ChatArgs) -> anyhow::Result<()> {
             settings,
             tools,
         };
-        match crate::store::location(args.store.as_deref()) {
+        match crate::store::location(args.store.as_deref(), &store_settings) {
             _ if args.memory_store => {
                 chat.start(Arc::new(MemoryStore::new()), String::new())
                     .await
             }
             StoreLocation::Postgres(uri) => {
-                let store = crate::store::open_postgres(&uri).await?;
+                let store = crate::store::open_postgres(&uri, &store_settings).await?;
                 let line = format!(
                     "  conversations: PostgreSQL {}\n",
                     crate::store::redacted(&uri)

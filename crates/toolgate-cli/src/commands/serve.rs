@@ -37,30 +37,33 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         .build()
         .context("starting the async runtime")?;
     runtime.block_on(async move {
-        match crate::store::location(args.store.as_deref()) {
+        let settings = Settings::load(args.tools.config.as_deref())?;
+        match crate::store::location(args.store.as_deref(), &settings.store) {
             _ if args.memory_store => {
                 let label = "memory (sessions end with the process)".into();
                 // The JavaScript tools agents write live in memory too, as
                 // long as the process.
-                serve(
-                    args,
-                    MemoryStore::new(),
-                    Arc::new(MemoryStore::new()),
-                    label,
-                )
-                .await
+                let js_tools = Arc::new(MemoryStore::new());
+                serve(args, settings, MemoryStore::new(), js_tools, label).await
             }
             StoreLocation::Postgres(uri) => {
-                let store = crate::store::open_postgres(&uri).await?;
+                let store = crate::store::open_postgres(&uri, &settings.store).await?;
                 let label = format!("PostgreSQL {}", crate::store::redacted(&uri));
                 let js_tools = Arc::new(store.clone());
-                serve(args, store, js_tools, label).await
+                serve(args, settings, store, js_tools, label).await
             }
             StoreLocation::Sqlite(path) => {
                 let (store, path) = crate::store::open_sqlite(path.as_deref(), "sessions.db")?;
                 let file = store.clone();
                 let js_tools = Arc::new(store.clone());
-                serve(args, store, js_tools, format!("SQLite {}", path.display())).await?;
+                serve(
+                    args,
+                    settings,
+                    store,
+                    js_tools,
+                    format!("SQLite {}", path.display()),
+                )
+                .await?;
                 file.checkpoint()
                     .await
                     .with_context(|| format!("checkpointing {}", path.display()))
@@ -71,6 +74,7 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
 
 async fn serve<S: ConversationStore + 'static>(
     args: ServeArgs,
+    settings: Settings,
     store: S,
     js_tools: Arc<dyn JsToolStore>,
     store_label: String,
@@ -83,7 +87,6 @@ async fn serve<S: ConversationStore + 'static>(
             args.listen
         );
     }
-    let settings = Settings::load(args.tools.config.as_deref())?;
     let mut setup = ToolSetup::new(&args.tools, &settings)?;
     let owner = settings.tools.javascript.owner.clone();
     let user_js_tools = setup.add_user_js_tools(js_tools, owner.clone())?;

@@ -562,7 +562,16 @@ fn a_session_in_postgres_survives_a_restart_of_the_gateway() {
         );
         assert_ne!(loaded["result"]["isError"], true, "{loaded}");
     }
-    let mut gateway = StdioGateway::start_with(dir.path(), &args);
+    // The second gateway finds the database in its configuration instead,
+    // with the password (the server trusts local connections, so any
+    // password does) in a file beside it.
+    std::fs::write(dir.path().join("pg-password"), "unused-secret\n").unwrap();
+    std::fs::write(
+        dir.path().join("toolgate.toml"),
+        format!("[store]\nurl = \"{url}\"\npassword_file = \"pg-password\"\npool_size = 2\n"),
+    )
+    .unwrap();
+    let mut gateway = StdioGateway::start_with(dir.path(), &["--session", session.as_str()]);
     initialize(&mut gateway);
     let after = names(&gateway.request(2, "tools/list", serde_json::json!({})));
     assert!(
