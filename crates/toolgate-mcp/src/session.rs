@@ -9,7 +9,7 @@ use std::time::{Duration, Instant, SystemTime};
 use rmcp::transport::streamable_http_server::session::{SessionState, SessionStoreError};
 use rmcp::{Peer, RoleServer};
 use toolgate_core::{ActiveToolSet, GroupId, Message, MessageKind, restore_active_set};
-use toolgate_store::{ConversationId, ConversationStore};
+use toolgate_store::{ConversationId, ConversationStore, MessageId};
 use toolgate_tools::Toolbox;
 
 /// Content of the history message that records an MCP session's start; its
@@ -74,6 +74,10 @@ pub(crate) async fn notify_tool_list_changed(peer: &Peer<RoleServer>) {
 #[derive(Debug)]
 pub struct Session {
     pub(crate) active: tokio::sync::Mutex<ActiveToolSet>,
+    /// The latest stored message `active` was rebuilt from, for a store
+    /// other processes write to: when the store's latest differs, another
+    /// gateway served the session meanwhile.
+    rebuilt_at: Mutex<Option<MessageId>>,
     peer: Mutex<Option<Peer<RoleServer>>>,
     seen: Mutex<Seen>,
 }
@@ -123,10 +127,11 @@ impl<S: ConversationStore + 'static> Sessions<S> {
         let session = match live {
             Some(session) => session,
             None => {
-                let active = self.restore(id).await;
+                let (active, rebuilt_at) = self.restore(id).await;
                 let now = Instant::now();
                 let restored = Arc::new(Session {
                     active: tokio::sync::Mutex::new(active),
+                    rebuilt_at: Mutex::new(rebuilt_at),
                     peer: Mutex::new(None),
                     seen: Mutex::new(Seen {
                         last: now,
@@ -138,8 +143,38 @@ impl<S: ConversationStore + 'static> Sessions<S> {
                 Arc::clone(self.live.lock().await.entry(id.clone()).or_insert(restored))
             }
         };
+        if self.store.is_shared() {
+            self.catch_up(id, &session).await;
+        }
         self.mark_seen(id, &session).await;
         session
+    }
+
+    /// Rebuilds a live session's active set when the shared store holds
+    /// messages it was not built from (another gateway served the session):
+    /// one indexed query per request, and a rebuild only after a change.
+    async fn catch_up(&self, id: &ConversationId, session: &Session) {
+        let latest = match self.store.last_message_id(id).await {
+            Ok(latest) => latest,
+            Err(error) => {
+                tracing::warn!(session = %id, %error, "cannot check the session against the store; serving it as held");
+                return;
+            }
+        };
+        let known = *session
+            .rebuilt_at
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if latest == known {
+            return;
+        }
+        let mut active = session.active.lock().await;
+        let (rebuilt, rebuilt_at) = self.restore(id).await;
+        *active = rebuilt;
+        *session
+            .rebuilt_at
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = rebuilt_at;
     }
 
     /// A copy of the session's active set.
@@ -262,21 +297,24 @@ impl<S: ConversationStore + 'static> Sessions<S> {
         (self.idle_timeout / 4).clamp(Duration::from_secs(1), Duration::from_secs(60))
     }
 
-    async fn restore(&self, id: &ConversationId) -> ActiveToolSet {
+    /// The session's active set rebuilt from its history, and the latest
+    /// message it was rebuilt from.
+    async fn restore(&self, id: &ConversationId) -> (ActiveToolSet, Option<MessageId>) {
         let messages = match self.store.messages(id).await {
             Ok(messages) => messages,
             Err(error) => {
                 tracing::error!(session = %id, %error, "history unreadable; starting with core tools");
-                return ActiveToolSet::new();
+                return (ActiveToolSet::new(), None);
             }
         };
+        let rebuilt_at = messages.last().map(|stored| stored.id);
         let restored = self.toolbox.with_catalog(|catalog| {
             restore_active_set(messages.iter().map(|stored| &stored.message), catalog)
         });
         for skipped in &restored.skipped {
             tracing::info!(session = %id, index = skipped.index, reason = ?skipped.reason, "history event skipped");
         }
-        restored.active
+        (restored.active, rebuilt_at)
     }
 
     /// Keeps a session in use from expiring: the store hears of it at most

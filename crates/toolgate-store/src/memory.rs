@@ -115,6 +115,15 @@ impl ConversationStore for MemoryStore {
             .is_some())
     }
 
+    async fn last_message_id(&self, conversation: &ConversationId) -> Result<Option<MessageId>> {
+        Ok(self
+            .state()
+            .conversations
+            .get(conversation)
+            .and_then(|entry| entry.messages.last())
+            .map(|stored| stored.id))
+    }
+
     async fn exists(&self, conversation: &ConversationId) -> Result<bool> {
         Ok(self.state().conversations.contains_key(conversation))
     }

@@ -480,6 +480,25 @@ impl ConversationStore for PostgresStore {
         Ok(changed == 1)
     }
 
+    async fn last_message_id(&self, conversation: &ConversationId) -> Result<Option<MessageId>> {
+        let client = self.client().await?;
+        let statement = client
+            .prepare_cached("SELECT max(id) FROM messages WHERE conversation_id = $1")
+            .await
+            .map_err(postgres_error)?;
+        let row = client
+            .query_one(&statement, &[&conversation.as_str()])
+            .await
+            .map_err(postgres_error)?;
+        let id: Option<i64> = row.get(0);
+        Ok(id.map(MessageId))
+    }
+
+    /// Several gateways share one database.
+    fn is_shared(&self) -> bool {
+        true
+    }
+
     async fn exists(&self, conversation: &ConversationId) -> Result<bool> {
         let client = self.client().await?;
         let found = client

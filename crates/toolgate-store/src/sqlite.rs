@@ -266,6 +266,19 @@ impl ConversationStore for SqliteStore {
         .await
     }
 
+    async fn last_message_id(&self, conversation: &ConversationId) -> Result<Option<MessageId>> {
+        let conversation = conversation.clone();
+        self.with_connection(move |connection| {
+            let id: Option<i64> = connection.query_row(
+                "SELECT max(id) FROM messages WHERE conversation_id = ?1",
+                [conversation.as_str()],
+                |row| row.get(0),
+            )?;
+            Ok(id.map(MessageId))
+        })
+        .await
+    }
+
     async fn exists(&self, conversation: &ConversationId) -> Result<bool> {
         let conversation = conversation.clone();
         self.with_connection(move |connection| {

@@ -39,6 +39,21 @@ pub trait ConversationStore: Send + Sync {
     /// calls tools) stays alive this way. Returns whether it exists.
     fn touch(&self, conversation: &ConversationId) -> impl Future<Output = Result<bool>> + Send;
 
+    /// The id of the conversation's latest message, if it has any: cheap
+    /// enough to ask on every request, so a process sharing the store with
+    /// others can tell that one of them wrote to a conversation it holds.
+    fn last_message_id(
+        &self,
+        conversation: &ConversationId,
+    ) -> impl Future<Output = Result<Option<MessageId>>> + Send;
+
+    /// Whether other processes may write to this store while this one runs
+    /// (a database server, not a file this process owns): then a
+    /// conversation held in memory must be checked against it before use.
+    fn is_shared(&self) -> bool {
+        false
+    }
+
     /// Whether the conversation has been stored.
     fn exists(&self, conversation: &ConversationId) -> impl Future<Output = Result<bool>> + Send;
 

@@ -5,6 +5,7 @@ mod http_gateway;
 mod http_limits;
 mod polymorphic;
 mod relay;
+mod replicas;
 mod shutdown;
 mod stdio;
 mod support;

@@ -61,6 +61,14 @@ async fn appends_keep_order_and_fields<S: ConversationStore>(store: &S) {
         ids.windows(2).all(|pair| pair[0] < pair[1]),
         "ids increase: {ids:?}"
     );
+    assert_eq!(
+        store.last_message_id(&conversation).await.unwrap(),
+        ids.last().copied()
+    );
+    assert_eq!(
+        store.last_message_id(&id("never-written")).await.unwrap(),
+        None
+    );
     assert!(store.exists(&conversation).await.unwrap());
     let stored = store.messages(&conversation).await.unwrap();
     let messages: Vec<Message> = stored.iter().map(|stored| stored.message.clone()).collect();
