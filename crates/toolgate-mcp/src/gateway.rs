@@ -114,6 +114,7 @@ impl<S: ConversationStore + 'static> Gateway<S> {
         );
         let (toolbox, report) = Toolbox::start(tools).await?;
         let changes = toolbox.subscribe_changes();
+        let elsewhere = store.changes();
         let gateway = Arc::new(Self {
             sessions: Sessions::new(store, Arc::clone(&toolbox), options.session_idle_timeout),
             toolbox,
@@ -122,6 +123,9 @@ impl<S: ConversationStore + 'static> Gateway<S> {
             calls: CallsInFlight::default(),
         });
         tokio::spawn(watch_changes(Arc::downgrade(&gateway), changes));
+        if let Some(elsewhere) = elsewhere {
+            tokio::spawn(watch_elsewhere(Arc::downgrade(&gateway), elsewhere));
+        }
         Ok((gateway, report))
     }
 
@@ -413,6 +417,28 @@ async fn watch_changes<S: ConversationStore + 'static>(
             })
         });
         gateway.sessions.notify_group_changed(group, everyone).await;
+    }
+}
+
+/// Rebuilds the sessions other gateways on the same store changed, and
+/// tells their clients when their tools changed.
+async fn watch_elsewhere<S: ConversationStore + 'static>(
+    gateway: std::sync::Weak<Gateway<S>>,
+    mut changes: broadcast::Receiver<ConversationId>,
+) {
+    loop {
+        let conversation = match changes.recv().await {
+            Ok(conversation) => conversation,
+            Err(broadcast::error::RecvError::Lagged(missed)) => {
+                tracing::warn!(missed, "changes announced by other gateways were missed");
+                continue;
+            }
+            Err(broadcast::error::RecvError::Closed) => return,
+        };
+        let Some(gateway) = gateway.upgrade() else {
+            return;
+        };
+        gateway.sessions.changed_elsewhere(&conversation).await;
     }
 }
 

@@ -193,6 +193,33 @@ impl<S: ConversationStore + 'static> Sessions<S> {
     pub(crate) async fn record(&self, id: &ConversationId, message: Message) {
         if let Err(error) = self.store.append(id, message).await {
             tracing::error!(session = %id, %error, "history event not stored");
+            return;
+        }
+        // Gateways sharing the store hear of it: one may hold the client's
+        // stream.
+        if self.store.is_shared()
+            && let Err(error) = self.store.announce_change(id).await
+        {
+            tracing::warn!(session = %id, %error, "change not announced to the other gateways");
+        }
+    }
+
+    /// Another gateway changed the session `id`: when this one holds it,
+    /// it rebuilds it and, when its tools changed, tells its client.
+    pub(crate) async fn changed_elsewhere(&self, id: &ConversationId) {
+        let Some(session) = self.live.lock().await.get(id).cloned() else {
+            return;
+        };
+        let before = session.active.lock().await.clone();
+        self.catch_up(id, &session).await;
+        let changed = *session.active.lock().await != before;
+        let peer = session
+            .peer
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        if let (true, Some(peer)) = (changed, peer) {
+            notify_tool_list_changed(&peer).await;
         }
     }
 

@@ -11,15 +11,24 @@
 //! by a newer toolgate is refused rather than misread. Idle expiry takes an
 //! advisory lock too: when one replica is expiring, the others skip.
 //!
+//! A gateway that changes a session (a group loaded or unloaded) announces
+//! it on the channel `toolgate_conversations` (`NOTIFY`); every store
+//! listens on its own connection (`LISTEN`, reconnecting after the server
+//! restarts) and passes on what the others announced, so the gateway
+//! holding the client's stream can tell it its tools changed.
+//!
 //! Errors never carry the connection URL or its password.
 
-use std::time::{Duration, SystemTime};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use deadpool_postgres::{
     Manager, ManagerConfig, Object, Pool, PoolError, RecyclingMethod, Runtime,
 };
 use serde_json::Value;
-use tokio_postgres::{NoTls, Row};
+use tokio::sync::broadcast;
+use tokio_postgres::{AsyncMessage, NoTls, Row};
 use toolgate_core::{Message, MessageKind, ToolName, ToolStatus};
 
 use crate::agent::{AgentRecord, AgentRow, AgentStore, StoreFuture};
@@ -40,6 +49,13 @@ const MIGRATIONS: &[&str] = &[
 /// in ASCII, plus one per purpose.
 const MIGRATION_LOCK: i64 = 0x746f_6f6c_6761_7400;
 const EXPIRY_LOCK: i64 = 0x746f_6f6c_6761_7401;
+
+/// The channel changed conversations are announced on.
+const CHANNEL: &str = "toolgate_conversations";
+
+/// The longest wait between two attempts to listen again after the
+/// listening connection was lost.
+const LISTEN_RETRY_MAX: Duration = Duration::from_secs(5);
 
 /// The columns of a message row, in [`read_message`]'s order.
 const MESSAGE_COLUMNS: &str =
@@ -88,6 +104,21 @@ impl std::fmt::Debug for PostgresOptions {
 #[derive(Clone)]
 pub struct PostgresStore {
     pool: Pool,
+    /// Who this store is in announcements, so it skips its own.
+    origin: Arc<str>,
+    /// What the other processes announced.
+    changes: broadcast::Sender<ConversationId>,
+    /// The listening task, stopped with the last clone of the store.
+    _listener: Arc<Listener>,
+}
+
+/// Aborts the listening task when dropped.
+struct Listener(tokio::task::JoinHandle<()>);
+
+impl Drop for Listener {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 impl std::fmt::Debug for PostgresStore {
@@ -116,6 +147,8 @@ impl PostgresStore {
             config.password(password);
         }
         config.connect_timeout(options.connect_timeout);
+        let mut listening = config.clone();
+        listening.application_name("toolgate listener");
         config.application_name("toolgate");
         let manager = Manager::from_config(
             config,
@@ -134,7 +167,15 @@ impl PostgresStore {
             .map_err(|error| StoreError::Postgres {
                 reason: error.to_string(),
             })?;
-        let store = Self { pool };
+        let origin: Arc<str> = new_origin().into();
+        let (changes, _) = broadcast::channel(256);
+        let listener = tokio::spawn(listen(listening, Arc::clone(&origin), changes.clone()));
+        let store = Self {
+            pool,
+            origin,
+            changes,
+            _listener: Arc::new(Listener(listener)),
+        };
         let mut client = store.client().await?;
         migrate(&mut client).await?;
         Ok(store)
@@ -161,6 +202,79 @@ impl PostgresStore {
                 reason: other.to_string(),
             },
         })
+    }
+}
+
+/// A name for this store in announcements, unique across processes and
+/// stores: the process id, the time, and a counter.
+fn new_origin() -> String {
+    static COUNT: AtomicU64 = AtomicU64::new(0);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |since| since.as_nanos());
+    format!(
+        "{}-{nanos}-{}",
+        std::process::id(),
+        COUNT.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// Listens for announcements on their own connection, for as long as the
+/// store lives, connecting again (after a pause that grows to
+/// [`LISTEN_RETRY_MAX`]) whenever the connection is lost; passes on those
+/// of other stores.
+async fn listen(
+    config: tokio_postgres::Config,
+    origin: Arc<str>,
+    changes: broadcast::Sender<ConversationId>,
+) {
+    let mut pause = Duration::from_millis(100);
+    loop {
+        match config.connect(NoTls).await {
+            Ok((client, mut connection)) => {
+                let (payloads, mut received) = tokio::sync::mpsc::unbounded_channel();
+                let driver = tokio::spawn(async move {
+                    while let Some(message) =
+                        std::future::poll_fn(|cx| connection.poll_message(cx)).await
+                    {
+                        match message {
+                            Ok(AsyncMessage::Notification(notification)) => {
+                                if payloads.send(notification.payload().to_owned()).is_err() {
+                                    return;
+                                }
+                            }
+                            Ok(_) => {}
+                            Err(error) => {
+                                tracing::warn!(%error, "the store's listening connection failed");
+                                return;
+                            }
+                        }
+                    }
+                });
+                match client.batch_execute(&format!("LISTEN {CHANNEL}")).await {
+                    Ok(()) => {
+                        pause = Duration::from_millis(100);
+                        while let Some(payload) = received.recv().await {
+                            let Some((from, conversation)) = payload.split_once('\n') else {
+                                continue;
+                            };
+                            if from != &*origin {
+                                let _ = changes.send(ConversationId::new(conversation));
+                            }
+                        }
+                    }
+                    Err(error) => {
+                        tracing::warn!(reason = %postgres_error(error), "cannot listen for other gateways' changes");
+                    }
+                }
+                driver.abort();
+            }
+            Err(error) => {
+                tracing::warn!(reason = %postgres_error(error), "cannot connect to listen for other gateways' changes");
+            }
+        }
+        tokio::time::sleep(pause).await;
+        pause = (pause * 2).min(LISTEN_RETRY_MAX);
     }
 }
 
@@ -497,6 +611,20 @@ impl ConversationStore for PostgresStore {
     /// Several gateways share one database.
     fn is_shared(&self) -> bool {
         true
+    }
+
+    async fn announce_change(&self, conversation: &ConversationId) -> Result<()> {
+        let payload = format!("{}\n{}", self.origin, conversation.as_str());
+        let client = self.client().await?;
+        client
+            .execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &payload])
+            .await
+            .map_err(postgres_error)?;
+        Ok(())
+    }
+
+    fn changes(&self) -> Option<broadcast::Receiver<ConversationId>> {
+        Some(self.changes.subscribe())
     }
 
     async fn exists(&self, conversation: &ConversationId) -> Result<bool> {

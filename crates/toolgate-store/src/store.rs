@@ -54,6 +54,23 @@ pub trait ConversationStore: Send + Sync {
         false
     }
 
+    /// Tells the other processes sharing the store that `conversation`
+    /// changed (a tool group loaded or unloaded), so one holding it can
+    /// rebuild it and tell its client. Nothing for a store no one shares.
+    fn announce_change(
+        &self,
+        conversation: &ConversationId,
+    ) -> impl Future<Output = Result<()>> + Send {
+        let _ = conversation;
+        async { Ok(()) }
+    }
+
+    /// The conversations other processes announced as changed, as they
+    /// announce them; `None` for a store no one shares.
+    fn changes(&self) -> Option<tokio::sync::broadcast::Receiver<ConversationId>> {
+        None
+    }
+
     /// Whether the conversation has been stored.
     fn exists(&self, conversation: &ConversationId) -> impl Future<Output = Result<bool>> + Send;
 

@@ -3,6 +3,9 @@
 //! (a round-robin proxy in front, as a load balancer would do), sees one
 //! session: the groups it loaded through either, in one order.
 //!
+//! A change made through one gateway reaches the client through the one that
+//! holds its stream (PostgreSQL `LISTEN`/`NOTIFY`).
+//!
 //! The database is the one `scripts/test` starts (`scripts/with-postgres`),
 //! named by `TOOLGATE_TEST_POSTGRES_URL`.
 
@@ -24,10 +27,17 @@ fn server_url() -> String {
     })
 }
 
+/// Where [`proxy`] sends new connections.
+const ROUND_ROBIN: usize = usize::MAX;
+
 /// A TCP proxy on a loopback port that sends each new connection to the
-/// next of `backends` in turn; counts the connections per backend. The
-/// rmcp client opens a connection per request, so requests alternate.
-async fn round_robin(backends: Vec<SocketAddr>) -> (SocketAddr, Arc<Vec<AtomicUsize>>) {
+/// backend `route` names, or to the next of `backends` in turn while it is
+/// [`ROUND_ROBIN`]; counts the connections per backend. The rmcp client
+/// opens a connection per request, so its requests follow `route`.
+async fn proxy(
+    backends: Vec<SocketAddr>,
+    route: Arc<AtomicUsize>,
+) -> (SocketAddr, Arc<Vec<AtomicUsize>>) {
     let listener = TcpListener::bind(loopback()).await.unwrap();
     let address = listener.local_addr().unwrap();
     let counts: Arc<Vec<AtomicUsize>> =
@@ -39,8 +49,13 @@ async fn round_robin(backends: Vec<SocketAddr>) -> (SocketAddr, Arc<Vec<AtomicUs
             let Ok((mut inbound, _)) = listener.accept().await else {
                 return;
             };
-            let index = next % backends.len();
-            next += 1;
+            let index = match route.load(Ordering::Relaxed) {
+                ROUND_ROBIN => {
+                    next += 1;
+                    (next - 1) % backends.len()
+                }
+                fixed => fixed,
+            };
             seen[index].fetch_add(1, Ordering::Relaxed);
             let backend = backends[index];
             tokio::spawn(async move {
@@ -73,7 +88,8 @@ async fn one_session_served_by_two_gateways_in_turn() {
             .await,
         );
     }
-    let (proxy, counts) = round_robin(gateways.iter().map(|g| g.address).collect()).await;
+    let route = Arc::new(AtomicUsize::new(ROUND_ROBIN));
+    let (proxy, counts) = proxy(gateways.iter().map(|g| g.address).collect(), route).await;
     let (client, _) = connect(&format!("http://{proxy}/mcp")).await;
 
     call(&client, "load_tool_group", json!({"group_name": "time"})).await;
@@ -112,4 +128,46 @@ async fn one_session_served_by_two_gateways_in_turn() {
             count.load(Ordering::Relaxed)
         );
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_made_through_one_gateway_reaches_the_client_through_the_other() {
+    let root = tempfile::tempdir().unwrap();
+    let url = server_url();
+    let mut gateways = Vec::new();
+    for _ in 0..2 {
+        let store = PostgresStore::connect(&PostgresOptions::new(&url))
+            .await
+            .unwrap();
+        gateways.push(
+            serve(
+                options(root.path(), vec![]),
+                store,
+                loopback(),
+                HttpOptions::default(),
+            )
+            .await,
+        );
+    }
+    // The client starts on the first gateway: its stream of notifications
+    // is held there.
+    let route = Arc::new(AtomicUsize::new(0));
+    let (proxy, _) = proxy(
+        gateways.iter().map(|g| g.address).collect(),
+        Arc::clone(&route),
+    )
+    .await;
+    let (client, recorder) = connect(&format!("http://{proxy}/mcp")).await;
+    assert_eq!(tool_names(&client).await, CORE);
+    // Its next request goes to the second, which loads a group.
+    route.store(1, Ordering::Relaxed);
+    call(&client, "load_tool_group", json!({"group_name": "time"})).await;
+    route.store(0, Ordering::Relaxed);
+    // The second gateway has no stream to the client: the notification
+    // comes from the first, which heard of the change from the database.
+    recorder.wait_for_list_changed(1).await;
+    assert_eq!(
+        tool_names(&client).await,
+        [&CORE[..], &["time_now", "time_convert"]].concat()
+    );
 }
