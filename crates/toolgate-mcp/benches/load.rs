@@ -31,6 +31,11 @@ struct Options {
     client_threads: usize,
     settle: Duration,
     after: Duration,
+    /// `--store` for every gateway; `None`: `--memory-store`.
+    store: Option<String>,
+    /// Gateways sharing the store; each session's requests go to them in
+    /// turn.
+    replicas: usize,
 }
 
 impl Options {
@@ -43,6 +48,8 @@ impl Options {
             client_threads: 1,
             settle: Duration::from_secs(2),
             after: Duration::ZERO,
+            store: None,
+            replicas: 1,
         };
         let mut args = std::env::args().skip(1);
         while let Some(arg) = args.next() {
@@ -56,6 +63,8 @@ impl Options {
                     options.settle = Duration::from_secs_f64(number(&value("--settle")?)?)
                 }
                 "--after" => options.after = Duration::from_secs_f64(number(&value("--after")?)?),
+                "--store" => options.store = Some(value("--store")?),
+                "--replicas" => options.replicas = number::<usize>(&value("--replicas")?)?.max(1),
                 // What `cargo bench` passes to every bench binary.
                 "--bench" => {}
                 other => return Err(format!("unknown option {other}\n{USAGE}")),
@@ -67,7 +76,8 @@ impl Options {
 }
 
 const USAGE: &str = "options: --sessions N (1000) --seconds S (30) --toolgate-bin PATH \
-    (target/release/toolgate) --client-threads N (1) --settle S (2) --after S (0)";
+    (target/release/toolgate) --client-threads N (1) --settle S (2) --after S (0) \
+    --store FILE|URI (memory) --replicas N (1)";
 
 fn number<T: std::str::FromStr>(text: &str) -> Result<T, String> {
     text.parse().map_err(|_| format!("not a number: {text}"))
@@ -81,19 +91,20 @@ struct GatewayProcess {
 }
 
 impl GatewayProcess {
-    fn start(binary: &PathBuf) -> Result<Self, String> {
+    /// Starts a gateway on `store` (`None`: in memory).
+    fn start(binary: &PathBuf, store: Option<&str>) -> Result<Self, String> {
         let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
         let port = TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
             .map_err(|e| e.to_string())?
             .port();
+        let store_args = match store {
+            Some(store) => vec!["--store", store],
+            None => vec!["--memory-store"],
+        };
         let child = Command::new(binary)
-            .args([
-                "serve",
-                "--memory-store",
-                "--listen",
-                &format!("127.0.0.1:{port}"),
-            ])
+            .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
+            .args(store_args)
             .current_dir(dir.path())
             .env("TOOLGATE_LOG", "warn")
             .stdin(Stdio::null())
@@ -153,13 +164,17 @@ enum Failure {
 /// side of a two-core machine.
 struct Session {
     http: reqwest::Client,
-    url: String,
+    /// The gateways, each request to the next in turn.
+    urls: Vec<String>,
     id: String,
     next_request: u64,
 }
 
 impl Session {
-    async fn open(http: &reqwest::Client, url: &str) -> Result<Self, Failure> {
+    /// Opens a session on `urls[0]`; its later requests go to each of
+    /// `urls` in turn.
+    async fn open(http: &reqwest::Client, urls: Vec<String>) -> Result<Self, Failure> {
+        let url = urls[0].as_str();
         let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": PROTOCOL, "capabilities": {},
             "clientInfo": {"name": "toolgate-load", "version": "0"}}});
@@ -174,17 +189,17 @@ impl Session {
         if answer["result"]["serverInfo"]["name"] != "toolgate" {
             return Err(Failure::Mismatch);
         }
-        let mut session = Self {
-            http: http.clone(),
-            url: url.to_owned(),
-            id,
-            next_request: 1,
-        };
         let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-        let response = post(http, url, Some(&session.id), &initialized).await?;
+        let response = post(http, url, Some(&id), &initialized).await?;
         if response.status() != reqwest::StatusCode::ACCEPTED {
             return Err(Failure::Transport);
         }
+        let mut session = Self {
+            http: http.clone(),
+            urls,
+            id,
+            next_request: 1,
+        };
         let loaded = session
             .call("load_tool_group", json!({"group_name": "time"}))
             .await?;
@@ -200,7 +215,8 @@ impl Session {
         self.next_request += 1;
         let request = json!({"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
             "params": {"name": tool, "arguments": arguments}});
-        let response = post(&self.http, &self.url, Some(&self.id), &request).await?;
+        let url = &self.urls[(request_id as usize) % self.urls.len()];
+        let response = post(&self.http, url, Some(&self.id), &request).await?;
         let answer = answer(response, request_id).await?;
         let result = answer.get("result").ok_or(Failure::Error)?;
         if result["isError"] == true {
@@ -393,31 +409,39 @@ fn main() -> Result<(), String> {
         .enable_all()
         .build()
         .map_err(|e| e.to_string())?;
-    let gateway = GatewayProcess::start(&options.toolgate)?;
+    let gateways = (0..options.replicas)
+        .map(|_| GatewayProcess::start(&options.toolgate, options.store.as_deref()))
+        .collect::<Result<Vec<_>, String>>()?;
+    let rss = || gateways.iter().map(GatewayProcess::rss).sum::<u64>();
     std::thread::sleep(options.settle);
-    let rss_start = gateway.rss();
+    let rss_start = rss();
     let http = reqwest::Client::builder()
         .no_proxy()
         .tcp_nodelay(true)
         .build()
         .map_err(|e| e.to_string())?;
     println!(
-        "toolgate load: {} sessions, {} s of calls, {} ({}); client threads {}",
+        "toolgate load: {} sessions, {} s of calls, {} ({}); client threads {}; {} gateway(s) on {}",
         options.sessions,
         options.seconds,
         options.toolgate.display(),
         machine(),
-        options.client_threads
+        options.client_threads,
+        options.replicas,
+        options.store.as_deref().unwrap_or("memory"),
     );
 
     // Open every session (initialize, initialized, load_tool_group time).
     let opened = Instant::now();
     let sessions: Vec<Result<Session, Failure>> = runtime.block_on(async {
         let tasks: Vec<_> = (0..options.sessions)
-            .map(|_| {
+            .map(|index| {
                 let http = http.clone();
-                let url = gateway.url.clone();
-                tokio::spawn(async move { Session::open(&http, &url).await })
+                // Each session starts on a gateway of its own and goes
+                // round them from there.
+                let mut urls: Vec<String> = gateways.iter().map(|g| g.url.clone()).collect();
+                urls.rotate_left(index % gateways.len());
+                tokio::spawn(async move { Session::open(&http, urls).await })
             })
             .collect();
         let mut sessions = Vec::with_capacity(tasks.len());
@@ -430,7 +454,7 @@ fn main() -> Result<(), String> {
     let open_failures = sessions.iter().filter(|s| s.is_err()).count();
     let sessions: Vec<Session> = sessions.into_iter().filter_map(Result::ok).collect();
     std::thread::sleep(options.settle);
-    let rss_idle = gateway.rss();
+    let rss_idle = rss();
     println!(
         "opened {} sessions in {open_seconds:.2} s ({open_failures} failed); VmRSS {:.1} MiB before, {:.1} MiB with them idle: {:.0} bytes per idle session",
         sessions.len(),
@@ -440,8 +464,9 @@ fn main() -> Result<(), String> {
     );
 
     // Every session calls at once until the deadline.
-    let gateway_pid = gateway.child.id().to_string();
-    let (gateway_cpu, client_cpu) = (cpu_seconds(&gateway_pid), cpu_seconds("self"));
+    let gateway_pids: Vec<String> = gateways.iter().map(|g| g.child.id().to_string()).collect();
+    let gateways_cpu = || gateway_pids.iter().map(|pid| cpu_seconds(pid)).sum::<f64>();
+    let (gateway_cpu, client_cpu) = (gateways_cpu(), cpu_seconds("self"));
     let machine_busy = machine_busy_seconds();
     let (outcomes, seconds) = runtime.block_on(async {
         let start = tokio::time::Instant::now() + Duration::from_millis(200);
@@ -462,8 +487,8 @@ fn main() -> Result<(), String> {
         }
         (outcomes, start.elapsed().as_secs_f64())
     });
-    let rss_after = gateway.rss();
-    let gateway_cpu = cpu_seconds(&gateway_pid) - gateway_cpu;
+    let rss_after = rss();
+    let gateway_cpu = gateways_cpu() - gateway_cpu;
     let client_cpu = cpu_seconds("self") - client_cpu;
     let others_cpu = (machine_busy_seconds() - machine_busy - gateway_cpu - client_cpu).max(0.0);
 
@@ -503,7 +528,7 @@ fn main() -> Result<(), String> {
         println!(
             "VmRSS {:.0} s after the calls, the sessions idle: {:.1} MiB",
             options.after.as_secs_f64(),
-            mib(gateway.rss())
+            mib(rss())
         );
     }
     if failures.is_empty() && open_failures == 0 {
