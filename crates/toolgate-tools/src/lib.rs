@@ -43,7 +43,7 @@ pub use error::{ConsolidationError, SourceError, ToolCallError, ToolboxError};
 pub use javascript::eval::JsEvalTool;
 pub use javascript::management::{JS_TOOL_MANAGEMENT_GROUP, UserJsTools};
 pub use javascript::user_tools::USER_TOOLS_GROUP;
-pub use javascript::{DEFAULT_TOOL_OWNER, JavaScriptConfig, JsEval};
+pub use javascript::{DEFAULT_TOOL_OWNER, JavaScriptConfig, JsEval, JsSlots};
 pub use manifests::ReloadReport;
 pub use naming::{RenameReason, RenamedTool};
 pub use output::{Content, ToolOutput};

@@ -366,6 +366,7 @@ impl RawJavaScriptSettings {
                 Some(false) | None => JsEval::Off,
             },
             owner,
+            slots: defaults.slots,
         })
     }
 }

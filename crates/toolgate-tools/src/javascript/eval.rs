@@ -94,8 +94,11 @@ impl ToolSource for JsEvalTool {
         }
         let code = code.to_owned();
         let limits = self.runner.limits(self.timeout);
+        let permit = self.runner.turn(JS_EVAL, context).await?;
         let outcome = run_off_workers(JS_EVAL, context, move || {
-            toolgate_js::eval_script(&code, FILE_NAME, &limits)
+            let outcome = toolgate_js::eval_script(&code, FILE_NAME, &limits);
+            drop(permit);
+            outcome
         })
         .await?;
         Ok(match outcome {

@@ -447,8 +447,15 @@ impl JsToolManagement {
                 file_name.clone(),
             );
             let limits = self.runner.limits(self.timeout);
+            let permit = self
+                .runner
+                .turn(tool, context)
+                .await
+                .map_err(|error| error.to_string())?;
             run_off_workers(tool, context, move || {
-                toolgate_js::check_function(&source, &file_name, &function, &limits)
+                let checked = toolgate_js::check_function(&source, &file_name, &function, &limits);
+                drop(permit);
+                checked
             })
             .await
             .map_err(|error| error.to_string())?

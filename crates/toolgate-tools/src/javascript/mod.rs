@@ -21,8 +21,8 @@ pub(crate) mod manifest;
 pub(crate) mod user_tools;
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
@@ -61,6 +61,29 @@ pub struct JavaScriptConfig {
     /// ([`DEFAULT_TOOL_OWNER`] unless set); `toolgate chat` uses its
     /// agent's id instead.
     pub owner: ToolOwner,
+    /// The turns calls take, shared by every clone of this configuration:
+    /// manifest tools, tools agents write and `js_eval` made from one
+    /// configuration run at most `max_concurrent_calls` calls together.
+    pub slots: JsSlots,
+}
+
+/// The turns JavaScript calls take ([`JavaScriptConfig::slots`]): made on
+/// first use with `max_concurrent_calls` of them, and shared by the clones
+/// of the configuration. Not configuration: any two compare equal.
+#[derive(Clone, Debug, Default)]
+pub struct JsSlots(Arc<OnceLock<Arc<Semaphore>>>);
+
+impl JsSlots {
+    /// The shared semaphore, made with `permits` if it is the first use.
+    fn semaphore(&self, permits: usize) -> Arc<Semaphore> {
+        Arc::clone(self.0.get_or_init(|| Arc::new(Semaphore::new(permits))))
+    }
+}
+
+impl PartialEq for JsSlots {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
 }
 
 /// The owner of the JavaScript tools written through a gateway unless
@@ -87,6 +110,7 @@ impl Default for JavaScriptConfig {
             settings: BTreeMap::new(),
             eval: JsEval::Off,
             owner: ToolOwner::new(DEFAULT_TOOL_OWNER),
+            slots: JsSlots::default(),
         }
     }
 }
@@ -138,7 +162,7 @@ impl JsRunner {
     /// A runner under `config` whose scripts reach no files, and the web
     /// under the default `[web]` settings.
     pub(crate) fn new(config: JavaScriptConfig) -> Self {
-        let running = Arc::new(Semaphore::new(config.max_concurrent_calls));
+        let running = config.slots.semaphore(config.max_concurrent_calls);
         Self {
             config,
             files: None,
@@ -339,5 +363,29 @@ pub(crate) fn output_of(value: Value) -> ToolOutput {
         Value::String(text) => ToolOutput::text(text),
         Value::Object(_) => ToolOutput::json(value),
         other => ToolOutput::text(other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runners_made_from_one_configuration_share_their_turns() {
+        let config = JavaScriptConfig {
+            max_concurrent_calls: 3,
+            ..JavaScriptConfig::default()
+        };
+        let manifests = JsRunner::new(config.clone());
+        let written = JsRunner::new(config.clone());
+        assert!(Arc::ptr_eq(&manifests.running, &written.running));
+        assert_eq!(manifests.running.available_permits(), 3);
+        // Another configuration, equal as configuration, has turns of its own.
+        let other = JsRunner::new(JavaScriptConfig {
+            max_concurrent_calls: 3,
+            ..JavaScriptConfig::default()
+        });
+        assert_eq!(other.config, config);
+        assert!(!Arc::ptr_eq(&manifests.running, &other.running));
     }
 }
