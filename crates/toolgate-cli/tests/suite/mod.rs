@@ -4,6 +4,7 @@ mod chat;
 mod js_examples;
 mod migrate;
 mod reload;
+mod replicas;
 mod routing;
 mod serve;
 mod support;
