@@ -305,7 +305,13 @@ impl<S: ConversationStore + 'static> Gateway<S> {
         downstream: Downstream,
     ) -> CallToolResult {
         if let SessionRef::Stateful(id) = session {
-            let active = self.sessions.active_set(id).await;
+            let session = self.sessions.get(id).await;
+            if let Some(reason) = session.unreadable() {
+                return error_result(format!(
+                    "Tool '{name}' cannot be called right now: this session's loaded groups could not be read from the store ({reason}). Try again in a moment."
+                ));
+            }
+            let active = session.active.lock().await.clone();
             let available = self.with_catalog(|catalog| {
                 active
                     .check_available(catalog, name)

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant, SystemTime};
 use rmcp::transport::streamable_http_server::session::{SessionState, SessionStoreError};
 use rmcp::{Peer, RoleServer};
 use toolgate_core::{ActiveToolSet, GroupId, Message, MessageKind, restore_active_set};
-use toolgate_store::{ConversationId, ConversationStore, MessageId};
+use toolgate_store::{ConversationId, ConversationStore, MessageId, StoreError};
 use toolgate_tools::Toolbox;
 
 /// Content of the history message that records an MCP session's start; its
@@ -78,6 +78,9 @@ pub struct Session {
     /// other processes write to: when the store's latest differs, another
     /// gateway served the session meanwhile.
     rebuilt_at: Mutex<Option<MessageId>>,
+    /// Why the session's history could not be read, for a session served
+    /// this once without it (and not kept).
+    unreadable: Option<String>,
     peer: Mutex<Option<Peer<RoleServer>>>,
     seen: Mutex<Seen>,
 }
@@ -87,6 +90,14 @@ struct Seen {
     last: Instant,
     /// When the store last heard the session was in use.
     touched: Instant,
+}
+
+impl Session {
+    /// Why the session's history could not be read, when this request is
+    /// served without it: its loaded groups are unknown, not gone.
+    pub(crate) fn unreadable(&self) -> Option<&str> {
+        self.unreadable.as_deref()
+    }
 }
 
 /// Every live session, backed by a [`ConversationStore`].
@@ -127,20 +138,28 @@ impl<S: ConversationStore + 'static> Sessions<S> {
         let session = match live {
             Some(session) => session,
             None => {
-                let (active, rebuilt_at) = self.restore(id).await;
+                let restored = self.restore(id).await;
                 let now = Instant::now();
-                let restored = Arc::new(Session {
+                let unreadable = restored.as_ref().err().map(ToString::to_string);
+                let (active, rebuilt_at) = restored.unwrap_or_default();
+                let session = Arc::new(Session {
                     active: tokio::sync::Mutex::new(active),
                     rebuilt_at: Mutex::new(rebuilt_at),
+                    unreadable: unreadable.clone(),
                     peer: Mutex::new(None),
                     seen: Mutex::new(Seen {
                         last: now,
                         touched: now,
                     }),
                 });
+                if unreadable.is_some() {
+                    // Served with core tools this once, and not kept: the
+                    // next request reads its history again.
+                    return session;
+                }
                 // A concurrent request may have restored it meanwhile: keep
                 // the first, so both see one active set.
-                Arc::clone(self.live.lock().await.entry(id.clone()).or_insert(restored))
+                Arc::clone(self.live.lock().await.entry(id.clone()).or_insert(session))
             }
         };
         if self.store.is_shared() {
@@ -169,7 +188,11 @@ impl<S: ConversationStore + 'static> Sessions<S> {
             return;
         }
         let mut active = session.active.lock().await;
-        let (rebuilt, rebuilt_at) = self.restore(id).await;
+        // History that cannot be read now leaves the session as held: the
+        // next request checks again.
+        let Ok((rebuilt, rebuilt_at)) = self.restore(id).await else {
+            return;
+        };
         *active = rebuilt;
         *session
             .rebuilt_at
@@ -325,15 +348,15 @@ impl<S: ConversationStore + 'static> Sessions<S> {
     }
 
     /// The session's active set rebuilt from its history, and the latest
-    /// message it was rebuilt from.
-    async fn restore(&self, id: &ConversationId) -> (ActiveToolSet, Option<MessageId>) {
-        let messages = match self.store.messages(id).await {
-            Ok(messages) => messages,
-            Err(error) => {
-                tracing::error!(session = %id, %error, "history unreadable; starting with core tools");
-                return (ActiveToolSet::new(), None);
-            }
-        };
+    /// message it was rebuilt from; `Err` (logged) when the history cannot
+    /// be read.
+    async fn restore(
+        &self,
+        id: &ConversationId,
+    ) -> Result<(ActiveToolSet, Option<MessageId>), StoreError> {
+        let messages = self.store.messages(id).await.inspect_err(|error| {
+            tracing::error!(session = %id, %error, "history unreadable");
+        })?;
         let rebuilt_at = messages.last().map(|stored| stored.id);
         let restored = self.toolbox.with_catalog(|catalog| {
             restore_active_set(messages.iter().map(|stored| &stored.message), catalog)
@@ -341,7 +364,7 @@ impl<S: ConversationStore + 'static> Sessions<S> {
         for skipped in &restored.skipped {
             tracing::info!(session = %id, index = skipped.index, reason = ?skipped.reason, "history event skipped");
         }
-        (restored.active, rebuilt_at)
+        Ok((restored.active, rebuilt_at))
     }
 
     /// Keeps a session in use from expiring: the store hears of it at most

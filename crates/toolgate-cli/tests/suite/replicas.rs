@@ -484,10 +484,9 @@ async fn sessions_go_on_after_the_database_restarts_under_them() {
     // Calls go on while the server restarts (all its connections cut, a
     // moment without a server). A replica answers from the session it
     // holds when the store fails it, so most of these succeed; none may
-    // hang past the store's connect timeout (10 s). Not asserted: what a
-    // call that fails says. Today a replica whose read of the history fails
-    // mid-rebuild serves the session as if nothing were loaded ("call
-    // load_tool_group first") until its next request.
+    // hang past the store's connect timeout (10 s), and none may find its
+    // group gone: a replica that cannot read the history keeps the session
+    // as it holds it.
     let restart = tokio::task::spawn_blocking({
         let server = Arc::clone(&server);
         move || server.restart()
@@ -503,6 +502,13 @@ async fn sessions_go_on_after_the_database_restarts_under_them() {
         .max()
         .unwrap_or_default();
     assert!(slowest < Duration::from_secs(12), "{during:#?}");
+    assert!(
+        during.iter().all(|(outcome, _)| outcome
+            .as_ref()
+            .err()
+            .is_none_or(|error| !error.contains("not available"))),
+        "{during:#?}"
+    );
 
     // Afterwards, without restarting a replica, the session works as before.
     for _ in 0..10 {
