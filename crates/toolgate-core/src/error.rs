@@ -134,6 +134,10 @@ pub enum ManifestErrorReason {
     /// Registering its tools or group collided with what was already loaded.
     #[error(transparent)]
     Catalog(Box<CatalogError>),
+    /// The JavaScript file beside it does not load (it does not compile, or
+    /// its top-level code throws): why.
+    #[error("{0}")]
+    Script(String),
 }
 
 /// A line of a `tools.jsonl` / `groups.jsonl` import that was skipped, or a

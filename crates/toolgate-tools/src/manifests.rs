@@ -286,12 +286,34 @@ impl ManifestTools {
                     }
                 };
                 let script_path = path.with_extension("js");
-                let script = read_script(&script_path);
-                if let Some(Script::Unreadable(reason)) = &script {
+                let script = read_script(&script_path).map(|script| match script {
+                    Script::Source(source) => {
+                        let file_name = script_path
+                            .file_name()
+                            .map(|name| name.to_string_lossy().into_owned())
+                            .unwrap_or_default();
+                        match self.scripts.load_problem(&source, &file_name) {
+                            Some(problem) => Script::Broken(problem),
+                            None => Script::Source(source),
+                        }
+                    }
+                    other => other,
+                });
+                let problem = match &script {
+                    Some(Script::Unreadable(reason)) => {
+                        Some(ManifestErrorReason::Io(reason.clone()))
+                    }
+                    Some(Script::Broken(reason)) => {
+                        Some(ManifestErrorReason::Script(reason.clone()))
+                    }
+                    _ => None,
+                };
+                if let Some(reason) = problem {
                     report.errors.push(ManifestError {
                         path: script_path,
-                        reason: ManifestErrorReason::Io(reason.clone()),
+                        reason,
                     });
+                    // A script that worked keeps working until it works again.
                     if files.loaded.contains_key(&path) {
                         continue;
                     }

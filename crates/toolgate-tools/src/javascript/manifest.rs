@@ -19,6 +19,7 @@ use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use toolgate_js::JsError;
 
 use super::{DEADLINE_MARGIN, JsCall, JsRunner};
 use crate::context::CallContext;
@@ -33,6 +34,9 @@ pub(crate) enum Script {
     Source(Arc<str>),
     /// It exists but could not be read: why.
     Unreadable(String),
+    /// It was read, but does not load: it does not compile, or its
+    /// top-level code throws or runs past its limits. Why.
+    Broken(String),
 }
 
 /// How one manifest tool runs.
@@ -70,6 +74,23 @@ impl ManifestScripts {
     /// The time limit of a tool with `own` limit (or none).
     pub(crate) fn timeout_of(&self, own: Option<Duration>) -> Duration {
         self.runner.timeout_of(own)
+    }
+
+    /// Why `source` (named `file_name`) cannot be loaded, when it cannot:
+    /// it is evaluated once, without host functions, under a call's limits,
+    /// as every call would evaluate it. A missing function is not a reason:
+    /// only its own tool fails, and its calls say so.
+    pub(crate) fn load_problem(&self, source: &str, file_name: &str) -> Option<String> {
+        let limits = self.runner.limits(self.runner.timeout_of(None));
+        // Any identifier will do: only whether the script loads matters.
+        match toolgate_js::check_function(source, file_name, "__toolgate_load_check", &limits) {
+            Ok(()) | Err(JsError::NotAFunction { .. }) => None,
+            Err(JsError::Thrown { message, line }) => Some(match line {
+                Some(line) => format!("does not load: {message} (line {line})"),
+                None => format!("does not load: {message}"),
+            }),
+            Err(other) => Some(format!("does not load: {other}")),
+        }
     }
 
     /// Swaps one manifest's tools: those named `old` go, `new` come.
@@ -142,6 +163,12 @@ impl ToolSource for ManifestScripts {
             Script::Unreadable(reason) => {
                 return Ok(ToolOutput::error(format!(
                     "Tool '{tool}' cannot run: its JavaScript file {} could not be read ({reason}).",
+                    js.file_name
+                )));
+            }
+            Script::Broken(reason) => {
+                return Ok(ToolOutput::error(format!(
+                    "Tool '{tool}' cannot run: its JavaScript file {} {reason}.",
                     js.file_name
                 )));
             }

@@ -236,3 +236,73 @@ async fn a_missing_function_and_a_runaway_allocation_are_clear_errors() {
         ToolOutput::error("Tool 'bomb_gone' cannot run: bomb.js defines no function `gone`.")
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_script_that_does_not_load_is_reported_at_start_and_its_tools_say_so() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "mathx.json", MATHX_JSON);
+    write(
+        dir.path(),
+        "mathx.js",
+        "function add(args) {\n  return args.a +;\n}\n",
+    );
+    write(
+        dir.path(),
+        "boot.json",
+        r#"[{"name": "boot_run", "function": "run"}]"#,
+    );
+    write(
+        dir.path(),
+        "boot.js",
+        "throw new Error('no configuration');\nfunction run() { return 1; }\n",
+    );
+    let (toolbox, report) = toolbox(dir.path(), Duration::from_secs(10)).await;
+    let mut reported: Vec<(String, String)> = report
+        .manifest_errors
+        .iter()
+        .map(|error| {
+            (
+                error
+                    .path
+                    .file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned(),
+                error.reason.to_string(),
+            )
+        })
+        .collect();
+    reported.sort();
+    assert_eq!(
+        reported,
+        [
+            (
+                "boot.js".to_owned(),
+                "does not load: Error: no configuration (line 1)".to_owned()
+            ),
+            (
+                "mathx.js".to_owned(),
+                reported[1].1.clone() // the SyntaxError's wording is QuickJS's
+            ),
+        ]
+    );
+    assert!(
+        reported[1].1.starts_with("does not load: SyntaxError")
+            && reported[1].1.ends_with("(line 2)"),
+        "{reported:?}"
+    );
+    assert_eq!(
+        call(&toolbox, "boot_run", json!({})).await,
+        ToolOutput::error(
+            "Tool 'boot_run' cannot run: its JavaScript file boot.js does not load: Error: no configuration (line 1)."
+        )
+    );
+    let output = call(&toolbox, "mathx_add", json!({"a": 1, "b": 2})).await;
+    assert!(
+        output.is_error
+            && output
+                .model_text()
+                .starts_with("Tool 'mathx_add' cannot run: its JavaScript file mathx.js does not load: SyntaxError"),
+        "{output:?}"
+    );
+}

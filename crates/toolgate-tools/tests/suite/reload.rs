@@ -217,8 +217,28 @@ async fn a_broken_manifest_keeps_its_previous_version_and_says_why() {
         ToolOutput::text("3")
     );
 
-    // Fixed: the new version loads.
+    // A script that does not compile keeps the previous version too, and
+    // the report says where it fails.
     std::fs::remove_dir(dir.path().join("mathx.js")).unwrap();
+    write(
+        dir.path(),
+        "mathx.js",
+        "function mathx_add() {\n  return 'new' +;\n}\n",
+    );
+    let report = toolbox.reload_manifests();
+    assert_eq!(report.errors.len(), 1, "{report:?}");
+    assert_eq!(report.errors[0].path, dir.path().join("mathx.js"));
+    assert!(
+        matches!(&report.errors[0].reason, ManifestErrorReason::Script(reason)
+            if reason.starts_with("does not load: SyntaxError") && reason.ends_with("(line 2)")),
+        "{report:?}"
+    );
+    assert_eq!(
+        call(&toolbox, "mathx_add", json!({"a": 1, "b": 2})).await,
+        ToolOutput::text("3")
+    );
+
+    // Fixed: the new version loads.
     write(
         dir.path(),
         "mathx.js",
