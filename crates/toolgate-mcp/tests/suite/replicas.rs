@@ -10,6 +10,7 @@
 //! named by `TOOLGATE_TEST_POSTGRES_URL`.
 
 use std::net::SocketAddr;
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -19,12 +20,28 @@ use tokio::net::{TcpListener, TcpStream};
 use toolgate_mcp::HttpOptions;
 use toolgate_store::{PostgresOptions, PostgresStore};
 
-use super::support::{CORE, call, connect, is_error, loopback, options, serve, text, tool_names};
+use super::support::{
+    CORE, Served, call, connect, is_error, loopback, options, serve, text, tool_names,
+};
 
 fn server_url() -> String {
     std::env::var("TOOLGATE_TEST_POSTGRES_URL").unwrap_or_else(|_| {
         panic!("TOOLGATE_TEST_POSTGRES_URL is not set: run the tests with ./scripts/test")
     })
+}
+
+/// Two gateways on the test database, with the built-ins rooted at `root`.
+async fn two_gateways(root: &Path) -> Vec<Served<PostgresStore>> {
+    let url = server_url();
+    let mut gateways = Vec::new();
+    for _ in 0..2 {
+        let store = PostgresStore::connect(&PostgresOptions::new(&url))
+            .await
+            .unwrap();
+        let options = options(root, vec![]);
+        gateways.push(serve(options, store, loopback(), HttpOptions::default()).await);
+    }
+    gateways
 }
 
 /// Where [`proxy`] sends new connections.
@@ -72,22 +89,7 @@ async fn proxy(
 async fn one_session_served_by_two_gateways_in_turn() {
     let root = tempfile::tempdir().unwrap();
     std::fs::write(root.path().join("notes.txt"), "shared").unwrap();
-    let url = server_url();
-    let mut gateways = Vec::new();
-    for _ in 0..2 {
-        let store = PostgresStore::connect(&PostgresOptions::new(&url))
-            .await
-            .unwrap();
-        gateways.push(
-            serve(
-                options(root.path(), vec![]),
-                store,
-                loopback(),
-                HttpOptions::default(),
-            )
-            .await,
-        );
-    }
+    let gateways = two_gateways(root.path()).await;
     let route = Arc::new(AtomicUsize::new(ROUND_ROBIN));
     let (proxy, counts) = proxy(gateways.iter().map(|g| g.address).collect(), route).await;
     let (client, _) = connect(&format!("http://{proxy}/mcp")).await;
@@ -133,22 +135,7 @@ async fn one_session_served_by_two_gateways_in_turn() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_change_made_through_one_gateway_reaches_the_client_through_the_other() {
     let root = tempfile::tempdir().unwrap();
-    let url = server_url();
-    let mut gateways = Vec::new();
-    for _ in 0..2 {
-        let store = PostgresStore::connect(&PostgresOptions::new(&url))
-            .await
-            .unwrap();
-        gateways.push(
-            serve(
-                options(root.path(), vec![]),
-                store,
-                loopback(),
-                HttpOptions::default(),
-            )
-            .await,
-        );
-    }
+    let gateways = two_gateways(root.path()).await;
     // The client starts on the first gateway: its stream of notifications
     // is held there.
     let route = Arc::new(AtomicUsize::new(0));

@@ -7,8 +7,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use pretty_assertions::assert_eq;
-use serde_json::{Value, json};
+use serde_json::json;
 use toolgate_tools::{CallContext, JavaScriptConfig, ToolOutput, Toolbox, ToolboxOptions};
+
+use super::calls::call;
 
 const MATHX_JSON: &str = r#"[
   {"_meta": true, "display_name": "Math", "description": "Arithmetic in JavaScript"},
@@ -55,13 +57,6 @@ async fn toolbox(dir: &Path, timeout: Duration) -> (Arc<Toolbox>, toolgate_tools
     })
     .await
     .unwrap()
-}
-
-async fn call(toolbox: &Toolbox, name: &str, arguments: Value) -> ToolOutput {
-    match toolbox.call(name, arguments, &CallContext::default()).await {
-        Ok(output) => output,
-        Err(error) => panic!("{name} was refused: {error}"),
-    }
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -8,9 +8,10 @@ use std::sync::Arc;
 use pretty_assertions::assert_eq;
 use serde_json::{Map, Value, json};
 use toolgate_tools::{
-    BuiltinConfig, CallContext, FilesAccess, JavaScriptConfig, ToolOutput, Toolbox, ToolboxOptions,
+    BuiltinConfig, FilesAccess, JavaScriptConfig, ToolOutput, Toolbox, ToolboxOptions,
 };
 
+use super::calls::call;
 use super::site::{Page, Site};
 
 /// A group `probe` whose tool `probe_<function>` calls `<function>` of
@@ -54,13 +55,6 @@ async fn start(
     .unwrap();
     assert!(report.manifest_errors.is_empty(), "{report:?}");
     toolbox
-}
-
-async fn call(toolbox: &Toolbox, name: &str, arguments: Value) -> ToolOutput {
-    match toolbox.call(name, arguments, &CallContext::default()).await {
-        Ok(output) => output,
-        Err(error) => panic!("{name} was refused: {error}"),
-    }
 }
 
 /// The text of an error result, failing when the result is no error.

@@ -8,7 +8,9 @@ use std::sync::Arc;
 
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
-use toolgate_tools::{CallContext, ToolOutput, Toolbox, ToolboxOptions};
+use toolgate_tools::{ToolOutput, Toolbox, ToolboxOptions};
+
+use super::calls::call;
 
 fn examples() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/js-tools")
@@ -23,13 +25,6 @@ async fn toolbox() -> Arc<Toolbox> {
     .unwrap();
     assert!(report.manifest_errors.is_empty(), "{report:?}");
     toolbox
-}
-
-async fn call(toolbox: &Toolbox, name: &str, arguments: Value) -> ToolOutput {
-    match toolbox.call(name, arguments, &CallContext::default()).await {
-        Ok(output) => output,
-        Err(error) => panic!("{name} was refused: {error}"),
-    }
 }
 
 /// The structured result of a call that succeeded.

@@ -1,3 +1,4 @@
+mod calls;
 mod deadline;
 mod fuzz;
 mod javascript;

@@ -14,6 +14,8 @@ use toolgate_tools::{
     CallContext, CatalogChange, GroupExposure, GroupSettings, ToolOutput, Toolbox, ToolboxOptions,
 };
 
+use super::calls::call;
+
 fn write(dir: &Path, name: &str, text: &str) {
     std::fs::write(dir.join(name), text).unwrap();
 }
@@ -43,13 +45,6 @@ async fn start(dir: &Path) -> Arc<Toolbox> {
     .unwrap();
     assert!(report.manifest_errors.is_empty(), "{report:?}");
     toolbox
-}
-
-async fn call(toolbox: &Toolbox, name: &str, arguments: Value) -> ToolOutput {
-    match toolbox.call(name, arguments, &CallContext::default()).await {
-        Ok(output) => output,
-        Err(error) => panic!("{name} was refused: {error}"),
-    }
 }
 
 fn group_tools(toolbox: &Toolbox, group: &str) -> Vec<String> {
