@@ -240,6 +240,11 @@ pub(crate) struct ServeArgs {
     #[arg(long, value_name = "N", default_value_t = 10_000)]
     pub(crate) max_sessions: usize,
 
+    /// Seconds after which a session with no request and no open stream leaves memory (its
+    /// history stays, and its next request restores it with its loaded groups).
+    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    pub(crate) session_memory_seconds: u64,
+
     /// Offer find_tool_groups (groups and their best tools for a request) when there are more
     /// groups than this; --route offers it always.
     #[arg(long, value_name = "N", default_value_t = 12)]

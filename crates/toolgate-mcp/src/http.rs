@@ -21,7 +21,7 @@ use toolgate_store::ConversationStore;
 
 use crate::gateway::Gateway;
 use crate::handler::{GatewayHandler, SESSION_HEADER, SessionSource};
-use crate::session_cap::CappedSessions;
+use crate::held_sessions::{HeldSessions, Hold, sweep_until};
 use crate::session_store::HistorySessionStore;
 
 /// The path the MCP endpoint answers on.
@@ -58,6 +58,9 @@ pub struct HttpLimits {
     /// Sessions held in memory at once; beyond it the longest-idle one is
     /// let go (its history stays, so it comes back on its next request).
     pub max_sessions: usize,
+    /// A session with no request and no open stream for this long leaves
+    /// memory; its next request restores it from its history.
+    pub idle_in_memory: Duration,
     /// On shutdown, how long calls in flight may take to finish.
     pub shutdown_grace: Duration,
 }
@@ -69,6 +72,7 @@ impl Default for HttpLimits {
             body_timeout: Duration::from_secs(30),
             max_body_bytes: 4 * 1024 * 1024,
             max_sessions: 10_000,
+            idle_in_memory: Duration::from_secs(60),
             shutdown_grace: Duration::from_secs(10),
         }
     }
@@ -107,11 +111,12 @@ pub async fn serve_http<S: ConversationStore + 'static>(
     config.session_store = Some(Arc::new(HistorySessionStore(Arc::clone(&gateway))));
     let mut local = LocalSessionManager::default();
     local.session_config.keep_alive = options.session_keep_alive;
-    let sessions = Arc::new(CappedSessions::new(
-        local,
-        options.limits.max_sessions,
-        Arc::clone(&gateway),
-    ));
+    let hold = Hold {
+        max_sessions: options.limits.max_sessions,
+        idle: options.limits.idle_in_memory,
+    };
+    let sessions = Arc::new(HeldSessions::new(local, hold, Arc::clone(&gateway)));
+    tokio::spawn(sweep_until(Arc::clone(&sessions), streams.child_token()));
     let handler = GatewayHandler::new(Arc::clone(&gateway), SessionSource::Header);
     let mcp = Arc::new(StreamableHttpService::new(
         move || Ok(handler.clone()),
@@ -246,7 +251,7 @@ impl AcceptErrors {
 type Body = BoxBody<Bytes, Infallible>;
 
 async fn route<S: ConversationStore + 'static>(
-    mcp: &StreamableHttpService<GatewayHandler<S>, CappedSessions<S>>,
+    mcp: &StreamableHttpService<GatewayHandler<S>, HeldSessions<S>>,
     guard: &Guard,
     request: Request<Incoming>,
 ) -> Response<Body> {

@@ -16,8 +16,11 @@ use toolgate_tools::Toolbox;
 /// `tool_input` holds the client's `initialize` parameters.
 pub const SESSION_STARTED: &str = "MCP session started";
 
-/// The longest an idle session stays in memory. Its history stays in the
-/// store for the idle timeout; a request after this restores it from there.
+/// The longest a session with no request stays in memory: a stdio session,
+/// or an HTTP session whose client holds a stream open (one without leaves
+/// sooner, see [`HttpLimits::idle_in_memory`](crate::HttpLimits)). Its
+/// history stays in the store for the idle timeout; a request after this
+/// restores it from there.
 pub const HELD_IN_MEMORY: Duration = Duration::from_secs(30 * 60);
 
 /// The longest string of a client's `initialize` parameters kept in its

@@ -188,6 +188,7 @@ async fn serve<S: ConversationStore + 'static>(
             session_keep_alive: Some(session_idle.min(HELD_IN_MEMORY)),
             limits: HttpLimits {
                 max_sessions: args.max_sessions.max(1),
+                idle_in_memory: Duration::from_secs(args.session_memory_seconds.max(1)),
                 shutdown_grace: grace,
                 ..HttpLimits::default()
             },

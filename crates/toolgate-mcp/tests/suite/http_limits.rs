@@ -205,3 +205,60 @@ async fn an_unknown_session_is_told_how_to_start_over() {
     );
     served.stop().await;
 }
+
+/// Waits until the gateway holds `count` sessions in memory.
+async fn until_live(served: &super::support::Served<MemoryStore>, count: usize) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let live = served.gateway.sessions().live_count().await;
+        if live == count {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{live} sessions in memory, waiting for {count}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_session_between_requests_leaves_memory_and_comes_back_with_its_groups() {
+    let served = served_with(HttpLimits {
+        idle_in_memory: Duration::from_secs(1),
+        ..HttpLimits::default()
+    })
+    .await;
+    let address = served.address;
+    // rmcp's client keeps its notification stream open: it stays.
+    let (streaming, _) = connect(&served.url).await;
+    let loaded = call(&streaming, "load_tool_group", json!({"group_name": "time"})).await;
+    assert!(!is_error(&loaded), "{}", text(&loaded));
+    // A client that closes its connection after each request does not.
+    let session = session_id(&exchange(address, &post(address, "", INITIALIZE)).await);
+    let headers = format!("mcp-session-id: {session}\r\nmcp-protocol-version: 2025-11-25\r\n");
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    let answer = exchange(address, &post(address, &headers, initialized)).await;
+    assert!(answer.starts_with("HTTP/1.1 202"), "{answer}");
+    let load = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"load_tool_group","arguments":{"group_name":"time"}}}"#;
+    let answer = exchange(address, &post(address, &headers, load)).await;
+    assert!(answer.contains("Loaded"), "{answer}");
+    assert_eq!(served.gateway.sessions().live_count().await, 2);
+
+    until_live(&served, 1).await;
+    // Held past three idle periods: the streaming client's session.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(served.gateway.sessions().live_count().await, 1);
+
+    // The one that left comes back on its next request, group loaded.
+    let list = r#"{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{}}"#;
+    let answer = exchange(address, &post(address, &headers, list)).await;
+    assert!(answer.contains("time_now"), "{answer}");
+    assert_eq!(served.gateway.sessions().live_count().await, 2);
+    assert!(
+        tool_names(&streaming)
+            .await
+            .contains(&"time_now".to_owned())
+    );
+    served.stop().await;
+}
