@@ -148,7 +148,7 @@ async def measure_store(args: argparse.Namespace, label: str, store_args: list[s
     url = f"http://127.0.0.1:{port}/mcp"
     log_path = tmp / f"{label}.log"
     with log_path.open("w") as log:
-        proc = start_gateway(Path(args.toolgate_bin), store_args, log, port)
+        proc = start_gateway(Path(args.toolgate_bin), store_args + args.serve_arg, log, port)
         try:
             await anyio.sleep(args.settle)
             before = proc_status(proc.pid)
@@ -160,12 +160,24 @@ async def measure_store(args: argparse.Namespace, label: str, store_args: list[s
                 raise RuntimeError(f"{len(set(ids))} distinct session ids for {args.sessions} sessions")
             await anyio.sleep(args.settle)
             after = proc_status(proc.pid)
-            # Spot checks, after the reading: the sessions are alive and kept their group.
+            dormant = None
+            if args.idle_wait > 0:
+                print(f"[{label}] VmRSS after {args.settle:g} s: {after['VmRSS']:,} B; waiting "
+                      f"{args.idle_wait:g} s for idle sessions to leave memory ...", file=sys.stderr, flush=True)
+                await anyio.sleep(args.idle_wait)
+                dormant = proc_status(proc.pid)
+            # Spot checks, after the readings: the sessions are alive and kept their group. The
+            # first request of each restores it when it left memory; the second finds it held.
+            first_ms: list[float] = []
+            second_ms: list[float] = []
             async with httpx2.AsyncClient(timeout=60) as client:
-                for session_id in random.Random(0).sample(ids, min(5, len(ids))):
-                    names = await list_tool_names(client, url, session_id)
-                    if len(names) <= 3 and not args.no_load:
-                        raise RuntimeError(f"session {session_id} lists only {names}")
+                for session_id in random.Random(0).sample(ids, min(args.spot_checks, len(ids))):
+                    for times in (first_ms, second_ms):
+                        began = time.perf_counter()
+                        names = await list_tool_names(client, url, session_id)
+                        times.append((time.perf_counter() - began) * 1000)
+                        if len(names) <= 3 and not args.no_load:
+                            raise RuntimeError(f"session {session_id} lists only {names}")
             tools_after_load = len(names)
         except BaseException:
             print(log_path.read_text()[-2000:], file=sys.stderr)
@@ -184,7 +196,12 @@ async def measure_store(args: argparse.Namespace, label: str, store_args: list[s
         "bytes_per_session": delta / args.sessions,
         "anon_bytes_per_session": (after["RssAnon"] - before["RssAnon"]) / args.sessions,
         "tools_listed_per_session": tools_after_load,
+        "first_list_ms_p50": sorted(first_ms)[len(first_ms) // 2],
+        "second_list_ms_p50": sorted(second_ms)[len(second_ms) // 2],
     }
+    if dormant is not None:
+        res["dormant"] = dormant
+        res["dormant_bytes_per_session"] = (dormant["VmRSS"] - before["VmRSS"]) / args.sessions
     if "--store" in store_args:
         db = Path(store_args[store_args.index("--store") + 1])
         res["db_bytes"] = sum(p.stat().st_size for p in db.parent.glob(db.name + "*"))
@@ -223,6 +240,21 @@ def report(results: list[dict[str, Any]], args: argparse.Namespace) -> str:
             f"{r['bytes_per_session']:,.0f} | {r['anon_bytes_per_session']:,.0f} | "
             f"{r['after']['VmHWM'] / mib:.1f} | {r['sessions_per_second']:,.0f} | {db} |"
         )
+    if any("dormant" in r for r in results):
+        lines += [
+            "",
+            f"After {args.idle_wait:g} s more with no request (sessions idle that long leave memory):",
+            "",
+            "| store | VmRSS (MiB) | bytes / idle session | first tools/list p50 (ms) | second p50 (ms) |",
+            "|---|---:|---:|---:|---:|",
+        ]
+        for r in results:
+            if "dormant" in r:
+                lines.append(
+                    f"| {r['store']} | {r['dormant']['VmRSS'] / mib:.1f} | "
+                    f"{r['dormant_bytes_per_session']:,.0f} | {r['first_list_ms_p50']:.2f} | "
+                    f"{r['second_list_ms_p50']:.2f} |"
+                )
     return "\n".join(lines)
 
 
@@ -231,6 +263,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--sessions", type=int, default=10_000, help="sessions to open (default 10000)")
     parser.add_argument("--concurrency", type=int, default=32, help="concurrent client connections (default 32)")
     parser.add_argument("--settle", type=float, default=2.0, help="seconds idle before each reading (default 2)")
+    parser.add_argument(
+        "--idle-wait",
+        type=float,
+        default=0.0,
+        help="then wait this long and read VmRSS again (75 s outlasts serve's 60 s "
+        "--session-memory-seconds; default 0: no second reading)",
+    )
+    parser.add_argument(
+        "--serve-arg", action="append", default=[], help="extra argument for toolgate serve (repeatable)"
+    )
+    parser.add_argument("--spot-checks", type=int, default=20, help="sessions listed after the readings (default 20)")
     parser.add_argument("--group", default="time", help="group each session loads (default: built-in time)")
     parser.add_argument(
         "--no-load", action="store_true", help="diagnostic: skip the load_tool_group (initialize only)"
