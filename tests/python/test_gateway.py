@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 
 import anyio
+import httpx2
 import mcp_types as types
 import pytest
 
@@ -367,6 +368,12 @@ def test_upstream_crash_mid_session(gateways: GatewayFactory) -> None:
             # Other groups are unaffected.
             await load_ok(client, "time")
             ok_text(await client.call("time_now", {}))
+        if gateway.transport == "http":
+            # The restart is counted, under the upstream's name.
+            async with httpx2.AsyncClient(timeout=10) as http:
+                scraped = await http.get(gateway.url.removesuffix("/mcp") + "/metrics")
+            assert scraped.status_code == 200, scraped.text
+            assert 'toolgate_upstream_restarts_total{upstream="crashy"} 1' in scraped.text.splitlines(), scraped.text
 
     run(body)
 

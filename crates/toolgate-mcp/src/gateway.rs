@@ -9,7 +9,7 @@
 //! client when its list changed, and converts at the MCP edge.
 
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
 use rmcp::{Peer, RoleServer};
@@ -31,6 +31,7 @@ use toolgate_tools::{
 use crate::config::UpstreamConfig;
 use crate::convert::{ListedTools, result_from_output};
 use crate::drain::CallsInFlight;
+use crate::metrics::{CORE, Metrics, Outcome, TokenCosts, UNKNOWN};
 use crate::relay::Downstream;
 use crate::session::{Sessions, notify_tool_list_changed};
 use crate::upstream::Upstream;
@@ -64,6 +65,7 @@ pub struct Gateway<S> {
     /// Upstream tools as `tools/list` gives them, read once per listing.
     listed_tools: ListedTools,
     calls: CallsInFlight,
+    metrics: Arc<Metrics>,
 }
 
 /// One request's view of its session.
@@ -115,18 +117,31 @@ impl<S: ConversationStore + 'static> Gateway<S> {
         let (toolbox, report) = Toolbox::start(tools).await?;
         let changes = toolbox.subscribe_changes();
         let elsewhere = store.changes();
+        let metrics = Arc::new(Metrics::new());
+        metrics.upstream_restarts().set(
+            upstreams
+                .iter()
+                .map(|upstream| (upstream.name().to_string(), upstream.restarts()))
+                .collect(),
+        );
         let gateway = Arc::new(Self {
             sessions: Sessions::new(store, Arc::clone(&toolbox), options.session_idle_timeout),
             toolbox,
             upstreams,
             listed_tools: ListedTools::default(),
             calls: CallsInFlight::default(),
+            metrics,
         });
         tokio::spawn(watch_changes(Arc::downgrade(&gateway), changes));
         if let Some(elsewhere) = elsewhere {
             tokio::spawn(watch_elsewhere(Arc::downgrade(&gateway), elsewhere));
         }
         Ok((gateway, report))
+    }
+
+    /// What the gateway counts (`/metrics`).
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
     }
 
     /// The tools the gateway serves, shared with any agent loop in the process.
@@ -165,7 +180,7 @@ impl<S: ConversationStore + 'static> Gateway<S> {
             SessionRef::Stateless => ActiveToolSet::new(),
         };
         self.toolbox.prepare_visible(&active).await;
-        self.with_catalog(|catalog| {
+        let (tools, revision) = self.with_catalog(|catalog| {
             let mut tools = self.to_mcp(active.definitions(catalog));
             // MCP has no system prompt, and many clients drop the server's
             // instructions: the group list rides in load_tool_group's
@@ -179,8 +194,18 @@ impl<S: ConversationStore + 'static> Gateway<S> {
                 let description = load.description.as_deref().unwrap_or_default();
                 load.description = Some(format!("{description}\n\n{section}").into());
             }
-            tools
-        })
+            (tools, catalog.revision())
+        });
+        if !self
+            .metrics
+            .listed(revision, tools.iter().map(|tool| tool.name.as_ref()))
+        {
+            let toolbox = Arc::clone(&self.toolbox);
+            self.metrics.count_costs(move |counter| {
+                toolbox.with_catalog(|catalog| TokenCosts::of(catalog, counter))
+            });
+        }
+        tools
     }
 
     /// `tools/call`. Every failure the model can act on is an error result,
@@ -207,14 +232,20 @@ impl<S: ConversationStore + 'static> Gateway<S> {
             ));
         }
         let arguments = Value::Object(arguments.unwrap_or_default());
-        match self.toolbox.meta_tools().parse(name, &arguments) {
+        let began = Instant::now();
+        let result = match self.toolbox.meta_tools().parse(name, &arguments) {
             None => {
-                self.call_checked(session, name, arguments, cancel, downstream)
-                    .await
+                return self
+                    .call_checked(session, name, arguments, cancel, downstream)
+                    .await;
             }
             Some(Err(error)) => error_result(error.to_string()),
             Some(Ok(call)) => self.answer_meta(session, call, cancel, downstream).await,
-        }
+        };
+        // A meta-tool: its name is one of the core tools'.
+        self.metrics
+            .tool_call(CORE, name, outcome_of(&result), began.elapsed());
+        result
     }
 
     /// A meta-tool call: a load's upstream is started first; loads and
@@ -249,6 +280,9 @@ impl<S: ConversationStore + 'static> Gateway<S> {
         };
         match reply {
             Reply::Result { result, changed } => {
+                if let Some(Change::Loaded(group)) = &changed {
+                    self.metrics.group_loaded(group.as_str());
+                }
                 if changed.is_some() && session.id().is_some() {
                     notify_list_changed(downstream.peer.as_ref()).await;
                 }
@@ -304,9 +338,23 @@ impl<S: ConversationStore + 'static> Gateway<S> {
         cancel: &CancellationToken,
         downstream: Downstream,
     ) -> CallToolResult {
+        let began = Instant::now();
+        // The labels this call is counted under: the catalog's names only.
+        let (group, tool) = self.with_catalog(|catalog| match catalog.resolve(name) {
+            Some(found) => (
+                found.group.map_or(CORE, GroupId::as_str).to_owned(),
+                found.definition.name.as_str().to_owned(),
+            ),
+            None => (String::new(), UNKNOWN.to_owned()),
+        });
+        let count = |outcome: Outcome| {
+            self.metrics
+                .tool_call(&group, &tool, outcome, began.elapsed());
+        };
         if let SessionRef::Stateful(id) = session {
             let session = self.sessions.get(id).await;
             if let Some(reason) = session.unreadable() {
+                count(Outcome::Error);
                 return error_result(format!(
                     "Tool '{name}' cannot be called right now: this session's loaded groups could not be read from the store ({reason}). Try again in a moment."
                 ));
@@ -319,6 +367,7 @@ impl<S: ConversationStore + 'static> Gateway<S> {
                     .map_err(|not_available| not_available.to_string())
             });
             if let Err(text) = available {
+                count(Outcome::Unavailable);
                 return error_result(text);
             }
         }
@@ -328,13 +377,19 @@ impl<S: ConversationStore + 'static> Gateway<S> {
             caller: CallerChannel::new(downstream),
             ..CallContext::default()
         };
-        match self.toolbox.call(name, arguments, &context).await {
+        let result = match self.toolbox.call(name, arguments, &context).await {
             Ok(output) | Err(ToolCallError::RespondToModel(output)) => result_from_output(output),
             Err(ToolCallError::Fatal(reason)) => {
                 tracing::error!(tool = name, %reason, "tool call failed");
                 error_result(format!("Tool '{name}' failed inside the gateway."))
             }
-        }
+        };
+        count(if tool == UNKNOWN {
+            Outcome::Unavailable
+        } else {
+            outcome_of(&result)
+        });
+        result
     }
 
     /// Definitions as MCP lists them: an upstream's tools exactly as it
@@ -359,6 +414,15 @@ impl<S: ConversationStore + 'static> Gateway<S> {
             "display_name": loaded.group.display_name,
             "tools": tools,
         })
+    }
+}
+
+/// How a call's result counts.
+fn outcome_of(result: &CallToolResult) -> Outcome {
+    if result.is_error == Some(true) {
+        Outcome::Error
+    } else {
+        Outcome::Ok
     }
 }
 

@@ -222,8 +222,15 @@ impl<S: ConversationStore + 'static> HeldSessions<S> {
         if let Err(error) = self.inner.close_session(id).await {
             tracing::debug!(session = %id, %error, "a session let go was already closed");
         }
-        self.lock().held.remove(id);
+        let held = {
+            let mut state = self.lock();
+            state.held.remove(id);
+            state.held.len()
+        };
         done.send_replace(true);
+        let metrics = self.gateway.metrics();
+        metrics.session_left_memory();
+        metrics.sessions_in_memory(held);
         true
     }
 
@@ -293,7 +300,14 @@ impl<S: ConversationStore + 'static> SessionManager for HeldSessions<S> {
     async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
         self.make_room().await;
         let (id, transport) = self.inner.create_session().await?;
-        self.lock().held.insert(id.clone(), Held::new());
+        let held = {
+            let mut state = self.lock();
+            state.held.insert(id.clone(), Held::new());
+            state.held.len()
+        };
+        let metrics = self.gateway.metrics();
+        metrics.session_opened();
+        metrics.sessions_in_memory(held);
         Ok((id, transport))
     }
 
@@ -323,6 +337,7 @@ impl<S: ConversationStore + 'static> SessionManager for HeldSessions<S> {
                 return Ok(());
             }
             state.held.remove(id);
+            self.gateway.metrics().sessions_in_memory(state.held.len());
         }
         self.inner.close_session(id).await
     }
@@ -369,7 +384,14 @@ impl<S: ConversationStore + 'static> SessionManager for HeldSessions<S> {
         self.make_room().await;
         let outcome = self.inner.restore_session(id.clone()).await?;
         if matches!(outcome, RestoreOutcome::Restored(_)) {
-            self.lock().held.insert(id, Held::new());
+            let held = {
+                let mut state = self.lock();
+                state.held.insert(id, Held::new());
+                state.held.len()
+            };
+            let metrics = self.gateway.metrics();
+            metrics.session_restored();
+            metrics.sessions_in_memory(held);
         }
         Ok(outcome)
     }

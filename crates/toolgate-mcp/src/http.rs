@@ -27,6 +27,9 @@ use crate::session_store::HistorySessionStore;
 /// The path the MCP endpoint answers on.
 pub const MCP_PATH: &str = "/mcp";
 
+/// The path of the Prometheus metrics, behind the same token.
+pub const METRICS_PATH: &str = "/metrics";
+
 /// How the HTTP endpoint is guarded.
 #[derive(Clone, Debug, Default)]
 pub struct HttpOptions {
@@ -155,10 +158,12 @@ pub async fn serve_http<S: ConversationStore + 'static>(
         };
         let mcp = Arc::clone(&mcp);
         let guard = Arc::clone(&guard);
+        let gateway = Arc::clone(&gateway);
         let service = service_fn(move |request: Request<Incoming>| {
             let mcp = Arc::clone(&mcp);
             let guard = Arc::clone(&guard);
-            async move { Ok::<_, Infallible>(route(&mcp, &guard, request).await) }
+            let gateway = Arc::clone(&gateway);
+            async move { Ok::<_, Infallible>(route(&mcp, &gateway, &guard, request).await) }
         });
         let connection_shutdown = streams.clone();
         let header_timeout = options.limits.header_timeout;
@@ -252,11 +257,13 @@ type Body = BoxBody<Bytes, Infallible>;
 
 async fn route<S: ConversationStore + 'static>(
     mcp: &StreamableHttpService<GatewayHandler<S>, HeldSessions<S>>,
+    gateway: &Gateway<S>,
     guard: &Guard,
     request: Request<Incoming>,
 ) -> Response<Body> {
     let path = request.uri().path();
-    if path != MCP_PATH && path != "/mcp/" {
+    let metrics = path == METRICS_PATH;
+    if !metrics && path != MCP_PATH && path != "/mcp/" {
         return plain(
             StatusCode::NOT_FOUND,
             "Not found: the MCP endpoint is /mcp\n",
@@ -272,6 +279,9 @@ async fn route<S: ConversationStore + 'static>(
         );
         return response;
     }
+    if metrics {
+        return metrics_response(gateway, request.method());
+    }
     let session = request
         .headers()
         .get(SESSION_HEADER)
@@ -283,8 +293,10 @@ async fn route<S: ConversationStore + 'static>(
             Ok(bytes) => bytes,
             Err(rejection) => return rejection.into_response(),
         };
-        if let Err(rejection) = check_json_rpc(&bytes) {
-            return rejection.into_response();
+        match check_json_rpc(&bytes) {
+            Err(rejection) => return rejection.into_response(),
+            Ok(Some(method)) => gateway.metrics().request(&method),
+            Ok(None) => {}
         }
         mcp.handle(Request::from_parts(parts, Full::new(bytes)))
             .await
@@ -386,9 +398,35 @@ async fn read_body(body: Incoming, limits: &HttpLimits) -> Result<Bytes, Rejecti
     }
 }
 
+/// `/metrics`: every metric, in Prometheus' text format.
+fn metrics_response<S: ConversationStore + 'static>(
+    gateway: &Gateway<S>,
+    method: &http::Method,
+) -> Response<Body> {
+    if method != http::Method::GET && method != http::Method::HEAD {
+        let mut response = plain(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "Method not allowed: read /metrics with GET\n",
+        );
+        response
+            .headers_mut()
+            .insert(header::ALLOW, http::HeaderValue::from_static("GET, HEAD"));
+        return response;
+    }
+    let mut response = Response::new(Full::new(Bytes::from(gateway.metrics().render())).boxed());
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        http::HeaderValue::from_static(
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        ),
+    );
+    response
+}
+
 /// JSON-RPC 2.0's answers to a body that is not one JSON-RPC message:
 /// -32700 when it is not JSON, -32600 when it is JSON but no message.
-fn check_json_rpc(body: &[u8]) -> Result<(), Rejection> {
+/// A request's or notification's method comes back, a response's none.
+fn check_json_rpc(body: &[u8]) -> Result<Option<String>, Rejection> {
     let value: serde_json::Value = serde_json::from_slice(body).map_err(|error| {
         json_rpc_error(
             serde_json::Value::Null,
@@ -409,7 +447,10 @@ fn check_json_rpc(body: &[u8]) -> Result<(), Rejection> {
         };
         return Err(json_rpc_error(id, -32600, reason));
     }
-    Ok(())
+    Ok(value
+        .get("method")
+        .and_then(serde_json::Value::as_str)
+        .map(str::to_owned))
 }
 
 fn json_rpc_error(id: serde_json::Value, code: i64, message: &str) -> Rejection {

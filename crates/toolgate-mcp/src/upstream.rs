@@ -15,7 +15,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use http::{HeaderName, HeaderValue};
@@ -125,6 +125,8 @@ pub struct Upstream {
     connection: Mutex<Connection>,
     in_flight: InFlight,
     changes: Arc<Changes>,
+    /// Times the server exited and was (or is being) started again.
+    restarts: Arc<AtomicU64>,
 }
 
 /// What the upstream announced since the toolbox last asked.
@@ -274,7 +276,13 @@ impl Upstream {
             connection: Mutex::new(Connection::Idle { generation: 0 }),
             in_flight: InFlight::default(),
             changes: Arc::default(),
+            restarts: Arc::default(),
         }
+    }
+
+    /// Times the server exited and was started again, as it counts them.
+    pub(crate) fn restarts(&self) -> Arc<AtomicU64> {
+        Arc::clone(&self.restarts)
     }
 
     /// The running connection's peer, without starting anything.
@@ -470,6 +478,7 @@ impl Upstream {
                 let generation = running.generation;
                 let wait = backoff(failures);
                 tracing::warn!(upstream = %self.config.name, "MCP server exited; restarting");
+                self.restarts.fetch_add(1, Ordering::Relaxed);
                 if !wait.is_zero() {
                     let reason = "the server exited again soon after a restart".to_owned();
                     *connection = Connection::Failed(Failure {
