@@ -336,7 +336,7 @@ impl Metrics {
     }
 
     /// Counts an MCP request; `method` as the client sent it.
-    pub(crate) fn request(&self, method: &str) {
+    pub fn request(&self, method: &str) {
         let method = METHODS
             .iter()
             .find(|known| **known == method)
@@ -346,8 +346,8 @@ impl Metrics {
     }
 
     /// Counts a tool call. `group` and `tool` must come from the catalog (or
-    /// be [`CORE`] and [`UNKNOWN`]).
-    pub(crate) fn tool_call(&self, group: &str, tool: &str, outcome: Outcome, took: Duration) {
+    /// be `core` for a meta-tool, and `(unknown)` for a name no tool holds).
+    pub fn tool_call(&self, group: &str, tool: &str, outcome: Outcome, took: Duration) {
         self.tool_calls
             .get_or_create(&CallLabels {
                 group: group.to_owned(),
