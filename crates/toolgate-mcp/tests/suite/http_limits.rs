@@ -262,3 +262,52 @@ async fn a_session_between_requests_leaves_memory_and_comes_back_with_its_groups
     );
     served.stop().await;
 }
+
+/// Clients that come back just as their sessions leave memory: every
+/// request is answered, and every session keeps its group.
+#[tokio::test]
+async fn requests_racing_sessions_leaving_memory_are_all_answered() {
+    let served = served_with(HttpLimits {
+        idle_in_memory: Duration::from_secs(1),
+        ..HttpLimits::default()
+    })
+    .await;
+    let address = served.address;
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    let load = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"load_tool_group","arguments":{"group_name":"time"}}}"#;
+    let list = r#"{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{}}"#;
+    let mut clients = tokio::task::JoinSet::new();
+    for client in 0..12u64 {
+        clients.spawn(async move {
+            let session = session_id(&exchange(address, &post(address, "", INITIALIZE)).await);
+            let headers =
+                format!("mcp-session-id: {session}\r\nmcp-protocol-version: 2025-11-25\r\n");
+            exchange(address, &post(address, &headers, initialized)).await;
+            let answer = exchange(address, &post(address, &headers, load)).await;
+            assert!(answer.contains("Loaded"), "{answer}");
+            // Pauses around the idle time and the sweep interval, so some
+            // requests land while their session is being let go.
+            for round in 0..6u64 {
+                let pause = 700 + (client * 37 + round * 101) % 700;
+                tokio::time::sleep(Duration::from_millis(pause)).await;
+                let answer = exchange(address, &post(address, &headers, list)).await;
+                assert!(
+                    answer.starts_with("HTTP/1.1 200") && answer.contains("time_now"),
+                    "client {client}, round {round}: {answer}"
+                );
+            }
+        });
+    }
+    while let Some(joined) = clients.join_next().await {
+        joined.unwrap();
+    }
+    // Sessions did leave and come back meanwhile.
+    let metrics = served.gateway.metrics().render();
+    let restored: f64 = metrics
+        .lines()
+        .find_map(|line| line.strip_prefix("toolgate_sessions_restored_total "))
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(0.0);
+    assert!(restored >= 12.0, "{metrics}");
+    served.stop().await;
+}
