@@ -28,6 +28,26 @@ pub(crate) enum Command {
     Eval(EvalArgs),
     /// Rewrite stored agents' tool lists and the config's [agent] tools through the aliases.
     Migrate(Box<MigrateArgs>),
+    /// Make bearer tokens for named clients of `toolgate serve`.
+    Token(TokenArgs),
+}
+
+/// `toolgate token`.
+#[derive(Debug, Args)]
+pub(crate) struct TokenArgs {
+    #[command(subcommand)]
+    pub(crate) command: TokenCommand,
+}
+
+/// What `toolgate token` does.
+#[derive(Debug, Subcommand)]
+pub(crate) enum TokenCommand {
+    /// Print a new token for client NAME (only this once) and the [clients.NAME] table that
+    /// lets it in: the configuration keeps only the token's SHA-256.
+    Create {
+        /// The client's name: 1-64 of A-Z a-z 0-9 _ . -
+        name: String,
+    },
 }
 
 /// Where the agents are stored, and the catalog whose aliases apply.

@@ -9,4 +9,5 @@ mod partial_group;
 mod reload;
 pub(crate) mod route;
 pub(crate) mod serve;
+pub(crate) mod token;
 mod tool_setup;

@@ -38,6 +38,11 @@ fn main() -> ExitCode {
         Command::Route(args) => commands::route::run(&args),
         Command::Eval(args) => commands::eval::run(&args),
         Command::Migrate(args) => commands::migrate::run(&args),
+        Command::Token(args) => {
+            let stdout = std::io::stdout();
+            let mut out = stdout.lock();
+            commands::token::run(&args, &mut out).and_then(|()| Ok(out.flush()?))
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

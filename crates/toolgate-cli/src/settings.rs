@@ -17,6 +17,7 @@ use toml::Spanned;
 use toolgate_core::routing::RoutingConfig;
 use toolgate_llm::ModelSettings;
 use toolgate_mcp::config::{RawUpstream, UpstreamConfig, first_duplicate};
+use toolgate_mcp::{ClientName, Clients, TokenHash};
 use toolgate_tools::{RawAlias, RawGroupSettings, RawToolsSettings, RawWebSettings, ToolSettings};
 
 /// The configuration file read when `--config` is not given, if it exists.
@@ -55,6 +56,8 @@ pub(crate) struct Settings {
     pub(crate) agent: AgentSettings,
     /// `[store]`.
     pub(crate) store: StoreSettings,
+    /// `[clients.<name>]`: who may use the HTTP gateway, each with a token.
+    pub(crate) clients: Clients,
 }
 
 /// `[store]`: where conversations live when `--store` does not say.
@@ -212,6 +215,29 @@ impl Settings {
             }
             None => StoreSettings::default(),
         };
+        let mut clients = Vec::new();
+        let mut last_span = None;
+        for (name, client) in raw.clients {
+            let span = client.span();
+            let place = format!("[clients.{name}]");
+            let checked = ClientName::new(&name)
+                .and_then(|name| {
+                    Ok((
+                        name,
+                        TokenHash::from_hex(&client.into_inner().token_sha256)?,
+                    ))
+                })
+                .map_err(|error| at(span.clone(), place, error.to_string()))?;
+            clients.push(checked);
+            last_span = Some(span);
+        }
+        let clients = Clients::new(clients).map_err(|error| {
+            at(
+                last_span.clone().unwrap_or_default(),
+                "[clients]".to_owned(),
+                error.to_string(),
+            )
+        })?;
         let (agent, agent_tools) = match raw.agent {
             Some(agent) => agent.into_settings(),
             None => (AgentSettings::default(), None),
@@ -223,6 +249,7 @@ impl Settings {
             model: raw.model.unwrap_or_default(),
             agent,
             store,
+            clients,
             file: Some(SettingsFile {
                 path,
                 text,
@@ -276,6 +303,16 @@ struct RawSettings {
     agent: Option<RawAgent>,
     #[serde(default)]
     store: Option<Spanned<StoreSettings>>,
+    #[serde(default)]
+    clients: BTreeMap<String, Spanned<RawClient>>,
+}
+
+/// A `[clients.<name>]` table as written.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawClient {
+    /// The SHA-256 of the client's token, as `toolgate token create` prints it.
+    token_sha256: String,
 }
 
 /// The `[agent]` table as written.

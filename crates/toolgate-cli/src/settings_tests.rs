@@ -323,3 +323,44 @@ fn the_store_table_names_a_database_a_password_file_and_a_pool() {
     );
     assert!(error("[store]\npassword = \"x\"\n").contains("unknown field `password`"));
 }
+
+#[test]
+fn clients_are_named_with_the_hash_of_their_token() {
+    let alice = toolgate_mcp::TokenHash::of("tg_alice-token").to_hex();
+    let bob = toolgate_mcp::TokenHash::of("tg_bob-token").to_hex();
+    let settings = parse(&format!(
+        "[clients.alice]\ntoken_sha256 = \"{alice}\"\n\n[clients.bob]\ntoken_sha256 = \"{bob}\"\n"
+    ))
+    .unwrap();
+    assert_eq!(settings.clients.len(), 2);
+    assert_eq!(
+        settings
+            .clients
+            .identify("tg_bob-token")
+            .map(|name| name.as_str()),
+        Some("bob")
+    );
+    assert!(parse("").unwrap().clients.is_empty());
+
+    assert_eq!(
+        error("[clients.alice]\ntoken_sha256 = \"abc\"\n"),
+        "toolgate.toml:1: [clients.alice]: `token_sha256` is 3 characters long; a SHA-256 is 64 \
+         hexadecimal digits"
+    );
+    assert!(
+        error(&format!("[clients.\"a b\"]\ntoken_sha256 = \"{alice}\"\n"))
+            .contains("[clients.a b]: client name \"a b\" is not 1-64 of the characters"),
+        "{}",
+        error(&format!("[clients.\"a b\"]\ntoken_sha256 = \"{alice}\"\n"))
+    );
+    assert!(
+        error(&format!(
+            "[clients.alice]\ntoken_sha256 = \"{alice}\"\n[clients.eve]\ntoken_sha256 = \"{alice}\"\n"
+        ))
+        .contains("[clients]: clients 'alice' and 'eve' have the same token")
+    );
+    assert!(
+        error("[clients.alice]\ntoken = \"tg_plain\"\n").contains("unknown field `token`"),
+        "a plain token in the file is refused"
+    );
+}

@@ -25,6 +25,7 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 use toolgate_store::{ConversationId, ConversationStore};
 
+use crate::clients::{Caller, current_caller};
 use crate::gateway::Gateway;
 
 /// How long sessions are held in memory.
@@ -68,14 +69,18 @@ struct Held {
     /// Set while the session is being let go; requests wait for it to end,
     /// then restore the session.
     leaving: Option<watch::Receiver<bool>>,
+    /// The client it belongs to.
+    owner: Caller,
 }
 
 impl Held {
+    /// A session of the client whose request this task handles.
     fn new() -> Self {
         Self {
             last_used: Instant::now(),
             streams: 0,
             leaving: None,
+            owner: current_caller(),
         }
     }
 }
@@ -91,6 +96,18 @@ impl<S: ConversationStore + 'static> HeldSessions<S> {
             gateway,
             state: Arc::new(Mutex::new(State::default())),
         }
+    }
+
+    /// The client session `id` belongs to, from memory when it is held,
+    /// else from its stored start; `None` when there is no such session.
+    pub(crate) async fn owner(&self, id: &SessionId) -> Option<Caller> {
+        if let Some(held) = self.lock().held.get(id) {
+            return Some(held.owner.clone());
+        }
+        self.gateway
+            .sessions()
+            .stored_owner(&ConversationId::new(id.as_ref()))
+            .await
     }
 
     /// How many sessions are in memory.

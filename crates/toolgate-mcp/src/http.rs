@@ -19,6 +19,7 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use toolgate_store::ConversationStore;
 
+use crate::clients::{CALLER, Caller, Clients};
 use crate::gateway::Gateway;
 use crate::handler::{GatewayHandler, SESSION_HEADER, SessionSource};
 use crate::held_sessions::{HeldSessions, Hold, sweep_until};
@@ -33,8 +34,11 @@ pub const METRICS_PATH: &str = "/metrics";
 /// How the HTTP endpoint is guarded.
 #[derive(Clone, Debug, Default)]
 pub struct HttpOptions {
-    /// Every request must carry `Authorization: Bearer <token>` when set.
+    /// A token every request may carry (`Authorization: Bearer <token>`).
     pub bearer_token: Option<String>,
+    /// Named clients, each with its own token. With a bearer token or
+    /// clients, every request must carry one of their tokens.
+    pub clients: Clients,
     /// Accepted `Host` values besides loopback names (`example.com`,
     /// `example.com:8848`).
     pub allowed_hosts: Vec<String>,
@@ -123,11 +127,12 @@ pub async fn serve_http<S: ConversationStore + 'static>(
     let handler = GatewayHandler::new(Arc::clone(&gateway), SessionSource::Header);
     let mcp = Arc::new(StreamableHttpService::new(
         move || Ok(handler.clone()),
-        sessions,
+        Arc::clone(&sessions),
         config,
     ));
     let guard = Arc::new(Guard {
         token: options.bearer_token.as_deref().map(Arc::from),
+        clients: options.clients.clone(),
         limits: options.limits,
     });
     let mut accept_errors = AcceptErrors::default();
@@ -159,11 +164,21 @@ pub async fn serve_http<S: ConversationStore + 'static>(
         let mcp = Arc::clone(&mcp);
         let guard = Arc::clone(&guard);
         let gateway = Arc::clone(&gateway);
+        let sessions = Arc::clone(&sessions);
         let service = service_fn(move |request: Request<Incoming>| {
             let mcp = Arc::clone(&mcp);
             let guard = Arc::clone(&guard);
             let gateway = Arc::clone(&gateway);
-            async move { Ok::<_, Infallible>(route(&mcp, &gateway, &guard, request).await) }
+            let sessions = Arc::clone(&sessions);
+            async move {
+                let endpoint = Endpoint {
+                    mcp: &mcp,
+                    gateway: &gateway,
+                    sessions: &sessions,
+                    guard: &guard,
+                };
+                Ok::<_, Infallible>(route(endpoint, request).await)
+            }
         });
         let connection_shutdown = streams.clone();
         let header_timeout = options.limits.header_timeout;
@@ -205,7 +220,36 @@ const FLUSH_TIME: Duration = Duration::from_millis(100);
 #[derive(Debug)]
 struct Guard {
     token: Option<Arc<str>>,
+    clients: Clients,
     limits: HttpLimits,
+}
+
+impl Guard {
+    /// Who sent a request with these headers; `Err` when a token is
+    /// required and none of the accepted ones came.
+    fn caller(&self, headers: &http::HeaderMap) -> Result<Caller, ()> {
+        if self.token.is_none() && self.clients.is_empty() {
+            return Ok(None);
+        }
+        let presented = bearer(headers.get(header::AUTHORIZATION)).ok_or(())?;
+        if let Some(token) = &self.token
+            && same_token(presented, token)
+        {
+            return Ok(None);
+        }
+        self.clients
+            .identify(presented)
+            .map(|client| Some(client.clone()))
+            .ok_or(())
+    }
+}
+
+/// What serves one HTTP request.
+struct Endpoint<'a, S: ConversationStore + 'static> {
+    mcp: &'a StreamableHttpService<GatewayHandler<S>, HeldSessions<S>>,
+    gateway: &'a Gateway<S>,
+    sessions: &'a HeldSessions<S>,
+    guard: &'a Guard,
 }
 
 /// Failed accepts in a row: how long to wait before the next, and a log
@@ -256,11 +300,15 @@ impl AcceptErrors {
 type Body = BoxBody<Bytes, Infallible>;
 
 async fn route<S: ConversationStore + 'static>(
-    mcp: &StreamableHttpService<GatewayHandler<S>, HeldSessions<S>>,
-    gateway: &Gateway<S>,
-    guard: &Guard,
+    endpoint: Endpoint<'_, S>,
     request: Request<Incoming>,
 ) -> Response<Body> {
+    let Endpoint {
+        mcp,
+        gateway,
+        sessions,
+        guard,
+    } = endpoint;
     let path = request.uri().path();
     let metrics = path == METRICS_PATH;
     if !metrics && path != MCP_PATH && path != "/mcp/" {
@@ -269,24 +317,46 @@ async fn route<S: ConversationStore + 'static>(
             "Not found: the MCP endpoint is /mcp\n",
         );
     }
-    if let Some(token) = &guard.token
-        && !authorized(request.headers().get(header::AUTHORIZATION), token)
-    {
+    let Ok(caller) = guard.caller(request.headers()) else {
         let mut response = plain(StatusCode::UNAUTHORIZED, "A bearer token is required\n");
         response.headers_mut().insert(
             header::WWW_AUTHENTICATE,
             http::HeaderValue::from_static("Bearer"),
         );
         return response;
-    }
+    };
     if metrics {
         return metrics_response(gateway, request.method());
     }
-    let session = request
+    let session_id = request
         .headers()
         .get(SESSION_HEADER)
         .and_then(|value| value.to_str().ok())
+        .map(str::to_owned);
+    let session = session_id
+        .as_deref()
         .map(|id| bounded(id, MAX_ECHOED_ID).into_owned());
+    // A session serves only the client that opened it; to any other, it
+    // does not exist.
+    if let (Some(id), Some(shown)) = (&session_id, &session)
+        && let Some(owner) = sessions.owner(&id.as_str().into()).await
+        && owner != caller
+    {
+        return unknown_session(shown);
+    }
+    CALLER
+        .scope(caller, answer(mcp, gateway, guard, request, session))
+        .await
+}
+
+/// A request that passed the guard, answered by rmcp.
+async fn answer<S: ConversationStore + 'static>(
+    mcp: &StreamableHttpService<GatewayHandler<S>, HeldSessions<S>>,
+    gateway: &Gateway<S>,
+    guard: &Guard,
+    request: Request<Incoming>,
+    session: Option<String>,
+) -> Response<Body> {
     let response = if request.method() == http::Method::POST && has_json_body(request.headers()) {
         let (parts, body) = request.into_parts();
         let bytes = match read_body(body, &guard.limits).await {
@@ -466,20 +536,27 @@ fn json_rpc_error(id: serde_json::Value, code: i64, message: &str) -> Rejection 
     }
 }
 
-/// Compares the presented token with the expected one in constant time.
-/// The scheme is case-insensitive (RFC 7235).
-fn authorized(header: Option<&http::HeaderValue>, expected: &str) -> bool {
-    let Some((scheme, presented)) = header
+/// The token of an `Authorization: Bearer <token>` header. The scheme is
+/// case-insensitive (RFC 7235).
+fn bearer(header: Option<&http::HeaderValue>) -> Option<&str> {
+    let (scheme, presented) = header
         .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.trim_start().split_once(' '))
-    else {
-        return false;
-    };
-    if !scheme.eq_ignore_ascii_case("bearer") {
-        return false;
-    }
-    let (a, b) = (presented.trim().as_bytes(), expected.as_bytes());
+        .and_then(|value| value.trim_start().split_once(' '))?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| presented.trim())
+}
+
+/// Compares the presented token with the expected one in constant time.
+fn same_token(presented: &str, expected: &str) -> bool {
+    let (a, b) = (presented.as_bytes(), expected.as_bytes());
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// Whether `header` carries exactly the bearer token `expected`.
+#[cfg(test)]
+fn authorized(header: Option<&http::HeaderValue>, expected: &str) -> bool {
+    bearer(header).is_some_and(|presented| same_token(presented, expected))
 }
 
 fn plain(status: StatusCode, text: &'static str) -> Response<Body> {

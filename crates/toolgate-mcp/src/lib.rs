@@ -7,6 +7,7 @@
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod clients;
 pub mod config;
 mod convert;
 mod drain;
@@ -22,6 +23,7 @@ mod stdio_child;
 mod upstream;
 mod upstream_source;
 
+pub use clients::{Caller, ClientError, ClientName, Clients, MAX_CLIENT_NAME, TokenHash};
 pub use gateway::{Gateway, GatewayOptions, SessionRef};
 pub use handler::{GatewayHandler, SessionSource};
 pub use held_sessions::{HeldSessions, Hold};

@@ -12,6 +12,8 @@ use toolgate_core::{ActiveToolSet, GroupId, Message, MessageKind, restore_active
 use toolgate_store::{ConversationId, ConversationStore, MessageId, StoreError};
 use toolgate_tools::Toolbox;
 
+use crate::clients::{Caller, ClientName};
+
 /// Content of the history message that records an MCP session's start; its
 /// `tool_input` holds the client's `initialize` parameters.
 pub const SESSION_STARTED: &str = "MCP session started";
@@ -22,6 +24,9 @@ pub const SESSION_STARTED: &str = "MCP session started";
 /// history stays in the store for the idle timeout; a request after this
 /// restores it from there.
 pub const HELD_IN_MEMORY: Duration = Duration::from_secs(30 * 60);
+
+/// The field of a session's start record naming the client it belongs to.
+const OWNER_FIELD: &str = "client";
 
 /// The longest string of a client's `initialize` parameters kept in its
 /// history; a longer one is cut.
@@ -271,20 +276,45 @@ impl<S: ConversationStore + 'static> Sessions<S> {
         }
     }
 
-    /// Records a session's start with the client's `initialize` parameters.
+    /// Records a session's start with the client's `initialize` parameters
+    /// and the client it belongs to.
     pub async fn record_start(
         &self,
         id: &ConversationId,
         state: &SessionState,
+        owner: &Caller,
     ) -> Result<(), SessionStoreError> {
         let mut message = Message::system(SESSION_STARTED);
         // A client may send a `clientInfo` of megabytes; what is kept of it
         // is bounded.
         let mut state = serde_json::to_value(state)?;
         bound_strings(&mut state, MAX_STORED_STRING);
+        if let (Some(owner), Some(fields)) = (owner, state.as_object_mut()) {
+            fields.insert(OWNER_FIELD.to_owned(), owner.as_str().into());
+        }
         message.tool_input = Some(state.to_string());
         self.store.append(id, message).await?;
         Ok(())
+    }
+
+    /// The client a stored session belongs to: `None` when there is no
+    /// such session (or its start cannot be read), `Some(None)` for a
+    /// session opened with the shared token or none.
+    pub async fn stored_owner(&self, id: &ConversationId) -> Option<Caller> {
+        let messages = self.store.messages(id).await.ok()?;
+        let started = messages.iter().rev().find_map(|stored| {
+            let message = &stored.message;
+            (message.kind == MessageKind::System && message.content == SESSION_STARTED)
+                .then_some(message.tool_input.as_deref())
+                .flatten()
+        })?;
+        let record: serde_json::Value = serde_json::from_str(started).ok()?;
+        Some(
+            record
+                .get(OWNER_FIELD)
+                .and_then(serde_json::Value::as_str)
+                .and_then(|name| ClientName::new(name).ok()),
+        )
     }
 
     /// The client's `initialize` parameters for a stored session.

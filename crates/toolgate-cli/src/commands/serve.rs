@@ -80,10 +80,12 @@ async fn serve<S: ConversationStore + 'static>(
     store_label: String,
 ) -> anyhow::Result<()> {
     let token = bearer_token(&args)?;
-    if !args.stdio && !args.listen.ip().is_loopback() && token.is_none() {
+    let clients = settings.clients.clone();
+    if !args.stdio && !args.listen.ip().is_loopback() && token.is_none() && clients.is_empty() {
         bail!(
-            "--listen {} is reachable from other machines: set {TOKEN_VARIABLE} or --token-file \
-             so only clients with the token get in",
+            "--listen {} is reachable from other machines: set {TOKEN_VARIABLE} or --token-file, \
+             or give each client a token ([clients.<name>], `toolgate token create <name>`), so \
+             only clients with a token get in",
             args.listen
         );
     }
@@ -179,10 +181,17 @@ async fn serve<S: ConversationStore + 'static>(
             .with_context(|| format!("listening on {}", args.listen))?;
         let address = listener.local_addr()?;
         let url = format!("http://{address}{MCP_PATH}");
-        banner.push_str(&connect_help(&url, token.is_some()));
+        if !clients.is_empty() {
+            banner.push_str(&format!(
+                "  clients:   {} with their own tokens ([clients] in the config)\n",
+                clients.len()
+            ));
+        }
+        banner.push_str(&connect_help(&url, token.is_some() || !clients.is_empty()));
         crate::output::eprint(&banner);
         let http = HttpOptions {
             bearer_token: token,
+            clients,
             allowed_hosts: args.allowed_host.clone(),
             allowed_origins: args.allowed_origin.clone(),
             session_keep_alive: Some(session_idle.min(HELD_IN_MEMORY)),

@@ -579,3 +579,63 @@ fn a_session_in_postgres_survives_a_restart_of_the_gateway() {
         "{after:?}"
     );
 }
+
+/// One blocking POST of `initialize` to `url`, with `token` when given; the
+/// status line.
+fn initialize_status(url: &str, token: Option<&str>) -> String {
+    use std::io::{Read, Write};
+    let address = url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_owned();
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"cli-test","version":"0"}}}"#;
+    let auth = token.map_or(String::new(), |token| {
+        format!("authorization: Bearer {token}\r\n")
+    });
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nhost: {address}\r\ncontent-type: application/json\r\n\
+         accept: application/json, text/event-stream\r\n{auth}content-length: {}\r\n\
+         connection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let mut stream = std::net::TcpStream::connect(&address).unwrap();
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(20)))
+        .unwrap();
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut response = String::new();
+    let _ = stream.read_to_string(&mut response);
+    response.lines().next().unwrap_or_default().to_owned()
+}
+
+#[test]
+fn a_token_made_by_token_create_lets_its_client_in() {
+    let dir = tempfile::tempdir().unwrap();
+    let made = toolgate(&["token", "create", "ci-bot"], dir.path());
+    assert!(made.status.success(), "{}", stderr(&made));
+    let printed = String::from_utf8(made.stdout).unwrap();
+    let token = printed
+        .lines()
+        .find(|line| line.starts_with("tg_"))
+        .unwrap_or_else(|| panic!("no token in:\n{printed}"))
+        .to_owned();
+    let table = &printed[printed.find("[clients.ci-bot]").expect("no table")..];
+    std::fs::write(dir.path().join("toolgate.toml"), table).unwrap();
+
+    let (mut child, banner) = serve_in(dir.path(), &["--memory-store"]);
+    assert!(
+        banner.contains("clients:   1 with their own tokens"),
+        "{banner}"
+    );
+    let url = banner
+        .lines()
+        .find_map(|line| line.strip_prefix("Listening on "))
+        .expect("no URL")
+        .trim()
+        .to_owned();
+    assert!(initialize_status(&url, Some(&token)).contains("200"));
+    assert!(initialize_status(&url, None).contains("401"));
+    assert!(initialize_status(&url, Some("tg_0000000000000000")).contains("401"));
+    let _ = child.kill();
+    let _ = child.wait();
+}

@@ -3,6 +3,7 @@ mod fuzz_messages;
 mod fuzz_transports;
 mod http_gateway;
 mod http_limits;
+mod identities;
 mod metrics;
 mod polymorphic;
 mod relay;

@@ -1,0 +1,204 @@
+//! Named clients, each with a bearer token of its own. The gateway keeps
+//! only each token's SHA-256, so the configuration holds no secret; a
+//! request's token is hashed and looked up. A session belongs to the client
+//! that opened it: another client presenting its id is told the session is
+//! unknown.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+use sha2::{Digest, Sha256};
+
+/// The longest client name.
+pub const MAX_CLIENT_NAME: usize = 64;
+
+/// A client's name: 1-64 of `A-Z a-z 0-9 _ . -`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ClientName(Arc<str>);
+
+impl ClientName {
+    /// `name`, checked.
+    pub fn new(name: &str) -> Result<Self, ClientError> {
+        let fits = !name.is_empty()
+            && name.len() <= MAX_CLIENT_NAME
+            && name
+                .bytes()
+                .all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'_' | b'.' | b'-'));
+        if fits {
+            Ok(Self(name.into()))
+        } else {
+            Err(ClientError::Name(
+                crate::http::bounded(name, 80).into_owned(),
+            ))
+        }
+    }
+
+    /// The name.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for ClientName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The SHA-256 of a token.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct TokenHash([u8; 32]);
+
+impl fmt::Debug for TokenHash {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("TokenHash(..)")
+    }
+}
+
+impl TokenHash {
+    /// The hash of `token`.
+    pub fn of(token: &str) -> Self {
+        Self(Sha256::digest(token.as_bytes()).into())
+    }
+
+    /// A hash written as 64 hexadecimal digits.
+    pub fn from_hex(hex: &str) -> Result<Self, ClientError> {
+        let digits = hex.trim().as_bytes();
+        if digits.len() != 64 {
+            return Err(ClientError::Hash(format!(
+                "is {} characters long; a SHA-256 is 64 hexadecimal digits",
+                digits.len()
+            )));
+        }
+        let mut hash = [0u8; 32];
+        for (byte, pair) in hash.iter_mut().zip(digits.chunks_exact(2)) {
+            let text = std::str::from_utf8(pair).unwrap_or("");
+            *byte = u8::from_str_radix(text, 16).map_err(|_| {
+                ClientError::Hash("holds a character that is not a hexadecimal digit".to_owned())
+            })?;
+        }
+        Ok(Self(hash))
+    }
+
+    /// The hash as 64 lowercase hexadecimal digits.
+    pub fn to_hex(&self) -> String {
+        self.0.iter().map(|byte| format!("{byte:02x}")).collect()
+    }
+}
+
+/// A client configuration that does not check.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ClientError {
+    /// A name outside the allowed form.
+    #[error("client name {0:?} is not 1-{MAX_CLIENT_NAME} of the characters A-Z a-z 0-9 _ . -")]
+    Name(String),
+    /// A `token_sha256` that is not a SHA-256.
+    #[error("`token_sha256` {0}")]
+    Hash(String),
+    /// Two clients with one token.
+    #[error("clients '{0}' and '{1}' have the same token; each client needs its own")]
+    SameToken(ClientName, ClientName),
+}
+
+/// The configured clients, by token hash.
+#[derive(Clone, Debug, Default)]
+pub struct Clients {
+    by_hash: HashMap<TokenHash, ClientName>,
+}
+
+impl Clients {
+    /// The clients; two with one token are refused.
+    pub fn new(
+        clients: impl IntoIterator<Item = (ClientName, TokenHash)>,
+    ) -> Result<Self, ClientError> {
+        let mut by_hash = HashMap::new();
+        for (name, hash) in clients {
+            if let Some(first) = by_hash.insert(hash, name.clone()) {
+                let (first, second) = if first <= name {
+                    (first, name)
+                } else {
+                    (name, first)
+                };
+                return Err(ClientError::SameToken(first, second));
+            }
+        }
+        Ok(Self { by_hash })
+    }
+
+    /// Whether no client is configured.
+    pub fn is_empty(&self) -> bool {
+        self.by_hash.is_empty()
+    }
+
+    /// How many clients there are.
+    pub fn len(&self) -> usize {
+        self.by_hash.len()
+    }
+
+    /// The client whose token `token` is.
+    pub fn identify(&self, token: &str) -> Option<&ClientName> {
+        self.by_hash.get(&TokenHash::of(token))
+    }
+}
+
+/// Who sent a request: a named client, or (`None`) the holder of the
+/// shared `--token-file` token, or anyone when no token is required.
+pub type Caller = Option<ClientName>;
+
+tokio::task_local! {
+    /// The caller of the HTTP request being handled, for the code rmcp
+    /// calls on its behalf (the session store records a new session's
+    /// owner from it).
+    pub(crate) static CALLER: Caller;
+}
+
+/// The caller of the request this task handles; `None` outside one.
+pub(crate) fn current_caller() -> Caller {
+    CALLER.try_with(Clone::clone).ok().flatten()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_short_and_plain() {
+        assert!(ClientName::new("ci-bot.v2_A").is_ok());
+        for bad in ["", "a b", "ünïcode", "a/b", &"x".repeat(65)] {
+            assert!(ClientName::new(bad).is_err(), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn a_token_is_found_by_its_hash_only() {
+        let alice = ClientName::new("alice").unwrap();
+        let hash = TokenHash::of("tg_secret-of-alice");
+        assert_eq!(TokenHash::from_hex(&hash.to_hex()).unwrap(), hash);
+        let clients = Clients::new([(alice.clone(), hash)]).unwrap();
+        assert_eq!(clients.identify("tg_secret-of-alice"), Some(&alice));
+        assert_eq!(clients.identify("tg_secret-of-alicE"), None);
+        assert_eq!(clients.identify(&hash.to_hex()), None);
+    }
+
+    #[test]
+    fn bad_hashes_and_shared_tokens_are_named() {
+        let error = TokenHash::from_hex("abc").unwrap_err().to_string();
+        assert!(error.contains("3 characters long"), "{error}");
+        let error = TokenHash::from_hex(&"g".repeat(64))
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("not a hexadecimal digit"), "{error}");
+        let hash = TokenHash::of("same");
+        let error = Clients::new([
+            (ClientName::new("bob").unwrap(), hash),
+            (ClientName::new("alice").unwrap(), hash),
+        ])
+        .unwrap_err()
+        .to_string();
+        assert_eq!(
+            error,
+            "clients 'alice' and 'bob' have the same token; each client needs its own"
+        );
+    }
+}

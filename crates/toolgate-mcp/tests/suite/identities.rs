@@ -1,0 +1,157 @@
+//! Named clients with tokens of their own: each is let in by its token
+//! only, and a session serves only the client that opened it, in memory or
+//! restored from the store.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use toolgate_mcp::{ClientName, Clients, HttpLimits, HttpOptions, TokenHash};
+use toolgate_store::MemoryStore;
+
+use super::support::{Served, loopback, options, serve};
+
+const ALICE: &str = "tg_alice-0123456789abcdef";
+const BOB: &str = "tg_bob-0123456789abcdef";
+const SHARED: &str = "shared-token-0123456789";
+
+async fn served() -> Served<MemoryStore> {
+    let root = tempfile::tempdir().unwrap();
+    let clients = Clients::new([
+        (ClientName::new("alice").unwrap(), TokenHash::of(ALICE)),
+        (ClientName::new("bob").unwrap(), TokenHash::of(BOB)),
+    ])
+    .unwrap();
+    let http = HttpOptions {
+        bearer_token: Some(SHARED.to_owned()),
+        clients,
+        limits: HttpLimits {
+            idle_in_memory: Duration::from_secs(1),
+            ..HttpLimits::default()
+        },
+        ..HttpOptions::default()
+    };
+    serve(
+        options(root.path(), vec![]),
+        MemoryStore::new(),
+        loopback(),
+        http,
+    )
+    .await
+}
+
+/// One POST over a fresh connection, with `token` and `session` when given.
+async fn post(
+    address: SocketAddr,
+    token: Option<&str>,
+    session: Option<&str>,
+    body: &str,
+) -> String {
+    let mut headers = String::new();
+    if let Some(token) = token {
+        headers.push_str(&format!("authorization: Bearer {token}\r\n"));
+    }
+    if let Some(session) = session {
+        headers.push_str(&format!(
+            "mcp-session-id: {session}\r\nmcp-protocol-version: 2025-11-25\r\n"
+        ));
+    }
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nhost: 127.0.0.1:{}\r\ncontent-type: application/json\r\n\
+         accept: application/json, text/event-stream\r\n{headers}content-length: {}\r\n\
+         connection: close\r\n\r\n{body}",
+        address.port(),
+        body.len()
+    );
+    let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut response = Vec::new();
+    tokio::time::timeout(Duration::from_secs(20), stream.read_to_end(&mut response))
+        .await
+        .expect("no answer")
+        .unwrap();
+    String::from_utf8_lossy(&response).into_owned()
+}
+
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#;
+const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+const LOAD_TIME: &str = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"load_tool_group","arguments":{"group_name":"time"}}}"#;
+const LIST: &str = r#"{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{}}"#;
+
+/// A session opened with `token`, the `time` group loaded.
+async fn open(address: SocketAddr, token: &str) -> String {
+    let answer = post(address, Some(token), None, INITIALIZE).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    let session = answer
+        .lines()
+        .find_map(|line| {
+            let (name, value) = line.split_once(':')?;
+            name.eq_ignore_ascii_case("mcp-session-id")
+                .then(|| value.trim().to_owned())
+        })
+        .expect("no session id");
+    post(address, Some(token), Some(&session), INITIALIZED).await;
+    let loaded = post(address, Some(token), Some(&session), LOAD_TIME).await;
+    assert!(loaded.contains("Loaded"), "{loaded}");
+    session
+}
+
+fn refused_as_unknown(answer: &str) {
+    assert!(answer.starts_with("HTTP/1.1 404"), "{answer}");
+    assert!(answer.contains("is unknown to this gateway"), "{answer}");
+    assert!(!answer.contains("time_now"), "{answer}");
+}
+
+#[tokio::test]
+async fn each_client_gets_in_with_its_own_token_only() {
+    let served = served().await;
+    let address = served.address;
+    for token in [
+        None,
+        Some("tg_nobody-0123456789"),
+        Some(&ALICE[..ALICE.len() - 1]),
+    ] {
+        let answer = post(address, token, None, INITIALIZE).await;
+        assert!(answer.starts_with("HTTP/1.1 401"), "{token:?}: {answer}");
+    }
+    for token in [ALICE, BOB, SHARED] {
+        let answer = post(address, Some(token), None, INITIALIZE).await;
+        assert!(answer.starts_with("HTTP/1.1 200"), "{token}: {answer}");
+    }
+    served.stop().await;
+}
+
+#[tokio::test]
+async fn a_session_serves_only_the_client_that_opened_it() {
+    let served = served().await;
+    let address = served.address;
+    let alices = open(address, ALICE).await;
+    let shared = open(address, SHARED).await;
+
+    // Bob, and the shared token, cannot use Alice's session.
+    for token in [BOB, SHARED] {
+        refused_as_unknown(&post(address, Some(token), Some(&alices), LIST).await);
+        refused_as_unknown(&post(address, Some(token), Some(&alices), LOAD_TIME).await);
+    }
+    // Nor can Alice use the shared token's.
+    refused_as_unknown(&post(address, Some(ALICE), Some(&shared), LIST).await);
+    // Nobody ended or changed anything: both still serve their own client.
+    let answer = post(address, Some(ALICE), Some(&alices), LIST).await;
+    assert!(answer.contains("time_now"), "{answer}");
+    let answer = post(address, Some(SHARED), Some(&shared), LIST).await;
+    assert!(answer.contains("time_now"), "{answer}");
+
+    // Once the session has left memory, its owner is read from the store.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while served.gateway.sessions().live_count().await > 0 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "sessions stayed in memory"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    refused_as_unknown(&post(address, Some(BOB), Some(&alices), LIST).await);
+    let answer = post(address, Some(ALICE), Some(&alices), LIST).await;
+    assert!(answer.contains("time_now"), "{answer}");
+    served.stop().await;
+}
