@@ -246,6 +246,11 @@ pub(crate) struct ServeArgs {
     #[arg(long)]
     pub(crate) memory_store: bool,
 
+    /// Append one JSON line per tool call to FILE (overrides [audit] path); arguments are
+    /// recorded as their SHA-256 unless [audit] arguments = true.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) audit_log: Option<PathBuf>,
+
     /// Offer the find_tool_groups meta-tool: the router ranks the groups for a request
     /// (settings from [routing] in the config file).
     #[arg(long)]

@@ -58,6 +58,8 @@ pub(crate) struct Settings {
     pub(crate) store: StoreSettings,
     /// `[clients.<name>]`: who may use the HTTP gateway, each with a token.
     pub(crate) clients: Clients,
+    /// `[audit]`.
+    pub(crate) audit: AuditSettings,
 }
 
 /// `[store]`: where conversations live when `--store` does not say.
@@ -250,6 +252,15 @@ impl Settings {
             agent,
             store,
             clients,
+            audit: raw.audit.map_or_else(AuditSettings::default, |mut audit| {
+                // A relative path is relative to the configuration file.
+                if let (Some(file), Some(dir)) = (&audit.path, path.parent())
+                    && file.is_relative()
+                {
+                    audit.path = Some(dir.join(file));
+                }
+                audit
+            }),
             file: Some(SettingsFile {
                 path,
                 text,
@@ -305,6 +316,20 @@ struct RawSettings {
     store: Option<Spanned<StoreSettings>>,
     #[serde(default)]
     clients: BTreeMap<String, Spanned<RawClient>>,
+    #[serde(default)]
+    audit: Option<AuditSettings>,
+}
+
+/// `[audit]`: the log of every tool call `toolgate serve` answers.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct AuditSettings {
+    /// The file lines are appended to (relative to the configuration file).
+    #[serde(default)]
+    pub(crate) path: Option<PathBuf>,
+    /// Record arguments in clear rather than as their SHA-256.
+    #[serde(default)]
+    pub(crate) arguments: bool,
 }
 
 /// A `[clients.<name>]` table as written.

@@ -146,6 +146,11 @@ impl Clients {
 /// shared `--token-file` token, or anyone when no token is required.
 pub type Caller = Option<ClientName>;
 
+/// The caller, carried in an HTTP request's extensions to the rmcp handler
+/// (which runs on another task than the request).
+#[derive(Clone, Debug)]
+pub(crate) struct RequestCaller(pub(crate) Caller);
+
 tokio::task_local! {
     /// The caller of the HTTP request being handled, for the code rmcp
     /// calls on its behalf (the session store records a new session's

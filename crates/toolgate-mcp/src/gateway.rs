@@ -28,6 +28,8 @@ use toolgate_tools::{
     ToolboxError, ToolboxOptions,
 };
 
+use crate::audit::{AuditLog, AuditedCall};
+use crate::clients::current_caller;
 use crate::config::UpstreamConfig;
 use crate::convert::{ListedTools, result_from_output};
 use crate::drain::CallsInFlight;
@@ -54,6 +56,8 @@ pub struct GatewayOptions {
     /// With routing settings, the `find_tool_groups` meta-tool ranks the
     /// groups for a request with the router.
     pub routing: Option<RoutingConfig>,
+    /// Where each tool call is recorded, when anywhere.
+    pub audit: Option<AuditLog>,
 }
 
 /// The gateway. Share it in an [`Arc`]; every method takes `&self`.
@@ -66,6 +70,7 @@ pub struct Gateway<S> {
     listed_tools: ListedTools,
     calls: CallsInFlight,
     metrics: Arc<Metrics>,
+    audit: Option<AuditLog>,
 }
 
 /// One request's view of its session.
@@ -131,6 +136,7 @@ impl<S: ConversationStore + 'static> Gateway<S> {
             listed_tools: ListedTools::default(),
             calls: CallsInFlight::default(),
             metrics,
+            audit: options.audit,
         });
         tokio::spawn(watch_changes(Arc::downgrade(&gateway), changes));
         if let Some(elsewhere) = elsewhere {
@@ -240,11 +246,21 @@ impl<S: ConversationStore + 'static> Gateway<S> {
                     .await;
             }
             Some(Err(error)) => error_result(error.to_string()),
-            Some(Ok(call)) => self.answer_meta(session, call, cancel, downstream).await,
+            Some(Ok(call)) => {
+                self.answer_meta(session.clone(), call, cancel, downstream)
+                    .await
+            }
         };
         // A meta-tool: its name is one of the core tools'.
-        self.metrics
-            .tool_call(CORE, name, outcome_of(&result), began.elapsed());
+        self.finished(
+            &session,
+            CORE,
+            name,
+            outcome_of(&result),
+            began,
+            Some(&arguments),
+        )
+        .await;
         result
     }
 
@@ -339,7 +355,8 @@ impl<S: ConversationStore + 'static> Gateway<S> {
         downstream: Downstream,
     ) -> CallToolResult {
         let began = Instant::now();
-        // The labels this call is counted under: the catalog's names only.
+        // The names this call is counted and audited under: the catalog's
+        // names only.
         let (group, tool) = self.with_catalog(|catalog| match catalog.resolve(name) {
             Some(found) => (
                 found.group.map_or(CORE, GroupId::as_str).to_owned(),
@@ -347,17 +364,36 @@ impl<S: ConversationStore + 'static> Gateway<S> {
             ),
             None => (String::new(), UNKNOWN.to_owned()),
         });
-        let count = |outcome: Outcome| {
-            self.metrics
-                .tool_call(&group, &tool, outcome, began.elapsed());
+        let audited = self.audit.is_some().then(|| arguments.clone());
+        let (result, outcome) = self
+            .run_checked(session.clone(), name, arguments, cancel, downstream)
+            .await;
+        let outcome = if tool == UNKNOWN {
+            Outcome::Unavailable
+        } else {
+            outcome
         };
+        self.finished(&session, &group, &tool, outcome, began, audited.as_ref())
+            .await;
+        result
+    }
+
+    /// A catalog tool's call: availability for the session, then the tool.
+    async fn run_checked(
+        &self,
+        session: SessionRef<'_>,
+        name: &str,
+        arguments: Value,
+        cancel: &CancellationToken,
+        downstream: Downstream,
+    ) -> (CallToolResult, Outcome) {
         if let SessionRef::Stateful(id) = session {
             let session = self.sessions.get(id).await;
             if let Some(reason) = session.unreadable() {
-                count(Outcome::Error);
-                return error_result(format!(
+                let text = format!(
                     "Tool '{name}' cannot be called right now: this session's loaded groups could not be read from the store ({reason}). Try again in a moment."
-                ));
+                );
+                return (error_result(text), Outcome::Error);
             }
             let active = session.active.lock().await.clone();
             let available = self.with_catalog(|catalog| {
@@ -367,8 +403,7 @@ impl<S: ConversationStore + 'static> Gateway<S> {
                     .map_err(|not_available| not_available.to_string())
             });
             if let Err(text) = available {
-                count(Outcome::Unavailable);
-                return error_result(text);
+                return (error_result(text), Outcome::Unavailable);
             }
         }
         let context = CallContext {
@@ -384,12 +419,35 @@ impl<S: ConversationStore + 'static> Gateway<S> {
                 error_result(format!("Tool '{name}' failed inside the gateway."))
             }
         };
-        count(if tool == UNKNOWN {
-            Outcome::Unavailable
-        } else {
-            outcome_of(&result)
-        });
-        result
+        let outcome = outcome_of(&result);
+        (result, outcome)
+    }
+
+    /// Counts a finished call and writes its audit line.
+    async fn finished(
+        &self,
+        session: &SessionRef<'_>,
+        group: &str,
+        tool: &str,
+        outcome: Outcome,
+        began: Instant,
+        arguments: Option<&Value>,
+    ) {
+        let took = began.elapsed();
+        self.metrics.tool_call(group, tool, outcome, took);
+        if let (Some(audit), Some(arguments)) = (&self.audit, arguments) {
+            audit
+                .record(AuditedCall {
+                    caller: &current_caller(),
+                    session: session.id().map(ConversationId::as_str),
+                    group,
+                    tool,
+                    outcome,
+                    took,
+                    arguments,
+                })
+                .await;
+        }
     }
 
     /// Definitions as MCP lists them: an upstream's tools exactly as it

@@ -19,6 +19,7 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use toolgate_core::tool_groups_section;
 use toolgate_store::{ConversationId, ConversationStore};
 
+use crate::clients::{CALLER, Caller, RequestCaller};
 use crate::gateway::{Gateway, SessionRef};
 use crate::relay::Downstream;
 
@@ -69,6 +70,15 @@ impl<S: ConversationStore + 'static> GatewayHandler<S> {
                 .map(ConversationId::new),
         }
     }
+}
+
+/// Who sent the HTTP request `context` answers (`None` on stdio).
+fn caller(context: &RequestContext<RoleServer>) -> Caller {
+    context
+        .extensions
+        .get::<http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<RequestCaller>())
+        .and_then(|caller| caller.0.clone())
 }
 
 fn session_ref(id: Option<&ConversationId>) -> SessionRef<'_> {
@@ -141,16 +151,14 @@ impl<S: ConversationStore + 'static> ServerHandler for GatewayHandler<S> {
             progress_token: context.meta.get_progress_token(),
             session: id.clone(),
         };
-        let result = self
-            .gateway
-            .call_tool(
-                session_ref(id.as_ref()),
-                &request.name,
-                request.arguments,
-                &context.ct,
-                downstream,
-            )
-            .await;
+        let call = self.gateway.call_tool(
+            session_ref(id.as_ref()),
+            &request.name,
+            request.arguments,
+            &context.ct,
+            downstream,
+        );
+        let result = CALLER.scope(caller(&context), call).await;
         Ok(result.into())
     }
 

@@ -19,7 +19,7 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use toolgate_store::ConversationStore;
 
-use crate::clients::{CALLER, Caller, Clients};
+use crate::clients::{CALLER, Caller, Clients, RequestCaller};
 use crate::gateway::Gateway;
 use crate::handler::{GatewayHandler, SESSION_HEADER, SessionSource};
 use crate::held_sessions::{HeldSessions, Hold, sweep_until};
@@ -344,6 +344,10 @@ async fn route<S: ConversationStore + 'static>(
     {
         return unknown_session(shown);
     }
+    let mut request = request;
+    request
+        .extensions_mut()
+        .insert(RequestCaller(caller.clone()));
     CALLER
         .scope(caller, answer(mcp, gateway, guard, request, session))
         .await

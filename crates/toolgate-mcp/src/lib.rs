@@ -7,6 +7,7 @@
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod audit;
 mod clients;
 pub mod config;
 mod convert;
@@ -23,6 +24,7 @@ mod stdio_child;
 mod upstream;
 mod upstream_source;
 
+pub use audit::{AuditConfig, AuditLog};
 pub use clients::{Caller, ClientError, ClientName, Clients, MAX_CLIENT_NAME, TokenHash};
 pub use gateway::{Gateway, GatewayOptions, SessionRef};
 pub use handler::{GatewayHandler, SessionSource};

@@ -84,7 +84,7 @@ pub enum Outcome {
 }
 
 impl Outcome {
-    fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             Self::Ok => "ok",
             Self::Error => "error",

@@ -57,6 +57,7 @@ fn run_with_upstreams(args: &CatalogArgs, out: &mut dyn Write) -> Result<()> {
         upstreams: setup.upstreams,
         session_idle_timeout: std::time::Duration::from_secs(60),
         routing: None,
+        audit: None,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

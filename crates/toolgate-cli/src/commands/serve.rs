@@ -11,8 +11,8 @@ use anyhow::{Context, bail};
 use rmcp::ServiceExt;
 use tokio_util::sync::CancellationToken;
 use toolgate_mcp::{
-    Gateway, GatewayHandler, GatewayOptions, HELD_IN_MEMORY, HttpLimits, HttpOptions, MCP_PATH,
-    SessionSource, serve_http,
+    AuditConfig, AuditLog, Gateway, GatewayHandler, GatewayOptions, HELD_IN_MEMORY, HttpLimits,
+    HttpOptions, MCP_PATH, SessionSource, serve_http,
 };
 use toolgate_store::{ConversationId, ConversationStore, JsToolStore, MemoryStore};
 use toolgate_tools::StartReport;
@@ -109,6 +109,17 @@ async fn serve<S: ConversationStore + 'static>(
         Err(note) => Some(note),
     };
     let searches = args.route;
+    let audit_path = args.audit_log.clone().or(settings.audit.path.clone());
+    let audit = match &audit_path {
+        Some(path) => {
+            let config = AuditConfig {
+                path: path.clone(),
+                arguments: settings.audit.arguments,
+            };
+            Some(AuditLog::open(&config).await?)
+        }
+        None => None,
+    };
     let options = GatewayOptions {
         tools,
         upstreams: setup.upstreams,
@@ -118,6 +129,7 @@ async fn serve<S: ConversationStore + 'static>(
         } else {
             None
         },
+        audit,
     };
     let (gateway, report) = Gateway::start(options, store).await?;
     if let Some(user_js_tools) = &user_js_tools {
@@ -146,6 +158,12 @@ async fn serve<S: ConversationStore + 'static>(
         &manifest_dirs,
         &store_label,
     );
+    if let Some(path) = &audit_path {
+        banner.push_str(&format!(
+            "  audit log: {} (one line per tool call)\n",
+            path.display()
+        ));
+    }
     if user_js_tools.is_some() {
         banner.push_str(&format!(
             "  JavaScript tools agents write: owner '{owner}' ([tools.javascript] owner)\n"

@@ -41,6 +41,7 @@ async fn gateway(files_root: &Path, upstreams: Vec<UpstreamConfig>) -> Arc<Gatew
         upstreams,
         session_idle_timeout: Duration::from_secs(3600),
         routing: None,
+        audit: None,
     };
     Gateway::start(options, MemoryStore::new()).await.unwrap().0
 }

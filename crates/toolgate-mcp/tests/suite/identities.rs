@@ -16,6 +16,10 @@ const BOB: &str = "tg_bob-0123456789abcdef";
 const SHARED: &str = "shared-token-0123456789";
 
 async fn served() -> Served<MemoryStore> {
+    served_with(None).await
+}
+
+async fn served_with(audit: Option<toolgate_mcp::AuditLog>) -> Served<MemoryStore> {
     let root = tempfile::tempdir().unwrap();
     let clients = Clients::new([
         (ClientName::new("alice").unwrap(), TokenHash::of(ALICE)),
@@ -31,13 +35,9 @@ async fn served() -> Served<MemoryStore> {
         },
         ..HttpOptions::default()
     };
-    serve(
-        options(root.path(), vec![]),
-        MemoryStore::new(),
-        loopback(),
-        http,
-    )
-    .await
+    let mut options = options(root.path(), vec![]);
+    options.audit = audit;
+    serve(options, MemoryStore::new(), loopback(), http).await
 }
 
 /// One POST over a fresh connection, with `token` and `session` when given.
@@ -153,5 +153,86 @@ async fn a_session_serves_only_the_client_that_opened_it() {
     refused_as_unknown(&post(address, Some(BOB), Some(&alices), LIST).await);
     let answer = post(address, Some(ALICE), Some(&alices), LIST).await;
     assert!(answer.contains("time_now"), "{answer}");
+    served.stop().await;
+}
+
+/// The audit log's lines, once `count` are in.
+async fn audit_lines(path: &std::path::Path, count: usize) -> Vec<serde_json::Value> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        let lines: Vec<serde_json::Value> = text
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+        if lines.len() >= count {
+            return lines;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{} audit lines of {count}:\n{text}",
+            lines.len()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn every_tool_call_is_audited_with_its_client_and_no_argument_in_clear() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.jsonl");
+    let config = toolgate_mcp::AuditConfig {
+        path: path.clone(),
+        arguments: false,
+    };
+    let audit = toolgate_mcp::AuditLog::open(&config).await.unwrap();
+    let served = served_with(Some(audit)).await;
+    let address = served.address;
+    let alices = open(address, ALICE).await;
+    let bobs = open(address, BOB).await;
+    let secret = r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"time_convert","arguments":{"time":"2026-01-01T00:00:00Z","to_timezone":"Europe/Paris","note":"s3cret-value"}}}"#;
+    let answer = post(address, Some(BOB), Some(&bobs), secret).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    let unknown = r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"made_up_tool","arguments":{}}}"#;
+    post(address, Some(ALICE), Some(&alices), unknown).await;
+
+    let lines = audit_lines(&path, 4).await;
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(!text.contains("s3cret-value"), "{text}");
+    assert!(!text.contains("made_up_tool"), "{text}");
+    let find = |client: &str, tool: &str| {
+        lines
+            .iter()
+            .find(|line| line["client"] == client && line["tool"] == tool)
+            .unwrap_or_else(|| panic!("no line for {client} {tool} in\n{text}"))
+    };
+    let load = find("alice", "load_tool_group");
+    assert_eq!(load["group"], "core");
+    assert_eq!(load["session"], alices.as_str());
+    assert_eq!(load["outcome"], "ok");
+    assert_eq!(find("bob", "load_tool_group")["session"], bobs.as_str());
+    let convert = find("bob", "time_convert");
+    assert_eq!(convert["group"], "time");
+    assert_eq!(convert["arguments_sha256"].as_str().map(str::len), Some(64));
+    assert!(convert["duration_ms"].as_f64().is_some());
+    assert!(convert.get("arguments").is_none());
+    assert_eq!(find("alice", "(unknown)")["outcome"], "unavailable");
+    served.stop().await;
+}
+
+#[tokio::test]
+async fn arguments_are_audited_in_clear_only_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.jsonl");
+    let config = toolgate_mcp::AuditConfig {
+        path: path.clone(),
+        arguments: true,
+    };
+    let audit = toolgate_mcp::AuditLog::open(&config).await.unwrap();
+    let served = served_with(Some(audit)).await;
+    open(served.address, ALICE).await;
+    let lines = audit_lines(&path, 1).await;
+    assert_eq!(lines[0]["arguments"]["group_name"], "time");
+    assert!(lines[0].get("arguments_sha256").is_none());
     served.stop().await;
 }

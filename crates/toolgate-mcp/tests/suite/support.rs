@@ -59,6 +59,7 @@ pub(crate) fn options(files_root: &Path, upstreams: Vec<UpstreamConfig>) -> Gate
         upstreams,
         session_idle_timeout: Duration::from_secs(3600),
         routing: None,
+        audit: None,
     }
 }
 
