@@ -17,7 +17,7 @@ use toml::Spanned;
 use toolgate_core::routing::RoutingConfig;
 use toolgate_llm::ModelSettings;
 use toolgate_mcp::config::{RawUpstream, UpstreamConfig, first_duplicate};
-use toolgate_mcp::{ClientName, Clients, TokenHash};
+use toolgate_mcp::{ClientName, Clients, RateLimit, RateLimitSettings, TokenHash};
 use toolgate_tools::{RawAlias, RawGroupSettings, RawToolsSettings, RawWebSettings, ToolSettings};
 
 /// The configuration file read when `--config` is not given, if it exists.
@@ -60,6 +60,8 @@ pub(crate) struct Settings {
     pub(crate) clients: Clients,
     /// `[audit]`.
     pub(crate) audit: AuditSettings,
+    /// `[rate_limits]` and each client's `rate_limit`.
+    pub(crate) rate_limits: RateLimitSettings,
 }
 
 /// `[store]`: where conversations live when `--store` does not say.
@@ -218,20 +220,38 @@ impl Settings {
             None => StoreSettings::default(),
         };
         let mut clients = Vec::new();
+        let mut rate_limits = RateLimitSettings::default();
         let mut last_span = None;
         for (name, client) in raw.clients {
             let span = client.span();
             let place = format!("[clients.{name}]");
-            let checked = ClientName::new(&name)
-                .and_then(|name| {
-                    Ok((
-                        name,
-                        TokenHash::from_hex(&client.into_inner().token_sha256)?,
-                    ))
-                })
-                .map_err(|error| at(span.clone(), place, error.to_string()))?;
-            clients.push(checked);
+            let client = client.into_inner();
+            let (name, hash) = ClientName::new(&name)
+                .and_then(|name| Ok((name, TokenHash::from_hex(&client.token_sha256)?)))
+                .map_err(|error| at(span.clone(), place.clone(), error.to_string()))?;
+            if let Some(limit) = client.rate_limit {
+                let limit = limit
+                    .check()
+                    .map_err(|reason| at(span.clone(), format!("{place} rate_limit"), reason))?;
+                rate_limits.clients.insert(name.clone(), limit);
+            }
+            clients.push((name, hash));
             last_span = Some(span);
+        }
+        if let Some(table) = raw.rate_limits {
+            let span = table.span();
+            let table = table.into_inner();
+            if let Some(limit) = table.client {
+                rate_limits.per_client = Some(limit.check().map_err(|reason| {
+                    at(span.clone(), "[rate_limits] client".to_owned(), reason)
+                })?);
+            }
+            for (tool, limit) in table.tools {
+                let limit = limit.check().map_err(|reason| {
+                    at(span.clone(), format!("[rate_limits.tools] {tool}"), reason)
+                })?;
+                rate_limits.tools.insert(tool, limit);
+            }
         }
         let clients = Clients::new(clients).map_err(|error| {
             at(
@@ -252,6 +272,7 @@ impl Settings {
             agent,
             store,
             clients,
+            rate_limits,
             audit: raw.audit.map_or_else(AuditSettings::default, |mut audit| {
                 // A relative path is relative to the configuration file.
                 if let (Some(file), Some(dir)) = (&audit.path, path.parent())
@@ -318,6 +339,8 @@ struct RawSettings {
     clients: BTreeMap<String, Spanned<RawClient>>,
     #[serde(default)]
     audit: Option<AuditSettings>,
+    #[serde(default)]
+    rate_limits: Option<Spanned<RawRateLimits>>,
 }
 
 /// `[audit]`: the log of every tool call `toolgate serve` answers.
@@ -338,6 +361,43 @@ pub(crate) struct AuditSettings {
 struct RawClient {
     /// The SHA-256 of the client's token, as `toolgate token create` prints it.
     token_sha256: String,
+    /// The client's own limit instead of `[rate_limits] client`.
+    #[serde(default)]
+    rate_limit: Option<RawRateLimit>,
+}
+
+/// `{ calls = N, per_seconds = S }`.
+#[derive(Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRateLimit {
+    calls: u32,
+    per_seconds: f64,
+}
+
+impl RawRateLimit {
+    fn check(self) -> Result<RateLimit, String> {
+        if !self.per_seconds.is_finite() || self.per_seconds <= 0.0 {
+            return Err(format!(
+                "`per_seconds` must be above 0, got {}",
+                self.per_seconds
+            ));
+        }
+        let per = std::time::Duration::try_from_secs_f64(self.per_seconds)
+            .map_err(|error| format!("`per_seconds` {}: {error}", self.per_seconds))?;
+        RateLimit::new(self.calls, per)
+    }
+}
+
+/// `[rate_limits]` as written.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRateLimits {
+    /// Every caller's tool calls, each caller separately.
+    #[serde(default)]
+    client: Option<RawRateLimit>,
+    /// Calls of one tool, each caller separately.
+    #[serde(default)]
+    tools: BTreeMap<String, RawRateLimit>,
 }
 
 /// The `[agent]` table as written.

@@ -364,3 +364,36 @@ fn clients_are_named_with_the_hash_of_their_token() {
         "a plain token in the file is refused"
     );
 }
+
+#[test]
+fn rate_limits_apply_to_every_client_a_tool_or_one_client() {
+    let alice = toolgate_mcp::TokenHash::of("tg_alice-token").to_hex();
+    let settings = parse(&format!(
+        "[rate_limits]\nclient = {{ calls = 600, per_seconds = 60 }}\n\
+         [rate_limits.tools]\nweb_fetch = {{ calls = 30, per_seconds = 60 }}\n\n\
+         [clients.alice]\ntoken_sha256 = \"{alice}\"\nrate_limit = {{ calls = 5, per_seconds = 1.5 }}\n"
+    ))
+    .unwrap();
+    let limits = &settings.rate_limits;
+    assert_eq!(limits.per_client.map(|limit| limit.calls), Some(600));
+    assert_eq!(limits.tools["web_fetch"].calls, 30);
+    let own = limits.clients.values().next().unwrap();
+    assert_eq!((own.calls, own.per.as_millis()), (5, 1500));
+
+    assert_eq!(
+        error("[rate_limits]\nclient = { calls = 0, per_seconds = 60 }\n"),
+        "toolgate.toml:1: [rate_limits] client: `calls` must be at least 1"
+    );
+    assert!(
+        error("[rate_limits.tools]\nweb_fetch = { calls = 3, per_seconds = -1 }\n")
+            .contains("[rate_limits.tools] web_fetch: `per_seconds` must be above 0, got -1"),
+        "{}",
+        error("[rate_limits.tools]\nweb_fetch = { calls = 3, per_seconds = -1 }\n")
+    );
+    assert!(
+        error(&format!(
+            "[clients.alice]\ntoken_sha256 = \"{alice}\"\nrate_limit = {{ calls = 1 }}\n"
+        ))
+        .contains("missing field `per_seconds`")
+    );
+}

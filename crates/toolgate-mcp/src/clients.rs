@@ -136,6 +136,11 @@ impl Clients {
         self.by_hash.len()
     }
 
+    /// Every client's name.
+    pub fn names(&self) -> impl Iterator<Item = &ClientName> {
+        self.by_hash.values()
+    }
+
     /// The client whose token `token` is.
     pub fn identify(&self, token: &str) -> Option<&ClientName> {
         self.by_hash.get(&TokenHash::of(token))

@@ -33,7 +33,8 @@ use crate::clients::current_caller;
 use crate::config::UpstreamConfig;
 use crate::convert::{ListedTools, result_from_output};
 use crate::drain::CallsInFlight;
-use crate::metrics::{CORE, Metrics, Outcome, TokenCosts, UNKNOWN};
+use crate::metrics::{CORE, Metrics, Outcome, RATE_LIMITED, TokenCosts, UNKNOWN};
+use crate::rate_limit::{RateLimited, RateLimits};
 use crate::relay::Downstream;
 use crate::session::{Sessions, notify_tool_list_changed};
 use crate::upstream::Upstream;
@@ -58,6 +59,8 @@ pub struct GatewayOptions {
     pub routing: Option<RoutingConfig>,
     /// Where each tool call is recorded, when anywhere.
     pub audit: Option<AuditLog>,
+    /// Tool calls allowed per caller and per caller and tool.
+    pub rate_limits: Arc<RateLimits>,
 }
 
 /// The gateway. Share it in an [`Arc`]; every method takes `&self`.
@@ -71,6 +74,7 @@ pub struct Gateway<S> {
     calls: CallsInFlight,
     metrics: Arc<Metrics>,
     audit: Option<AuditLog>,
+    rate_limits: Arc<RateLimits>,
 }
 
 /// One request's view of its session.
@@ -137,6 +141,7 @@ impl<S: ConversationStore + 'static> Gateway<S> {
             calls: CallsInFlight::default(),
             metrics,
             audit: options.audit,
+            rate_limits: options.rate_limits,
         });
         tokio::spawn(watch_changes(Arc::downgrade(&gateway), changes));
         if let Some(elsewhere) = elsewhere {
@@ -215,8 +220,9 @@ impl<S: ConversationStore + 'static> Gateway<S> {
     }
 
     /// `tools/call`. Every failure the model can act on is an error result,
-    /// never a protocol error. `downstream.peer` receives `list_changed`
-    /// after a load or an unload that changed the list.
+    /// never a protocol error; a call beyond the caller's rate limits is
+    /// refused with when to retry. `downstream.peer` receives
+    /// `list_changed` after a load or an unload that changed the list.
     pub async fn call_tool(
         &self,
         session: SessionRef<'_>,
@@ -224,18 +230,23 @@ impl<S: ConversationStore + 'static> Gateway<S> {
         arguments: Option<JsonObject>,
         cancel: &CancellationToken,
         downstream: Downstream,
-    ) -> CallToolResult {
+    ) -> Result<CallToolResult, RateLimited> {
         let Some(_running) = self.calls.start() else {
-            return error_result(
+            return Ok(error_result(
                 "The gateway is shutting down and takes no new calls; retry once it is back."
                     .to_owned(),
-            );
+            ));
         };
         if name.len() > MAX_TOOL_NAME {
-            return error_result(format!(
+            return Ok(error_result(format!(
                 "No tool has a name that long ({} bytes); tool names have at most {MAX_TOOL_NAME}.",
                 name.len()
-            ));
+            )));
+        }
+        if let Err(limited) = self.rate_limits.admit_call(&current_caller()) {
+            self.metrics
+                .tool_call(CORE, RATE_LIMITED, Outcome::Limited, Duration::ZERO);
+            return Err(limited);
         }
         let arguments = Value::Object(arguments.unwrap_or_default());
         let began = Instant::now();
@@ -248,7 +259,7 @@ impl<S: ConversationStore + 'static> Gateway<S> {
             Some(Err(error)) => error_result(error.to_string()),
             Some(Ok(call)) => {
                 self.answer_meta(session.clone(), call, cancel, downstream)
-                    .await
+                    .await?
             }
         };
         // A meta-tool: its name is one of the core tools'.
@@ -261,7 +272,7 @@ impl<S: ConversationStore + 'static> Gateway<S> {
             Some(&arguments),
         )
         .await;
-        result
+        Ok(result)
     }
 
     /// A meta-tool call: a load's upstream is started first; loads and
@@ -273,9 +284,9 @@ impl<S: ConversationStore + 'static> Gateway<S> {
         call: MetaCall,
         cancel: &CancellationToken,
         downstream: Downstream,
-    ) -> CallToolResult {
+    ) -> Result<CallToolResult, RateLimited> {
         if let Err(error) = self.toolbox.prepare_meta(&call).await {
-            return error_result(error.to_string());
+            return Ok(error_result(error.to_string()));
         }
         let meta = self.toolbox.meta_tools();
         let reply = match session {
@@ -302,7 +313,7 @@ impl<S: ConversationStore + 'static> Gateway<S> {
                 if changed.is_some() && session.id().is_some() {
                     notify_list_changed(downstream.peer.as_ref()).await;
                 }
-                result
+                Ok(result)
             }
             Reply::Call { tool, arguments } => {
                 self.call_checked(session, &tool, arguments, cancel, downstream)
@@ -353,7 +364,7 @@ impl<S: ConversationStore + 'static> Gateway<S> {
         arguments: Value,
         cancel: &CancellationToken,
         downstream: Downstream,
-    ) -> CallToolResult {
+    ) -> Result<CallToolResult, RateLimited> {
         let began = Instant::now();
         // The names this call is counted and audited under: the catalog's
         // names only.
@@ -364,6 +375,11 @@ impl<S: ConversationStore + 'static> Gateway<S> {
             ),
             None => (String::new(), UNKNOWN.to_owned()),
         });
+        if let Err(limited) = self.rate_limits.admit_tool(&current_caller(), &tool) {
+            self.metrics
+                .tool_call(&group, &tool, Outcome::Limited, Duration::ZERO);
+            return Err(limited);
+        }
         let audited = self.audit.is_some().then(|| arguments.clone());
         let (result, outcome) = self
             .run_checked(session.clone(), name, arguments, cancel, downstream)
@@ -375,7 +391,7 @@ impl<S: ConversationStore + 'static> Gateway<S> {
         };
         self.finished(&session, &group, &tool, outcome, began, audited.as_ref())
             .await;
-        result
+        Ok(result)
     }
 
     /// A catalog tool's call: availability for the session, then the tool.

@@ -21,6 +21,7 @@ use toolgate_store::{ConversationId, ConversationStore};
 
 use crate::clients::{CALLER, Caller, RequestCaller};
 use crate::gateway::{Gateway, SessionRef};
+use crate::rate_limit::RateLimited;
 use crate::relay::Downstream;
 
 /// The HTTP header carrying the MCP session id.
@@ -71,6 +72,25 @@ impl<S: ConversationStore + 'static> GatewayHandler<S> {
         }
     }
 }
+
+/// JSON-RPC's answer to a call beyond a rate limit: a server error (-32000)
+/// with when to retry, in seconds, in its data.
+fn rate_limited(limited: RateLimited) -> McpError {
+    McpError::new(
+        ErrorCode(RATE_LIMITED_CODE),
+        limited.to_string(),
+        Some(serde_json::json!({
+            "retry_after_seconds": (limited.retry_after.as_secs_f64() * 10.0).ceil() / 10.0,
+            "limit": {
+                "calls": limited.limit.calls,
+                "per_seconds": limited.limit.per.as_secs_f64(),
+            },
+        })),
+    )
+}
+
+/// The JSON-RPC error code of a call refused by a rate limit.
+const RATE_LIMITED_CODE: i32 = -32000;
 
 /// Who sent the HTTP request `context` answers (`None` on stdio).
 fn caller(context: &RequestContext<RoleServer>) -> Caller {
@@ -158,7 +178,10 @@ impl<S: ConversationStore + 'static> ServerHandler for GatewayHandler<S> {
             &context.ct,
             downstream,
         );
-        let result = CALLER.scope(caller(&context), call).await;
+        let result = CALLER
+            .scope(caller(&context), call)
+            .await
+            .map_err(rate_limited)?;
         Ok(result.into())
     }
 

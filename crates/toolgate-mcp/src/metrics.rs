@@ -27,6 +27,10 @@ pub(crate) const UNKNOWN: &str = "(unknown)";
 /// The group label of the core tools (the meta-tools).
 pub(crate) const CORE: &str = "core";
 
+/// The tool label of a call refused by the caller's own rate limit, before
+/// its tool was looked at.
+pub(crate) const RATE_LIMITED: &str = "(any)";
+
 /// MCP methods counted under their own name; any other is `other`.
 const METHODS: &[&str] = &[
     "initialize",
@@ -81,6 +85,8 @@ pub enum Outcome {
     /// Refused before running: unknown, or not in the session's loaded
     /// groups.
     Unavailable,
+    /// Refused by a rate limit.
+    Limited,
 }
 
 impl Outcome {
@@ -89,6 +95,7 @@ impl Outcome {
             Self::Ok => "ok",
             Self::Error => "error",
             Self::Unavailable => "unavailable",
+            Self::Limited => "limited",
         }
     }
 }
@@ -206,7 +213,7 @@ impl Metrics {
         let tool_calls = Family::<CallLabels, Counter>::default();
         registry.register(
             "tool_calls",
-            "Tool calls by group, tool and outcome (ok, error, unavailable)",
+            "Tool calls by group, tool and outcome (ok, error, unavailable, limited)",
             tool_calls.clone(),
         );
         let call_seconds = Family::<GroupLabels, Histogram>::new_with_constructor(|| {

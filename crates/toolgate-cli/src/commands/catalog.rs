@@ -58,6 +58,7 @@ fn run_with_upstreams(args: &CatalogArgs, out: &mut dyn Write) -> Result<()> {
         session_idle_timeout: std::time::Duration::from_secs(60),
         routing: None,
         audit: None,
+        rate_limits: Default::default(),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -12,7 +12,7 @@ use rmcp::ServiceExt;
 use tokio_util::sync::CancellationToken;
 use toolgate_mcp::{
     AuditConfig, AuditLog, Gateway, GatewayHandler, GatewayOptions, HELD_IN_MEMORY, HttpLimits,
-    HttpOptions, MCP_PATH, SessionSource, serve_http,
+    HttpOptions, MCP_PATH, RateLimits, SessionSource, serve_http,
 };
 use toolgate_store::{ConversationId, ConversationStore, JsToolStore, MemoryStore};
 use toolgate_tools::StartReport;
@@ -130,6 +130,7 @@ async fn serve<S: ConversationStore + 'static>(
             None
         },
         audit,
+        rate_limits: Arc::new(RateLimits::new(&settings.rate_limits, clients.names())),
     };
     let (gateway, report) = Gateway::start(options, store).await?;
     if let Some(user_js_tools) = &user_js_tools {

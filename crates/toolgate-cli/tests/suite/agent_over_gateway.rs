@@ -42,6 +42,7 @@ async fn gateway(files_root: &Path, upstreams: Vec<UpstreamConfig>) -> Arc<Gatew
         session_idle_timeout: Duration::from_secs(3600),
         routing: None,
         audit: None,
+        rate_limits: Default::default(),
     };
     Gateway::start(options, MemoryStore::new()).await.unwrap().0
 }

@@ -20,12 +20,20 @@ async fn served() -> Served<MemoryStore> {
 }
 
 async fn served_with(audit: Option<toolgate_mcp::AuditLog>) -> Served<MemoryStore> {
+    served_limited(audit, &toolgate_mcp::RateLimitSettings::default()).await
+}
+
+async fn served_limited(
+    audit: Option<toolgate_mcp::AuditLog>,
+    limits: &toolgate_mcp::RateLimitSettings,
+) -> Served<MemoryStore> {
     let root = tempfile::tempdir().unwrap();
     let clients = Clients::new([
         (ClientName::new("alice").unwrap(), TokenHash::of(ALICE)),
         (ClientName::new("bob").unwrap(), TokenHash::of(BOB)),
     ])
     .unwrap();
+    let rate_limits = std::sync::Arc::new(toolgate_mcp::RateLimits::new(limits, clients.names()));
     let http = HttpOptions {
         bearer_token: Some(SHARED.to_owned()),
         clients,
@@ -37,6 +45,7 @@ async fn served_with(audit: Option<toolgate_mcp::AuditLog>) -> Served<MemoryStor
     };
     let mut options = options(root.path(), vec![]);
     options.audit = audit;
+    options.rate_limits = rate_limits;
     serve(options, MemoryStore::new(), loopback(), http).await
 }
 
@@ -234,5 +243,111 @@ async fn arguments_are_audited_in_clear_only_when_asked() {
     let lines = audit_lines(&path, 1).await;
     assert_eq!(lines[0]["arguments"]["group_name"], "time");
     assert!(lines[0].get("arguments_sha256").is_none());
+    served.stop().await;
+}
+
+fn call_of(id: u32, tool: &str, arguments: &str) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{arguments}}}}}"#
+    )
+}
+
+#[tokio::test]
+async fn rate_limits_count_per_client_and_per_tool_and_say_when_to_retry() {
+    use toolgate_mcp::{RateLimit, RateLimitSettings};
+    let minute = Duration::from_secs(60);
+    let limits = RateLimitSettings {
+        per_client: Some(RateLimit::new(4, minute).unwrap()),
+        clients: std::collections::HashMap::new(),
+        tools: std::collections::HashMap::from([(
+            "time_now".to_owned(),
+            RateLimit::new(1, minute).unwrap(),
+        )]),
+    };
+    let served = served_limited(None, &limits).await;
+    let address = served.address;
+    // open() makes one call: the load.
+    let alices = open(address, ALICE).await;
+    let bobs = open(address, BOB).await;
+
+    // time_now once per minute per client, direct or through call_tool.
+    let now = post(
+        address,
+        Some(ALICE),
+        Some(&alices),
+        &call_of(10, "time_now", "{}"),
+    )
+    .await;
+    assert!(now.contains("\"result\""), "{now}");
+    let again = post(
+        address,
+        Some(ALICE),
+        Some(&alices),
+        &call_of(11, "time_now", "{}"),
+    )
+    .await;
+    assert!(again.contains("\"code\":-32000"), "{again}");
+    assert!(
+        again.contains("Rate limit reached: tool 'time_now' for client 'alice' may make 1 tool calls per 60 s; retry in"),
+        "{again}"
+    );
+    assert!(again.contains("\"retry_after_seconds\":"), "{again}");
+    let through = post(
+        address,
+        Some(ALICE),
+        Some(&alices),
+        &call_of(12, "call_tool", r#"{"name":"time_now","arguments":{}}"#),
+    )
+    .await;
+    assert!(
+        through.contains("tool 'time_now' for client 'alice'"),
+        "{through}"
+    );
+    // Bob's time_now is his own.
+    let bobs_now = post(
+        address,
+        Some(BOB),
+        Some(&bobs),
+        &call_of(13, "time_now", "{}"),
+    )
+    .await;
+    assert!(bobs_now.contains("\"result\""), "{bobs_now}");
+
+    // Alice has made 4 calls (the load, two of time_now, one of call_tool;
+    // the refused ones count too): her fifth is refused, whatever the tool.
+    let sixth = post(
+        address,
+        Some(ALICE),
+        Some(&alices),
+        &call_of(
+            14,
+            "time_convert",
+            r#"{"time":"2026-01-01T00:00","source_timezone":"UTC","target_timezone":"Europe/Paris"}"#,
+        ),
+    )
+    .await;
+    assert!(
+        sixth.contains("Rate limit reached: client 'alice' may make 4 tool calls per 60 s"),
+        "{sixth}"
+    );
+    let bobs_convert = post(
+        address,
+        Some(BOB),
+        Some(&bobs),
+        &call_of(
+            15,
+            "time_convert",
+            r#"{"time":"2026-01-01T00:00","source_timezone":"UTC","target_timezone":"Europe/Paris"}"#,
+        ),
+    )
+    .await;
+    assert!(bobs_convert.contains("\"result\""), "{bobs_convert}");
+    let metrics = served.gateway.metrics().render();
+    assert!(
+        metrics.contains(
+            "toolgate_tool_calls_total{group=\"time\",tool=\"time_now\",outcome=\"limited\"} 2"
+        ),
+        "{metrics}"
+    );
     served.stop().await;
 }

@@ -60,6 +60,7 @@ pub(crate) fn options(files_root: &Path, upstreams: Vec<UpstreamConfig>) -> Gate
         session_idle_timeout: Duration::from_secs(3600),
         routing: None,
         audit: None,
+        rate_limits: Default::default(),
     }
 }
 
