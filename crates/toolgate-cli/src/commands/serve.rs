@@ -151,6 +151,7 @@ async fn serve<S: ConversationStore + 'static>(
     {
         banner.push_str(&note);
     }
+    banner.push_str(&unknown_limited_tools(&gateway, &settings.rate_limits));
     describe_start(
         &mut banner,
         &gateway,
@@ -347,6 +348,37 @@ fn describe_start<S: ConversationStore + 'static>(
     super::banner::describe_sources(out, report, config_files, manifest_dirs);
     let _ = writeln!(out, "  sessions:  {store}");
     gateway.with_catalog(|catalog| super::banner::describe_catalog(out, catalog, report));
+}
+
+/// A warning for each `[rate_limits.tools]` name no tool holds: such a
+/// limit counts nothing. An upstream started on first load lists its tools
+/// only then, so its names may come later.
+fn unknown_limited_tools<S: ConversationStore + 'static>(
+    gateway: &Gateway<S>,
+    limits: &toolgate_mcp::RateLimitSettings,
+) -> String {
+    let mut warnings: Vec<String> = gateway.with_catalog(|catalog| {
+        limits
+            .tools
+            .keys()
+            .filter(|tool| catalog.tool(tool).is_none())
+            .map(|tool| match catalog.alias(tool) {
+                Some(alias) => format!(
+                    "warning: [rate_limits.tools] names '{tool}', an old name of '{}': calls \
+                     are counted under the tool's own name, so this limit counts nothing; \
+                     write '{}'\n",
+                    alias.tool, alias.tool
+                ),
+                None => format!(
+                    "warning: [rate_limits.tools] names '{tool}', which no tool holds now (a \
+                     polymorphic group's tool is named after the group; an upstream that \
+                     starts on first load lists its tools then)\n"
+                ),
+            })
+            .collect()
+    });
+    warnings.sort_unstable();
+    warnings.concat()
 }
 
 fn connect_help(url: &str, token: bool) -> String {

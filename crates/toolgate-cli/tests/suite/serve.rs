@@ -639,3 +639,21 @@ fn a_token_made_by_token_create_lets_its_client_in() {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+#[test]
+fn a_rate_limit_on_a_tool_no_tool_holds_is_warned_about() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("toolgate.toml"),
+        "[rate_limits.tools]\nno_such_tool = { calls = 1, per_seconds = 60 }\n",
+    )
+    .unwrap();
+    let (mut child, banner) = serve_in(dir.path(), &["--memory-store"]);
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(
+        banner
+            .contains("warning: [rate_limits.tools] names 'no_such_tool', which no tool holds now"),
+        "{banner}"
+    );
+}
