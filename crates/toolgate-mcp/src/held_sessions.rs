@@ -23,7 +23,7 @@ use rmcp::transport::streamable_http_server::session::local::{
 use rmcp::transport::streamable_http_server::session::{RestoreOutcome, SessionId, SessionManager};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
-use toolgate_store::{ConversationId, ConversationStore};
+use toolgate_store::{ConversationId, ConversationStore, StoreError};
 
 use crate::clients::{Caller, current_caller};
 use crate::gateway::Gateway;
@@ -100,9 +100,9 @@ impl<S: ConversationStore + 'static> HeldSessions<S> {
 
     /// The client session `id` belongs to, from memory when it is held,
     /// else from its stored start; `None` when there is no such session.
-    pub(crate) async fn owner(&self, id: &SessionId) -> Option<Caller> {
+    pub(crate) async fn owner(&self, id: &SessionId) -> Result<Option<Caller>, StoreError> {
         if let Some(held) = self.lock().held.get(id) {
-            return Some(held.owner.clone());
+            return Ok(Some(held.owner.clone()));
         }
         self.gateway
             .sessions()

@@ -338,11 +338,23 @@ async fn route<S: ConversationStore + 'static>(
         .map(|id| bounded(id, MAX_ECHOED_ID).into_owned());
     // A session serves only the client that opened it; to any other, it
     // does not exist.
-    if let (Some(id), Some(shown)) = (&session_id, &session)
-        && let Some(owner) = sessions.owner(&id.as_str().into()).await
-        && owner != caller
-    {
-        return unknown_session(shown);
+    if let (Some(id), Some(shown)) = (&session_id, &session) {
+        match sessions.owner(&id.as_str().into()).await {
+            Ok(Some(owner)) if owner != caller => return unknown_session(shown),
+            Ok(_) => {}
+            // Without its owner, nobody gets the session: not even for the
+            // moment the store is away.
+            Err(error) => {
+                tracing::warn!(%error, "reading a session's owner failed");
+                return Rejection::text(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "Service unavailable: the session store cannot be read right now; retry \
+                     shortly.\n"
+                        .to_owned(),
+                )
+                .into_response();
+            }
+        }
     }
     let mut request = request;
     request

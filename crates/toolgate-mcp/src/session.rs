@@ -298,23 +298,29 @@ impl<S: ConversationStore + 'static> Sessions<S> {
     }
 
     /// The client a stored session belongs to: `None` when there is no
-    /// such session (or its start cannot be read), `Some(None)` for a
-    /// session opened with the shared token or none.
-    pub async fn stored_owner(&self, id: &ConversationId) -> Option<Caller> {
-        let messages = self.store.messages(id).await.ok()?;
+    /// such session, `Some(None)` for a session opened with the shared token
+    /// or none. An error when the store cannot say.
+    pub async fn stored_owner(&self, id: &ConversationId) -> Result<Option<Caller>, StoreError> {
+        let messages = self.store.messages(id).await?;
         let started = messages.iter().rev().find_map(|stored| {
             let message = &stored.message;
             (message.kind == MessageKind::System && message.content == SESSION_STARTED)
                 .then_some(message.tool_input.as_deref())
                 .flatten()
-        })?;
-        let record: serde_json::Value = serde_json::from_str(started).ok()?;
-        Some(
+        });
+        let Some(started) = started else {
+            return Ok(None);
+        };
+        // A start record that does not parse names no client: only callers
+        // without one (the shared token) may use it.
+        let record: serde_json::Value =
+            serde_json::from_str(started).unwrap_or(serde_json::Value::Null);
+        Ok(Some(
             record
                 .get(OWNER_FIELD)
                 .and_then(serde_json::Value::as_str)
                 .and_then(|name| ClientName::new(name).ok()),
-        )
+        ))
     }
 
     /// The client's `initialize` parameters for a stored session.

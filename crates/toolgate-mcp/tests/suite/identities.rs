@@ -351,3 +351,124 @@ async fn rate_limits_count_per_client_and_per_tool_and_say_when_to_retry() {
     );
     served.stop().await;
 }
+
+/// A memory store whose reads fail while `down` is set, as a database away.
+#[derive(Clone, Default)]
+struct Flaky {
+    inner: std::sync::Arc<MemoryStore>,
+    down: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Flaky {
+    fn check(&self) -> toolgate_store::Result<()> {
+        if self.down.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(toolgate_store::StoreError::Postgres {
+                reason: "the server is away".to_owned(),
+            });
+        }
+        Ok(())
+    }
+}
+
+impl toolgate_store::ConversationStore for Flaky {
+    async fn append(
+        &self,
+        conversation: &toolgate_store::ConversationId,
+        message: toolgate_core::Message,
+    ) -> toolgate_store::Result<toolgate_store::MessageId> {
+        self.check()?;
+        self.inner.append(conversation, message).await
+    }
+    async fn messages(
+        &self,
+        conversation: &toolgate_store::ConversationId,
+    ) -> toolgate_store::Result<Vec<toolgate_store::StoredMessage>> {
+        self.check()?;
+        self.inner.messages(conversation).await
+    }
+    async fn set_tool_status(
+        &self,
+        conversation: &toolgate_store::ConversationId,
+        tool_call_id: &str,
+        status: toolgate_core::ToolStatus,
+    ) -> toolgate_store::Result<bool> {
+        self.inner
+            .set_tool_status(conversation, tool_call_id, status)
+            .await
+    }
+    async fn touch(
+        &self,
+        conversation: &toolgate_store::ConversationId,
+    ) -> toolgate_store::Result<bool> {
+        self.inner.touch(conversation).await
+    }
+    async fn last_message_id(
+        &self,
+        conversation: &toolgate_store::ConversationId,
+    ) -> toolgate_store::Result<Option<toolgate_store::MessageId>> {
+        self.check()?;
+        self.inner.last_message_id(conversation).await
+    }
+    async fn exists(
+        &self,
+        conversation: &toolgate_store::ConversationId,
+    ) -> toolgate_store::Result<bool> {
+        self.inner.exists(conversation).await
+    }
+    async fn delete(
+        &self,
+        conversation: &toolgate_store::ConversationId,
+    ) -> toolgate_store::Result<bool> {
+        self.inner.delete(conversation).await
+    }
+    async fn expire_idle(&self, cutoff: std::time::SystemTime) -> toolgate_store::Result<usize> {
+        self.inner.expire_idle(cutoff).await
+    }
+}
+
+#[tokio::test]
+async fn with_the_store_away_nobody_gets_a_session_whose_owner_cannot_be_read() {
+    let root = tempfile::tempdir().unwrap();
+    let clients = Clients::new([
+        (ClientName::new("alice").unwrap(), TokenHash::of(ALICE)),
+        (ClientName::new("bob").unwrap(), TokenHash::of(BOB)),
+    ])
+    .unwrap();
+    let http = HttpOptions {
+        clients,
+        limits: HttpLimits {
+            idle_in_memory: Duration::from_secs(1),
+            ..HttpLimits::default()
+        },
+        ..HttpOptions::default()
+    };
+    let store = Flaky::default();
+    let served = serve(
+        options(root.path(), vec![]),
+        store.clone(),
+        loopback(),
+        http,
+    )
+    .await;
+    let address = served.address;
+    let alices = open(address, ALICE).await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while served.gateway.sessions().live_count().await > 0 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the session stayed in memory"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    store.down.store(true, std::sync::atomic::Ordering::SeqCst);
+    for token in [BOB, ALICE] {
+        let answer = post(address, Some(token), Some(&alices), LIST).await;
+        assert!(answer.starts_with("HTTP/1.1 503"), "{token}: {answer}");
+        assert!(!answer.contains("time_now"), "{answer}");
+    }
+    store.down.store(false, std::sync::atomic::Ordering::SeqCst);
+    refused_as_unknown(&post(address, Some(BOB), Some(&alices), LIST).await);
+    let answer = post(address, Some(ALICE), Some(&alices), LIST).await;
+    assert!(answer.contains("time_now"), "{answer}");
+    served.stop().await;
+}
