@@ -33,7 +33,7 @@ use crate::clients::current_caller;
 use crate::config::UpstreamConfig;
 use crate::convert::{ListedTools, result_from_output};
 use crate::drain::CallsInFlight;
-use crate::metrics::{CORE, Metrics, Outcome, RATE_LIMITED, TokenCosts, UNKNOWN};
+use crate::metrics::{CORE, Metrics, Outcome, TokenCosts, UNKNOWN};
 use crate::rate_limit::{RateLimited, RateLimits};
 use crate::relay::Downstream;
 use crate::session::{Sessions, notify_tool_list_changed};
@@ -243,13 +243,21 @@ impl<S: ConversationStore + 'static> Gateway<S> {
                 name.len()
             )));
         }
-        if let Err(limited) = self.rate_limits.admit_call(&current_caller()) {
-            self.metrics
-                .tool_call(CORE, RATE_LIMITED, Outcome::Limited, Duration::ZERO);
-            return Err(limited);
-        }
         let arguments = Value::Object(arguments.unwrap_or_default());
         let began = Instant::now();
+        if let Err(limited) = self.rate_limits.admit_call(&current_caller()) {
+            let (group, tool) = self.labels(name);
+            self.finished(
+                &session,
+                &group,
+                &tool,
+                Outcome::Limited,
+                began,
+                Some(&arguments),
+            )
+            .await;
+            return Err(limited);
+        }
         let result = match self.toolbox.meta_tools().parse(name, &arguments) {
             None => {
                 return self
@@ -366,21 +374,20 @@ impl<S: ConversationStore + 'static> Gateway<S> {
         downstream: Downstream,
     ) -> Result<CallToolResult, RateLimited> {
         let began = Instant::now();
-        // The names this call is counted and audited under: the catalog's
-        // names only.
-        let (group, tool) = self.with_catalog(|catalog| match catalog.resolve(name) {
-            Some(found) => (
-                found.group.map_or(CORE, GroupId::as_str).to_owned(),
-                found.definition.name.as_str().to_owned(),
-            ),
-            None => (String::new(), UNKNOWN.to_owned()),
-        });
+        let (group, tool) = self.labels(name);
+        let audited = self.audit.is_some().then(|| arguments.clone());
         if let Err(limited) = self.rate_limits.admit_tool(&current_caller(), &tool) {
-            self.metrics
-                .tool_call(&group, &tool, Outcome::Limited, Duration::ZERO);
+            self.finished(
+                &session,
+                &group,
+                &tool,
+                Outcome::Limited,
+                began,
+                audited.as_ref(),
+            )
+            .await;
             return Err(limited);
         }
-        let audited = self.audit.is_some().then(|| arguments.clone());
         let (result, outcome) = self
             .run_checked(session.clone(), name, arguments, cancel, downstream)
             .await;
@@ -392,6 +399,19 @@ impl<S: ConversationStore + 'static> Gateway<S> {
         self.finished(&session, &group, &tool, outcome, began, audited.as_ref())
             .await;
         Ok(result)
+    }
+
+    /// The group and tool a call of `name` is counted and audited under:
+    /// the catalog's names only (`core` for a core tool, `(unknown)` for a
+    /// name no tool holds).
+    fn labels(&self, name: &str) -> (String, String) {
+        self.with_catalog(|catalog| match catalog.resolve(name) {
+            Some(found) => (
+                found.group.map_or(CORE, GroupId::as_str).to_owned(),
+                found.definition.name.as_str().to_owned(),
+            ),
+            None => (String::new(), UNKNOWN.to_owned()),
+        })
     }
 
     /// A catalog tool's call: availability for the session, then the tool.

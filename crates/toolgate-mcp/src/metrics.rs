@@ -27,10 +27,6 @@ pub(crate) const UNKNOWN: &str = "(unknown)";
 /// The group label of the core tools (the meta-tools).
 pub(crate) const CORE: &str = "core";
 
-/// The tool label of a call refused by the caller's own rate limit, before
-/// its tool was looked at.
-pub(crate) const RATE_LIMITED: &str = "(any)";
-
 /// MCP methods counted under their own name; any other is `other`.
 const METHODS: &[&str] = &[
     "initialize",

@@ -264,7 +264,14 @@ async fn rate_limits_count_per_client_and_per_tool_and_say_when_to_retry() {
             RateLimit::new(1, minute).unwrap(),
         )]),
     };
-    let served = served_limited(None, &limits).await;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("audit.jsonl");
+    let config = toolgate_mcp::AuditConfig {
+        path: path.clone(),
+        arguments: false,
+    };
+    let audit = toolgate_mcp::AuditLog::open(&config).await.unwrap();
+    let served = served_limited(Some(audit), &limits).await;
     let address = served.address;
     // open() makes one call: the load.
     let alices = open(address, ALICE).await;
@@ -348,6 +355,27 @@ async fn rate_limits_count_per_client_and_per_tool_and_say_when_to_retry() {
             "toolgate_tool_calls_total{group=\"time\",tool=\"time_now\",outcome=\"limited\"} 2"
         ),
         "{metrics}"
+    );
+    // Refused calls are audited too, under the tool asked for.
+    let lines = audit_lines(&path, 8).await;
+    let limited: Vec<(&str, &str)> = lines
+        .iter()
+        .filter(|line| line["outcome"] == "limited")
+        .map(|line| {
+            (
+                line["client"].as_str().unwrap_or_default(),
+                line["tool"].as_str().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        limited,
+        [
+            ("alice", "time_now"),
+            ("alice", "time_now"),
+            ("alice", "time_convert")
+        ],
+        "{lines:?}"
     );
     served.stop().await;
 }
