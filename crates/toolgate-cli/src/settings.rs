@@ -7,7 +7,7 @@
 //! An error names the file, the line and the table or key at fault.
 //! Unknown tables and keys are errors, so a typo is never silently ignored.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 use toolgate_core::routing::RoutingConfig;
+use toolgate_core::{ActionPolicy, ToolPolicy};
 use toolgate_llm::ModelSettings;
 use toolgate_mcp::config::{RawUpstream, UpstreamConfig, first_duplicate};
 use toolgate_mcp::{ClientName, Clients, RateLimit, RateLimitSettings, TokenHash};
@@ -62,6 +63,8 @@ pub(crate) struct Settings {
     pub(crate) audit: AuditSettings,
     /// `[rate_limits]` and each client's `rate_limit`.
     pub(crate) rate_limits: RateLimitSettings,
+    /// Each client's allow and deny lists, for those that have any.
+    pub(crate) policies: HashMap<ClientName, ToolPolicy>,
 }
 
 /// `[store]`: where conversations live when `--store` does not say.
@@ -221,6 +224,7 @@ impl Settings {
         };
         let mut clients = Vec::new();
         let mut rate_limits = RateLimitSettings::default();
+        let mut policies = HashMap::new();
         let mut last_span = None;
         for (name, client) in raw.clients {
             let span = client.span();
@@ -229,6 +233,10 @@ impl Settings {
             let (name, hash) = ClientName::new(&name)
                 .and_then(|name| Ok((name, TokenHash::from_hex(&client.token_sha256)?)))
                 .map_err(|error| at(span.clone(), place.clone(), error.to_string()))?;
+            let policy = client.policy();
+            if !policy.is_unrestricted() {
+                policies.insert(name.clone(), policy);
+            }
             if let Some(limit) = client.rate_limit {
                 let limit = limit
                     .check()
@@ -273,6 +281,7 @@ impl Settings {
             store,
             clients,
             rate_limits,
+            policies,
             audit: raw.audit.map_or_else(AuditSettings::default, |mut audit| {
                 // A relative path is relative to the configuration file.
                 if let (Some(file), Some(dir)) = (&audit.path, path.parent())
@@ -364,6 +373,52 @@ struct RawClient {
     /// The client's own limit instead of `[rate_limits] client`.
     #[serde(default)]
     rate_limit: Option<RawRateLimit>,
+    /// When set, the only groups the client sees.
+    #[serde(default)]
+    allow_groups: Option<Vec<String>>,
+    /// Groups the client never sees.
+    #[serde(default)]
+    deny_groups: Vec<String>,
+    /// When set, the only tools the client sees.
+    #[serde(default)]
+    allow_tools: Option<Vec<String>>,
+    /// Tools the client never sees.
+    #[serde(default)]
+    deny_tools: Vec<String>,
+    /// Per polymorphic tool, the only actions the client may call.
+    #[serde(default)]
+    allow_actions: BTreeMap<String, Vec<String>>,
+    /// Per polymorphic tool, actions the client may not call.
+    #[serde(default)]
+    deny_actions: BTreeMap<String, Vec<String>>,
+}
+
+impl RawClient {
+    /// The client's policy.
+    fn policy(&self) -> ToolPolicy {
+        let set = |names: &[String]| names.iter().cloned().collect();
+        let tools: std::collections::BTreeSet<&String> = self
+            .allow_actions
+            .keys()
+            .chain(self.deny_actions.keys())
+            .collect();
+        ToolPolicy {
+            allow_groups: self.allow_groups.as_deref().map(set),
+            deny_groups: set(&self.deny_groups),
+            allow_tools: self.allow_tools.as_deref().map(set),
+            deny_tools: set(&self.deny_tools),
+            actions: tools
+                .into_iter()
+                .map(|tool| {
+                    let policy = ActionPolicy {
+                        allow: self.allow_actions.get(tool).cloned(),
+                        deny: self.deny_actions.get(tool).cloned().unwrap_or_default(),
+                    };
+                    (tool.clone(), policy)
+                })
+                .collect(),
+        }
+    }
 }
 
 /// `{ calls = N, per_seconds = S }`.

@@ -397,3 +397,22 @@ fn rate_limits_apply_to_every_client_a_tool_or_one_client() {
         .contains("missing field `per_seconds`")
     );
 }
+
+#[test]
+fn a_client_policy_lists_groups_tools_and_actions() {
+    let alice = toolgate_mcp::TokenHash::of("tg_alice-token").to_hex();
+    let settings = parse(&format!(
+        "[clients.alice]\ntoken_sha256 = \"{alice}\"\nallow_groups = [\"time\", \"web\"]\n\
+         deny_tools = [\"time_convert\"]\ndeny_actions = {{ web = [\"fetch\"] }}\n\
+         allow_actions = {{ github = [\"search\"] }}\n"
+    ))
+    .unwrap();
+    let (name, policy) = settings.policies.iter().next().unwrap();
+    assert_eq!(name.as_str(), "alice");
+    assert!(policy.allows_group("web") && !policy.allows_group("files"));
+    assert!(!policy.allows_action("web", "fetch") && policy.allows_action("web", "search"));
+    assert!(!policy.allows_action("github", "delete") && policy.allows_action("github", "search"));
+    // A client without lists has no policy: it sees everything.
+    let bob = parse(&format!("[clients.bob]\ntoken_sha256 = \"{alice}\"\n")).unwrap();
+    assert!(bob.policies.is_empty());
+}

@@ -64,7 +64,7 @@ impl Action {
 
 /// Which actions callers may use. Denied actions are left out of the schema,
 /// and a call naming one is refused with the allowed ones listed.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct ActionPolicy {
     /// When set, only these actions are allowed.
     pub allow: Option<Vec<String>>,

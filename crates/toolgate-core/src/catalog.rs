@@ -12,12 +12,13 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
-use crate::action::ACTION_PARAMETER;
+use crate::action::{ACTION_PARAMETER, ActionPolicy};
 use crate::error::CatalogError;
 use crate::group::ToolGroup;
 use crate::meta_tool::load_tool_group_definition;
 use crate::name::{GroupId, ToolName};
 use crate::origin::Origin;
+use crate::policy::ToolPolicy;
 use crate::tool::ToolDefinition;
 
 /// Whether a tool is offered at all.
@@ -110,6 +111,10 @@ pub struct Catalog {
     /// Bumped by every change, so what is derived from the catalog (a
     /// router's indexes) knows when to rebuild.
     revision: u64,
+    /// 0 for the catalog itself; for a [restricted](Catalog::restricted)
+    /// view, a hash of its policy, so what is derived from a view is never
+    /// taken for what is derived from another.
+    scope: u64,
 }
 
 /// An old tool name that keeps working: a call to it goes to `tool`, with
@@ -184,6 +189,12 @@ impl Catalog {
         self.revision
     }
 
+    /// What tells this catalog's contents apart from another's at the same
+    /// revision: 0 for the catalog itself, the policy's for a view.
+    pub fn scope(&self) -> u64 {
+        self.scope
+    }
+
     /// A catalog holding only the `load_tool_group` meta-tool.
     pub fn new() -> Self {
         let mut catalog = Self {
@@ -193,6 +204,7 @@ impl Catalog {
             group_index: HashMap::new(),
             aliases: BTreeMap::new(),
             revision: 0,
+            scope: 0,
         };
         catalog.insert_tool(load_tool_group_definition(), None, Origin::MetaTool);
         catalog
@@ -629,6 +641,109 @@ impl Catalog {
             origin,
             state: ToolState::Enabled,
         });
+    }
+}
+
+impl Catalog {
+    /// The catalog as a caller under `policy` sees it: the groups and tools
+    /// it may not use are gone, as if never registered (a group left with
+    /// no tool goes too, unless its tools are not listed yet), and so are
+    /// the aliases of what is gone. A polymorphic tool with action lists in
+    /// the policy is replaced by `narrow`'s definition offering only the
+    /// allowed actions (`None`: no action is left, and the tool goes). Order
+    /// and revision are the catalog's.
+    pub fn restricted(
+        &self,
+        policy: &ToolPolicy,
+        narrow: impl Fn(&ToolDefinition, &ActionPolicy) -> Option<ToolDefinition>,
+    ) -> Catalog {
+        let mut kept: Vec<Option<usize>> = Vec::with_capacity(self.tools.len());
+        let mut tools = Vec::new();
+        for entry in &self.tools {
+            let allowed = entry.origin == Origin::MetaTool
+                || policy.allows_tool(entry.group.as_ref(), entry.definition.name.as_str());
+            let definition = match policy.actions_of(entry.definition.name.as_str()) {
+                _ if !allowed => None,
+                Some(actions) => narrow(&entry.definition, actions),
+                None => Some(entry.definition.clone()),
+            };
+            kept.push(definition.map(|definition| {
+                tools.push(ToolEntry {
+                    definition,
+                    group: entry.group.clone(),
+                    origin: entry.origin.clone(),
+                    state: entry.state,
+                });
+                tools.len() - 1
+            }));
+        }
+        let mut groups = Vec::new();
+        for entry in &self.groups {
+            if !policy.allows_group(entry.group.id.as_str()) {
+                continue;
+            }
+            let members: Vec<usize> = entry
+                .members
+                .iter()
+                .filter_map(|&index| kept[index])
+                .collect();
+            if members.is_empty() && entry.listing == GroupListing::Listed {
+                continue;
+            }
+            groups.push(GroupEntry {
+                group: entry.group.clone(),
+                origin: entry.origin.clone(),
+                listing: entry.listing,
+                visibility: entry.visibility,
+                members,
+            });
+        }
+        // A member whose group is gone goes with it.
+        let group_ids: HashSet<&GroupId> = groups.iter().map(|entry| &entry.group.id).collect();
+        let tool_index = tools
+            .iter()
+            .enumerate()
+            .filter(|(_, entry)| entry.group.as_ref().is_none_or(|id| group_ids.contains(id)))
+            .map(|(index, entry)| (entry.definition.name.clone(), index))
+            .collect::<HashMap<_, _>>();
+        let group_index = groups
+            .iter()
+            .enumerate()
+            .map(|(index, entry)| (entry.group.id.clone(), index))
+            .collect();
+        let aliases = self
+            .aliases
+            .iter()
+            .filter(|(_, alias)| {
+                tool_index.contains_key(&alias.tool)
+                    && alias
+                        .action
+                        .as_deref()
+                        .is_none_or(|action| policy.allows_action(alias.tool.as_str(), action))
+            })
+            .map(|(old, alias)| (old.clone(), alias.clone()))
+            .collect();
+        // Tools of a group gone stay in `tools` (indices hold) but disabled,
+        // so no query returns them.
+        for entry in &mut tools {
+            if !tool_index.contains_key(&entry.definition.name) {
+                entry.state = ToolState::Disabled;
+            }
+        }
+        Catalog {
+            tools,
+            tool_index,
+            groups,
+            group_index,
+            aliases,
+            revision: self.revision,
+            scope: {
+                use std::hash::{Hash, Hasher};
+                let mut hasher = std::collections::hash_map::DefaultHasher::new();
+                policy.hash(&mut hasher);
+                hasher.finish() | 1
+            },
+        }
     }
 }
 

@@ -450,3 +450,36 @@ fn a_group_takes_a_new_description_and_keeps_its_tools() {
         Err(CatalogError::UnknownGroupId(_))
     ));
 }
+
+#[test]
+fn a_restricted_view_has_only_what_the_policy_allows() {
+    let mut catalog = seeded();
+    catalog
+        .register_alias("old_set", Alias::new(ToolName::new("set_config").unwrap()))
+        .unwrap();
+    let policy = ToolPolicy {
+        deny_groups: ["pdf".to_owned()].into(),
+        deny_tools: ["set_config".to_owned()].into(),
+        ..ToolPolicy::default()
+    };
+    let view = catalog.restricted(&policy, |definition, _| Some(definition.clone()));
+    assert_eq!(names(view.core_tools()), ["load_tool_group", "core_tool"]);
+    assert_eq!(names(view.group_tools("config")), ["get_config"]);
+    // A denied group is absent, not empty; a denied tool and its alias too.
+    assert!(view.group("pdf").is_none());
+    assert!(view.tool("pdf_info").is_none());
+    assert!(view.resolve("set_config").is_none());
+    assert!(view.resolve("old_set").is_none());
+    let groups: Vec<&str> = view.available_groups().map(|g| g.id.as_str()).collect();
+    assert_eq!(groups, ["config"]);
+    assert_eq!(view.revision(), catalog.revision());
+    assert_ne!(view.scope(), catalog.scope());
+    // A group left with no tool is gone as well.
+    let none = ToolPolicy {
+        deny_tools: ["get_config".to_owned(), "set_config".to_owned()].into(),
+        ..ToolPolicy::default()
+    };
+    let view = catalog.restricted(&none, |definition, _| Some(definition.clone()));
+    assert!(view.group("config").is_none());
+    assert!(view.group("pdf").is_some());
+}

@@ -24,6 +24,7 @@ mod meta_tools;
 mod name;
 mod origin;
 mod outcome;
+mod policy;
 mod polymorphic;
 mod prompt;
 pub mod routing;
@@ -66,6 +67,7 @@ pub use outcome::{
     GroupUnloaded, GroupsFound, LoadGroupError, MetaError, NotAvailable, ToolsLoaded,
     UnloadGroupError,
 };
+pub use policy::ToolPolicy;
 pub use polymorphic::{
     ActionCall, ActionError, PolymorphicError, PolymorphicTool, action_names, typed_result,
 };

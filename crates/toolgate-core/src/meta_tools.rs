@@ -40,13 +40,17 @@ pub struct MetaTools {
     taxonomy: Option<Taxonomy>,
     /// The embedding model `find_tool_groups` scores with, when there is one.
     embeddings: Option<Arc<dyn Embeddings>>,
-    /// The router `find_tool_groups` last used, and the catalog revision it
-    /// indexes: rebuilt only when the catalog changed.
-    router: Arc<Mutex<Option<IndexedRouter>>>,
+    /// The routers `find_tool_groups` last used, with the catalog revision
+    /// and scope each indexes (one per caller's view): rebuilt only when the
+    /// catalog changed.
+    router: Arc<Mutex<Vec<IndexedRouter>>>,
 }
 
-/// A router and the catalog revision it indexes.
-type IndexedRouter = (u64, Arc<Router>);
+/// A router and the catalog revision and scope it indexes.
+type IndexedRouter = ((u64, u64), Arc<Router>);
+
+/// Routers kept at once: one per view in use, the oldest let go first.
+const ROUTERS_KEPT: usize = 16;
 
 /// A meta-tool's answer when the call succeeds.
 #[derive(Clone, Debug, PartialEq)]
@@ -166,16 +170,23 @@ impl MetaTools {
     /// tools' vectors yet (one that embeds them in the background answers
     /// lexically until it has them).
     fn router(&self, catalog: &Catalog) -> Arc<Router> {
+        let key = (catalog.revision(), catalog.scope());
         let mut cached = self.router.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some((revision, router)) = cached.as_ref()
-            && *revision == catalog.revision()
-            && (self.embeddings.is_none() || router.is_semantic())
-        {
-            return Arc::clone(router);
+        if let Some(position) = cached.iter().position(|(indexed, _)| *indexed == key) {
+            let (_, router) = &cached[position];
+            if self.embeddings.is_none() || router.is_semantic() {
+                return Arc::clone(router);
+            }
+            cached.remove(position);
         }
         let taxonomy = self.taxonomy.clone().unwrap_or_default();
         let router = Arc::new(Router::hybrid(catalog, taxonomy, self.embeddings.clone()));
-        *cached = Some((catalog.revision(), Arc::clone(&router)));
+        // Routers of an older revision are of no more use.
+        cached.retain(|((revision, _), _)| *revision == key.0);
+        if cached.len() >= ROUTERS_KEPT {
+            cached.remove(0);
+        }
+        cached.push((key, Arc::clone(&router)));
         router
     }
 

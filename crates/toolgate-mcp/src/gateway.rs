@@ -8,6 +8,7 @@
 //! (its active set, rebuilt from history), records its loads, tells the
 //! client when its list changed, and converts at the MCP edge.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -18,9 +19,9 @@ use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 use toolgate_core::routing::RoutingConfig;
 use toolgate_core::{
-    ActiveToolSet, Catalog, GROUP_NAME_PARAMETER, GroupId, GroupLoaded, GroupVisibility,
-    LOAD_TOOL_GROUP_TOOL_NAME, Message, MetaAnswer, MetaCall, MetaTool, ToolDefinition, ToolStatus,
-    UNLOAD_TOOL_GROUP_TOOL_NAME, tool_groups_section,
+    ACTION_PARAMETER, ActiveToolSet, Catalog, GROUP_NAME_PARAMETER, GroupId, GroupLoaded,
+    GroupVisibility, LOAD_TOOL_GROUP_TOOL_NAME, Message, MetaAnswer, MetaCall, MetaTool,
+    ToolDefinition, ToolPolicy, ToolStatus, UNLOAD_TOOL_GROUP_TOOL_NAME, tool_groups_section,
 };
 use toolgate_store::{ConversationId, ConversationStore};
 use toolgate_tools::{
@@ -29,7 +30,7 @@ use toolgate_tools::{
 };
 
 use crate::audit::{AuditLog, AuditedCall};
-use crate::clients::current_caller;
+use crate::clients::{Caller, ClientName, current_caller};
 use crate::config::UpstreamConfig;
 use crate::convert::{ListedTools, result_from_output};
 use crate::drain::CallsInFlight;
@@ -61,6 +62,9 @@ pub struct GatewayOptions {
     pub audit: Option<AuditLog>,
     /// Tool calls allowed per caller and per caller and tool.
     pub rate_limits: Arc<RateLimits>,
+    /// What each named client may use; a client without one may use
+    /// everything.
+    pub policies: Arc<HashMap<ClientName, ToolPolicy>>,
 }
 
 /// The gateway. Share it in an [`Arc`]; every method takes `&self`.
@@ -75,6 +79,10 @@ pub struct Gateway<S> {
     metrics: Arc<Metrics>,
     audit: Option<AuditLog>,
     rate_limits: Arc<RateLimits>,
+    policies: Arc<HashMap<ClientName, ToolPolicy>>,
+    /// Each restricted client's view of the catalog, at the revision it
+    /// was made for.
+    views: std::sync::Mutex<HashMap<ClientName, Arc<Catalog>>>,
 }
 
 /// One request's view of its session.
@@ -142,12 +150,60 @@ impl<S: ConversationStore + 'static> Gateway<S> {
             metrics,
             audit: options.audit,
             rate_limits: options.rate_limits,
+            policies: options.policies,
+            views: std::sync::Mutex::default(),
         });
         tokio::spawn(watch_changes(Arc::downgrade(&gateway), changes));
         if let Some(elsewhere) = elsewhere {
             tokio::spawn(watch_elsewhere(Arc::downgrade(&gateway), elsewhere));
         }
         Ok((gateway, report))
+    }
+
+    /// Runs `f` on the catalog as `caller` sees it: restricted by its
+    /// policy, when it has one.
+    pub fn with_view_of<T>(&self, caller: &Caller, f: impl FnOnce(&Catalog) -> T) -> T {
+        match self.view(caller) {
+            Some(view) => f(&view),
+            None => self.with_catalog(f),
+        }
+    }
+
+    /// [`with_view_of`](Self::with_view_of) the caller of this request.
+    fn with_view<T>(&self, f: impl FnOnce(&Catalog) -> T) -> T {
+        self.with_view_of(&current_caller(), f)
+    }
+
+    /// The policy of `caller`, when it is restricted.
+    fn policy(&self, caller: &Caller) -> Option<&ToolPolicy> {
+        let client = caller.as_ref()?;
+        self.policies
+            .get(client)
+            .filter(|policy| !policy.is_unrestricted())
+    }
+
+    /// `caller`'s view of the catalog, made again when the catalog changed;
+    /// `None` when it sees the whole catalog.
+    fn view(&self, caller: &Caller) -> Option<Arc<Catalog>> {
+        let policy = self.policy(caller)?;
+        let client = caller.as_ref()?;
+        let revision = self.with_catalog(Catalog::revision);
+        let cached = self
+            .views
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(client)
+            .filter(|view| view.revision() == revision)
+            .cloned();
+        if let Some(view) = cached {
+            return Some(view);
+        }
+        let view = Arc::new(self.toolbox.restricted_catalog(policy));
+        self.views
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(client.clone(), Arc::clone(&view));
+        Some(view)
     }
 
     /// What the gateway counts (`/metrics`).
@@ -191,7 +247,7 @@ impl<S: ConversationStore + 'static> Gateway<S> {
             SessionRef::Stateless => ActiveToolSet::new(),
         };
         self.toolbox.prepare_visible(&active).await;
-        let (tools, revision) = self.with_catalog(|catalog| {
+        let (tools, revision) = self.with_view(|catalog| {
             let mut tools = self.to_mcp(active.definitions(catalog));
             // MCP has no system prompt, and many clients drop the server's
             // instructions: the group list rides in load_tool_group's
@@ -293,7 +349,13 @@ impl<S: ConversationStore + 'static> Gateway<S> {
         cancel: &CancellationToken,
         downstream: Downstream,
     ) -> Result<CallToolResult, RateLimited> {
-        if let Err(error) = self.toolbox.prepare_meta(&call).await {
+        // What the caller may not see is not started for it either.
+        let visible = self.with_view(|catalog| match &call {
+            MetaCall::Load { group } => catalog.group(group).is_some(),
+            MetaCall::CallTool { tool, .. } => catalog.resolve(tool).is_some(),
+            MetaCall::Unload { .. } | MetaCall::FindGroups { .. } => true,
+        });
+        if visible && let Err(error) = self.toolbox.prepare_meta(&call).await {
             return Ok(error_result(error.to_string()));
         }
         let meta = self.toolbox.meta_tools();
@@ -301,7 +363,7 @@ impl<S: ConversationStore + 'static> Gateway<S> {
             SessionRef::Stateful(id) => {
                 let session = self.sessions.get(id).await;
                 let mut active = session.active.lock().await;
-                let reply = self.with_catalog(|catalog| {
+                let reply = self.with_view(|catalog| {
                     self.render(meta.answer(&call, Some(&mut active), catalog))
                 });
                 if let Some(event) = reply.history_event() {
@@ -310,7 +372,7 @@ impl<S: ConversationStore + 'static> Gateway<S> {
                 reply
             }
             SessionRef::Stateless => {
-                self.with_catalog(|catalog| self.render(meta.answer(&call, None, catalog)))
+                self.with_view(|catalog| self.render(meta.answer(&call, None, catalog)))
             }
         };
         match reply {
@@ -432,7 +494,7 @@ impl<S: ConversationStore + 'static> Gateway<S> {
                 return (error_result(text), Outcome::Error);
             }
             let active = session.active.lock().await.clone();
-            let available = self.with_catalog(|catalog| {
+            let available = self.with_view(|catalog| {
                 active
                     .check_available(catalog, name)
                     .map(|_| ())
@@ -441,6 +503,9 @@ impl<S: ConversationStore + 'static> Gateway<S> {
             if let Err(text) = available {
                 return (error_result(text), Outcome::Unavailable);
             }
+        }
+        if let Some(text) = self.refusal(name, &arguments) {
+            return (error_result(text), Outcome::Unavailable);
         }
         let context = CallContext {
             conversation: session.id().cloned(),
@@ -457,6 +522,36 @@ impl<S: ConversationStore + 'static> Gateway<S> {
         };
         let outcome = outcome_of(&result);
         (result, outcome)
+    }
+
+    /// Why this request's caller may not make the call, when its policy
+    /// says so: a tool it does not see, or an action of a polymorphic tool
+    /// it may not use (the arguments are checked against the whole tool's
+    /// schema, so the action is checked here).
+    fn refusal(&self, name: &str, arguments: &Value) -> Option<String> {
+        let caller = current_caller();
+        let policy = self.policy(&caller)?;
+        self.with_view_of(&caller, |catalog| {
+            let Some(tool) = catalog.resolve(name) else {
+                return Some(format!("Tool '{name}' is not available for this agent."));
+            };
+            let tool = tool.definition.name.as_str();
+            let action = catalog
+                .alias(name)
+                .and_then(|alias| alias.action.clone())
+                .or_else(|| {
+                    arguments
+                        .get(ACTION_PARAMETER)
+                        .and_then(Value::as_str)
+                        .map(str::to_owned)
+                })?;
+            (!policy.allows_action(tool, &action)).then(|| {
+                format!(
+                    "Action '{}' of tool '{tool}' is not available for this agent.",
+                    crate::http::bounded(&action, MAX_TOOL_NAME)
+                )
+            })
+        })
     }
 
     /// Counts a finished call and writes its audit line.

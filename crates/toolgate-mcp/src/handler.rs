@@ -19,7 +19,7 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use toolgate_core::tool_groups_section;
 use toolgate_store::{ConversationId, ConversationStore};
 
-use crate::clients::{CALLER, Caller, RequestCaller};
+use crate::clients::{CALLER, Caller, RequestCaller, current_caller};
 use crate::gateway::{Gateway, SessionRef};
 use crate::rate_limit::RateLimited;
 use crate::relay::Downstream;
@@ -42,6 +42,9 @@ pub enum SessionSource {
 pub struct GatewayHandler<S> {
     gateway: Arc<Gateway<S>>,
     session: SessionSource,
+    /// The client of the HTTP session this handler serves, for the answer
+    /// to `initialize` (whose instructions list the groups it sees).
+    caller: Caller,
 }
 
 impl<S> Clone for GatewayHandler<S> {
@@ -49,6 +52,7 @@ impl<S> Clone for GatewayHandler<S> {
         Self {
             gateway: Arc::clone(&self.gateway),
             session: self.session.clone(),
+            caller: self.caller.clone(),
         }
     }
 }
@@ -56,7 +60,20 @@ impl<S> Clone for GatewayHandler<S> {
 impl<S: ConversationStore + 'static> GatewayHandler<S> {
     /// A handler whose sessions come from `session`.
     pub fn new(gateway: Arc<Gateway<S>>, session: SessionSource) -> Self {
-        Self { gateway, session }
+        Self {
+            gateway,
+            session,
+            caller: None,
+        }
+    }
+
+    /// This handler, for a session of the client whose HTTP request this
+    /// task handles.
+    pub(crate) fn for_current_caller(&self) -> Self {
+        Self {
+            caller: current_caller(),
+            ..self.clone()
+        }
     }
 
     fn session_id(&self, context: &RequestContext<RoleServer>) -> Option<ConversationId> {
@@ -110,7 +127,7 @@ fn session_ref(id: Option<&ConversationId>) -> SessionRef<'_> {
 
 impl<S: ConversationStore + 'static> ServerHandler for GatewayHandler<S> {
     fn get_info(&self) -> ServerConfig {
-        let groups = self.gateway.with_catalog(tool_groups_section);
+        let groups = self.gateway.with_view_of(&self.caller, tool_groups_section);
         let mut instructions = String::from(
             "toolgate gateway. Most tools sit in groups: call load_tool_group with a group's name \
              to add its tools. Clients that do not refresh their tool list can run any loaded \
@@ -150,7 +167,12 @@ impl<S: ConversationStore + 'static> ServerHandler for GatewayHandler<S> {
                 .remember_peer(id, &context.peer)
                 .await;
         }
-        let tools = self.gateway.list_tools(session_ref(id.as_ref())).await;
+        let tools = CALLER
+            .scope(
+                caller(&context),
+                self.gateway.list_tools(session_ref(id.as_ref())),
+            )
+            .await;
         Ok(ListToolsResult::with_all_items(tools))
     }
 

@@ -126,7 +126,8 @@ pub async fn serve_http<S: ConversationStore + 'static>(
     tokio::spawn(sweep_until(Arc::clone(&sessions), streams.child_token()));
     let handler = GatewayHandler::new(Arc::clone(&gateway), SessionSource::Header);
     let mcp = Arc::new(StreamableHttpService::new(
-        move || Ok(handler.clone()),
+        // Made for each new or restored session, in its request's task.
+        move || Ok(handler.for_current_caller()),
         Arc::clone(&sessions),
         config,
     ));

@@ -8,7 +8,7 @@
 //! caller's business: it differs between a turn, an escalated turn and a
 //! stateless request.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, Weak};
 use std::time::Duration;
@@ -18,8 +18,8 @@ use tokio::sync::broadcast;
 use toolgate_core::routing::{Embeddings, RoutingConfig};
 use toolgate_core::{
     ActiveToolSet, Alias, Catalog, GroupId, GroupListing, GroupVisibility, ImportError,
-    ManifestError, MetaCall, MetaTool, MetaTools, NotAvailable, Origin, ToolGroup, ToolName,
-    ToolState, import_jsonl,
+    ManifestError, MetaCall, MetaTool, MetaTools, NotAvailable, Origin, PolymorphicTool, ToolGroup,
+    ToolName, ToolPolicy, ToolState, import_jsonl,
 };
 
 use crate::builtin::{BuiltinConfig, BuiltinTools};
@@ -345,6 +345,47 @@ impl Toolbox {
     /// Runs `f` on the catalog.
     pub fn with_catalog<T>(&self, f: impl FnOnce(&Catalog) -> T) -> T {
         f(&self.catalog())
+    }
+
+    /// The catalog as a caller under `policy` sees it
+    /// ([`Catalog::restricted`]): a polymorphic tool with action lists in
+    /// the policy offers only the actions both they and its group allow.
+    pub fn restricted_catalog(&self, policy: &ToolPolicy) -> Catalog {
+        // The polymorphic tools the policy narrows, taken before the
+        // catalog's lock: the registry is never read under it.
+        let polymorphic: HashMap<String, PolymorphicTool> = {
+            let registry = self
+                .state
+                .registry
+                .read()
+                .unwrap_or_else(PoisonError::into_inner);
+            policy
+                .actions
+                .keys()
+                .filter_map(|name| match registry.get(name) {
+                    Some(Route::Polymorphic(consolidated)) => {
+                        Some((name.clone(), consolidated.tool.clone()))
+                    }
+                    _ => None,
+                })
+                .collect()
+        };
+        self.with_catalog(|catalog| {
+            catalog.restricted(policy, |definition, actions| {
+                match polymorphic.get(definition.name.as_str()) {
+                    Some(tool) => PolymorphicTool::new(
+                        tool.name().clone(),
+                        tool.description(),
+                        tool.actions().to_vec(),
+                        actions,
+                    )
+                    .ok()
+                    .map(|narrowed| narrowed.definition().clone()),
+                    // Action lists name only polymorphic tools' actions.
+                    None => Some(definition.clone()),
+                }
+            })
+        })
     }
 
     /// The meta-tools offered, and their answers.

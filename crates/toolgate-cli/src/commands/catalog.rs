@@ -59,6 +59,7 @@ fn run_with_upstreams(args: &CatalogArgs, out: &mut dyn Write) -> Result<()> {
         routing: None,
         audit: None,
         rate_limits: Default::default(),
+        policies: Default::default(),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -20,6 +20,9 @@ use toolgate_tools::StartReport;
 use super::tool_setup::ToolSetup;
 use crate::cli::ServeArgs;
 use crate::settings::Settings;
+use std::collections::HashMap;
+use toolgate_core::ToolPolicy;
+use toolgate_mcp::ClientName;
 
 /// The environment variable holding the HTTP bearer token.
 const TOKEN_VARIABLE: &str = "TOOLGATE_TOKEN";
@@ -131,8 +134,10 @@ async fn serve<S: ConversationStore + 'static>(
         },
         audit,
         rate_limits: Arc::new(RateLimits::new(&settings.rate_limits, clients.names())),
+        policies: Arc::new(settings.policies.clone()),
     };
     let (gateway, report) = Gateway::start(options, store).await?;
+    let policy_warnings = check_policies(&gateway, &settings.policies)?;
     if let Some(user_js_tools) = &user_js_tools {
         user_js_tools.attach(gateway.toolbox());
     }
@@ -152,6 +157,7 @@ async fn serve<S: ConversationStore + 'static>(
         banner.push_str(&note);
     }
     banner.push_str(&unknown_limited_tools(&gateway, &settings.rate_limits));
+    banner.push_str(&policy_warnings);
     describe_start(
         &mut banner,
         &gateway,
@@ -348,6 +354,60 @@ fn describe_start<S: ConversationStore + 'static>(
     super::banner::describe_sources(out, report, config_files, manifest_dirs);
     let _ = writeln!(out, "  sessions:  {store}");
     gateway.with_catalog(|catalog| super::banner::describe_catalog(out, catalog, report));
+}
+
+/// Checks each client's policy against the catalog: a group no group
+/// holds is an error naming the client and the rule; a tool or a
+/// polymorphic tool no tool holds is a warning (an upstream started on first
+/// load lists its tools only then).
+fn check_policies<S: ConversationStore + 'static>(
+    gateway: &Gateway<S>,
+    policies: &HashMap<ClientName, ToolPolicy>,
+) -> anyhow::Result<String> {
+    let mut clients: Vec<(&ClientName, &ToolPolicy)> = policies.iter().collect();
+    clients.sort_by(|a, b| a.0.cmp(b.0));
+    gateway.with_catalog(|catalog| {
+        let mut warnings = String::new();
+        for (client, policy) in clients {
+            let groups = [
+                (
+                    "allow_groups",
+                    policy.allow_groups.iter().flatten().collect::<Vec<_>>(),
+                ),
+                ("deny_groups", policy.deny_groups.iter().collect()),
+            ];
+            for (rule, names) in groups {
+                if let Some(unknown) = names.iter().find(|name| catalog.group(name).is_none()) {
+                    let known: Vec<&str> = catalog.groups().map(|g| g.id.as_str()).collect();
+                    bail!(
+                        "[clients.{client}] {rule} names '{unknown}', which is not a group \
+                         (groups: {})",
+                        known.join(", ")
+                    );
+                }
+            }
+            let tools = [
+                (
+                    "allow_tools",
+                    policy.allow_tools.iter().flatten().collect::<Vec<_>>(),
+                ),
+                ("deny_tools", policy.deny_tools.iter().collect()),
+                (
+                    "allow_actions/deny_actions",
+                    policy.actions.keys().collect(),
+                ),
+            ];
+            for (rule, names) in tools {
+                for name in names.iter().filter(|name| catalog.tool(name).is_none()) {
+                    warnings.push_str(&format!(
+                        "warning: [clients.{client}] {rule} names '{name}', which no tool holds \
+                         now (an upstream that starts on first load lists its tools then)\n"
+                    ));
+                }
+            }
+        }
+        Ok(warnings)
+    })
 }
 
 /// A warning for each `[rate_limits.tools]` name no tool holds: such a

@@ -43,6 +43,7 @@ async fn gateway(files_root: &Path, upstreams: Vec<UpstreamConfig>) -> Arc<Gatew
         routing: None,
         audit: None,
         rate_limits: Default::default(),
+        policies: Default::default(),
     };
     Gateway::start(options, MemoryStore::new()).await.unwrap().0
 }

@@ -657,3 +657,24 @@ fn a_rate_limit_on_a_tool_no_tool_holds_is_warned_about() {
         "{banner}"
     );
 }
+
+#[test]
+fn a_policy_naming_a_group_that_does_not_exist_stops_serve_naming_the_client_and_rule() {
+    let dir = tempfile::tempdir().unwrap();
+    let hash = "0".repeat(64);
+    std::fs::write(
+        dir.path().join("toolgate.toml"),
+        format!("[clients.alice]\ntoken_sha256 = \"{hash}\"\nallow_groups = [\"tiem\"]\n"),
+    )
+    .unwrap();
+    let output = toolgate(
+        &["serve", "--memory-store", "--listen", "127.0.0.1:0"],
+        dir.path(),
+    );
+    assert!(!output.status.success());
+    let message = stderr(&output);
+    assert!(
+        message.contains("[clients.alice] allow_groups names 'tiem', which is not a group (groups: time, files, web"),
+        "{message}"
+    );
+}

@@ -61,6 +61,7 @@ pub(crate) fn options(files_root: &Path, upstreams: Vec<UpstreamConfig>) -> Gate
         routing: None,
         audit: None,
         rate_limits: Default::default(),
+        policies: Default::default(),
     }
 }
 

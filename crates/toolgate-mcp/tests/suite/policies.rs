@@ -1,0 +1,359 @@
+//! Per-client policies on every path a tool is seen or called by: the tool
+//! list, the group listing (in `load_tool_group`'s description and the
+//! server's instructions), `load_tool_group`, `find_tool_groups`, direct
+//! calls and `call_tool`. Two clients at once: one restricted, one not;
+//! what the first may not use is "not available" or "not found", never
+//! "forbidden", and nothing of it leaks into its answers.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use toolgate_core::{ActionPolicy, ToolPolicy};
+use toolgate_mcp::{ClientName, Clients, HttpOptions, TokenHash};
+use toolgate_store::MemoryStore;
+
+use super::support::{Served, loopback, options, serve};
+
+const ALICE: &str = "tg_alice-0123456789abcdef";
+const BOB: &str = "tg_bob-0123456789abcdef";
+
+async fn served() -> Served<MemoryStore> {
+    let root = tempfile::tempdir().unwrap();
+    let alice = ClientName::new("alice").unwrap();
+    let clients = Clients::new([
+        (alice.clone(), TokenHash::of(ALICE)),
+        (ClientName::new("bob").unwrap(), TokenHash::of(BOB)),
+    ])
+    .unwrap();
+    // Alice: the time and web groups only, without time_convert, and web
+    // without its fetch action.
+    let policy = ToolPolicy {
+        allow_groups: Some(BTreeSet::from(["time".to_owned(), "web".to_owned()])),
+        deny_tools: BTreeSet::from(["time_convert".to_owned()]),
+        actions: BTreeMap::from([(
+            "web".to_owned(),
+            ActionPolicy {
+                allow: None,
+                deny: vec!["fetch".to_owned()],
+            },
+        )]),
+        ..ToolPolicy::default()
+    };
+    let mut options = options(root.path(), vec![]);
+    options.routing = Some(toolgate_core::routing::RoutingConfig::default());
+    options.policies = Arc::new(HashMap::from([(alice, policy)]));
+    let http = HttpOptions {
+        clients,
+        ..HttpOptions::default()
+    };
+    serve(options, MemoryStore::new(), loopback(), http).await
+}
+
+/// One POST over a fresh connection; the JSON-RPC answer to `id`.
+async fn post(
+    address: SocketAddr,
+    token: &str,
+    session: Option<&str>,
+    id: u64,
+    method: &str,
+    params: serde_json::Value,
+) -> (serde_json::Value, Option<String>) {
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+        .to_string();
+    let session_header = session.map_or(String::new(), |session| {
+        format!("mcp-session-id: {session}\r\nmcp-protocol-version: 2025-11-25\r\n")
+    });
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nhost: 127.0.0.1:{}\r\ncontent-type: application/json\r\n\
+         accept: application/json, text/event-stream\r\nauthorization: Bearer {token}\r\n\
+         {session_header}content-length: {}\r\nconnection: close\r\n\r\n{body}",
+        address.port(),
+        body.len()
+    );
+    let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut response = Vec::new();
+    tokio::time::timeout(Duration::from_secs(20), stream.read_to_end(&mut response))
+        .await
+        .expect("no answer")
+        .unwrap();
+    let response = String::from_utf8_lossy(&response).into_owned();
+    let new_session = response.lines().find_map(|line| {
+        let (name, value) = line.split_once(':')?;
+        name.eq_ignore_ascii_case("mcp-session-id")
+            .then(|| value.trim().to_owned())
+    });
+    let answer = response
+        .lines()
+        .filter_map(|line| line.strip_prefix("data: "))
+        .filter_map(|data| serde_json::from_str::<serde_json::Value>(data).ok())
+        .find(|message| message["id"] == id)
+        .unwrap_or_else(|| panic!("no answer to {id}: {response}"));
+    (answer, new_session)
+}
+
+/// A client's session: its id and the instructions `initialize` gave it.
+async fn open(address: SocketAddr, token: &str) -> (String, String) {
+    let params = serde_json::json!({
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "policy-test", "version": "0"}
+    });
+    let (answer, session) = post(address, token, None, 1, "initialize", params).await;
+    let session = session.expect("no session id");
+    let instructions = answer["result"]["instructions"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let note = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}";
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nhost: 127.0.0.1:{}\r\ncontent-type: application/json\r\n\
+         accept: application/json, text/event-stream\r\nauthorization: Bearer {token}\r\n\
+         mcp-session-id: {session}\r\nmcp-protocol-version: 2025-11-25\r\n\
+         content-length: {}\r\nconnection: close\r\n\r\n{note}",
+        address.port(),
+        note.len()
+    );
+    let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut sink = Vec::new();
+    let _ = stream.read_to_end(&mut sink).await;
+    (session, instructions)
+}
+
+/// A tool call's text, and whether it is an error result.
+async fn call(
+    address: SocketAddr,
+    token: &str,
+    session: &str,
+    tool: &str,
+    arguments: serde_json::Value,
+) -> (String, bool) {
+    let params = serde_json::json!({"name": tool, "arguments": arguments});
+    let (answer, _) = post(address, token, Some(session), 7, "tools/call", params).await;
+    let result = &answer["result"];
+    let text = result["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|block| block["text"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    (text, result["isError"] == true)
+}
+
+/// The session's tools, by name, with their JSON.
+async fn tools(address: SocketAddr, token: &str, session: &str) -> Vec<serde_json::Value> {
+    let (answer, _) = post(
+        address,
+        token,
+        Some(session),
+        8,
+        "tools/list",
+        serde_json::json!({}),
+    )
+    .await;
+    answer["result"]["tools"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+}
+
+fn names(tools: &[serde_json::Value]) -> Vec<&str> {
+    tools
+        .iter()
+        .filter_map(|tool| tool["name"].as_str())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_policy_holds_on_every_path_and_only_for_its_client() {
+    let served = served().await;
+    let address = served.address;
+    let (alices, alice_instructions) = open(address, ALICE).await;
+    let (bobs, bob_instructions) = open(address, BOB).await;
+
+    // The group listing: in the instructions and in load_tool_group's description.
+    assert!(
+        alice_instructions.contains("- time:"),
+        "{alice_instructions}"
+    );
+    assert!(
+        !alice_instructions.contains("- files:"),
+        "{alice_instructions}"
+    );
+    assert!(bob_instructions.contains("- files:"), "{bob_instructions}");
+    let listed = tools(address, ALICE, &alices).await;
+    let load = listed
+        .iter()
+        .find(|tool| tool["name"] == "load_tool_group")
+        .unwrap();
+    let description = load["description"].as_str().unwrap();
+    assert!(description.contains("- web:"), "{description}");
+    assert!(!description.contains("files"), "{description}");
+    assert!(!description.contains("js_tool_management"), "{description}");
+
+    // load_tool_group: a group not allowed does not exist.
+    let (text, error) = call(
+        address,
+        ALICE,
+        &alices,
+        "load_tool_group",
+        serde_json::json!({"group_name": "files"}),
+    )
+    .await;
+    assert!(error, "{text}");
+    assert!(
+        text.starts_with("Tool group 'files' not found. Available groups: "),
+        "{text}"
+    );
+    assert!(
+        !text.contains("forbidden") && !text.contains("files_read"),
+        "{text}"
+    );
+    let (text, error) = call(
+        address,
+        BOB,
+        &bobs,
+        "load_tool_group",
+        serde_json::json!({"group_name": "files"}),
+    )
+    .await;
+    assert!(!error && text.contains("files_read"), "{text}");
+
+    // The tool list: time without time_convert, web without its fetch action.
+    for group in ["time", "web"] {
+        for (token, session) in [(ALICE, &alices), (BOB, &bobs)] {
+            let (text, error) = call(
+                address,
+                token,
+                session,
+                "load_tool_group",
+                serde_json::json!({"group_name": group}),
+            )
+            .await;
+            assert!(!error, "{text}");
+        }
+    }
+    let (text, _) = call(
+        address,
+        ALICE,
+        &alices,
+        "load_tool_group",
+        serde_json::json!({"group_name": "time"}),
+    )
+    .await;
+    assert!(!text.contains("time_convert"), "{text}");
+    let alice_tools = tools(address, ALICE, &alices).await;
+    assert!(names(&alice_tools).contains(&"time_now"));
+    assert!(!names(&alice_tools).contains(&"time_convert"));
+    assert!(
+        !names(&alice_tools)
+            .iter()
+            .any(|name| name.starts_with("files_"))
+    );
+    let web = alice_tools
+        .iter()
+        .find(|tool| tool["name"] == "web")
+        .unwrap();
+    assert_eq!(
+        web["inputSchema"]["properties"]["action"]["enum"],
+        serde_json::json!(["search"])
+    );
+    assert!(
+        !web["description"].as_str().unwrap().contains("- fetch"),
+        "{web}"
+    );
+    let bob_tools = tools(address, BOB, &bobs).await;
+    assert!(names(&bob_tools).contains(&"time_convert"));
+    let bobs_web = bob_tools.iter().find(|tool| tool["name"] == "web").unwrap();
+    assert_eq!(
+        bobs_web["inputSchema"]["properties"]["action"]["enum"],
+        serde_json::json!(["search", "fetch"])
+    );
+
+    // find_tool_groups ranks only what the client sees.
+    let (text, error) = call(
+        address,
+        ALICE,
+        &alices,
+        "find_tool_groups",
+        serde_json::json!({"query": "read the text of a local file"}),
+    )
+    .await;
+    assert!(!error, "{text}");
+    assert!(!text.contains("files"), "{text}");
+    let (text, _) = call(
+        address,
+        BOB,
+        &bobs,
+        "find_tool_groups",
+        serde_json::json!({"query": "read the text of a local file"}),
+    )
+    .await;
+    assert!(text.contains("files"), "{text}");
+
+    // Direct calls and call_tool: not available, never forbidden.
+    let convert = serde_json::json!({"time": "2026-01-01T09:00", "source_timezone": "Europe/Paris", "target_timezone": "Asia/Tokyo"});
+    let (text, error) = call(address, ALICE, &alices, "time_convert", convert.clone()).await;
+    assert!(
+        error && text.starts_with("Tool 'time_convert' is not available"),
+        "{text}"
+    );
+    let (text, error) = call(
+        address,
+        ALICE,
+        &alices,
+        "call_tool",
+        serde_json::json!({"name": "time_convert", "arguments": convert.clone()}),
+    )
+    .await;
+    assert!(error && text.contains("not available"), "{text}");
+    let (text, error) = call(
+        address,
+        ALICE,
+        &alices,
+        "files_read",
+        serde_json::json!({"path": "x"}),
+    )
+    .await;
+    assert!(
+        error && text.starts_with("Tool 'files_read' is not available"),
+        "{text}"
+    );
+    assert!(!text.contains("belongs to tool group"), "{text}");
+    let fetch = serde_json::json!({"action": "fetch", "url": "https://example.com"});
+    let (text, error) = call(address, ALICE, &alices, "web", fetch.clone()).await;
+    assert!(
+        error && text == "Action 'fetch' of tool 'web' is not available for this agent.",
+        "{text}"
+    );
+    let (text, error) = call(
+        address,
+        ALICE,
+        &alices,
+        "call_tool",
+        serde_json::json!({"name": "web", "arguments": fetch}),
+    )
+    .await;
+    assert!(error && text.contains("not available"), "{text}");
+    let (text, error) = call(
+        address,
+        ALICE,
+        &alices,
+        "web_fetch",
+        serde_json::json!({"url": "https://example.com"}),
+    )
+    .await;
+    assert!(error && text.contains("not available"), "{text}");
+    assert!(!text.to_lowercase().contains("forbidden"), "{text}");
+    // What Alice may use works, and Bob's calls are his.
+    let (text, error) = call(address, ALICE, &alices, "time_now", serde_json::json!({})).await;
+    assert!(!error, "{text}");
+    let (text, error) = call(address, BOB, &bobs, "time_convert", convert).await;
+    assert!(!error, "{text}");
+    served.stop().await;
+}
