@@ -325,6 +325,7 @@ class HttpGateway:
         *,
         resume: Client | None = None,
         terminate_on_close: bool = True,
+        token: str | None = None,
     ) -> AsyncIterator[Client]:
         """A new MCP session; with `resume`, reuse that client's Mcp-Session-Id and negotiated
         protocol without sending `initialize` again (what a client does across a gateway restart)."""
@@ -337,6 +338,8 @@ class HttpGateway:
                 seen.append(sid)
 
         headers = {}
+        if token is not None:
+            headers["authorization"] = f"Bearer {token}"
         if resume is not None:
             assert resume.session_id, "the resumed client has no session id"
             headers["mcp-session-id"] = resume.session_id

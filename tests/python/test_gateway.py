@@ -594,3 +594,43 @@ def test_colliding_tool_names_do_not_depend_on_load_order(http_gateways: Gateway
                 ok_text(await restored.call("beta__echo", {"message": "x"}))
 
     run(body)
+
+
+# --------------------------------------------------------------------------- per-client policy
+
+
+def test_a_client_policy_hides_a_group_its_resources_and_prompts(http_gateways: GatewayFactory) -> None:
+    """Two clients with their own tokens in front of a real upstream that offers tools, resources
+    and prompts (the conformance fixture): one client's policy leaves that upstream's group out."""
+    import hashlib
+
+    alice, bob = "tg_alice-python-0123456789", "tg_bob-python-0123456789"
+    fixture = Path(__file__).resolve().parent.parent / "conformance" / "fixture_server.py"
+    config = http_gateways.config(
+        f"""[clients.alice]
+token_sha256 = "{hashlib.sha256(alice.encode()).hexdigest()}"
+allow_groups = ["time"]
+
+[clients.bob]
+token_sha256 = "{hashlib.sha256(bob.encode()).hexdigest()}"
+
+"""
+        + python_upstream("fixture", fixture, description="Conformance fixture", eager=True)
+    )
+    gateway = http_gateways(config=config)
+
+    async def body() -> None:
+        async with gateway.connect("alice", token=alice) as a, gateway.connect("bob", token=bob) as b:
+            assert (await b.session.list_resources()).resources, "bob sees no resource"
+            assert (await b.session.list_prompts()).prompts, "bob sees no prompt"
+            assert (await a.session.list_resources()).resources == []
+            assert (await a.session.list_prompts()).prompts == []
+            instructions = a.init_result.instructions if a.init_result else ""
+            assert "- fixture:" not in (instructions or "")
+            refused = error_text(await a.load("fixture"))
+            assert refused.startswith("Tool group 'fixture' not found."), refused
+            await load_ok(b, "fixture")
+            await load_ok(a, "time")
+            ok_text(await a.call("time_now", {}))
+
+    run(body)

@@ -170,7 +170,7 @@ impl<S: ConversationStore + 'static> Gateway<S> {
     }
 
     /// [`with_view_of`](Self::with_view_of) the caller of this request.
-    fn with_view<T>(&self, f: impl FnOnce(&Catalog) -> T) -> T {
+    pub(crate) fn with_view<T>(&self, f: impl FnOnce(&Catalog) -> T) -> T {
         self.with_view_of(&current_caller(), f)
     }
 

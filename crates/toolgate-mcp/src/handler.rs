@@ -213,7 +213,9 @@ impl<S: ConversationStore + 'static> ServerHandler for GatewayHandler<S> {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
         Ok(ListResourcesResult::with_all_items(
-            self.gateway.list_resources().await,
+            CALLER
+                .scope(self.caller.clone(), self.gateway.list_resources())
+                .await,
         ))
     }
 
@@ -223,7 +225,9 @@ impl<S: ConversationStore + 'static> ServerHandler for GatewayHandler<S> {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
         Ok(ListResourceTemplatesResult::with_all_items(
-            self.gateway.list_resource_templates().await,
+            CALLER
+                .scope(self.caller.clone(), self.gateway.list_resource_templates())
+                .await,
         ))
     }
 
@@ -232,7 +236,9 @@ impl<S: ConversationStore + 'static> ServerHandler for GatewayHandler<S> {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        self.gateway.read_resource(request).await
+        CALLER
+            .scope(self.caller.clone(), self.gateway.read_resource(request))
+            .await
     }
 
     async fn subscribe(
@@ -240,7 +246,9 @@ impl<S: ConversationStore + 'static> ServerHandler for GatewayHandler<S> {
         request: SubscribeRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        self.gateway.subscribe(request).await
+        CALLER
+            .scope(self.caller.clone(), self.gateway.subscribe(request))
+            .await
     }
 
     async fn unsubscribe(
@@ -248,7 +256,9 @@ impl<S: ConversationStore + 'static> ServerHandler for GatewayHandler<S> {
         request: UnsubscribeRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        self.gateway.unsubscribe(request).await
+        CALLER
+            .scope(self.caller.clone(), self.gateway.unsubscribe(request))
+            .await
     }
 
     async fn list_prompts(
@@ -257,7 +267,9 @@ impl<S: ConversationStore + 'static> ServerHandler for GatewayHandler<S> {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
         Ok(ListPromptsResult::with_all_items(
-            self.gateway.list_prompts().await,
+            CALLER
+                .scope(self.caller.clone(), self.gateway.list_prompts())
+                .await,
         ))
     }
 
@@ -266,7 +278,9 @@ impl<S: ConversationStore + 'static> ServerHandler for GatewayHandler<S> {
         request: GetPromptRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
-        self.gateway.get_prompt(request).await
+        CALLER
+            .scope(self.caller.clone(), self.gateway.get_prompt(request))
+            .await
     }
 
     async fn complete(
@@ -274,7 +288,9 @@ impl<S: ConversationStore + 'static> ServerHandler for GatewayHandler<S> {
         request: CompleteRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, McpError> {
-        self.gateway.complete(request).await
+        CALLER
+            .scope(self.caller.clone(), self.gateway.complete(request))
+            .await
     }
 
     /// A request rmcp could not read as any MCP request: a standard method

@@ -29,9 +29,16 @@ struct Running {
 }
 
 impl<S: ConversationStore + 'static> Gateway<S> {
+    /// The running upstreams this request's caller sees (its policy may
+    /// leave some groups out: their resources and prompts too).
     async fn running(&self) -> Vec<Running> {
         let mut running = Vec::new();
         for upstream in &self.upstreams {
+            let visible =
+                self.with_view(|catalog| catalog.group(upstream.name().as_str()).is_some());
+            if !visible {
+                continue;
+            }
             if let Some(peer) = upstream.running_peer().await {
                 let capabilities = peer
                     .peer_info()
