@@ -30,7 +30,7 @@ use toolgate_tools::{
 };
 
 use crate::audit::{AuditLog, AuditedCall};
-use crate::clients::{Caller, ClientName, current_caller};
+use crate::clients::{Caller, ClientName, Clients, current_caller};
 use crate::config::UpstreamConfig;
 use crate::convert::{ListedTools, result_from_output};
 use crate::drain::CallsInFlight;
@@ -78,11 +78,23 @@ pub struct Gateway<S> {
     calls: CallsInFlight,
     metrics: Arc<Metrics>,
     audit: Option<AuditLog>,
-    rate_limits: Arc<RateLimits>,
-    policies: Arc<HashMap<ClientName, ToolPolicy>>,
+    /// Who may come in, what each may use, and how often: replaced whole
+    /// by [`update_access`](Self::update_access).
+    access: std::sync::RwLock<Arc<Access>>,
     /// Each restricted client's view of the catalog, at the revision it
     /// was made for.
     views: std::sync::Mutex<HashMap<ClientName, Arc<Catalog>>>,
+}
+
+/// The named clients, their policies and the rate limits, as configured.
+#[derive(Debug, Default)]
+pub struct Access {
+    /// The named clients and their tokens.
+    pub clients: Clients,
+    /// What each restricted client may use.
+    pub policies: HashMap<ClientName, Arc<ToolPolicy>>,
+    /// Tool calls allowed per caller and per caller and tool.
+    pub rate_limits: Arc<RateLimits>,
 }
 
 /// One request's view of its session.
@@ -149,8 +161,15 @@ impl<S: ConversationStore + 'static> Gateway<S> {
             calls: CallsInFlight::default(),
             metrics,
             audit: options.audit,
-            rate_limits: options.rate_limits,
-            policies: options.policies,
+            access: std::sync::RwLock::new(Arc::new(Access {
+                clients: Clients::default(),
+                policies: options
+                    .policies
+                    .iter()
+                    .map(|(client, policy)| (client.clone(), Arc::new(policy.clone())))
+                    .collect(),
+                rate_limits: options.rate_limits,
+            })),
             views: std::sync::Mutex::default(),
         });
         tokio::spawn(watch_changes(Arc::downgrade(&gateway), changes));
@@ -174,12 +193,52 @@ impl<S: ConversationStore + 'static> Gateway<S> {
         self.with_view_of(&current_caller(), f)
     }
 
+    /// Who may come in, what each may use, and how often, as now.
+    pub fn access(&self) -> Arc<Access> {
+        Arc::clone(
+            &self
+                .access
+                .read()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
+    }
+
+    /// Replaces the clients, their policies and the rate limits at once.
+    /// Sessions stay; every one is told to list its tools again, as what it
+    /// may see may have changed. Rate limits start full again.
+    pub async fn update_access(&self, access: Access) {
+        *self
+            .access
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(access);
+        self.views
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clear();
+        self.sessions.notify_group_changed(None, true).await;
+    }
+
+    /// Sets the named clients, keeping the policies and rate limits.
+    pub fn set_clients(&self, clients: Clients) {
+        let mut access = self
+            .access
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        *access = Arc::new(Access {
+            clients,
+            policies: access.policies.clone(),
+            rate_limits: Arc::clone(&access.rate_limits),
+        });
+    }
+
     /// The policy of `caller`, when it is restricted.
-    fn policy(&self, caller: &Caller) -> Option<&ToolPolicy> {
+    fn policy(&self, caller: &Caller) -> Option<Arc<ToolPolicy>> {
         let client = caller.as_ref()?;
-        self.policies
+        self.access()
+            .policies
             .get(client)
             .filter(|policy| !policy.is_unrestricted())
+            .cloned()
     }
 
     /// `caller`'s view of the catalog, made again when the catalog changed;
@@ -198,7 +257,7 @@ impl<S: ConversationStore + 'static> Gateway<S> {
         if let Some(view) = cached {
             return Some(view);
         }
-        let view = Arc::new(self.toolbox.restricted_catalog(policy));
+        let view = Arc::new(self.toolbox.restricted_catalog(&policy));
         self.views
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -301,7 +360,7 @@ impl<S: ConversationStore + 'static> Gateway<S> {
         }
         let arguments = Value::Object(arguments.unwrap_or_default());
         let began = Instant::now();
-        if let Err(limited) = self.rate_limits.admit_call(&current_caller()) {
+        if let Err(limited) = self.access().rate_limits.admit_call(&current_caller()) {
             let (group, tool) = self.labels(name);
             self.finished(
                 &session,
@@ -438,7 +497,11 @@ impl<S: ConversationStore + 'static> Gateway<S> {
         let began = Instant::now();
         let (group, tool) = self.labels(name);
         let audited = self.audit.is_some().then(|| arguments.clone());
-        if let Err(limited) = self.rate_limits.admit_tool(&current_caller(), &tool) {
+        if let Err(limited) = self
+            .access()
+            .rate_limits
+            .admit_tool(&current_caller(), &tool)
+        {
             self.finished(
                 &session,
                 &group,

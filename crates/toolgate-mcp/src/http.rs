@@ -131,9 +131,9 @@ pub async fn serve_http<S: ConversationStore + 'static>(
         Arc::clone(&sessions),
         config,
     ));
+    gateway.set_clients(options.clients.clone());
     let guard = Arc::new(Guard {
         token: options.bearer_token.as_deref().map(Arc::from),
-        clients: options.clients.clone(),
         limits: options.limits,
     });
     let mut accept_errors = AcceptErrors::default();
@@ -221,15 +221,15 @@ const FLUSH_TIME: Duration = Duration::from_millis(100);
 #[derive(Debug)]
 struct Guard {
     token: Option<Arc<str>>,
-    clients: Clients,
     limits: HttpLimits,
 }
 
 impl Guard {
-    /// Who sent a request with these headers; `Err` when a token is
-    /// required and none of the accepted ones came.
-    fn caller(&self, headers: &http::HeaderMap) -> Result<Caller, ()> {
-        if self.token.is_none() && self.clients.is_empty() {
+    /// Who sent a request with these headers, among `clients` and the
+    /// holder of the shared token; `Err` when a token is required and none
+    /// of the accepted ones came.
+    fn caller(&self, headers: &http::HeaderMap, clients: &Clients) -> Result<Caller, ()> {
+        if self.token.is_none() && clients.is_empty() {
             return Ok(None);
         }
         let presented = bearer(headers.get(header::AUTHORIZATION)).ok_or(())?;
@@ -238,7 +238,7 @@ impl Guard {
         {
             return Ok(None);
         }
-        self.clients
+        clients
             .identify(presented)
             .map(|client| Some(client.clone()))
             .ok_or(())
@@ -318,7 +318,7 @@ async fn route<S: ConversationStore + 'static>(
             "Not found: the MCP endpoint is /mcp\n",
         );
     }
-    let Ok(caller) = guard.caller(request.headers()) else {
+    let Ok(caller) = guard.caller(request.headers(), &gateway.access().clients) else {
         let mut response = plain(StatusCode::UNAUTHORIZED, "A bearer token is required\n");
         response.headers_mut().insert(
             header::WWW_AUTHENTICATE,

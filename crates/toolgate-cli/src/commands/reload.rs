@@ -13,7 +13,11 @@ use anyhow::Context;
 use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
+use toolgate_mcp::{Access, Gateway, RateLimits};
+use toolgate_store::ConversationStore;
 use toolgate_tools::{ReloadReport, Toolbox};
+
+use crate::settings::Settings;
 
 /// How long the files must be quiet before a reload.
 const DEBOUNCE: Duration = Duration::from_millis(200);
@@ -111,6 +115,25 @@ async fn hung_up(_: &mut Hangup) {
     std::future::pending::<()>().await;
 }
 
+/// Waits for a file event (and lets the files settle) or SIGHUP; false
+/// once `stop` is cancelled.
+async fn next_reload(trigger: &Notify, hangup: &mut Hangup, stop: &CancellationToken) -> bool {
+    tokio::select! {
+        () = trigger.notified() => {
+            // More events within the debounce push the reload back.
+            loop {
+                tokio::select! {
+                    () = trigger.notified() => {}
+                    () = tokio::time::sleep(DEBOUNCE) => return true,
+                    () = stop.cancelled() => return false,
+                }
+            }
+        }
+        () = hung_up(hangup) => true,
+        () = stop.cancelled() => false,
+    }
+}
+
 /// Waits for a trigger, lets the files settle, reloads; until `stop`.
 async fn reload_loop(
     toolbox: Arc<Toolbox>,
@@ -118,21 +141,7 @@ async fn reload_loop(
     mut hangup: Hangup,
     stop: CancellationToken,
 ) {
-    loop {
-        tokio::select! {
-            () = trigger.notified() => {
-                // More events within the debounce push the reload back.
-                loop {
-                    tokio::select! {
-                        () = trigger.notified() => {}
-                        () = tokio::time::sleep(DEBOUNCE) => break,
-                        () = stop.cancelled() => return,
-                    }
-                }
-            }
-            () = hung_up(&mut hangup) => {}
-            () = stop.cancelled() => return,
-        }
+    while next_reload(&trigger, &mut hangup, &stop).await {
         let reloading = Arc::clone(&toolbox);
         match tokio::task::spawn_blocking(move || reloading.reload_manifests()).await {
             Ok(report) => tell(&report),
@@ -151,4 +160,102 @@ fn tell(report: &ReloadReport) {
         );
     }
     crate::output::eprint(&format!("{report}\n"));
+}
+
+/// Applies the clients, policies and rate limits of the configuration file
+/// at `path` again when it changes or the process gets SIGHUP, until `stop`.
+/// A file that does not check is refused with its reason, and what runs
+/// stays as it was.
+pub(crate) fn watch_config<S: ConversationStore + 'static>(
+    gateway: Arc<Gateway<S>>,
+    path: PathBuf,
+    stop: CancellationToken,
+) -> anyhow::Result<()> {
+    let trigger = Arc::new(Notify::new());
+    let watcher = watch_file(&path, &trigger);
+    let mut hangup = hangup_signal()?;
+    tokio::spawn(async move {
+        let _watcher = watcher;
+        while next_reload(&trigger, &mut hangup, &stop).await {
+            match apply_config(&gateway, &path).await {
+                Ok(told) => crate::output::eprint(&told),
+                Err(error) => crate::output::eprint(&format!(
+                    "{}: not applied, the configuration before it keeps running: {error:#}\n",
+                    path.display()
+                )),
+            }
+        }
+    });
+    Ok(())
+}
+
+/// A watcher of `path`'s directory poking `trigger` on changes of `path`
+/// (editors replace a file by renaming another onto it).
+fn watch_file(path: &std::path::Path, trigger: &Arc<Notify>) -> Option<RecommendedWatcher> {
+    let file = path.file_name()?.to_owned();
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let poke = Arc::clone(trigger);
+    let handler = move |event: notify::Result<notify::Event>| match event {
+        Ok(event)
+            if !matches!(event.kind, EventKind::Access(_))
+                && event
+                    .paths
+                    .iter()
+                    .any(|changed| changed.file_name() == Some(file.as_os_str())) =>
+        {
+            poke.notify_one();
+        }
+        Ok(_) => {}
+        Err(error) => {
+            tracing::warn!(%error, "watching the configuration file");
+            poke.notify_one();
+        }
+    };
+    let mut watcher = notify::recommended_watcher(handler)
+        .inspect_err(|error| {
+            tracing::warn!(%error, "the configuration file is not watched; SIGHUP applies it");
+        })
+        .ok()?;
+    watcher
+        .watch(&dir, RecursiveMode::NonRecursive)
+        .inspect_err(|error| {
+            tracing::warn!(%error, "the configuration file is not watched; SIGHUP applies it");
+        })
+        .ok()?;
+    Some(watcher)
+}
+
+/// Reads the configuration again and applies its access settings; the
+/// line to print.
+async fn apply_config<S: ConversationStore + 'static>(
+    gateway: &Gateway<S>,
+    path: &std::path::Path,
+) -> anyhow::Result<String> {
+    let settings = Settings::load(Some(path))?;
+    let warnings = super::serve::check_policies(gateway, &settings.policies)?;
+    let clients = settings.clients.len();
+    let restricted = settings.policies.len();
+    let rate_limits = Arc::new(RateLimits::new(
+        &settings.rate_limits,
+        settings.clients.names(),
+    ));
+    gateway
+        .update_access(Access {
+            policies: settings
+                .policies
+                .into_iter()
+                .map(|(client, policy)| (client, Arc::new(policy)))
+                .collect(),
+            clients: settings.clients,
+            rate_limits,
+        })
+        .await;
+    Ok(format!(
+        "{warnings}{}: applied {clients} client(s), {restricted} with a policy, and the rate \
+         limits (other settings apply at the next start)\n",
+        path.display()
+    ))
 }

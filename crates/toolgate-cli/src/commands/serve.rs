@@ -128,7 +128,7 @@ async fn serve<S: ConversationStore + 'static>(
         upstreams: setup.upstreams,
         session_idle_timeout: session_idle,
         routing: if args.route {
-            Some(settings.routing)
+            Some(settings.routing.clone())
         } else {
             None
         },
@@ -149,6 +149,9 @@ async fn serve<S: ConversationStore + 'static>(
         &manifest_dirs,
         shutdown.clone(),
     )?;
+    if let Some(path) = settings.path() {
+        super::reload::watch_config(Arc::clone(&gateway), path.to_path_buf(), shutdown.clone())?;
+    }
 
     let mut banner = String::new();
     if let Some(note) = missing_model
@@ -360,7 +363,7 @@ fn describe_start<S: ConversationStore + 'static>(
 /// holds is an error naming the client and the rule; a tool or a
 /// polymorphic tool no tool holds is a warning (an upstream started on first
 /// load lists its tools only then).
-fn check_policies<S: ConversationStore + 'static>(
+pub(crate) fn check_policies<S: ConversationStore + 'static>(
     gateway: &Gateway<S>,
     policies: &HashMap<ClientName, ToolPolicy>,
 ) -> anyhow::Result<String> {

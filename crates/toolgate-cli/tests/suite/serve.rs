@@ -678,3 +678,79 @@ fn a_policy_naming_a_group_that_does_not_exist_stops_serve_naming_the_client_and
         "{message}"
     );
 }
+
+/// `toolgate serve` on a loopback port with its stderr in `dir/serve.log`;
+/// the child and its MCP URL.
+fn serve_logged(dir: &Path) -> (std::process::Child, String) {
+    let log = std::fs::File::create(dir.join("serve.log")).unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--no-builtins",
+            "--memory-store",
+        ])
+        .current_dir(dir)
+        .env("XDG_CACHE_HOME", dir)
+        .env_remove("TOOLGATE_TOKEN")
+        .stdout(std::process::Stdio::null())
+        .stderr(log)
+        .spawn()
+        .unwrap();
+    let url = until_logged(dir, "Listening on ")
+        .lines()
+        .find_map(|line| line.strip_prefix("Listening on "))
+        .unwrap()
+        .trim()
+        .to_owned();
+    (child, url)
+}
+
+/// The log once it holds `text` (at most 20 s).
+fn until_logged(dir: &Path, text: &str) -> String {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let log = std::fs::read_to_string(dir.join("serve.log")).unwrap_or_default();
+        if log.contains(text) {
+            return log;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no {text:?} in:\n{log}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn clients_change_with_the_config_file_and_a_bad_file_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = |name: &str, token: &str| {
+        let hash = toolgate_mcp::TokenHash::of(token).to_hex();
+        format!("[clients.{name}]\ntoken_sha256 = \"{hash}\"\n")
+    };
+    let (alice, bob) = ("tg_alice-reload-0123456789", "tg_bob-reload-0123456789");
+    let config = dir.path().join("toolgate.toml");
+    std::fs::write(&config, table("alice", alice)).unwrap();
+    let (mut child, url) = serve_logged(dir.path());
+    assert!(initialize_status(&url, Some(alice)).contains("200"));
+    assert!(initialize_status(&url, Some(bob)).contains("401"));
+
+    // Alice's token is withdrawn and Bob's added, without a restart.
+    std::fs::write(&config, table("bob", bob)).unwrap();
+    until_logged(dir.path(), "applied 1 client(s)");
+    assert!(initialize_status(&url, Some(alice)).contains("401"));
+    assert!(initialize_status(&url, Some(bob)).contains("200"));
+
+    // A file that does not check is refused; Bob stays in.
+    std::fs::write(&config, "[clients.eve]\ntoken_sha256 = \"short\"\n").unwrap();
+    let log = until_logged(dir.path(), "not applied");
+    assert!(
+        log.contains("[clients.eve]: `token_sha256` is 5 characters long"),
+        "{log}"
+    );
+    assert!(initialize_status(&url, Some(bob)).contains("200"));
+    let _ = child.kill();
+    let _ = child.wait();
+}

@@ -145,6 +145,12 @@ async fn call(
     (text, result["isError"] == true)
 }
 
+/// `load_tool_group` of `group`: its text, and whether it is an error.
+async fn load(address: SocketAddr, token: &str, session: &str, group: &str) -> (String, bool) {
+    let arguments = serde_json::json!({ "group_name": group });
+    call(address, token, session, "load_tool_group", arguments).await
+}
+
 /// The session's tools, by name, with their JSON.
 async fn tools(address: SocketAddr, token: &str, session: &str) -> Vec<serde_json::Value> {
     let (answer, _) = post(
@@ -187,24 +193,17 @@ async fn a_policy_holds_on_every_path_and_only_for_its_client() {
     );
     assert!(bob_instructions.contains("- files:"), "{bob_instructions}");
     let listed = tools(address, ALICE, &alices).await;
-    let load = listed
+    let load_tool = listed
         .iter()
         .find(|tool| tool["name"] == "load_tool_group")
         .unwrap();
-    let description = load["description"].as_str().unwrap();
+    let description = load_tool["description"].as_str().unwrap();
     assert!(description.contains("- web:"), "{description}");
     assert!(!description.contains("files"), "{description}");
     assert!(!description.contains("js_tool_management"), "{description}");
 
     // load_tool_group: a group not allowed does not exist.
-    let (text, error) = call(
-        address,
-        ALICE,
-        &alices,
-        "load_tool_group",
-        serde_json::json!({"group_name": "files"}),
-    )
-    .await;
+    let (text, error) = load(address, ALICE, &alices, "files").await;
     assert!(error, "{text}");
     assert!(
         text.starts_with("Tool group 'files' not found. Available groups: "),
@@ -214,38 +213,17 @@ async fn a_policy_holds_on_every_path_and_only_for_its_client() {
         !text.contains("forbidden") && !text.contains("files_read"),
         "{text}"
     );
-    let (text, error) = call(
-        address,
-        BOB,
-        &bobs,
-        "load_tool_group",
-        serde_json::json!({"group_name": "files"}),
-    )
-    .await;
+    let (text, error) = load(address, BOB, &bobs, "files").await;
     assert!(!error && text.contains("files_read"), "{text}");
 
     // The tool list: time without time_convert, web without its fetch action.
     for group in ["time", "web"] {
         for (token, session) in [(ALICE, &alices), (BOB, &bobs)] {
-            let (text, error) = call(
-                address,
-                token,
-                session,
-                "load_tool_group",
-                serde_json::json!({"group_name": group}),
-            )
-            .await;
+            let (text, error) = load(address, token, session, group).await;
             assert!(!error, "{text}");
         }
     }
-    let (text, _) = call(
-        address,
-        ALICE,
-        &alices,
-        "load_tool_group",
-        serde_json::json!({"group_name": "time"}),
-    )
-    .await;
+    let (text, _) = load(address, ALICE, &alices, "time").await;
     assert!(!text.contains("time_convert"), "{text}");
     let alice_tools = tools(address, ALICE, &alices).await;
     assert!(names(&alice_tools).contains(&"time_now"));
@@ -355,5 +333,17 @@ async fn a_policy_holds_on_every_path_and_only_for_its_client() {
     assert!(!error, "{text}");
     let (text, error) = call(address, BOB, &bobs, "time_convert", convert).await;
     assert!(!error, "{text}");
+
+    // A new policy applies at once, to the sessions already open.
+    let clients = served.gateway.access().clients.clone();
+    served
+        .gateway
+        .update_access(toolgate_mcp::Access {
+            clients,
+            ..toolgate_mcp::Access::default()
+        })
+        .await;
+    let (text, error) = load(address, ALICE, &alices, "files").await;
+    assert!(!error && text.contains("files_read"), "{text}");
     served.stop().await;
 }
