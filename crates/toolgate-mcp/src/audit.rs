@@ -11,11 +11,10 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 use tokio::io::AsyncWriteExt;
 use tokio::sync::mpsc;
 
-use crate::clients::Caller;
+use crate::clients::{Caller, TokenHash};
 use crate::metrics::Outcome;
 
 /// Lines queued for the writer at most; a call beyond waits.
@@ -102,10 +101,7 @@ impl AuditLog {
 
 /// The SHA-256 of the arguments' JSON text (keys in the order sent), hex.
 fn hash(arguments: &Value) -> String {
-    Sha256::digest(arguments.to_string().as_bytes())
-        .iter()
-        .map(|byte| format!("{byte:02x}"))
-        .collect()
+    TokenHash::of(&arguments.to_string()).to_hex()
 }
 
 /// Appends queued lines to `file`, a batch at a time, until every sender

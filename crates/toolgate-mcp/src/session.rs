@@ -301,20 +301,13 @@ impl<S: ConversationStore + 'static> Sessions<S> {
     /// such session, `Some(None)` for a session opened with the shared token
     /// or none. An error when the store cannot say.
     pub async fn stored_owner(&self, id: &ConversationId) -> Result<Option<Caller>, StoreError> {
-        let messages = self.store.messages(id).await?;
-        let started = messages.iter().rev().find_map(|stored| {
-            let message = &stored.message;
-            (message.kind == MessageKind::System && message.content == SESSION_STARTED)
-                .then_some(message.tool_input.as_deref())
-                .flatten()
-        });
-        let Some(started) = started else {
+        let Some(started) = self.start_text(id).await? else {
             return Ok(None);
         };
         // A start record that does not parse names no client: only callers
         // without one (the shared token) may use it.
         let record: serde_json::Value =
-            serde_json::from_str(started).unwrap_or(serde_json::Value::Null);
+            serde_json::from_str(&started).unwrap_or(serde_json::Value::Null);
         Ok(Some(
             record
                 .get(OWNER_FIELD)
@@ -323,20 +316,24 @@ impl<S: ConversationStore + 'static> Sessions<S> {
         ))
     }
 
+    /// The text of a stored session's start record, when it has one.
+    async fn start_text(&self, id: &ConversationId) -> Result<Option<String>, StoreError> {
+        let messages = self.store.messages(id).await?;
+        Ok(messages.into_iter().rev().find_map(|stored| {
+            let message = stored.message;
+            (message.kind == MessageKind::System && message.content == SESSION_STARTED)
+                .then_some(message.tool_input)
+                .flatten()
+        }))
+    }
+
     /// The client's `initialize` parameters for a stored session.
     pub async fn start_record(
         &self,
         id: &ConversationId,
     ) -> Result<Option<SessionState>, SessionStoreError> {
-        let messages = self.store.messages(id).await?;
-        let started = messages.iter().rev().find_map(|stored| {
-            let message = &stored.message;
-            (message.kind == MessageKind::System && message.content == SESSION_STARTED)
-                .then_some(message.tool_input.as_deref())
-                .flatten()
-        });
-        Ok(match started {
-            Some(text) => Some(serde_json::from_str(text)?),
+        Ok(match self.start_text(id).await? {
+            Some(text) => Some(serde_json::from_str(&text)?),
             None => None,
         })
     }

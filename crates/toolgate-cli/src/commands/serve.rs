@@ -402,15 +402,20 @@ pub(crate) fn check_policies<S: ConversationStore + 'static>(
             ];
             for (rule, names) in tools {
                 for name in names.iter().filter(|name| catalog.tool(name).is_none()) {
-                    warnings.push_str(&format!(
-                        "warning: [clients.{client}] {rule} names '{name}', which no tool holds \
-                         now (an upstream that starts on first load lists its tools then)\n"
-                    ));
+                    warnings.push_str(&no_tool_holds(&format!("[clients.{client}] {rule}"), name));
                 }
             }
         }
         Ok(warnings)
     })
+}
+
+/// The warning for a tool name in the configuration that no tool holds.
+fn no_tool_holds(rule: &str, name: &str) -> String {
+    format!(
+        "warning: {rule} names '{name}', which no tool holds now (a polymorphic group's tool \
+         is named after the group; an upstream that starts on first load lists its tools then)\n"
+    )
 }
 
 /// A warning for each `[rate_limits.tools]` name no tool holds: such a
@@ -432,11 +437,7 @@ fn unknown_limited_tools<S: ConversationStore + 'static>(
                      write '{}'\n",
                     alias.tool, alias.tool
                 ),
-                None => format!(
-                    "warning: [rate_limits.tools] names '{tool}', which no tool holds now (a \
-                     polymorphic group's tool is named after the group; an upstream that \
-                     starts on first load lists its tools then)\n"
-                ),
+                None => no_tool_holds("[rate_limits.tools]", tool),
             })
             .collect()
     });
