@@ -165,6 +165,19 @@ async fn a_session_serves_only_the_client_that_opened_it() {
     served.stop().await;
 }
 
+/// An audit log in `dir`, with the arguments in clear or not, and its path.
+async fn audit_log(
+    dir: &std::path::Path,
+    arguments: bool,
+) -> (toolgate_mcp::AuditLog, std::path::PathBuf) {
+    let path = dir.join("audit.jsonl");
+    let config = toolgate_mcp::AuditConfig {
+        path: path.clone(),
+        arguments,
+    };
+    (toolgate_mcp::AuditLog::open(&config).await.unwrap(), path)
+}
+
 /// The audit log's lines, once `count` are in.
 async fn audit_lines(path: &std::path::Path, count: usize) -> Vec<serde_json::Value> {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
@@ -189,12 +202,7 @@ async fn audit_lines(path: &std::path::Path, count: usize) -> Vec<serde_json::Va
 #[tokio::test]
 async fn every_tool_call_is_audited_with_its_client_and_no_argument_in_clear() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("audit.jsonl");
-    let config = toolgate_mcp::AuditConfig {
-        path: path.clone(),
-        arguments: false,
-    };
-    let audit = toolgate_mcp::AuditLog::open(&config).await.unwrap();
+    let (audit, path) = audit_log(dir.path(), false).await;
     let served = served_with(Some(audit)).await;
     let address = served.address;
     let alices = open(address, ALICE).await;
@@ -232,12 +240,7 @@ async fn every_tool_call_is_audited_with_its_client_and_no_argument_in_clear() {
 #[tokio::test]
 async fn arguments_are_audited_in_clear_only_when_asked() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("audit.jsonl");
-    let config = toolgate_mcp::AuditConfig {
-        path: path.clone(),
-        arguments: true,
-    };
-    let audit = toolgate_mcp::AuditLog::open(&config).await.unwrap();
+    let (audit, path) = audit_log(dir.path(), true).await;
     let served = served_with(Some(audit)).await;
     open(served.address, ALICE).await;
     let lines = audit_lines(&path, 1).await;
@@ -265,12 +268,7 @@ async fn rate_limits_count_per_client_and_per_tool_and_say_when_to_retry() {
         )]),
     };
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("audit.jsonl");
-    let config = toolgate_mcp::AuditConfig {
-        path: path.clone(),
-        arguments: false,
-    };
-    let audit = toolgate_mcp::AuditLog::open(&config).await.unwrap();
+    let (audit, path) = audit_log(dir.path(), false).await;
     let served = served_limited(Some(audit), &limits).await;
     let address = served.address;
     // open() makes one call: the load.

@@ -8,7 +8,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use toolgate_mcp::HttpOptions;
 use toolgate_store::MemoryStore;
 
-use super::support::{call, connect, is_error, loopback, options, serve, text};
+use super::support::{call, connect, is_error, loopback, options, serve, serve_default, text};
 
 /// `GET /metrics` over a fresh connection: the status line and the body.
 async fn scrape(address: std::net::SocketAddr, headers: &str) -> (String, String) {
@@ -41,13 +41,7 @@ fn sample(body: &str, series: &str) -> Option<f64> {
 #[tokio::test]
 async fn a_scrape_counts_requests_calls_loads_and_sessions() {
     let root = tempfile::tempdir().unwrap();
-    let served = serve(
-        options(root.path(), vec![]),
-        MemoryStore::new(),
-        loopback(),
-        HttpOptions::default(),
-    )
-    .await;
+    let served = serve_default(root.path(), vec![]).await;
     let (client, _) = connect(&served.url).await;
     let loaded = call(&client, "load_tool_group", json!({"group_name": "time"})).await;
     assert!(!is_error(&loaded), "{}", text(&loaded));
@@ -139,13 +133,7 @@ async fn metrics_need_the_token_mcp_needs() {
 #[tokio::test]
 async fn tokens_saved_against_every_schema_are_counted_per_list() {
     let root = tempfile::tempdir().unwrap();
-    let served = serve(
-        options(root.path(), vec![]),
-        MemoryStore::new(),
-        loopback(),
-        HttpOptions::default(),
-    )
-    .await;
+    let served = serve_default(root.path(), vec![]).await;
     let (client, _) = connect(&served.url).await;
     // The first list counts the catalog's costs; lists after it are counted.
     let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
