@@ -18,7 +18,9 @@ use toolgate_core::routing::RoutingConfig;
 use toolgate_core::{ActionPolicy, ToolPolicy};
 use toolgate_llm::ModelSettings;
 use toolgate_mcp::config::{RawUpstream, UpstreamConfig, first_duplicate};
-use toolgate_mcp::{ClientName, Clients, RateLimit, RateLimitSettings, TokenHash};
+use toolgate_mcp::{
+    ClientName, Clients, OAuthError, OAuthSettings, RateLimit, RateLimitSettings, TokenHash,
+};
 use toolgate_tools::{RawAlias, RawGroupSettings, RawToolsSettings, RawWebSettings, ToolSettings};
 
 /// The configuration file read when `--config` is not given, if it exists.
@@ -65,6 +67,8 @@ pub(crate) struct Settings {
     pub(crate) rate_limits: RateLimitSettings,
     /// Each client's allow and deny lists, for those that have any.
     pub(crate) policies: HashMap<ClientName, ToolPolicy>,
+    /// `[auth.oauth]`: bearer JWTs from an identity provider.
+    pub(crate) oauth: Option<OAuthSettings>,
 }
 
 /// `[store]`: where conversations live when `--store` does not say.
@@ -222,7 +226,13 @@ impl Settings {
             }
             None => StoreSettings::default(),
         };
+        let auth = raw.auth.map(|auth| {
+            let span = auth.span();
+            (span, auth.into_inner())
+        });
+        let signs_in = auth.as_ref().is_some_and(|(_, auth)| auth.oauth.is_some());
         let mut clients = Vec::new();
+        let mut token_less = Vec::new();
         let mut rate_limits = RateLimitSettings::default();
         let mut policies = HashMap::new();
         let mut last_span = None;
@@ -231,8 +241,21 @@ impl Settings {
             let place = format!("[clients.{name}]");
             let client = client.into_inner();
             let (name, hash) = ClientName::new(&name)
-                .and_then(|name| Ok((name, TokenHash::from_hex(&client.token_sha256)?)))
+                .and_then(|name| {
+                    let hash = client.token_sha256.as_deref().map(TokenHash::from_hex);
+                    Ok((name, hash.transpose()?))
+                })
                 .map_err(|error| at(span.clone(), place.clone(), error.to_string()))?;
+            if hash.is_none() && !signs_in {
+                return Err(at(
+                    span,
+                    place,
+                    format!(
+                        "has no `token_sha256`: give the client a token (`toolgate token create \
+                         {name}`), or let clients sign in with OAuth ([auth.oauth])"
+                    ),
+                ));
+            }
             let policy = client.policy();
             if !policy.is_unrestricted() {
                 policies.insert(name.clone(), policy);
@@ -243,7 +266,10 @@ impl Settings {
                     .map_err(|reason| at(span.clone(), format!("{place} rate_limit"), reason))?;
                 rate_limits.clients.insert(name.clone(), limit);
             }
-            clients.push((name, hash));
+            match hash {
+                Some(hash) => clients.push((name, hash)),
+                None => token_less.push(name),
+            }
             last_span = Some(span);
         }
         if let Some(table) = raw.rate_limits {
@@ -261,13 +287,32 @@ impl Settings {
                 rate_limits.tools.insert(tool, limit);
             }
         }
-        let clients = Clients::new(clients).map_err(|error| {
-            at(
-                last_span.clone().unwrap_or_default(),
-                "[clients]".to_owned(),
-                error.to_string(),
-            )
-        })?;
+        let clients = Clients::new(clients)
+            .map_err(|error| {
+                at(
+                    last_span.clone().unwrap_or_default(),
+                    "[clients]".to_owned(),
+                    error.to_string(),
+                )
+            })?
+            .with_token_less(token_less);
+        let oauth = match auth.and_then(|(span, auth)| Some((span, auth.oauth?))) {
+            Some((span, oauth)) => {
+                let oauth = oauth.into_settings().map_err(|error| {
+                    at(span.clone(), "[auth.oauth]".to_owned(), error.to_string())
+                })?;
+                oauth.check(&clients).map_err(|error| match error {
+                    OAuthError::Setting(key, reason) => {
+                        at(span.clone(), format!("[auth.oauth] {key}"), reason)
+                    }
+                    other @ OAuthError::Issuer(_) => {
+                        at(span.clone(), "[auth.oauth]".to_owned(), other.to_string())
+                    }
+                })?;
+                Some(oauth)
+            }
+            None => None,
+        };
         let (agent, agent_tools) = match raw.agent {
             Some(agent) => agent.into_settings(),
             None => (AgentSettings::default(), None),
@@ -282,6 +327,7 @@ impl Settings {
             clients,
             rate_limits,
             policies,
+            oauth,
             audit: raw.audit.map_or_else(AuditSettings::default, |mut audit| {
                 // A relative path is relative to the configuration file.
                 if let (Some(file), Some(dir)) = (&audit.path, path.parent())
@@ -350,6 +396,59 @@ struct RawSettings {
     audit: Option<AuditSettings>,
     #[serde(default)]
     rate_limits: Option<Spanned<RawRateLimits>>,
+    #[serde(default)]
+    auth: Option<Spanned<RawAuth>>,
+}
+
+/// `[auth]` as written.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawAuth {
+    #[serde(default)]
+    oauth: Option<RawOAuth>,
+}
+
+/// `[auth.oauth]` as written.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawOAuth {
+    issuer: String,
+    audience: String,
+    #[serde(default)]
+    jwks_url: Option<String>,
+    #[serde(default)]
+    client_claim: Option<String>,
+    /// Claim values mapped to client names.
+    #[serde(default)]
+    clients: BTreeMap<String, String>,
+    #[serde(default)]
+    default_client: Option<String>,
+    #[serde(default)]
+    required_scopes: Vec<String>,
+}
+
+impl RawOAuth {
+    fn into_settings(self) -> Result<OAuthSettings, toolgate_mcp::ClientError> {
+        Ok(OAuthSettings {
+            issuer: self.issuer,
+            audience: self.audience,
+            jwks_url: self.jwks_url,
+            client_claim: self
+                .client_claim
+                .unwrap_or_else(|| OAuthSettings::DEFAULT_CLIENT_CLAIM.to_owned()),
+            claim_clients: self
+                .clients
+                .into_iter()
+                .map(|(value, client)| Ok((value, ClientName::new(&client)?)))
+                .collect::<Result<_, toolgate_mcp::ClientError>>()?,
+            default_client: self
+                .default_client
+                .as_deref()
+                .map(ClientName::new)
+                .transpose()?,
+            required_scopes: self.required_scopes,
+        })
+    }
 }
 
 /// `[audit]`: the log of every tool call `toolgate serve` answers.
@@ -368,8 +467,10 @@ pub(crate) struct AuditSettings {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawClient {
-    /// The SHA-256 of the client's token, as `toolgate token create` prints it.
-    token_sha256: String,
+    /// The SHA-256 of the client's token, as `toolgate token create` prints
+    /// it; without one, the client comes in only through OAuth.
+    #[serde(default)]
+    token_sha256: Option<String>,
     /// The client's own limit instead of `[rate_limits] client`.
     #[serde(default)]
     rate_limit: Option<RawRateLimit>,

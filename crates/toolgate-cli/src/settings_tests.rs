@@ -366,6 +366,67 @@ fn clients_are_named_with_the_hash_of_their_token() {
 }
 
 #[test]
+fn oauth_maps_claims_to_clients_that_need_no_token() {
+    let settings = parse(
+        r#"
+[auth.oauth]
+issuer = "https://login.example.com/realms/team"
+audience = "https://toolgate.example.com/mcp"
+client_claim = "azp"
+default_client = "staff"
+required_scopes = ["mcp:tools"]
+
+[auth.oauth.clients]
+"ci-pipeline-7f3a" = "ci"
+
+[clients.ci]
+deny_groups = ["files"]
+
+[clients.staff]
+"#,
+    )
+    .unwrap();
+    let oauth = settings.oauth.unwrap();
+    assert_eq!(oauth.client_claim, "azp");
+    assert_eq!(oauth.claim_clients["ci-pipeline-7f3a"].as_str(), "ci");
+    assert_eq!(oauth.default_client.unwrap().as_str(), "staff");
+    assert_eq!(settings.clients.len(), 2);
+    assert!(settings.clients.has_no_tokens());
+    assert_eq!(
+        parse(
+            "[auth.oauth]
+issuer = \"https://a.example\"\naudience = \"https://b.example/mcp\"\n"
+        )
+        .unwrap()
+        .oauth
+        .unwrap()
+        .client_claim,
+        "client_id"
+    );
+
+    assert_eq!(
+        error("[clients.ci]\ndeny_groups = [\"files\"]\n"),
+        "toolgate.toml:1: [clients.ci]: has no `token_sha256`: give the client a token \
+         (`toolgate token create ci`), or let clients sign in with OAuth ([auth.oauth])"
+    );
+    assert_eq!(
+        error(
+            "[auth.oauth]\nissuer = \"https://a.example\"\naudience = \"https://b.example/mcp\"\n\
+             default_client = \"staff\"\n"
+        ),
+        "toolgate.toml:1: [auth.oauth] default_client: names client 'staff', which has no \
+         [clients.staff] table"
+    );
+    assert_eq!(
+        error(
+            "[auth.oauth]\nissuer = \"http://a.example\"\naudience = \"https://b.example/mcp\"\n"
+        ),
+        "toolgate.toml:1: [auth.oauth] issuer: 'http://a.example' must be an https URL (http only \
+         for a loopback host)"
+    );
+}
+
+#[test]
 fn rate_limits_apply_to_every_client_a_tool_or_one_client() {
     let alice = toolgate_mcp::TokenHash::of("tg_alice-token").to_hex();
     let settings = parse(&format!(

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt;
 use tokio::sync::mpsc;
 
-use crate::clients::{Caller, TokenHash};
+use crate::clients::{Owner, TokenHash};
 use crate::metrics::Outcome;
 
 /// Lines queued for the writer at most; a call beyond waits.
@@ -35,7 +35,8 @@ pub struct AuditConfig {
 /// One tool call, as the audit log records it.
 #[derive(Debug)]
 pub(crate) struct AuditedCall<'a> {
-    pub(crate) caller: &'a Caller,
+    /// The client, and the user of an OAuth token.
+    pub(crate) owner: &'a Owner,
     pub(crate) session: Option<&'a str>,
     /// The tool's name as the catalog holds it (`(unknown)` for a name no
     /// tool holds), and its group (`core` for a meta-tool).
@@ -79,13 +80,16 @@ impl AuditLog {
     pub(crate) async fn record(&self, call: AuditedCall<'_>) {
         let mut line = json!({
             "time": jiff::Timestamp::now().to_string(),
-            "client": call.caller.as_ref().map(|client| client.as_str()),
+            "client": call.owner.client.as_ref().map(|client| client.as_str()),
             "session": call.session,
             "group": call.group,
             "tool": call.tool,
             "outcome": call.outcome.label(),
             "duration_ms": (call.took.as_secs_f64() * 1e6).round() / 1e3,
         });
+        if let Some(user) = &call.owner.subject {
+            line["user"] = user.as_ref().into();
+        }
         if self.arguments {
             line["arguments"] = call.arguments.clone();
         } else {

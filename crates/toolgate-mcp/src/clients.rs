@@ -4,7 +4,7 @@
 //! that opened it: another client presenting its id is told the session is
 //! unknown.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::sync::Arc;
 
@@ -101,10 +101,12 @@ pub enum ClientError {
     SameToken(ClientName, ClientName),
 }
 
-/// The configured clients, by token hash.
+/// The configured clients, by token hash, and those that sign in through
+/// OAuth only.
 #[derive(Clone, Debug, Default)]
 pub struct Clients {
     by_hash: HashMap<TokenHash, ClientName>,
+    names: BTreeSet<ClientName>,
 }
 
 impl Clients {
@@ -123,22 +125,40 @@ impl Clients {
                 return Err(ClientError::SameToken(first, second));
             }
         }
-        Ok(Self { by_hash })
+        let names = by_hash.values().cloned().collect();
+        Ok(Self { by_hash, names })
+    }
+
+    /// These clients and `names`, which have no token of their own: they
+    /// come in with an OAuth token mapped to them.
+    pub fn with_token_less(mut self, names: impl IntoIterator<Item = ClientName>) -> Self {
+        self.names.extend(names);
+        self
     }
 
     /// Whether no client is configured.
     pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+
+    /// Whether no client has a token of its own.
+    pub fn has_no_tokens(&self) -> bool {
         self.by_hash.is_empty()
     }
 
     /// How many clients there are.
     pub fn len(&self) -> usize {
-        self.by_hash.len()
+        self.names.len()
     }
 
-    /// Every client's name.
+    /// Every client's name, in order.
     pub fn names(&self) -> impl Iterator<Item = &ClientName> {
-        self.by_hash.values()
+        self.names.iter()
+    }
+
+    /// Whether `name` is a configured client.
+    pub fn contains(&self, name: &ClientName) -> bool {
+        self.names.contains(name)
     }
 
     /// The client whose token `token` is.
@@ -151,10 +171,10 @@ impl Clients {
 /// shared `--token-file` token, or anyone when no token is required.
 pub type Caller = Option<ClientName>;
 
-/// The caller, carried in an HTTP request's extensions to the rmcp handler
-/// (which runs on another task than the request).
+/// The caller and its user, carried in an HTTP request's extensions to the
+/// rmcp handler (which runs on another task than the request).
 #[derive(Clone, Debug)]
-pub(crate) struct RequestCaller(pub(crate) Caller);
+pub(crate) struct RequestCaller(pub(crate) Owner);
 
 tokio::task_local! {
     /// The caller of the HTTP request being handled, for the code rmcp
@@ -166,6 +186,28 @@ tokio::task_local! {
 /// The caller of the request this task handles; `None` outside one.
 pub(crate) fn current_caller() -> Caller {
     CALLER.try_with(Clone::clone).ok().flatten()
+}
+
+/// Whose a session is: the client that opened it and, when it came with an
+/// OAuth token, the token's subject. One user's session is not another's,
+/// even where both users' tokens map to one client.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Owner {
+    pub(crate) client: Caller,
+    pub(crate) subject: Option<Arc<str>>,
+}
+
+tokio::task_local! {
+    /// The subject of the OAuth token of the HTTP request being handled.
+    pub(crate) static SUBJECT: Option<Arc<str>>;
+}
+
+/// The owner a session opened by the request this task handles gets.
+pub(crate) fn current_owner() -> Owner {
+    Owner {
+        client: current_caller(),
+        subject: SUBJECT.try_with(Clone::clone).ok().flatten(),
+    }
 }
 
 #[cfg(test)]

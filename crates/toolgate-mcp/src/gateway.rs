@@ -30,7 +30,7 @@ use toolgate_tools::{
 };
 
 use crate::audit::{AuditLog, AuditedCall};
-use crate::clients::{Caller, ClientName, Clients, current_caller};
+use crate::clients::{Caller, ClientName, Clients, current_caller, current_owner};
 use crate::config::UpstreamConfig;
 use crate::convert::{ListedTools, result_from_output};
 use crate::drain::CallsInFlight;
@@ -632,7 +632,7 @@ impl<S: ConversationStore + 'static> Gateway<S> {
         if let (Some(audit), Some(arguments)) = (&self.audit, arguments) {
             audit
                 .record(AuditedCall {
-                    caller: &current_caller(),
+                    owner: &current_owner(),
                     session: session.id().map(ConversationId::as_str),
                     group,
                     tool,

@@ -19,7 +19,7 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use toolgate_core::tool_groups_section;
 use toolgate_store::{ConversationId, ConversationStore};
 
-use crate::clients::{CALLER, Caller, RequestCaller, current_caller};
+use crate::clients::{CALLER, Caller, Owner, RequestCaller, SUBJECT, current_caller};
 use crate::gateway::{Gateway, SessionRef};
 use crate::rate_limit::RateLimited;
 use crate::relay::Downstream;
@@ -111,11 +111,16 @@ const RATE_LIMITED_CODE: i32 = -32000;
 
 /// Who sent the HTTP request `context` answers (`None` on stdio).
 fn caller(context: &RequestContext<RoleServer>) -> Caller {
+    request_owner(context).and_then(|owner| owner.client.clone())
+}
+
+/// The client and user of the HTTP request `context` answers.
+fn request_owner(context: &RequestContext<RoleServer>) -> Option<&Owner> {
     context
         .extensions
         .get::<http::request::Parts>()
         .and_then(|parts| parts.extensions.get::<RequestCaller>())
-        .and_then(|caller| caller.0.clone())
+        .map(|caller| &caller.0)
 }
 
 fn session_ref(id: Option<&ConversationId>) -> SessionRef<'_> {
@@ -200,8 +205,10 @@ impl<S: ConversationStore + 'static> ServerHandler for GatewayHandler<S> {
             &context.ct,
             downstream,
         );
+        // The user, for the audit log.
+        let subject = request_owner(&context).and_then(|owner| owner.subject.clone());
         let result = CALLER
-            .scope(caller(&context), call)
+            .scope(caller(&context), SUBJECT.scope(subject, call))
             .await
             .map_err(rate_limited)?;
         Ok(result.into())

@@ -25,7 +25,7 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 use toolgate_store::{ConversationId, ConversationStore, StoreError};
 
-use crate::clients::{Caller, current_caller};
+use crate::clients::{Owner, current_owner};
 use crate::gateway::Gateway;
 
 /// How long sessions are held in memory.
@@ -69,8 +69,8 @@ struct Held {
     /// Set while the session is being let go; requests wait for it to end,
     /// then restore the session.
     leaving: Option<watch::Receiver<bool>>,
-    /// The client it belongs to.
-    owner: Caller,
+    /// The client (and user) it belongs to.
+    owner: Owner,
 }
 
 impl Held {
@@ -80,7 +80,7 @@ impl Held {
             last_used: Instant::now(),
             streams: 0,
             leaving: None,
-            owner: current_caller(),
+            owner: current_owner(),
         }
     }
 }
@@ -100,7 +100,7 @@ impl<S: ConversationStore + 'static> HeldSessions<S> {
 
     /// The client session `id` belongs to, from memory when it is held,
     /// else from its stored start; `None` when there is no such session.
-    pub(crate) async fn owner(&self, id: &SessionId) -> Result<Option<Caller>, StoreError> {
+    pub(crate) async fn owner(&self, id: &SessionId) -> Result<Option<Owner>, StoreError> {
         if let Some(held) = self.lock().held.get(id) {
             return Ok(Some(held.owner.clone()));
         }

@@ -19,10 +19,11 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use toolgate_store::ConversationStore;
 
-use crate::clients::{CALLER, Caller, Clients, RequestCaller};
+use crate::clients::{CALLER, Clients, Owner, RequestCaller, SUBJECT};
 use crate::gateway::Gateway;
 use crate::handler::{GatewayHandler, SESSION_HEADER, SessionSource};
 use crate::held_sessions::{HeldSessions, Hold, sweep_until};
+use crate::oauth::{OAuth, Refusal};
 use crate::session_store::HistorySessionStore;
 
 /// The path the MCP endpoint answers on.
@@ -39,6 +40,9 @@ pub struct HttpOptions {
     /// Named clients, each with its own token. With a bearer token or
     /// clients, every request must carry one of their tokens.
     pub clients: Clients,
+    /// Bearer JWTs from an OAuth issuer, mapped to clients. With it, every
+    /// request must carry a token.
+    pub oauth: Option<Arc<OAuth>>,
     /// Accepted `Host` values besides loopback names (`example.com`,
     /// `example.com:8848`).
     pub allowed_hosts: Vec<String>,
@@ -134,6 +138,7 @@ pub async fn serve_http<S: ConversationStore + 'static>(
     gateway.set_clients(options.clients.clone());
     let guard = Arc::new(Guard {
         token: options.bearer_token.as_deref().map(Arc::from),
+        oauth: options.oauth.clone(),
         limits: options.limits,
     });
     let mut accept_errors = AcceptErrors::default();
@@ -221,27 +226,90 @@ const FLUSH_TIME: Duration = Duration::from_millis(100);
 #[derive(Debug)]
 struct Guard {
     token: Option<Arc<str>>,
+    oauth: Option<Arc<OAuth>>,
     limits: HttpLimits,
 }
 
 impl Guard {
-    /// Who sent a request with these headers, among `clients` and the
-    /// holder of the shared token; `Err` when a token is required and none
-    /// of the accepted ones came.
-    fn caller(&self, headers: &http::HeaderMap, clients: &Clients) -> Result<Caller, ()> {
-        if self.token.is_none() && clients.is_empty() {
-            return Ok(None);
+    /// Who sent a request with these headers: a client among `clients`, a
+    /// client an OAuth token maps to (with its user), or the holder of the
+    /// shared token. `Err` when a token is required and no accepted one
+    /// came.
+    async fn owner(&self, headers: &http::HeaderMap, clients: &Clients) -> Result<Owner, Refused> {
+        if self.token.is_none() && clients.has_no_tokens() && self.oauth.is_none() {
+            return Ok(Owner::default());
         }
-        let presented = bearer(headers.get(header::AUTHORIZATION)).ok_or(())?;
+        let refused = |refusal| Refused {
+            refusal,
+            oauth: self.oauth.clone(),
+        };
+        let presented = bearer(headers.get(header::AUTHORIZATION)).ok_or_else(|| refused(None))?;
         if let Some(token) = &self.token
             && same_token(presented, token)
         {
-            return Ok(None);
+            return Ok(Owner::default());
         }
-        clients
-            .identify(presented)
-            .map(|client| Some(client.clone()))
-            .ok_or(())
+        if let Some(client) = clients.identify(presented) {
+            return Ok(Owner {
+                client: Some(client.clone()),
+                subject: None,
+            });
+        }
+        let Some(oauth) = &self.oauth else {
+            return Err(refused(None));
+        };
+        match oauth.verify(presented, clients).await {
+            Ok(verified) => Ok(Owner {
+                client: Some(verified.client),
+                subject: verified.subject,
+            }),
+            Err(refusal) => Err(refused(Some(refusal))),
+        }
+    }
+}
+
+/// A request refused by the guard, and how to say so.
+struct Refused {
+    refusal: Option<Refusal>,
+    oauth: Option<Arc<OAuth>>,
+}
+
+impl Refused {
+    fn into_response(self) -> Response<Body> {
+        let (status, text) = match &self.refusal {
+            None => (
+                StatusCode::UNAUTHORIZED,
+                "A bearer token is required\n".to_owned(),
+            ),
+            Some(Refusal::InvalidToken(why)) => {
+                (StatusCode::UNAUTHORIZED, format!("Unauthorized: {why}\n"))
+            }
+            Some(Refusal::InsufficientScope(why)) => {
+                (StatusCode::FORBIDDEN, format!("Forbidden: {why}\n"))
+            }
+            Some(Refusal::KeysUnavailable(why)) => {
+                tracing::warn!(reason = %why, "the OAuth issuer's keys cannot be read");
+                (
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "Service unavailable: the token issuer's keys cannot be read right now; \
+                     retry shortly.\n"
+                        .to_owned(),
+                )
+            }
+        };
+        let challenge = match &self.oauth {
+            Some(oauth) => oauth.challenge(self.refusal.as_ref()),
+            None => "Bearer".to_owned(),
+        };
+        let mut response = Rejection::text(status, text).into_response();
+        if status != StatusCode::SERVICE_UNAVAILABLE
+            && let Ok(value) = http::HeaderValue::from_str(&challenge)
+        {
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, value);
+        }
+        response
     }
 }
 
@@ -311,6 +379,11 @@ async fn route<S: ConversationStore + 'static>(
         guard,
     } = endpoint;
     let path = request.uri().path();
+    if let Some(oauth) = &guard.oauth
+        && oauth.is_metadata_path(path)
+    {
+        return resource_metadata(oauth, request.method());
+    }
     let metrics = path == METRICS_PATH;
     if !metrics && path != MCP_PATH && path != "/mcp/" {
         return plain(
@@ -318,14 +391,12 @@ async fn route<S: ConversationStore + 'static>(
             "Not found: the MCP endpoint is /mcp\n",
         );
     }
-    let Ok(caller) = guard.caller(request.headers(), &gateway.access().clients) else {
-        let mut response = plain(StatusCode::UNAUTHORIZED, "A bearer token is required\n");
-        response.headers_mut().insert(
-            header::WWW_AUTHENTICATE,
-            http::HeaderValue::from_static("Bearer"),
-        );
-        return response;
+    let access = gateway.access();
+    let owner = match guard.owner(request.headers(), &access.clients).await {
+        Ok(owner) => owner,
+        Err(refused) => return refused.into_response(),
     };
+    let caller = owner.client.clone();
     if metrics {
         return metrics_response(gateway, request.method());
     }
@@ -341,7 +412,7 @@ async fn route<S: ConversationStore + 'static>(
     // does not exist.
     if let (Some(id), Some(shown)) = (&session_id, &session) {
         match sessions.owner(&id.as_str().into()).await {
-            Ok(Some(owner)) if owner != caller => return unknown_session(shown),
+            Ok(Some(stored)) if stored != owner => return unknown_session(shown),
             Ok(_) => {}
             // Without its owner, nobody gets the session: not even for the
             // moment the store is away.
@@ -360,10 +431,26 @@ async fn route<S: ConversationStore + 'static>(
     let mut request = request;
     request
         .extensions_mut()
-        .insert(RequestCaller(caller.clone()));
-    CALLER
-        .scope(caller, answer(mcp, gateway, guard, request, session))
-        .await
+        .insert(RequestCaller(owner.clone()));
+    let answered = CALLER.scope(caller, answer(mcp, gateway, guard, request, session));
+    SUBJECT.scope(owner.subject, answered).await
+}
+
+/// The protected resource metadata, to anyone: it is how a client learns
+/// where to get a token.
+fn resource_metadata(oauth: &OAuth, method: &http::Method) -> Response<Body> {
+    if method != http::Method::GET && method != http::Method::HEAD {
+        return plain(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "Method not allowed: the resource metadata answers GET\n",
+        );
+    }
+    let mut response = Response::new(Full::new(Bytes::from(oauth.metadata().to_string())).boxed());
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    response
 }
 
 /// A request that passed the guard, answered by rmcp.

@@ -12,7 +12,7 @@ use toolgate_core::{ActiveToolSet, GroupId, Message, MessageKind, restore_active
 use toolgate_store::{ConversationId, ConversationStore, MessageId, StoreError};
 use toolgate_tools::Toolbox;
 
-use crate::clients::{Caller, ClientName};
+use crate::clients::{ClientName, Owner};
 
 /// Content of the history message that records an MCP session's start; its
 /// `tool_input` holds the client's `initialize` parameters.
@@ -27,6 +27,10 @@ pub const HELD_IN_MEMORY: Duration = Duration::from_secs(30 * 60);
 
 /// The field of a session's start record naming the client it belongs to.
 const OWNER_FIELD: &str = "client";
+
+/// The field of a session's start record naming the user (the OAuth
+/// token's subject) it belongs to.
+const SUBJECT_FIELD: &str = "subject";
 
 /// The longest string of a client's `initialize` parameters kept in its
 /// history; a longer one is cut.
@@ -278,29 +282,37 @@ impl<S: ConversationStore + 'static> Sessions<S> {
 
     /// Records a session's start with the client's `initialize` parameters
     /// and the client it belongs to.
-    pub async fn record_start(
+    pub(crate) async fn record_start(
         &self,
         id: &ConversationId,
         state: &SessionState,
-        owner: &Caller,
+        owner: &Owner,
     ) -> Result<(), SessionStoreError> {
         let mut message = Message::system(SESSION_STARTED);
         // A client may send a `clientInfo` of megabytes; what is kept of it
         // is bounded.
         let mut state = serde_json::to_value(state)?;
         bound_strings(&mut state, MAX_STORED_STRING);
-        if let (Some(owner), Some(fields)) = (owner, state.as_object_mut()) {
-            fields.insert(OWNER_FIELD.to_owned(), owner.as_str().into());
+        if let Some(fields) = state.as_object_mut() {
+            if let Some(client) = &owner.client {
+                fields.insert(OWNER_FIELD.to_owned(), client.as_str().into());
+            }
+            if let Some(subject) = &owner.subject {
+                fields.insert(SUBJECT_FIELD.to_owned(), subject.as_ref().into());
+            }
         }
         message.tool_input = Some(state.to_string());
         self.store.append(id, message).await?;
         Ok(())
     }
 
-    /// The client a stored session belongs to: `None` when there is no
-    /// such session, `Some(None)` for a session opened with the shared token
-    /// or none. An error when the store cannot say.
-    pub async fn stored_owner(&self, id: &ConversationId) -> Result<Option<Caller>, StoreError> {
+    /// Whose a stored session is: `None` when there is no such session; an
+    /// owner without a client for a session opened with the shared token or
+    /// none. An error when the store cannot say.
+    pub(crate) async fn stored_owner(
+        &self,
+        id: &ConversationId,
+    ) -> Result<Option<Owner>, StoreError> {
         let Some(started) = self.start_text(id).await? else {
             return Ok(None);
         };
@@ -308,12 +320,11 @@ impl<S: ConversationStore + 'static> Sessions<S> {
         // without one (the shared token) may use it.
         let record: serde_json::Value =
             serde_json::from_str(&started).unwrap_or(serde_json::Value::Null);
-        Ok(Some(
-            record
-                .get(OWNER_FIELD)
-                .and_then(serde_json::Value::as_str)
-                .and_then(|name| ClientName::new(name).ok()),
-        ))
+        let field = |name| record.get(name).and_then(serde_json::Value::as_str);
+        Ok(Some(Owner {
+            client: field(OWNER_FIELD).and_then(|name| ClientName::new(name).ok()),
+            subject: field(SUBJECT_FIELD).map(Arc::from),
+        }))
     }
 
     /// The text of a stored session's start record, when it has one.

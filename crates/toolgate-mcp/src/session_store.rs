@@ -31,7 +31,7 @@ impl<S: ConversationStore + 'static> SessionStore for HistorySessionStore<S> {
             .record_start(
                 &ConversationId::new(session_id),
                 state,
-                &crate::clients::current_caller(),
+                &crate::clients::current_owner(),
             )
             .await
     }

@@ -12,7 +12,7 @@ use rmcp::ServiceExt;
 use tokio_util::sync::CancellationToken;
 use toolgate_mcp::{
     AuditConfig, AuditLog, Gateway, GatewayHandler, GatewayOptions, HELD_IN_MEMORY, HttpLimits,
-    HttpOptions, MCP_PATH, RateLimits, SessionSource, serve_http,
+    HttpOptions, MCP_PATH, OAuth, OAuthSettings, RateLimits, SessionSource, serve_http,
 };
 use toolgate_store::{ConversationId, ConversationStore, JsToolStore, MemoryStore};
 use toolgate_tools::StartReport;
@@ -84,11 +84,16 @@ async fn serve<S: ConversationStore + 'static>(
 ) -> anyhow::Result<()> {
     let token = bearer_token(&args)?;
     let clients = settings.clients.clone();
-    if !args.stdio && !args.listen.ip().is_loopback() && token.is_none() && clients.is_empty() {
+    if !args.stdio
+        && !args.listen.ip().is_loopback()
+        && token.is_none()
+        && clients.has_no_tokens()
+        && settings.oauth.is_none()
+    {
         bail!(
             "--listen {} is reachable from other machines: set {TOKEN_VARIABLE} or --token-file, \
-             or give each client a token ([clients.<name>], `toolgate token create <name>`), so \
-             only clients with a token get in",
+             give each client a token ([clients.<name>], `toolgate token create <name>`), or \
+             sign clients in with OAuth ([auth.oauth]), so only clients with a token get in",
             args.listen
         );
     }
@@ -212,15 +217,23 @@ async fn serve<S: ConversationStore + 'static>(
         let url = format!("http://{address}{MCP_PATH}");
         if !clients.is_empty() {
             banner.push_str(&format!(
-                "  clients:   {} with their own tokens ([clients] in the config)\n",
+                "  clients:   {} ([clients] in the config)\n",
                 clients.len()
             ));
         }
-        banner.push_str(&connect_help(&url, token.is_some() || !clients.is_empty()));
+        let oauth = match &settings.oauth {
+            Some(oauth) => Some(Arc::new(start_oauth(oauth.clone(), &mut banner).await?)),
+            None => None,
+        };
+        banner.push_str(&connect_help(
+            &url,
+            token.is_some() || !clients.has_no_tokens(),
+        ));
         crate::output::eprint(&banner);
         let http = HttpOptions {
             bearer_token: token,
             clients,
+            oauth,
             allowed_hosts: args.allowed_host.clone(),
             allowed_origins: args.allowed_origin.clone(),
             session_keep_alive: Some(session_idle.min(HELD_IN_MEMORY)),
@@ -443,6 +456,25 @@ fn unknown_limited_tools<S: ConversationStore + 'static>(
     });
     warnings.sort_unstable();
     warnings.concat()
+}
+
+/// The OAuth resource server, its keys fetched when the issuer answers (a
+/// gateway started while the issuer is away fetches them on the first
+/// token); a line of the banner says which.
+async fn start_oauth(settings: OAuthSettings, banner: &mut String) -> anyhow::Result<OAuth> {
+    let oauth = OAuth::new(settings)?;
+    let issuer = &oauth.settings().issuer;
+    match oauth.prefetch().await {
+        Ok(keys) => banner.push_str(&format!(
+            "  OAuth:     tokens from {issuer} ({keys} signing key(s)); metadata at {}\n",
+            oauth.metadata_url()
+        )),
+        Err(error) => banner.push_str(&format!(
+            "  OAuth:     tokens from {issuer}; its keys are not fetched yet ({error}); tried \
+             again on the first token\n"
+        )),
+    }
+    Ok(oauth)
 }
 
 fn connect_help(url: &str, token: bool) -> String {

@@ -624,7 +624,7 @@ fn a_token_made_by_token_create_lets_its_client_in() {
 
     let (mut child, banner) = serve_in(dir.path(), &["--memory-store"]);
     assert!(
-        banner.contains("clients:   1 with their own tokens"),
+        banner.contains("clients:   1 ([clients] in the config)"),
         "{banner}"
     );
     let url = banner
@@ -636,6 +636,35 @@ fn a_token_made_by_token_create_lets_its_client_in() {
     assert!(initialize_status(&url, Some(&token)).contains("200"));
     assert!(initialize_status(&url, None).contains("401"));
     assert!(initialize_status(&url, Some("tg_0000000000000000")).contains("401"));
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+#[test]
+fn a_gateway_signing_clients_in_with_oauth_starts_while_its_issuer_is_away() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("toolgate.toml"),
+        "[auth.oauth]\nissuer = \"http://127.0.0.1:9/realm\"\n\
+         audience = \"https://toolgate.example.com/mcp\"\ndefault_client = \"staff\"\n\n\
+         [clients.staff]\n",
+    )
+    .unwrap();
+    let (mut child, banner) = serve_in(dir.path(), &["--memory-store"]);
+    assert!(
+        banner.contains(
+            "OAuth:     tokens from http://127.0.0.1:9/realm; its keys are not fetched yet"
+        ),
+        "{banner}"
+    );
+    let url = banner
+        .lines()
+        .find_map(|line| line.strip_prefix("Listening on "))
+        .expect("no URL")
+        .trim()
+        .to_owned();
+    assert!(initialize_status(&url, None).contains("401"));
+    assert!(initialize_status(&url, Some("not-a-jwt")).contains("401"));
     let _ = child.kill();
     let _ = child.wait();
 }

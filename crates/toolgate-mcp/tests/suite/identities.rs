@@ -50,7 +50,7 @@ async fn served_limited(
 }
 
 /// One POST over a fresh connection, with `token` and `session` when given.
-async fn post(
+pub(super) async fn post(
     address: SocketAddr,
     token: Option<&str>,
     session: Option<&str>,
@@ -82,13 +82,13 @@ async fn post(
     String::from_utf8_lossy(&response).into_owned()
 }
 
-const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#;
-const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
-const LOAD_TIME: &str = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"load_tool_group","arguments":{"group_name":"time"}}}"#;
-const LIST: &str = r#"{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{}}"#;
+pub(super) const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#;
+pub(super) const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+pub(super) const LOAD_TIME: &str = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"load_tool_group","arguments":{"group_name":"time"}}}"#;
+pub(super) const LIST: &str = r#"{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{}}"#;
 
 /// A session opened with `token`, the `time` group loaded.
-async fn open(address: SocketAddr, token: &str) -> String {
+pub(super) async fn open(address: SocketAddr, token: &str) -> String {
     let answer = post(address, Some(token), None, INITIALIZE).await;
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
     let session = answer
@@ -105,7 +105,7 @@ async fn open(address: SocketAddr, token: &str) -> String {
     session
 }
 
-fn refused_as_unknown(answer: &str) {
+pub(super) fn refused_as_unknown(answer: &str) {
     assert!(answer.starts_with("HTTP/1.1 404"), "{answer}");
     assert!(answer.contains("is unknown to this gateway"), "{answer}");
     assert!(!answer.contains("time_now"), "{answer}");
@@ -166,7 +166,7 @@ async fn a_session_serves_only_the_client_that_opened_it() {
 }
 
 /// An audit log in `dir`, with the arguments in clear or not, and its path.
-async fn audit_log(
+pub(super) async fn audit_log(
     dir: &std::path::Path,
     arguments: bool,
 ) -> (toolgate_mcp::AuditLog, std::path::PathBuf) {
@@ -179,7 +179,7 @@ async fn audit_log(
 }
 
 /// The audit log's lines, once `count` are in.
-async fn audit_lines(path: &std::path::Path, count: usize) -> Vec<serde_json::Value> {
+pub(super) async fn audit_lines(path: &std::path::Path, count: usize) -> Vec<serde_json::Value> {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
     loop {
         let text = std::fs::read_to_string(path).unwrap_or_default();

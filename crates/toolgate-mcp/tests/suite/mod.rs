@@ -5,6 +5,7 @@ mod http_gateway;
 mod http_limits;
 mod identities;
 mod metrics;
+mod oauth;
 mod policies;
 mod polymorphic;
 mod relay;
