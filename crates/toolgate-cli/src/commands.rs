@@ -9,5 +9,6 @@ mod partial_group;
 mod reload;
 pub(crate) mod route;
 pub(crate) mod serve;
+pub(crate) mod telemetry;
 pub(crate) mod token;
 mod tool_setup;

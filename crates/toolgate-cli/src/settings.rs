@@ -17,6 +17,8 @@ use toml::Spanned;
 use toolgate_core::routing::RoutingConfig;
 use toolgate_core::{ActionPolicy, ToolPolicy};
 use toolgate_llm::ModelSettings;
+
+use crate::commands::telemetry::TelemetrySettings;
 use toolgate_mcp::config::{RawUpstream, UpstreamConfig, first_duplicate};
 use toolgate_mcp::{
     ClientName, Clients, OAuthError, OAuthSettings, RateLimit, RateLimitSettings, TokenHash,
@@ -69,6 +71,8 @@ pub(crate) struct Settings {
     pub(crate) policies: HashMap<ClientName, ToolPolicy>,
     /// `[auth.oauth]`: bearer JWTs from an identity provider.
     pub(crate) oauth: Option<OAuthSettings>,
+    /// `[telemetry]`: where spans go.
+    pub(crate) telemetry: TelemetrySettings,
 }
 
 /// `[store]`: where conversations live when `--store` does not say.
@@ -328,6 +332,7 @@ impl Settings {
             rate_limits,
             policies,
             oauth,
+            telemetry: raw.telemetry.unwrap_or_default(),
             audit: raw.audit.map_or_else(AuditSettings::default, |mut audit| {
                 // A relative path is relative to the configuration file.
                 if let (Some(file), Some(dir)) = (&audit.path, path.parent())
@@ -398,6 +403,8 @@ struct RawSettings {
     rate_limits: Option<Spanned<RawRateLimits>>,
     #[serde(default)]
     auth: Option<Spanned<RawAuth>>,
+    #[serde(default)]
+    telemetry: Option<TelemetrySettings>,
 }
 
 /// `[auth]` as written.

@@ -12,6 +12,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
+use opentelemetry::context::FutureExt as _;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
 use rmcp::{Peer, RoleServer};
 use serde_json::{Value, json};
@@ -35,9 +36,10 @@ use crate::config::UpstreamConfig;
 use crate::convert::{ListedTools, result_from_output};
 use crate::drain::CallsInFlight;
 use crate::metrics::{CORE, Metrics, Outcome, TokenCosts, UNKNOWN};
-use crate::rate_limit::{RateLimited, RateLimits};
+use crate::rate_limit::{RATE_LIMITED_CODE, RateLimited, RateLimits};
 use crate::relay::Downstream;
 use crate::session::{Sessions, notify_tool_list_changed};
+use crate::telemetry;
 use crate::upstream::Upstream;
 
 mod passthrough;
@@ -375,14 +377,13 @@ impl<S: ConversationStore + 'static> Gateway<S> {
         }
         let result = match self.toolbox.meta_tools().parse(name, &arguments) {
             None => {
-                return self
-                    .call_checked(session, name, arguments, cancel, downstream)
-                    .await;
+                let call = self.call_checked(session, name, arguments, cancel, downstream);
+                return self.traced(name, call).await;
             }
             Some(Err(error)) => error_result(error.to_string()),
             Some(Ok(call)) => {
-                self.answer_meta(session.clone(), call, cancel, downstream)
-                    .await?
+                let answer = self.answer_meta(session.clone(), call, cancel, downstream);
+                self.traced(name, answer).await?
             }
         };
         // A meta-tool: its name is one of the core tools'.
@@ -445,8 +446,8 @@ impl<S: ConversationStore + 'static> Gateway<S> {
                 Ok(result)
             }
             Reply::Call { tool, arguments } => {
-                self.call_checked(session, &tool, arguments, cancel, downstream)
-                    .await
+                let call = self.call_checked(session, &tool, arguments, cancel, downstream);
+                self.traced(&tool, call).await
             }
         }
     }
@@ -537,6 +538,34 @@ impl<S: ConversationStore + 'static> Gateway<S> {
             ),
             None => (String::new(), UNKNOWN.to_owned()),
         })
+    }
+
+    /// `call` of tool `name`, in a span of its own while spans are on.
+    async fn traced(
+        &self,
+        name: &str,
+        call: impl Future<Output = Result<CallToolResult, RateLimited>>,
+    ) -> Result<CallToolResult, RateLimited> {
+        if !telemetry::enabled() {
+            return call.await;
+        }
+        let (group, origin) = self.with_catalog(|catalog| match catalog.resolve(name) {
+            Some(found) => (
+                found.group.map(|group| group.as_str().to_owned()),
+                Some(found.origin.clone()),
+            ),
+            None => (None, None),
+        });
+        let Some(span) = telemetry::tool_span(name, group.as_deref(), origin.as_ref()) else {
+            return call.await;
+        };
+        let result = call.with_context(span.context()).await;
+        span.end(match &result {
+            Ok(result) if result.is_error == Some(true) => Some("tool_error".into()),
+            Ok(_) => None,
+            Err(_) => Some(RATE_LIMITED_CODE.to_string().into()),
+        });
+        result
     }
 
     /// A catalog tool's call: availability for the session, then the tool.

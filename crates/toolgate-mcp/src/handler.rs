@@ -7,6 +7,7 @@
 
 use std::sync::Arc;
 
+use opentelemetry::context::FutureExt as _;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CustomRequest,
     CustomResult, ErrorCode, GetPromptRequestParams, GetPromptResponse, Implementation,
@@ -21,8 +22,9 @@ use toolgate_store::{ConversationId, ConversationStore};
 
 use crate::clients::{CALLER, Caller, Owner, RequestCaller, SUBJECT, current_caller};
 use crate::gateway::{Gateway, SessionRef};
-use crate::rate_limit::RateLimited;
+use crate::rate_limit::{RATE_LIMITED_CODE, RateLimited};
 use crate::relay::Downstream;
+use crate::telemetry::{self, Traced, Transport};
 
 /// The HTTP header carrying the MCP session id.
 pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
@@ -76,6 +78,31 @@ impl<S: ConversationStore + 'static> GatewayHandler<S> {
         }
     }
 
+    /// A server span for a request of `method` about `target`, while spans
+    /// are on.
+    fn span(
+        &self,
+        method: &'static str,
+        target: Option<&str>,
+        context: &RequestContext<RoleServer>,
+    ) -> Option<Traced> {
+        if !telemetry::enabled() {
+            return None;
+        }
+        let (session, transport) = match &self.session {
+            SessionSource::Fixed(_) => (None, Transport::Pipe),
+            SessionSource::Header => (self.session_id(context), Transport::Tcp),
+        };
+        telemetry::request_span(telemetry::Request {
+            method,
+            target,
+            meta: &context.meta.0.0,
+            request_id: context.id.to_string(),
+            session: session.as_ref().map(ConversationId::as_str),
+            transport,
+        })
+    }
+
     fn session_id(&self, context: &RequestContext<RoleServer>) -> Option<ConversationId> {
         match &self.session {
             SessionSource::Fixed(id) => Some(id.clone()),
@@ -106,8 +133,23 @@ fn rate_limited(limited: RateLimited) -> McpError {
     )
 }
 
-/// The JSON-RPC error code of a call refused by a rate limit.
-const RATE_LIMITED_CODE: i32 = -32000;
+/// `work` in `span`, which ends with the JSON-RPC error code of a failure.
+async fn traced<T>(
+    span: Option<Traced>,
+    work: impl Future<Output = Result<T, McpError>>,
+) -> Result<T, McpError> {
+    let Some(span) = span else {
+        return work.await;
+    };
+    let result = work.with_context(span.context()).await;
+    span.end(
+        result
+            .as_ref()
+            .err()
+            .map(|error| error.code.0.to_string().into()),
+    );
+    result
+}
 
 /// Who sent the HTTP request `context` answers (`None` on stdio).
 fn caller(context: &RequestContext<RoleServer>) -> Caller {
@@ -172,13 +214,15 @@ impl<S: ConversationStore + 'static> ServerHandler for GatewayHandler<S> {
                 .remember_peer(id, &context.peer)
                 .await;
         }
-        let tools = CALLER
-            .scope(
-                caller(&context),
-                self.gateway.list_tools(session_ref(id.as_ref())),
-            )
-            .await;
-        Ok(ListToolsResult::with_all_items(tools))
+        let list = CALLER.scope(
+            caller(&context),
+            self.gateway.list_tools(session_ref(id.as_ref())),
+        );
+        let span = self.span("tools/list", None, &context);
+        traced(span, async {
+            Ok(ListToolsResult::with_all_items(list.await))
+        })
+        .await
     }
 
     async fn call_tool(
@@ -207,97 +251,106 @@ impl<S: ConversationStore + 'static> ServerHandler for GatewayHandler<S> {
         );
         // The user, for the audit log.
         let subject = request_owner(&context).and_then(|owner| owner.subject.clone());
-        let result = CALLER
-            .scope(caller(&context), SUBJECT.scope(subject, call))
-            .await
-            .map_err(rate_limited)?;
-        Ok(result.into())
+        let call = CALLER.scope(caller(&context), SUBJECT.scope(subject, call));
+        let Some(span) = self.span("tools/call", Some(&request.name), &context) else {
+            return Ok(call.await.map_err(rate_limited)?.into());
+        };
+        let result = call.with_context(span.context()).await;
+        span.end(match &result {
+            Ok(result) if result.is_error == Some(true) => Some("tool_error".into()),
+            Ok(_) => None,
+            Err(_) => Some(RATE_LIMITED_CODE.to_string().into()),
+        });
+        Ok(result.map_err(rate_limited)?.into())
     }
 
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        Ok(ListResourcesResult::with_all_items(
-            CALLER
-                .scope(self.caller.clone(), self.gateway.list_resources())
-                .await,
-        ))
+        let list = CALLER.scope(self.caller.clone(), self.gateway.list_resources());
+        let span = self.span("resources/list", None, &context);
+        traced(span, async {
+            Ok(ListResourcesResult::with_all_items(list.await))
+        })
+        .await
     }
 
     async fn list_resource_templates(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        Ok(ListResourceTemplatesResult::with_all_items(
-            CALLER
-                .scope(self.caller.clone(), self.gateway.list_resource_templates())
-                .await,
-        ))
+        let list = CALLER.scope(self.caller.clone(), self.gateway.list_resource_templates());
+        let span = self.span("resources/templates/list", None, &context);
+        traced(span, async {
+            Ok(ListResourceTemplatesResult::with_all_items(list.await))
+        })
+        .await
     }
 
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        CALLER
-            .scope(self.caller.clone(), self.gateway.read_resource(request))
-            .await
+        let span = self.span("resources/read", Some(&request.uri), &context);
+        let read = self.gateway.read_resource(request);
+        traced(span, CALLER.scope(self.caller.clone(), read)).await
     }
 
     async fn subscribe(
         &self,
         request: SubscribeRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        CALLER
-            .scope(self.caller.clone(), self.gateway.subscribe(request))
-            .await
+        let span = self.span("resources/subscribe", Some(&request.uri), &context);
+        let subscribe = self.gateway.subscribe(request);
+        traced(span, CALLER.scope(self.caller.clone(), subscribe)).await
     }
 
     async fn unsubscribe(
         &self,
         request: UnsubscribeRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        CALLER
-            .scope(self.caller.clone(), self.gateway.unsubscribe(request))
-            .await
+        let span = self.span("resources/unsubscribe", Some(&request.uri), &context);
+        let unsubscribe = self.gateway.unsubscribe(request);
+        traced(span, CALLER.scope(self.caller.clone(), unsubscribe)).await
     }
 
     async fn list_prompts(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
-        Ok(ListPromptsResult::with_all_items(
-            CALLER
-                .scope(self.caller.clone(), self.gateway.list_prompts())
-                .await,
-        ))
+        let list = CALLER.scope(self.caller.clone(), self.gateway.list_prompts());
+        let span = self.span("prompts/list", None, &context);
+        traced(span, async {
+            Ok(ListPromptsResult::with_all_items(list.await))
+        })
+        .await
     }
 
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
-        CALLER
-            .scope(self.caller.clone(), self.gateway.get_prompt(request))
-            .await
+        let span = self.span("prompts/get", Some(&request.name), &context);
+        let get = self.gateway.get_prompt(request);
+        traced(span, CALLER.scope(self.caller.clone(), get)).await
     }
 
     async fn complete(
         &self,
         request: CompleteRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, McpError> {
-        CALLER
-            .scope(self.caller.clone(), self.gateway.complete(request))
-            .await
+        let span = self.span("completion/complete", None, &context);
+        let complete = self.gateway.complete(request);
+        traced(span, CALLER.scope(self.caller.clone(), complete)).await
     }
 
     /// A request rmcp could not read as any MCP request: a standard method
@@ -314,9 +367,10 @@ impl<S: ConversationStore + 'static> ServerHandler for GatewayHandler<S> {
     async fn set_level(
         &self,
         request: SetLevelRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        self.gateway.set_level(request).await
+        let span = self.span("logging/setLevel", None, &context);
+        traced(span, self.gateway.set_level(request)).await
     }
 }
 

@@ -23,6 +23,7 @@ mod relay;
 mod session;
 mod session_store;
 mod stdio_child;
+pub mod telemetry;
 mod upstream;
 mod upstream_source;
 

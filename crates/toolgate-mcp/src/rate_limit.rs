@@ -10,6 +10,9 @@ use std::time::{Duration, Instant};
 
 use crate::clients::{Caller, ClientName};
 
+/// The JSON-RPC error code of a call refused by a rate limit.
+pub(crate) const RATE_LIMITED_CODE: i32 = -32000;
+
 /// The longest period a limit may count over: a day.
 pub const MAX_LIMIT_PERIOD: Duration = Duration::from_secs(24 * 3600);
 

@@ -19,6 +19,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use http::{HeaderName, HeaderValue};
+use opentelemetry::context::FutureExt as _;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
     ClientCapabilities, ClientConfig, ClientRequest, CreateMessageRequestParams,
@@ -42,6 +43,7 @@ use crate::config::{UpstreamConfig, UpstreamTransport, redact, upstream_env};
 use crate::convert::source_tool;
 use crate::relay::{InFlight, RelayEvent};
 use crate::stdio_child::{MAX_MESSAGE_BYTES, StdioChild};
+use crate::telemetry::{self, Transport};
 
 /// Times a finished call yields before it stops hearing its upstream's
 /// notifications (see [`Upstream::call`]).
@@ -114,6 +116,20 @@ pub enum UpstreamError {
         /// The cause.
         reason: String,
     },
+}
+
+impl UpstreamError {
+    /// A short name of the kind of failure (a span's `error.type`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Start { .. } => "start_failed",
+            Self::BackingOff { .. } => "unavailable",
+            Self::Timeout { .. } => "timeout",
+            Self::TooLarge { .. } => "too_large",
+            Self::Cancelled { .. } => "cancelled",
+            Self::Failed { .. } => "failed",
+        }
+    }
 }
 
 /// One configured upstream and its connection.
@@ -372,8 +388,40 @@ impl Upstream {
         session: Option<ConversationId>,
         relay: mpsc::Sender<RelayEvent>,
     ) -> Result<CallToolResult, UpstreamError> {
+        let mut params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
+        let transport = match self.config.transport {
+            UpstreamTransport::Stdio { .. } => Transport::Pipe,
+            UpstreamTransport::Http { .. } => Transport::Tcp,
+        };
+        let mut meta = JsonObject::new();
+        let Some(span) =
+            telemetry::upstream_call_span(self.config.name.as_str(), tool, transport, &mut meta)
+        else {
+            return self.send_call(tool, params, cancel, session, relay).await;
+        };
+        params.meta = Some(meta.into());
+        let result = self
+            .send_call(tool, params, cancel, session, relay)
+            .with_context(span.context())
+            .await;
+        span.end(match &result {
+            Ok(result) if result.is_error == Some(true) => Some("tool_error".into()),
+            Ok(_) => None,
+            Err(error) => Some(error.kind().into()),
+        });
+        result
+    }
+
+    /// Sends a `tools/call` and waits for its answer; see [`Self::call_tool`].
+    async fn send_call(
+        &self,
+        tool: &str,
+        params: CallToolRequestParams,
+        cancel: &CancellationToken,
+        session: Option<ConversationId>,
+        relay: mpsc::Sender<RelayEvent>,
+    ) -> Result<CallToolResult, UpstreamError> {
         let (peer, _) = self.peer().await?;
-        let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         // Known before it is sent: the server may ask its client something
         // for this call before `send_request` even returns.

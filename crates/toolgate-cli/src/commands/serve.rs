@@ -97,6 +97,7 @@ async fn serve<S: ConversationStore + 'static>(
             args.listen
         );
     }
+    let telemetry = super::telemetry::Telemetry::start(&settings.telemetry)?;
     let mut setup = ToolSetup::new(&args.tools, &settings)?;
     let owner = settings.tools.javascript.owner.clone();
     let user_js_tools = setup.add_user_js_tools(js_tools, owner.clone())?;
@@ -180,6 +181,12 @@ async fn serve<S: ConversationStore + 'static>(
             path.display()
         ));
     }
+    if let Some(telemetry) = &telemetry {
+        banner.push_str(&format!(
+            "  traces:    OTLP to {} ([telemetry])\n",
+            telemetry.endpoint
+        ));
+    }
     if user_js_tools.is_some() {
         banner.push_str(&format!(
             "  JavaScript tools agents write: owner '{owner}' ([tools.javascript] owner)\n"
@@ -257,6 +264,9 @@ async fn serve<S: ConversationStore + 'static>(
     }
     shutdown.cancel();
     gateway.shutdown().await;
+    if let Some(telemetry) = telemetry {
+        telemetry.shutdown().await;
+    }
     Ok(())
 }
 

@@ -8,3 +8,4 @@ mod replicas;
 mod routing;
 mod serve;
 mod support;
+mod telemetry;

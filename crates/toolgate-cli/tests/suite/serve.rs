@@ -249,7 +249,7 @@ fn sigterm_stops_the_gateway_cleanly_and_checkpoints_its_store() {
 /// A `toolgate serve --stdio` child, spoken to one JSON-RPC line at a time.
 pub(super) struct StdioGateway {
     child: std::process::Child,
-    stdin: std::process::ChildStdin,
+    stdin: Option<std::process::ChildStdin>,
     lines: std::sync::mpsc::Receiver<String>,
 }
 
@@ -292,14 +292,22 @@ impl StdioGateway {
         });
         Self {
             child,
-            stdin,
+            stdin: Some(stdin),
             lines,
         }
     }
 
     pub(super) fn send(&mut self, message: serde_json::Value) {
         use std::io::Write;
-        writeln!(self.stdin, "{message}").unwrap();
+        let stdin = self.stdin.as_mut().unwrap();
+        writeln!(stdin, "{message}").unwrap();
+    }
+
+    /// Ends the session as a client does, closing stdin, and waits for the
+    /// gateway to exit.
+    pub(super) fn close(&mut self) -> std::process::ExitStatus {
+        drop(self.stdin.take());
+        self.child.wait().unwrap()
     }
 
     /// Sends request `id` and waits for its answer (notifications passed
@@ -335,7 +343,7 @@ impl Drop for StdioGateway {
 
 /// Writes `tools/mathx.json` and `tools/mathx.js` into `dir`: a group of
 /// two JavaScript tools, one adding, one throwing on line 5.
-fn write_mathx(dir: &Path) {
+pub(super) fn write_mathx(dir: &Path) {
     let tools = dir.join("tools");
     std::fs::create_dir(&tools).unwrap();
     std::fs::write(
