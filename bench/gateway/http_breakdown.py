@@ -94,9 +94,9 @@ class HttpClient:
 class StdioClient:
     """JSON lines on a `toolgate serve --stdio` child."""
 
-    def __init__(self, binary: Path, log: Any) -> None:
+    def __init__(self, binary: Path, log: Any, extra: tuple[str, ...] = ()) -> None:
         self.proc = subprocess.Popen(
-            [str(binary), "serve", "--stdio", "--memory-store"],
+            [str(binary), "serve", "--stdio", "--memory-store", *extra],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=log,

@@ -11,9 +11,10 @@
 //! called: until then no span is made, at the cost of one atomic load.
 
 use std::borrow::Cow;
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use opentelemetry::global::{self, BoxedSpan};
+use opentelemetry::global::{self, BoxedSpan, BoxedTracer};
 use opentelemetry::propagation::{Extractor, Injector};
 use opentelemetry::trace::{SpanKind, Status, TraceContextExt as _, Tracer as _};
 use opentelemetry::{Context, KeyValue};
@@ -23,11 +24,21 @@ use toolgate_core::Origin;
 /// The instrumentation scope of toolgate's spans.
 pub const INSTRUMENTATION_SCOPE: &str = "toolgate";
 
+/// The tracer of the global provider, taken when spans are first enabled.
+static TRACER: OnceLock<BoxedTracer> = OnceLock::new();
+
 static ENABLED: AtomicBool = AtomicBool::new(false);
 
-/// Makes spans from now on, through the global tracer provider.
+/// Makes spans from now on, through the global tracer provider as it is
+/// the first time: install the provider first.
 pub fn enable() {
+    TRACER.get_or_init(|| global::tracer(INSTRUMENTATION_SCOPE));
     ENABLED.store(true, Ordering::Relaxed);
+}
+
+/// Makes no span from now on.
+pub fn disable() {
+    ENABLED.store(false, Ordering::Relaxed);
 }
 
 /// Whether spans are made.
@@ -197,12 +208,12 @@ pub(crate) fn upstream_call_span(
 }
 
 fn start(name: String, kind: SpanKind, attributes: Vec<KeyValue>, parent: &Context) -> Traced {
-    let tracer = global::tracer(INSTRUMENTATION_SCOPE);
+    let tracer = TRACER.get_or_init(|| global::tracer(INSTRUMENTATION_SCOPE));
     let span: BoxedSpan = tracer
         .span_builder(name)
         .with_kind(kind)
         .with_attributes(attributes)
-        .start_with_context(&tracer, parent);
+        .start_with_context(tracer, parent);
     Traced {
         context: parent.with_span(span),
     }

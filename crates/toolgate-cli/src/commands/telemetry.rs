@@ -12,7 +12,7 @@ use opentelemetry::KeyValue;
 use opentelemetry_otlp::{WithExportConfig as _, WithHttpConfig as _};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::propagation::TraceContextPropagator;
-use opentelemetry_sdk::trace::SdkTracerProvider;
+use opentelemetry_sdk::trace::{Sampler, SdkTracerProvider};
 use serde::Deserialize;
 
 /// The environment variables that configure an OTLP endpoint on their own.
@@ -25,7 +25,7 @@ const ENDPOINT_VARIABLES: [&str; 2] = [
 const TRACES_PATH: &str = "/v1/traces";
 
 /// `[telemetry]`: where spans go.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct TelemetrySettings {
     /// The collector's OTLP/HTTP base URL (`http://collector:4318`); spans
@@ -38,6 +38,11 @@ pub(crate) struct TelemetrySettings {
     /// `service.name` of the spans (default `toolgate`).
     #[serde(default)]
     pub(crate) service_name: Option<String>,
+    /// The share of traces recorded, 0 to 1, for traces the gateway starts;
+    /// a request's `traceparent` decides for its own (default: all, or
+    /// what `OTEL_TRACES_SAMPLER` says).
+    #[serde(default)]
+    pub(crate) sample_ratio: Option<f64>,
 }
 
 /// Spans being exported; [`Telemetry::shutdown`] sends what is left.
@@ -79,10 +84,18 @@ impl Telemetry {
             .with_service_name(service.to_owned())
             .with_attribute(KeyValue::new("service.version", env!("CARGO_PKG_VERSION")))
             .build();
-        let provider = SdkTracerProvider::builder()
+        let mut provider = SdkTracerProvider::builder()
             .with_batch_exporter(exporter)
-            .with_resource(resource)
-            .build();
+            .with_resource(resource);
+        if let Some(ratio) = settings.sample_ratio {
+            if !(0.0..=1.0).contains(&ratio) {
+                anyhow::bail!("[telemetry] `sample_ratio` must be from 0 to 1, got {ratio}");
+            }
+            provider = provider.with_sampler(Sampler::ParentBased(Box::new(
+                Sampler::TraceIdRatioBased(ratio),
+            )));
+        }
+        let provider = provider.build();
         opentelemetry::global::set_tracer_provider(provider.clone());
         opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
         toolgate_mcp::telemetry::enable();
