@@ -7,6 +7,7 @@ over streamable HTTP (`toolgate serve --listen 127.0.0.1:0`, one MCP session per
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 from pathlib import Path
@@ -634,3 +635,102 @@ token_sha256 = "{hashlib.sha256(bob.encode()).hexdigest()}"
             ok_text(await a.call("time_now", {}))
 
     run(body)
+
+
+# --------------------------------------------------------------------------- status page
+
+
+def test_the_status_page_renders_in_chromium_and_agrees_with_metrics(http_gateways: GatewayFactory) -> None:
+    """The page at `/`, opened in a real headless Chromium with a client's token, shows the
+    figures `/metrics` gives, the groups' loads, the upstream's health and charts, with no
+    console error; without the token it is refused like `/mcp`."""
+    import hashlib
+    import os
+
+    node = os.environ.get("TOOLGATE_NODE22")
+    if not node:
+        pytest.fail("TOOLGATE_NODE22 is not set: run scripts/install-peers")
+    token = "tg_viewer-python-0123456789"
+    fixture = Path(__file__).resolve().parent.parent / "conformance" / "fixture_server.py"
+    config = http_gateways.config(
+        f"""[clients.viewer]
+token_sha256 = "{hashlib.sha256(token.encode()).hexdigest()}"
+
+"""
+        + python_upstream("fixture", fixture, description="Conformance fixture", eager=True)
+    )
+    gateway = http_gateways(config=config)
+    base = gateway.url.removesuffix("/mcp")
+
+    async def body() -> dict:
+        auth = {"authorization": f"Bearer {token}"}
+        async with gateway.connect("viewer", token=token) as client, httpx2.AsyncClient(timeout=30) as http:
+            ok_text(await client.load("time"))
+            ok_text(await client.call("time_now", {}))
+            ok_text(await client.load("fixture"))
+            # The schemas' token costs are counted on the first list; the lists after it
+            # count what they saved.
+            with anyio.fail_after(30):
+                while True:
+                    await client.session.list_tools()
+                    scraped = metrics_totals((await http.get(f"{base}/metrics", headers=auth)).text)
+                    if scraped.get("toolgate_tool_tokens_saved_total", 0) > 0:
+                        break
+                    await anyio.sleep(0.2)
+            refused = await http.get(f"{base}/")
+            assert refused.status_code == 401, refused.text
+        with anyio.fail_after(120):
+            shown = await anyio.run_process(
+                [node, str(Path(__file__).resolve().parent.parent / "browser" / "status_page.mjs"), base, token],
+                env={**os.environ, "TOOLGATE_PEERS_NODE_MODULES": str(NODE_BIN.parent)},
+                check=False,
+            )
+        assert shown.returncode == 0, shown.stderr.decode()
+        async with httpx2.AsyncClient(timeout=30) as http:
+            metrics = await http.get(f"{base}/metrics", headers=auth)
+        return {"page": json.loads(shown.stdout), "metrics": metrics.text}
+
+    seen = run(body, timeout=180)
+    page, metrics = seen["page"], metrics_totals(seen["metrics"])
+    assert page["status"] == 200 and page["problems"] == [], page
+    assert page["title"] == "toolgate status", page
+    for name, value in page["figures"].items():
+        assert value == metrics.get(name, 0), (name, value, metrics.get(name))
+    assert page["figures"]["toolgate_group_loads_total"] == 2, page["figures"]
+    assert page["figures"]["toolgate_tool_tokens_saved_total"] > 0, page["figures"]
+    loads = metrics_by_label(seen["metrics"], "toolgate_group_loads_total", "group")
+    assert {group: row["loads"] for group, row in page["groups"].items() if row["loads"]} == loads
+    assert "time_now: " in page["groups"]["time"]["tools"], page["groups"]
+    assert ["fixture", "running"] in page["upstreams"], page["upstreams"]
+    for chart in ("chart-loads", "chart-saved"):
+        assert page["charts"][chart]["points"] >= 1 and page["charts"][chart]["box"]["width"] > 0, page["charts"]
+    assert page["charts"]["chart-saved"]["last"] == metrics["toolgate_tool_tokens_saved_total"]
+
+
+def _metric_samples(text: str) -> list[tuple[str, dict[str, str], float]]:
+    samples = []
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        series, value = line.rsplit(" ", 1)
+        name, _, labels = series.partition("{")
+        pairs = dict(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', labels))
+        samples.append((name, pairs, float(value)))
+    return samples
+
+
+def metrics_totals(text: str) -> dict[str, float]:
+    """Each metric of a Prometheus exposition, summed over its label sets."""
+    totals: dict[str, float] = {}
+    for name, _, value in _metric_samples(text):
+        totals[name] = totals.get(name, 0) + value
+    return totals
+
+
+def metrics_by_label(text: str, metric: str, label: str) -> dict[str, float]:
+    """One metric summed by the value of one label."""
+    sums: dict[str, float] = {}
+    for name, labels, value in _metric_samples(text):
+        if name == metric and label in labels:
+            sums[labels[label]] = sums.get(labels[label], 0) + value
+    return sums

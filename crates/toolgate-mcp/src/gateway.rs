@@ -40,7 +40,7 @@ use crate::rate_limit::{RATE_LIMITED_CODE, RateLimited, RateLimits};
 use crate::relay::Downstream;
 use crate::session::{Sessions, notify_tool_list_changed};
 use crate::telemetry;
-use crate::upstream::Upstream;
+use crate::upstream::{Upstream, UpstreamHealth};
 
 mod passthrough;
 
@@ -328,12 +328,36 @@ impl<S: ConversationStore + 'static> Gateway<S> {
             .metrics
             .listed(revision, tools.iter().map(|tool| tool.name.as_ref()))
         {
-            let toolbox = Arc::clone(&self.toolbox);
-            self.metrics.count_costs(move |counter| {
-                toolbox.with_catalog(|catalog| TokenCosts::of(catalog, counter))
-            });
+            self.count_costs();
         }
         tools
+    }
+
+    /// What each tool's schema costs, for the catalog as it is now; `None`
+    /// while that is being counted (counting starts if it had not).
+    pub(crate) fn tool_costs(&self) -> Option<Arc<TokenCosts>> {
+        let revision = self.with_catalog(Catalog::revision);
+        let costs = self.metrics.costs_at(revision);
+        if costs.is_none() {
+            self.count_costs();
+        }
+        costs
+    }
+
+    /// Counts the current catalog's token costs, on a blocking thread.
+    fn count_costs(&self) {
+        let toolbox = Arc::clone(&self.toolbox);
+        self.metrics.count_costs(move |counter| {
+            toolbox.with_catalog(|catalog| TokenCosts::of(catalog, counter))
+        });
+    }
+
+    /// Each upstream's name and health.
+    pub fn upstream_health(&self) -> Vec<(GroupId, UpstreamHealth)> {
+        self.upstreams
+            .iter()
+            .map(|upstream| (upstream.name().clone(), upstream.health()))
+            .collect()
     }
 
     /// `tools/call`. Every failure the model can act on is an error result,

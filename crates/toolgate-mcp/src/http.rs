@@ -25,12 +25,16 @@ use crate::handler::{GatewayHandler, SESSION_HEADER, SessionSource};
 use crate::held_sessions::{HeldSessions, Hold, sweep_until};
 use crate::oauth::{OAuth, Refusal};
 use crate::session_store::HistorySessionStore;
+use crate::status::{History, SAMPLE_EVERY};
 
 /// The path the MCP endpoint answers on.
 pub const MCP_PATH: &str = "/mcp";
 
 /// The path of the Prometheus metrics, behind the same token.
 pub const METRICS_PATH: &str = "/metrics";
+
+/// The path of the status page, behind the same token.
+pub const STATUS_PATH: &str = "/";
 
 /// How the HTTP endpoint is guarded.
 #[derive(Clone, Debug, Default)]
@@ -115,7 +119,7 @@ pub async fn serve_http<S: ConversationStore + 'static>(
     ];
     origins.extend(options.allowed_origins.iter().cloned());
     let mut config = StreamableHttpServerConfig::default()
-        .with_allowed_hosts(hosts)
+        .with_allowed_hosts(hosts.clone())
         .with_allowed_origins(origins)
         .enforce_origin_validation()
         .with_cancellation_token(streams.child_token());
@@ -139,8 +143,15 @@ pub async fn serve_http<S: ConversationStore + 'static>(
     let guard = Arc::new(Guard {
         token: options.bearer_token.as_deref().map(Arc::from),
         oauth: options.oauth.clone(),
+        hosts,
         limits: options.limits,
     });
+    let history = Arc::new(History::default());
+    tokio::spawn(sample_until(
+        Arc::clone(&gateway),
+        Arc::clone(&history),
+        streams.child_token(),
+    ));
     let mut accept_errors = AcceptErrors::default();
     loop {
         let stream = tokio::select! {
@@ -171,17 +182,20 @@ pub async fn serve_http<S: ConversationStore + 'static>(
         let guard = Arc::clone(&guard);
         let gateway = Arc::clone(&gateway);
         let sessions = Arc::clone(&sessions);
+        let history = Arc::clone(&history);
         let service = service_fn(move |request: Request<Incoming>| {
             let mcp = Arc::clone(&mcp);
             let guard = Arc::clone(&guard);
             let gateway = Arc::clone(&gateway);
             let sessions = Arc::clone(&sessions);
+            let history = Arc::clone(&history);
             async move {
                 let endpoint = Endpoint {
                     mcp: &mcp,
                     gateway: &gateway,
                     sessions: &sessions,
                     guard: &guard,
+                    history: &history,
                 };
                 Ok::<_, Infallible>(route(endpoint, request).await)
             }
@@ -222,21 +236,63 @@ pub async fn serve_http<S: ConversationStore + 'static>(
 /// How long answers get to reach their clients before connections close.
 const FLUSH_TIME: Duration = Duration::from_millis(100);
 
+/// Takes a point of the status page's charts every [`SAMPLE_EVERY`] until
+/// `stop`.
+async fn sample_until<S: ConversationStore + 'static>(
+    gateway: Arc<Gateway<S>>,
+    history: Arc<History>,
+    stop: CancellationToken,
+) {
+    let mut every = tokio::time::interval(SAMPLE_EVERY);
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            () = stop.cancelled() => return,
+            _ = every.tick() => history.sample(&gateway),
+        }
+    }
+}
+
 /// What every request is checked against before it reaches rmcp.
 #[derive(Debug)]
 struct Guard {
     token: Option<Arc<str>>,
     oauth: Option<Arc<OAuth>>,
+    /// Accepted `Host` values (rmcp checks them for `/mcp`).
+    hosts: Vec<String>,
     limits: HttpLimits,
 }
 
 impl Guard {
+    /// Whether a request with these headers names an accepted host: a page
+    /// that rebinds its own name to this address gets nothing.
+    fn host_allowed(&self, headers: &http::HeaderMap) -> bool {
+        let Some(host) = headers
+            .get(header::HOST)
+            .and_then(|value| value.to_str().ok())
+        else {
+            return false;
+        };
+        let name = match host.rsplit_once(':') {
+            Some((name, port)) if !port.contains(']') => name,
+            _ => host,
+        };
+        self.hosts
+            .iter()
+            .any(|allowed| allowed.eq_ignore_ascii_case(host) || allowed.eq_ignore_ascii_case(name))
+    }
+
     /// Who sent a request with these headers: a client among `clients`, a
     /// client an OAuth token maps to (with its user), or the holder of the
     /// shared token. `Err` when a token is required and no accepted one
     /// came.
+    /// Whether requests need no token.
+    fn open_to_all(&self, clients: &Clients) -> bool {
+        self.token.is_none() && clients.has_no_tokens() && self.oauth.is_none()
+    }
+
     async fn owner(&self, headers: &http::HeaderMap, clients: &Clients) -> Result<Owner, Refused> {
-        if self.token.is_none() && clients.has_no_tokens() && self.oauth.is_none() {
+        if self.open_to_all(clients) {
             return Ok(Owner::default());
         }
         let refused = |refusal| Refused {
@@ -319,6 +375,7 @@ struct Endpoint<'a, S: ConversationStore + 'static> {
     gateway: &'a Gateway<S>,
     sessions: &'a HeldSessions<S>,
     guard: &'a Guard,
+    history: &'a History,
 }
 
 /// Failed accepts in a row: how long to wait before the next, and a log
@@ -377,6 +434,7 @@ async fn route<S: ConversationStore + 'static>(
         gateway,
         sessions,
         guard,
+        history,
     } = endpoint;
     let path = request.uri().path();
     if let Some(oauth) = &guard.oauth
@@ -385,10 +443,23 @@ async fn route<S: ConversationStore + 'static>(
         return resource_metadata(oauth, request.method());
     }
     let metrics = path == METRICS_PATH;
-    if !metrics && path != MCP_PATH && path != "/mcp/" {
+    let status = path == STATUS_PATH;
+    if !metrics && !status && path != MCP_PATH && path != "/mcp/" {
         return plain(
             StatusCode::NOT_FOUND,
             "Not found: the MCP endpoint is /mcp\n",
+        );
+    }
+    // Without a token, a web page that rebinds its name to this address
+    // could read these; with one, it cannot send it (and a scraper may
+    // reach a replica by any address).
+    if (metrics || status)
+        && guard.open_to_all(&gateway.access().clients)
+        && !guard.host_allowed(request.headers())
+    {
+        return plain(
+            StatusCode::FORBIDDEN,
+            "Forbidden: the Host header names no host this gateway answers for (--allowed-host)\n",
         );
     }
     let access = gateway.access();
@@ -399,6 +470,9 @@ async fn route<S: ConversationStore + 'static>(
     let caller = owner.client.clone();
     if metrics {
         return metrics_response(gateway, request.method());
+    }
+    if status {
+        return status_response(gateway, history, request.method());
     }
     let session_id = request
         .headers()
@@ -573,6 +647,41 @@ async fn read_body(body: Incoming, limits: &HttpLimits) -> Result<Bytes, Rejecti
 }
 
 /// `/metrics`: every metric, in Prometheus' text format.
+/// The status page; GET and HEAD only.
+fn status_response<S: ConversationStore + 'static>(
+    gateway: &Gateway<S>,
+    history: &History,
+    method: &http::Method,
+) -> Response<Body> {
+    if method != http::Method::GET && method != http::Method::HEAD {
+        let mut response = plain(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "Method not allowed: the status page answers GET\n",
+        );
+        response
+            .headers_mut()
+            .insert(header::ALLOW, http::HeaderValue::from_static("GET, HEAD"));
+        return response;
+    }
+    let page = crate::status::render(gateway, history);
+    let mut response = Response::new(Full::new(Bytes::from(page)).boxed());
+    let headers = response.headers_mut();
+    for (name, value) in [
+        (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+        // No script, no frame, nothing fetched from elsewhere.
+        (
+            header::CONTENT_SECURITY_POLICY,
+            "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
+        ),
+        (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        (header::CACHE_CONTROL, "no-store"),
+        (header::REFERRER_POLICY, "no-referrer"),
+    ] {
+        headers.insert(name, http::HeaderValue::from_static(value));
+    }
+    response
+}
+
 fn metrics_response<S: ConversationStore + 'static>(
     gateway: &Gateway<S>,
     method: &http::Method,

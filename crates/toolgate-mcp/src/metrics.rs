@@ -132,6 +132,16 @@ pub(crate) struct TokenCosts {
 }
 
 impl TokenCosts {
+    /// What tool `name`'s schema costs (0 for a tool it does not know).
+    pub(crate) fn tool(&self, name: &str) -> u64 {
+        self.per_tool.get(name).copied().unwrap_or(0)
+    }
+
+    /// What every tool but the meta-tools costs together.
+    pub(crate) fn all_tools(&self) -> u64 {
+        self.all_tools
+    }
+
     /// The costs of `catalog`'s tools, as `toolgate catalog` counts them.
     pub(crate) fn of(catalog: &Catalog, counter: &TokenCounter) -> Self {
         let mut per_tool = HashMap::new();
@@ -295,12 +305,7 @@ impl Metrics {
     /// revision yet: then the caller should [`count_costs`](Self::count_costs).
     pub(crate) fn listed<'a>(&self, revision: u64, names: impl Iterator<Item = &'a str>) -> bool {
         self.lists.inc();
-        let costs = self
-            .costs
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
-        let Some(costs) = costs.filter(|costs| costs.revision == revision) else {
+        let Some(costs) = self.costs_at(revision) else {
             return false;
         };
         let listed = costs.listing
@@ -311,6 +316,15 @@ impl Metrics {
         self.tokens_saved
             .inc_by(costs.all_tools.saturating_sub(listed));
         true
+    }
+
+    /// The catalog's costs, if counted for `revision`.
+    pub(crate) fn costs_at(&self, revision: u64) -> Option<Arc<TokenCosts>> {
+        self.costs
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+            .filter(|costs| costs.revision == revision)
     }
 
     /// Counts the catalog's costs with `count` on a blocking thread, unless

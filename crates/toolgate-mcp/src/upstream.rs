@@ -132,6 +132,45 @@ impl UpstreamError {
     }
 }
 
+/// How an upstream is doing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum UpstreamHealth {
+    /// Not started: lazy, and not used yet (or stopped until its next use).
+    Idle,
+    /// Being started or stopped right now.
+    Busy,
+    /// Connected.
+    Running {
+        /// Since it was started.
+        uptime: Duration,
+    },
+    /// It exited; its next use starts it again.
+    Exited,
+    /// Its last start failed; the next use waits until `retry_in` has passed.
+    Failed {
+        /// Why it failed.
+        reason: String,
+        /// How long until it is tried again.
+        retry_in: Duration,
+    },
+    /// Stopped for good, with the gateway.
+    Closed,
+}
+
+impl UpstreamHealth {
+    /// A word for it.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Self::Idle => "idle",
+            Self::Busy => "starting",
+            Self::Running { .. } => "running",
+            Self::Exited => "exited",
+            Self::Failed { .. } => "failed",
+            Self::Closed => "closed",
+        }
+    }
+}
+
 /// One configured upstream and its connection.
 #[derive(Debug)]
 pub struct Upstream {
@@ -299,6 +338,27 @@ impl Upstream {
     /// Times the server exited and was started again, as it counts them.
     pub(crate) fn restarts(&self) -> Arc<AtomicU64> {
         Arc::clone(&self.restarts)
+    }
+
+    /// How the upstream is doing, without waiting or starting anything.
+    pub fn health(&self) -> UpstreamHealth {
+        let Ok(connection) = self.connection.try_lock() else {
+            return UpstreamHealth::Busy;
+        };
+        match &*connection {
+            Connection::Idle { .. } => UpstreamHealth::Idle,
+            Connection::Closed => UpstreamHealth::Closed,
+            Connection::Running(running) if running.service.is_transport_closed() => {
+                UpstreamHealth::Exited
+            }
+            Connection::Running(running) => UpstreamHealth::Running {
+                uptime: running.started.elapsed(),
+            },
+            Connection::Failed(failure) => UpstreamHealth::Failed {
+                reason: failure.reason.clone(),
+                retry_in: failure.retry_at.saturating_duration_since(Instant::now()),
+            },
+        }
     }
 
     /// The running connection's peer, without starting anything.

@@ -499,6 +499,10 @@ fn connect_help(url: &str, token: bool) -> String {
          Claude Code:     claude mcp add --transport http toolgate {url}{auth}\n  \
          MCP Inspector:   npx @modelcontextprotocol/inspector  (Transport: Streamable HTTP, URL: {url})\n  \
          stdio clients:   command `toolgate serve --stdio`\n\
-         Press Ctrl-C to stop.\n"
+         Status page: {status}\n\
+         Press Ctrl-C to stop.\n",
+        status = url
+            .strip_suffix(MCP_PATH)
+            .map_or_else(|| url.to_owned(), |base| format!("{base}/")),
     )
 }

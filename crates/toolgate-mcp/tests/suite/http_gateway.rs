@@ -403,20 +403,35 @@ async fn http_guards_check_host_origin_and_the_bearer_token() {
 }
 
 #[tokio::test]
-async fn only_the_mcp_path_is_served() {
+async fn only_the_mcp_metrics_and_status_paths_are_served() {
     let root = files_root();
     let served = serve_default(root.path(), vec![]).await;
-    let mut stream = tokio::net::TcpStream::connect(served.address)
-        .await
-        .unwrap();
-    stream
-        .write_all(b"GET / HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n\r\n")
-        .await
-        .unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).await.unwrap();
-    assert!(response.starts_with("HTTP/1.1 404"), "{response}");
-    assert!(response.contains("/mcp"), "{response}");
+    let get = |path: &'static str, host: &'static str| async move {
+        let mut stream = tokio::net::TcpStream::connect(served.address)
+            .await
+            .unwrap();
+        let request = format!("GET {path} HTTP/1.1\r\nhost: {host}\r\nconnection: close\r\n\r\n");
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut response = String::new();
+        stream.read_to_string(&mut response).await.unwrap();
+        response
+    };
+    let other = get("/other", "127.0.0.1").await;
+    assert!(other.starts_with("HTTP/1.1 404"), "{other}");
+    assert!(other.contains("/mcp"), "{other}");
+    let page = get("/", "127.0.0.1").await;
+    assert!(page.starts_with("HTTP/1.1 200"), "{page}");
+    assert!(page.contains("<title>toolgate status</title>"), "{page}");
+    assert!(
+        page.contains("content-security-policy: default-src 'none'"),
+        "{page}"
+    );
+    // Without a token, a page that rebinds its own name to this address
+    // gets neither the status page nor the metrics.
+    for path in ["/", "/metrics"] {
+        let rebound = get(path, "evil.example:80").await;
+        assert!(rebound.starts_with("HTTP/1.1 403"), "{path}: {rebound}");
+    }
 }
 
 #[tokio::test]
