@@ -233,6 +233,11 @@ impl<S: ConversationStore + 'static> Gateway<S> {
         });
     }
 
+    /// Whether `caller` sees the whole catalog (no policy narrows it).
+    pub(crate) fn sees_everything(&self, caller: &Caller) -> bool {
+        self.policy(caller).is_none()
+    }
+
     /// The policy of `caller`, when it is restricted.
     fn policy(&self, caller: &Caller) -> Option<Arc<ToolPolicy>> {
         let client = caller.as_ref()?;

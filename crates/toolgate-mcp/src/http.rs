@@ -468,6 +468,20 @@ async fn route<S: ConversationStore + 'static>(
         Err(refused) => return refused.into_response(),
     };
     let caller = owner.client.clone();
+    // Both show every group, tool and upstream, and every client's calls:
+    // not for a client whose policy hides some of them.
+    if (metrics || status) && !gateway.sees_everything(&caller) {
+        let client = caller.as_ref().map_or("", |client| client.as_str());
+        return Rejection::text(
+            StatusCode::FORBIDDEN,
+            format!(
+                "Forbidden: {path} shows every group and every client's calls; client '{client}' \
+                 has a policy that hides some. Use a client without allow/deny rules (or the \
+                 shared token) to read it.\n"
+            ),
+        )
+        .into_response();
+    }
     if metrics {
         return metrics_response(gateway, request.method());
     }

@@ -347,3 +347,36 @@ async fn a_policy_holds_on_every_path_and_only_for_its_client() {
     assert!(!error && text.contains("files_read"), "{text}");
     served.stop().await;
 }
+
+/// A GET of `path` with `token`; the status line.
+async fn get_status(address: SocketAddr, path: &str, token: &str) -> String {
+    let request = format!(
+        "GET {path} HTTP/1.1\r\nhost: 127.0.0.1:{}\r\nauthorization: Bearer {token}\r\n\
+         connection: close\r\n\r\n",
+        address.port()
+    );
+    let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut response = Vec::new();
+    stream.read_to_end(&mut response).await.unwrap();
+    let response = String::from_utf8_lossy(&response).into_owned();
+    response.lines().next().unwrap_or_default().to_owned()
+}
+
+#[tokio::test]
+async fn a_restricted_client_reads_neither_the_metrics_nor_the_status_page() {
+    // Both name every group and tool, and count every client's calls.
+    let served = served().await;
+    for path in ["/metrics", "/"] {
+        assert_eq!(
+            get_status(served.address, path, ALICE).await,
+            "HTTP/1.1 403 Forbidden",
+            "{path}"
+        );
+        assert_eq!(
+            get_status(served.address, path, BOB).await,
+            "HTTP/1.1 200 OK",
+            "{path}"
+        );
+    }
+}
