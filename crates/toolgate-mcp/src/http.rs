@@ -450,11 +450,12 @@ async fn route<S: ConversationStore + 'static>(
             "Not found: the MCP endpoint is /mcp\n",
         );
     }
+    let access = gateway.access();
     // Without a token, a web page that rebinds its name to this address
     // could read these; with one, it cannot send it (and a scraper may
     // reach a replica by any address).
     if (metrics || status)
-        && guard.open_to_all(&gateway.access().clients)
+        && guard.open_to_all(&access.clients)
         && !guard.host_allowed(request.headers())
     {
         return plain(
@@ -462,7 +463,6 @@ async fn route<S: ConversationStore + 'static>(
             "Forbidden: the Host header names no host this gateway answers for (--allowed-host)\n",
         );
     }
-    let access = gateway.access();
     let owner = match guard.owner(request.headers(), &access.clients).await {
         Ok(owner) => owner,
         Err(refused) => return refused.into_response(),

@@ -167,3 +167,34 @@ fn a_key_verifies_only_the_algorithms_it_is_for() {
     assert!(fits(&unstated, Algorithm::ES256));
     assert!(!fits(&unstated, Algorithm::RS256));
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(128))]
+
+    /// Whatever a client sends as a bearer token is refused with a reason,
+    /// never a panic (the keys' URL is a closed port, so nothing verifies).
+    #[test]
+    fn any_token_text_is_refused_with_a_reason(
+        token in "[A-Za-z0-9_=.-]{0,300}|eyJ[A-Za-z0-9_-]{0,60}\\.[A-Za-z0-9_-]{0,60}\\.[A-Za-z0-9_-]{0,60}",
+    ) {
+        let oauth = OAuth::new(OAuthSettings {
+            jwks_url: Some("http://127.0.0.1:9/keys".into()),
+            default_client: Some(ClientName::new("alice").unwrap()),
+            ..settings()
+        })
+        .unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let refusal = runtime
+            .block_on(oauth.verify(&token, &clients(&["alice"])))
+            .unwrap_err();
+        let reason = match refusal {
+            Refusal::InvalidToken(why)
+            | Refusal::InsufficientScope(why)
+            | Refusal::KeysUnavailable(why) => why,
+        };
+        proptest::prop_assert!(!reason.is_empty());
+    }
+}

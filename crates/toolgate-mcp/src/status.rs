@@ -133,7 +133,11 @@ pub(crate) struct History {
 impl History {
     /// Takes a point from `gateway`'s metrics now.
     pub(crate) fn sample<S: ConversationStore + 'static>(&self, gateway: &Gateway<S>) {
-        let scrape = Scrape::parse(&gateway.metrics().render());
+        self.record(&Scrape::parse(&gateway.metrics().render()));
+    }
+
+    /// Takes a point from `scrape`.
+    fn record(&self, scrape: &Scrape) {
         let point = Point {
             at: jiff::Timestamp::now(),
             loads: scrape.total(names::GROUP_LOADS),
@@ -161,9 +165,9 @@ pub(crate) fn render<S: ConversationStore + 'static>(
     gateway: &Gateway<S>,
     history: &History,
 ) -> String {
-    // The last point is now, so the charts end where the figures are.
-    history.sample(gateway);
     let scrape = Scrape::parse(&gateway.metrics().render());
+    // The last point is now, so the charts end where the figures are.
+    history.record(&scrape);
     let mut page = String::with_capacity(16 * 1024);
     page.push_str(HEAD);
     let _ = write!(

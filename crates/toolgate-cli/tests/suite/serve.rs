@@ -421,12 +421,7 @@ struct HttpGateway {
 impl HttpGateway {
     fn start(dir: &Path) -> Self {
         let (child, printed) = serve_in(dir, &["--memory-store"]);
-        let url = printed
-            .lines()
-            .find_map(|line| line.strip_prefix("Listening on "))
-            .unwrap_or_else(|| panic!("no URL in:\n{printed}"))
-            .trim()
-            .to_owned();
+        let url = listening_url(&printed);
         Self { child, url }
     }
 }
@@ -588,6 +583,16 @@ fn a_session_in_postgres_survives_a_restart_of_the_gateway() {
     );
 }
 
+/// The URL a `serve` banner says it listens on.
+fn listening_url(banner: &str) -> String {
+    banner
+        .lines()
+        .find_map(|line| line.strip_prefix("Listening on "))
+        .unwrap_or_else(|| panic!("no URL in:\n{banner}"))
+        .trim()
+        .to_owned()
+}
+
 /// One blocking POST of `initialize` to `url`, with `token` when given; the
 /// status line.
 fn initialize_status(url: &str, token: Option<&str>) -> String {
@@ -635,12 +640,7 @@ fn a_token_made_by_token_create_lets_its_client_in() {
         banner.contains("clients:   1 ([clients] in the config)"),
         "{banner}"
     );
-    let url = banner
-        .lines()
-        .find_map(|line| line.strip_prefix("Listening on "))
-        .expect("no URL")
-        .trim()
-        .to_owned();
+    let url = listening_url(&banner);
     assert!(initialize_status(&url, Some(&token)).contains("200"));
     assert!(initialize_status(&url, None).contains("401"));
     assert!(initialize_status(&url, Some("tg_0000000000000000")).contains("401"));
@@ -665,12 +665,7 @@ fn a_gateway_signing_clients_in_with_oauth_starts_while_its_issuer_is_away() {
         ),
         "{banner}"
     );
-    let url = banner
-        .lines()
-        .find_map(|line| line.strip_prefix("Listening on "))
-        .expect("no URL")
-        .trim()
-        .to_owned();
+    let url = listening_url(&banner);
     assert!(initialize_status(&url, None).contains("401"));
     assert!(initialize_status(&url, Some("not-a-jwt")).contains("401"));
     let _ = child.kill();

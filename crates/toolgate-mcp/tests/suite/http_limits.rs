@@ -11,19 +11,9 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use toolgate_mcp::{HttpLimits, HttpOptions};
 use toolgate_store::MemoryStore;
 
-use super::support::{call, connect, is_error, loopback, options, serve, text, tool_names};
-
-/// Sends `request` as is and reads the whole answer (the server closes).
-async fn exchange(address: SocketAddr, request: &str) -> String {
-    let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
-    stream.write_all(request.as_bytes()).await.unwrap();
-    let mut response = Vec::new();
-    tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut response))
-        .await
-        .expect("no answer")
-        .unwrap();
-    String::from_utf8_lossy(&response).into_owned()
-}
+use super::support::{
+    call, connect, exchange, is_error, loopback, options, serve, text, tool_names,
+};
 
 fn post(address: SocketAddr, extra_headers: &str, body: &str) -> String {
     format!(

@@ -5,11 +5,10 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use toolgate_mcp::{ClientName, Clients, HttpLimits, HttpOptions, TokenHash};
 use toolgate_store::MemoryStore;
 
-use super::support::{Served, loopback, options, serve};
+use super::support::{Served, exchange, header_value, loopback, options, serve};
 
 const ALICE: &str = "tg_alice-0123456789abcdef";
 const BOB: &str = "tg_bob-0123456789abcdef";
@@ -72,14 +71,7 @@ pub(super) async fn post(
         address.port(),
         body.len()
     );
-    let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
-    stream.write_all(request.as_bytes()).await.unwrap();
-    let mut response = Vec::new();
-    tokio::time::timeout(Duration::from_secs(20), stream.read_to_end(&mut response))
-        .await
-        .expect("no answer")
-        .unwrap();
-    String::from_utf8_lossy(&response).into_owned()
+    exchange(address, &request).await
 }
 
 pub(super) const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#;
@@ -91,14 +83,7 @@ pub(super) const LIST: &str = r#"{"jsonrpc":"2.0","id":3,"method":"tools/list","
 pub(super) async fn open(address: SocketAddr, token: &str) -> String {
     let answer = post(address, Some(token), None, INITIALIZE).await;
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
-    let session = answer
-        .lines()
-        .find_map(|line| {
-            let (name, value) = line.split_once(':')?;
-            name.eq_ignore_ascii_case("mcp-session-id")
-                .then(|| value.trim().to_owned())
-        })
-        .expect("no session id");
+    let session = header_value(&answer, "mcp-session-id").expect("no session id");
     post(address, Some(token), Some(&session), INITIALIZED).await;
     let loaded = post(address, Some(token), Some(&session), LOAD_TIME).await;
     assert!(loaded.contains("Loaded"), "{loaded}");

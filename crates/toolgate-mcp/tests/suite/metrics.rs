@@ -4,26 +4,20 @@
 use std::time::Duration;
 
 use serde_json::json;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use toolgate_mcp::HttpOptions;
 use toolgate_store::MemoryStore;
 
-use super::support::{call, connect, is_error, loopback, options, serve, serve_default, text};
+use super::support::{
+    call, connect, exchange, is_error, loopback, options, serve, serve_default, text,
+};
 
 /// `GET /metrics` over a fresh connection: the status line and the body.
 async fn scrape(address: std::net::SocketAddr, headers: &str) -> (String, String) {
-    let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
     let request = format!(
         "GET /metrics HTTP/1.1\r\nhost: 127.0.0.1:{}\r\n{headers}connection: close\r\n\r\n",
         address.port()
     );
-    stream.write_all(request.as_bytes()).await.unwrap();
-    let mut response = Vec::new();
-    tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut response))
-        .await
-        .expect("no answer")
-        .unwrap();
-    let response = String::from_utf8_lossy(&response).into_owned();
+    let response = exchange(address, &request).await;
     let (head, body) = response.split_once("\r\n\r\n").unwrap_or((&response, ""));
     (
         head.lines().next().unwrap_or_default().to_owned(),

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use aws_lc_rs::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair};
 use base64::Engine;
@@ -22,7 +22,7 @@ use toolgate_store::MemoryStore;
 use super::identities::{
     INITIALIZE, INITIALIZED, LOAD_TIME, audit_lines, audit_log, post, refused_as_unknown,
 };
-use super::support::{Served, loopback, options, serve};
+use super::support::{Served, exchange, header_value, loopback, options, serve};
 
 const AUDIENCE: &str = "https://toolgate.test/mcp";
 
@@ -178,28 +178,14 @@ async fn get(address: SocketAddr, path: &str) -> String {
         "GET {path} HTTP/1.1\r\nhost: 127.0.0.1:{}\r\nconnection: close\r\n\r\n",
         address.port()
     );
-    let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
-    stream.write_all(request.as_bytes()).await.unwrap();
-    let mut response = Vec::new();
-    tokio::time::timeout(Duration::from_secs(20), stream.read_to_end(&mut response))
-        .await
-        .expect("no answer")
-        .unwrap();
-    String::from_utf8_lossy(&response).into_owned()
-}
-
-fn header<'a>(answer: &'a str, name: &str) -> Option<&'a str> {
-    answer.lines().find_map(|line| {
-        let (key, value) = line.split_once(':')?;
-        key.eq_ignore_ascii_case(name).then(|| value.trim())
-    })
+    exchange(address, &request).await
 }
 
 /// A session opened with `token`, initialized.
 async fn open(address: SocketAddr, token: &str) -> String {
     let answer = post(address, Some(token), None, INITIALIZE).await;
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
-    let session = header(&answer, "mcp-session-id").unwrap().to_owned();
+    let session = header_value(&answer, "mcp-session-id").unwrap();
     post(address, Some(token), Some(&session), INITIALIZED).await;
     session
 }
@@ -224,7 +210,7 @@ async fn the_metadata_is_published_and_a_401_points_to_it() {
     let answer = post(served.address, None, None, INITIALIZE).await;
     assert!(answer.starts_with("HTTP/1.1 401"), "{answer}");
     assert_eq!(
-        header(&answer, "www-authenticate"),
+        header_value(&answer, "www-authenticate").as_deref(),
         Some(format!("Bearer resource_metadata=\"{expected}\", scope=\"mcp:tools\"").as_str())
     );
 }
@@ -283,7 +269,7 @@ async fn a_token_is_refused_with_the_reason_unless_all_checks_pass() {
             answer.starts_with(&format!("HTTP/1.1 {status}")) && answer.contains(reason),
             "expected {status} '{reason}': {answer}"
         );
-        let challenge = header(&answer, "www-authenticate").unwrap();
+        let challenge = header_value(&answer, "www-authenticate").unwrap();
         let code = if status == "401" {
             "invalid_token"
         } else {

@@ -8,14 +8,12 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use toolgate_core::{ActionPolicy, ToolPolicy};
 use toolgate_mcp::{ClientName, Clients, HttpOptions, TokenHash};
 use toolgate_store::MemoryStore;
 
-use super::support::{Served, loopback, options, serve};
+use super::support::{Served, exchange, header_value, loopback, options, serve};
 
 const ALICE: &str = "tg_alice-0123456789abcdef";
 const BOB: &str = "tg_bob-0123456789abcdef";
@@ -73,19 +71,8 @@ async fn post(
         address.port(),
         body.len()
     );
-    let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
-    stream.write_all(request.as_bytes()).await.unwrap();
-    let mut response = Vec::new();
-    tokio::time::timeout(Duration::from_secs(20), stream.read_to_end(&mut response))
-        .await
-        .expect("no answer")
-        .unwrap();
-    let response = String::from_utf8_lossy(&response).into_owned();
-    let new_session = response.lines().find_map(|line| {
-        let (name, value) = line.split_once(':')?;
-        name.eq_ignore_ascii_case("mcp-session-id")
-            .then(|| value.trim().to_owned())
-    });
+    let response = exchange(address, &request).await;
+    let new_session = header_value(&response, "mcp-session-id");
     let answer = response
         .lines()
         .filter_map(|line| line.strip_prefix("data: "))
@@ -117,10 +104,7 @@ async fn open(address: SocketAddr, token: &str) -> (String, String) {
         address.port(),
         note.len()
     );
-    let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
-    stream.write_all(request.as_bytes()).await.unwrap();
-    let mut sink = Vec::new();
-    let _ = stream.read_to_end(&mut sink).await;
+    exchange(address, &request).await;
     (session, instructions)
 }
 
@@ -355,11 +339,7 @@ async fn get_status(address: SocketAddr, path: &str, token: &str) -> String {
          connection: close\r\n\r\n",
         address.port()
     );
-    let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
-    stream.write_all(request.as_bytes()).await.unwrap();
-    let mut response = Vec::new();
-    stream.read_to_end(&mut response).await.unwrap();
-    let response = String::from_utf8_lossy(&response).into_owned();
+    let response = exchange(address, &request).await;
     response.lines().next().unwrap_or_default().to_owned()
 }
 

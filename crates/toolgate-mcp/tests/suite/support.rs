@@ -199,3 +199,26 @@ pub(crate) async fn tool_names(client: &Client) -> Vec<String> {
 }
 
 pub(crate) const CORE: [&str; 3] = ["load_tool_group", "unload_tool_group", "call_tool"];
+
+/// Sends `request` as is over a fresh connection and reads the whole answer
+/// (the request says `connection: close`).
+pub(crate) async fn exchange(address: SocketAddr, request: &str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut response = Vec::new();
+    tokio::time::timeout(Duration::from_secs(20), stream.read_to_end(&mut response))
+        .await
+        .expect("no answer")
+        .unwrap();
+    String::from_utf8_lossy(&response).into_owned()
+}
+
+/// The value of header `name` in a raw HTTP response.
+pub(crate) fn header_value(response: &str, name: &str) -> Option<String> {
+    response.lines().find_map(|line| {
+        let (key, value) = line.split_once(':')?;
+        key.eq_ignore_ascii_case(name)
+            .then(|| value.trim().to_owned())
+    })
+}
