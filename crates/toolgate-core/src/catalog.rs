@@ -280,6 +280,41 @@ impl Catalog {
         Ok(())
     }
 
+    /// Removes a group for good (its MCP server left the configuration):
+    /// its tools are retired as [`replace_group_tools`](Self::replace_group_tools)
+    /// retires them, and its id is free again. Other groups keep their
+    /// order.
+    pub fn remove_group(&mut self, id: &str) -> Result<(), CatalogError> {
+        self.revision = self.revision.wrapping_add(1);
+        let position = self
+            .group_index
+            .remove(id)
+            .ok_or_else(|| CatalogError::UnknownGroupId(id.to_owned()))?;
+        let entry = self.groups.remove(position);
+        for index in entry.members {
+            let retired = &mut self.tools[index];
+            retired.state = ToolState::Disabled;
+            self.tool_index.remove(&retired.definition.name);
+        }
+        for later in self.group_index.values_mut() {
+            if *later > position {
+                *later -= 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// Takes a listed group's tools away and makes it deferred again, as
+    /// if never listed (its new source could not be listed): it stays on
+    /// offer, and a load lists it.
+    pub fn defer_group(&mut self, id: &str) -> Result<(), CatalogError> {
+        self.replace_group_tools(id, Vec::new())?;
+        if let Some(&index) = self.group_index.get(id) {
+            self.groups[index].listing = GroupListing::Deferred;
+        }
+        Ok(())
+    }
+
     /// Replaces a group's description (a server's own words, once known).
     pub fn set_group_description(
         &mut self,

@@ -295,6 +295,72 @@ fn replacing_a_groups_tools_retires_the_old_ones_everywhere() {
 }
 
 #[test]
+fn a_removed_group_leaves_no_trace_and_its_names_are_free_again() {
+    let mut catalog = Catalog::new();
+    for id in ["git", "web", "files"] {
+        let tools = vec![(tool(&format!("{id}_status")), upstream(id))];
+        catalog
+            .register_group_with_tools(group(id), upstream(id), tools)
+            .unwrap();
+    }
+    let before = catalog.revision();
+    catalog.remove_group("web").unwrap();
+
+    assert_ne!(catalog.revision(), before);
+    assert!(catalog.group("web").is_none());
+    assert!(catalog.tool("web_status").is_none());
+    let groups: Vec<_> = catalog.groups().map(|g| g.id.as_str()).collect();
+    assert_eq!(groups, ["git", "files"]);
+    // The groups after it are still found by id.
+    assert_eq!(names(catalog.group_tools("files")), ["files_status"]);
+    assert_eq!(names(catalog.group_tools("web")), Vec::<&str>::new());
+    assert!(matches!(
+        catalog.remove_group("web"),
+        Err(CatalogError::UnknownGroupId(_))
+    ));
+    // The id and the tool name can be registered again.
+    catalog
+        .register_group_with_tools(
+            group("web"),
+            upstream("web"),
+            vec![(tool("web_status"), upstream("web"))],
+        )
+        .unwrap();
+    assert_eq!(names(catalog.group_tools("web")), ["web_status"]);
+    let all: Vec<_> = catalog
+        .tools()
+        .map(|t| t.definition.name.as_str())
+        .collect();
+    assert_eq!(
+        all,
+        [
+            "load_tool_group",
+            "git_status",
+            "files_status",
+            "web_status"
+        ]
+    );
+}
+
+#[test]
+fn a_deferred_again_group_is_offered_without_tools() {
+    let mut catalog = Catalog::new();
+    catalog
+        .register_group_with_tools(
+            group("git"),
+            upstream("git"),
+            vec![(tool("git_status"), upstream("git"))],
+        )
+        .unwrap();
+    catalog.defer_group("git").unwrap();
+    assert_eq!(catalog.group_listing("git"), Some(GroupListing::Deferred));
+    assert_eq!(names(catalog.group_tools("git")), Vec::<&str>::new());
+    assert!(catalog.tool("git_status").is_none());
+    let offered: Vec<_> = catalog.available_groups().map(|g| g.id.as_str()).collect();
+    assert_eq!(offered, ["git"]);
+}
+
+#[test]
 fn replacing_a_groups_tools_is_all_or_nothing() {
     let mut catalog = Catalog::new();
     catalog
