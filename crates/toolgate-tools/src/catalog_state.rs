@@ -32,7 +32,8 @@ pub(crate) struct CatalogState {
     pub(crate) registry: RwLock<ToolRegistry>,
     pub(crate) validators: Validators,
     /// Groups offered as one polymorphic tool, with their action policies.
-    pub(crate) polymorphic: BTreeMap<GroupId, (ActionPolicy, Consolidation)>,
+    /// Groups of sources added at run time join it.
+    pub(crate) polymorphic: RwLock<BTreeMap<GroupId, (ActionPolicy, Consolidation)>>,
     /// Groups whose tools really changed (a listed source announced it, a
     /// manifest was reloaded), and changes every session sees.
     pub(crate) changes: broadcast::Sender<CatalogChange>,

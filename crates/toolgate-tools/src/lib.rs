@@ -55,4 +55,4 @@ pub use source::{
     CallDeadline, ListedGroup, ListedSource, SourceCall, SourceChange, SourceListing, SourceOffer,
     SourceTool, Startup, ToolSource,
 };
-pub use toolbox::{DEFAULT_CALL_TIMEOUT, StartReport, Toolbox, ToolboxOptions};
+pub use toolbox::{DEFAULT_CALL_TIMEOUT, Joined, StartReport, Toolbox, ToolboxOptions};

@@ -34,12 +34,50 @@ pub(crate) struct ListedSlot {
 
 impl ListedSlot {
     pub(crate) fn new(source: Arc<dyn ListedSource>, id: SourceId) -> Self {
+        Self::inheriting(source, id, Retired::default())
+    }
+
+    /// A slot for `source`, which takes the place of a retired one: its
+    /// tools keep the names the retired source's had.
+    pub(crate) fn inheriting(
+        source: Arc<dyn ListedSource>,
+        id: SourceId,
+        retired: Retired,
+    ) -> Self {
         Self {
             source,
             id,
-            listing: tokio::sync::Mutex::new(ListingState::default()),
+            listing: tokio::sync::Mutex::new(ListingState {
+                exposed: retired.names,
+                ..ListingState::default()
+            }),
         }
     }
+
+    /// Where the catalog's routes of its tools lead.
+    pub(crate) fn id(&self) -> SourceId {
+        self.id
+    }
+
+    /// Shuts the source down for good, once any listing under way is
+    /// done, and hands over what a successor keeps.
+    pub(crate) async fn retire(&self) -> Retired {
+        self.source.shutdown().await;
+        let mut listing_state = self.listing.lock().await;
+        Retired {
+            was_listed: listing_state.generation.take().is_some(),
+            names: std::mem::take(&mut listing_state.exposed),
+        }
+    }
+}
+
+/// What a retired listed source leaves to the one taking its place.
+#[derive(Debug, Default)]
+pub(crate) struct Retired {
+    /// Its tools were in the catalog.
+    pub(crate) was_listed: bool,
+    /// The names its tools were exposed under, by their own name.
+    names: HashMap<String, ToolName>,
 }
 
 #[derive(Debug, Default)]
@@ -59,7 +97,7 @@ pub(crate) struct Listed {
     /// Tools it exposes.
     pub(crate) tools: usize,
     /// Whether they differ from what was listed before.
-    changed: bool,
+    pub(crate) changed: bool,
 }
 
 /// A tool as the catalog will hold it, with its route.
@@ -75,7 +113,7 @@ impl ListedSlot {
     pub(crate) async fn ensure_listed(
         &self,
         state: &CatalogState,
-        earlier: &[ListedSlot],
+        earlier: &[Arc<ListedSlot>],
     ) -> Result<Listed, SourceError> {
         let mut listing_state = self.listing.lock().await;
         let running = self.source.running_generation().await;
@@ -169,8 +207,14 @@ impl ListedSlot {
                 },
             );
         }
-        if let Some((policy, scope)) = state.polymorphic.get(group)
-            && let Err(reason) = consolidate(&mut catalog, &mut registry, &spec.id, policy, *scope)
+        let polymorphic = state
+            .polymorphic
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(group)
+            .cloned();
+        if let Some((policy, scope)) = polymorphic
+            && let Err(reason) = consolidate(&mut catalog, &mut registry, &spec.id, &policy, scope)
         {
             tracing::warn!(source = group, %reason, "group not consolidated; its tools are offered one by one");
         }
@@ -182,7 +226,7 @@ impl ListedSlot {
 
     /// The source said its tools changed: relist it now, and announce the
     /// group if something really changed.
-    pub(crate) async fn refresh(&self, state: &CatalogState, earlier: &[ListedSlot]) {
+    pub(crate) async fn refresh(&self, state: &CatalogState, earlier: &[Arc<ListedSlot>]) {
         self.listing.lock().await.stale = true;
         let listed = self.ensure_listed(state, earlier).await;
         state.log_renamed();
@@ -203,7 +247,7 @@ impl ListedSlot {
 /// Before a source's first listing, lists every source configured before it
 /// (`earlier`) that was never listed. Sources started only for this are
 /// stopped again (their names are kept).
-async fn list_never_listed(state: &CatalogState, earlier: &[ListedSlot]) {
+async fn list_never_listed(state: &CatalogState, earlier: &[Arc<ListedSlot>]) {
     for slot in earlier {
         let mut listing_state = slot.listing.lock().await;
         if listing_state.generation.is_some() {

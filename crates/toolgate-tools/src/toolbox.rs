@@ -36,8 +36,12 @@ use crate::naming::RenamedTool;
 use crate::output::ToolOutput;
 use crate::registry::{Consolidated, Route, SourceId, ToolRegistry};
 use crate::settings::GroupSettings;
-use crate::source::{ListedSource, SourceCall, SourceChange, Startup, ToolSource};
+use crate::source::{ListedGroup, ListedSource, SourceCall, SourceChange, Startup, ToolSource};
 use crate::validate::Validators;
+
+mod reconfigure;
+
+pub use reconfigure::Joined;
 
 /// How long a tool call may run, by default, before the toolbox cancels it.
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
@@ -148,10 +152,16 @@ pub struct StartReport {
 #[derive(Debug)]
 pub struct Toolbox {
     state: CatalogState,
-    /// Every source, by [`SourceId`].
-    sources: Vec<Arc<dyn ToolSource>>,
-    /// The listed sources, in priority order.
-    listed: Vec<ListedSlot>,
+    /// Every source, by [`SourceId`]. Sources added at run time are
+    /// appended; an id is never reused.
+    sources: RwLock<Vec<Arc<dyn ToolSource>>>,
+    /// The listed sources, in priority order. Read it through
+    /// [`Self::listed`]: a snapshot, as sources come and go at run time.
+    listed: RwLock<Vec<Arc<ListedSlot>>>,
+    /// Serializes adding, replacing and removing listed sources.
+    reconfiguring: tokio::sync::Mutex<()>,
+    /// `[groups]` settings, for the groups of sources added at run time.
+    group_settings: BTreeMap<String, GroupSettings>,
     /// The manifests directories and what they loaded.
     manifests: ManifestTools,
     /// Calls per polymorphic tool and action.
@@ -231,24 +241,10 @@ impl Toolbox {
 
         let mut listed = Vec::new();
         for source in &options.listed {
-            let spec = source.group();
-            let description = spec
-                .description
-                .clone()
-                .unwrap_or_else(|| default_description(spec.id.as_str(), None));
-            let group = ToolGroup::new(
-                spec.id.clone(),
-                toolgate_core::title_case(spec.id.as_str()),
-                description,
-            );
-            let origin = Origin::Upstream {
-                server: spec.id.to_string(),
-            };
-            catalog.register_deferred_group(group, origin)?;
-            catalog.set_group_visibility(spec.id.as_str(), spec.visibility)?;
+            register_listed_group(&mut catalog, source.group())?;
             let id = SourceId(sources.len());
             sources.push(Arc::clone(source) as Arc<dyn ToolSource>);
-            listed.push(ListedSlot::new(Arc::clone(source), id));
+            listed.push(Arc::new(ListedSlot::new(Arc::clone(source), id)));
         }
 
         let polymorphic = polymorphic_groups(&options.groups, &catalog);
@@ -307,30 +303,29 @@ impl Toolbox {
                 catalog: RwLock::new(catalog),
                 registry: RwLock::new(registry),
                 validators: Validators::default(),
-                polymorphic,
+                polymorphic: RwLock::new(polymorphic),
                 changes: broadcast::channel(64).0,
                 renamed: Mutex::new(Vec::new()),
             },
-            sources,
-            listed,
+            sources: RwLock::new(sources),
+            listed: RwLock::new(listed),
+            reconfiguring: tokio::sync::Mutex::new(()),
+            group_settings: options.groups.clone(),
             manifests,
             action_calls: Mutex::new(BTreeMap::new()),
             meta,
             call_timeout: options.call_timeout,
         });
-        for (index, slot) in toolbox.listed.iter().enumerate() {
+        let listed = toolbox.listed();
+        for (index, slot) in listed.iter().enumerate() {
             if slot.source.group().startup == Startup::Eager {
                 let listed = slot
-                    .ensure_listed(&toolbox.state, &toolbox.listed[..index])
+                    .ensure_listed(&toolbox.state, &listed[..index])
                     .await
                     .map(|listed| listed.tools);
                 report.listed.push((slot.source.group().id.clone(), listed));
             }
-            tokio::spawn(watch_changes(
-                Arc::downgrade(&toolbox),
-                Arc::clone(&slot.source),
-                index,
-            ));
+            tokio::spawn(watch_changes(Arc::downgrade(&toolbox), Arc::clone(slot)));
         }
         report.renamed = toolbox.state.take_renamed();
         Ok((toolbox, report))
@@ -413,7 +408,7 @@ impl Toolbox {
 
     /// Stops every listed source.
     pub async fn shutdown(&self) {
-        for slot in &self.listed {
+        for slot in self.listed() {
             slot.source.shutdown().await;
         }
     }
@@ -421,8 +416,9 @@ impl Toolbox {
     /// Makes `group`'s tools known: starts and lists its source if it is a
     /// listed one. Other groups are always ready.
     pub async fn prepare(&self, group: &str) -> Result<(), SourceError> {
-        match self.listed_index(group) {
-            Some(index) => self.ensure_listed(index).await.map(|_| ()),
+        let listed = self.listed();
+        match position_of(&listed, group) {
+            Some(index) => self.ensure_listed(&listed, index).await.map(|_| ()),
             None => Ok(()),
         }
     }
@@ -450,9 +446,10 @@ impl Toolbox {
                 tracing::warn!(%group, %error, "a loaded group's tools are unavailable");
             }
         }
-        for (index, slot) in self.listed.iter().enumerate() {
+        let listed = self.listed();
+        for (index, slot) in listed.iter().enumerate() {
             if slot.source.group().visibility == GroupVisibility::Always {
-                let _ = self.ensure_listed(index).await;
+                let _ = self.ensure_listed(&listed, index).await;
             }
         }
     }
@@ -627,8 +624,10 @@ impl Toolbox {
                     tool: tool.clone(),
                     arguments,
                 };
-                let source = self.sources[source.0].as_ref();
-                call_within_deadline(source, name, call, context, self.call_timeout).await
+                let Some(source) = self.source(*source) else {
+                    return Err(not_available(name));
+                };
+                call_within_deadline(source.as_ref(), name, call, context, self.call_timeout).await
             }
             Some(Route::Unbound) => Err(ToolCallError::respond(format!(
                 "Tool '{name}' is defined by a manifest or catalog file but has no implementation in this gateway."
@@ -637,28 +636,72 @@ impl Toolbox {
         }
     }
 
-    /// Starts listed source `index` if needed and makes the catalog reflect
-    /// its tools; tools it (or a source listed before it) renamed are logged.
-    async fn ensure_listed(&self, index: usize) -> Result<Listed, SourceError> {
-        let listed = self.listed[index]
-            .ensure_listed(&self.state, &self.listed[..index])
+    /// Starts listed source `index` of `listed` if needed and makes the
+    /// catalog reflect its tools; tools it (or a source listed before it)
+    /// renamed are logged.
+    async fn ensure_listed(
+        &self,
+        listed: &[Arc<ListedSlot>],
+        index: usize,
+    ) -> Result<Listed, SourceError> {
+        let result = listed[index]
+            .ensure_listed(&self.state, &listed[..index])
             .await;
         self.state.log_renamed();
-        listed
+        result
     }
 
-    /// Listed source `index` said its tools changed: relist it now.
-    async fn refresh(&self, index: usize) {
-        self.listed[index]
-            .refresh(&self.state, &self.listed[..index])
-            .await;
+    /// `slot` said its tools changed: relist it now, unless it was removed
+    /// or replaced meanwhile.
+    async fn refresh(&self, slot: &Arc<ListedSlot>) {
+        let listed = self.listed();
+        if let Some(index) = listed.iter().position(|other| Arc::ptr_eq(other, slot)) {
+            slot.refresh(&self.state, &listed[..index]).await;
+        }
     }
 
-    fn listed_index(&self, group: &str) -> Option<usize> {
+    /// The listed sources as they are now, in priority order.
+    fn listed(&self) -> Vec<Arc<ListedSlot>> {
         self.listed
-            .iter()
-            .position(|slot| slot.source.group().id.as_str() == group)
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
+
+    /// Source `id`, unless it is gone.
+    fn source(&self, id: SourceId) -> Option<Arc<dyn ToolSource>> {
+        self.sources
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(id.0)
+            .cloned()
+    }
+}
+
+/// Where the source of `group` stands in `listed`.
+fn position_of(listed: &[Arc<ListedSlot>], group: &str) -> Option<usize> {
+    listed
+        .iter()
+        .position(|slot| slot.source.group().id.as_str() == group)
+}
+
+/// Registers the group of a listed source, deferred until it is listed.
+fn register_listed_group(catalog: &mut Catalog, spec: &ListedGroup) -> Result<(), ToolboxError> {
+    let description = spec
+        .description
+        .clone()
+        .unwrap_or_else(|| default_description(spec.id.as_str(), None));
+    let group = ToolGroup::new(
+        spec.id.clone(),
+        toolgate_core::title_case(spec.id.as_str()),
+        description,
+    );
+    let origin = Origin::Upstream {
+        server: spec.id.to_string(),
+    };
+    catalog.register_deferred_group(group, origin)?;
+    catalog.set_group_visibility(spec.id.as_str(), spec.visibility)?;
+    Ok(())
 }
 
 /// Registers one group a source offers, each tool routed to the source.
@@ -700,15 +743,15 @@ fn not_available(name: &str) -> ToolCallError {
 
 /// Relists a listed source each time it announces a change, until it closes
 /// or the toolbox is gone.
-async fn watch_changes(toolbox: Weak<Toolbox>, source: Arc<dyn ListedSource>, index: usize) {
+async fn watch_changes(toolbox: Weak<Toolbox>, slot: Arc<ListedSlot>) {
     loop {
-        match source.changed().await {
+        match slot.source.changed().await {
             SourceChange::ToolsChanged => {}
             SourceChange::Closed => return,
         }
         let Some(toolbox) = toolbox.upgrade() else {
             return;
         };
-        toolbox.refresh(index).await;
+        toolbox.refresh(&slot).await;
     }
 }

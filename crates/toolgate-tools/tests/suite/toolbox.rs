@@ -541,3 +541,207 @@ async fn find_tool_groups_is_offered_above_a_number_of_groups() {
     );
     assert!(matches!(call, Some(Ok(_))), "answered, not only listed");
 }
+
+fn group_names(toolbox: &Toolbox, group: &str) -> Vec<String> {
+    toolbox
+        .catalog()
+        .group_tools(group)
+        .map(|t| t.name.to_string())
+        .collect()
+}
+
+fn changes_so_far(
+    changes: &mut tokio::sync::broadcast::Receiver<toolgate_tools::CatalogChange>,
+) -> Vec<toolgate_tools::CatalogChange> {
+    std::iter::from_fn(|| changes.try_recv().ok()).collect()
+}
+
+#[tokio::test]
+async fn a_source_added_at_run_time_comes_last_and_renames_nothing_that_runs() {
+    let notes = Arc::new(Notes::default());
+    let alpha = Arc::new(Server::new("alpha", &["shared", "one"]));
+    let toolbox = toolbox(&notes, vec![Arc::clone(&alpha) as Arc<dyn ListedSource>]).await;
+    toolbox.prepare("alpha").await.unwrap();
+    let mut changes = toolbox.subscribe_changes();
+
+    // Added lazily: offered, not started.
+    let gamma = Arc::new(Server::new("gamma", &["shared", "three"]));
+    let joined = toolbox
+        .add_listed(Arc::clone(&gamma) as Arc<dyn ListedSource>)
+        .await
+        .unwrap();
+    assert!(
+        matches!(joined, toolgate_tools::Joined::Waiting),
+        "{joined:?}"
+    );
+    assert_eq!(gamma.listings.load(Ordering::SeqCst), 0);
+    assert!(toolbox.catalog().group("gamma").is_some());
+    assert_eq!(
+        changes_so_far(&mut changes),
+        [toolgate_tools::CatalogChange::CoreTools]
+    );
+    assert_eq!(
+        toolbox.listed_groups(),
+        ["alpha", "gamma"].map(|g| GroupId::new(g).unwrap())
+    );
+
+    // Eager: listed at once, after alpha, so alpha keeps `shared`.
+    let mut beta = Server::new("beta", &["shared", "two"]);
+    beta.group.startup = Startup::Eager;
+    let joined = toolbox.add_listed(Arc::new(beta)).await.unwrap();
+    assert!(
+        matches!(joined, toolgate_tools::Joined::Listed(2)),
+        "{joined:?}"
+    );
+    assert_eq!(group_names(&toolbox, "alpha"), ["shared", "one"]);
+    assert_eq!(group_names(&toolbox, "beta"), ["beta__shared", "two"]);
+    // gamma, before it, was listed for its names, and stopped again.
+    assert_eq!(group_names(&toolbox, "gamma"), ["gamma__shared", "three"]);
+    assert_eq!(gamma.running_generation().await, None);
+    let output = toolbox
+        .call("beta__shared", json!({}), &CallContext::default())
+        .await
+        .unwrap();
+    assert_eq!(output.model_text(), "beta ran shared");
+
+    // A group id that is taken is refused, and nothing changes.
+    let error = toolbox
+        .add_listed(Arc::new(Server::new("notes", &["x"])))
+        .await
+        .unwrap_err();
+    assert!(error.to_string().contains("notes"), "{error}");
+    assert_eq!(group_names(&toolbox, "notes"), ["notes_add", "notes_list"]);
+}
+
+#[tokio::test]
+async fn a_removed_source_takes_its_group_away_and_frees_its_names() {
+    let notes = Arc::new(Notes::default());
+    let alpha = Arc::new(Server::new("alpha", &["shared"]));
+    let beta = Arc::new(Server::new("beta", &["shared", "two"]));
+    let toolbox = toolbox(
+        &notes,
+        vec![
+            Arc::clone(&alpha) as Arc<dyn ListedSource>,
+            Arc::clone(&beta) as Arc<dyn ListedSource>,
+        ],
+    )
+    .await;
+    toolbox.prepare("beta").await.unwrap();
+    toolbox.prepare("alpha").await.unwrap();
+    let mut changes = toolbox.subscribe_changes();
+
+    assert!(toolbox.remove_listed("alpha").await);
+    assert!(!toolbox.remove_listed("alpha").await, "already gone");
+    assert_eq!(alpha.running_generation().await, None, "shut down");
+    assert!(toolbox.catalog().group("alpha").is_none());
+    assert!(toolbox.catalog().tool("shared").is_none());
+    let refused = refusal(
+        toolbox
+            .call("shared", json!({}), &CallContext::default())
+            .await,
+    );
+    assert!(refused.contains("not available"), "{refused}");
+    assert_eq!(
+        changes_so_far(&mut changes),
+        [
+            toolgate_tools::CatalogChange::Group(GroupId::new("alpha").unwrap()),
+            toolgate_tools::CatalogChange::CoreTools
+        ]
+    );
+    // beta keeps the names it has; they never move while it runs.
+    assert_eq!(group_names(&toolbox, "beta"), ["beta__shared", "two"]);
+    // The group id is free for another source.
+    toolbox
+        .add_listed(Arc::new(Server::new("alpha", &["again"])))
+        .await
+        .unwrap();
+    toolbox.prepare("alpha").await.unwrap();
+    assert_eq!(group_names(&toolbox, "alpha"), ["again"]);
+}
+
+#[tokio::test]
+async fn a_replaced_source_keeps_its_place_and_names_and_runs_on_the_new_one() {
+    let notes = Arc::new(Notes::default());
+    let alpha = Arc::new(Server::new("alpha", &["shared", "one"]));
+    let beta = Arc::new(Server::new("beta", &["shared"]));
+    let toolbox = toolbox(
+        &notes,
+        vec![
+            Arc::clone(&alpha) as Arc<dyn ListedSource>,
+            Arc::clone(&beta) as Arc<dyn ListedSource>,
+        ],
+    )
+    .await;
+    toolbox.prepare("beta").await.unwrap();
+    toolbox.prepare("alpha").await.unwrap();
+    let mut changes = toolbox.subscribe_changes();
+
+    // alpha ran: its replacement is listed at once, in alpha's place, and
+    // `shared` stays alpha's though beta is listed and running.
+    let mut replacement = Server::new("alpha", &["one", "shared", "new"]);
+    replacement.group.description = Some("Alpha, moved".to_owned());
+    let replacement = Arc::new(replacement);
+    let joined = toolbox
+        .replace_listed(Arc::clone(&replacement) as Arc<dyn ListedSource>)
+        .await
+        .unwrap();
+    assert!(
+        matches!(joined, toolgate_tools::Joined::Listed(3)),
+        "{joined:?}"
+    );
+    assert_eq!(
+        alpha.running_generation().await,
+        None,
+        "the old one stopped"
+    );
+    assert_eq!(group_names(&toolbox, "alpha"), ["one", "shared", "new"]);
+    assert_eq!(group_names(&toolbox, "beta"), ["beta__shared"]);
+    assert_eq!(
+        toolbox.listed_groups(),
+        ["alpha", "beta"].map(|g| GroupId::new(g).unwrap())
+    );
+    assert_eq!(
+        toolbox.catalog().group("alpha").unwrap().description,
+        "Alpha, moved"
+    );
+    assert_eq!(
+        changes_so_far(&mut changes),
+        [
+            toolgate_tools::CatalogChange::Group(GroupId::new("alpha").unwrap()),
+            toolgate_tools::CatalogChange::CoreTools
+        ]
+    );
+    let output = toolbox
+        .call("shared", json!({}), &CallContext::default())
+        .await
+        .unwrap();
+    assert_eq!(output.model_text(), "alpha ran shared");
+    assert_eq!(replacement.listings.load(Ordering::SeqCst), 1);
+
+    // A replacement that fails leaves the group on offer with no tools; the
+    // next load tries again.
+    let broken = Arc::new(Server {
+        fails: true,
+        ..Server::new("alpha", &["one"])
+    });
+    let joined = toolbox.replace_listed(broken).await.unwrap();
+    assert!(
+        matches!(joined, toolgate_tools::Joined::Failed(_)),
+        "{joined:?}"
+    );
+    assert_eq!(group_names(&toolbox, "alpha"), Vec::<String>::new());
+    assert!(
+        toolbox
+            .catalog()
+            .available_groups()
+            .any(|group| group.id.as_str() == "alpha")
+    );
+    assert!(toolbox.prepare("alpha").await.is_err());
+
+    // Replacing what is not there is an error naming it.
+    let error = toolbox
+        .replace_listed(Arc::new(Server::new("zeta", &[])))
+        .await
+        .unwrap_err();
+    assert!(error.to_string().contains("zeta"), "{error}");
+}
