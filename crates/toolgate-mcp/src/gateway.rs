@@ -43,6 +43,9 @@ use crate::telemetry;
 use crate::upstream::{Upstream, UpstreamHealth};
 
 mod passthrough;
+mod upstreams;
+
+pub use upstreams::UpstreamChanges;
 
 /// The longest tool name looked up (and echoed in an answer); MCP allows 64.
 const MAX_TOOL_NAME: usize = 128;
@@ -73,7 +76,11 @@ pub struct GatewayOptions {
 #[derive(Debug)]
 pub struct Gateway<S> {
     toolbox: Arc<Toolbox>,
-    upstreams: Vec<Arc<Upstream>>,
+    /// The upstream MCP servers, in priority order; a new configuration
+    /// changes them ([`update_upstreams`](Self::update_upstreams)).
+    upstreams: std::sync::RwLock<Vec<Arc<Upstream>>>,
+    /// Serializes configuration changes of the upstreams.
+    reconfiguring: tokio::sync::Mutex<()>,
     sessions: Sessions<S>,
     /// Upstream tools as `tools/list` gives them, read once per listing.
     listed_tools: ListedTools,
@@ -149,16 +156,14 @@ impl<S: ConversationStore + 'static> Gateway<S> {
         let changes = toolbox.subscribe_changes();
         let elsewhere = store.changes();
         let metrics = Arc::new(Metrics::new());
-        metrics.upstream_restarts().set(
-            upstreams
-                .iter()
-                .map(|upstream| (upstream.name().to_string(), upstream.restarts()))
-                .collect(),
-        );
+        metrics
+            .upstream_restarts()
+            .set(upstreams::restart_counts(&upstreams));
         let gateway = Arc::new(Self {
             sessions: Sessions::new(store, Arc::clone(&toolbox), options.session_idle_timeout),
             toolbox,
-            upstreams,
+            upstreams: std::sync::RwLock::new(upstreams),
+            reconfiguring: tokio::sync::Mutex::new(()),
             listed_tools: ListedTools::default(),
             calls: CallsInFlight::default(),
             metrics,
@@ -359,7 +364,7 @@ impl<S: ConversationStore + 'static> Gateway<S> {
 
     /// Each upstream's name and health.
     pub fn upstream_health(&self) -> Vec<(GroupId, UpstreamHealth)> {
-        self.upstreams
+        self.upstreams()
             .iter()
             .map(|upstream| (upstream.name().clone(), upstream.health()))
             .collect()

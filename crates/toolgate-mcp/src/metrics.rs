@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
 
 use prometheus_client::collector::Collector;
@@ -167,21 +167,27 @@ impl TokenCosts {
 /// Restarts per upstream, read at each scrape.
 #[derive(Debug, Default)]
 pub(crate) struct UpstreamRestarts {
-    counts: OnceLock<Vec<(String, Arc<AtomicU64>)>>,
+    counts: Mutex<Vec<(String, Arc<AtomicU64>)>>,
 }
 
 impl UpstreamRestarts {
-    /// Sets the upstreams counted (once, at start).
+    /// Sets the upstreams counted: at start, and when a new configuration
+    /// adds or removes some.
     pub(crate) fn set(&self, counts: Vec<(String, Arc<AtomicU64>)>) {
-        let _ = self.counts.set(counts);
+        *self.counts.lock().unwrap_or_else(PoisonError::into_inner) = counts;
     }
 }
 
 impl Collector for UpstreamRestarts {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
-        let Some(counts) = self.counts.get().filter(|counts| !counts.is_empty()) else {
+        let counts = self
+            .counts
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        if counts.is_empty() {
             return Ok(());
-        };
+        }
         let counter = ConstCounter::new(0u64);
         let mut family = encoder.encode_descriptor(
             "upstream_restarts",
@@ -190,9 +196,7 @@ impl Collector for UpstreamRestarts {
             counter.metric_type(),
         )?;
         for (upstream, count) in counts {
-            let labels = UpstreamLabels {
-                upstream: upstream.clone(),
-            };
+            let labels = UpstreamLabels { upstream };
             ConstCounter::new(count.load(Ordering::Relaxed))
                 .encode(family.encode_family(&labels)?)?;
         }

@@ -33,7 +33,7 @@ impl<S: ConversationStore + 'static> Gateway<S> {
     /// leave some groups out: their resources and prompts too).
     async fn running(&self) -> Vec<Running> {
         let mut running = Vec::new();
-        for upstream in &self.upstreams {
+        for upstream in self.upstreams() {
             let visible =
                 self.with_view(|catalog| catalog.group(upstream.name().as_str()).is_some());
             if !visible {

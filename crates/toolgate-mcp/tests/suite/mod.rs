@@ -4,6 +4,7 @@ mod fuzz_transports;
 mod http_gateway;
 mod http_limits;
 mod identities;
+mod live_upstreams;
 mod metrics;
 mod oauth;
 mod policies;

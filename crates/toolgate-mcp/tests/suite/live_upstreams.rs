@@ -1,0 +1,129 @@
+//! A new list of upstreams applied while the gateway serves (what a reload
+//! of `toolgate.toml` does): real servers added, restarted with a changed
+//! configuration and removed, seen by a session that stays connected.
+
+use pretty_assertions::assert_eq;
+use serde_json::json;
+use toolgate_tools::{Joined, Startup};
+
+use super::support::{CORE, call, connect, is_error, serve_default, text, tool_names};
+use super::upstreams::{peers, stdio};
+
+#[tokio::test]
+async fn upstreams_come_change_and_go_while_a_session_keeps_its_groups() {
+    let peers = peers();
+    let root = tempfile::tempdir().unwrap();
+    let time = peers.venv_bin.join("mcp-server-time");
+    let clock = stdio("clock", time.clone(), &["--local-timezone", "UTC"]);
+    let served = serve_default(root.path(), vec![clock.clone()]).await;
+    let gateway = &served.gateway;
+    let (client, recorder) = connect(&served.url).await;
+    let loaded = call(&client, "load_tool_group", json!({"group_name": "clock"})).await;
+    assert!(!is_error(&loaded), "{}", text(&loaded));
+    recorder.wait_for_list_changed(1).await;
+    let clock_tools = ["get_current_time", "convert_time"];
+    assert_eq!(
+        tool_names(&client).await,
+        [&CORE[..], &clock_tools].concat()
+    );
+
+    // The same list changes nothing, and restarts nothing.
+    let changes = gateway.update_upstreams(vec![clock.clone()]).await;
+    assert!(changes.is_empty(), "{changes}");
+    assert_eq!(changes.to_string(), "upstreams unchanged");
+
+    // An upstream added: after clock, so clock keeps its names.
+    let mut second = stdio("clock2", time.clone(), &[]);
+    second.startup = Startup::Eager;
+    let changes = gateway
+        .update_upstreams(vec![second.clone(), clock.clone()])
+        .await;
+    assert!(
+        matches!(changes.added.as_slice(), [(name, Joined::Listed(2))] if name.as_str() == "clock2"),
+        "{changes}"
+    );
+    assert_eq!(changes.to_string(), "upstreams added: clock2 (2 tools)");
+    assert_eq!(gateway.upstream_names(), ["clock", "clock2"].map(id));
+    // The groups on offer changed: the session is told, keeps clock loaded.
+    recorder.wait_for_list_changed(2).await;
+    assert_eq!(
+        tool_names(&client).await,
+        [&CORE[..], &clock_tools].concat()
+    );
+    let loaded = call(&client, "load_tool_group", json!({"group_name": "clock2"})).await;
+    assert!(!is_error(&loaded), "{}", text(&loaded));
+    let now = call(
+        &client,
+        "clock2__get_current_time",
+        json!({"timezone": "UTC"}),
+    )
+    .await;
+    assert!(!is_error(&now), "{}", text(&now));
+
+    // clock's configuration changed: restarted in place, its tools keep
+    // their names, and the session that loaded it sees the new definitions.
+    let before = recorder.list_changed();
+    let paris = stdio("clock", time.clone(), &["--local-timezone", "Europe/Paris"]);
+    let changes = gateway
+        .update_upstreams(vec![paris.clone(), second.clone()])
+        .await;
+    assert!(
+        matches!(changes.changed.as_slice(), [(name, Joined::Listed(2))] if name.as_str() == "clock"),
+        "{changes}"
+    );
+    recorder.wait_for_list_changed(before + 1).await;
+    let listed = client.list_all_tools().await.unwrap();
+    // The server names its local time zone in the schema.
+    let schema = listed
+        .iter()
+        .find(|tool| tool.name == "get_current_time")
+        .map(|tool| serde_json::Value::Object((*tool.input_schema).clone()).to_string())
+        .unwrap();
+    assert!(schema.contains("Europe/Paris"), "{schema}");
+    let now = call(&client, "get_current_time", json!({"timezone": "UTC"})).await;
+    assert!(!is_error(&now), "{}", text(&now));
+    assert_eq!(gateway.upstream_names(), ["clock", "clock2"].map(id));
+
+    // clock removed: its group goes, its tools are not available, and the
+    // session keeps what else it loaded.
+    let before = recorder.list_changed();
+    let changes = gateway.update_upstreams(vec![second.clone()]).await;
+    assert_eq!(changes.to_string(), "upstreams removed: clock");
+    recorder.wait_for_list_changed(before + 1).await;
+    assert_eq!(
+        tool_names(&client).await,
+        [
+            &CORE[..],
+            &["clock2__get_current_time", "clock2__convert_time"]
+        ]
+        .concat()
+    );
+    let gone = call(&client, "get_current_time", json!({"timezone": "UTC"})).await;
+    assert!(is_error(&gone));
+    assert!(text(&gone).contains("not available"), "{}", text(&gone));
+    assert!(gateway.with_catalog(|catalog| catalog.group("clock").is_none()));
+    let metrics = gateway.metrics().render();
+    assert!(
+        metrics.contains("toolgate_upstream_restarts_total{upstream=\"clock2\"} 0"),
+        "{metrics}"
+    );
+    assert!(!metrics.contains("upstream=\"clock\""), "{metrics}");
+
+    // An upstream whose name is another group's is refused, named.
+    let taken = stdio("time", time, &[]);
+    let changes = gateway.update_upstreams(vec![second, taken]).await;
+    assert!(
+        matches!(changes.refused.as_slice(), [(name, _)] if name.as_str() == "time"),
+        "{changes}"
+    );
+    assert!(
+        changes.to_string().starts_with("upstream time not added: "),
+        "{changes}"
+    );
+    assert_eq!(gateway.upstream_names(), ["clock2"].map(id));
+    served.stop().await;
+}
+
+fn id(name: &str) -> toolgate_core::GroupId {
+    toolgate_core::GroupId::new(name).unwrap()
+}
