@@ -1,9 +1,12 @@
-//! Live reload of the manifests directories for `toolgate serve`: a change
-//! of a `*.json` or `*.js` file in one of them (a file watch), or SIGHUP,
-//! reads them again ([`Toolbox::reload_manifests`]). Events closer together
-//! than [`DEBOUNCE`] make one reload, so an editor's save (often a write,
-//! a rename and a metadata change) reloads once. Each reload prints one
-//! line; each file it could not load is logged with its path and reason.
+//! Live reload for `toolgate serve`: a change of a `*.json` or `*.js` file
+//! in a manifests directory (a file watch), or SIGHUP, reads them again
+//! ([`Toolbox::reload_manifests`]); a change of `toolgate.toml`, or SIGHUP,
+//! applies its upstreams, clients, policies and rate limits
+//! ([`Gateway::update_upstreams`], [`Gateway::update_access`]). Events
+//! closer together than [`DEBOUNCE`] make one reload, so an editor's save
+//! (often a write, a rename and a metadata change) reloads once. Each
+//! reload prints one line; each file it could not load is logged with its
+//! path and reason.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -13,10 +16,12 @@ use anyhow::Context;
 use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
+use toolgate_core::GroupId;
 use toolgate_mcp::{Access, Gateway, RateLimits};
 use toolgate_store::ConversationStore;
 use toolgate_tools::{ReloadReport, Toolbox};
 
+use super::tool_setup::ToolSetup;
 use crate::settings::Settings;
 
 /// How long the files must be quiet before a reload.
@@ -162,13 +167,15 @@ fn tell(report: &ReloadReport) {
     crate::output::eprint(&format!("{report}\n"));
 }
 
-/// Applies the clients, policies and rate limits of the configuration file
-/// at `path` again when it changes or the process gets SIGHUP, until `stop`.
+/// Applies the upstreams, clients, policies and rate limits of the
+/// configuration file at `path` (and the upstreams of the `mcp_config`
+/// files) again when it changes or the process gets SIGHUP, until `stop`.
 /// A file that does not check is refused with its reason, and what runs
 /// stays as it was.
 pub(crate) fn watch_config<S: ConversationStore + 'static>(
     gateway: Arc<Gateway<S>>,
     path: PathBuf,
+    mcp_config: Vec<PathBuf>,
     stop: CancellationToken,
 ) -> anyhow::Result<()> {
     let trigger = Arc::new(Notify::new());
@@ -177,7 +184,7 @@ pub(crate) fn watch_config<S: ConversationStore + 'static>(
     tokio::spawn(async move {
         let _watcher = watcher;
         while next_reload(&trigger, &mut hangup, &stop).await {
-            match apply_config(&gateway, &path).await {
+            match apply_config(&gateway, &path, &mcp_config).await {
                 Ok(told) => crate::output::eprint(&told),
                 Err(error) => crate::output::eprint(&format!(
                     "{}: not applied, the configuration before it keeps running: {error:#}\n",
@@ -228,14 +235,19 @@ fn watch_file(path: &std::path::Path, trigger: &Arc<Notify>) -> Option<Recommend
     Some(watcher)
 }
 
-/// Reads the configuration again and applies its access settings; the
-/// line to print.
+/// Reads the configuration again and applies its upstreams and access
+/// settings; the lines to print. Everything is checked before anything is
+/// applied.
 async fn apply_config<S: ConversationStore + 'static>(
     gateway: &Gateway<S>,
     path: &std::path::Path,
+    mcp_config: &[PathBuf],
 ) -> anyhow::Result<String> {
     let settings = Settings::load(Some(path))?;
-    let warnings = super::serve::check_policies(gateway, &settings.policies)?;
+    let upstreams = ToolSetup::upstreams(&settings, mcp_config)?.upstreams;
+    let names: Vec<GroupId> = upstreams.iter().map(|u| u.name.clone()).collect();
+    let warnings = super::serve::check_policies_against(gateway, &settings.policies, Some(&names))?;
+    let upstreams = gateway.update_upstreams(upstreams).await;
     let clients = settings.clients.len();
     let restricted = settings.policies.len();
     let rate_limits = Arc::new(RateLimits::new(
@@ -254,8 +266,8 @@ async fn apply_config<S: ConversationStore + 'static>(
         })
         .await;
     Ok(format!(
-        "{warnings}{}: applied {clients} client(s), {restricted} with a policy, and the rate \
-         limits (other settings apply at the next start)\n",
+        "{warnings}{}: {upstreams}; applied {clients} client(s), {restricted} with a policy, \
+         and the rate limits (other settings apply at the next start)\n",
         path.display()
     ))
 }

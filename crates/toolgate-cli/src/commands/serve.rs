@@ -21,7 +21,7 @@ use super::tool_setup::ToolSetup;
 use crate::cli::ServeArgs;
 use crate::settings::Settings;
 use std::collections::HashMap;
-use toolgate_core::ToolPolicy;
+use toolgate_core::{GroupId, ToolPolicy};
 use toolgate_mcp::ClientName;
 
 /// The environment variable holding the HTTP bearer token.
@@ -156,7 +156,12 @@ async fn serve<S: ConversationStore + 'static>(
         shutdown.clone(),
     )?;
     if let Some(path) = settings.path() {
-        super::reload::watch_config(Arc::clone(&gateway), path.to_path_buf(), shutdown.clone())?;
+        super::reload::watch_config(
+            Arc::clone(&gateway),
+            path.to_path_buf(),
+            args.tools.mcp_config.clone(),
+            shutdown.clone(),
+        )?;
     }
 
     let mut banner = String::new();
@@ -390,9 +395,33 @@ pub(crate) fn check_policies<S: ConversationStore + 'static>(
     gateway: &Gateway<S>,
     policies: &HashMap<ClientName, ToolPolicy>,
 ) -> anyhow::Result<String> {
+    check_policies_against(gateway, policies, None)
+}
+
+/// [`check_policies`] against the groups there will be once the gateway's
+/// upstreams are `upstreams` (when given): groups of upstreams about to go
+/// are not groups, those of upstreams about to come are.
+pub(crate) fn check_policies_against<S: ConversationStore + 'static>(
+    gateway: &Gateway<S>,
+    policies: &HashMap<ClientName, ToolPolicy>,
+    upstreams: Option<&[GroupId]>,
+) -> anyhow::Result<String> {
     let mut clients: Vec<(&ClientName, &ToolPolicy)> = policies.iter().collect();
     clients.sort_by(|a, b| a.0.cmp(b.0));
+    let running = gateway.upstream_names();
     gateway.with_catalog(|catalog| {
+        let mut known: Vec<&str> = catalog.groups().map(|g| g.id.as_str()).collect();
+        if let Some(upstreams) = upstreams {
+            known.retain(|group| {
+                !running.iter().any(|r| r.as_str() == *group)
+                    || upstreams.iter().any(|u| u.as_str() == *group)
+            });
+            for upstream in upstreams {
+                if !known.contains(&upstream.as_str()) {
+                    known.push(upstream.as_str());
+                }
+            }
+        }
         let mut warnings = String::new();
         for (client, policy) in clients {
             let groups = [
@@ -403,8 +432,7 @@ pub(crate) fn check_policies<S: ConversationStore + 'static>(
                 ("deny_groups", policy.deny_groups.iter().collect()),
             ];
             for (rule, names) in groups {
-                if let Some(unknown) = names.iter().find(|name| catalog.group(name).is_none()) {
-                    let known: Vec<&str> = catalog.groups().map(|g| g.id.as_str()).collect();
+                if let Some(unknown) = names.iter().find(|name| !known.contains(&name.as_str())) {
                     bail!(
                         "[clients.{client}] {rule} names '{unknown}', which is not a group \
                          (groups: {})",

@@ -195,3 +195,81 @@ fn an_edited_manifest_notifies_the_session_that_loaded_it_and_sighup_reloads() {
         "{listed}"
     );
 }
+
+/// `toolgate.toml` with one `[[upstream]]` table per name, each running
+/// the reference time server.
+fn with_clocks(names: &[&str]) -> String {
+    let time = super::support::peers().venv_bin.join("mcp-server-time");
+    names
+        .iter()
+        .map(|name| {
+            format!(
+                "[[upstream]]\nname = \"{name}\"\ncommand = {command:?}\n\n",
+                command = time.display().to_string()
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn upstreams_follow_the_config_file_and_a_bad_file_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("toolgate.toml");
+    std::fs::write(&config, with_clocks(&["clock"])).unwrap();
+    let mut served = Served::start(dir.path());
+    served.request(
+        1,
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}),
+    );
+    served.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let loaded = served.request(
+        2,
+        "tools/call",
+        json!({"name": "load_tool_group", "arguments": {"group_name": "clock"}}),
+    );
+    assert_ne!(loaded["result"]["isError"], true, "{loaded}");
+    let listed = served.request(3, "tools/list", json!({}));
+    assert!(
+        tool_names(&listed).contains(&"get_current_time".to_owned()),
+        "{listed}"
+    );
+
+    // clock leaves the file, clock2 comes: applied without a restart.
+    std::fs::write(&config, with_clocks(&["clock2"])).unwrap();
+    let notified = next_json(&served.stdout, "notifications/tools/list_changed");
+    assert_eq!(
+        notified["method"], "notifications/tools/list_changed",
+        "{notified}"
+    );
+    served.said(
+        "toolgate.toml: upstreams added: clock2 (starts on first load); upstreams removed: clock",
+    );
+    let listed = served.request(4, "tools/list", json!({}));
+    assert!(
+        !tool_names(&listed).contains(&"get_current_time".to_owned()),
+        "{listed}"
+    );
+    let loaded = served.request(
+        5,
+        "tools/call",
+        json!({"name": "load_tool_group", "arguments": {"group_name": "clock2"}}),
+    );
+    assert_ne!(loaded["result"]["isError"], true, "{loaded}");
+    let now = served.request(
+        6,
+        "tools/call",
+        json!({"name": "get_current_time", "arguments": {"timezone": "UTC"}}),
+    );
+    assert_ne!(now["result"]["isError"], true, "{now}");
+
+    // A file that does not check is refused with its reason; clock2 runs on.
+    std::fs::write(&config, "[[upstream]]\nname = \"clock3\"\n").unwrap();
+    served.said("not applied, the configuration before it keeps running");
+    let now = served.request(
+        7,
+        "tools/call",
+        json!({"name": "get_current_time", "arguments": {"timezone": "UTC"}}),
+    );
+    assert_ne!(now["result"]["isError"], true, "{now}");
+}
