@@ -303,8 +303,8 @@ pub struct ActionCall<'t> {
     pub arguments: Value,
 }
 
-/// A call a polymorphic tool refused, with what it allows. [`to_json`]
-/// (Self::to_json) is what the caller reads:
+/// A call a polymorphic tool refused, with what it allows.
+/// [`to_json`](Self::to_json) is what the caller reads:
 /// `{"type":"error","error":"Invalid action 'x'","allowed_actions":[...]}`,
 /// plus `allowed_<parameter>s` for each other enum parameter and
 /// `did_you_mean` when a close match exists.

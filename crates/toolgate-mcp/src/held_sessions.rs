@@ -40,7 +40,7 @@ pub struct Hold {
 }
 
 /// rmcp's [`LocalSessionManager`] for the sessions in memory, and the rule
-/// for when one leaves it (see the [module](self)).
+/// for when one leaves it (see the module's documentation).
 #[derive(Debug)]
 pub struct HeldSessions<S> {
     inner: LocalSessionManager,
