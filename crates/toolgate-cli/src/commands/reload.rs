@@ -167,24 +167,38 @@ fn tell(report: &ReloadReport) {
     crate::output::eprint(&format!("{report}\n"));
 }
 
+/// What a reload of the configuration reads, and what it must keep true.
+#[derive(Debug)]
+pub(crate) struct ConfigReload {
+    /// `toolgate.toml`.
+    pub(crate) path: PathBuf,
+    /// The `--mcp-config` files, whose upstreams join the file's.
+    pub(crate) mcp_config: Vec<PathBuf>,
+    /// A listener reachable from other machines that only the clients'
+    /// tokens guard (no shared token, no OAuth): a configuration that
+    /// leaves no client with a token would open it to anyone, and is
+    /// refused.
+    pub(crate) tokens_required_on: Option<std::net::SocketAddr>,
+}
+
 /// Applies the upstreams, clients, policies and rate limits of the
-/// configuration file at `path` (and the upstreams of the `mcp_config`
-/// files) again when it changes or the process gets SIGHUP, until `stop`.
-/// A file that does not check is refused with its reason, and what runs
-/// stays as it was.
+/// configuration file (and the upstreams of the `--mcp-config` files)
+/// again when it changes or the process gets SIGHUP, until `stop`. A file
+/// that does not check is refused with its reason, and what runs stays as
+/// it was.
 pub(crate) fn watch_config<S: ConversationStore + 'static>(
     gateway: Arc<Gateway<S>>,
-    path: PathBuf,
-    mcp_config: Vec<PathBuf>,
+    reload: ConfigReload,
     stop: CancellationToken,
 ) -> anyhow::Result<()> {
+    let path = reload.path.clone();
     let trigger = Arc::new(Notify::new());
     let watcher = watch_file(&path, &trigger);
     let mut hangup = hangup_signal()?;
     tokio::spawn(async move {
         let _watcher = watcher;
         while next_reload(&trigger, &mut hangup, &stop).await {
-            match apply_config(&gateway, &path, &mcp_config).await {
+            match apply_config(&gateway, &reload).await {
                 Ok(told) => crate::output::eprint(&told),
                 Err(error) => crate::output::eprint(&format!(
                     "{}: not applied, the configuration before it keeps running: {error:#}\n",
@@ -240,11 +254,19 @@ fn watch_file(path: &std::path::Path, trigger: &Arc<Notify>) -> Option<Recommend
 /// applied.
 async fn apply_config<S: ConversationStore + 'static>(
     gateway: &Gateway<S>,
-    path: &std::path::Path,
-    mcp_config: &[PathBuf],
+    reload: &ConfigReload,
 ) -> anyhow::Result<String> {
+    let path = &reload.path;
     let settings = Settings::load(Some(path))?;
-    let upstreams = ToolSetup::upstreams(&settings, mcp_config)?.upstreams;
+    if let Some(listen) = reload.tokens_required_on
+        && settings.clients.has_no_tokens()
+    {
+        anyhow::bail!(
+            "no client would have a token: {}",
+            super::serve::open_to_other_machines(listen)
+        );
+    }
+    let upstreams = ToolSetup::upstreams(&settings, &reload.mcp_config)?.upstreams;
     let names: Vec<GroupId> = upstreams.iter().map(|u| u.name.clone()).collect();
     let warnings = super::serve::check_policies_against(gateway, &settings.policies, Some(&names))?;
     let upstreams = gateway.update_upstreams(upstreams).await;

@@ -84,18 +84,17 @@ async fn serve<S: ConversationStore + 'static>(
 ) -> anyhow::Result<()> {
     let token = bearer_token(&args)?;
     let clients = settings.clients.clone();
-    if !args.stdio
+    // Reachable from other machines with nothing but the clients' tokens
+    // to keep strangers out: there must be some, now and after a reload.
+    let tokens_required_on = (!args.stdio
         && !args.listen.ip().is_loopback()
         && token.is_none()
+        && settings.oauth.is_none())
+    .then_some(args.listen);
+    if let Some(listen) = tokens_required_on
         && clients.has_no_tokens()
-        && settings.oauth.is_none()
     {
-        bail!(
-            "--listen {} is reachable from other machines: set {TOKEN_VARIABLE} or --token-file, \
-             give each client a token ([clients.<name>], `toolgate token create <name>`), or \
-             sign clients in with OAuth ([auth.oauth]), so only clients with a token get in",
-            args.listen
-        );
+        bail!("{}", open_to_other_machines(listen));
     }
     let telemetry = super::telemetry::Telemetry::start(&settings.telemetry)?;
     let mut setup = ToolSetup::new(&args.tools, &settings)?;
@@ -156,12 +155,12 @@ async fn serve<S: ConversationStore + 'static>(
         shutdown.clone(),
     )?;
     if let Some(path) = settings.path() {
-        super::reload::watch_config(
-            Arc::clone(&gateway),
-            path.to_path_buf(),
-            args.tools.mcp_config.clone(),
-            shutdown.clone(),
-        )?;
+        let reload = super::reload::ConfigReload {
+            path: path.to_path_buf(),
+            mcp_config: args.tools.mcp_config.clone(),
+            tokens_required_on,
+        };
+        super::reload::watch_config(Arc::clone(&gateway), reload, shutdown.clone())?;
     }
 
     let mut banner = String::new();
@@ -324,6 +323,15 @@ fn stopping_message(signal: &str, grace: Duration) -> String {
     format!(
         "{signal}: shutting down; calls in flight get up to {}s to finish.\n",
         grace.as_secs()
+    )
+}
+
+/// Why a listener reachable from other machines may not go without tokens.
+pub(crate) fn open_to_other_machines(listen: std::net::SocketAddr) -> String {
+    format!(
+        "--listen {listen} is reachable from other machines: set {TOKEN_VARIABLE} or --token-file, \
+         give each client a token ([clients.<name>], `toolgate token create <name>`), or sign \
+         clients in with OAuth ([auth.oauth]), so only clients with a token get in"
     )
 }
 

@@ -711,15 +711,15 @@ fn a_policy_naming_a_group_that_does_not_exist_stops_serve_naming_the_client_and
     );
 }
 
-/// `toolgate serve` on a loopback port with its stderr in `dir/serve.log`;
-/// the child and its MCP URL.
-fn serve_logged(dir: &Path) -> (std::process::Child, String) {
+/// `toolgate serve` on a free port of `listen` with its stderr in
+/// `dir/serve.log`; the child and its MCP URL.
+fn serve_logged(dir: &Path, listen: &str) -> (std::process::Child, String) {
     let log = std::fs::File::create(dir.join("serve.log")).unwrap();
     let child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
         .args([
             "serve",
             "--listen",
-            "127.0.0.1:0",
+            listen,
             "--no-builtins",
             "--memory-store",
         ])
@@ -765,7 +765,7 @@ fn clients_change_with_the_config_file_and_a_bad_file_changes_nothing() {
     let (alice, bob) = ("tg_alice-reload-0123456789", "tg_bob-reload-0123456789");
     let config = dir.path().join("toolgate.toml");
     std::fs::write(&config, table("alice", alice)).unwrap();
-    let (mut child, url) = serve_logged(dir.path());
+    let (mut child, url) = serve_logged(dir.path(), "127.0.0.1:0");
     assert!(initialize_status(&url, Some(alice)).contains("200"));
     assert!(initialize_status(&url, Some(bob)).contains("401"));
 
@@ -783,6 +783,37 @@ fn clients_change_with_the_config_file_and_a_bad_file_changes_nothing() {
         "{log}"
     );
     assert!(initialize_status(&url, Some(bob)).contains("200"));
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+#[test]
+fn a_reload_that_would_open_an_exposed_listener_to_anyone_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let token = "tg_ops-exposed-0123456789";
+    let hash = toolgate_mcp::TokenHash::of(token).to_hex();
+    let config = dir.path().join("toolgate.toml");
+    std::fs::write(
+        &config,
+        format!("[clients.ops]\ntoken_sha256 = \"{hash}\"\n"),
+    )
+    .unwrap();
+    // Reachable from other machines, guarded only by the clients' tokens.
+    let (mut child, url) = serve_logged(dir.path(), "0.0.0.0:0");
+    let url = url.replace("0.0.0.0", "127.0.0.1");
+    assert!(initialize_status(&url, None).contains("401"));
+
+    // Taking the last token away would let anyone in: refused.
+    std::fs::write(&config, "").unwrap();
+    let log = until_logged(dir.path(), "not applied");
+    assert!(
+        log.contains(
+            "no client would have a token: --listen 0.0.0.0:0 is reachable from other machines"
+        ),
+        "{log}"
+    );
+    assert!(initialize_status(&url, None).contains("401"));
+    assert!(!initialize_status(&url, Some(token)).contains("401"));
     let _ = child.kill();
     let _ = child.wait();
 }
