@@ -36,6 +36,7 @@ use crate::config::UpstreamConfig;
 use crate::convert::{ListedTools, result_from_output};
 use crate::drain::CallsInFlight;
 use crate::metrics::{CORE, Metrics, Outcome, TokenCosts, UNKNOWN};
+use crate::oauth::OAuth;
 use crate::rate_limit::{RATE_LIMITED_CODE, RateLimited, RateLimits};
 use crate::relay::Downstream;
 use crate::session::{Sessions, notify_tool_list_changed};
@@ -104,6 +105,9 @@ pub struct Access {
     pub policies: HashMap<ClientName, Arc<ToolPolicy>>,
     /// Tool calls allowed per caller and per caller and tool.
     pub rate_limits: Arc<RateLimits>,
+    /// Bearer JWTs from an OAuth issuer, mapped to clients, when the HTTP
+    /// listener accepts them.
+    pub oauth: Option<Arc<OAuth>>,
 }
 
 /// One request's view of its session.
@@ -176,6 +180,7 @@ impl<S: ConversationStore + 'static> Gateway<S> {
                     .map(|(client, policy)| (client.clone(), Arc::new(policy.clone())))
                     .collect(),
                 rate_limits: options.rate_limits,
+                oauth: None,
             })),
             views: std::sync::Mutex::default(),
         });
@@ -225,8 +230,9 @@ impl<S: ConversationStore + 'static> Gateway<S> {
         self.sessions.notify_group_changed(None, true).await;
     }
 
-    /// Sets the named clients, keeping the policies and rate limits.
-    pub fn set_clients(&self, clients: Clients) {
+    /// Sets who signs in (the named clients and the OAuth issuer's
+    /// tokens), keeping the policies and rate limits.
+    pub fn set_sign_in(&self, clients: Clients, oauth: Option<Arc<OAuth>>) {
         let mut access = self
             .access
             .write()
@@ -235,6 +241,7 @@ impl<S: ConversationStore + 'static> Gateway<S> {
             clients,
             policies: access.policies.clone(),
             rate_limits: Arc::clone(&access.rate_limits),
+            oauth,
         });
     }
 

@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 use toolgate_store::ConversationStore;
 
 use crate::clients::{CALLER, Clients, Owner, RequestCaller, SUBJECT};
-use crate::gateway::Gateway;
+use crate::gateway::{Access, Gateway};
 use crate::handler::{GatewayHandler, SESSION_HEADER, SessionSource};
 use crate::held_sessions::{HeldSessions, Hold, sweep_until};
 use crate::oauth::{OAuth, Refusal};
@@ -139,10 +139,9 @@ pub async fn serve_http<S: ConversationStore + 'static>(
         Arc::clone(&sessions),
         config,
     ));
-    gateway.set_clients(options.clients.clone());
+    gateway.set_sign_in(options.clients.clone(), options.oauth.clone());
     let guard = Arc::new(Guard {
         token: options.bearer_token.as_deref().map(Arc::from),
-        oauth: options.oauth.clone(),
         hosts,
         limits: options.limits,
     });
@@ -257,7 +256,6 @@ async fn sample_until<S: ConversationStore + 'static>(
 #[derive(Debug)]
 struct Guard {
     token: Option<Arc<str>>,
-    oauth: Option<Arc<OAuth>>,
     /// Accepted `Host` values (rmcp checks them for `/mcp`).
     hosts: Vec<String>,
     limits: HttpLimits,
@@ -282,22 +280,23 @@ impl Guard {
             .any(|allowed| allowed.eq_ignore_ascii_case(host) || allowed.eq_ignore_ascii_case(name))
     }
 
-    /// Who sent a request with these headers: a client among `clients`, a
+    /// Whether requests need no token.
+    fn open_to_all(&self, access: &Access) -> bool {
+        self.token.is_none() && access.clients.has_no_tokens() && access.oauth.is_none()
+    }
+
+    /// Who sent a request with these headers: a client of `access`, a
     /// client an OAuth token maps to (with its user), or the holder of the
     /// shared token. `Err` when a token is required and no accepted one
     /// came.
-    /// Whether requests need no token.
-    fn open_to_all(&self, clients: &Clients) -> bool {
-        self.token.is_none() && clients.has_no_tokens() && self.oauth.is_none()
-    }
-
-    async fn owner(&self, headers: &http::HeaderMap, clients: &Clients) -> Result<Owner, Refused> {
-        if self.open_to_all(clients) {
+    async fn owner(&self, headers: &http::HeaderMap, access: &Access) -> Result<Owner, Refused> {
+        if self.open_to_all(access) {
             return Ok(Owner::default());
         }
+        let clients = &access.clients;
         let refused = |refusal| Refused {
             refusal,
-            oauth: self.oauth.clone(),
+            oauth: access.oauth.clone(),
         };
         let presented = bearer(headers.get(header::AUTHORIZATION)).ok_or_else(|| refused(None))?;
         if let Some(token) = &self.token
@@ -311,7 +310,7 @@ impl Guard {
                 subject: None,
             });
         }
-        let Some(oauth) = &self.oauth else {
+        let Some(oauth) = &access.oauth else {
             return Err(refused(None));
         };
         match oauth.verify(presented, clients).await {
@@ -437,7 +436,8 @@ async fn route<S: ConversationStore + 'static>(
         history,
     } = endpoint;
     let path = request.uri().path();
-    if let Some(oauth) = &guard.oauth
+    let access = gateway.access();
+    if let Some(oauth) = &access.oauth
         && oauth.is_metadata_path(path)
     {
         return resource_metadata(oauth, request.method());
@@ -450,20 +450,16 @@ async fn route<S: ConversationStore + 'static>(
             "Not found: the MCP endpoint is /mcp\n",
         );
     }
-    let access = gateway.access();
     // Without a token, a web page that rebinds its name to this address
     // could read these; with one, it cannot send it (and a scraper may
     // reach a replica by any address).
-    if (metrics || status)
-        && guard.open_to_all(&access.clients)
-        && !guard.host_allowed(request.headers())
-    {
+    if (metrics || status) && guard.open_to_all(&access) && !guard.host_allowed(request.headers()) {
         return plain(
             StatusCode::FORBIDDEN,
             "Forbidden: the Host header names no host this gateway answers for (--allowed-host)\n",
         );
     }
-    let owner = match guard.owner(request.headers(), &access.clients).await {
+    let owner = match guard.owner(request.headers(), &access).await {
         Ok(owner) => owner,
         Err(refused) => return refused.into_response(),
     };

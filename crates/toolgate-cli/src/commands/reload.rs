@@ -174,11 +174,12 @@ pub(crate) struct ConfigReload {
     pub(crate) path: PathBuf,
     /// The `--mcp-config` files, whose upstreams join the file's.
     pub(crate) mcp_config: Vec<PathBuf>,
-    /// A listener reachable from other machines that only the clients'
-    /// tokens guard (no shared token, no OAuth): a configuration that
-    /// leaves no client with a token would open it to anyone, and is
-    /// refused.
+    /// A listener reachable from other machines that no shared token
+    /// guards: a configuration that leaves no client with a token, and no
+    /// OAuth, would open it to anyone, and is refused.
     pub(crate) tokens_required_on: Option<std::net::SocketAddr>,
+    /// Whether the gateway serves HTTP, where `[auth.oauth]` applies.
+    pub(crate) serves_http: bool,
 }
 
 /// Applies the upstreams, clients, policies and rate limits of the
@@ -260,12 +261,30 @@ async fn apply_config<S: ConversationStore + 'static>(
     let settings = Settings::load(Some(path))?;
     if let Some(listen) = reload.tokens_required_on
         && settings.clients.has_no_tokens()
+        && settings.oauth.is_none()
     {
         anyhow::bail!(
             "no client would have a token: {}",
             super::serve::open_to_other_machines(listen)
         );
     }
+    let running = gateway.access().oauth.clone();
+    let (oauth, oauth_told) = match (&settings.oauth, reload.serves_http) {
+        (Some(wanted), true) => match running {
+            Some(oauth) if oauth.settings() == wanted => (Some(oauth), String::new()),
+            _ => {
+                let mut told = String::new();
+                let oauth = super::serve::start_oauth(wanted.clone(), &mut told).await?;
+                let told = told.trim().trim_start_matches("OAuth:").trim_start();
+                (
+                    Some(Arc::new(oauth)),
+                    format!("; [auth.oauth] applied: {told}"),
+                )
+            }
+        },
+        (None, true) if running.is_some() => (None, "; [auth.oauth] removed".to_owned()),
+        _ => (None, String::new()),
+    };
     let upstreams = ToolSetup::upstreams(&settings, &reload.mcp_config)?.upstreams;
     let names: Vec<GroupId> = upstreams.iter().map(|u| u.name.clone()).collect();
     let warnings = super::serve::check_policies_against(gateway, &settings.policies, Some(&names))?;
@@ -285,11 +304,12 @@ async fn apply_config<S: ConversationStore + 'static>(
                 .collect(),
             clients: settings.clients,
             rate_limits,
+            oauth,
         })
         .await;
     Ok(format!(
         "{warnings}{}: {upstreams}; applied {clients} client(s), {restricted} with a policy, \
-         and the rate limits (other settings apply at the next start)\n",
-        path.display()
+         and the rate limits{oauth_told} (other settings apply at the next start)\n",
+        path.display(),
     ))
 }

@@ -86,13 +86,11 @@ async fn serve<S: ConversationStore + 'static>(
     let clients = settings.clients.clone();
     // Reachable from other machines with nothing but the clients' tokens
     // to keep strangers out: there must be some, now and after a reload.
-    let tokens_required_on = (!args.stdio
-        && !args.listen.ip().is_loopback()
-        && token.is_none()
-        && settings.oauth.is_none())
-    .then_some(args.listen);
+    let tokens_required_on =
+        (!args.stdio && !args.listen.ip().is_loopback() && token.is_none()).then_some(args.listen);
     if let Some(listen) = tokens_required_on
         && clients.has_no_tokens()
+        && settings.oauth.is_none()
     {
         bail!("{}", open_to_other_machines(listen));
     }
@@ -159,6 +157,7 @@ async fn serve<S: ConversationStore + 'static>(
             path: path.to_path_buf(),
             mcp_config: args.tools.mcp_config.clone(),
             tokens_required_on,
+            serves_http: !args.stdio,
         };
         super::reload::watch_config(Arc::clone(&gateway), reload, shutdown.clone())?;
     }
@@ -507,7 +506,10 @@ fn unknown_limited_tools<S: ConversationStore + 'static>(
 /// The OAuth resource server, its keys fetched when the issuer answers (a
 /// gateway started while the issuer is away fetches them on the first
 /// token); a line of the banner says which.
-async fn start_oauth(settings: OAuthSettings, banner: &mut String) -> anyhow::Result<OAuth> {
+pub(crate) async fn start_oauth(
+    settings: OAuthSettings,
+    banner: &mut String,
+) -> anyhow::Result<OAuth> {
     let oauth = OAuth::new(settings)?;
     let issuer = &oauth.settings().issuer;
     match oauth.prefetch().await {

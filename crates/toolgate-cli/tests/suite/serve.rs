@@ -596,21 +596,39 @@ fn listening_url(banner: &str) -> String {
 /// One blocking POST of `initialize` to `url`, with `token` when given; the
 /// status line.
 fn initialize_status(url: &str, token: Option<&str>) -> String {
+    initialize_response(url, token)
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// The whole answer to an `initialize` sent with `token`.
+fn initialize_response(url: &str, token: Option<&str>) -> String {
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"cli-test","version":"0"}}}"#;
+    let auth = token.map_or(String::new(), |token| {
+        format!("authorization: Bearer {token}\r\n")
+    });
+    exchange(
+        url,
+        &format!(
+            "POST /mcp HTTP/1.1\r\ncontent-type: application/json\r\n\
+             accept: application/json, text/event-stream\r\n{auth}content-length: {}\r\n\r\n{body}",
+            body.len()
+        ),
+    )
+}
+
+/// Sends `request` (its first lines, without `host` and `connection`) to
+/// the gateway at `url` and reads the whole answer.
+fn exchange(url: &str, request: &str) -> String {
     use std::io::{Read, Write};
     let address = url
         .trim_start_matches("http://")
         .trim_end_matches("/mcp")
         .to_owned();
-    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"cli-test","version":"0"}}}"#;
-    let auth = token.map_or(String::new(), |token| {
-        format!("authorization: Bearer {token}\r\n")
-    });
-    let request = format!(
-        "POST /mcp HTTP/1.1\r\nhost: {address}\r\ncontent-type: application/json\r\n\
-         accept: application/json, text/event-stream\r\n{auth}content-length: {}\r\n\
-         connection: close\r\n\r\n{body}",
-        body.len()
-    );
+    let (head, rest) = request.split_once("\r\n").unwrap();
+    let request = format!("{head}\r\nhost: {address}\r\nconnection: close\r\n{rest}");
     let mut stream = std::net::TcpStream::connect(&address).unwrap();
     stream
         .set_read_timeout(Some(std::time::Duration::from_secs(20)))
@@ -618,7 +636,7 @@ fn initialize_status(url: &str, token: Option<&str>) -> String {
     stream.write_all(request.as_bytes()).unwrap();
     let mut response = String::new();
     let _ = stream.read_to_string(&mut response);
-    response.lines().next().unwrap_or_default().to_owned()
+    response
 }
 
 #[test]
@@ -814,6 +832,56 @@ fn a_reload_that_would_open_an_exposed_listener_to_anyone_is_refused() {
     );
     assert!(initialize_status(&url, None).contains("401"));
     assert!(!initialize_status(&url, Some(token)).contains("401"));
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+#[test]
+fn oauth_comes_and_goes_with_the_config_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let token = "tg_staff-oauth-0123456789";
+    let hash = toolgate_mcp::TokenHash::of(token).to_hex();
+    let staff = format!("[clients.staff]\ntoken_sha256 = \"{hash}\"\n");
+    let config = dir.path().join("toolgate.toml");
+    std::fs::write(&config, &staff).unwrap();
+    let (mut child, url) = serve_logged(dir.path(), "127.0.0.1:0");
+    let metadata = "GET /.well-known/oauth-protected-resource/mcp HTTP/1.1\r\n\r\n";
+    assert!(exchange(&url, metadata).starts_with("HTTP/1.1 404"));
+
+    // Signing in with OAuth is switched on without a restart.
+    std::fs::write(
+        &config,
+        format!(
+            "[auth.oauth]\nissuer = \"http://127.0.0.1:9/realm\"\n\
+             audience = \"https://toolgate.example.com/mcp\"\n\n{staff}"
+        ),
+    )
+    .unwrap();
+    let log = until_logged(dir.path(), "[auth.oauth] applied");
+    assert!(
+        log.contains("[auth.oauth] applied: tokens from http://127.0.0.1:9/realm; its keys are not fetched yet"),
+        "{log}"
+    );
+    let published = exchange(&url, metadata);
+    assert!(published.starts_with("HTTP/1.1 200"), "{published}");
+    assert!(
+        published.contains(r#""resource":"https://toolgate.example.com/mcp""#),
+        "{published}"
+    );
+    let challenge = initialize_response(&url, None);
+    assert!(
+        challenge.to_lowercase().contains(
+            "www-authenticate: bearer resource_metadata=\"https://toolgate.example.com/.well-known/oauth-protected-resource/mcp\""
+        ),
+        "{challenge}"
+    );
+    assert!(initialize_status(&url, Some(token)).contains("200"));
+
+    // And off again: the client's own token still works.
+    std::fs::write(&config, &staff).unwrap();
+    until_logged(dir.path(), "[auth.oauth] removed");
+    assert!(exchange(&url, metadata).starts_with("HTTP/1.1 404"));
+    assert!(initialize_status(&url, Some(token)).contains("200"));
     let _ = child.kill();
     let _ = child.wait();
 }
