@@ -121,8 +121,8 @@ pub(crate) fn run_router(
 pub(crate) fn describe(confidence: Confidence) -> String {
     match confidence {
         Confidence::PerGroup(model) => format!(
-            "per-group (weight {:.2}, bias {:.2})",
-            model.weight, model.bias
+            "per-group (weight {:.2}, rank {:.2}, bias {:.2})",
+            model.weight, model.rank, model.bias
         ),
         Confidence::Softmax { temperature } => format!("softmax (temperature {temperature})"),
     }

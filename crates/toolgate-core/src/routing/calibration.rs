@@ -3,7 +3,11 @@
 //! module because both the configuration ([`crate::routing::RoutingConfig`]
 //! carries fitted parameters) and the [`crate::routing::Router`] use it.
 
-/// A logistic model of "this group is needed" on `score / best score`.
+/// A logistic model of "this group is needed" on `score / best score` and
+/// on the group's rank among the catalog's groups (the natural log of its
+/// place, 0 for the best). The rank term is what lets one model serve a
+/// catalog of 8 groups and one of 150: in a large catalog many groups score
+/// half the best one and few of them are needed.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct PerGroup {
@@ -11,6 +15,14 @@ pub struct PerGroup {
     pub weight: f64,
     /// Intercept.
     pub bias: f64,
+    /// Slope on `ln(rank)`, at most 0 so that chances fall with the score;
+    /// 0 when the configuration leaves it out.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub rank: f64,
+}
+
+fn is_zero(value: &f64) -> bool {
+    *value == 0.0
 }
 
 /// The mean of the fits on the tuning parts of toolbench_stable (10.94,
@@ -19,23 +31,50 @@ pub struct PerGroup {
 pub const DEFAULT_PER_GROUP: PerGroup = PerGroup {
     weight: 9.7,
     bias: -8.3,
+    rank: 0.0,
 };
 
 impl PerGroup {
     /// The chance that a group with `relative` score (its score over the
-    /// best one, 0 to 1) is needed.
-    pub fn probability(&self, relative: f64) -> f64 {
-        1.0 / (1.0 + (-(self.weight * relative + self.bias)).exp())
+    /// best one, 0 to 1) in place `rank` (1 for the best group) is needed.
+    pub fn probability(&self, relative: f64, rank: usize) -> f64 {
+        let logit = self.weight * relative + self.rank * (rank.max(1) as f64).ln() + self.bias;
+        1.0 / (1.0 + (-logit).exp())
     }
 
-    /// Every group's chance, in score order.
+    /// Every group's chance, in score order. A group without any evidence
+    /// (a score of 0: no word or meaning in common with the request) gets
+    /// 0, however few groups the catalog has.
     pub fn probabilities(&self, scores: &[f64]) -> Vec<f64> {
         let top = scores.iter().copied().fold(0.0_f64, f64::max);
+        let ranks = ranks(scores);
         scores
             .iter()
-            .map(|s| self.probability(if top > 0.0 { s / top } else { 0.0 }))
+            .zip(ranks)
+            .map(|(score, rank)| {
+                if *score > 0.0 {
+                    self.probability(score / top, rank)
+                } else {
+                    0.0
+                }
+            })
             .collect()
     }
+}
+
+/// Each score's place when sorted best first (1 for the best; equal scores
+/// share the better place), in `scores` order.
+pub(crate) fn ranks(scores: &[f64]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..scores.len()).collect();
+    order.sort_by(|a, b| scores[*b].total_cmp(&scores[*a]));
+    let mut ranks = vec![1; scores.len()];
+    for (place, index) in order.iter().enumerate() {
+        ranks[*index] = match place.checked_sub(1).map(|before| order[before]) {
+            Some(before) if scores[before] == scores[*index] => ranks[before],
+            _ => place + 1,
+        };
+    }
+    ranks
 }
 
 /// A monotone map from a raw confidence to the observed rate, fitted by

@@ -725,58 +725,140 @@ pub fn fit_per_group(examples: &[Labelled]) -> PerGroup {
 /// catalog) that weigh the same however many groups and turns each has: a
 /// catalog of 150 groups would otherwise outweigh one of 8 by far.
 pub fn fit_per_group_pooled(sets: &[&[Labelled]]) -> PerGroup {
-    let mut samples: Vec<(f64, f64, f64)> = Vec::new();
+    let mut samples: Vec<Sample> = Vec::new();
     for examples in sets {
         let count: usize = examples.iter().map(|e| e.scores.len()).sum();
         let weight = 1.0 / count.max(1) as f64;
-        for (relative, gold) in relative_scores(examples) {
-            samples.push((relative, gold, weight));
-        }
+        samples.extend(group_samples(examples, weight));
     }
     fit_logistic(&samples)
 }
 
-/// `(score / best score, 1 if gold else 0)` for every group of every example.
-fn relative_scores(examples: &[Labelled]) -> Vec<(f64, f64)> {
+/// One group of one labelled turn, as the per-group model sees it.
+struct Sample {
+    relative: f64,
+    log_rank: f64,
+    gold: f64,
+    weight: f64,
+}
+
+/// A sample for every group with evidence (a score above 0) of every
+/// example: its score over the best one, the log of its place, and whether
+/// it is gold.
+fn group_samples(examples: &[Labelled], weight: f64) -> Vec<Sample> {
     let mut samples = Vec::new();
     for example in examples {
         let top = example.scores.iter().copied().fold(0.0_f64, f64::max);
-        for (index, score) in example.scores.iter().enumerate() {
-            let relative = if top > 0.0 { score / top } else { 0.0 };
-            let gold = if example.gold.contains(&index) {
-                1.0
-            } else {
-                0.0
-            };
-            samples.push((relative, gold));
+        let ranks = crate::routing::calibration::ranks(&example.scores);
+        for (index, (score, rank)) in example.scores.iter().zip(ranks).enumerate() {
+            // The model leaves groups without evidence at 0; they teach it nothing.
+            if *score <= 0.0 {
+                continue;
+            }
+            samples.push(Sample {
+                relative: score / top,
+                log_rank: (rank as f64).ln(),
+                gold: if example.gold.contains(&index) {
+                    1.0
+                } else {
+                    0.0
+                },
+                weight,
+            });
         }
     }
     samples
 }
 
-/// Logistic regression on weighted `(x, label, weight)` samples.
-fn fit_logistic(samples: &[(f64, f64, f64)]) -> PerGroup {
-    let total: f64 = samples.iter().map(|(_, _, weight)| weight).sum();
+/// Weighted logistic regression of gold on the relative score and the log
+/// rank, by Newton's method (a small ridge keeps it defined when every
+/// catalog is small and ranks barely vary). A positive rank slope would
+/// let a lower-scored group outrank a better one, so it is held at 0.
+fn fit_logistic(samples: &[Sample]) -> PerGroup {
+    let total: f64 = samples.iter().map(|s| s.weight).sum();
     if samples.is_empty() || total <= 0.0 {
         return DEFAULT_PER_GROUP;
     }
-    let mut model = PerGroup {
-        weight: 1.0,
-        bias: -3.0,
-    };
-    const STEPS: usize = 2000;
-    const RATE: f64 = 5.0;
-    for _ in 0..STEPS {
-        let (mut weight_gradient, mut bias_gradient) = (0.0, 0.0);
-        for (relative, gold, weight) in samples {
-            let error = (model.probability(*relative) - gold) * weight;
-            weight_gradient += error * relative;
-            bias_gradient += error;
+    const STEPS: usize = 50;
+    const RIDGE: f64 = 1e-4;
+    let mut fit_rank = true;
+    let mut beta = [0.0_f64; 3]; // weight, rank, bias
+    for _ in 0..2 {
+        beta = [0.0; 3];
+        for _ in 0..STEPS {
+            let mut gradient = [0.0_f64; 3];
+            let mut hessian = [[0.0_f64; 3]; 3];
+            for sample in samples {
+                let x = [
+                    sample.relative,
+                    if fit_rank { sample.log_rank } else { 0.0 },
+                    1.0,
+                ];
+                let logit: f64 = (0..3).map(|i| beta[i] * x[i]).sum();
+                let p = 1.0 / (1.0 + (-logit).exp());
+                let w = sample.weight / total;
+                for i in 0..3 {
+                    gradient[i] += w * (p - sample.gold) * x[i];
+                    for j in 0..3 {
+                        hessian[i][j] += w * p * (1.0 - p) * x[i] * x[j];
+                    }
+                }
+            }
+            for (i, row) in hessian.iter_mut().enumerate() {
+                row[i] += RIDGE;
+                gradient[i] += RIDGE * beta[i];
+            }
+            let Some(step) = solve3(hessian, gradient) else {
+                break;
+            };
+            for i in 0..3 {
+                beta[i] -= step[i];
+            }
+            if step.iter().all(|s| s.abs() < 1e-9) {
+                break;
+            }
         }
-        model.weight -= RATE * weight_gradient / total;
-        model.bias -= RATE * bias_gradient / total;
+        if beta[1] <= 0.0 || !fit_rank {
+            break;
+        }
+        fit_rank = false;
     }
-    model
+    if beta.iter().any(|b| !b.is_finite()) {
+        return DEFAULT_PER_GROUP;
+    }
+    PerGroup {
+        weight: beta[0],
+        rank: beta[1],
+        bias: beta[2],
+    }
+}
+
+/// `x` with `a x = b`, by Gaussian elimination with partial pivoting;
+/// `None` when `a` is singular.
+fn solve3(mut a: [[f64; 3]; 3], mut b: [f64; 3]) -> Option<[f64; 3]> {
+    for column in 0..3 {
+        let pivot =
+            (column..3).max_by(|i, j| a[*i][column].abs().total_cmp(&a[*j][column].abs()))?;
+        if a[pivot][column].abs() < 1e-15 {
+            return None;
+        }
+        a.swap(column, pivot);
+        b.swap(column, pivot);
+        let pivot_row = a[column];
+        for row in column + 1..3 {
+            let factor = a[row][column] / pivot_row[column];
+            for (value, above) in a[row].iter_mut().zip(pivot_row).skip(column) {
+                *value -= factor * above;
+            }
+            b[row] -= factor * b[column];
+        }
+    }
+    let mut x = [0.0; 3];
+    for row in (0..3).rev() {
+        let rest: f64 = (row + 1..3).map(|k| a[row][k] * x[k]).sum();
+        x[row] = (b[row] - rest) / a[row][row];
+    }
+    Some(x)
 }
 
 /// One labelled turn for fitting and checking calibration: its raw scores

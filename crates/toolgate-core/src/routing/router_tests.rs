@@ -3,7 +3,7 @@ use serde_json::json;
 
 use super::{
     Confidence, Labelled, PartialGroup, PerGroup, Router, RoutingConfig, Tier, Visible,
-    fit_per_group, fit_temperature,
+    fit_per_group, fit_per_group_pooled, fit_temperature,
 };
 use crate::catalog::Catalog;
 use crate::group::ToolGroup;
@@ -243,11 +243,70 @@ fn the_per_group_fit_learns_how_far_below_the_best_a_needed_group_scores() {
         .collect();
     let strict = fit_per_group(&only_best);
     let broad = fit_per_group(&every);
-    assert!(strict.probability(1.0) > 0.9, "{strict:?}");
-    assert!(strict.probability(0.6) < 0.1, "{strict:?}");
-    assert!(broad.probability(0.6) > 0.9, "{broad:?}");
-    assert!(broad.probability(0.0) < 0.1, "{broad:?}");
+    assert!(strict.probability(1.0, 1) > 0.9, "{strict:?}");
+    assert!(strict.probability(0.6, 2) < 0.1, "{strict:?}");
+    assert!(broad.probability(0.6, 2) > 0.9, "{broad:?}");
+    assert_eq!(broad.probabilities(&[10.0, 6.0, 0.0])[2], 0.0, "{broad:?}");
     assert_eq!(fit_per_group(&[]), super::DEFAULT_PER_GROUP);
+}
+
+#[test]
+fn the_per_group_fit_learns_that_deep_ranks_of_a_large_catalog_are_rarely_needed() {
+    // A small catalog whose second group, at half the best score, is needed
+    // every other turn; a large one where it is the same, and the eighteen
+    // groups below it score about as much and are never needed.
+    let small: Vec<Labelled> = (0..40)
+        .map(|turn| Labelled {
+            scores: vec![10.0, 5.0, 0.0],
+            gold: if turn % 2 == 0 { vec![0, 1] } else { vec![0] },
+        })
+        .collect();
+    let large: Vec<Labelled> = (0..40)
+        .map(|turn| Labelled {
+            scores: std::iter::once(10.0)
+                .chain((0..19).map(|place| 5.0 - 0.01 * f64::from(place)))
+                .collect(),
+            gold: if turn % 2 == 0 { vec![0, 1] } else { vec![0] },
+        })
+        .collect();
+    let model = fit_per_group_pooled(&[&small, &large]);
+    assert!(model.rank < 0.0, "{model:?}");
+    let second = model.probability(0.5, 2);
+    let deep = model.probability(0.5, 15);
+    assert!((0.25..0.75).contains(&second), "{model:?}: {second}");
+    assert!(deep < 0.1, "{model:?}: {deep}");
+    // Chances still fall with the score: the best group first.
+    let chances = model.probabilities(&large[0].scores);
+    assert!(
+        chances.windows(2).all(|pair| pair[0] >= pair[1]),
+        "{chances:?}"
+    );
+}
+
+#[test]
+fn ranks_count_places_best_first_and_ties_share_the_better_one() {
+    assert_eq!(
+        crate::routing::calibration::ranks(&[1.0, 3.0, 2.0, 3.0, 0.0]),
+        vec![4, 1, 3, 1, 5]
+    );
+    assert!(crate::routing::calibration::ranks(&[]).is_empty());
+}
+
+#[test]
+fn a_group_without_evidence_is_never_needed_however_small_the_catalog() {
+    // A high bias and a steep rank slope: the best of two groups that share
+    // no word with the request would otherwise look likely.
+    let model = PerGroup {
+        weight: 4.0,
+        bias: -1.0,
+        rank: -2.0,
+    };
+    assert_eq!(model.probabilities(&[0.0, 0.0]), vec![0.0, 0.0]);
+    let [best, none] = model.probabilities(&[2.0, 0.0])[..] else {
+        panic!("two groups, two chances");
+    };
+    assert!(best > 0.9, "{best}");
+    assert_eq!(none, 0.0);
 }
 
 #[test]
@@ -260,14 +319,23 @@ fn configured_per_group_parameters_are_used_and_checked() {
         router.confidence(),
         Confidence::PerGroup(PerGroup {
             weight: 2.0,
-            bias: -1.0
+            bias: -1.0,
+            rank: 0.0,
         })
     );
-    let bad: RoutingConfig = toml::from_str("per_group = { weight = nan, bias = 0.0 }\n").unwrap();
-    assert_eq!(
-        bad.validate(&catalog).unwrap_err().to_string(),
-        "[routing]: per_group weight and bias must be finite numbers"
-    );
+    let ranked: RoutingConfig =
+        toml::from_str("per_group = { weight = 2.0, rank = -0.5, bias = -1.0 }\n").unwrap();
+    assert_eq!(ranked.per_group.map(|m| m.rank), Some(-0.5));
+    for bad in [
+        "per_group = { weight = nan, bias = 0.0 }\n",
+        "per_group = { weight = 1.0, rank = 0.5, bias = 0.0 }\n",
+    ] {
+        let bad: RoutingConfig = toml::from_str(bad).unwrap();
+        assert_eq!(
+            bad.validate(&catalog).unwrap_err().to_string(),
+            "[routing]: per_group weight, rank and bias must be finite numbers, and rank at most 0"
+        );
+    }
 }
 
 #[test]

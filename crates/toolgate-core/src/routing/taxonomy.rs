@@ -238,8 +238,10 @@ pub enum RoutingError {
         /// The high threshold.
         high: f64,
     },
-    /// A per-group model that is not finite.
-    #[error("[routing]: per_group weight and bias must be finite numbers")]
+    /// A per-group model that is not finite, or whose rank slope is above 0.
+    #[error(
+        "[routing]: per_group weight, rank and bias must be finite numbers, and rank at most 0"
+    )]
     PerGroup,
     /// `max_groups = 0`.
     #[error("[routing]: max_groups must be at least 1")]
@@ -305,7 +307,10 @@ impl RoutingConfig {
             .max_groups
             .unwrap_or_else(|| self.confidence.default_max_groups());
         if let Some(model) = self.per_group
-            && !(model.weight.is_finite() && model.bias.is_finite())
+            && !(model.weight.is_finite()
+                && model.bias.is_finite()
+                && model.rank.is_finite()
+                && model.rank <= 0.0)
         {
             return Err(RoutingError::PerGroup);
         }
