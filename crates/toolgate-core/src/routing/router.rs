@@ -715,8 +715,8 @@ fn names(ranked: &[(GroupId, f64)]) -> Vec<GroupId> {
 }
 
 /// The per-group model fitted on `examples` (logistic regression of "this
-/// group is gold" on its relative score, by gradient descent on the log
-/// loss).
+/// group is gold" on its relative score and its rank, by Newton's method on
+/// the log loss).
 pub fn fit_per_group(examples: &[Labelled]) -> PerGroup {
     fit_per_group_pooled(&[examples])
 }
