@@ -54,6 +54,10 @@ const MAX_BACKOFF: Duration = Duration::from_secs(30);
 /// A connection that lived this long resets the failure count.
 const HEALTHY_AFTER: Duration = Duration::from_secs(60);
 
+/// How long, at most, a removed or changed upstream lets the calls under
+/// way finish before it stops (its own call timeout when shorter).
+const RETIRE_GRACE: Duration = Duration::from_secs(30);
+
 /// Why an upstream could not serve a load or a call. `Display` is the text the
 /// model reads: it names the upstream and the cause.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -182,6 +186,9 @@ pub struct Upstream {
     changes: Arc<Changes>,
     /// Times the server exited and was (or is being) started again.
     restarts: Arc<AtomicU64>,
+    /// A reload removed or changed it: calls under way finish, new ones
+    /// are refused.
+    retiring: AtomicBool,
 }
 
 /// What the upstream announced since the toolbox last asked.
@@ -332,6 +339,7 @@ impl Upstream {
             in_flight: InFlight::default(),
             changes: Arc::default(),
             restarts: Arc::default(),
+            retiring: AtomicBool::new(false),
         }
     }
 
@@ -481,6 +489,9 @@ impl Upstream {
         session: Option<ConversationId>,
         relay: mpsc::Sender<RelayEvent>,
     ) -> Result<CallToolResult, UpstreamError> {
+        if self.retiring.load(Ordering::SeqCst) {
+            return Err(self.failed(tool, self.stopped_reason().into()));
+        }
         let (peer, _) = self.peer().await?;
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         // Known before it is sent: the server may ask its client something
@@ -541,6 +552,25 @@ impl Upstream {
         }
     }
 
+    /// Stops for good once the calls under way have finished (at most
+    /// [`RETIRE_GRACE`], or the call timeout when shorter), refusing new
+    /// ones meanwhile: what a reload that removes or changes it does.
+    pub(crate) async fn drain_and_close(&self) {
+        self.retiring.store(true, Ordering::SeqCst);
+        let grace = self.config.call_timeout.min(RETIRE_GRACE);
+        if tokio::time::timeout(grace, self.in_flight.drained())
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                upstream = %self.config.name,
+                grace_seconds = grace.as_secs_f64(),
+                "calls still under way are cancelled: the upstream stops after its grace period"
+            );
+        }
+        self.close().await;
+    }
+
     /// Stops the connection, if any, for good.
     pub(crate) async fn close(&self) {
         self.changes.closed.store(true, Ordering::SeqCst);
@@ -578,7 +608,7 @@ impl Upstream {
         let (failures, generation) = match &*connection {
             Connection::Idle { generation } => (0, *generation),
             Connection::Closed => {
-                return Err(self.failed("start", "the gateway is shutting down".into()));
+                return Err(self.failed("start", self.stopped_reason().into()));
             }
             Connection::Running(running) => {
                 let healthy = running.started.elapsed() >= HEALTHY_AFTER;
@@ -713,6 +743,15 @@ impl Upstream {
     async fn mark_healthy(&self) {
         if let Connection::Running(running) = &mut *self.connection.lock().await {
             running.failures = 0;
+        }
+    }
+
+    /// Why a stopped (or stopping) upstream takes no call.
+    fn stopped_reason(&self) -> &'static str {
+        if self.retiring.load(Ordering::SeqCst) {
+            "a reload of the configuration removed or changed it"
+        } else {
+            "the gateway is shutting down"
         }
     }
 

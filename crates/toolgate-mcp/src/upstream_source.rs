@@ -90,6 +90,10 @@ impl ListedSource for Upstream {
         self.close().await;
     }
 
+    async fn retire(&self) {
+        self.drain_and_close().await;
+    }
+
     async fn changed(&self) -> SourceChange {
         self.wait_for_change().await
     }

@@ -59,10 +59,11 @@ impl ListedSlot {
         self.id
     }
 
-    /// Shuts the source down for good, once any listing under way is
-    /// done, and hands over what a successor keeps.
+    /// Shuts the source down for good (letting it finish the calls under
+    /// way, if it does: [`ListedSource::retire`]), once any listing under
+    /// way is done, and hands over what a successor keeps.
     pub(crate) async fn retire(&self) -> Retired {
-        self.source.shutdown().await;
+        self.source.retire().await;
         let mut listing_state = self.listing.lock().await;
         Retired {
             was_listed: listing_state.generation.take().is_some(),

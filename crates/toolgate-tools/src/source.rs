@@ -159,6 +159,14 @@ pub trait ListedSource: ToolSource {
     /// Stops the source for good.
     async fn shutdown(&self);
 
+    /// Stops the source for good because the configuration no longer has
+    /// it (removed, or replaced by a changed one): a source may let the
+    /// calls under way finish first, refusing new ones. By default the same
+    /// as [`Self::shutdown`].
+    async fn retire(&self) {
+        self.shutdown().await;
+    }
+
     /// Waits until the source announces that its tools changed, or is shut
     /// down.
     async fn changed(&self) -> SourceChange;

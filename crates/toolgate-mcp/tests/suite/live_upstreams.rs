@@ -2,6 +2,8 @@
 //! of `toolgate.toml` does): real servers added, restarted with a changed
 //! configuration and removed, seen by a session that stays connected.
 
+use std::time::Duration;
+
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use toolgate_tools::{Joined, Startup};
@@ -126,4 +128,55 @@ async fn upstreams_come_change_and_go_while_a_session_keeps_its_groups() {
 
 fn id(name: &str) -> toolgate_core::GroupId {
     toolgate_core::GroupId::new(name).unwrap()
+}
+
+#[tokio::test]
+async fn a_call_under_way_finishes_on_an_upstream_a_reload_removes() {
+    let peers = peers();
+    let root = tempfile::tempdir().unwrap();
+    let everything = stdio(
+        "everything",
+        peers.node_bin.join("mcp-server-everything"),
+        &["stdio"],
+    );
+    let served = serve_default(root.path(), vec![everything]).await;
+    let gateway = &served.gateway;
+    let (client, _) = connect(&served.url).await;
+    let loaded = call(
+        &client,
+        "load_tool_group",
+        json!({"group_name": "everything"}),
+    )
+    .await;
+    assert!(!is_error(&loaded), "{}", text(&loaded));
+
+    // A three-second operation under way when the reload removes its
+    // server; a call made while the server drains is refused, named.
+    let long = call(
+        &client,
+        "trigger-long-running-operation",
+        json!({"duration": 3, "steps": 3}),
+    );
+    let reload = async {
+        tokio::time::sleep(Duration::from_millis(700)).await;
+        gateway.update_upstreams(Vec::new()).await
+    };
+    let during = async {
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        call(&client, "echo", json!({"message": "late"})).await
+    };
+    let (long, changes, during) = tokio::join!(long, reload, during);
+    assert!(!is_error(&long), "{}", text(&long));
+    assert!(text(&long).contains("completed"), "{}", text(&long));
+    assert_eq!(changes.to_string(), "upstreams removed: everything");
+    assert!(is_error(&during), "{}", text(&during));
+    assert!(
+        text(&during).contains("a reload of the configuration removed or changed it"),
+        "{}",
+        text(&during)
+    );
+    // Gone once drained.
+    let gone = call(&client, "echo", json!({"message": "after"})).await;
+    assert!(text(&gone).contains("not available"), "{}", text(&gone));
+    served.stop().await;
 }
