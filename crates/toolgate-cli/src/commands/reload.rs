@@ -288,7 +288,6 @@ async fn apply_config<S: ConversationStore + 'static>(
     let upstreams = ToolSetup::upstreams(&settings, &reload.mcp_config)?.upstreams;
     let names: Vec<GroupId> = upstreams.iter().map(|u| u.name.clone()).collect();
     let warnings = super::serve::check_policies_against(gateway, &settings.policies, Some(&names))?;
-    let upstreams = gateway.update_upstreams(upstreams).await;
     let clients = settings.clients.len();
     let restricted = settings.policies.len();
     let rate_limits = Arc::new(RateLimits::new(
@@ -307,6 +306,10 @@ async fn apply_config<S: ConversationStore + 'static>(
             oauth,
         })
         .await;
+    // Access first: a policy denying a new upstream's tools is in force
+    // before they appear, and a revoked client is out at once, not after
+    // a removed upstream has let its calls under way finish.
+    let upstreams = gateway.update_upstreams(upstreams).await;
     Ok(format!(
         "{warnings}{}: {upstreams}; applied {clients} client(s), {restricted} with a policy, \
          and the rate limits{oauth_told} (other settings apply at the next start)\n",
