@@ -885,3 +885,80 @@ fn oauth_comes_and_goes_with_the_config_file() {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_client_removed_with_an_upstream_is_out_before_that_upstreams_calls_finish() {
+    use rmcp::ServiceExt;
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    use std::time::{Duration, Instant};
+
+    let peers = super::support::peers();
+    let dir = tempfile::tempdir().unwrap();
+    let table = |name: &str, token: &str| {
+        let hash = toolgate_mcp::TokenHash::of(token).to_hex();
+        format!("[clients.{name}]\ntoken_sha256 = \"{hash}\"\n\n")
+    };
+    let (alice, bob) = ("tg_alice-order-0123456789", "tg_bob-order-0123456789");
+    let everything = format!(
+        "[[upstream]]\nname = \"everything\"\ncommand = {:?}\nargs = [\"stdio\"]\n",
+        peers.node_bin.join("mcp-server-everything")
+    );
+    let config = dir.path().join("toolgate.toml");
+    std::fs::write(
+        &config,
+        format!("{}{}{everything}", table("alice", alice), table("bob", bob)),
+    )
+    .unwrap();
+    let (mut child, url) = tokio::task::spawn_blocking({
+        let dir = dir.path().to_path_buf();
+        move || serve_logged(&dir, "127.0.0.1:0")
+    })
+    .await
+    .unwrap();
+    let transport = StreamableHttpClientTransport::from_config(
+        StreamableHttpClientTransportConfig::with_uri(url.clone()).auth_header(bob),
+    );
+    let client = ().serve(transport).await.unwrap();
+    let loaded = call_over(
+        &client,
+        "load_tool_group",
+        serde_json::json!({"group_name": "everything"}),
+    )
+    .await;
+    assert_ne!(loaded["isError"], serde_json::json!(true), "{loaded}");
+    // Bob's five-second operation is under way when one save removes both
+    // Alice and the server it runs on.
+    let long = tokio::spawn(async move {
+        let result = call_over(
+            &client,
+            "trigger-long-running-operation",
+            serde_json::json!({"duration": 5, "steps": 5}),
+        )
+        .await;
+        (result, client)
+    });
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    std::fs::write(&config, table("bob", bob)).unwrap();
+    let written = Instant::now();
+
+    // Alice is shut out at once, not once the server has drained.
+    let shut_out = tokio::task::spawn_blocking(move || {
+        while written.elapsed() < Duration::from_secs(3) {
+            if initialize_status(&url, Some(alice)).contains("401") {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        false
+    })
+    .await
+    .unwrap();
+    assert!(shut_out, "Alice still in 3 s after the save");
+    // Bob's operation finished on the server being removed.
+    let (result, _client) = long.await.unwrap();
+    assert_ne!(result["isError"], serde_json::json!(true), "{result}");
+    until_logged(dir.path(), "upstreams removed: everything");
+    let _ = child.kill();
+    let _ = child.wait();
+}
