@@ -11,9 +11,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use toolgate_mcp::{HttpLimits, HttpOptions};
 use toolgate_store::MemoryStore;
 
-use super::support::{
-    call, connect, exchange, is_error, loopback, options, serve, text, tool_names,
-};
+use super::support::{connect, exchange, load, loopback, options, serve, tool_names};
 
 fn post(address: SocketAddr, extra_headers: &str, body: &str) -> String {
     format!(
@@ -150,8 +148,7 @@ async fn beyond_the_session_cap_the_longest_idle_session_leaves_memory_and_comes
     })
     .await;
     let (first, _) = connect(&served.url).await;
-    let loaded = call(&first, "load_tool_group", json!({"group_name": "time"})).await;
-    assert!(!is_error(&loaded), "{}", text(&loaded));
+    load(&first, "time").await;
     let (_second, _) = connect(&served.url).await;
     let (_third, _) = connect(&served.url).await;
     assert!(
@@ -222,8 +219,7 @@ async fn a_session_between_requests_leaves_memory_and_comes_back_with_its_groups
     let address = served.address;
     // rmcp's client keeps its notification stream open: it stays.
     let (streaming, _) = connect(&served.url).await;
-    let loaded = call(&streaming, "load_tool_group", json!({"group_name": "time"})).await;
-    assert!(!is_error(&loaded), "{}", text(&loaded));
+    load(&streaming, "time").await;
     // A client that closes its connection after each request does not.
     let session = session_id(&exchange(address, &post(address, "", INITIALIZE)).await);
     let headers = format!("mcp-session-id: {session}\r\nmcp-protocol-version: 2025-11-25\r\n");

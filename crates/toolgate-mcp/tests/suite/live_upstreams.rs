@@ -8,7 +8,7 @@ use pretty_assertions::assert_eq;
 use serde_json::json;
 use toolgate_tools::{Joined, Startup};
 
-use super::support::{CORE, call, connect, is_error, serve_default, text, tool_names};
+use super::support::{CORE, call, connect, is_error, load, serve_default, text, tool_names};
 use super::upstreams::{peers, stdio};
 
 #[tokio::test]
@@ -20,8 +20,7 @@ async fn upstreams_come_change_and_go_while_a_session_keeps_its_groups() {
     let served = serve_default(root.path(), vec![clock.clone()]).await;
     let gateway = &served.gateway;
     let (client, recorder) = connect(&served.url).await;
-    let loaded = call(&client, "load_tool_group", json!({"group_name": "clock"})).await;
-    assert!(!is_error(&loaded), "{}", text(&loaded));
+    load(&client, "clock").await;
     recorder.wait_for_list_changed(1).await;
     let clock_tools = ["get_current_time", "convert_time"];
     assert_eq!(
@@ -52,8 +51,7 @@ async fn upstreams_come_change_and_go_while_a_session_keeps_its_groups() {
         tool_names(&client).await,
         [&CORE[..], &clock_tools].concat()
     );
-    let loaded = call(&client, "load_tool_group", json!({"group_name": "clock2"})).await;
-    assert!(!is_error(&loaded), "{}", text(&loaded));
+    load(&client, "clock2").await;
     let now = call(
         &client,
         "clock2__get_current_time",
@@ -142,13 +140,7 @@ async fn a_call_under_way_finishes_on_an_upstream_a_reload_removes() {
     let served = serve_default(root.path(), vec![everything]).await;
     let gateway = &served.gateway;
     let (client, _) = connect(&served.url).await;
-    let loaded = call(
-        &client,
-        "load_tool_group",
-        json!({"group_name": "everything"}),
-    )
-    .await;
-    assert!(!is_error(&loaded), "{}", text(&loaded));
+    load(&client, "everything").await;
 
     // A three-second operation under way when the reload removes its
     // server; a call made while the server drains is refused, named.

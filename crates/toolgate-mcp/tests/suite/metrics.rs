@@ -8,7 +8,7 @@ use toolgate_mcp::HttpOptions;
 use toolgate_store::MemoryStore;
 
 use super::support::{
-    call, connect, exchange, is_error, loopback, options, serve, serve_default, text,
+    call, connect, exchange, is_error, load, loopback, options, serve, serve_default, text,
 };
 
 /// `GET /metrics` over a fresh connection: the status line and the body.
@@ -37,8 +37,7 @@ async fn a_scrape_counts_requests_calls_loads_and_sessions() {
     let root = tempfile::tempdir().unwrap();
     let served = serve_default(root.path(), vec![]).await;
     let (client, _) = connect(&served.url).await;
-    let loaded = call(&client, "load_tool_group", json!({"group_name": "time"})).await;
-    assert!(!is_error(&loaded), "{}", text(&loaded));
+    load(&client, "time").await;
     for _ in 0..2 {
         let now = call(&client, "time_now", json!({})).await;
         assert!(!is_error(&now), "{}", text(&now));

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::support::{call, connect, is_error, serve_default, text};
+use super::support::{call, connect, is_error, load, serve_default, text};
 use super::upstreams::{peers, stdio};
 
 #[tokio::test]
@@ -19,13 +19,7 @@ async fn a_shutdown_lets_calls_in_flight_finish_and_refuses_new_ones() {
     );
     let mut served = serve_default(root.path(), vec![everything]).await;
     let (client, _) = connect(&served.url).await;
-    let loaded = call(
-        &client,
-        "load_tool_group",
-        json!({"group_name": "everything"}),
-    )
-    .await;
-    assert!(!is_error(&loaded), "{}", text(&loaded));
+    load(&client, "everything").await;
 
     let long = call(
         &client,

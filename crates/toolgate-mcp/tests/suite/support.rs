@@ -13,7 +13,7 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
-use serde_json::Value;
+use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use toolgate_mcp::config::UpstreamConfig;
 use toolgate_mcp::{Gateway, GatewayOptions, HttpOptions, serve_http};
@@ -173,6 +173,12 @@ pub(crate) async fn call(client: &Client, name: &str, arguments: Value) -> CallT
         .await
         .expect("call timed out")
         .unwrap()
+}
+
+/// Loads `group` with `load_tool_group`, which must succeed.
+pub(crate) async fn load(client: &Client, group: &str) {
+    let loaded = call(client, "load_tool_group", json!({"group_name": group})).await;
+    assert!(!is_error(&loaded), "{}", text(&loaded));
 }
 
 pub(crate) fn text(result: &CallToolResult) -> String {

@@ -10,7 +10,7 @@ use toolgate_mcp::config::{UpstreamConfig, UpstreamTransport};
 use toolgate_store::MemoryStore;
 use toolgate_tools::Startup;
 
-use super::support::{CORE, call, connect, is_error, serve_default, text, tool_names};
+use super::support::{CORE, call, connect, is_error, load, serve_default, text, tool_names};
 
 /// Where `scripts/install-peers` put the reference servers.
 pub(crate) struct Peers {
@@ -201,13 +201,7 @@ async fn a_slow_call_times_out_and_the_upstream_keeps_serving() {
     everything.call_timeout = Duration::from_secs(1);
     let served = serve_default(root.path(), vec![everything]).await;
     let (client, _) = connect(&served.url).await;
-    let loaded = call(
-        &client,
-        "load_tool_group",
-        json!({"group_name": "everything"}),
-    )
-    .await;
-    assert!(!is_error(&loaded), "{}", text(&loaded));
+    load(&client, "everything").await;
 
     let slow = call(
         &client,

@@ -12,7 +12,7 @@ use toolgate_store::{JsToolStore, MemoryStore, ToolOwner};
 use toolgate_tools::{JavaScriptConfig, UserJsTools};
 
 use super::support::{
-    CORE, Served, call, connect, is_error, loopback, options, serve, text, tool_names,
+    CORE, Served, call, connect, is_error, load, loopback, options, serve, text, tool_names,
 };
 
 /// A gateway with the built-ins and the team's JavaScript tools.
@@ -58,13 +58,7 @@ async fn a_session_with_user_tools_loaded_hears_of_a_new_tool_and_calls_it() {
         text(&empty),
         "Tool group 'user_tools' has no available tools."
     );
-    let loaded = call(
-        &writer,
-        "load_tool_group",
-        json!({"group_name": "js_tool_management"}),
-    )
-    .await;
-    assert!(!is_error(&loaded), "{}", text(&loaded));
+    load(&writer, "js_tool_management").await;
     writer_events.wait_for_list_changed(1).await;
 
     let created = call(
@@ -81,13 +75,7 @@ async fn a_session_with_user_tools_loaded_hears_of_a_new_tool_and_calls_it() {
     assert!(!is_error(&created), "{}", text(&created));
 
     // Now the group has a tool, and loading it is heard of once.
-    let loaded = call(
-        &writer,
-        "load_tool_group",
-        json!({"group_name": "user_tools"}),
-    )
-    .await;
-    assert!(!is_error(&loaded), "{}", text(&loaded));
+    load(&writer, "user_tools").await;
     writer_events.wait_for_list_changed(2).await;
     assert_eq!(
         text(&call(&writer, "shout", json!({"text": "hi"})).await),
