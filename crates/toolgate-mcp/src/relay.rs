@@ -49,7 +49,11 @@ pub(crate) enum RelayEvent {
 /// registered before its request is sent, so no request the server makes
 /// for it can arrive while the gateway does not know of it yet.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct InFlight(Arc<Mutex<Calls>>, Arc<tokio::sync::Notify>);
+pub(crate) struct InFlight {
+    calls: Arc<Mutex<Calls>>,
+    /// Woken each time a call ends.
+    ended: Arc<tokio::sync::Notify>,
+}
 
 #[derive(Debug, Default)]
 struct Calls {
@@ -99,7 +103,7 @@ impl Drop for InFlightGuard {
             .lock()
             .callers
             .retain(|caller| caller.key != self.key);
-        self.calls.1.notify_waiters();
+        self.calls.ended.notify_waiters();
     }
 }
 
@@ -131,13 +135,13 @@ impl Unroutable {
 
 impl InFlight {
     fn lock(&self) -> std::sync::MutexGuard<'_, Calls> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+        self.calls.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Returns once no call is in flight.
     pub(crate) async fn drained(&self) {
         loop {
-            let ended = self.1.notified();
+            let ended = self.ended.notified();
             tokio::pin!(ended);
             // Registered before looking, so an end in between is not missed.
             ended.as_mut().enable();

@@ -39,7 +39,7 @@ impl PerGroup {
     /// best one, 0 to 1) in place `rank` (1 for the best group) is needed.
     pub fn probability(&self, relative: f64, rank: usize) -> f64 {
         let logit = self.weight * relative + self.rank * (rank.max(1) as f64).ln() + self.bias;
-        1.0 / (1.0 + (-logit).exp())
+        sigmoid(logit)
     }
 
     /// Every group's chance, in score order. A group without any evidence
@@ -60,6 +60,11 @@ impl PerGroup {
             })
             .collect()
     }
+}
+
+/// The logistic function: a logit's probability.
+pub(crate) fn sigmoid(logit: f64) -> f64 {
+    1.0 / (1.0 + (-logit).exp())
 }
 
 /// Each score's place when sorted best first (1 for the best; equal scores

@@ -15,7 +15,7 @@ use std::fmt;
 use crate::catalog::Catalog;
 use crate::name::{GroupId, ToolName};
 use crate::routing::bm25::Bm25;
-use crate::routing::calibration::{DEFAULT_PER_GROUP, Isotonic, PerGroup};
+use crate::routing::calibration::{DEFAULT_PER_GROUP, Isotonic, PerGroup, ranks, sigmoid};
 use crate::routing::fusion::group_scores;
 use crate::routing::taxonomy::{ConfidenceKind, Taxonomy, UnknownIntent};
 use crate::routing::text::{terms, tool_terms};
@@ -749,7 +749,7 @@ fn group_samples(examples: &[Labelled], weight: f64) -> Vec<Sample> {
     let mut samples = Vec::new();
     for example in examples {
         let top = example.scores.iter().copied().fold(0.0_f64, f64::max);
-        let ranks = crate::routing::calibration::ranks(&example.scores);
+        let ranks = ranks(&example.scores);
         for (index, (score, rank)) in example.scores.iter().zip(ranks).enumerate() {
             // The model leaves groups without evidence at 0; they teach it nothing.
             if *score <= 0.0 {
@@ -779,49 +779,9 @@ fn fit_logistic(samples: &[Sample]) -> PerGroup {
     if samples.is_empty() || total <= 0.0 {
         return DEFAULT_PER_GROUP;
     }
-    const STEPS: usize = 50;
-    const RIDGE: f64 = 1e-4;
-    let mut fit_rank = true;
-    let mut beta = [0.0_f64; 3]; // weight, rank, bias
-    for _ in 0..2 {
-        beta = [0.0; 3];
-        for _ in 0..STEPS {
-            let mut gradient = [0.0_f64; 3];
-            let mut hessian = [[0.0_f64; 3]; 3];
-            for sample in samples {
-                let x = [
-                    sample.relative,
-                    if fit_rank { sample.log_rank } else { 0.0 },
-                    1.0,
-                ];
-                let logit: f64 = (0..3).map(|i| beta[i] * x[i]).sum();
-                let p = 1.0 / (1.0 + (-logit).exp());
-                let w = sample.weight / total;
-                for i in 0..3 {
-                    gradient[i] += w * (p - sample.gold) * x[i];
-                    for j in 0..3 {
-                        hessian[i][j] += w * p * (1.0 - p) * x[i] * x[j];
-                    }
-                }
-            }
-            for (i, row) in hessian.iter_mut().enumerate() {
-                row[i] += RIDGE;
-                gradient[i] += RIDGE * beta[i];
-            }
-            let Some(step) = solve3(hessian, gradient) else {
-                break;
-            };
-            for i in 0..3 {
-                beta[i] -= step[i];
-            }
-            if step.iter().all(|s| s.abs() < 1e-9) {
-                break;
-            }
-        }
-        if beta[1] <= 0.0 || !fit_rank {
-            break;
-        }
-        fit_rank = false;
+    let mut beta = newton(samples, total, true);
+    if beta[1] > 0.0 {
+        beta = newton(samples, total, false);
     }
     if beta.iter().any(|b| !b.is_finite()) {
         return DEFAULT_PER_GROUP;
@@ -831,6 +791,44 @@ fn fit_logistic(samples: &[Sample]) -> PerGroup {
         rank: beta[1],
         bias: beta[2],
     }
+}
+
+/// `[weight, rank, bias]` of the weighted logistic regression on `samples`
+/// (`total` their weight), the rank held at 0 unless `with_rank`.
+fn newton(samples: &[Sample], total: f64, with_rank: bool) -> [f64; 3] {
+    const STEPS: usize = 50;
+    const RIDGE: f64 = 1e-4;
+    let mut beta = [0.0_f64; 3];
+    for _ in 0..STEPS {
+        let mut gradient = [0.0_f64; 3];
+        let mut hessian = [[0.0_f64; 3]; 3];
+        for sample in samples {
+            let log_rank = if with_rank { sample.log_rank } else { 0.0 };
+            let x = [sample.relative, log_rank, 1.0];
+            let p = sigmoid((0..3).map(|i| beta[i] * x[i]).sum());
+            let w = sample.weight / total;
+            for i in 0..3 {
+                gradient[i] += w * (p - sample.gold) * x[i];
+                for j in 0..3 {
+                    hessian[i][j] += w * p * (1.0 - p) * x[i] * x[j];
+                }
+            }
+        }
+        for (i, row) in hessian.iter_mut().enumerate() {
+            row[i] += RIDGE;
+            gradient[i] += RIDGE * beta[i];
+        }
+        let Some(step) = solve3(hessian, gradient) else {
+            break;
+        };
+        for i in 0..3 {
+            beta[i] -= step[i];
+        }
+        if step.iter().all(|s| s.abs() < 1e-9) {
+            break;
+        }
+    }
+    beta
 }
 
 /// `x` with `a x = b`, by Gaussian elimination with partial pivoting;
