@@ -133,6 +133,8 @@ pub struct FittedFusion {
     pub recall: f64,
     /// See `worst_recall`.
     pub token_fraction: f64,
+    /// Its token share on the dataset where that is highest.
+    pub most_tokens: f64,
 }
 
 /// [`FittedFusion`] for every fusion method the vectors allow, fitted on
@@ -169,6 +171,7 @@ fn fit_fusions(prepared: &[Prepared<'_>]) -> Vec<FittedFusion> {
                 worst_recall: measured.worst_recall,
                 recall: measured.mean_recall,
                 token_fraction: measured.token_fraction,
+                most_tokens: measured.most_tokens,
             })
         })
         .collect()
@@ -198,6 +201,13 @@ mod tests {
         // No vectors: the lexical fusion alone is fitted on all three.
         let fitted: Vec<Fusion> = left_out.fitted.iter().map(|f| f.fusion).collect();
         assert_eq!(fitted, [Fusion::Lexical]);
+        // Three copies of one catalog: the costliest one's share is the mean.
+        let lexical = &left_out.fitted[0];
+        assert!(lexical.token_fraction > 0.0, "{lexical:?}");
+        assert!(
+            (lexical.most_tokens - lexical.token_fraction).abs() < 1e-12,
+            "{lexical:?}"
+        );
         let tuned_on: Vec<Vec<String>> = evaluations.iter().map(|e| e.tuned_on.clone()).collect();
         assert_eq!(
             tuned_on,

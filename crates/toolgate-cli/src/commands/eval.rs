@@ -107,11 +107,12 @@ fn fitted_settings(fitted: &[toolgate_eval::FittedFusion], datasets: &[Dataset])
             .map(|(raw, calibrated)| format!("[{raw}, {calibrated}]"))
             .collect();
         out.push_str(&format!(
-            "# {}: group recall {:.3} on the hardest of these datasets, {:.3} on average, at {:.1}% of all-tools tokens\n[routing]\nfusion = {fusion}\nroute_above = {:?}\ntools_per_group = {}\nper_group = {{ weight = {:.3}, rank = {:.3}, bias = {:.3} }}\ncalibration = {{ knots = [{}] }}\n",
+            "# {}: group recall {:.3} on the hardest of these datasets, {:.3} on average, at {:.1}% of all-tools tokens ({:.1}% on the costliest)\n[routing]\nfusion = {fusion}\nroute_above = {:?}\ntools_per_group = {}\nper_group = {{ weight = {:.3}, rank = {:.3}, bias = {:.3} }}\ncalibration = {{ knots = [{}] }}\n",
             fitted.fusion.label(),
             fitted.worst_recall,
             fitted.recall,
             fitted.token_fraction * 100.0,
+            fitted.most_tokens * 100.0,
             fitted.route_above,
             fitted.tools_per_group,
             fitted.model.weight,

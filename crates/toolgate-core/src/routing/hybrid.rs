@@ -333,8 +333,8 @@ impl FittedDefaults {
 /// [`DEFAULT_FUSION`] with the embedding model, as `toolgate eval
 /// --leave-one-out` fits it on bfcl_multi_turn, toolbench_stable,
 /// seal_tools, restbench and api_bank: group recall 0.913 on the hardest of
-/// them, 0.973 on average, at 5.9% of all-tools tokens and at most 15% on
-/// each (0.2, the next lower share, spends 17.8% on restbench).
+/// them, 0.973 on average, at 5.9% of all-tools tokens (13.2% on the
+/// costliest; 0.2, the next lower share, spends 17.8% on restbench).
 pub const HYBRID_DEFAULTS: FittedDefaults = FittedDefaults {
     route_above: 0.3,
     tools_per_group: 1,
