@@ -5,16 +5,17 @@
 
 use toolgate_core::TokenCounter;
 use toolgate_core::routing::{
-    ConfidenceKind, Fusion, Isotonic, Labelled, PerGroup, Router, RoutingConfig,
-    fit_per_group_pooled,
+    ConfidenceKind, Fusion, Labelled, PerGroup, Router, RoutingConfig, fit_per_group_pooled,
 };
 
 use crate::dataset::{Dataset, Query};
 use crate::error::{EvalError, Result};
 use crate::evaluate::{Fitting, SemanticInputs, evaluate_prepared, vectors};
 use crate::policy::labelled;
-use crate::report::Evaluation;
-use crate::tool_first::{ChoiceSet, Fitted, Prepared, choose, fit, fusions, settings};
+use crate::report::{Evaluation, FittedFusion};
+use crate::tool_first::{
+    ChoiceSet, Fitted, Prepared, choose, fit, fitted_fusion, fusions, settings,
+};
 
 /// The per-group confidence model fitted on every labelled query of
 /// `datasets`, each dataset weighing the same. Intents and recovery groups
@@ -111,32 +112,6 @@ pub struct LeftOut {
     pub fitted: Vec<FittedFusion>,
 }
 
-/// What every fusion method's router fits to on all of `datasets`: the
-/// defaults a build ships and the settings `[routing]` can carry.
-#[derive(Clone, Debug)]
-pub struct FittedFusion {
-    /// The fusion method.
-    pub fusion: Fusion,
-    /// Its per-group model.
-    pub model: PerGroup,
-    /// Its calibration.
-    pub calibration: Isotonic,
-    /// `route_above` chosen on every dataset.
-    pub route_above: f64,
-    /// `tools_per_group` chosen on every dataset.
-    pub tools_per_group: usize,
-    /// The lowest group recall of that choice on one of the datasets, its
-    /// mean recall and its mean token share (in sample: what the choice
-    /// was made on).
-    pub worst_recall: f64,
-    /// See `worst_recall`.
-    pub recall: f64,
-    /// See `worst_recall`.
-    pub token_fraction: f64,
-    /// Its token share on the dataset where that is highest.
-    pub most_tokens: f64,
-}
-
 /// [`FittedFusion`] for every fusion method the vectors allow, fitted on
 /// every labelled query of `prepared` (each dataset weighing the same).
 fn fit_fusions(prepared: &[Prepared<'_>]) -> Vec<FittedFusion> {
@@ -159,20 +134,7 @@ fn fit_fusions(prepared: &[Prepared<'_>]) -> Vec<FittedFusion> {
         .iter()
         .filter_map(|(fusion, model)| {
             let (setting, measured) = choose(&settings(*fusion), &sets)?;
-            Some(FittedFusion {
-                fusion: *fusion,
-                model: model.model,
-                calibration: model
-                    .calibration
-                    .clone()
-                    .unwrap_or(Isotonic { knots: Vec::new() }),
-                route_above: setting.route_above,
-                tools_per_group: setting.tools_per_group,
-                worst_recall: measured.worst_recall,
-                recall: measured.mean_recall,
-                token_fraction: measured.token_fraction,
-                most_tokens: measured.most_tokens,
-            })
+            Some(fitted_fusion(model, setting, measured))
         })
         .collect()
 }

@@ -21,7 +21,8 @@ use crate::report::{
     router_figures, summary,
 };
 use crate::tool_first::{
-    ChoiceSet, Prepared, Vectors, best, choose, fit, fit_labelled, fitted_for, fusions, settings,
+    ChoiceSet, Prepared, Vectors, best, choose, fit, fit_labelled, fitted_for, fitted_fusion,
+    fusions, settings,
 };
 
 /// Embeddings for the semantic policies: one vector per grouped tool (in
@@ -278,9 +279,11 @@ pub(crate) fn evaluate_prepared(
             .collect(),
     };
     let mut chosen_per_fusion = Vec::new();
-    for (fusion, _) in &fitted {
+    let mut fitted_settings = Vec::new();
+    for (fusion, model) in &fitted {
         if let Some(chosen) = choose(&settings(*fusion), &choice_sets) {
             chosen_per_fusion.push(chosen);
+            fitted_settings.push(fitted_fusion(model, chosen.0, chosen.1));
         }
     }
     // The router fuses both kinds of evidence; each alone is reported
@@ -355,6 +358,7 @@ pub(crate) fn evaluate_prepared(
         tool_router_calibration,
         tool_router_setting,
         group_curves,
+        fitted: fitted_settings,
     })
 }
 

@@ -131,5 +131,6 @@ pub(crate) fn evaluation() -> Evaluation {
         group_curves: Vec::new(),
         tool_router_setting: String::new(),
         bm25_groups_curve: vec![point(1, 0.5, 0.1)],
+        fitted: Vec::new(),
     }
 }

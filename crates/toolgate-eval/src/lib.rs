@@ -31,10 +31,12 @@ mod report;
 mod svg;
 mod tool_first;
 
-pub use cross::{FittedFusion, LeftOut, fit_across, leave_one_out};
+pub use cross::{LeftOut, fit_across, leave_one_out};
 pub use dataset::{Dataset, Query};
 pub use error::{EvalError, Result};
 pub use evaluate::{SemanticInputs, evaluate};
 pub use markdown::markdown;
-pub use report::{Band, CurvePoint, Evaluation, PolicyReport, SearchCurve, TierFigures, TierMix};
+pub use report::{
+    Band, CurvePoint, Evaluation, FittedFusion, PolicyReport, SearchCurve, TierFigures, TierMix,
+};
 pub use svg::svg;

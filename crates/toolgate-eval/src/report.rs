@@ -6,7 +6,7 @@
 //! multi-group turns is not dominated by its few largest queries.
 
 use serde::Serialize;
-use toolgate_core::routing::{Decision, Tier};
+use toolgate_core::routing::{Decision, Fusion, Isotonic, PerGroup, Tier};
 
 use crate::costs::Seen;
 use crate::dataset::Query;
@@ -135,6 +135,36 @@ pub struct Evaluation {
     /// The g best groups by each fusion method, each with its m best
     /// tools, at several g (one curve per method and m).
     pub group_curves: Vec<SearchCurve>,
+    /// What each fusion method's router was fitted to for these figures:
+    /// on this dataset's tuning part, or on the others when it is left out.
+    #[serde(skip)]
+    pub fitted: Vec<FittedFusion>,
+}
+
+/// What one fusion method's router fits to: the settings `[routing]` can
+/// carry (and, fitted on the public catalogs, the defaults a build ships).
+#[derive(Clone, Debug)]
+pub struct FittedFusion {
+    /// The fusion method.
+    pub fusion: Fusion,
+    /// Its per-group model.
+    pub model: PerGroup,
+    /// Its calibration.
+    pub calibration: Isotonic,
+    /// The `route_above` chosen.
+    pub route_above: f64,
+    /// The `tools_per_group` chosen.
+    pub tools_per_group: usize,
+    /// The lowest group recall of that choice on one of the datasets it
+    /// was chosen on, its mean recall and its mean token share (in sample:
+    /// what the choice was made on).
+    pub worst_recall: f64,
+    /// See `worst_recall`.
+    pub recall: f64,
+    /// See `worst_recall`.
+    pub token_fraction: f64,
+    /// Its token share on the dataset where that is highest.
+    pub most_tokens: f64,
 }
 
 /// Tool search by one method at several k.

@@ -20,6 +20,7 @@ use toolgate_core::{Catalog, GroupId, TokenCounter, ToolName};
 use crate::costs::{Costs, Seen};
 use crate::dataset::{Dataset, Query};
 use crate::error::Result;
+use crate::report::FittedFusion;
 
 /// Tools each routed group arrives with, tried.
 pub(crate) const TOOLS_PER_GROUP: [usize; 3] = [1, 2, 3];
@@ -387,6 +388,29 @@ impl ChoiceSet<'_> {
 /// The model fitted for `fusion` among `fitted`.
 pub(crate) fn fitted_for(fitted: &[(Fusion, Fitted)], fusion: Fusion) -> Option<&Fitted> {
     fitted.iter().find(|(f, _)| *f == fusion).map(|(_, f)| f)
+}
+
+/// What a fusion method's router is fitted to: `fitted` (its model and
+/// calibration) with the setting chosen for it and that setting's figures.
+pub(crate) fn fitted_fusion(
+    fitted: &Fitted,
+    setting: RouterSetting,
+    measured: Measured,
+) -> FittedFusion {
+    FittedFusion {
+        fusion: setting.fusion,
+        model: fitted.model,
+        calibration: fitted
+            .calibration
+            .clone()
+            .unwrap_or(Isotonic { knots: Vec::new() }),
+        route_above: setting.route_above,
+        tools_per_group: setting.tools_per_group,
+        worst_recall: measured.worst_recall,
+        recall: measured.mean_recall,
+        token_fraction: measured.token_fraction,
+        most_tokens: measured.most_tokens,
+    }
 }
 
 /// `route_above` values tried.
