@@ -62,7 +62,13 @@ fn leave_one_out_evaluations(
     for evaluation in &left_out.evaluations {
         print(&markdown(evaluation, args.encoding.as_str()));
     }
-    print(&fitted_settings(&left_out.fitted, &datasets));
+    let names: Vec<&str> = datasets.iter().map(|d| d.name.as_str()).collect();
+    print(&fitted_settings(
+        &left_out.fitted,
+        "Fitted on every dataset",
+        &names.join(", "),
+        true,
+    ));
     Ok(left_out.evaluations)
 }
 
@@ -74,13 +80,17 @@ fn round4(x: f64) -> f64 {
 /// Knots of a printed calibration, at most.
 const PRINTED_KNOTS: usize = 12;
 
-/// The `[routing]` settings each fusion method fits to on every dataset,
-/// as TOML a user can paste.
-fn fitted_settings(fitted: &[toolgate_eval::FittedFusion], datasets: &[Dataset]) -> String {
-    let names: Vec<&str> = datasets.iter().map(|d| d.name.as_str()).collect();
+/// The `[routing]` settings each fusion method was fitted to, as TOML a
+/// user can paste, under `heading`; `source` says on what, and `several`
+/// whether that is more than one dataset.
+fn fitted_settings(
+    fitted: &[toolgate_eval::FittedFusion],
+    heading: &str,
+    source: &str,
+    several: bool,
+) -> String {
     let mut out = format!(
-        "## Fitted on every dataset\n\n[routing] settings for each fusion method, fitted on {}:\n\n```toml\n",
-        names.join(", ")
+        "## {heading}\n\n[routing] settings for each fusion method, fitted on {source}:\n\n```toml\n"
     );
     for (index, fitted) in fitted.iter().enumerate() {
         if index > 0 {
@@ -106,13 +116,24 @@ fn fitted_settings(fitted: &[toolgate_eval::FittedFusion], datasets: &[Dataset])
             .iter()
             .map(|(raw, calibrated)| format!("[{raw}, {calibrated}]"))
             .collect();
+        let figures = if several {
+            format!(
+                "group recall {:.3} on the hardest of these datasets, {:.3} on average, at {:.1}% of all-tools tokens ({:.1}% on the costliest)",
+                fitted.worst_recall,
+                fitted.recall,
+                fitted.token_fraction * 100.0,
+                fitted.most_tokens * 100.0,
+            )
+        } else {
+            format!(
+                "group recall {:.3} at {:.1}% of all-tools tokens",
+                fitted.recall,
+                fitted.token_fraction * 100.0,
+            )
+        };
         out.push_str(&format!(
-            "# {}: group recall {:.3} on the hardest of these datasets, {:.3} on average, at {:.1}% of all-tools tokens ({:.1}% on the costliest)\n[routing]\nfusion = {fusion}\nroute_above = {:?}\ntools_per_group = {}\nper_group = {{ weight = {:.3}, rank = {:.3}, bias = {:.3} }}\ncalibration = {{ knots = [{}] }}\n",
+            "# {}: {figures}\n[routing]\nfusion = {fusion}\nroute_above = {:?}\ntools_per_group = {}\nper_group = {{ weight = {:.3}, rank = {:.3}, bias = {:.3} }}\ncalibration = {{ knots = [{}] }}\n",
             fitted.fusion.label(),
-            fitted.worst_recall,
-            fitted.recall,
-            fitted.token_fraction * 100.0,
-            fitted.most_tokens * 100.0,
             fitted.route_above,
             fitted.tools_per_group,
             fitted.model.weight,
@@ -160,7 +181,8 @@ impl ProgressBar {
     }
 }
 
-/// Every dataset measured with the router tuned on its own tuning part.
+/// Every dataset measured with the router tuned on its own tuning part,
+/// each followed by the settings it was tuned to.
 fn own_evaluations(
     args: &EvalArgs,
     config: &RoutingConfig,
@@ -185,6 +207,12 @@ fn own_evaluations(
         )?;
         bar.clear();
         print(&markdown(&evaluation, args.encoding.as_str()));
+        print(&fitted_settings(
+            &evaluation.fitted,
+            &format!("Fitted on {}", dataset.name),
+            &format!("{}'s tuning part", dataset.name),
+            false,
+        ));
         evaluations.push(evaluation);
     }
     Ok(evaluations)

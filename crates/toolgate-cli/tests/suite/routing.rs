@@ -296,6 +296,53 @@ fn eval_reports_every_policy_as_markdown_json_and_svg() {
 }
 
 #[test]
+fn eval_prints_the_settings_it_tuned_a_dataset_to_and_they_load_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("small");
+    std::fs::create_dir(&data).unwrap();
+    write_dataset(&data);
+    let output = toolgate(&["eval", "--dataset", "small"], dir.path());
+    let stdout = text(&output.stdout);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let heading = "## Fitted on small\n\n[routing] settings for each fusion method, fitted on small's tuning part:\n\n```toml\n";
+    let start = stdout.find(heading).unwrap_or_else(|| panic!("{stdout}")) + heading.len();
+    // The first method's settings: up to the blank line before the next.
+    let block = &stdout[start..];
+    let first = &block[..block.find("\n\n").or(block.find("```")).unwrap()];
+    assert!(first.starts_with("# bm25: group recall "), "{first}");
+    assert!(
+        !first.contains("hardest"),
+        "one dataset has no hardest: {first}"
+    );
+    for key in [
+        "[routing]",
+        "route_above = ",
+        "per_group = ",
+        "calibration = ",
+    ] {
+        assert!(first.contains(key), "{key} missing: {first}");
+    }
+
+    std::fs::write(dir.path().join("fitted.toml"), first).unwrap();
+    let routed = toolgate(
+        &[
+            "route",
+            "what is the weather forecast in Paris",
+            "--jsonl",
+            "small/tools.jsonl",
+            "--no-builtins",
+            "--json",
+            "--config",
+            "fitted.toml",
+        ],
+        dir.path(),
+    );
+    assert!(routed.status.success(), "{}", text(&routed.stderr));
+    let decision: Value = serde_json::from_slice(&routed.stdout).unwrap();
+    assert_eq!(decision["routed"][0], "weather", "{decision}");
+}
+
+#[test]
 fn route_prints_the_decision_for_a_query() {
     let dir = tempfile::tempdir().unwrap();
     write_dataset(dir.path());
