@@ -6,7 +6,7 @@
 
 use std::fmt::Write as _;
 
-use crate::report::Evaluation;
+use crate::report::{Band, Evaluation};
 
 /// The report of one dataset as markdown; `encoding` names the tokenizer the
 /// token counts come from.
@@ -95,17 +95,38 @@ pub fn markdown(e: &Evaluation, encoding: &str) -> String {
         out,
         "\nCalibration (reported queries): confidence band, decisions, mean confidence, observed share whose routed groups held every gold group.\n"
     );
-    let _ = writeln!(out, "| band | decisions | mean confidence | observed |");
-    let _ = writeln!(out, "|---|---:|---:|---:|");
-    for band in e.calibration.iter().filter(|b| b.queries > 0) {
+    calibration_table(&mut out, &e.calibration);
+    for (policy, bands) in &e.tool_router_calibration {
         let _ = writeln!(
             out,
-            "| {:.2}-{:.2} | {} | {:.3} | {:.3} |",
-            band.from, band.to, band.queries, band.mean_confidence, band.observed
+            "\nCalibration of `{policy}` (reported queries), as above; off by: points between mean confidence and observed.\n"
         );
+        calibration_table(&mut out, bands);
     }
     out.push('\n');
     out
+}
+
+/// The bands with decisions, one row each, with how many points the mean
+/// confidence is from the observed share.
+fn calibration_table(out: &mut String, bands: &[Band]) {
+    let _ = writeln!(
+        out,
+        "| band | decisions | mean confidence | observed | off by |"
+    );
+    let _ = writeln!(out, "|---|---:|---:|---:|---:|");
+    for band in bands.iter().filter(|b| b.queries > 0) {
+        let _ = writeln!(
+            out,
+            "| {:.2}-{:.2} | {} | {:.3} | {:.3} | {:.1} |",
+            band.from,
+            band.to,
+            band.queries,
+            band.mean_confidence,
+            band.observed,
+            (band.mean_confidence - band.observed).abs() * 100.0
+        );
+    }
 }
 
 /// Each tool-first router against tool search by every method at the same

@@ -2,6 +2,7 @@ use pretty_assertions::assert_eq;
 
 use super::*;
 use crate::fixtures::evaluation;
+use crate::report::Band;
 
 #[test]
 fn an_evaluation_renders_as_its_tables() {
@@ -24,10 +25,44 @@ With the groups as polymorphic tools, the high tier sends 2.5% of all-tools toke
 
 Calibration (reported queries): confidence band, decisions, mean confidence, observed share whose routed groups held every gold group.
 
-| band | decisions | mean confidence | observed |
-|---|---:|---:|---:|
-| 0.95-1.00 | 4 | 0.988 | 1.000 |
+| band | decisions | mean confidence | observed | off by |
+|---|---:|---:|---:|---:|
+| 0.95-1.00 | 4 | 0.988 | 1.000 | 1.2 |
 
 "
     );
+}
+
+#[test]
+fn the_tool_routers_calibration_follows_with_how_far_off_each_band_is() {
+    let mut e = evaluation();
+    e.tool_router_calibration = vec![(
+        "tool_router[bm25, above 0.3, 1 tool]".to_owned(),
+        vec![
+            Band {
+                from: 0.0,
+                to: 0.1,
+                queries: 0,
+                mean_confidence: 0.0,
+                observed: 0.0,
+            },
+            Band {
+                from: 0.8,
+                to: 0.9,
+                queries: 60,
+                mean_confidence: 0.87,
+                observed: 0.95,
+            },
+        ],
+    )];
+    let text = markdown(&e, "o200k_base");
+    let expected = "
+Calibration of `tool_router[bm25, above 0.3, 1 tool]` (reported queries), as above; off by: points between mean confidence and observed.
+
+| band | decisions | mean confidence | observed | off by |
+|---|---:|---:|---:|---:|
+| 0.80-0.90 | 60 | 0.870 | 0.950 | 8.0 |
+
+";
+    assert!(text.ends_with(expected), "{text}");
 }
