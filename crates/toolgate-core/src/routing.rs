@@ -8,6 +8,7 @@ mod bm25;
 mod calibration;
 mod fusion;
 mod hybrid;
+mod online;
 mod router;
 pub mod semantic;
 mod taxonomy;
@@ -19,6 +20,10 @@ pub use fusion::{Fusion, group_scores, ranking};
 pub use hybrid::{
     Combined, DEFAULT_FUSION, Embeddings, FittedDefaults, GROUP_DOCUMENT_SHARE, HYBRID_DEFAULTS,
     HybridScorer, LEXICAL_DEFAULTS, RawEvidence, combine, tool_text, tool_texts,
+};
+pub use online::{
+    DEFAULT_STRENGTH as ONLINE_STRENGTH, KEPT_OUTCOMES, OnlineCalibration, Recalibration,
+    prequential,
 };
 pub use router::{
     COVERAGE_TARGET, Confidence, DEFAULT_TEMPERATURE, Decision, Evidence, GroupScorer, Labelled,

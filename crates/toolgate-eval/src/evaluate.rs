@@ -8,7 +8,7 @@
 //! model is fitted, then BM25 over tools at the router's token budget and the
 //! router's best 1 to 3 groups.
 
-use toolgate_core::routing::{ConfidenceKind, Router, RoutingConfig};
+use toolgate_core::routing::{ConfidenceKind, ONLINE_STRENGTH, Router, RoutingConfig};
 use toolgate_core::{Origin, TokenCounter};
 
 use crate::baseline::{GROUP_KS, ROUTED_KS, TOOL_KS, TopK, routed_tools};
@@ -18,7 +18,7 @@ use crate::error::Result;
 use crate::policy::{describe, run_router, tune_router};
 use crate::report::{
     CurvePoint, Evaluation, SearchCurve, TierFigures, bands, curve_point, high_tier, mean,
-    router_figures, summary,
+    online_bands, router_figures, summary,
 };
 use crate::tool_first::{
     ChoiceSet, Prepared, Vectors, best, choose, fit, fit_labelled, fitted_for, fitted_fusion,
@@ -226,6 +226,7 @@ pub(crate) fn evaluate_prepared(
     // that loads the best tools of the groups it routes, per fusion method.
     let mut search_curves = Vec::new();
     let mut tool_router_calibration = Vec::new();
+    let mut tool_router_calibration_online = Vec::new();
     let mut group_curves = Vec::new();
     let mut fitted = Vec::new();
     for fusion in fusions(prepared.semantic) {
@@ -300,6 +301,7 @@ pub(crate) fn evaluate_prepared(
     {
         let (seen, decisions) = prepared.route(setting, model, &report);
         tool_router_calibration.push((setting.name(), bands(&decisions, &report)));
+        tool_router_calibration_online = online_bands(&decisions, &report, ONLINE_STRENGTH);
         tool_router_setting = setting.name();
         policies.push(router_figures(
             summarize("tool_router".to_owned(), &seen),
@@ -356,6 +358,7 @@ pub(crate) fn evaluate_prepared(
         bm25_groups_curve: groups_curve,
         search_curves,
         tool_router_calibration,
+        tool_router_calibration_online,
         tool_router_setting,
         group_curves,
         fitted: fitted_settings,

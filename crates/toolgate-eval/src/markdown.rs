@@ -6,6 +6,8 @@
 
 use std::fmt::Write as _;
 
+use toolgate_core::routing::ONLINE_STRENGTH;
+
 use crate::report::{Band, Evaluation};
 
 /// The report of one dataset as markdown; `encoding` names the tokenizer the
@@ -102,6 +104,17 @@ pub fn markdown(e: &Evaluation, encoding: &str) -> String {
             "\nCalibration of `{policy}` (reported queries), as above; off by: points between mean confidence and observed.\n"
         );
         calibration_table(&mut out, bands);
+    }
+    if !e.tool_router_calibration.is_empty()
+        && e.tool_router_calibration_online
+            .iter()
+            .any(|b| b.queries > 0)
+    {
+        let _ = writeln!(
+            out,
+            "\nThe same decisions, their confidence learned online: the reported queries in order, each stated before its own outcome is recorded (prior worth {ONLINE_STRENGTH} turns).\n"
+        );
+        calibration_table(&mut out, &e.tool_router_calibration_online);
     }
     out.push('\n');
     out

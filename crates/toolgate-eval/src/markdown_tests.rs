@@ -66,3 +66,32 @@ Calibration of `tool_router[bm25, above 0.3, 1 tool]` (reported queries), as abo
 ";
     assert!(text.ends_with(expected), "{text}");
 }
+
+#[test]
+fn the_confidence_learned_online_follows_the_headline_routers_table() {
+    let mut e = evaluation();
+    let band = |queries, mean_confidence, observed| Band {
+        from: 0.8,
+        to: 0.9,
+        queries,
+        mean_confidence,
+        observed,
+    };
+    e.tool_router_calibration_online = vec![band(60, 0.86, 0.87)];
+    // Without a tool router there is nothing to restate.
+    assert!(!markdown(&e, "o200k_base").contains("learned online"));
+    e.tool_router_calibration = vec![(
+        "tool_router[bm25, above 0.3, 1 tool]".to_owned(),
+        vec![band(60, 0.97, 0.87)],
+    )];
+    let text = markdown(&e, "o200k_base");
+    let expected = "
+The same decisions, their confidence learned online: the reported queries in order, each stated before its own outcome is recorded (prior worth 10 turns).
+
+| band | decisions | mean confidence | observed | off by |
+|---|---:|---:|---:|---:|
+| 0.80-0.90 | 60 | 0.860 | 0.870 | 1.0 |
+
+";
+    assert!(text.ends_with(expected), "{text}");
+}

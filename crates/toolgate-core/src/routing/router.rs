@@ -11,12 +11,14 @@
 //! routed groups hold every group the turn needs, on any catalog.
 
 use std::fmt;
+use std::sync::{Mutex, PoisonError};
 
 use crate::catalog::Catalog;
 use crate::name::{GroupId, ToolName};
 use crate::routing::bm25::Bm25;
 use crate::routing::calibration::{DEFAULT_PER_GROUP, Isotonic, PerGroup, ranks, sigmoid};
 use crate::routing::fusion::group_scores;
+use crate::routing::online::{OnlineCalibration, Recalibration};
 use crate::routing::taxonomy::{ConfidenceKind, Taxonomy, UnknownIntent};
 use crate::routing::text::{terms, tool_terms};
 
@@ -72,8 +74,14 @@ pub struct Decision {
     /// The configured intent that best explains the routed groups, else the
     /// top group's name; `None` when nothing matched.
     pub intent: Option<String>,
-    /// Calibrated chance that the routed groups are enough (0 to 1).
+    /// Calibrated chance that the routed groups are enough (0 to 1): the
+    /// fitted confidence as the router's [`OnlineCalibration`] restates it
+    /// (the same without one).
     pub confidence: f64,
+    /// The chance as the calibration fitted offline states it, before what
+    /// the deployment learned of its catalog: what an outcome is recorded
+    /// against ([`Router::record_outcome`]).
+    pub fitted_confidence: f64,
     /// The tier that confidence falls in.
     pub tier: Tier,
     /// The groups routed, most probable first.
@@ -315,6 +323,8 @@ pub struct Router {
     taxonomy: Taxonomy,
     confidence: Confidence,
     calibration: Option<Isotonic>,
+    /// What the router learns from the outcomes of the turns it routed.
+    online: Option<Mutex<OnlineCalibration>>,
 }
 
 /// How scores become the confidence that the routed groups are enough.
@@ -353,6 +363,7 @@ impl Router {
             taxonomy,
             confidence,
             calibration: None,
+            online: None,
         }
     }
 
@@ -378,6 +389,37 @@ impl Router {
     pub fn with_calibration(mut self, calibration: Isotonic) -> Self {
         self.calibration = Some(calibration);
         self
+    }
+
+    /// Restates each decision's confidence through `online`, which learns
+    /// from the outcomes recorded with [`Self::record_outcome`]: the tiers
+    /// then follow what this deployment's turns show, not only what the
+    /// catalogs the calibration was fitted on showed.
+    pub fn with_online_calibration(mut self, online: OnlineCalibration) -> Self {
+        self.online = Some(Mutex::new(online));
+        self
+    }
+
+    /// Records whether a routed turn's groups held every tool it used,
+    /// against the decision's [`Decision::fitted_confidence`]; later
+    /// decisions are stated through the refitted recalibration. Nothing
+    /// happens without an online calibration.
+    pub fn record_outcome(&self, fitted_confidence: f64, held: bool) {
+        if let Some(online) = &self.online {
+            online
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .record(fitted_confidence, held);
+        }
+    }
+
+    /// The online calibration's recalibration and the outcomes it was
+    /// fitted on; `None` without one.
+    pub fn online_calibration(&self) -> Option<(Recalibration, usize)> {
+        self.online.as_ref().map(|online| {
+            let online = online.lock().unwrap_or_else(PoisonError::into_inner);
+            (online.recalibration(), online.outcomes())
+        })
     }
 
     /// Whether its scorer scores turns semantically too.
@@ -480,6 +522,7 @@ impl Router {
             return Decision {
                 intent: None,
                 confidence: 0.0,
+                fitted_confidence: 0.0,
                 tier,
                 routed: Vec::new(),
                 visible,
@@ -487,19 +530,21 @@ impl Router {
                 partial: Vec::new(),
             };
         }
-        let calibrate = |raw: f64| self.calibrate(raw);
-        let (routed, confidence) = match (self.confidence, self.taxonomy.route_above) {
+        let recalibration = self
+            .online_calibration()
+            .map_or(Recalibration::IDENTITY, |(recalibration, _)| recalibration);
+        let calibrate = |raw: f64| recalibration.apply(self.calibrate(raw));
+        let (routed, raw) = match (self.confidence, self.taxonomy.route_above) {
             (Confidence::PerGroup(_), Some(share)) => {
-                route_above(&ranked, scores, share, self.taxonomy.max_groups, &calibrate)
+                route_above(&ranked, scores, share, self.taxonomy.max_groups)
             }
             (Confidence::PerGroup(_), None) => {
                 route_by_cover(&ranked, self.taxonomy.max_groups, thresholds, &calibrate)
             }
-            (Confidence::Softmax { .. }, _) => {
-                let (routed, mass) = route_by_mass(&ranked, self.taxonomy.max_groups);
-                (routed, calibrate(mass))
-            }
+            (Confidence::Softmax { .. }, _) => route_by_mass(&ranked, self.taxonomy.max_groups),
         };
+        let fitted_confidence = self.calibrate(raw);
+        let confidence = recalibration.apply(fitted_confidence);
         let tier = if confidence >= thresholds.high {
             Tier::High
         } else if confidence >= thresholds.medium {
@@ -523,6 +568,7 @@ impl Router {
         Decision {
             intent: self.intent(&routed),
             confidence,
+            fitted_confidence,
             tier,
             routed,
             visible,
@@ -609,7 +655,7 @@ fn route_by_mass(ranked: &[(GroupId, f64)], max_groups: usize) -> (Vec<GroupId>,
 /// Per-group chances, most probable first: the fewest groups whose cover
 /// (the chance that no needed group is outside them, through `calibrate`)
 /// reaches the high threshold; else the fewest reaching the medium one; else
-/// all `max_groups`. Returns them and their cover.
+/// all `max_groups`. Returns them and their raw cover.
 fn route_by_cover(
     ranked: &[(GroupId, f64)],
     max_groups: usize,
@@ -621,12 +667,12 @@ fn route_by_cover(
     let count = ranked.len().min(max_groups);
     let probabilities: Vec<f64> = ranked.iter().map(|(_, p)| *p).collect();
     for (index, cover) in covers(&probabilities, max_groups).into_iter().enumerate() {
-        let cover = calibrate(cover);
         last = cover;
-        if cover >= thresholds.high {
+        let calibrated = calibrate(cover);
+        if calibrated >= thresholds.high {
             return (names(&ranked[..=index]), cover);
         }
-        if medium.is_none() && cover >= thresholds.medium {
+        if medium.is_none() && calibrated >= thresholds.medium {
             medium = Some((index + 1, cover));
         }
     }
@@ -638,21 +684,20 @@ fn route_by_cover(
 
 /// Every group (most probable first, `ranked`) scoring at least `share` of
 /// the best of `scores`, at least one and at most `max_groups`, with their
-/// cover through `calibrate`. Probabilities rise with scores, so these are
-/// a prefix of `ranked`.
+/// raw cover. Probabilities rise with scores, so these are a prefix of
+/// `ranked`.
 fn route_above(
     ranked: &[(GroupId, f64)],
     scores: &[f64],
     share: f64,
     max_groups: usize,
-    calibrate: &dyn Fn(f64) -> f64,
 ) -> (Vec<GroupId>, f64) {
     let top = scores.iter().copied().fold(0.0_f64, f64::max);
     let above = scores.iter().filter(|s| **s >= share * top).count();
     let count = above.clamp(1, max_groups.max(1)).min(ranked.len());
     let probabilities: Vec<f64> = ranked.iter().map(|(_, p)| *p).collect();
     let cover = covers(&probabilities, count).last().copied().unwrap_or(0.0);
-    (names(&ranked[..count]), calibrate(cover))
+    (names(&ranked[..count]), cover)
 }
 
 /// The raw cover of each prefix of the groups' chances, most probable first

@@ -437,3 +437,37 @@ fn scores_given_from_elsewhere_route_and_the_turns_words_pick_the_tools() {
         }]
     );
 }
+
+#[test]
+fn outcomes_recorded_online_restate_the_confidence_and_the_tier_follows() {
+    let catalog = catalog();
+    let config = RoutingConfig::default().validate(&catalog).unwrap();
+    let query = "search my inbox for emails from Anna";
+    let plain = Router::lexical(&catalog, config.clone()).route(query, &[]);
+    let router = Router::lexical(&catalog, config)
+        .with_online_calibration(crate::routing::OnlineCalibration::new(1.0));
+    let first = router.route(query, &[]);
+    assert_eq!(
+        first, plain,
+        "no outcomes yet: the fitted confidence stands"
+    );
+    assert_eq!(first.confidence, first.fitted_confidence);
+    assert_eq!(first.tier, Tier::High);
+    // Turns stated this confident kept needing a group that was not routed.
+    for _ in 0..40 {
+        router.record_outcome(first.fitted_confidence, false);
+    }
+    let later = router.route(query, &[]);
+    assert_eq!(later.fitted_confidence, first.fitted_confidence);
+    assert!(later.confidence < 0.2, "{later:?}");
+    assert_eq!(later.tier, Tier::Low);
+    assert_eq!(later.visible, Visible::Catalog);
+    assert_eq!(router.online_calibration().map(|(_, n)| n), Some(40));
+    // A router without one ignores outcomes.
+    let plain_router = Router::lexical(
+        &catalog,
+        RoutingConfig::default().validate(&catalog).unwrap(),
+    );
+    plain_router.record_outcome(0.9, false);
+    assert_eq!(plain_router.online_calibration(), None);
+}

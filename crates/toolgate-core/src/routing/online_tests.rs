@@ -1,0 +1,74 @@
+use super::{KEPT_OUTCOMES, OnlineCalibration, Recalibration, prequential};
+
+/// `count` outcomes at `confidence`, `held` of every 10 holding.
+fn outcomes(online: &mut OnlineCalibration, confidence: f64, count: usize, held: usize) {
+    for i in 0..count {
+        online.record(confidence, i % 10 < held);
+    }
+}
+
+#[test]
+fn without_outcomes_the_fitted_confidence_stands() {
+    let online = OnlineCalibration::default();
+    assert_eq!(online.recalibration(), Recalibration::IDENTITY);
+    assert_eq!(online.apply(0.93), 0.93);
+    assert_eq!(online.apply(0.0), 0.0);
+}
+
+#[test]
+fn a_catalog_that_holds_less_than_stated_is_stated_lower() {
+    let mut online = OnlineCalibration::default();
+    outcomes(&mut online, 0.97, 300, 8);
+    let stated = online.apply(0.97);
+    assert!((stated - 0.8).abs() < 0.03, "stated {stated}");
+    // Monotone: a lower fitted confidence stays lower.
+    assert!(online.apply(0.9) < stated);
+}
+
+#[test]
+fn a_catalog_that_holds_more_than_stated_is_stated_higher() {
+    let mut online = OnlineCalibration::default();
+    outcomes(&mut online, 0.88, 300, 10);
+    assert!(online.apply(0.88) > 0.97, "{}", online.apply(0.88));
+}
+
+#[test]
+fn the_prior_holds_the_fitted_confidence_against_few_outcomes() {
+    let mut weak = OnlineCalibration::new(1.0);
+    let mut strong = OnlineCalibration::new(100.0);
+    outcomes(&mut weak, 0.95, 20, 6);
+    outcomes(&mut strong, 0.95, 20, 6);
+    let (weak, strong) = (weak.apply(0.95), strong.apply(0.95));
+    assert!(strong > weak, "strong prior {strong}, weak prior {weak}");
+    assert!(strong > 0.9, "{strong}");
+}
+
+#[test]
+fn only_the_newest_outcomes_are_kept() {
+    let mut online = OnlineCalibration {
+        kept: 200,
+        ..OnlineCalibration::default()
+    };
+    assert_eq!(OnlineCalibration::default().kept, KEPT_OUTCOMES);
+    outcomes(&mut online, 0.9, 200, 0);
+    outcomes(&mut online, 0.9, 200, 10);
+    assert_eq!(online.outcomes(), 200);
+    // Every failure has been dropped.
+    assert!(online.apply(0.9) > 0.95, "{}", online.apply(0.9));
+}
+
+#[test]
+fn a_confidence_is_stated_before_its_own_outcome_is_seen() {
+    let stream = [(0.9, false), (0.9, false), (0.9, false)];
+    let stated = prequential(&stream, 1.0);
+    assert_eq!(stated[0], 0.9);
+    assert!(stated[1] < 0.9 && stated[2] < stated[1], "{stated:?}");
+}
+
+#[test]
+fn a_confidence_that_is_not_a_number_is_not_recorded() {
+    let mut online = OnlineCalibration::default();
+    online.record(f64::NAN, true);
+    assert_eq!(online.outcomes(), 0);
+    assert_eq!(online.recalibration(), Recalibration::IDENTITY);
+}
