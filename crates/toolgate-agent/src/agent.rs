@@ -243,6 +243,7 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
                     .await?;
             }
             if response.tool_calls.is_empty() {
+                self.record_route_outcome(&turn);
                 return Ok(TurnOutcome {
                     text: response.text,
                     calls: turn.calls,
@@ -254,6 +255,7 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
                 .await?;
             self.check_progress(&mut turn, &outcomes, events).await?;
         }
+        self.record_route_outcome(&turn);
         self.store
             .append(
                 conversation,

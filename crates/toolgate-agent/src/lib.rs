@@ -8,6 +8,7 @@
 
 mod agent;
 mod event;
+mod outcome;
 mod progress;
 mod routing;
 mod semantic;

@@ -10,6 +10,7 @@ use toolgate_store::{AgentStore, ConversationStore, StoredMessage};
 
 use crate::agent::{Agent, AgentError};
 use crate::event::{TurnEvent, TurnEvents};
+use crate::outcome::RouteOutcome;
 use crate::progress::CallOutcome;
 use crate::turn::{Scope, Turn};
 
@@ -57,8 +58,21 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
                 Scope::Active
             }
         };
+        turn.route = Some(RouteOutcome::new(&decision));
         events(TurnEvent::Routed(decision));
         Ok(scope)
+    }
+
+    /// At the end of a routed turn that used grouped tools, tells the
+    /// router whether its groups held them (its online calibration, when it
+    /// has one, learns from it).
+    pub(crate) fn record_route_outcome(&self, turn: &Turn) {
+        let (Some(router), Some(outcome)) = (&self.options.router, &turn.route) else {
+            return;
+        };
+        if let Some((fitted_confidence, held)) = outcome.label() {
+            router.record_outcome(fitted_confidence, held);
+        }
     }
 
     /// Pre-loads one routed group, whole or (with `tools`) partly, and

@@ -100,6 +100,12 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
             self.store.append(&conversation, pending).await?;
         }
         let loaded_before = turn.active.loaded_groups().len();
+        if let Some(route) = &mut turn.route {
+            let catalog = self.toolbox.catalog();
+            for tool_call in tool_calls {
+                route.observe(&catalog, &tool_call.name, &tool_call.arguments);
+            }
+        }
         // Calls are checked against what the model saw when it made them.
         let visible = Arc::new(turn.active.clone());
         let calls_cancel = cancel.child_token();

@@ -15,6 +15,7 @@ use toolgate_tools::CallContext;
 
 use crate::agent::{Agent, AgentError};
 use crate::event::{CallReport, TurnEvent, TurnEvents};
+use crate::outcome::RouteOutcome;
 use crate::progress::Progress;
 use crate::transcript::chat_messages;
 
@@ -48,6 +49,8 @@ pub(crate) struct Turn {
     catalog_cost: CatalogCost,
     /// Each model call's report, in order.
     pub(crate) calls: Vec<CallReport>,
+    /// The routing decision and what the turn's calls showed of it.
+    pub(crate) route: Option<RouteOutcome>,
 }
 
 /// Who a turn's tool calls come from, and the base system prompt.
@@ -84,6 +87,7 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
             progress: Progress::default(),
             catalog_cost: self.catalog_cost(),
             calls: Vec::new(),
+            route: None,
         };
         if let (Some(router), Some(text)) = (&self.options.router, user_text) {
             turn.scope = self

@@ -5,7 +5,7 @@
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use toolgate_agent::TurnEvent;
-use toolgate_core::routing::Tier;
+use toolgate_core::routing::{OnlineCalibration, Recalibration, Tier};
 use toolgate_core::{GroupId, MessageKind};
 use toolgate_llm::scripted::{ScriptedTurn, Wire};
 use toolgate_store::{ConversationId, ConversationStore};
@@ -347,4 +347,48 @@ async fn a_group_routed_partly_arrives_with_its_best_tool_and_a_restart_restores
             "the group listing never shows what is loaded"
         );
     }
+}
+
+#[tokio::test]
+async fn each_routed_turns_outcome_teaches_the_online_calibration() {
+    let (setup, router) = Setup::routed_by(
+        Wire::OpenAi,
+        false,
+        vec![
+            // Routed to pdf; the turn needed a config tool.
+            ScriptedTurn::tool_call("a", "config_setting_3", json!({})),
+            ScriptedTurn::tool_call("b", "config_setting_3", json!({})),
+            ScriptedTurn::text("Done."),
+            // Routed to pdf again; pdf was enough.
+            ScriptedTurn::tool_call("c", "pdf_info", json!({"path": "r.pdf"})),
+            ScriptedTurn::text("3 pages."),
+            // No tool used: no outcome.
+            ScriptedTurn::text("Bye."),
+        ],
+        |router| router.with_online_calibration(OnlineCalibration::new(1.0)),
+    )
+    .await;
+    let query = "page count of the PDF r.pdf";
+    let (_, events) = setup.send(&id(), query).await;
+    let first = routed(&events).clone();
+    assert_eq!(first.routed, vec![GroupId::new("pdf").unwrap()]);
+    assert_eq!(
+        first.confidence, first.fitted_confidence,
+        "nothing learned yet"
+    );
+    let (recalibration, outcomes) = router.online_calibration().unwrap();
+    assert_eq!(outcomes, 1);
+    assert_ne!(recalibration, Recalibration::IDENTITY);
+
+    // A new conversation: no earlier turn to read as context.
+    let (_, events) = setup.send(&ConversationId::new("d"), query).await;
+    let second = routed(&events);
+    assert!(
+        second.confidence < second.fitted_confidence,
+        "a miss lowers what a decision is stated at: {second:?}"
+    );
+    assert_eq!(router.online_calibration().unwrap().1, 2);
+
+    setup.send(&id(), "thanks").await;
+    assert_eq!(router.online_calibration().unwrap().1, 2);
 }

@@ -310,17 +310,33 @@ impl Setup {
 
     /// With a lexical router over the test host's catalog.
     pub(crate) async fn routed(wire: Wire, stream: bool, turns: Vec<ScriptedTurn>) -> Self {
+        Self::routed_by(wire, stream, turns, |router| router)
+            .await
+            .0
+    }
+
+    /// With a lexical router over the test host's catalog, as `adjust`
+    /// leaves it; the router is returned too.
+    pub(crate) async fn routed_by(
+        wire: Wire,
+        stream: bool,
+        turns: Vec<ScriptedTurn>,
+        adjust: impl FnOnce(Router) -> Router,
+    ) -> (Self, Arc<Router>) {
         let host = TestHost::new().await;
         let router = {
             let catalog = host.catalog();
             let taxonomy = RoutingConfig::default().validate(&catalog).unwrap();
-            Router::lexical(&catalog, taxonomy)
+            Arc::new(adjust(Router::lexical(&catalog, taxonomy)))
         };
         let options = AgentOptions {
-            router: Some(Arc::new(router)),
+            router: Some(Arc::clone(&router)),
             ..AgentOptions::default()
         };
-        Self::with_host_for_tests(wire, stream, turns, options, host).await
+        (
+            Self::with_host_for_tests(wire, stream, turns, options, host).await,
+            router,
+        )
     }
 
     pub(crate) async fn with_options(

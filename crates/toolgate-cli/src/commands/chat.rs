@@ -16,8 +16,8 @@ use std::sync::Arc;
 use crate::store::StoreLocation;
 use anyhow::Context;
 use toolgate_agent::{Agent, AgentOptions, DEFAULT_SYSTEM_PROMPT, SemanticRouting};
-use toolgate_core::routing::Router;
 use toolgate_core::routing::semantic::EmbeddingsConfig;
+use toolgate_core::routing::{OnlineCalibration, Router};
 use toolgate_core::{Encoding, MetaTool, TokenCounter};
 use toolgate_llm::{ChatModel, ProviderConfig};
 use toolgate_store::{
@@ -240,6 +240,11 @@ async fn run_chat<S: ConversationStore + AgentStore + 'static>(
                 None => Router::hybrid(catalog, taxonomy, embeddings.clone()),
             })
         })?;
+        let router = if config.learn_online.unwrap_or(true) {
+            router.with_online_calibration(OnlineCalibration::default())
+        } else {
+            router
+        };
         let semantic = match &config.embeddings {
             Some(settings) => Some(Arc::new(
                 semantic_routing(settings, &router, toolbox).await?,

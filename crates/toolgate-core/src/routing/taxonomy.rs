@@ -66,6 +66,12 @@ pub struct RoutingConfig {
     /// public sets).
     #[serde(default)]
     pub calibration: Option<crate::routing::Isotonic>,
+    /// Learn the calibration of this deployment's catalog from the outcomes
+    /// of the turns it routes (default true): each routed turn whose calls
+    /// show whether its groups held restates later confidences
+    /// ([`crate::routing::OnlineCalibration`]).
+    #[serde(default)]
+    pub learn_online: Option<bool>,
     /// Score tools semantically too, with the local embedding model (default
     /// true; without the model's files toolgate says so and routes
     /// lexically).

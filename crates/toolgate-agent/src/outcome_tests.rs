@@ -1,0 +1,86 @@
+use serde_json::json;
+use toolgate_core::routing::{Decision, Tier, Visible};
+use toolgate_core::{Catalog, GroupId, Origin, ToolDefinition, ToolGroup, ToolName};
+
+use super::RouteOutcome;
+
+fn catalog() -> Catalog {
+    let mut catalog = Catalog::new();
+    for (group, tools) in [
+        ("mail", ["mail_send", "mail_search"]),
+        ("calendar", ["calendar_add", "calendar_list"]),
+    ] {
+        let tools = tools
+            .into_iter()
+            .map(|name| {
+                let definition = ToolDefinition::new(
+                    ToolName::new(name).unwrap(),
+                    name,
+                    json!({"type": "object"}),
+                )
+                .unwrap();
+                (definition, Origin::Builtin)
+            })
+            .collect();
+        catalog
+            .register_group_with_tools(
+                ToolGroup::new(GroupId::new(group).unwrap(), group, group),
+                Origin::Builtin,
+                tools,
+            )
+            .unwrap();
+    }
+    catalog
+}
+
+/// A decision that routed `mail` alone, fitted at 0.9 (stated 0.7).
+fn routed_to_mail() -> RouteOutcome {
+    let mail = GroupId::new("mail").unwrap();
+    RouteOutcome::new(&Decision {
+        intent: None,
+        confidence: 0.7,
+        fitted_confidence: 0.9,
+        tier: Tier::Medium,
+        routed: vec![mail.clone()],
+        visible: Visible::Groups(vec![mail]),
+        ranked: Vec::new(),
+        partial: Vec::new(),
+    })
+}
+
+#[test]
+fn calls_inside_the_routed_groups_held_and_are_labelled_at_the_fitted_confidence() {
+    let catalog = catalog();
+    let mut outcome = routed_to_mail();
+    outcome.observe(&catalog, "mail_search", r#"{"q": "Anna"}"#);
+    outcome.observe(&catalog, "mail_send", "{}");
+    assert_eq!(outcome.label(), Some((0.9, true)));
+}
+
+#[test]
+fn a_tool_or_a_load_outside_the_routed_groups_is_a_miss() {
+    let catalog = catalog();
+    let mut used = routed_to_mail();
+    used.observe(&catalog, "mail_search", "{}");
+    used.observe(&catalog, "calendar_list", "{}");
+    assert_eq!(used.label(), Some((0.9, false)));
+    let mut loaded = routed_to_mail();
+    loaded.observe(&catalog, "load_tool_group", r#"{"group_name": "calendar"}"#);
+    assert_eq!(loaded.label(), Some((0.9, false)));
+    let mut called = routed_to_mail();
+    called.observe(&catalog, "call_tool", r#"{"name": "calendar_add"}"#);
+    assert_eq!(called.label(), Some((0.9, false)));
+}
+
+#[test]
+fn a_turn_that_used_no_grouped_tool_says_nothing() {
+    let catalog = catalog();
+    let mut outcome = routed_to_mail();
+    assert_eq!(outcome.label(), None);
+    // Unknown tools and groups, core tools and bad arguments are no evidence.
+    outcome.observe(&catalog, "no_such_tool", "{}");
+    outcome.observe(&catalog, "load_tool_group", r#"{"group_name": "nowhere"}"#);
+    outcome.observe(&catalog, "load_tool_group", "not json");
+    outcome.observe(&catalog, "find_tool_groups", r#"{"query": "calendar"}"#);
+    assert_eq!(outcome.label(), None);
+}
