@@ -51,7 +51,9 @@ impl AgentRecord {
     }
 }
 
-/// The future an [`AgentStore`] method returns.
+/// The future an [`AgentStore`] method returns (and those of the other
+/// object-safe stores: [`JsToolStore`](crate::JsToolStore),
+/// [`RoutingOutcomeStore`](crate::RoutingOutcomeStore)).
 pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T>> + Send + 'a>>;
 
 /// Where agents live, beside the conversations. Object-safe, so tools can

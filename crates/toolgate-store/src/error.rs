@@ -77,6 +77,10 @@ pub enum StoreError {
         /// What did not decode.
         reason: String,
     },
+    /// A routing outcome's fitted confidence is not a number within 0..=1
+    /// (NaN, infinite, or out of range); nothing was stored.
+    #[error("a routing outcome's fitted confidence must be a number within 0 and 1, not {0}")]
+    InvalidConfidence(f64),
     /// A conversation was given an agent that is not stored.
     #[error("no agent with id `{0}` is stored")]
     UnknownAgent(crate::conversation::AgentId),

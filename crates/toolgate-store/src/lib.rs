@@ -8,8 +8,10 @@
 //! several processes) implement it, and the integration tests run one
 //! conformance suite against each. All of them also store agents
 //! ([`AgentStore`]): a name, prompts and enabled tools, linked to the
-//! conversations that use them, and the JavaScript tools agents write
-//! ([`JsToolStore`]), per owner.
+//! conversations that use them; the JavaScript tools agents write
+//! ([`JsToolStore`]), per owner; and the outcomes of routed turns
+//! ([`RoutingOutcomeStore`]), per catalog, so the router's online
+//! calibration survives a restart.
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
@@ -18,6 +20,7 @@ mod conversation;
 mod error;
 mod js_tool;
 mod memory;
+mod outcome;
 mod postgres;
 mod sqlite;
 mod store;
@@ -27,6 +30,7 @@ pub use conversation::{AgentId, ConversationId, MessageId, StoredMessage};
 pub use error::{Result, StoreError};
 pub use js_tool::{JsToolRecord, JsToolStore, ToolOwner};
 pub use memory::MemoryStore;
+pub use outcome::{KEPT_ROUTING_OUTCOMES, RoutingOutcome, RoutingOutcomeStore};
 pub use postgres::{PostgresOptions, PostgresStore};
 pub use sqlite::SqliteStore;
 pub use store::ConversationStore;

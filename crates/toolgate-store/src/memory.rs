@@ -2,7 +2,7 @@
 //! one-shot runs that need nothing to survive.
 
 use std::collections::btree_map::Entry;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::SystemTime;
 
@@ -12,6 +12,7 @@ use crate::agent::{AgentRecord, AgentStore, StoreFuture};
 use crate::conversation::{AgentId, ConversationId, MessageId, StoredMessage, now_millis};
 use crate::error::{Result, StoreError};
 use crate::js_tool::{JsToolRecord, JsToolStore, ToolOwner};
+use crate::outcome::{KEPT_ROUTING_OUTCOMES, RoutingOutcome, RoutingOutcomeStore};
 use crate::store::ConversationStore;
 
 #[derive(Debug)]
@@ -27,6 +28,8 @@ struct State {
     conversations: HashMap<ConversationId, Conversation>,
     agents: BTreeMap<AgentId, AgentRecord>,
     js_tools: BTreeMap<(ToolOwner, ToolName), JsToolRecord>,
+    /// Catalog -> its newest outcomes, oldest first.
+    routing_outcomes: HashMap<String, VecDeque<RoutingOutcome>>,
 }
 
 impl State {
@@ -249,5 +252,43 @@ impl JsToolStore for MemoryStore {
             .remove(&(owner.clone(), name.clone()))
             .is_some();
         Box::pin(async move { Ok(deleted) })
+    }
+}
+
+impl RoutingOutcomeStore for MemoryStore {
+    fn record_routing_outcome<'a>(
+        &'a self,
+        catalog: &'a str,
+        outcome: RoutingOutcome,
+    ) -> StoreFuture<'a, ()> {
+        let result = outcome.checked().map(|outcome| {
+            let mut state = self.state();
+            let kept = state
+                .routing_outcomes
+                .entry(catalog.to_owned())
+                .or_default();
+            kept.push_back(outcome);
+            while kept.len() > KEPT_ROUTING_OUTCOMES {
+                kept.pop_front();
+            }
+        });
+        Box::pin(async move { result })
+    }
+
+    fn routing_outcomes<'a>(
+        &'a self,
+        catalog: &'a str,
+        limit: usize,
+    ) -> StoreFuture<'a, Vec<RoutingOutcome>> {
+        let outcomes = self
+            .state()
+            .routing_outcomes
+            .get(catalog)
+            .map(|kept| {
+                let skip = kept.len().saturating_sub(limit);
+                kept.iter().skip(skip).copied().collect()
+            })
+            .unwrap_or_default();
+        Box::pin(async move { Ok(outcomes) })
     }
 }

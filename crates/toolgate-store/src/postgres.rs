@@ -9,7 +9,9 @@
 //! SQL files applied in order under an advisory lock (two replicas starting
 //! at once migrate once) and tracked in `toolgate_schema`; a database written
 //! by a newer toolgate is refused rather than misread. Idle expiry takes an
-//! advisory lock too: when one replica is expiring, the others skip.
+//! advisory lock too: when one replica is expiring, the others skip; and
+//! recording a routing outcome takes one per catalog, so replicas recording
+//! at once prune to exactly the newest outcomes.
 //!
 //! A gateway that changes a session (a group loaded or unloaded) announces
 //! it on the channel `toolgate_conversations` (`NOTIFY`); every store
@@ -37,18 +39,26 @@ use crate::conversation::{
 };
 use crate::error::{Result, StoreError};
 use crate::js_tool::{JS_TOOL_COLUMNS, JsToolRecord, JsToolRow, JsToolStore, ToolOwner};
+use crate::outcome::{KEPT_ROUTING_OUTCOMES, RoutingOutcome, RoutingOutcomeStore, sql_count};
 use crate::store::ConversationStore;
 
 /// The migrations, in order; the schema version is their count.
 const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/postgres/0001_conversations.sql"),
     include_str!("../migrations/postgres/0002_js_tools.sql"),
+    include_str!("../migrations/postgres/0003_routing_outcomes.sql"),
 ];
 
 /// Advisory lock keys (`pg_advisory_xact_lock` takes a bigint): "toolgate"
 /// in ASCII, plus one per purpose.
 const MIGRATION_LOCK: i64 = 0x746f_6f6c_6761_7400;
 const EXPIRY_LOCK: i64 = 0x746f_6f6c_6761_7401;
+
+/// The class of the advisory locks (two 32-bit keys: this, and the hash of
+/// a catalog) that serialize recording routing outcomes per catalog, so
+/// replicas recording at once keep exactly the newest ones: "tg" in ASCII,
+/// plus one.
+const ROUTING_OUTCOME_LOCK: i32 = 0x7467_0001;
 
 /// The channel changed conversations are announced on.
 const CHANNEL: &str = "toolgate_conversations";
@@ -770,6 +780,90 @@ impl AgentStore for PostgresStore {
                 .map_err(postgres_error)?;
             let agent: Option<String> = row.and_then(|row| row.get(0));
             Ok(agent.map(AgentId::new))
+        })
+    }
+}
+
+impl RoutingOutcomeStore for PostgresStore {
+    /// One transaction: the catalog's lock, then the insert and the prune
+    /// in one statement (prepared once per connection), so a turn's outcome
+    /// costs few round trips.
+    fn record_routing_outcome<'a>(
+        &'a self,
+        catalog: &'a str,
+        outcome: RoutingOutcome,
+    ) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            let outcome = outcome.checked()?;
+            let mut client = self.client().await?;
+            let transaction = client.transaction().await.map_err(postgres_error)?;
+            let lock = transaction
+                .prepare_cached("SELECT pg_advisory_xact_lock($1, hashtext($2))")
+                .await
+                .map_err(postgres_error)?;
+            transaction
+                .execute(&lock, &[&ROUTING_OUTCOME_LOCK, &catalog])
+                .await
+                .map_err(postgres_error)?;
+            // The DELETE runs on the statement's snapshot, taken once the
+            // lock is held: it sees every outcome committed before, but not
+            // the one its own WITH inserts. So it keeps the newest
+            // KEPT_ROUTING_OUTCOMES - 1 of those, and the new one makes the
+            // count.
+            let record = transaction
+                .prepare_cached(
+                    "WITH recorded AS (
+                         INSERT INTO routing_outcomes (catalog, fitted_confidence, held, recorded_ms)
+                         VALUES ($1, $2, $3, $4))
+                     DELETE FROM routing_outcomes WHERE catalog = $1 AND id <= (
+                         SELECT id FROM routing_outcomes WHERE catalog = $1
+                         ORDER BY id DESC LIMIT 1 OFFSET $5)",
+                )
+                .await
+                .map_err(postgres_error)?;
+            transaction
+                .execute(
+                    &record,
+                    &[
+                        &catalog,
+                        &outcome.fitted_confidence,
+                        &outcome.held,
+                        &to_millis(now_millis()),
+                        &sql_count(KEPT_ROUTING_OUTCOMES - 1),
+                    ],
+                )
+                .await
+                .map_err(postgres_error)?;
+            transaction.commit().await.map_err(postgres_error)
+        })
+    }
+
+    fn routing_outcomes<'a>(
+        &'a self,
+        catalog: &'a str,
+        limit: usize,
+    ) -> StoreFuture<'a, Vec<RoutingOutcome>> {
+        Box::pin(async move {
+            let client = self.client().await?;
+            let rows = client
+                .query(
+                    "SELECT fitted_confidence, held FROM (
+                         SELECT id, fitted_confidence, held FROM routing_outcomes
+                         WHERE catalog = $1 ORDER BY id DESC LIMIT $2) AS newest
+                     ORDER BY id",
+                    &[&catalog, &sql_count(limit)],
+                )
+                .await
+                .map_err(postgres_error)?;
+            let get = |error: tokio_postgres::Error| postgres_error(error);
+            rows.iter()
+                .map(|row| {
+                    Ok(RoutingOutcome {
+                        fitted_confidence: row.try_get(0).map_err(get)?,
+                        held: row.try_get(1).map_err(get)?,
+                    })
+                })
+                .collect()
         })
     }
 }

@@ -21,6 +21,7 @@ use crate::conversation::{
 };
 use crate::error::{Result, StoreError};
 use crate::js_tool::{JS_TOOL_COLUMNS, JsToolRecord, JsToolRow, JsToolStore, ToolOwner};
+use crate::outcome::{KEPT_ROUTING_OUTCOMES, RoutingOutcome, RoutingOutcomeStore, sql_count};
 use crate::store::ConversationStore;
 
 /// The migrations, in order; the schema version is their count.
@@ -28,6 +29,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/sqlite/0001_conversations.sql"),
     include_str!("../migrations/sqlite/0002_agents.sql"),
     include_str!("../migrations/sqlite/0003_js_tools.sql"),
+    include_str!("../migrations/sqlite/0004_routing_outcomes.sql"),
 ];
 
 /// Conversations in a SQLite database file.
@@ -529,4 +531,65 @@ fn read_js_tool_row(row: &Row<'_>) -> rusqlite::Result<JsToolRow> {
         created_ms: row.get(6)?,
         updated_ms: row.get(7)?,
     })
+}
+
+impl RoutingOutcomeStore for SqliteStore {
+    fn record_routing_outcome<'a>(
+        &'a self,
+        catalog: &'a str,
+        outcome: RoutingOutcome,
+    ) -> StoreFuture<'a, ()> {
+        let catalog = catalog.to_owned();
+        Box::pin(async move {
+            let outcome = outcome.checked()?;
+            self.with_connection(move |connection| {
+                let transaction = connection.transaction()?;
+                transaction.execute(
+                    "INSERT INTO routing_outcomes (catalog, fitted_confidence, held, recorded_ms)
+                     VALUES (?1, ?2, ?3, ?4)",
+                    params![
+                        catalog,
+                        outcome.fitted_confidence,
+                        outcome.held,
+                        to_millis(now_millis())
+                    ],
+                )?;
+                // Everything up to the newest row beyond the kept ones.
+                transaction.execute(
+                    "DELETE FROM routing_outcomes WHERE catalog = ?1 AND id <= (
+                         SELECT id FROM routing_outcomes WHERE catalog = ?1
+                         ORDER BY id DESC LIMIT 1 OFFSET ?2)",
+                    params![catalog, sql_count(KEPT_ROUTING_OUTCOMES)],
+                )?;
+                transaction.commit()?;
+                Ok(())
+            })
+            .await
+        })
+    }
+
+    fn routing_outcomes<'a>(
+        &'a self,
+        catalog: &'a str,
+        limit: usize,
+    ) -> StoreFuture<'a, Vec<RoutingOutcome>> {
+        let catalog = catalog.to_owned();
+        Box::pin(self.with_connection(move |connection| {
+            let mut statement = connection.prepare_cached(
+                "SELECT fitted_confidence, held FROM (
+                     SELECT id, fitted_confidence, held FROM routing_outcomes WHERE catalog = ?1
+                     ORDER BY id DESC LIMIT ?2)
+                 ORDER BY id",
+            )?;
+            let outcomes = statement
+                .query_map(params![catalog, sql_count(limit)], |row| {
+                    Ok(RoutingOutcome {
+                        fitted_confidence: row.get(0)?,
+                        held: row.get(1)?,
+                    })
+                })?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok(outcomes)
+        }))
+    }
 }

@@ -75,7 +75,7 @@ async fn a_database_from_a_newer_toolgate_is_refused() {
     let error = SqliteStore::open(&path).unwrap_err();
     assert_eq!(
         error.to_string(),
-        "the database schema is version 99, newer than this toolgate's 3"
+        "the database schema is version 99, newer than this toolgate's 4"
     );
 }
 
@@ -177,7 +177,7 @@ async fn a_version_2_database_gains_js_tools_and_keeps_its_agents() {
             .unwrap();
     }
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 3);
+    assert_eq!(store.schema_version().unwrap(), MIGRATIONS.len() as i64);
     assert_eq!(
         store.agent(&crate::AgentId::new("a")).await.unwrap(),
         Some(crate::AgentRecord::new("a", "A"))
@@ -206,4 +206,66 @@ async fn a_corrupt_js_tool_is_an_error_naming_it() {
         error.to_string(),
         "stored JavaScript tool `bad` of `team` is corrupt: input_schema: not a JSON object"
     );
+}
+
+#[tokio::test]
+async fn a_version_3_database_gains_routing_outcomes_and_keeps_its_js_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("toolgate.db");
+    {
+        let connection = Connection::open(&path).unwrap();
+        for sql in &MIGRATIONS[..3] {
+            connection.execute_batch(sql).unwrap();
+        }
+        connection.pragma_update(None, "user_version", 3).unwrap();
+        connection
+            .execute(
+                "INSERT INTO js_tools VALUES ('team', 'kept', 'd', '{}', 'run', 'src', 1, 1)",
+                [],
+            )
+            .unwrap();
+    }
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(store.schema_version().unwrap(), 4);
+    let owner = crate::ToolOwner::new("team");
+    let names: Vec<String> = store
+        .js_tools(&owner)
+        .await
+        .unwrap()
+        .iter()
+        .map(|tool| tool.name.to_string())
+        .collect();
+    assert_eq!(names, ["kept"]);
+    assert_eq!(store.routing_outcomes("catalog", 10).await.unwrap(), []);
+}
+
+#[tokio::test]
+async fn reopening_keeps_routing_outcomes() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("toolgate.db");
+    let recorded = [
+        crate::RoutingOutcome {
+            fitted_confidence: 0.875,
+            held: true,
+        },
+        crate::RoutingOutcome {
+            fitted_confidence: 0.1,
+            held: false,
+        },
+    ];
+    {
+        let store = SqliteStore::open(&path).unwrap();
+        for outcome in recorded {
+            store
+                .record_routing_outcome("catalog", outcome)
+                .await
+                .unwrap();
+        }
+    }
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(
+        store.routing_outcomes("catalog", 10).await.unwrap(),
+        recorded
+    );
+    assert_eq!(store.routing_outcomes("other", 10).await.unwrap(), []);
 }

@@ -7,11 +7,15 @@ use serde_json::json;
 use toolgate_core::{Message, MessageKind, ToolName, ToolStatus};
 use toolgate_store::{
     AgentId, AgentRecord, AgentStore, ConversationId, ConversationStore, JsToolRecord, JsToolStore,
-    StoreError, ToolOwner,
+    KEPT_ROUTING_OUTCOMES, RoutingOutcome, RoutingOutcomeStore, StoreError, ToolOwner,
 };
 
 /// Runs every check against `store`, which must be empty.
-pub(crate) async fn conformance<S: ConversationStore + AgentStore + JsToolStore>(store: S) {
+pub(crate) async fn conformance<
+    S: ConversationStore + AgentStore + JsToolStore + RoutingOutcomeStore,
+>(
+    store: S,
+) {
     appends_keep_order_and_fields(&store).await;
     conversations_are_isolated(&store).await;
     tool_status_updates_the_latest_matching_call(&store).await;
@@ -22,6 +26,9 @@ pub(crate) async fn conformance<S: ConversationStore + AgentStore + JsToolStore>
     a_conversation_keeps_its_agent(&store).await;
     js_tools_are_created_updated_listed_and_deleted(&store).await;
     js_tools_of_two_owners_are_apart(&store).await;
+    routing_outcomes_come_back_per_catalog_oldest_first(&store).await;
+    routing_outcomes_outside_0_and_1_are_refused(&store).await;
+    recording_past_the_kept_outcomes_deletes_the_oldest(&store).await;
 }
 
 fn id(text: &str) -> ConversationId {
@@ -388,4 +395,117 @@ async fn js_tools_of_two_owners_are_apart<S: JsToolStore>(store: &S) {
     let left = store.js_tools(&alice).await.unwrap();
     assert_eq!(left.len(), 1);
     assert_eq!(left[0].owner, alice);
+}
+
+fn outcome(fitted_confidence: f64, held: bool) -> RoutingOutcome {
+    RoutingOutcome {
+        fitted_confidence,
+        held,
+    }
+}
+
+async fn routing_outcomes_come_back_per_catalog_oldest_first<S: RoutingOutcomeStore>(store: &S) {
+    let (first, second) = ("catalog-1", "catalog-2");
+    assert_eq!(store.routing_outcomes(first, 10).await.unwrap(), []);
+    let of_first = [
+        outcome(0.9, true),
+        outcome(0.0, false),
+        outcome(0.25, true),
+        outcome(1.0, false),
+        outcome(0.7, true),
+    ];
+    let of_second = [outcome(0.5, false), outcome(0.125, true)];
+    // Interleaved, so that each catalog's outcomes are not one run of ids.
+    for (i, recorded) in of_first.iter().enumerate() {
+        store
+            .record_routing_outcome(first, *recorded)
+            .await
+            .unwrap();
+        if let Some(recorded) = of_second.get(i) {
+            store
+                .record_routing_outcome(second, *recorded)
+                .await
+                .unwrap();
+        }
+    }
+    assert_eq!(store.routing_outcomes(first, 10).await.unwrap(), of_first);
+    assert_eq!(
+        store.routing_outcomes(first, usize::MAX).await.unwrap(),
+        of_first
+    );
+    assert_eq!(store.routing_outcomes(first, 5).await.unwrap(), of_first);
+    assert_eq!(
+        store.routing_outcomes(first, 2).await.unwrap(),
+        [outcome(1.0, false), outcome(0.7, true)],
+        "the newest, oldest first"
+    );
+    assert_eq!(store.routing_outcomes(first, 0).await.unwrap(), []);
+    assert_eq!(store.routing_outcomes(second, 10).await.unwrap(), of_second);
+    assert_eq!(
+        store.routing_outcomes(second, 1).await.unwrap(),
+        [outcome(0.125, true)]
+    );
+    assert_eq!(store.routing_outcomes("catalog-3", 10).await.unwrap(), []);
+}
+
+async fn routing_outcomes_outside_0_and_1_are_refused<S: RoutingOutcomeStore>(store: &S) {
+    let catalog = "refusing";
+    store
+        .record_routing_outcome(catalog, outcome(0.5, true))
+        .await
+        .unwrap();
+    for (confidence, shown) in [
+        (f64::NAN, "NaN"),
+        (-0.1, "-0.1"),
+        (1.5, "1.5"),
+        (f64::INFINITY, "inf"),
+    ] {
+        let error = store
+            .record_routing_outcome(catalog, outcome(confidence, true))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(error, StoreError::InvalidConfidence(value) if value.to_bits() == confidence.to_bits()),
+            "{error}"
+        );
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "a routing outcome's fitted confidence must be a number within 0 and 1, not {shown}"
+            )
+        );
+    }
+    assert_eq!(
+        store.routing_outcomes(catalog, 10).await.unwrap(),
+        [outcome(0.5, true)],
+        "nothing refused is stored"
+    );
+}
+
+async fn recording_past_the_kept_outcomes_deletes_the_oldest<S: RoutingOutcomeStore>(store: &S) {
+    let (busy, quiet) = ("busy", "quiet");
+    store
+        .record_routing_outcome(quiet, outcome(0.3, false))
+        .await
+        .unwrap();
+    let total = KEPT_ROUTING_OUTCOMES + 5;
+    // Every confidence distinct, so each outcome is told apart.
+    let recorded: Vec<RoutingOutcome> = (0..total)
+        .map(|i| outcome(i as f64 / total as f64, i % 3 == 0))
+        .collect();
+    for each in &recorded {
+        store.record_routing_outcome(busy, *each).await.unwrap();
+    }
+    let kept = store.routing_outcomes(busy, usize::MAX).await.unwrap();
+    assert_eq!(kept.len(), KEPT_ROUTING_OUTCOMES);
+    assert!(kept == recorded[5..], "the newest are kept, oldest first");
+    assert_eq!(
+        store.routing_outcomes(busy, 3).await.unwrap(),
+        recorded[total - 3..]
+    );
+    assert_eq!(
+        store.routing_outcomes(quiet, usize::MAX).await.unwrap(),
+        [outcome(0.3, false)],
+        "another catalog keeps its own"
+    );
 }

@@ -13,7 +13,8 @@ use std::time::{Duration, SystemTime};
 use pretty_assertions::assert_eq;
 use toolgate_core::Message;
 use toolgate_store::{
-    ConversationId, ConversationStore, PostgresOptions, PostgresStore, StoreError,
+    ConversationId, ConversationStore, PostgresOptions, PostgresStore, RoutingOutcome,
+    RoutingOutcomeStore, StoreError,
 };
 
 use super::conformance::conformance;
@@ -79,7 +80,7 @@ async fn two_processes_on_one_database_see_one_order() {
     let url = fresh_database().await;
     // Two pools started at once: two replicas migrating the same database.
     let (first, second) = tokio::join!(store(&url), store(&url));
-    assert_eq!(first.schema_version().await.unwrap(), 2);
+    assert_eq!(first.schema_version().await.unwrap(), 3);
     let (first, second) = (Arc::new(first), Arc::new(second));
     let conversation = ConversationId::new("shared");
     let tasks: Vec<_> = (0..40)
@@ -106,6 +107,46 @@ async fn two_processes_on_one_database_see_one_order() {
     assert_eq!(seen_by_first.len(), 40);
     assert_eq!(seen_by_first, seen_by_second);
     assert!(seen_by_first.windows(2).all(|pair| pair[0].id < pair[1].id));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_processes_record_routing_outcomes_of_one_catalog() {
+    let url = fresh_database().await;
+    let (first, second) = (Arc::new(store(&url).await), Arc::new(store(&url).await));
+    let tasks: Vec<_> = (0..40)
+        .map(|i| {
+            let store = if i % 2 == 0 {
+                Arc::clone(&first)
+            } else {
+                Arc::clone(&second)
+            };
+            tokio::spawn(async move {
+                let outcome = RoutingOutcome {
+                    fitted_confidence: f64::from(i) / 40.0,
+                    held: i % 2 == 0,
+                };
+                store
+                    .record_routing_outcome("shared", outcome)
+                    .await
+                    .unwrap();
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.unwrap();
+    }
+    let seen_by_first = first.routing_outcomes("shared", 100).await.unwrap();
+    assert_eq!(
+        seen_by_first,
+        second.routing_outcomes("shared", 100).await.unwrap()
+    );
+    let mut confidences: Vec<f64> = seen_by_first
+        .iter()
+        .map(|outcome| outcome.fitted_confidence)
+        .collect();
+    confidences.sort_by(f64::total_cmp);
+    let expected: Vec<f64> = (0..40).map(|i| f64::from(i) / 40.0).collect();
+    assert_eq!(confidences, expected, "every outcome landed, once");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -148,7 +189,7 @@ async fn a_schema_newer_than_this_toolgate_is_refused() {
             error,
             StoreError::SchemaTooNew {
                 found: 99,
-                supported: 2
+                supported: 3
             }
         ),
         "{error}"
