@@ -20,7 +20,9 @@ use toolgate_core::{
     ActiveToolSet, GroupId, Message, MessageKind, TokenCounter, ToolStatus, restore_active_set,
 };
 use toolgate_llm::{ChatModel, LlmError};
-use toolgate_store::{AgentStore, ConversationId, ConversationStore, StoreError};
+use toolgate_store::{
+    AgentStore, ConversationId, ConversationStore, RoutingOutcomeStore, StoreError,
+};
 use toolgate_tools::Toolbox;
 
 use crate::event::{TurnEnd, TurnEvents, TurnOutcome};
@@ -46,6 +48,19 @@ pub struct AgentOptions {
     pub router: Option<Arc<Router>>,
     /// Blends an embeddings endpoint's scores into the router's.
     pub semantic: Option<Arc<SemanticRouting>>,
+    /// Where each routed turn's outcome is kept as well as taught to the
+    /// router, so that a later run's online calibration starts from it.
+    pub outcomes: Option<OutcomeLog>,
+}
+
+/// A store of routing outcomes and the key of the catalog they are about
+/// ([`toolgate_core::routing::catalog_key`]).
+#[derive(Clone, Debug)]
+pub struct OutcomeLog {
+    /// The store.
+    pub store: Arc<dyn RoutingOutcomeStore>,
+    /// The catalog's key.
+    pub catalog: String,
 }
 
 impl Default for AgentOptions {
@@ -56,6 +71,7 @@ impl Default for AgentOptions {
             tool_timeout: Duration::from_secs(120),
             router: None,
             semantic: None,
+            outcomes: None,
         }
     }
 }
@@ -243,7 +259,7 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
                     .await?;
             }
             if response.tool_calls.is_empty() {
-                self.record_route_outcome(&turn);
+                self.record_route_outcome(&turn).await;
                 return Ok(TurnOutcome {
                     text: response.text,
                     calls: turn.calls,
@@ -255,7 +271,7 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
                 .await?;
             self.check_progress(&mut turn, &outcomes, events).await?;
         }
-        self.record_route_outcome(&turn);
+        self.record_route_outcome(&turn).await;
         self.store
             .append(
                 conversation,

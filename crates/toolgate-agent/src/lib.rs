@@ -16,7 +16,7 @@ mod tool_calls;
 mod transcript;
 mod turn;
 
-pub use agent::{Agent, AgentError, AgentOptions, DEFAULT_SYSTEM_PROMPT};
+pub use agent::{Agent, AgentError, AgentOptions, DEFAULT_SYSTEM_PROMPT, OutcomeLog};
 pub use event::{CallReport, TurnEnd, TurnEvent, TurnEvents, TurnOutcome};
 pub use semantic::SemanticRouting;
 pub use tool_calls::{CANCELLED_RESULT, FAILED_RESULT};

@@ -6,7 +6,7 @@
 
 use toolgate_core::routing::{Decision, Router, Visible};
 use toolgate_core::{GroupId, GroupSelection, Message, ToolName, ToolsLoaded};
-use toolgate_store::{AgentStore, ConversationStore, StoredMessage};
+use toolgate_store::{AgentStore, ConversationStore, RoutingOutcome, StoredMessage};
 
 use crate::agent::{Agent, AgentError};
 use crate::event::{TurnEvent, TurnEvents};
@@ -65,13 +65,28 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
 
     /// At the end of a routed turn that used grouped tools, tells the
     /// router whether its groups held them (its online calibration, when it
-    /// has one, learns from it).
-    pub(crate) fn record_route_outcome(&self, turn: &Turn) {
+    /// has one, learns from it) and keeps the outcome in the outcome log.
+    /// A log that cannot be written is logged: the turn is done either way.
+    pub(crate) async fn record_route_outcome(&self, turn: &Turn) {
         let (Some(router), Some(outcome)) = (&self.options.router, &turn.route) else {
             return;
         };
-        if let Some((fitted_confidence, held)) = outcome.label() {
-            router.record_outcome(fitted_confidence, held);
+        let Some((fitted_confidence, held)) = outcome.label() else {
+            return;
+        };
+        router.record_outcome(fitted_confidence, held);
+        if let Some(log) = &self.options.outcomes {
+            let outcome = RoutingOutcome {
+                fitted_confidence,
+                held,
+            };
+            if let Err(error) = log
+                .store
+                .record_routing_outcome(&log.catalog, outcome)
+                .await
+            {
+                tracing::warn!(%error, "keeping a routing outcome");
+            }
         }
     }
 

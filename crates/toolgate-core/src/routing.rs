@@ -23,7 +23,7 @@ pub use hybrid::{
 };
 pub use online::{
     DEFAULT_STRENGTH as ONLINE_STRENGTH, KEPT_OUTCOMES, OnlineCalibration, Recalibration,
-    prequential,
+    catalog_key, prequential,
 };
 pub use router::{
     COVERAGE_TARGET, Confidence, DEFAULT_TEMPERATURE, Decision, Evidence, GroupScorer, Labelled,

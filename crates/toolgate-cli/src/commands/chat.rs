@@ -15,14 +15,14 @@ use std::sync::Arc;
 
 use crate::store::StoreLocation;
 use anyhow::Context;
-use toolgate_agent::{Agent, AgentOptions, DEFAULT_SYSTEM_PROMPT, SemanticRouting};
+use toolgate_agent::{Agent, AgentOptions, DEFAULT_SYSTEM_PROMPT, OutcomeLog, SemanticRouting};
 use toolgate_core::routing::semantic::EmbeddingsConfig;
-use toolgate_core::routing::{OnlineCalibration, Router};
+use toolgate_core::routing::{KEPT_OUTCOMES, OnlineCalibration, Router, catalog_key};
 use toolgate_core::{Encoding, MetaTool, TokenCounter};
 use toolgate_llm::{ChatModel, ProviderConfig};
 use toolgate_store::{
     AgentId, AgentRecord, AgentStore, ConversationId, ConversationStore, JsToolStore, MemoryStore,
-    SYSTEM_PROMPT, ToolOwner,
+    RoutingOutcomeStore, SYSTEM_PROMPT, ToolOwner,
 };
 use toolgate_tools::{JS_TOOL_MANAGEMENT_GROUP, Toolbox, USER_TOOLS_GROUP};
 
@@ -136,7 +136,9 @@ struct Chat<'a> {
 impl Chat<'_> {
     /// Stores the agent, builds the toolbox for it and runs the
     /// conversation; the upstreams stop when it ends.
-    async fn start<S: ConversationStore + AgentStore + JsToolStore + 'static>(
+    async fn start<
+        S: ConversationStore + AgentStore + JsToolStore + RoutingOutcomeStore + 'static,
+    >(
         mut self,
         store: Arc<S>,
         store_line: String,
@@ -216,7 +218,7 @@ impl Chat<'_> {
 
 /// The agent over `toolbox`, with the router when `--route` is on, then
 /// the conversation: one message, or interactive.
-async fn run_chat<S: ConversationStore + AgentStore + 'static>(
+async fn run_chat<S: ConversationStore + AgentStore + RoutingOutcomeStore + 'static>(
     args: &ChatArgs,
     settings: &Settings,
     model: Arc<dyn ChatModel>,
@@ -225,7 +227,7 @@ async fn run_chat<S: ConversationStore + AgentStore + 'static>(
     agent_id: AgentId,
     banner: String,
 ) -> anyhow::Result<()> {
-    let (router, semantic) = if args.route {
+    let (router, semantic, outcomes) = if args.route {
         let config = &settings.routing;
         // The endpoint's group-level blend when one is configured, else
         // tools scored first, with the local model when it is there.
@@ -240,10 +242,26 @@ async fn run_chat<S: ConversationStore + AgentStore + 'static>(
                 None => Router::hybrid(catalog, taxonomy, embeddings.clone()),
             })
         })?;
-        let router = if config.learn_online.unwrap_or(true) {
-            router.with_online_calibration(OnlineCalibration::default())
+        // What earlier runs over the same groups learned, and where this
+        // run's outcomes go.
+        let (router, outcomes) = if config.learn_online.unwrap_or(true) {
+            let catalog = catalog_key(router.groups());
+            let learned = store
+                .routing_outcomes(&catalog, KEPT_OUTCOMES)
+                .await
+                .unwrap_or_else(|error| {
+                    tracing::warn!(%error, "reading earlier routing outcomes");
+                    Vec::new()
+                });
+            let online = OnlineCalibration::default()
+                .with_outcomes(learned.iter().map(|o| (o.fitted_confidence, o.held)));
+            let log = OutcomeLog {
+                store: Arc::clone(&store) as Arc<dyn RoutingOutcomeStore>,
+                catalog,
+            };
+            (router.with_online_calibration(online), Some(log))
         } else {
-            router
+            (router, None)
         };
         let semantic = match &config.embeddings {
             Some(settings) => Some(Arc::new(
@@ -251,9 +269,9 @@ async fn run_chat<S: ConversationStore + AgentStore + 'static>(
             )),
             None => None,
         };
-        (Some(Arc::new(router)), semantic)
+        (Some(Arc::new(router)), semantic, outcomes)
     } else {
-        (None, None)
+        (None, None, None)
     };
     let options = AgentOptions {
         system_prompt: DEFAULT_SYSTEM_PROMPT.to_owned(),
@@ -261,6 +279,7 @@ async fn run_chat<S: ConversationStore + AgentStore + 'static>(
         tool_timeout: tool_timeout(args.tool_timeout)?,
         router,
         semantic,
+        outcomes,
     };
     let counter = TokenCounter::new(Encoding::default())
         .context("loading the tokenizer for token reports")?;

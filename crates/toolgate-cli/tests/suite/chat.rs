@@ -624,3 +624,62 @@ async fn a_javascript_tool_beside_its_manifest_runs_in_the_agent_loop() {
     assert_eq!(result["role"], "tool", "{result}");
     assert_eq!(result["content"], "3 pages in a.pdf", "{result}");
 }
+
+/// The confidence of the `⇢ routed:` line in `stderr`.
+fn routed_confidence(stderr: &str) -> f64 {
+    let line = stderr
+        .lines()
+        .find(|line| line.contains("⇢ routed:"))
+        .unwrap_or_else(|| panic!("no routed line in {stderr}"));
+    let after = line.split("confidence ").nth(1).unwrap();
+    after.trim_end_matches(')').parse().unwrap()
+}
+
+/// A routed turn that needed a group the router did not route is kept in
+/// the store; the next process starts from it and states the same turn
+/// less confidently.
+#[tokio::test]
+async fn what_routed_turns_showed_is_kept_and_the_next_run_learns_from_it() {
+    let wire = Wire::OpenAi;
+    let dir = project();
+    std::fs::write(
+        dir.path().join("tools/notes.json"),
+        json!([
+            {"_meta": true, "display_name": "Notes", "description": "Keep notes"},
+            {"name": "notes_add", "description": "Add a note",
+             "input_schema": {"type": "object", "properties": {"text": {"type": "string"}}}}
+        ])
+        .to_string(),
+    )
+    .unwrap();
+    let query = ["--route", "-m", "page count of the PDF r.pdf"];
+    let server = ScriptedServer::start().await.unwrap();
+    server.push(ScriptedTurn::tool_call("a", "notes_add", json!({"text": "x"})).reply(wire, true));
+    server.push(ScriptedTurn::text("Noted.").reply(wire, true));
+    server.push(ScriptedTurn::text("Again.").reply(wire, true));
+
+    let first = run(chat(&server, wire, dir.path(), &query), "").await;
+    let stderr = text(&first.stderr);
+    assert!(first.status.success(), "{stderr}");
+    assert!(stderr.contains("⇢ routed: pdf"), "{stderr}");
+    let catalog = toolgate_core::routing::catalog_key(&[
+        toolgate_core::GroupId::new("pdf").unwrap(),
+        toolgate_core::GroupId::new("notes").unwrap(),
+    ]);
+    let store = toolgate_store::SqliteStore::open(dir.path().join("conversations.db")).unwrap();
+    use toolgate_store::RoutingOutcomeStore as _;
+    let kept = store.routing_outcomes(&catalog, 10).await.unwrap();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert!(!kept[0].held);
+    // Printed with two decimals; nothing was learned before this turn.
+    assert!((kept[0].fitted_confidence - routed_confidence(&stderr)).abs() <= 0.005);
+    drop(store);
+
+    let second = run(chat(&server, wire, dir.path(), &query), "").await;
+    let later = text(&second.stderr);
+    assert!(second.status.success(), "{later}");
+    assert!(
+        routed_confidence(&later) < routed_confidence(&stderr),
+        "the second run starts from the miss:\n{stderr}\n{later}"
+    );
+}

@@ -13,6 +13,7 @@
 
 use std::collections::VecDeque;
 
+use crate::name::GroupId;
 use crate::routing::calibration::sigmoid;
 
 /// How many turns the prior ("the fitted confidence is right") weighs, as
@@ -85,6 +86,22 @@ impl OnlineCalibration {
             outcomes: VecDeque::new(),
             fitted: Recalibration::IDENTITY,
         }
+    }
+
+    /// With `outcomes` (fitted confidence, held; oldest first) recorded,
+    /// fitted once: what an earlier run learned ([`catalog_key`] names
+    /// whose).
+    pub fn with_outcomes(mut self, outcomes: impl IntoIterator<Item = (f64, bool)>) -> Self {
+        for (confidence, held) in outcomes {
+            if confidence.is_finite() {
+                if self.outcomes.len() >= self.kept {
+                    self.outcomes.pop_front();
+                }
+                self.outcomes.push_back((confidence, held));
+            }
+        }
+        self.fitted = self.fit();
+        self
     }
 
     /// The recalibrated value of a fitted confidence.
@@ -191,6 +208,24 @@ impl OnlineCalibration {
             .sum();
         data + self.strength / 2.0 * ((beta[0] - 1.0).powi(2) + beta[1].powi(2))
     }
+}
+
+/// A key for the catalog a router routes over, from its groups (in any
+/// order): outcomes learned on one catalog are kept under its key, so a
+/// catalog whose groups change starts learning afresh. FNV-1a, 64 bits,
+/// stable across builds and platforms.
+pub fn catalog_key(groups: &[GroupId]) -> String {
+    let mut names: Vec<&str> = groups.iter().map(GroupId::as_str).collect();
+    names.sort_unstable();
+    names.dedup();
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for name in names {
+        for byte in name.bytes().chain(std::iter::once(b'\n')) {
+            hash ^= u64::from(byte);
+            hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    format!("groups-{hash:016x}")
 }
 
 /// The logit of a confidence clamped inside 0 and 1.

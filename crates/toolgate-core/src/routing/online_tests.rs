@@ -1,4 +1,4 @@
-use super::{KEPT_OUTCOMES, OnlineCalibration, Recalibration, prequential};
+use super::{KEPT_OUTCOMES, OnlineCalibration, Recalibration, catalog_key, prequential};
 
 /// `count` outcomes at `confidence`, `held` of every 10 holding.
 fn outcomes(online: &mut OnlineCalibration, confidence: f64, count: usize, held: usize) {
@@ -71,4 +71,33 @@ fn a_confidence_that_is_not_a_number_is_not_recorded() {
     online.record(f64::NAN, true);
     assert_eq!(online.outcomes(), 0);
     assert_eq!(online.recalibration(), Recalibration::IDENTITY);
+}
+
+#[test]
+fn outcomes_of_an_earlier_run_seed_the_same_fit() {
+    let mut recorded = OnlineCalibration::default();
+    outcomes(&mut recorded, 0.95, 100, 7);
+    let stream: Vec<(f64, bool)> = (0..100).map(|i| (0.95, i % 10 < 7)).collect();
+    let seeded = OnlineCalibration::default().with_outcomes(stream);
+    assert_eq!(seeded.outcomes(), 100);
+    assert!((seeded.apply(0.95) - recorded.apply(0.95)).abs() < 1e-6);
+    assert!(seeded.apply(0.95) < 0.85, "{}", seeded.apply(0.95));
+}
+
+#[test]
+fn a_catalog_key_names_the_set_of_groups() {
+    let ids = |names: &[&str]| -> Vec<crate::name::GroupId> {
+        names
+            .iter()
+            .map(|n| crate::name::GroupId::new(*n).unwrap())
+            .collect()
+    };
+    let key = catalog_key(&ids(&["mail", "calendar"]));
+    assert_eq!(key, catalog_key(&ids(&["calendar", "mail"])));
+    assert_ne!(key, catalog_key(&ids(&["calendar", "mail", "files"])));
+    assert_ne!(key, catalog_key(&ids(&["calendarmail"])));
+    assert!(
+        key.starts_with("groups-") && key.len() == "groups-".len() + 16,
+        "{key}"
+    );
 }
