@@ -217,3 +217,38 @@ fn toolbench_hybrid_router_build(bencher: Bencher) {
     let Some(catalog) = toolbench() else { return };
     bencher.bench(|| hybrid_router(catalog).groups().len());
 }
+
+/// An online calibration holding the most outcomes it keeps: stated
+/// 0.9-0.99, holding nine times in ten.
+fn full_online_calibration() -> toolgate_core::routing::OnlineCalibration {
+    use toolgate_core::routing::{KEPT_OUTCOMES, OnlineCalibration};
+    let outcomes = (0..KEPT_OUTCOMES).map(|i| (0.9 + (i % 10) as f64 / 100.0, i % 10 != 0));
+    OnlineCalibration::default().with_outcomes(outcomes)
+}
+
+/// The toolbench decision with an online calibration restating it (one
+/// lock and one logistic more than `toolbench_hybrid_decision`).
+#[divan::bench]
+fn toolbench_hybrid_decision_online(bencher: Bencher) {
+    let Some(catalog) = toolbench() else { return };
+    let router = hybrid_router(catalog).with_online_calibration(full_online_calibration());
+    bencher.bench(|| {
+        router.route(
+            divan::black_box("find me recent news articles about electric cars in Germany"),
+            &[],
+        )
+    });
+}
+
+/// Recording one outcome into a full online calibration: the refit a turn
+/// ends with.
+#[divan::bench]
+fn online_record_one_outcome_of_2000(bencher: Bencher) {
+    let full = full_online_calibration();
+    bencher
+        .with_inputs(|| full.clone())
+        .bench_values(|mut online| {
+            online.record(divan::black_box(0.95), false);
+            online
+        });
+}
