@@ -79,6 +79,12 @@ pub(crate) struct RouteArgs {
     #[arg(long)]
     pub(crate) json: bool,
 
+    /// The store whose routing outcomes (what `toolgate chat --route` learned of this catalog)
+    /// restate the confidence, as chat would (default: [store] url, else chat's default SQLite
+    /// file when it exists).
+    #[arg(long, value_name = "FILE|URI")]
+    pub(crate) store: Option<PathBuf>,
+
     #[command(flatten)]
     pub(crate) tools: ToolArgs,
 }

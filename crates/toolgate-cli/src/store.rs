@@ -118,6 +118,14 @@ pub(crate) fn open_sqlite(
     Ok((store, path))
 }
 
+/// Where [`open_sqlite`] puts `default_name` without a path; `None` when
+/// there is no data directory.
+pub(crate) fn default_sqlite_path(default_name: &str) -> Option<PathBuf> {
+    data_dir()
+        .ok()
+        .map(|dir| dir.join("toolgate").join(default_name))
+}
+
 fn data_dir() -> anyhow::Result<PathBuf> {
     std::env::var_os("XDG_DATA_HOME")
         .map(PathBuf::from)

@@ -5,17 +5,21 @@ use std::fmt::Write as _;
 
 use anyhow::Context;
 use serde_json::json;
-use toolgate_core::routing::{Decision, Router, Visible};
+use toolgate_core::routing::{
+    Decision, KEPT_OUTCOMES, OnlineCalibration, Router, Visible, catalog_key,
+};
 use toolgate_core::{
     ActiveToolSet, Catalog, Encoding, GroupId, GroupSelection, MetaTool, TokenCounter, ToolName,
 };
+use toolgate_store::{RoutingOutcome, RoutingOutcomeStore};
 use toolgate_tools::Toolbox;
 
 use super::partial_group::describe_partial;
 use super::tool_setup::ToolSetup;
 use crate::cli::RouteArgs;
 use crate::output::print;
-use crate::settings::Settings;
+use crate::settings::{Settings, StoreSettings};
+use crate::store::StoreLocation;
 
 /// Ranked groups shown.
 const SHOWN: usize = 5;
@@ -34,10 +38,24 @@ pub(crate) fn run(args: &RouteArgs) -> anyhow::Result<()> {
         options.meta_tools = vec![MetaTool::UnloadToolGroup];
         let (toolbox, _) = Toolbox::start(options).await?;
         let config = settings.routing;
+        let learned = if config.learn_online.unwrap_or(true) {
+            let key = toolbox.with_catalog(|catalog| {
+                let groups: Vec<GroupId> = catalog.groups().map(|g| g.id.clone()).collect();
+                catalog_key(&groups)
+            });
+            learned_outcomes(args.store.as_deref(), &settings.store, &key).await?
+        } else {
+            Vec::new()
+        };
         let embeddings = super::tool_setup::local_embeddings(&config, false);
         let counter = TokenCounter::new(Encoding::default()).context("loading the tokenizer")?;
         let output = toolbox.with_catalog(|catalog| -> anyhow::Result<String> {
-            let router = Router::hybrid(catalog, config.validate(catalog)?, embeddings.clone());
+            let mut router = Router::hybrid(catalog, config.validate(catalog)?, embeddings.clone());
+            if !learned.is_empty() {
+                let online = OnlineCalibration::default()
+                    .with_outcomes(learned.iter().map(|o| (o.fitted_confidence, o.held)));
+                router = router.with_online_calibration(online);
+            }
             let context: Vec<&str> = args.context.iter().map(String::as_str).collect();
             let decision = router.route(&args.query, &context);
             let shown = Shown::new(catalog, &decision, &counter);
@@ -59,6 +77,8 @@ pub(crate) fn run(args: &RouteArgs) -> anyhow::Result<()> {
                     "query": args.query,
                     "intent": decision.intent,
                     "confidence": decision.confidence,
+                    "fitted_confidence": decision.fitted_confidence,
+                    "learned_turns": learned.len(),
                     "tier": decision.tier.as_str(),
                     "routed": decision.routed,
                     "visible_groups": shown.groups,
@@ -70,18 +90,53 @@ pub(crate) fn run(args: &RouteArgs) -> anyhow::Result<()> {
                 });
                 return Ok(serde_json::to_string_pretty(&value)? + "\n");
             }
-            Ok(describe(
-                catalog,
-                &args.query,
-                &decision,
-                &shown,
-                all_tokens,
-            ))
+            let mut text = describe(catalog, &args.query, &decision, &shown, all_tokens);
+            if !learned.is_empty() {
+                let _ = writeln!(
+                    text,
+                    "learned:    from {} routed turn{} of this catalog (fitted confidence {:.3})",
+                    learned.len(),
+                    if learned.len() == 1 { "" } else { "s" },
+                    decision.fitted_confidence
+                );
+            }
+            Ok(text)
         });
         toolbox.shutdown().await;
         print(&output?);
         Ok(())
     })
+}
+
+/// The routing outcomes `toolgate chat --route` kept for the catalog
+/// `key`, from `--store`, else `[store] url`, else chat's default SQLite file
+/// when there is one (an inspection creates no store).
+async fn learned_outcomes(
+    store: Option<&std::path::Path>,
+    settings: &StoreSettings,
+    key: &str,
+) -> anyhow::Result<Vec<RoutingOutcome>> {
+    let outcomes = match crate::store::location(store, settings) {
+        StoreLocation::Postgres(uri) => {
+            let store = crate::store::open_postgres(&uri, settings).await?;
+            store.routing_outcomes(key, KEPT_OUTCOMES).await
+        }
+        StoreLocation::Sqlite(path) => {
+            let path = match path {
+                Some(path) if !path.exists() => {
+                    anyhow::bail!("--store {}: no such store", path.display())
+                }
+                Some(path) => path,
+                None => match crate::store::default_sqlite_path("conversations.db") {
+                    Some(path) if path.exists() => path,
+                    _ => return Ok(Vec::new()),
+                },
+            };
+            let (store, _) = crate::store::open_sqlite(Some(&path), "conversations.db")?;
+            store.routing_outcomes(key, KEPT_OUTCOMES).await
+        }
+    };
+    outcomes.context("reading the routing outcomes chat learned")
 }
 
 /// What the model would be shown for a decision.

@@ -683,3 +683,51 @@ async fn what_routed_turns_showed_is_kept_and_the_next_run_learns_from_it() {
         "the second run starts from the miss:\n{stderr}\n{later}"
     );
 }
+
+/// `toolgate route` states a turn as chat would, from what chat learned.
+#[tokio::test]
+async fn route_reads_what_chat_learned_of_the_catalog() {
+    let wire = Wire::OpenAi;
+    let dir = project();
+    let server = ScriptedServer::start().await.unwrap();
+    // A turn routed to pdf that used the notes group's tool: a miss, kept in the store.
+    std::fs::write(
+        dir.path().join("tools/notes.json"),
+        json!([{"name": "notes_add", "description": "Add a note",
+                "input_schema": {"type": "object"}}])
+        .to_string(),
+    )
+    .unwrap();
+    server.push(ScriptedTurn::tool_call("a", "notes_add", json!({})).reply(wire, true));
+    server.push(ScriptedTurn::text("Noted.").reply(wire, true));
+    let query = "page count of the PDF r.pdf";
+    let chatted = run(
+        chat(&server, wire, dir.path(), &["--route", "-m", query]),
+        "",
+    )
+    .await;
+    assert!(chatted.status.success(), "{}", text(&chatted.stderr));
+
+    let route = |store: &str| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+        command
+            .args(["route", "--no-builtins", "--json", "--store", store, query])
+            .current_dir(dir.path())
+            .env("XDG_CACHE_HOME", dir.path())
+            .env("XDG_DATA_HOME", dir.path());
+        command.output().unwrap()
+    };
+    let output = route("conversations.db");
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let decision: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(decision["learned_turns"], 1, "{decision}");
+    assert!(
+        decision["confidence"].as_f64().unwrap() < decision["fitted_confidence"].as_f64().unwrap(),
+        "{decision}"
+    );
+    // A store that is not there is an error that names it, not a new file.
+    let missing = route("elsewhere.db");
+    assert!(!missing.status.success());
+    assert!(text(&missing.stderr).contains("--store elsewhere.db: no such store"));
+    assert!(!dir.path().join("elsewhere.db").exists());
+}
