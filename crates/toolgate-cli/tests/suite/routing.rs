@@ -108,8 +108,10 @@ fn toolgate(args: &[&str], cwd: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_toolgate"))
         .args(args)
         .current_dir(cwd)
-        // Tool vectors are cached under the test's directory, not the home.
+        // Tool vectors are cached, and `route` looks for chat's store, under
+        // the test's directory, not the home.
         .env("XDG_CACHE_HOME", cwd)
+        .env("XDG_DATA_HOME", cwd)
         .output()
         .unwrap()
 }
@@ -205,6 +207,17 @@ fn eval_leaves_each_dataset_out_of_the_fit_in_turn() {
         stdout.contains("Left out: router settings fitted on one only"),
         "{stdout}"
     );
+    // Both datasets against the goals, after their tables and before the settings.
+    let summary = stdout
+        .split("## Against the goals\n")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no summary in {stdout}"));
+    assert!(
+        summary.contains("\n| one | ") && summary.contains("\n| two | "),
+        "{summary}"
+    );
+    assert!(summary.contains("Recall goal met on "), "{summary}");
+    assert!(summary.contains("## Fitted on every dataset"), "{summary}");
 
     let alone = toolgate(&["eval", "--leave-one-out", "--dataset", "one"], dir.path());
     assert!(!alone.status.success());
