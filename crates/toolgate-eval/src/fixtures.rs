@@ -43,7 +43,7 @@ pub(crate) fn write_dataset(dir: &Path, queries: &[serde_json::Value]) {
     std::fs::write(dir.join("queries.jsonl"), lines.join("\n") + "\n").unwrap();
 }
 
-fn policy(name: &str, group_recall: f64, tokens: f64) -> PolicyReport {
+pub(crate) fn policy(name: &str, group_recall: f64, tokens: f64) -> PolicyReport {
     PolicyReport {
         policy: name.to_owned(),
         group_recall,
@@ -58,7 +58,7 @@ fn policy(name: &str, group_recall: f64, tokens: f64) -> PolicyReport {
     }
 }
 
-fn point(k: usize, group_recall: f64, token_fraction: f64) -> CurvePoint {
+pub(crate) fn point(k: usize, group_recall: f64, token_fraction: f64) -> CurvePoint {
     CurvePoint {
         k,
         group_recall,

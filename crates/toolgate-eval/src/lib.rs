@@ -35,7 +35,9 @@ pub use cross::{LeftOut, fit_across, leave_one_out};
 pub use dataset::{Dataset, Query};
 pub use error::{EvalError, Result};
 pub use evaluate::{SemanticInputs, evaluate};
-pub use markdown::markdown;
+pub use markdown::{
+    GOAL_BAND_DECISIONS, GOAL_BAND_POINTS, GOAL_RECALL, GOAL_TOKENS, goal_summary, markdown,
+};
 pub use report::{
     Band, CurvePoint, Evaluation, FittedFusion, PolicyReport, SearchCurve, TierFigures, TierMix,
 };

@@ -1,8 +1,8 @@
 use pretty_assertions::assert_eq;
 
 use super::*;
-use crate::fixtures::evaluation;
-use crate::report::Band;
+use crate::fixtures::{evaluation, point, policy};
+use crate::report::{Band, SearchCurve};
 
 #[test]
 fn an_evaluation_renders_as_its_tables() {
@@ -94,4 +94,48 @@ The same decisions, their confidence learned online: the reported queries in ord
 
 ";
     assert!(text.ends_with(expected), "{text}");
+}
+
+#[test]
+fn the_goal_summary_sets_each_datasets_router_against_the_goals() {
+    let band = |queries, mean_confidence, observed| Band {
+        from: 0.8,
+        to: 0.9,
+        queries,
+        mean_confidence,
+        observed,
+    };
+    // Within the token goal, ahead of tool search (0.678 at 5%), one band
+    // 8 points off as fitted and 2 learned online.
+    let mut met = evaluation();
+    met.policies.push(policy("tool_router", 0.97, 100.0));
+    met.search_curves = vec![SearchCurve {
+        method: "bm25".to_owned(),
+        points: vec![point(1, 0.5, 0.01), point(3, 0.9, 0.1)],
+    }];
+    met.tool_router_calibration = vec![("tool_router[..]".to_owned(), vec![band(60, 0.87, 0.95)])];
+    met.tool_router_calibration_online = vec![band(60, 0.93, 0.95), band(49, 0.5, 1.0)];
+    // Over the token goal; no band with enough decisions; no search curve.
+    let mut missed = evaluation();
+    missed.dataset = "other".to_owned();
+    missed.policies.push(policy("tool_router", 0.96, 400.0));
+    missed.tool_router_calibration = vec![("tool_router[..]".to_owned(), vec![band(49, 0.5, 1.0)])];
+    // A dataset without the tool router is left out.
+    let mut without = evaluation();
+    without.dataset = "lexical only".to_owned();
+    assert_eq!(
+        goal_summary(&[met, missed, without]),
+        "## Against the goals
+
+`tool_router` on each dataset. Goals: group recall at least 0.95 at most 15% of all-tools tokens, ahead of the best tool search at the same tokens; every confidence band of 50 decisions or more within 5 points (worst band, in points; - when no band has enough).
+
+| dataset | group recall | of all-tools | margin over the best tool search | recall goal | worst band, fitted | worst band, learned online |
+|---|---:|---:|---:|---|---:|---:|
+| tiny | 0.970 | 5.0% | +0.292 | met | 8.0 | 2.0 |
+| other | 0.960 | 20.0% | - | missed | - | - |
+
+Recall goal met on 1 of 2; calibration within 5 points on 1 of 2 as fitted, 2 of 2 learned online.
+
+"
+    );
 }

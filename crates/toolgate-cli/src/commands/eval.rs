@@ -12,7 +12,9 @@ use anyhow::Context;
 use toolgate_core::TokenCounter;
 use toolgate_core::routing::Fusion;
 use toolgate_core::routing::RoutingConfig;
-use toolgate_eval::{Dataset, SemanticInputs, evaluate, leave_one_out, markdown, svg};
+use toolgate_eval::{
+    Dataset, SemanticInputs, evaluate, goal_summary, leave_one_out, markdown, svg,
+};
 
 use super::tool_setup::embeddings_client;
 use crate::cli::EvalArgs;
@@ -62,6 +64,7 @@ fn leave_one_out_evaluations(
     for evaluation in &left_out.evaluations {
         print(&markdown(evaluation, args.encoding.as_str()));
     }
+    print(&goal_summary(&left_out.evaluations));
     let names: Vec<&str> = datasets.iter().map(|d| d.name.as_str()).collect();
     print(&fitted_settings(
         &left_out.fitted,
