@@ -133,8 +133,15 @@ pub const GOAL_BAND_DECISIONS: usize = 50;
 /// recall at most tokens, ahead of every tool search at the same tokens,
 /// and every band of enough decisions within a few points of what it
 /// states, as fitted and as learned online. What `--leave-one-out` ends
-/// with, before the settings.
+/// with, before the settings; empty when no dataset has the tool router (it
+/// needs the embedding model).
 pub fn goal_summary(evaluations: &[Evaluation]) -> String {
+    if !evaluations
+        .iter()
+        .any(|e| e.policies.iter().any(|p| p.policy == "tool_router"))
+    {
+        return String::new();
+    }
     let mut out = format!(
         "## Against the goals
 

@@ -120,9 +120,10 @@ fn the_goal_summary_sets_each_datasets_router_against_the_goals() {
     missed.dataset = "other".to_owned();
     missed.policies.push(policy("tool_router", 0.96, 400.0));
     missed.tool_router_calibration = vec![("tool_router[..]".to_owned(), vec![band(49, 0.5, 1.0)])];
-    // A dataset without the tool router is left out.
+    // A dataset without the tool router is left out; with none, no summary.
     let mut without = evaluation();
     without.dataset = "lexical only".to_owned();
+    assert_eq!(goal_summary(std::slice::from_ref(&without)), "");
     assert_eq!(
         goal_summary(&[met, missed, without]),
         "## Against the goals

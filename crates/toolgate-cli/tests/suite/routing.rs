@@ -185,6 +185,7 @@ fn eval_leaves_each_dataset_out_of_the_fit_in_turn() {
         std::fs::create_dir(&data).unwrap();
         write_dataset(&data);
     }
+    let model = super::support::peers().embed_model;
     let output = toolgate(
         &[
             "eval",
@@ -193,6 +194,8 @@ fn eval_leaves_each_dataset_out_of_the_fit_in_turn() {
             "one",
             "--dataset",
             "two",
+            "--embed-model",
+            model.to_str().unwrap(),
         ],
         dir.path(),
     );
