@@ -4,6 +4,7 @@ mod banner;
 pub(crate) mod catalog;
 pub(crate) mod chat;
 pub(crate) mod eval;
+mod learned;
 pub(crate) mod migrate;
 mod partial_group;
 mod reload;

@@ -4,6 +4,17 @@ use super::*;
 use crate::fixtures::{evaluation, point, policy};
 use crate::report::{Band, SearchCurve};
 
+/// A 0.8-0.9 band.
+fn band(queries: usize, mean_confidence: f64, observed: f64) -> Band {
+    Band {
+        from: 0.8,
+        to: 0.9,
+        queries,
+        mean_confidence,
+        observed,
+    }
+}
+
 #[test]
 fn an_evaluation_renders_as_its_tables() {
     assert_eq!(
@@ -70,13 +81,6 @@ Calibration of `tool_router[bm25, above 0.3, 1 tool]` (reported queries), as abo
 #[test]
 fn the_confidence_learned_online_follows_the_headline_routers_table() {
     let mut e = evaluation();
-    let band = |queries, mean_confidence, observed| Band {
-        from: 0.8,
-        to: 0.9,
-        queries,
-        mean_confidence,
-        observed,
-    };
     e.tool_router_calibration_online = vec![band(60, 0.86, 0.87)];
     // Without a tool router there is nothing to restate.
     assert!(!markdown(&e, "o200k_base").contains("learned online"));
@@ -98,13 +102,6 @@ The same decisions, their confidence learned online: the reported queries in ord
 
 #[test]
 fn the_goal_summary_sets_each_datasets_router_against_the_goals() {
-    let band = |queries, mean_confidence, observed| Band {
-        from: 0.8,
-        to: 0.9,
-        queries,
-        mean_confidence,
-        observed,
-    };
     // Within the token goal, ahead of tool search (0.678 at 5%), one band
     // 8 points off as fitted and 2 learned online.
     let mut met = evaluation();

@@ -16,8 +16,8 @@ use std::sync::Arc;
 use crate::store::StoreLocation;
 use anyhow::Context;
 use toolgate_agent::{Agent, AgentOptions, DEFAULT_SYSTEM_PROMPT, OutcomeLog, SemanticRouting};
+use toolgate_core::routing::Router;
 use toolgate_core::routing::semantic::EmbeddingsConfig;
-use toolgate_core::routing::{KEPT_OUTCOMES, OnlineCalibration, Router, catalog_key};
 use toolgate_core::{Encoding, MetaTool, TokenCounter};
 use toolgate_llm::{ChatModel, ProviderConfig};
 use toolgate_store::{
@@ -245,16 +245,14 @@ async fn run_chat<S: ConversationStore + AgentStore + RoutingOutcomeStore + 'sta
         // What earlier runs over the same groups learned, and where this
         // run's outcomes go.
         let (router, outcomes) = if config.learn_online.unwrap_or(true) {
-            let catalog = catalog_key(router.groups());
-            let learned = store
-                .routing_outcomes(&catalog, KEPT_OUTCOMES)
+            let catalog = toolbox.with_catalog(super::learned::key);
+            let learned = super::learned::outcomes(store.as_ref(), &catalog)
                 .await
                 .unwrap_or_else(|error| {
                     tracing::warn!(%error, "reading earlier routing outcomes");
                     Vec::new()
                 });
-            let online = OnlineCalibration::default()
-                .with_outcomes(learned.iter().map(|o| (o.fitted_confidence, o.held)));
+            let online = super::learned::calibration(&learned);
             let log = OutcomeLog {
                 store: Arc::clone(&store) as Arc<dyn RoutingOutcomeStore>,
                 catalog,

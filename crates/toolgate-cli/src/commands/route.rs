@@ -5,13 +5,11 @@ use std::fmt::Write as _;
 
 use anyhow::Context;
 use serde_json::json;
-use toolgate_core::routing::{
-    Decision, KEPT_OUTCOMES, OnlineCalibration, Router, Visible, catalog_key,
-};
+use toolgate_core::routing::{Decision, Router, Visible};
 use toolgate_core::{
     ActiveToolSet, Catalog, Encoding, GroupId, GroupSelection, MetaTool, TokenCounter, ToolName,
 };
-use toolgate_store::{RoutingOutcome, RoutingOutcomeStore};
+use toolgate_store::RoutingOutcome;
 use toolgate_tools::Toolbox;
 
 use super::partial_group::describe_partial;
@@ -39,10 +37,7 @@ pub(crate) fn run(args: &RouteArgs) -> anyhow::Result<()> {
         let (toolbox, _) = Toolbox::start(options).await?;
         let config = settings.routing;
         let learned = if config.learn_online.unwrap_or(true) {
-            let key = toolbox.with_catalog(|catalog| {
-                let groups: Vec<GroupId> = catalog.groups().map(|g| g.id.clone()).collect();
-                catalog_key(&groups)
-            });
+            let key = toolbox.with_catalog(super::learned::key);
             learned_outcomes(args.store.as_deref(), &settings.store, &key).await?
         } else {
             Vec::new()
@@ -52,9 +47,7 @@ pub(crate) fn run(args: &RouteArgs) -> anyhow::Result<()> {
         let output = toolbox.with_catalog(|catalog| -> anyhow::Result<String> {
             let mut router = Router::hybrid(catalog, config.validate(catalog)?, embeddings.clone());
             if !learned.is_empty() {
-                let online = OnlineCalibration::default()
-                    .with_outcomes(learned.iter().map(|o| (o.fitted_confidence, o.held)));
-                router = router.with_online_calibration(online);
+                router = router.with_online_calibration(super::learned::calibration(&learned));
             }
             let context: Vec<&str> = args.context.iter().map(String::as_str).collect();
             let decision = router.route(&args.query, &context);
@@ -119,7 +112,7 @@ async fn learned_outcomes(
     let outcomes = match crate::store::location(store, settings) {
         StoreLocation::Postgres(uri) => {
             let store = crate::store::open_postgres(&uri, settings).await?;
-            store.routing_outcomes(key, KEPT_OUTCOMES).await
+            super::learned::outcomes(&store, key).await
         }
         StoreLocation::Sqlite(path) => {
             let path = match path {
@@ -133,7 +126,7 @@ async fn learned_outcomes(
                 },
             };
             let (store, _) = crate::store::open_sqlite(Some(&path), "conversations.db")?;
-            store.routing_outcomes(key, KEPT_OUTCOMES).await
+            super::learned::outcomes(&store, key).await
         }
     };
     outcomes.context("reading the routing outcomes chat learned")

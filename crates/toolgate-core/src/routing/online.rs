@@ -93,12 +93,7 @@ impl OnlineCalibration {
     /// whose).
     pub fn with_outcomes(mut self, outcomes: impl IntoIterator<Item = (f64, bool)>) -> Self {
         for (confidence, held) in outcomes {
-            if confidence.is_finite() {
-                if self.outcomes.len() >= self.kept {
-                    self.outcomes.pop_front();
-                }
-                self.outcomes.push_back((confidence, held));
-            }
+            self.keep(confidence, held);
         }
         self.fitted = self.fit();
         self
@@ -123,14 +118,22 @@ impl OnlineCalibration {
     /// recalibration: [`crate::routing::Decision::fitted_confidence`]) and
     /// whether the routed groups held what the turn needed; refits.
     pub fn record(&mut self, fitted_confidence: f64, held: bool) {
+        if self.keep(fitted_confidence, held) {
+            self.fitted = self.fit();
+        }
+    }
+
+    /// Keeps an outcome (the oldest goes when [`KEPT_OUTCOMES`] are kept);
+    /// a confidence that is not a number is not kept. Whether it was.
+    fn keep(&mut self, fitted_confidence: f64, held: bool) -> bool {
         if !fitted_confidence.is_finite() {
-            return;
+            return false;
         }
         if self.outcomes.len() >= self.kept {
             self.outcomes.pop_front();
         }
         self.outcomes.push_back((fitted_confidence, held));
-        self.fitted = self.fit();
+        true
     }
 
     /// The maximum a posteriori slope and intercept (Newton's method on the
