@@ -111,6 +111,18 @@ fn the_goal_summary_sets_each_datasets_router_against_the_goals() {
         points: vec![point(1, 0.5, 0.01), point(3, 0.9, 0.1)],
     }];
     met.tool_router_calibration = vec![("tool_router[..]".to_owned(), vec![band(60, 0.87, 0.95)])];
+    // Its rankings: the best within 15% is 2 groups of the second (a
+    // higher recall at 30% does not count).
+    met.group_curves = vec![
+        SearchCurve {
+            method: "groups[bm25]@1".to_owned(),
+            points: vec![point(1, 0.6, 0.05), point(2, 0.99, 0.3)],
+        },
+        SearchCurve {
+            method: "groups[embedding]@1".to_owned(),
+            points: vec![point(1, 0.7, 0.05), point(2, 0.9, 0.12)],
+        },
+    ];
     met.tool_router_calibration_online = vec![band(60, 0.93, 0.95), band(49, 0.5, 1.0)];
     // Over the token goal; no band with enough decisions; no search curve.
     let mut missed = evaluation();
@@ -125,12 +137,12 @@ fn the_goal_summary_sets_each_datasets_router_against_the_goals() {
         goal_summary(&[met, missed, without]),
         "## Against the goals
 
-`tool_router` on each dataset. Goals: group recall at least 0.95 at most 15% of all-tools tokens, ahead of the best tool search at the same tokens; every confidence band of 50 decisions or more within 5 points (worst band, in points; - when no band has enough).
+`tool_router` on each dataset. Goals: group recall at least 0.95 at most 15% of all-tools tokens, ahead of the best tool search at the same tokens; every confidence band of 50 decisions or more within 5 points (worst band, in points; - when no band has enough). Ceiling: the highest group recall a measured group ranking reaches within the token goal with a fixed number of groups (its g best, each with its m best tools), g picked on the reported queries themselves: what the rankings allow there, not a result.
 
-| dataset | group recall | of all-tools | margin over the best tool search | recall goal | worst band, fitted | worst band, learned online |
-|---|---:|---:|---:|---|---:|---:|
-| tiny | 0.970 | 5.0% | +0.292 | met | 8.0 | 2.0 |
-| other | 0.960 | 20.0% | - | missed | - | - |
+| dataset | group recall | of all-tools | margin over the best tool search | recall goal | ceiling | worst band, fitted | worst band, learned online |
+|---|---:|---:|---:|---|---|---:|---:|
+| tiny | 0.970 | 5.0% | +0.292 | met | 0.900 (groups[embedding]@1, g 2, 12.0%) | 8.0 | 2.0 |
+| other | 0.960 | 20.0% | - | missed | - | - | - |
 
 Recall goal met on 1 of 2; calibration within 5 points on 1 of 2 as fitted, 2 of 2 learned online.
 
