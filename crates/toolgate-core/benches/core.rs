@@ -252,3 +252,32 @@ fn online_record_one_outcome_of_2000(bencher: Bencher) {
             online
         });
 }
+
+/// Learned recovery groups from the most outcomes kept: every tenth turn
+/// missed one of the catalog's first 20 groups.
+fn full_learned_recovery(catalog: &Catalog) -> toolgate_core::routing::LearnedRecovery {
+    use toolgate_core::routing::{KEPT_OUTCOMES, LearnedRecovery};
+    let groups: Vec<_> = catalog.groups().take(20).map(|g| g.id.clone()).collect();
+    let turns = (0..KEPT_OUTCOMES).map(|i| {
+        if i % 10 == 0 {
+            vec![groups[(i / 10) % groups.len()].clone()]
+        } else {
+            Vec::new()
+        }
+    });
+    LearnedRecovery::default().with_turns(turns)
+}
+
+/// The toolbench decision showing the five learned recovery groups too
+/// (one lock, a sort of the missed groups, and their best tools).
+#[divan::bench]
+fn toolbench_hybrid_decision_learned(bencher: Bencher) {
+    let Some(catalog) = toolbench() else { return };
+    let router = hybrid_router(catalog).with_learned_recovery(full_learned_recovery(catalog));
+    bencher.bench(|| {
+        router.route(
+            divan::black_box("find me recent news articles about electric cars in Germany"),
+            &[],
+        )
+    });
+}

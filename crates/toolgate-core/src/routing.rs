@@ -9,6 +9,7 @@ mod calibration;
 mod fusion;
 mod hybrid;
 mod online;
+mod recovery;
 mod router;
 pub mod semantic;
 mod taxonomy;
@@ -25,6 +26,7 @@ pub use online::{
     DEFAULT_STRENGTH as ONLINE_STRENGTH, KEPT_OUTCOMES, OnlineCalibration, Recalibration,
     catalog_key, prequential,
 };
+pub use recovery::{LearnedRecovery, MAX_LEARNED, MIN_MISSES};
 pub use router::{
     COVERAGE_TARGET, Confidence, DEFAULT_TEMPERATURE, Decision, Evidence, GroupScorer, Labelled,
     LexicalScorer, NAMED_PER_GROUP, PartialGroup, Router, Tier, ToolScore, Visible,

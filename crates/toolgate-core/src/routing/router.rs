@@ -19,6 +19,7 @@ use crate::routing::bm25::Bm25;
 use crate::routing::calibration::{DEFAULT_PER_GROUP, Isotonic, PerGroup, ranks, sigmoid};
 use crate::routing::fusion::group_scores;
 use crate::routing::online::{OnlineCalibration, Recalibration};
+use crate::routing::recovery::LearnedRecovery;
 use crate::routing::taxonomy::{ConfidenceKind, Taxonomy, UnknownIntent};
 use crate::routing::text::{terms, tool_terms};
 
@@ -325,6 +326,8 @@ pub struct Router {
     calibration: Option<Isotonic>,
     /// What the router learns from the outcomes of the turns it routed.
     online: Option<Mutex<OnlineCalibration>>,
+    /// The groups it learns turns need without naming them.
+    learned: Option<Mutex<LearnedRecovery>>,
 }
 
 /// How scores become the confidence that the routed groups are enough.
@@ -364,6 +367,7 @@ impl Router {
             confidence,
             calibration: None,
             online: None,
+            learned: None,
         }
     }
 
@@ -411,6 +415,35 @@ impl Router {
                 .unwrap_or_else(PoisonError::into_inner)
                 .record(fitted_confidence, held);
         }
+    }
+
+    /// Shows the groups `learned` learns from the misses recorded with
+    /// [`Self::record_misses`] on every restricted turn (high and medium
+    /// tiers), after the routed and the configured recovery groups.
+    pub fn with_learned_recovery(mut self, learned: LearnedRecovery) -> Self {
+        self.learned = Some(Mutex::new(learned));
+        self
+    }
+
+    /// Records the groups a labelled turn needed that its decision did not
+    /// route ([`Decision::routed`]; empty when they held). Nothing happens
+    /// without a learned recovery.
+    pub fn record_misses(&self, missed: &[GroupId]) {
+        if let Some(learned) = &self.learned {
+            learned
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .record(missed);
+        }
+    }
+
+    /// The recovery groups learned so far and the turns they were learned
+    /// from; `None` without a learned recovery.
+    pub fn learned_recovery(&self) -> Option<(Vec<GroupId>, usize)> {
+        self.learned.as_ref().map(|learned| {
+            let learned = learned.lock().unwrap_or_else(PoisonError::into_inner);
+            (learned.groups(), learned.turns())
+        })
     }
 
     /// The online calibration's recalibration and the outcomes it was
@@ -552,11 +585,18 @@ impl Router {
         } else {
             Tier::Low
         };
+        let learned = self
+            .learned_recovery()
+            .map(|(groups, _)| groups)
+            .unwrap_or_default();
         let visible = match tier {
-            Tier::High => Visible::Groups(routed.clone()),
-            Tier::Medium => {
+            Tier::High | Tier::Medium => {
+                let recovery = match tier {
+                    Tier::Medium => self.taxonomy.recovery_groups.as_slice(),
+                    _ => &[],
+                };
                 let mut groups = routed.clone();
-                for group in &self.taxonomy.recovery_groups {
+                for group in recovery.iter().chain(&learned) {
                     if !groups.contains(group) {
                         groups.push(group.clone());
                     }

@@ -471,3 +471,40 @@ fn outcomes_recorded_online_restate_the_confidence_and_the_tier_follows() {
     plain_router.record_outcome(0.9, false);
     assert_eq!(plain_router.online_calibration(), None);
 }
+
+#[test]
+fn a_group_turns_keep_needing_unnamed_is_shown_on_later_restricted_turns() {
+    use crate::routing::LearnedRecovery;
+    let catalog = catalog();
+    let router = Router::lexical(
+        &catalog,
+        RoutingConfig::default().validate(&catalog).unwrap(),
+    )
+    .with_learned_recovery(LearnedRecovery::default());
+    let query = "search my inbox for emails from Anna";
+    let before = router.route(query, &[]);
+    assert_eq!(before.tier, Tier::High, "{before:?}");
+    assert!(!before.routed.contains(&GroupId::new("weather").unwrap()));
+    assert_eq!(before.visible, Visible::Groups(before.routed.clone()));
+
+    // Two turns like it turned out to need the weather too.
+    for _ in 0..2 {
+        router.record_misses(&ids(&["weather"]));
+    }
+    let after = router.route(query, &[]);
+    assert_eq!(after.routed, before.routed, "the ranking is unchanged");
+    let mut expected = before.routed.clone();
+    expected.extend(ids(&["weather"]));
+    assert_eq!(after.visible, Visible::Groups(expected));
+    assert_eq!(router.learned_recovery(), Some((ids(&["weather"]), 2)));
+
+    // A router without a learned recovery records nothing.
+    let plain = Router::lexical(
+        &catalog,
+        RoutingConfig::default().validate(&catalog).unwrap(),
+    );
+    plain.record_misses(&ids(&["weather"]));
+    plain.record_misses(&ids(&["weather"]));
+    assert_eq!(plain.learned_recovery(), None);
+    assert_eq!(plain.route(query, &[]).visible, before.visible);
+}
