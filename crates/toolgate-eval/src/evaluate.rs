@@ -17,8 +17,8 @@ use crate::dataset::{Dataset, Query};
 use crate::error::Result;
 use crate::policy::{describe, run_router, tune_router};
 use crate::report::{
-    CurvePoint, Evaluation, SearchCurve, TierFigures, bands, curve_point, high_tier, mean,
-    online_bands, router_figures, summary,
+    CurvePoint, Evaluation, LEARNED_ROUTER, SearchCurve, TierFigures, bands, curve_point,
+    high_tier, mean, online_bands, router_figures, summary,
 };
 use crate::tool_first::{
     ChoiceSet, Prepared, Vectors, best, choose, fit, fit_labelled, fitted_for, fitted_fusion,
@@ -310,6 +310,10 @@ pub(crate) fn evaluate_prepared(
             &report,
             all,
         ));
+        // The same router as a deployment learning recovery groups from
+        // its turns would route the reported queries, in order.
+        let (seen, _) = prepared.route_learned(setting, model, &report);
+        policies.push(summarize(LEARNED_ROUTER.to_owned(), &seen));
     }
     for (setting, _) in &chosen_per_fusion {
         let Some(model) = fitted_for(&fitted, setting.fusion) else {

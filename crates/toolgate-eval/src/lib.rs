@@ -39,6 +39,7 @@ pub use markdown::{
     GOAL_BAND_DECISIONS, GOAL_BAND_POINTS, GOAL_RECALL, GOAL_TOKENS, goal_summary, markdown,
 };
 pub use report::{
-    Band, CurvePoint, Evaluation, FittedFusion, PolicyReport, SearchCurve, TierFigures, TierMix,
+    Band, CurvePoint, Evaluation, FittedFusion, LEARNED_ROUTER, PolicyReport, SearchCurve,
+    TierFigures, TierMix,
 };
 pub use svg::svg;

@@ -11,6 +11,12 @@ use toolgate_core::routing::{Decision, Fusion, Isotonic, PerGroup, Tier, prequen
 use crate::costs::Seen;
 use crate::dataset::Query;
 
+/// The policy name of the tool router as a deployment that learns
+/// recovery groups from its turns routes the reported queries, in order
+/// (`toolgate_core::routing::LearnedRecovery`): each query's gold groups
+/// outside its routed ones are recorded after its own decision.
+pub const LEARNED_ROUTER: &str = "tool_router(recovery learned online)";
+
 /// One policy's figures on the reported queries.
 #[derive(Clone, Debug, Serialize)]
 pub struct PolicyReport {

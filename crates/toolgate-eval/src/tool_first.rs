@@ -11,8 +11,8 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 use toolgate_core::routing::{
-    Confidence, Decision, Fusion, GroupScorer, HybridScorer, Isotonic, Labelled, PerGroup,
-    RawEvidence, Router, RoutingConfig, Taxonomy, Tier, Visible, calibration_samples,
+    Confidence, Decision, Fusion, GroupScorer, HybridScorer, Isotonic, Labelled, LearnedRecovery,
+    PerGroup, RawEvidence, Router, RoutingConfig, Taxonomy, Tier, Visible, calibration_samples,
     fit_per_group_pooled, ranking,
 };
 use toolgate_core::{Catalog, GroupId, TokenCounter, ToolName};
@@ -231,6 +231,31 @@ impl<'d> Prepared<'d> {
         fitted: &Fitted,
         queries: &[&Query],
     ) -> Vec<(Vec<Seen>, Vec<Decision>)> {
+        self.route_learning(settings, fitted, queries, false)
+    }
+
+    /// [`Self::route`] as a deployment that learns recovery groups from
+    /// its turns would route `queries` in order ([`LearnedRecovery`]): each
+    /// query's gold groups outside its routed ones are recorded after its
+    /// own decision.
+    pub(crate) fn route_learned(
+        &self,
+        setting: RouterSetting,
+        fitted: &Fitted,
+        queries: &[&Query],
+    ) -> (Vec<Seen>, Vec<Decision>) {
+        self.route_learning(&[setting], fitted, queries, true)
+            .pop()
+            .unwrap_or_default()
+    }
+
+    fn route_learning(
+        &self,
+        settings: &[RouterSetting],
+        fitted: &Fitted,
+        queries: &[&Query],
+        learn: bool,
+    ) -> Vec<(Vec<Seen>, Vec<Decision>)> {
         let Some(fusion) = settings.first().map(|s| s.fusion) else {
             return Vec::new();
         };
@@ -246,6 +271,9 @@ impl<'d> Prepared<'d> {
                     .with_confidence(Confidence::PerGroup(fitted.model));
                 if let Some(calibration) = &fitted.calibration {
                     router = router.with_calibration(calibration.clone());
+                }
+                if learn {
+                    router = router.with_learned_recovery(LearnedRecovery::new());
                 }
                 router
             })
@@ -268,6 +296,16 @@ impl<'d> Prepared<'d> {
                 let mut seen = self.seen(&self.costs, &decision);
                 seen.micros = micros;
                 seen_all.push(seen);
+                // A turn that needs no group says nothing, as in a deployment.
+                if learn && !query.gold_groups.is_empty() {
+                    let missed: Vec<GroupId> = query
+                        .gold_groups
+                        .iter()
+                        .filter(|group| !decision.routed.contains(group))
+                        .cloned()
+                        .collect();
+                    router.record_misses(&missed);
+                }
                 decisions.push(decision);
             }
         }

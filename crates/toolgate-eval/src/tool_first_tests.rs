@@ -43,3 +43,56 @@ fn when_none_is_within_budget_the_cheapest_on_its_costliest_dataset_wins() {
     let chosen = best([a, b]).map(|(s, _)| s.route_above);
     assert_eq!(chosen, Some(0.4));
 }
+
+#[test]
+fn a_replay_learning_recovery_shows_a_group_once_earlier_turns_missed_it_twice() {
+    use crate::fixtures::write_dataset;
+    use serde_json::json;
+    use toolgate_core::Encoding;
+
+    // Every turn names mail and also needs the weather.
+    let root = tempfile::tempdir().unwrap();
+    let queries: Vec<serde_json::Value> = (0..4)
+        .map(|id| {
+            json!({"id": id, "query": "send a mail", "tools": ["mail_send", "weather_forecast"],
+                   "groups": ["mail", "weather"], "split": "test"})
+        })
+        .collect();
+    write_dataset(root.path(), &queries);
+    let dataset = Dataset::load(root.path()).unwrap();
+    let counter = TokenCounter::new(Encoding::O200kBase).unwrap();
+    let prepared = Prepared::new(&dataset, &RoutingConfig::default(), None, &counter).unwrap();
+    let report: Vec<&Query> = dataset.queries.iter().collect();
+    let fitted = Fitted {
+        model: PerGroup {
+            weight: 5.0,
+            bias: -2.0,
+            rank: 0.0,
+        },
+        calibration: None,
+    };
+    let setting = setting(0.5);
+    let visible = |decisions: &[Decision]| -> Vec<usize> {
+        decisions
+            .iter()
+            .map(|d| match &d.visible {
+                Visible::Groups(groups) => groups.len(),
+                Visible::Catalog => usize::MAX,
+            })
+            .collect()
+    };
+
+    let (_, plain) = prepared.route(setting, &fitted, &report);
+    assert_eq!(visible(&plain), [1, 1, 1, 1], "mail alone: {plain:?}");
+    // Learning: the first two turns miss the weather; from the third on
+    // it is shown, and the routed groups stay the ranking's own.
+    let (seen, learned) = prepared.route_learned(setting, &fitted, &report);
+    assert_eq!(visible(&learned), [1, 1, 2, 2]);
+    assert!(
+        learned
+            .iter()
+            .zip(&plain)
+            .all(|(l, p)| l.routed == p.routed)
+    );
+    assert!(seen[2].tokens > seen[1].tokens);
+}
