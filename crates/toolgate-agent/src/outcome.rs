@@ -4,7 +4,9 @@
 //! more than the router gave it; a turn whose grouped calls all fell inside
 //! the routed groups was covered. A turn that used no grouped tool says
 //! nothing either way. The router's online calibration learns from these
-//! ([`toolgate_core::routing::Router::record_outcome`]).
+//! ([`toolgate_core::routing::Router::record_outcome`]), and its learned
+//! recovery groups from the groups missed
+//! ([`toolgate_core::routing::Router::record_misses`]).
 
 use serde_json::Value;
 use toolgate_core::routing::Decision;
@@ -18,8 +20,25 @@ pub(crate) struct RouteOutcome {
     routed: Vec<GroupId>,
     /// A grouped tool was used.
     used: bool,
-    /// A group outside `routed` was used or asked for.
-    missed: bool,
+    /// The groups outside `routed` used or asked for, in first-use order.
+    missed: Vec<GroupId>,
+}
+
+/// What a routed turn showed of its decision.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct RouteLabel {
+    /// The decision's confidence before any online recalibration.
+    pub(crate) fitted_confidence: f64,
+    /// The groups the turn used or asked for outside the routed ones; the
+    /// routed groups held when there are none.
+    pub(crate) missed: Vec<GroupId>,
+}
+
+impl RouteLabel {
+    /// Whether the routed groups held every group the turn used.
+    pub(crate) fn held(&self) -> bool {
+        self.missed.is_empty()
+    }
 }
 
 impl RouteOutcome {
@@ -28,7 +47,7 @@ impl RouteOutcome {
             fitted_confidence: decision.fitted_confidence,
             routed: decision.routed.clone(),
             used: false,
-            missed: false,
+            missed: Vec::new(),
         }
     }
 
@@ -50,16 +69,19 @@ impl RouteOutcome {
         };
         if let Some(group) = group {
             self.used = true;
-            if !self.routed.contains(&group) {
-                self.missed = true;
+            if !self.routed.contains(&group) && !self.missed.contains(&group) {
+                self.missed.push(group);
             }
         }
     }
 
-    /// The fitted confidence and whether the routed groups held, once a
-    /// grouped tool was used or a group outside them asked for.
-    pub(crate) fn label(&self) -> Option<(f64, bool)> {
-        (self.used || self.missed).then_some((self.fitted_confidence, !self.missed))
+    /// What the turn showed, once a grouped tool was used or a group
+    /// outside the routed ones asked for.
+    pub(crate) fn label(&self) -> Option<RouteLabel> {
+        self.used.then(|| RouteLabel {
+            fitted_confidence: self.fitted_confidence,
+            missed: self.missed.clone(),
+        })
     }
 }
 

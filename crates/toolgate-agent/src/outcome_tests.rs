@@ -54,7 +54,9 @@ fn calls_inside_the_routed_groups_held_and_are_labelled_at_the_fitted_confidence
     let mut outcome = routed_to_mail();
     outcome.observe(&catalog, "mail_search", r#"{"q": "Anna"}"#);
     outcome.observe(&catalog, "mail_send", "{}");
-    assert_eq!(outcome.label(), Some((0.9, true)));
+    let label = outcome.label().unwrap();
+    assert_eq!((label.fitted_confidence, label.held()), (0.9, true));
+    assert_eq!(label.missed, []);
 }
 
 #[test]
@@ -63,13 +65,24 @@ fn a_tool_or_a_load_outside_the_routed_groups_is_a_miss() {
     let mut used = routed_to_mail();
     used.observe(&catalog, "mail_search", "{}");
     used.observe(&catalog, "calendar_list", "{}");
-    assert_eq!(used.label(), Some((0.9, false)));
+    used.observe(&catalog, "calendar_add", "{}");
+    let calendar = GroupId::new("calendar").unwrap();
+    let missed = |outcome: &RouteOutcome| {
+        let label = outcome.label().unwrap();
+        assert_eq!((label.fitted_confidence, label.held()), (0.9, false));
+        label.missed
+    };
+    assert_eq!(
+        missed(&used),
+        std::slice::from_ref(&calendar),
+        "each group once"
+    );
     let mut loaded = routed_to_mail();
     loaded.observe(&catalog, "load_tool_group", r#"{"group_name": "calendar"}"#);
-    assert_eq!(loaded.label(), Some((0.9, false)));
+    assert_eq!(missed(&loaded), std::slice::from_ref(&calendar));
     let mut called = routed_to_mail();
     called.observe(&catalog, "call_tool", r#"{"name": "calendar_add"}"#);
-    assert_eq!(called.label(), Some((0.9, false)));
+    assert_eq!(missed(&called), [calendar]);
 }
 
 #[test]

@@ -64,21 +64,24 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
     }
 
     /// At the end of a routed turn that used grouped tools, tells the
-    /// router whether its groups held them (its online calibration, when it
-    /// has one, learns from it) and keeps the outcome in the outcome log.
+    /// router whether its groups held them and which it missed (its online
+    /// calibration and learned recovery groups, when it has them, learn
+    /// from it) and keeps the outcome in the outcome log.
     /// A log that cannot be written is logged: the turn is done either way.
     pub(crate) async fn record_route_outcome(&self, turn: &Turn) {
         let (Some(router), Some(outcome)) = (&self.options.router, &turn.route) else {
             return;
         };
-        let Some((fitted_confidence, held)) = outcome.label() else {
+        let Some(label) = outcome.label() else {
             return;
         };
-        router.record_outcome(fitted_confidence, held);
+        router.record_outcome(label.fitted_confidence, label.held());
+        router.record_misses(&label.missed);
         if let Some(log) = &self.options.outcomes {
             let outcome = RoutingOutcome {
-                fitted_confidence,
-                held,
+                fitted_confidence: label.fitted_confidence,
+                held: label.held(),
+                missed: label.missed.iter().map(ToString::to_string).collect(),
             };
             if let Err(error) = log
                 .store

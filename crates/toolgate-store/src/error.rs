@@ -77,6 +77,14 @@ pub enum StoreError {
         /// What did not decode.
         reason: String,
     },
+    /// A stored routing outcome's missed groups do not decode.
+    #[error("a stored routing outcome of catalog `{catalog}` is corrupt: {reason}")]
+    CorruptOutcome {
+        /// The catalog key it is kept under.
+        catalog: String,
+        /// What did not decode.
+        reason: String,
+    },
     /// A routing outcome's fitted confidence is not a number within 0..=1
     /// (NaN, infinite, or out of range); nothing was stored.
     #[error("a routing outcome's fitted confidence must be a number within 0 and 1, not {0}")]

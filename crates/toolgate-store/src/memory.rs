@@ -286,7 +286,7 @@ impl RoutingOutcomeStore for MemoryStore {
             .get(catalog)
             .map(|kept| {
                 let skip = kept.len().saturating_sub(limit);
-                kept.iter().skip(skip).copied().collect()
+                kept.iter().skip(skip).cloned().collect()
             })
             .unwrap_or_default();
         Box::pin(async move { Ok(outcomes) })

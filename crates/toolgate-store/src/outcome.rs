@@ -9,17 +9,46 @@ use crate::agent::StoreFuture;
 use crate::error::{Result, StoreError};
 
 /// One routed turn's outcome: the router's fitted confidence for its
-/// decision and whether the routed groups held every group the turn used.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// decision, whether the routed groups held every group the turn used, and
+/// the groups it used that were not routed.
+#[derive(Clone, Debug, PartialEq)]
 pub struct RoutingOutcome {
     /// The confidence fitted offline, before any online recalibration
     /// (`toolgate_core::routing::Decision::fitted_confidence`); within 0..=1.
     pub fitted_confidence: f64,
     /// Whether the routed groups held every group the turn used.
     pub held: bool,
+    /// The groups the turn used that its decision did not route, by name
+    /// (empty when they held): what the router's learned recovery groups
+    /// (`toolgate_core::routing::LearnedRecovery`) learn from.
+    pub missed: Vec<String>,
 }
 
 impl RoutingOutcome {
+    /// [`Self::missed`] as stored: a JSON array of names.
+    pub(crate) fn missed_json(&self) -> String {
+        serde_json::Value::from(self.missed.clone()).to_string()
+    }
+
+    /// An outcome read back from `catalog`, its missed groups as stored
+    /// ([`Self::missed_json`]).
+    pub(crate) fn decoded(
+        catalog: &str,
+        fitted_confidence: f64,
+        held: bool,
+        missed: &str,
+    ) -> Result<Self> {
+        let missed = serde_json::from_str(missed).map_err(|error| StoreError::CorruptOutcome {
+            catalog: catalog.to_owned(),
+            reason: format!("its missed groups are not a JSON array of names: {error}"),
+        })?;
+        Ok(Self {
+            fitted_confidence,
+            held,
+            missed,
+        })
+    }
+
     /// The outcome, if its confidence can be stored: finite and within
     /// 0..=1 ([`StoreError::InvalidConfidence`] otherwise).
     pub(crate) fn checked(self) -> Result<Self> {
@@ -81,8 +110,9 @@ mod tests {
             let outcome = RoutingOutcome {
                 fitted_confidence: confidence,
                 held: true,
+                missed: Vec::new(),
             };
-            assert_eq!(outcome.checked().unwrap(), outcome);
+            assert_eq!(outcome.clone().checked().unwrap(), outcome);
         }
         for (confidence, shown) in [
             (f64::NAN, "NaN"),
@@ -93,6 +123,7 @@ mod tests {
             let outcome = RoutingOutcome {
                 fitted_confidence: confidence,
                 held: false,
+                missed: vec!["files".to_owned()],
             };
             assert_eq!(
                 outcome.checked().unwrap_err().to_string(),
@@ -101,5 +132,27 @@ mod tests {
                 )
             );
         }
+    }
+
+    #[test]
+    fn missed_groups_are_stored_as_a_json_array_and_a_bad_one_names_its_catalog() {
+        let outcome = RoutingOutcome {
+            fitted_confidence: 0.5,
+            held: false,
+            missed: vec!["files".to_owned(), "a \"quoted\" name".to_owned()],
+        };
+        let stored = outcome.missed_json();
+        assert_eq!(stored, r#"["files","a \"quoted\" name"]"#);
+        assert_eq!(
+            RoutingOutcome::decoded("groups-1", 0.5, false, &stored).unwrap(),
+            outcome
+        );
+        assert_eq!(
+            RoutingOutcome::decoded("groups-1", 0.5, false, "not json")
+                .unwrap_err()
+                .to_string(),
+            "a stored routing outcome of catalog `groups-1` is corrupt: its missed groups are not \
+             a JSON array of names: expected ident at line 1 column 2"
+        );
     }
 }

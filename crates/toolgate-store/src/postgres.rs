@@ -47,6 +47,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/postgres/0001_conversations.sql"),
     include_str!("../migrations/postgres/0002_js_tools.sql"),
     include_str!("../migrations/postgres/0003_routing_outcomes.sql"),
+    include_str!("../migrations/postgres/0004_routing_outcome_misses.sql"),
 ];
 
 /// Advisory lock keys (`pg_advisory_xact_lock` takes a bigint): "toolgate"
@@ -813,8 +814,9 @@ impl RoutingOutcomeStore for PostgresStore {
             let record = transaction
                 .prepare_cached(
                     "WITH recorded AS (
-                         INSERT INTO routing_outcomes (catalog, fitted_confidence, held, recorded_ms)
-                         VALUES ($1, $2, $3, $4))
+                         INSERT INTO routing_outcomes
+                             (catalog, fitted_confidence, held, recorded_ms, missed)
+                         VALUES ($1, $2, $3, $4, $6))
                      DELETE FROM routing_outcomes WHERE catalog = $1 AND id <= (
                          SELECT id FROM routing_outcomes WHERE catalog = $1
                          ORDER BY id DESC LIMIT 1 OFFSET $5)",
@@ -830,6 +832,7 @@ impl RoutingOutcomeStore for PostgresStore {
                         &outcome.held,
                         &to_millis(now_millis()),
                         &sql_count(KEPT_ROUTING_OUTCOMES - 1),
+                        &outcome.missed_json(),
                     ],
                 )
                 .await
@@ -847,8 +850,8 @@ impl RoutingOutcomeStore for PostgresStore {
             let client = self.client().await?;
             let rows = client
                 .query(
-                    "SELECT fitted_confidence, held FROM (
-                         SELECT id, fitted_confidence, held FROM routing_outcomes
+                    "SELECT fitted_confidence, held, missed FROM (
+                         SELECT id, fitted_confidence, held, missed FROM routing_outcomes
                          WHERE catalog = $1 ORDER BY id DESC LIMIT $2) AS newest
                      ORDER BY id",
                     &[&catalog, &sql_count(limit)],
@@ -858,10 +861,13 @@ impl RoutingOutcomeStore for PostgresStore {
             let get = |error: tokio_postgres::Error| postgres_error(error);
             rows.iter()
                 .map(|row| {
-                    Ok(RoutingOutcome {
-                        fitted_confidence: row.try_get(0).map_err(get)?,
-                        held: row.try_get(1).map_err(get)?,
-                    })
+                    let missed: String = row.try_get(2).map_err(get)?;
+                    RoutingOutcome::decoded(
+                        catalog,
+                        row.try_get(0).map_err(get)?,
+                        row.try_get(1).map_err(get)?,
+                        &missed,
+                    )
                 })
                 .collect()
         })

@@ -30,6 +30,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/sqlite/0002_agents.sql"),
     include_str!("../migrations/sqlite/0003_js_tools.sql"),
     include_str!("../migrations/sqlite/0004_routing_outcomes.sql"),
+    include_str!("../migrations/sqlite/0005_routing_outcome_misses.sql"),
 ];
 
 /// Conversations in a SQLite database file.
@@ -545,13 +546,15 @@ impl RoutingOutcomeStore for SqliteStore {
             self.with_connection(move |connection| {
                 let transaction = connection.transaction()?;
                 transaction.execute(
-                    "INSERT INTO routing_outcomes (catalog, fitted_confidence, held, recorded_ms)
-                     VALUES (?1, ?2, ?3, ?4)",
+                    "INSERT INTO routing_outcomes
+                         (catalog, fitted_confidence, held, recorded_ms, missed)
+                     VALUES (?1, ?2, ?3, ?4, ?5)",
                     params![
                         catalog,
                         outcome.fitted_confidence,
                         outcome.held,
-                        to_millis(now_millis())
+                        to_millis(now_millis()),
+                        outcome.missed_json(),
                     ],
                 )?;
                 // Everything up to the newest row beyond the kept ones.
@@ -576,20 +579,21 @@ impl RoutingOutcomeStore for SqliteStore {
         let catalog = catalog.to_owned();
         Box::pin(self.with_connection(move |connection| {
             let mut statement = connection.prepare_cached(
-                "SELECT fitted_confidence, held FROM (
-                     SELECT id, fitted_confidence, held FROM routing_outcomes WHERE catalog = ?1
-                     ORDER BY id DESC LIMIT ?2)
+                "SELECT fitted_confidence, held, missed FROM (
+                     SELECT id, fitted_confidence, held, missed FROM routing_outcomes
+                     WHERE catalog = ?1 ORDER BY id DESC LIMIT ?2)
                  ORDER BY id",
             )?;
-            let outcomes = statement
+            let rows = statement
                 .query_map(params![catalog, sql_count(limit)], |row| {
-                    Ok(RoutingOutcome {
-                        fitted_confidence: row.get(0)?,
-                        held: row.get(1)?,
-                    })
+                    Ok((row.get(0)?, row.get(1)?, row.get::<_, String>(2)?))
                 })?
                 .collect::<rusqlite::Result<Vec<_>>>()?;
-            Ok(outcomes)
+            rows.into_iter()
+                .map(|(fitted_confidence, held, missed)| {
+                    RoutingOutcome::decoded(&catalog, fitted_confidence, held, &missed)
+                })
+                .collect()
         }))
     }
 }

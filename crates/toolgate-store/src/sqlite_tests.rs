@@ -75,7 +75,7 @@ async fn a_database_from_a_newer_toolgate_is_refused() {
     let error = SqliteStore::open(&path).unwrap_err();
     assert_eq!(
         error.to_string(),
-        "the database schema is version 99, newer than this toolgate's 4"
+        "the database schema is version 99, newer than this toolgate's 5"
     );
 }
 
@@ -226,7 +226,7 @@ async fn a_version_3_database_gains_routing_outcomes_and_keeps_its_js_tools() {
             .unwrap();
     }
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 4);
+    assert_eq!(store.schema_version().unwrap(), 5);
     let owner = crate::ToolOwner::new("team");
     let names: Vec<String> = store
         .js_tools(&owner)
@@ -240,6 +240,50 @@ async fn a_version_3_database_gains_routing_outcomes_and_keeps_its_js_tools() {
 }
 
 #[tokio::test]
+async fn a_version_4_databases_outcomes_gain_no_misses_and_are_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("toolgate.db");
+    {
+        let connection = Connection::open(&path).unwrap();
+        for sql in &MIGRATIONS[..4] {
+            connection.execute_batch(sql).unwrap();
+        }
+        connection.pragma_update(None, "user_version", 4).unwrap();
+        connection
+            .execute(
+                "INSERT INTO routing_outcomes (catalog, fitted_confidence, held, recorded_ms)
+                 VALUES ('catalog', 0.5, 0, 1)",
+                [],
+            )
+            .unwrap();
+    }
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(store.schema_version().unwrap(), 5);
+    assert_eq!(
+        store.routing_outcomes("catalog", 10).await.unwrap(),
+        [crate::RoutingOutcome {
+            fitted_confidence: 0.5,
+            held: false,
+            missed: Vec::new(),
+        }]
+    );
+    // A row whose misses do not decode is named, not read as none.
+    Connection::open(&path)
+        .unwrap()
+        .execute("UPDATE routing_outcomes SET missed = 'files'", [])
+        .unwrap();
+    assert_eq!(
+        store
+            .routing_outcomes("catalog", 10)
+            .await
+            .unwrap_err()
+            .to_string(),
+        "a stored routing outcome of catalog `catalog` is corrupt: its missed groups are not a \
+         JSON array of names: expected ident at line 1 column 2"
+    );
+}
+
+#[tokio::test]
 async fn reopening_keeps_routing_outcomes() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("toolgate.db");
@@ -247,15 +291,17 @@ async fn reopening_keeps_routing_outcomes() {
         crate::RoutingOutcome {
             fitted_confidence: 0.875,
             held: true,
+            missed: Vec::new(),
         },
         crate::RoutingOutcome {
             fitted_confidence: 0.1,
             held: false,
+            missed: vec!["files".to_owned()],
         },
     ];
     {
         let store = SqliteStore::open(&path).unwrap();
-        for outcome in recorded {
+        for outcome in recorded.clone() {
             store
                 .record_routing_outcome("catalog", outcome)
                 .await

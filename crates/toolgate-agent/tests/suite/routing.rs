@@ -5,7 +5,7 @@
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use toolgate_agent::TurnEvent;
-use toolgate_core::routing::{OnlineCalibration, Recalibration, Tier};
+use toolgate_core::routing::{LearnedRecovery, OnlineCalibration, Recalibration, Tier, Visible};
 use toolgate_core::{GroupId, MessageKind};
 use toolgate_llm::scripted::{ScriptedTurn, Wire};
 use toolgate_store::{ConversationId, ConversationStore};
@@ -391,4 +391,54 @@ async fn each_routed_turns_outcome_teaches_the_online_calibration() {
 
     setup.send(&id(), "thanks").await;
     assert_eq!(router.online_calibration().unwrap().1, 2);
+}
+
+#[tokio::test]
+async fn a_group_routed_turns_keep_missing_is_shown_on_the_next_ones() {
+    let needs_config = || {
+        [
+            ScriptedTurn::tool_call("a", "config_setting_3", json!({})),
+            ScriptedTurn::tool_call("b", "config_setting_3", json!({})),
+            ScriptedTurn::text("Done."),
+        ]
+    };
+    let mut script: Vec<ScriptedTurn> = needs_config().into_iter().collect();
+    script.extend(needs_config());
+    script.push(ScriptedTurn::text("3 pages."));
+    let (setup, router) = Setup::routed_by(Wire::OpenAi, false, script, |router| {
+        router.with_learned_recovery(LearnedRecovery::default())
+    })
+    .await;
+    let query = "page count of the PDF r.pdf";
+    let (pdf, config) = (
+        GroupId::new("pdf").unwrap(),
+        GroupId::new("config").unwrap(),
+    );
+    for (turn, conversation) in ["d1", "d2"].into_iter().enumerate() {
+        let (_, events) = setup.send(&ConversationId::new(conversation), query).await;
+        let decision = routed(&events);
+        assert_eq!(decision.routed, std::slice::from_ref(&pdf));
+        assert_eq!(decision.visible, Visible::Groups(vec![pdf.clone()]));
+        assert_eq!(
+            router.learned_recovery(),
+            Some((
+                if turn == 0 {
+                    vec![]
+                } else {
+                    vec![config.clone()]
+                },
+                turn + 1
+            )),
+            "one miss is chance, two are learned"
+        );
+    }
+    let (_, events) = setup.send(&ConversationId::new("d3"), query).await;
+    let decision = routed(&events);
+    assert_eq!(decision.tier, Tier::High);
+    assert_eq!(
+        decision.routed,
+        std::slice::from_ref(&pdf),
+        "the ranking is its own"
+    );
+    assert_eq!(decision.visible, Visible::Groups(vec![pdf, config]));
 }

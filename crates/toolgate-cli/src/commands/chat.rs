@@ -252,12 +252,11 @@ async fn run_chat<S: ConversationStore + AgentStore + RoutingOutcomeStore + 'sta
                     tracing::warn!(%error, "reading earlier routing outcomes");
                     Vec::new()
                 });
-            let online = super::learned::calibration(&learned);
             let log = OutcomeLog {
                 store: Arc::clone(&store) as Arc<dyn RoutingOutcomeStore>,
                 catalog,
             };
-            (router.with_online_calibration(online), Some(log))
+            (super::learned::learning(router, &learned), Some(log))
         } else {
             (router, None)
         };

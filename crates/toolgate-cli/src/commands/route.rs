@@ -47,10 +47,14 @@ pub(crate) fn run(args: &RouteArgs) -> anyhow::Result<()> {
         let output = toolbox.with_catalog(|catalog| -> anyhow::Result<String> {
             let mut router = Router::hybrid(catalog, config.validate(catalog)?, embeddings.clone());
             if !learned.is_empty() {
-                router = router.with_online_calibration(super::learned::calibration(&learned));
+                router = super::learned::learning(router, &learned);
             }
             let context: Vec<&str> = args.context.iter().map(String::as_str).collect();
             let decision = router.route(&args.query, &context);
+            let learned_groups = router
+                .learned_recovery()
+                .map(|(groups, _)| groups)
+                .unwrap_or_default();
             let shown = Shown::new(catalog, &decision, &counter);
             let all_tokens = counter.tools(catalog.tools().map(|t| t.definition));
             if args.json {
@@ -72,6 +76,7 @@ pub(crate) fn run(args: &RouteArgs) -> anyhow::Result<()> {
                     "confidence": decision.confidence,
                     "fitted_confidence": decision.fitted_confidence,
                     "learned_turns": learned.len(),
+                    "learned_groups": learned_groups,
                     "tier": decision.tier.as_str(),
                     "routed": decision.routed,
                     "visible_groups": shown.groups,
@@ -92,6 +97,14 @@ pub(crate) fn run(args: &RouteArgs) -> anyhow::Result<()> {
                     if learned.len() == 1 { "" } else { "s" },
                     decision.fitted_confidence
                 );
+                if !learned_groups.is_empty() {
+                    let names: Vec<&str> = learned_groups.iter().map(GroupId::as_str).collect();
+                    let _ = writeln!(
+                        text,
+                        "recovery:   learned from missed turns, shown when restricted: {}",
+                        names.join(", ")
+                    );
+                }
             }
             Ok(text)
         });

@@ -671,6 +671,7 @@ async fn what_routed_turns_showed_is_kept_and_the_next_run_learns_from_it() {
     let kept = store.routing_outcomes(&catalog, 10).await.unwrap();
     assert_eq!(kept.len(), 1, "{kept:?}");
     assert!(!kept[0].held);
+    assert_eq!(kept[0].missed, ["notes"]);
     // Printed with two decimals; nothing was learned before this turn.
     assert!((kept[0].fitted_confidence - routed_confidence(&stderr)).abs() <= 0.005);
     drop(store);
@@ -698,15 +699,18 @@ async fn route_reads_what_chat_learned_of_the_catalog() {
         .to_string(),
     )
     .unwrap();
-    server.push(ScriptedTurn::tool_call("a", "notes_add", json!({})).reply(wire, true));
-    server.push(ScriptedTurn::text("Noted.").reply(wire, true));
     let query = "page count of the PDF r.pdf";
-    let chatted = run(
-        chat(&server, wire, dir.path(), &["--route", "-m", query]),
-        "",
-    )
-    .await;
-    assert!(chatted.status.success(), "{}", text(&chatted.stderr));
+    let chat_once = || async {
+        server.push(ScriptedTurn::tool_call("a", "notes_add", json!({})).reply(wire, true));
+        server.push(ScriptedTurn::text("Noted.").reply(wire, true));
+        let chatted = run(
+            chat(&server, wire, dir.path(), &["--route", "-m", query]),
+            "",
+        )
+        .await;
+        assert!(chatted.status.success(), "{}", text(&chatted.stderr));
+    };
+    chat_once().await;
 
     let route = |store: &str| {
         let mut command = Command::new(env!("CARGO_BIN_EXE_toolgate"));
@@ -724,6 +728,35 @@ async fn route_reads_what_chat_learned_of_the_catalog() {
     assert!(
         decision["confidence"].as_f64().unwrap() < decision["fitted_confidence"].as_f64().unwrap(),
         "{decision}"
+    );
+    assert_eq!(decision["learned_groups"], json!([]), "one miss is chance");
+    // A second run that needed notes too: notes is learned (shown beside
+    // the routed groups on a restricted turn).
+    chat_once().await;
+    let output = route("conversations.db");
+    let decision: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(decision["learned_turns"], 2, "{decision}");
+    assert_eq!(decision["learned_groups"], json!(["notes"]), "{decision}");
+    assert_eq!(decision["routed"], json!(["pdf"]), "{decision}");
+    // Two misses in two turns also brought the confidence below the
+    // tiers: this turn opens the whole catalog, notes among it.
+    assert_eq!(decision["tier"], "low", "{decision}");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+    command
+        .args([
+            "route",
+            "--no-builtins",
+            "--store",
+            "conversations.db",
+            query,
+        ])
+        .current_dir(dir.path())
+        .env("XDG_CACHE_HOME", dir.path())
+        .env("XDG_DATA_HOME", dir.path());
+    let described = text(&command.output().unwrap().stdout);
+    assert!(
+        described.contains("recovery:   learned from missed turns, shown when restricted: notes"),
+        "{described}"
     );
     // A store that is not there is an error that names it, not a new file.
     let missing = route("elsewhere.db");

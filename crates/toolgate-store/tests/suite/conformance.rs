@@ -397,10 +397,16 @@ async fn js_tools_of_two_owners_are_apart<S: JsToolStore>(store: &S) {
     assert_eq!(left[0].owner, alice);
 }
 
+/// An outcome; one that did not hold missed two groups.
 fn outcome(fitted_confidence: f64, held: bool) -> RoutingOutcome {
     RoutingOutcome {
         fitted_confidence,
         held,
+        missed: if held {
+            Vec::new()
+        } else {
+            vec!["files".to_owned(), "time".to_owned()]
+        },
     }
 }
 
@@ -418,12 +424,12 @@ async fn routing_outcomes_come_back_per_catalog_oldest_first<S: RoutingOutcomeSt
     // Interleaved, so that each catalog's outcomes are not one run of ids.
     for (i, recorded) in of_first.iter().enumerate() {
         store
-            .record_routing_outcome(first, *recorded)
+            .record_routing_outcome(first, recorded.clone())
             .await
             .unwrap();
         if let Some(recorded) = of_second.get(i) {
             store
-                .record_routing_outcome(second, *recorded)
+                .record_routing_outcome(second, recorded.clone())
                 .await
                 .unwrap();
         }
@@ -494,7 +500,10 @@ async fn recording_past_the_kept_outcomes_deletes_the_oldest<S: RoutingOutcomeSt
         .map(|i| outcome(i as f64 / total as f64, i % 3 == 0))
         .collect();
     for each in &recorded {
-        store.record_routing_outcome(busy, *each).await.unwrap();
+        store
+            .record_routing_outcome(busy, each.clone())
+            .await
+            .unwrap();
     }
     let kept = store.routing_outcomes(busy, usize::MAX).await.unwrap();
     assert_eq!(kept.len(), KEPT_ROUTING_OUTCOMES);

@@ -80,7 +80,7 @@ async fn two_processes_on_one_database_see_one_order() {
     let url = fresh_database().await;
     // Two pools started at once: two replicas migrating the same database.
     let (first, second) = tokio::join!(store(&url), store(&url));
-    assert_eq!(first.schema_version().await.unwrap(), 3);
+    assert_eq!(first.schema_version().await.unwrap(), 4);
     let (first, second) = (Arc::new(first), Arc::new(second));
     let conversation = ConversationId::new("shared");
     let tasks: Vec<_> = (0..40)
@@ -124,6 +124,7 @@ async fn two_processes_record_routing_outcomes_of_one_catalog() {
                 let outcome = RoutingOutcome {
                     fitted_confidence: f64::from(i) / 40.0,
                     held: i % 2 == 0,
+                    missed: Vec::new(),
                 };
                 store
                     .record_routing_outcome("shared", outcome)
@@ -189,7 +190,7 @@ async fn a_schema_newer_than_this_toolgate_is_refused() {
             error,
             StoreError::SchemaTooNew {
                 found: 99,
-                supported: 3
+                supported: 4
             }
         ),
         "{error}"
