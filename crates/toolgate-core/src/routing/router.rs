@@ -585,10 +585,15 @@ impl Router {
         } else {
             Tier::Low
         };
-        let learned = self
+        // Learned groups this router does not route over (outcomes kept
+        // for another catalog, say) are left out.
+        let learned: Vec<GroupId> = self
             .learned_recovery()
-            .map(|(groups, _)| groups)
-            .unwrap_or_default();
+            .map(|(learned, _)| learned)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|group| groups.contains(group))
+            .collect();
         let visible = match tier {
             Tier::High | Tier::Medium => {
                 let recovery = match tier {

@@ -498,6 +498,16 @@ fn a_group_turns_keep_needing_unnamed_is_shown_on_later_restricted_turns() {
     assert_eq!(after.visible, Visible::Groups(expected));
     assert_eq!(router.learned_recovery(), Some((ids(&["weather"]), 2)));
 
+    // A learned group the router does not route over is left out.
+    for _ in 0..3 {
+        router.record_misses(&ids(&["gone"]));
+    }
+    assert_eq!(
+        router.learned_recovery().unwrap().0,
+        ids(&["gone", "weather"])
+    );
+    assert_eq!(router.route(query, &[]).visible, after.visible);
+
     // A router without a learned recovery records nothing.
     let plain = Router::lexical(
         &catalog,
