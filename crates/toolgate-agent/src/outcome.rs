@@ -1,9 +1,10 @@
-//! What a turn's calls show of its routing decision: whether the routed
-//! groups held every group the model used. A turn that used a tool of a
-//! group it was not routed to, or asked `load_tool_group` for one, needed
-//! more than the router gave it; a turn whose grouped calls all fell inside
-//! the routed groups was covered. A turn that used no grouped tool says
-//! nothing either way. The router's online calibration learns from these
+//! What a turn's calls show of its routing decision: whether the groups it
+//! relied on (routed, and learned from earlier misses) held every group the
+//! model used, and which groups outside the routed ones it used. A turn
+//! that used a tool of a group it was not routed to, or asked
+//! `load_tool_group` for one, needed more than the ranking gave it; a turn
+//! whose grouped calls all fell inside the groups it relied on was covered.
+//! A turn that used no grouped tool says nothing either way. The router's online calibration learns from these
 //! ([`toolgate_core::routing::Router::record_outcome`]), and its learned
 //! recovery groups from the groups missed
 //! ([`toolgate_core::routing::Router::record_misses`]).
@@ -18,6 +19,8 @@ pub(crate) struct RouteOutcome {
     /// The decision's confidence before any online recalibration.
     fitted_confidence: f64,
     routed: Vec<GroupId>,
+    /// The learned recovery groups it relied on beside `routed`.
+    learned: Vec<GroupId>,
     /// A grouped tool was used.
     used: bool,
     /// The groups outside `routed` used or asked for, in first-use order.
@@ -29,16 +32,11 @@ pub(crate) struct RouteOutcome {
 pub(crate) struct RouteLabel {
     /// The decision's confidence before any online recalibration.
     pub(crate) fitted_confidence: f64,
-    /// The groups the turn used or asked for outside the routed ones; the
-    /// routed groups held when there are none.
+    /// Whether the groups it relied on (routed and learned) held every
+    /// group the turn used.
+    pub(crate) held: bool,
+    /// The groups the turn used or asked for outside the routed ones.
     pub(crate) missed: Vec<GroupId>,
-}
-
-impl RouteLabel {
-    /// Whether the routed groups held every group the turn used.
-    pub(crate) fn held(&self) -> bool {
-        self.missed.is_empty()
-    }
 }
 
 impl RouteOutcome {
@@ -46,6 +44,7 @@ impl RouteOutcome {
         Self {
             fitted_confidence: decision.fitted_confidence,
             routed: decision.routed.clone(),
+            learned: decision.learned.clone(),
             used: false,
             missed: Vec::new(),
         }
@@ -80,6 +79,7 @@ impl RouteOutcome {
     pub(crate) fn label(&self) -> Option<RouteLabel> {
         self.used.then(|| RouteLabel {
             fitted_confidence: self.fitted_confidence,
+            held: self.missed.iter().all(|group| self.learned.contains(group)),
             missed: self.missed.clone(),
         })
     }

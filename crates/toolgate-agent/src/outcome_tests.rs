@@ -33,19 +33,40 @@ fn catalog() -> Catalog {
     catalog
 }
 
-/// A decision that routed `mail` alone, fitted at 0.9 (stated 0.7).
-fn routed_to_mail() -> RouteOutcome {
+/// A decision that routed `mail` and showed the `learned` groups beside
+/// it, fitted at 0.9 (stated 0.7).
+fn routed_to_mail_learning(learned: &[&str]) -> RouteOutcome {
     let mail = GroupId::new("mail").unwrap();
+    let learned: Vec<GroupId> = learned.iter().map(|g| GroupId::new(*g).unwrap()).collect();
+    let mut visible = vec![mail.clone()];
+    visible.extend(learned.iter().cloned());
     RouteOutcome::new(&Decision {
         intent: None,
         confidence: 0.7,
         fitted_confidence: 0.9,
         tier: Tier::Medium,
-        routed: vec![mail.clone()],
-        visible: Visible::Groups(vec![mail]),
+        routed: vec![mail],
+        learned,
+        visible: Visible::Groups(visible),
         ranked: Vec::new(),
         partial: Vec::new(),
     })
+}
+
+/// A decision that routed `mail` alone.
+fn routed_to_mail() -> RouteOutcome {
+    routed_to_mail_learning(&[])
+}
+
+#[test]
+fn a_learned_group_that_was_used_held_and_is_still_a_miss_of_the_ranking() {
+    let catalog = catalog();
+    let mut outcome = routed_to_mail_learning(&["calendar"]);
+    outcome.observe(&catalog, "mail_send", "{}");
+    outcome.observe(&catalog, "calendar_list", "{}");
+    let label = outcome.label().unwrap();
+    assert!(label.held, "the groups relied on held it");
+    assert_eq!(label.missed, [GroupId::new("calendar").unwrap()]);
 }
 
 #[test]
@@ -55,7 +76,7 @@ fn calls_inside_the_routed_groups_held_and_are_labelled_at_the_fitted_confidence
     outcome.observe(&catalog, "mail_search", r#"{"q": "Anna"}"#);
     outcome.observe(&catalog, "mail_send", "{}");
     let label = outcome.label().unwrap();
-    assert_eq!((label.fitted_confidence, label.held()), (0.9, true));
+    assert_eq!((label.fitted_confidence, label.held), (0.9, true));
     assert_eq!(label.missed, []);
 }
 
@@ -69,7 +90,7 @@ fn a_tool_or_a_load_outside_the_routed_groups_is_a_miss() {
     let calendar = GroupId::new("calendar").unwrap();
     let missed = |outcome: &RouteOutcome| {
         let label = outcome.label().unwrap();
-        assert_eq!((label.fitted_confidence, label.held()), (0.9, false));
+        assert_eq!((label.fitted_confidence, label.held), (0.9, false));
         label.missed
     };
     assert_eq!(

@@ -75,12 +75,12 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
         let Some(label) = outcome.label() else {
             return;
         };
-        router.record_outcome(label.fitted_confidence, label.held());
+        router.record_outcome(label.fitted_confidence, label.held);
         router.record_misses(&label.missed);
         if let Some(log) = &self.options.outcomes {
             let outcome = RoutingOutcome {
                 fitted_confidence: label.fitted_confidence,
-                held: label.held(),
+                held: label.held,
                 missed: label.missed.iter().map(ToString::to_string).collect(),
             };
             if let Err(error) = log

@@ -310,8 +310,8 @@ pub(crate) fn evaluate_prepared(
             &report,
             all,
         ));
-        // The same router as a deployment learning recovery groups from
-        // its turns would route the reported queries, in order.
+        // The same router as `toolgate chat --route` runs it, learning its
+        // confidence and recovery groups from the reported queries in order.
         let (seen, _) = prepared.route_learned(setting, model, &report);
         policies.push(summarize(LEARNED_ROUTER.to_owned(), &seen));
     }

@@ -79,7 +79,7 @@ fn every_policy_is_measured_on_the_reported_queries() {
             ("bm25_groups@2", 1.0),
             ("bm25_groups@3", 1.0),
             ("tool_router", 1.0),
-            ("tool_router(recovery learned online)", 1.0),
+            ("tool_router(learning online)", 1.0),
             ("tool_router[bm25, above 0.2, 1 tool]", 1.0),
             ("tool_router[embedding, above 0.2, 1 tool]", 1.0),
             ("tool_router[rrf(k=60), above 0.4, 1 tool]", 1.0),

@@ -145,14 +145,14 @@ pub fn goal_summary(evaluations: &[Evaluation]) -> String {
     let mut out = format!(
         "## Against the goals
 
-`tool_router` on each dataset. Goals: group recall at least {GOAL_RECALL} at most {:.0}% of all-tools tokens, ahead of the best tool search at the same tokens; every confidence band of {GOAL_BAND_DECISIONS} decisions or more within {GOAL_BAND_POINTS} points (worst band, in points; - when no band has enough). Ceiling: the highest group recall a measured group ranking reaches within the token goal with a fixed number of groups (its g best, each with its m best tools), g picked on the reported queries themselves: what the rankings allow there, not a result. Recovery learned online: the same router routing the reported queries in order while it learns recovery groups from the gold groups each earlier query needed and was not routed (group recall at the share of all-tools tokens, the goal met or missed).
+`tool_router` on each dataset. Goals: group recall at least {GOAL_RECALL} at most {:.0}% of all-tools tokens, ahead of the best tool search at the same tokens; every confidence band of {GOAL_BAND_DECISIONS} decisions or more within {GOAL_BAND_POINTS} points (worst band, in points; - when no band has enough). Ceiling: the highest group recall a measured group ranking reaches within the token goal with a fixed number of groups (its g best, each with its m best tools), g picked on the reported queries themselves: what the rankings allow there, not a result. Learning online: the same router as `toolgate chat --route` runs it, routing the reported queries in order while it learns its confidence (so its tiers) and recovery groups from the earlier ones' outcomes (group recall at the share of all-tools tokens, the goal met or missed).
 
 ",
         GOAL_TOKENS * 100.0
     );
     let _ = writeln!(
         out,
-        "| dataset | group recall | of all-tools | margin over the best tool search | recall goal | ceiling | recovery learned online | worst band, fitted | worst band, learned online |"
+        "| dataset | group recall | of all-tools | margin over the best tool search | recall goal | ceiling | learning online | worst band, fitted | worst band, learned online |"
     );
     let _ = writeln!(out, "|---|---:|---:|---:|---|---|---|---:|---:|");
     let (mut recall_met, mut fitted_met, mut online_met, mut rows) = (0, 0, 0, 0);
@@ -203,7 +203,7 @@ pub fn goal_summary(evaluations: &[Evaluation]) -> String {
     let _ = writeln!(
         out,
         "
-Recall goal met on {recall_met} of {rows} ({learned_met} of {rows} with recovery learned online); calibration within {GOAL_BAND_POINTS} points on {fitted_met} of {rows} as fitted, {online_met} of {rows} learned online.
+Recall goal met on {recall_met} of {rows} ({learned_met} of {rows} learning online); calibration within {GOAL_BAND_POINTS} points on {fitted_met} of {rows} as fitted, {online_met} of {rows} learned online.
 "
     );
     out

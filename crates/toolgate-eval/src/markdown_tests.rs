@@ -124,9 +124,9 @@ fn the_goal_summary_sets_each_datasets_router_against_the_goals() {
         },
     ];
     met.tool_router_calibration_online = vec![band(60, 0.93, 0.95), band(49, 0.5, 1.0)];
-    // Learning recovery groups raises it, within the goal.
+    // Learning online raises it, within the goal.
     met.policies
-        .push(policy("tool_router(recovery learned online)", 0.99, 110.0));
+        .push(policy("tool_router(learning online)", 0.99, 110.0));
     // Over the token goal; no band with enough decisions; no search curve.
     let mut missed = evaluation();
     missed.dataset = "other".to_owned();
@@ -135,7 +135,7 @@ fn the_goal_summary_sets_each_datasets_router_against_the_goals() {
     // Learning reaches the recall, still over the token goal.
     missed
         .policies
-        .push(policy("tool_router(recovery learned online)", 0.99, 420.0));
+        .push(policy("tool_router(learning online)", 0.99, 420.0));
     // A dataset without the tool router is left out; with none, no summary.
     let mut without = evaluation();
     without.dataset = "lexical only".to_owned();
@@ -144,14 +144,14 @@ fn the_goal_summary_sets_each_datasets_router_against_the_goals() {
         goal_summary(&[met, missed, without]),
         "## Against the goals
 
-`tool_router` on each dataset. Goals: group recall at least 0.95 at most 15% of all-tools tokens, ahead of the best tool search at the same tokens; every confidence band of 50 decisions or more within 5 points (worst band, in points; - when no band has enough). Ceiling: the highest group recall a measured group ranking reaches within the token goal with a fixed number of groups (its g best, each with its m best tools), g picked on the reported queries themselves: what the rankings allow there, not a result. Recovery learned online: the same router routing the reported queries in order while it learns recovery groups from the gold groups each earlier query needed and was not routed (group recall at the share of all-tools tokens, the goal met or missed).
+`tool_router` on each dataset. Goals: group recall at least 0.95 at most 15% of all-tools tokens, ahead of the best tool search at the same tokens; every confidence band of 50 decisions or more within 5 points (worst band, in points; - when no band has enough). Ceiling: the highest group recall a measured group ranking reaches within the token goal with a fixed number of groups (its g best, each with its m best tools), g picked on the reported queries themselves: what the rankings allow there, not a result. Learning online: the same router as `toolgate chat --route` runs it, routing the reported queries in order while it learns its confidence (so its tiers) and recovery groups from the earlier ones' outcomes (group recall at the share of all-tools tokens, the goal met or missed).
 
-| dataset | group recall | of all-tools | margin over the best tool search | recall goal | ceiling | recovery learned online | worst band, fitted | worst band, learned online |
+| dataset | group recall | of all-tools | margin over the best tool search | recall goal | ceiling | learning online | worst band, fitted | worst band, learned online |
 |---|---:|---:|---:|---|---|---|---:|---:|
 | tiny | 0.970 | 5.0% | +0.292 | met | 0.900 (groups[embedding]@1, g 2, 12.0%) | 0.990 at 5.5%, met | 8.0 | 2.0 |
 | other | 0.960 | 20.0% | - | missed | - | 0.990 at 21.0%, missed | - | - |
 
-Recall goal met on 1 of 2 (1 of 2 with recovery learned online); calibration within 5 points on 1 of 2 as fitted, 2 of 2 learned online.
+Recall goal met on 1 of 2 (1 of 2 learning online); calibration within 5 points on 1 of 2 as fitted, 2 of 2 learned online.
 
 "
     );

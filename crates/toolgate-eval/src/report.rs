@@ -11,11 +11,12 @@ use toolgate_core::routing::{Decision, Fusion, Isotonic, PerGroup, Tier, prequen
 use crate::costs::Seen;
 use crate::dataset::Query;
 
-/// The policy name of the tool router as a deployment that learns
-/// recovery groups from its turns routes the reported queries, in order
-/// (`toolgate_core::routing::LearnedRecovery`): each query's gold groups
-/// outside its routed ones are recorded after its own decision.
-pub const LEARNED_ROUTER: &str = "tool_router(recovery learned online)";
+/// The policy name of the tool router as `toolgate chat --route` runs it,
+/// learning from its turns: the reported queries in order, each query's
+/// outcome recorded after its own decision, into the online calibration
+/// (`toolgate_core::routing::OnlineCalibration`, so its tiers follow) and
+/// the learned recovery groups (`toolgate_core::routing::LearnedRecovery`).
+pub const LEARNED_ROUTER: &str = "tool_router(learning online)";
 
 /// One policy's figures on the reported queries.
 #[derive(Clone, Debug, Serialize)]
@@ -303,6 +304,12 @@ pub(crate) fn high_tier(decisions: &[Decision]) -> Vec<usize> {
         .collect()
 }
 
+/// Whether the groups `decision` relies on (routed and learned) hold every
+/// gold group of `query`: what its confidence states the chance of.
+pub(crate) fn held(decision: &Decision, query: &Query) -> bool {
+    query.gold_groups.iter().all(|g| decision.relies_on(g))
+}
+
 /// The router's calibration: its decisions grouped by confidence band.
 pub(crate) fn bands(decisions: &[Decision], queries: &[&Query]) -> Vec<Band> {
     let edges = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0];
@@ -322,11 +329,11 @@ pub(crate) fn bands(decisions: &[Decision], queries: &[&Query]) -> Vec<Band> {
                 queries: inside.len(),
                 mean_confidence: mean(inside.iter().map(|i| decisions[*i].confidence)),
                 observed: mean(inside.iter().map(|i| {
-                    let covered = queries[*i]
-                        .gold_groups
-                        .iter()
-                        .all(|g| decisions[*i].routed.contains(g));
-                    if covered { 1.0 } else { 0.0 }
+                    if held(&decisions[*i], queries[*i]) {
+                        1.0
+                    } else {
+                        0.0
+                    }
                 })),
             }
         })
@@ -340,13 +347,7 @@ pub(crate) fn online_bands(decisions: &[Decision], queries: &[&Query], strength:
     let stream: Vec<(f64, bool)> = decisions
         .iter()
         .zip(queries)
-        .map(|(decision, query)| {
-            let held = query
-                .gold_groups
-                .iter()
-                .all(|g| decision.routed.contains(g));
-            (decision.fitted_confidence, held)
-        })
+        .map(|(decision, query)| (decision.fitted_confidence, held(decision, query)))
         .collect();
     let restated: Vec<Decision> = decisions
         .iter()

@@ -54,6 +54,7 @@ fn decision(confidence: f64, tier: Tier, routed: &[&str]) -> Decision {
         routed: routed.clone(),
         visible: Visible::Groups(routed),
         ranked: Vec::new(),
+        learned: Vec::new(),
         partial: Vec::new(),
     }
 }

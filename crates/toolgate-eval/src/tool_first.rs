@@ -12,15 +12,15 @@ use std::time::Instant;
 
 use toolgate_core::routing::{
     Confidence, Decision, Fusion, GroupScorer, HybridScorer, Isotonic, Labelled, LearnedRecovery,
-    PerGroup, RawEvidence, Router, RoutingConfig, Taxonomy, Tier, Visible, calibration_samples,
-    fit_per_group_pooled, ranking,
+    OnlineCalibration, PerGroup, RawEvidence, Router, RoutingConfig, Taxonomy, Tier, Visible,
+    calibration_samples, fit_per_group_pooled, ranking,
 };
 use toolgate_core::{Catalog, GroupId, TokenCounter, ToolName};
 
 use crate::costs::{Costs, Seen};
 use crate::dataset::{Dataset, Query};
 use crate::error::Result;
-use crate::report::FittedFusion;
+use crate::report::{FittedFusion, held};
 
 /// Tools each routed group arrives with, tried.
 pub(crate) const TOOLS_PER_GROUP: [usize; 3] = [1, 2, 3];
@@ -234,10 +234,12 @@ impl<'d> Prepared<'d> {
         self.route_learning(settings, fitted, queries, false)
     }
 
-    /// [`Self::route`] as a deployment that learns recovery groups from
-    /// its turns would route `queries` in order ([`LearnedRecovery`]): each
-    /// query's gold groups outside its routed ones are recorded after its
-    /// own decision.
+    /// [`Self::route`] as a deployment learning from its turns would route
+    /// `queries` in order: each query's outcome (whether the groups its
+    /// decision relied on held its gold groups, and the gold groups outside
+    /// the routed ones) is recorded after its own decision into an
+    /// [`OnlineCalibration`] and a [`LearnedRecovery`], as `toolgate chat
+    /// --route` records a turn's.
     pub(crate) fn route_learned(
         &self,
         setting: RouterSetting,
@@ -273,7 +275,9 @@ impl<'d> Prepared<'d> {
                     router = router.with_calibration(calibration.clone());
                 }
                 if learn {
-                    router = router.with_learned_recovery(LearnedRecovery::new());
+                    router = router
+                        .with_online_calibration(OnlineCalibration::default())
+                        .with_learned_recovery(LearnedRecovery::new());
                 }
                 router
             })
@@ -305,6 +309,7 @@ impl<'d> Prepared<'d> {
                         .cloned()
                         .collect();
                     router.record_misses(&missed);
+                    router.record_outcome(decision.fitted_confidence, held(&decision, query));
                 }
                 decisions.push(decision);
             }

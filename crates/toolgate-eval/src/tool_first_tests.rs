@@ -84,15 +84,21 @@ fn a_replay_learning_recovery_shows_a_group_once_earlier_turns_missed_it_twice()
 
     let (_, plain) = prepared.route(setting, &fitted, &report);
     assert_eq!(visible(&plain), [1, 1, 1, 1], "mail alone: {plain:?}");
-    // Learning: the first two turns miss the weather; from the third on
-    // it is shown, and the routed groups stay the ranking's own.
+    // Learning: the first two turns miss the weather. The third relies on
+    // it too, but two misses in two turns brought the confidence below the
+    // tiers, so it opens the whole catalog; it held with the weather, so
+    // the fourth is restricted again, the weather shown beside mail. The
+    // routed groups stay the ranking's own.
     let (seen, learned) = prepared.route_learned(setting, &fitted, &report);
-    assert_eq!(visible(&learned), [1, 1, 2, 2]);
+    assert_eq!(visible(&learned), [1, 1, usize::MAX, 2]);
+    let weather = GroupId::new("weather").unwrap();
+    assert_eq!(learned[2].learned, std::slice::from_ref(&weather));
     assert!(
         learned
             .iter()
             .zip(&plain)
             .all(|(l, p)| l.routed == p.routed)
     );
-    assert!(seen[2].tokens > seen[1].tokens);
+    assert!(learned[3].confidence > learned[2].confidence);
+    assert!(seen[3].tokens > seen[1].tokens);
 }

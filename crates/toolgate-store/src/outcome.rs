@@ -16,7 +16,8 @@ pub struct RoutingOutcome {
     /// The confidence fitted offline, before any online recalibration
     /// (`toolgate_core::routing::Decision::fitted_confidence`); within 0..=1.
     pub fitted_confidence: f64,
-    /// Whether the routed groups held every group the turn used.
+    /// Whether the groups the decision relied on (routed, and learned from
+    /// earlier misses) held every group the turn used.
     pub held: bool,
     /// The groups the turn used that its decision did not route, by name
     /// (empty when they held): what the router's learned recovery groups

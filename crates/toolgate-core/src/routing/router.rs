@@ -75,9 +75,9 @@ pub struct Decision {
     /// The configured intent that best explains the routed groups, else the
     /// top group's name; `None` when nothing matched.
     pub intent: Option<String>,
-    /// Calibrated chance that the routed groups are enough (0 to 1): the
-    /// fitted confidence as the router's [`OnlineCalibration`] restates it
-    /// (the same without one).
+    /// Calibrated chance that the routed groups (with the learned ones)
+    /// are enough (0 to 1): the fitted confidence as the router's
+    /// [`OnlineCalibration`] restates it (the same without one).
     pub confidence: f64,
     /// The chance as the calibration fitted offline states it, before what
     /// the deployment learned of its catalog: what an outcome is recorded
@@ -87,6 +87,12 @@ pub struct Decision {
     pub tier: Tier,
     /// The groups routed, most probable first.
     pub routed: Vec<GroupId>,
+    /// The recovery groups learned from earlier turns' misses
+    /// ([`Router::with_learned_recovery`]) that are not among `routed`:
+    /// shown beside them at the high and medium tiers. With `routed`, the
+    /// groups a restricted turn relies on, what an outcome is labelled
+    /// against ([`Router::record_outcome`]).
+    pub learned: Vec<GroupId>,
     /// What the turn sees at this tier.
     pub visible: Visible,
     /// Every group with its probability, most probable first.
@@ -95,6 +101,14 @@ pub struct Decision {
     /// with, best first (`[routing] tools_per_group`); the other visible
     /// groups arrive whole. Empty at the low tier.
     pub partial: Vec<PartialGroup>,
+}
+
+impl Decision {
+    /// Whether a restricted turn relies on `group`: it is routed or
+    /// learned. A turn whose needed groups all are held.
+    pub fn relies_on(&self, group: &GroupId) -> bool {
+        self.routed.contains(group) || self.learned.contains(group)
+    }
 }
 
 /// A group that arrives with only some of its tools.
@@ -404,8 +418,9 @@ impl Router {
         self
     }
 
-    /// Records whether a routed turn's groups held every tool it used,
-    /// against the decision's [`Decision::fitted_confidence`]; later
+    /// Records whether a routed turn's groups ([`Decision::routed`] and
+    /// [`Decision::learned`]) held every tool it used, against the
+    /// decision's [`Decision::fitted_confidence`]; later
     /// decisions are stated through the refitted recalibration. Nothing
     /// happens without an online calibration.
     pub fn record_outcome(&self, fitted_confidence: f64, held: bool) {
@@ -558,6 +573,7 @@ impl Router {
                 fitted_confidence: 0.0,
                 tier,
                 routed: Vec::new(),
+                learned: Vec::new(),
                 visible,
                 ranked,
                 partial: Vec::new(),
@@ -592,7 +608,7 @@ impl Router {
             .map(|(learned, _)| learned)
             .unwrap_or_default()
             .into_iter()
-            .filter(|group| groups.contains(group))
+            .filter(|group| groups.contains(group) && !routed.contains(group))
             .collect();
         let visible = match tier {
             Tier::High | Tier::Medium => {
@@ -616,6 +632,7 @@ impl Router {
             fitted_confidence,
             tier,
             routed,
+            learned,
             visible,
             ranked,
             partial: Vec::new(),

@@ -493,6 +493,9 @@ fn a_group_turns_keep_needing_unnamed_is_shown_on_later_restricted_turns() {
     }
     let after = router.route(query, &[]);
     assert_eq!(after.routed, before.routed, "the ranking is unchanged");
+    assert_eq!(after.learned, ids(&["weather"]));
+    assert!(after.relies_on(&GroupId::new("weather").unwrap()));
+    assert!(!before.relies_on(&GroupId::new("weather").unwrap()));
     let mut expected = before.routed.clone();
     expected.extend(ids(&["weather"]));
     assert_eq!(after.visible, Visible::Groups(expected));
