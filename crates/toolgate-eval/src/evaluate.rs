@@ -8,7 +8,7 @@
 //! model is fitted, then BM25 over tools at the router's token budget and the
 //! router's best 1 to 3 groups.
 
-use toolgate_core::routing::{ConfidenceKind, ONLINE_STRENGTH, Router, RoutingConfig};
+use toolgate_core::routing::{ConfidenceKind, Router, RoutingConfig};
 use toolgate_core::{Origin, TokenCounter};
 
 use crate::baseline::{GROUP_KS, ROUTED_KS, TOOL_KS, TopK, routed_tools};
@@ -18,7 +18,7 @@ use crate::error::Result;
 use crate::policy::{describe, run_router, tune_router};
 use crate::report::{
     CurvePoint, Evaluation, LEARNED_ROUTER, SearchCurve, TierFigures, bands, curve_point,
-    high_tier, mean, online_bands, router_figures, summary,
+    high_tier, mean, router_figures, summary,
 };
 use crate::tool_first::{
     ChoiceSet, Prepared, Vectors, best, choose, fit, fit_labelled, fitted_for, fitted_fusion,
@@ -301,7 +301,6 @@ pub(crate) fn evaluate_prepared(
     {
         let (seen, decisions) = prepared.route(setting, model, &report);
         tool_router_calibration.push((setting.name(), bands(&decisions, &report)));
-        tool_router_calibration_online = online_bands(&decisions, &report, ONLINE_STRENGTH);
         tool_router_setting = setting.name();
         policies.push(router_figures(
             summarize("tool_router".to_owned(), &seen),
@@ -312,7 +311,8 @@ pub(crate) fn evaluate_prepared(
         ));
         // The same router as `toolgate chat --route` runs it, learning its
         // confidence and recovery groups from the reported queries in order.
-        let (seen, _) = prepared.route_learned(setting, model, &report);
+        let (seen, learning) = prepared.route_learned(setting, model, &report);
+        tool_router_calibration_online = bands(&learning, &report);
         policies.push(summarize(LEARNED_ROUTER.to_owned(), &seen));
     }
     for (setting, _) in &chosen_per_fusion {

@@ -55,6 +55,13 @@ fn every_policy_is_measured_on_the_reported_queries() {
 
     // Query 5 names no group: neither tuned on nor reported.
     assert_eq!((evaluation.tune_queries, evaluation.report_queries), (2, 2));
+    // Each reported decision of the router learning online is in one band.
+    let learning: usize = evaluation
+        .tool_router_calibration_online
+        .iter()
+        .map(|band| band.queries)
+        .sum();
+    assert_eq!(learning, 2);
     assert_eq!(calls, [(1, 4), (2, 4), (3, 4), (4, 4)]);
     let figures: Vec<(&str, f64)> = evaluation
         .policies

@@ -112,7 +112,7 @@ pub fn markdown(e: &Evaluation, encoding: &str) -> String {
     {
         let _ = writeln!(
             out,
-            "\nThe same decisions, their confidence learned online: the reported queries in order, each stated before its own outcome is recorded (prior worth {ONLINE_STRENGTH} turns).\n"
+            "\nThe router learning online, as `toolgate chat --route` runs it (`{LEARNED_ROUTER}`): the reported queries in order, each decision stated before its own outcome is recorded (prior worth {ONLINE_STRENGTH} turns), the recovery groups it learned counted as relied on.\n"
         );
         calibration_table(&mut out, &e.tool_router_calibration_online);
     }

@@ -90,7 +90,7 @@ fn the_confidence_learned_online_follows_the_headline_routers_table() {
     )];
     let text = markdown(&e, "o200k_base");
     let expected = "
-The same decisions, their confidence learned online: the reported queries in order, each stated before its own outcome is recorded (prior worth 10 turns).
+The router learning online, as `toolgate chat --route` runs it (`tool_router(learning online)`): the reported queries in order, each decision stated before its own outcome is recorded (prior worth 10 turns), the recovery groups it learned counted as relied on.
 
 | band | decisions | mean confidence | observed | off by |
 |---|---:|---:|---:|---:|

@@ -6,7 +6,7 @@
 //! multi-group turns is not dominated by its few largest queries.
 
 use serde::Serialize;
-use toolgate_core::routing::{Decision, Fusion, Isotonic, PerGroup, Tier, prequential};
+use toolgate_core::routing::{Decision, Fusion, Isotonic, PerGroup, Tier};
 
 use crate::costs::Seen;
 use crate::dataset::Query;
@@ -136,10 +136,10 @@ pub struct Evaluation {
     /// The tool-first router's calibration per fusion method (its
     /// decisions do not depend on the tools per group).
     pub tool_router_calibration: Vec<(String, Vec<Band>)>,
-    /// The headline tool router's calibration as a deployment that learns
-    /// from its turns states it ([`toolgate_core::routing::OnlineCalibration`]):
-    /// the reported queries in order, each stated before its own outcome is
-    /// recorded.
+    /// The headline tool router's calibration as `toolgate chat --route`
+    /// states it, learning from its turns ([`LEARNED_ROUTER`]): the reported
+    /// queries in order, each stated before its own outcome is recorded
+    /// into the online calibration and the learned recovery groups.
     pub tool_router_calibration_online: Vec<Band>,
     /// The settings of the `tool_router` row, chosen where it is not
     /// reported.
@@ -338,26 +338,6 @@ pub(crate) fn bands(decisions: &[Decision], queries: &[&Query]) -> Vec<Band> {
             }
         })
         .collect()
-}
-
-/// [`bands`] of `decisions` as an online calibration (prior worth
-/// `strength` turns) states them, learning from each decision's outcome
-/// after it is stated, in order.
-pub(crate) fn online_bands(decisions: &[Decision], queries: &[&Query], strength: f64) -> Vec<Band> {
-    let stream: Vec<(f64, bool)> = decisions
-        .iter()
-        .zip(queries)
-        .map(|(decision, query)| (decision.fitted_confidence, held(decision, query)))
-        .collect();
-    let restated: Vec<Decision> = decisions
-        .iter()
-        .zip(prequential(&stream, strength))
-        .map(|(decision, confidence)| Decision {
-            confidence,
-            ..decision.clone()
-        })
-        .collect();
-    bands(&restated, queries)
 }
 
 /// A top-k policy's figures as one point of its curve.

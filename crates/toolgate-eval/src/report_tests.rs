@@ -160,28 +160,3 @@ fn calibration_bands_hold_their_decisions_and_one_is_in_the_last_band() {
         ]
     );
 }
-
-#[test]
-fn online_bands_state_each_decision_before_its_outcome_and_learn_from_the_rest() {
-    // Stated 0.95 every time; the routed group holds one turn in two.
-    let queries: Vec<Query> = (0..200)
-        .map(|i| query(i, &[if i % 2 == 0 { "a" } else { "b" }], &[]))
-        .collect();
-    let report: Vec<&Query> = queries.iter().collect();
-    let decisions: Vec<Decision> = (0..200)
-        .map(|_| decision(0.95, Tier::High, &["a"]))
-        .collect();
-    let offline = bands(&decisions, &report);
-    assert_eq!(offline[9].queries, 200);
-    let online = online_bands(&decisions, &report, 10.0);
-    assert_eq!(online.iter().map(|b| b.queries).sum::<usize>(), 200);
-    // The first decisions are stated near the fitted 0.95; the rest lower.
-    assert!(online[9].queries < 10, "{online:?}");
-    assert!(online[5].queries > 100, "{online:?}");
-    let stated: f64 = online
-        .iter()
-        .map(|b| b.mean_confidence * b.queries as f64)
-        .sum::<f64>()
-        / 200.0;
-    assert!((stated - 0.5).abs() < 0.1, "mean stated {stated}");
-}
