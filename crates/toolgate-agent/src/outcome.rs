@@ -4,7 +4,8 @@
 //! that used a tool of a group it was not routed to, or asked
 //! `load_tool_group` for one, needed more than the ranking gave it; a turn
 //! whose grouped calls all fell inside the groups it relied on was covered.
-//! A turn that used no grouped tool says nothing either way. The router's online calibration learns from these
+//! A turn that used no grouped tool says nothing either way. The router's
+//! online calibration learns from these
 //! ([`toolgate_core::routing::Router::record_outcome`]), and its learned
 //! recovery groups from the groups missed
 //! ([`toolgate_core::routing::Router::record_misses`]).

@@ -51,10 +51,6 @@ pub(crate) fn run(args: &RouteArgs) -> anyhow::Result<()> {
             }
             let context: Vec<&str> = args.context.iter().map(String::as_str).collect();
             let decision = router.route(&args.query, &context);
-            let learned_groups = router
-                .learned_recovery()
-                .map(|(groups, _)| groups)
-                .unwrap_or_default();
             let shown = Shown::new(catalog, &decision, &counter);
             let all_tokens = counter.tools(catalog.tools().map(|t| t.definition));
             if args.json {
@@ -76,7 +72,7 @@ pub(crate) fn run(args: &RouteArgs) -> anyhow::Result<()> {
                     "confidence": decision.confidence,
                     "fitted_confidence": decision.fitted_confidence,
                     "learned_turns": learned.len(),
-                    "learned_groups": learned_groups,
+                    "learned_groups": decision.learned,
                     "tier": decision.tier.as_str(),
                     "routed": decision.routed,
                     "visible_groups": shown.groups,
@@ -97,8 +93,8 @@ pub(crate) fn run(args: &RouteArgs) -> anyhow::Result<()> {
                     if learned.len() == 1 { "" } else { "s" },
                     decision.fitted_confidence
                 );
-                if !learned_groups.is_empty() {
-                    let names: Vec<&str> = learned_groups.iter().map(GroupId::as_str).collect();
+                if !decision.learned.is_empty() {
+                    let names: Vec<&str> = decision.learned.iter().map(GroupId::as_str).collect();
                     let _ = writeln!(
                         text,
                         "recovery:   learned from missed turns, shown when restricted: {}",

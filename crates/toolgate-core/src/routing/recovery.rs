@@ -30,8 +30,7 @@ pub const MAX_LEARNED: usize = 5;
 /// route, and the recovery groups they make.
 #[derive(Clone, Debug)]
 pub struct LearnedRecovery {
-    /// Turns kept ([`KEPT_OUTCOMES`]), newest last.
-    kept: usize,
+    /// The missed groups of the turns kept ([`KEPT_OUTCOMES`]), newest last.
     turns: VecDeque<Vec<GroupId>>,
     /// How many kept turns missed each group.
     misses: HashMap<GroupId, usize>,
@@ -47,7 +46,6 @@ impl LearnedRecovery {
     /// Nothing learned yet.
     pub fn new() -> Self {
         Self {
-            kept: KEPT_OUTCOMES,
             turns: VecDeque::new(),
             misses: HashMap::new(),
         }
@@ -80,7 +78,7 @@ impl LearnedRecovery {
             *self.misses.entry(group.clone()).or_default() += 1;
         }
         self.turns.push_back(unique);
-        while self.turns.len() > self.kept {
+        while self.turns.len() > KEPT_OUTCOMES {
             let Some(oldest) = self.turns.pop_front() else {
                 break;
             };
