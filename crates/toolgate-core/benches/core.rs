@@ -210,6 +210,29 @@ fn toolbench_hybrid_decision(bencher: Bencher) {
     });
 }
 
+/// The same decision with the shipped `route_above` and at most 20 or 50
+/// groups routed (the default cap, 50, against the one it replaced): a
+/// routed group costs its best tools' lookup and its place in the
+/// decision.
+#[divan::bench(args = [20, 50])]
+fn toolbench_hybrid_decision_capped(bencher: Bencher, max_groups: usize) {
+    use toolgate_core::routing::{Router, RoutingConfig};
+    let Some(catalog) = toolbench() else { return };
+    let taxonomy = RoutingConfig {
+        max_groups: Some(max_groups),
+        ..RoutingConfig::default()
+    }
+    .validate(catalog)
+    .unwrap();
+    let router = Router::hybrid(catalog, taxonomy, Some(std::sync::Arc::new(FixedVectors)));
+    bencher.bench(|| {
+        router.route(
+            divan::black_box("find me recent news articles about electric cars in Germany"),
+            &[],
+        )
+    });
+}
+
 /// Building that router: indexing the 2,490 tools and taking their vectors
 /// (here computed, as from a warm cache: no model runs).
 #[divan::bench(sample_count = 10)]

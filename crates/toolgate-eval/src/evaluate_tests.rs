@@ -87,10 +87,10 @@ fn every_policy_is_measured_on_the_reported_queries() {
             ("bm25_groups@3", 1.0),
             ("tool_router", 1.0),
             ("tool_router(learning online)", 1.0),
-            ("tool_router[bm25, above 0.2, 1 tool]", 1.0),
-            ("tool_router[embedding, above 0.2, 1 tool]", 1.0),
-            ("tool_router[rrf(k=60), above 0.4, 1 tool]", 1.0),
-            ("tool_router[blend(0.5), above 0.2, 1 tool]", 1.0),
+            ("tool_router[bm25, above 0.2, 1 tool, 20 groups]", 1.0),
+            ("tool_router[embedding, above 0.2, 1 tool, 20 groups]", 1.0),
+            ("tool_router[rrf(k=60), above 0.4, 1 tool, 20 groups]", 1.0),
+            ("tool_router[blend(0.5), above 0.2, 1 tool, 20 groups]", 1.0),
             ("find_tool_groups", 1.0),
         ]
     );
@@ -111,7 +111,7 @@ fn every_policy_is_measured_on_the_reported_queries() {
     // tokens doing it.
     assert_eq!(
         evaluation.tool_router_setting,
-        "tool_router[rrf(k=60), above 0.4, 1 tool]"
+        "tool_router[rrf(k=60), above 0.4, 1 tool, 20 groups]"
     );
     assert!(tokens("tool_router") < tokens("tiered_router"));
     // The gateway's search answers in lines: the listing and its answer.

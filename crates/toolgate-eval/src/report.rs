@@ -167,6 +167,8 @@ pub struct FittedFusion {
     pub route_above: f64,
     /// The `tools_per_group` chosen.
     pub tools_per_group: usize,
+    /// The `max_groups` chosen.
+    pub max_groups: usize,
     /// The lowest group recall of that choice on one of the datasets it
     /// was chosen on, its mean recall and its mean token share (in sample:
     /// what the choice was made on).

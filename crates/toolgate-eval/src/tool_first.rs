@@ -25,6 +25,12 @@ use crate::report::{FittedFusion, held};
 /// Tools each routed group arrives with, tried.
 pub(crate) const TOOLS_PER_GROUP: [usize; 3] = [1, 2, 3];
 
+/// Most groups one turn routes, tried: the cap `route_above` works under.
+/// The larger is the per-group router's default
+/// (`ConfidenceKind::default_max_groups`), what its confidence is fitted
+/// up to.
+pub(crate) const MAX_GROUPS: [usize; 2] = [20, 50];
+
 /// Fusion methods measured.
 pub(crate) fn fusions(semantic: bool) -> Vec<Fusion> {
     if semantic {
@@ -268,6 +274,7 @@ impl<'d> Prepared<'d> {
                 let mut taxonomy = self.taxonomy.clone();
                 taxonomy.tools_per_group = Some(setting.tools_per_group);
                 taxonomy.route_above = Some(setting.route_above);
+                taxonomy.max_groups = setting.max_groups;
                 let groups = GroupsOnly(self.scorer.groups().to_vec());
                 let mut router = Router::new(Box::new(groups), taxonomy)
                     .with_confidence(Confidence::PerGroup(fitted.model));
@@ -398,17 +405,21 @@ pub(crate) struct RouterSetting {
     pub(crate) route_above: f64,
     /// `[routing] tools_per_group`.
     pub(crate) tools_per_group: usize,
+    /// `[routing] max_groups`.
+    pub(crate) max_groups: usize,
 }
 
 impl RouterSetting {
-    /// The policy name: `tool_router[rrf(k=60), above 0.5, 1 tool]`.
+    /// The policy name: `tool_router[rrf(k=60), above 0.5, 1 tool, 50
+    /// groups]`.
     pub(crate) fn name(&self) -> String {
         format!(
-            "tool_router[{}, above {}, {} tool{}]",
+            "tool_router[{}, above {}, {} tool{}, {} groups]",
             self.fusion.label(),
             self.route_above,
             self.tools_per_group,
-            if self.tools_per_group == 1 { "" } else { "s" }
+            if self.tools_per_group == 1 { "" } else { "s" },
+            self.max_groups
         )
     }
 }
@@ -449,6 +460,7 @@ pub(crate) fn fitted_fusion(
             .unwrap_or(Isotonic { knots: Vec::new() }),
         route_above: setting.route_above,
         tools_per_group: setting.tools_per_group,
+        max_groups: setting.max_groups,
         worst_recall: measured.worst_recall,
         recall: measured.mean_recall,
         token_fraction: measured.token_fraction,
@@ -475,11 +487,14 @@ pub(crate) fn settings(fusion: Fusion) -> Vec<RouterSetting> {
     let mut out = Vec::new();
     for route_above in ROUTE_ABOVE {
         for tools_per_group in TOOLS_PER_GROUP {
-            out.push(RouterSetting {
-                fusion,
-                route_above,
-                tools_per_group,
-            });
+            for max_groups in MAX_GROUPS {
+                out.push(RouterSetting {
+                    fusion,
+                    route_above,
+                    tools_per_group,
+                    max_groups,
+                });
+            }
         }
     }
     out

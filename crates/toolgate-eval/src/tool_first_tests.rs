@@ -7,6 +7,7 @@ fn setting(route_above: f64) -> RouterSetting {
         fusion: Fusion::Lexical,
         route_above,
         tools_per_group: 1,
+        max_groups: 20,
     }
 }
 
@@ -101,4 +102,43 @@ fn a_replay_learning_recovery_shows_a_group_once_earlier_turns_missed_it_twice()
     );
     assert!(learned[3].confidence > learned[2].confidence);
     assert!(seen[3].tokens > seen[1].tokens);
+}
+
+#[test]
+fn a_setting_routes_at_most_its_max_groups() {
+    use crate::fixtures::write_dataset;
+    use serde_json::json;
+    use toolgate_core::Encoding;
+
+    // The turn names both groups, so both score within any share of the
+    // best; only the cap can keep one out.
+    let root = tempfile::tempdir().unwrap();
+    let queries = [
+        json!({"id": 0, "query": "send a mail with the weather forecast",
+        "tools": ["mail_send", "weather_forecast"], "groups": ["mail", "weather"],
+        "split": "test"}),
+    ];
+    write_dataset(root.path(), &queries);
+    let dataset = Dataset::load(root.path()).unwrap();
+    let counter = TokenCounter::new(Encoding::O200kBase).unwrap();
+    let prepared = Prepared::new(&dataset, &RoutingConfig::default(), None, &counter).unwrap();
+    let report: Vec<&Query> = dataset.queries.iter().collect();
+    let fitted = Fitted {
+        model: PerGroup {
+            weight: 5.0,
+            bias: -2.0,
+            rank: 0.0,
+        },
+        calibration: None,
+    };
+    let routed = |max_groups: usize| {
+        let setting = RouterSetting {
+            max_groups,
+            ..setting(0.2)
+        };
+        let (_, decisions) = prepared.route(setting, &fitted, &report);
+        decisions[0].routed.len()
+    };
+    assert_eq!(routed(1), 1);
+    assert_eq!(routed(20), 2);
 }
