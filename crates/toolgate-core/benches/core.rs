@@ -210,6 +210,28 @@ fn toolbench_hybrid_decision(bencher: Bencher) {
     });
 }
 
+/// The decision without the embedding model: BM25 alone. What the
+/// semantic half adds to `toolbench_hybrid_decision` is the difference.
+#[divan::bench]
+fn toolbench_lexical_decision(bencher: Bencher) {
+    use toolgate_core::routing::{Router, RoutingConfig};
+    let Some(catalog) = toolbench() else { return };
+    let taxonomy = RoutingConfig {
+        tools_per_group: Some(1),
+        route_above: Some(0.5),
+        ..RoutingConfig::default()
+    }
+    .validate(catalog)
+    .unwrap();
+    let router = Router::hybrid(catalog, taxonomy, None);
+    bencher.bench(|| {
+        router.route(
+            divan::black_box("find me recent news articles about electric cars in Germany"),
+            &[],
+        )
+    });
+}
+
 /// The same decision with the shipped `route_above` and at most 20 or 50
 /// groups routed (the default cap, 50, against the one it replaced): a
 /// routed group costs its best tools' lookup and its place in the

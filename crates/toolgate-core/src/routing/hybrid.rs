@@ -72,13 +72,30 @@ impl ToolVectors {
         Some(
             self.units
                 .chunks_exact(self.dimension)
-                .map(|tool| {
-                    let dot: f32 = tool.iter().zip(&query).map(|(a, b)| a * b).sum();
-                    f64::from(dot).max(0.0)
-                })
+                .map(|tool| f64::from(dot(tool, &query)).max(0.0))
                 .collect(),
         )
     }
+}
+
+/// Partial sums [`dot`] keeps apart.
+const LANES: usize = 16;
+
+/// The dot product of two vectors of one length, summed in [`LANES`]
+/// partial sums. One running sum makes every addition wait for the last,
+/// which kept the compiler from using vector registers: the cosines were
+/// most of a decision's time at 2,490 tools.
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let (a_chunks, a_tail) = a.as_chunks::<LANES>();
+    let (b_chunks, b_tail) = b.as_chunks::<LANES>();
+    let mut sums = [0.0_f32; LANES];
+    for (x, y) in a_chunks.iter().zip(b_chunks) {
+        for ((sum, x), y) in sums.iter_mut().zip(x).zip(y) {
+            *sum += x * y;
+        }
+    }
+    let tail: f32 = a_tail.iter().zip(b_tail).map(|(x, y)| x * y).sum();
+    sums.iter().sum::<f32>() + tail
 }
 
 /// `vector` scaled to length 1 (all zeros stays all zeros).

@@ -3,7 +3,7 @@ use std::sync::Arc;
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
-use super::{Embeddings, HybridScorer, tool_text, tool_texts};
+use super::{Embeddings, HybridScorer, dot, tool_text, tool_texts};
 use crate::catalog::Catalog;
 use crate::group::ToolGroup;
 use crate::name::{GroupId, ToolName};
@@ -168,4 +168,23 @@ fn the_router_toolgate_runs_sends_each_routed_groups_best_tool_by_default() {
         router.route("how much cash is that in yen", &[]).partial,
         []
     );
+}
+
+#[test]
+fn the_dot_product_counts_every_component_of_any_length() {
+    // Lengths below, at and past the partial sums, and the model's 384.
+    for length in [0, 1, 15, 16, 17, 33, 384] {
+        let a: Vec<f32> = (0..length).map(|i| (i % 7) as f32 - 3.0).collect();
+        let b: Vec<f32> = (0..length).map(|i| (i % 5) as f32 * 0.5).collect();
+        let expected: f64 = a
+            .iter()
+            .zip(&b)
+            .map(|(x, y)| f64::from(*x) * f64::from(*y))
+            .sum();
+        let got = f64::from(dot(&a, &b));
+        assert!(
+            (got - expected).abs() < 1e-3,
+            "length {length}: {got} against {expected}"
+        );
+    }
 }
