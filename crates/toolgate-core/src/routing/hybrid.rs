@@ -351,7 +351,7 @@ impl FittedDefaults {
 /// --leave-one-out` fits it on bfcl_multi_turn, toolbench_stable,
 /// seal_tools, restbench and api_bank: group recall 0.913 on the hardest of
 /// them, 0.975 on average, at 6.0% of all-tools tokens (13.2% on the
-/// costliest; 0.2, the next lower share, spends 17.8% on restbench), at
+/// costliest; 0.2, the next lower share, spends 17.9% on restbench), at
 /// most 50 groups a turn
 /// ([`ConfidenceKind::default_max_groups`](crate::routing::ConfidenceKind::default_max_groups),
 /// which the fit chose over 20).
