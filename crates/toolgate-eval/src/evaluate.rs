@@ -18,7 +18,7 @@ use crate::error::Result;
 use crate::policy::{describe, run_router, tune_router};
 use crate::report::{
     CurvePoint, Evaluation, LEARNED_ROUTER, SearchCurve, TierFigures, bands, curve_point,
-    high_tier, mean, router_figures, summary,
+    high_tier, mean, router_figures, share_at_cap, summary,
 };
 use crate::tool_first::{
     ChoiceSet, Prepared, Vectors, best, choose, fit, fit_labelled, fitted_for, fitted_fusion,
@@ -297,11 +297,13 @@ pub(crate) fn evaluate_prepared(
     )
     .map(|(setting, _)| setting);
     let mut tool_router_setting = String::new();
+    let mut tool_router_at_cap = 0.0;
     if let Some((setting, model)) = headline.and_then(|s| Some((s, fitted_for(&fitted, s.fusion)?)))
     {
         let (seen, decisions) = prepared.route(setting, model, &report);
         tool_router_calibration.push((setting.name(), bands(&decisions, &report)));
         tool_router_setting = setting.name();
+        tool_router_at_cap = share_at_cap(&decisions, setting.max_groups);
         policies.push(router_figures(
             summarize("tool_router".to_owned(), &seen),
             &decisions,
@@ -364,6 +366,7 @@ pub(crate) fn evaluate_prepared(
         tool_router_calibration,
         tool_router_calibration_online,
         tool_router_setting,
+        tool_router_at_cap,
         group_curves,
         fitted: fitted_settings,
     })

@@ -131,6 +131,7 @@ pub(crate) fn evaluation() -> Evaluation {
         tool_router_calibration_online: Vec::new(),
         group_curves: Vec::new(),
         tool_router_setting: String::new(),
+        tool_router_at_cap: 0.0,
         bm25_groups_curve: vec![point(1, 0.5, 0.1)],
         fitted: Vec::new(),
     }

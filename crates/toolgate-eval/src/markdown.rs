@@ -83,13 +83,14 @@ pub fn markdown(e: &Evaluation, encoding: &str) -> String {
     if !e.tool_router_setting.is_empty() {
         let _ = writeln!(
             out,
-            "\n`tool_router` is {}, chosen {}.",
+            "\n`tool_router` is {}, chosen {}. {:.1}% of its decisions routed as many groups as its cap.",
             e.tool_router_setting,
             if e.tuned_on.is_empty() {
                 "on the tuning part"
             } else {
                 "on the other datasets"
-            }
+            },
+            e.tool_router_at_cap * 100.0
         );
     }
     search_comparison(&mut out, e);

@@ -156,3 +156,17 @@ Recall goal met on 1 of 2 (1 of 2 learning online); calibration within 5 points 
 "
     );
 }
+
+#[test]
+fn the_tool_router_line_says_how_often_its_cap_ended_a_decision() {
+    let mut e = evaluation();
+    e.tool_router_setting = "tool_router[bm25, above 0.3, 1 tool, 20 groups]".to_owned();
+    e.tool_router_at_cap = 0.25;
+    let text = markdown(&e, "o200k_base");
+    assert!(
+        text.contains(
+            "`tool_router` is tool_router[bm25, above 0.3, 1 tool, 20 groups], chosen on the tuning part. 25.0% of its decisions routed as many groups as its cap."
+        ),
+        "{text}"
+    );
+}

@@ -144,6 +144,10 @@ pub struct Evaluation {
     /// The settings of the `tool_router` row, chosen where it is not
     /// reported.
     pub tool_router_setting: String,
+    /// Share of the `tool_router` row's decisions that routed as many
+    /// groups as its `max_groups`: the cap, not `route_above`, ended them
+    /// (a share worth raising the cap for).
+    pub tool_router_at_cap: f64,
     /// The g best groups by each fusion method, each with its m best
     /// tools, at several g (one curve per method and m).
     pub group_curves: Vec<SearchCurve>,
@@ -310,6 +314,13 @@ pub(crate) fn high_tier(decisions: &[Decision]) -> Vec<usize> {
 /// gold group of `query`: what its confidence states the chance of.
 pub(crate) fn held(decision: &Decision, query: &Query) -> bool {
     query.gold_groups.iter().all(|g| decision.relies_on(g))
+}
+
+/// Share of `decisions` that routed `cap` groups or more: the cap, not
+/// the share of the best score, ended them.
+pub(crate) fn share_at_cap(decisions: &[Decision], cap: usize) -> f64 {
+    let at_cap = decisions.iter().filter(|d| d.routed.len() >= cap).count();
+    at_cap as f64 / decisions.len().max(1) as f64
 }
 
 /// The router's calibration: its decisions grouped by confidence band.

@@ -160,3 +160,16 @@ fn calibration_bands_hold_their_decisions_and_one_is_in_the_last_band() {
         ]
     );
 }
+
+#[test]
+fn a_decision_routing_as_many_groups_as_the_cap_counts_at_the_cap() {
+    let decisions = [
+        decision(0.9, Tier::High, &["a", "b"]),
+        decision(0.9, Tier::High, &["a"]),
+        decision(0.5, Tier::Low, &["a", "b", "c"]),
+        decision(0.9, Tier::High, &[]),
+    ];
+    assert_eq!(share_at_cap(&decisions, 2), 0.5);
+    assert_eq!(share_at_cap(&decisions, 4), 0.0);
+    assert_eq!(share_at_cap(&[], 2), 0.0);
+}
