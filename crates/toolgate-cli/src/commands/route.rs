@@ -51,6 +51,7 @@ pub(crate) fn run(args: &RouteArgs) -> anyhow::Result<()> {
             }
             let context: Vec<&str> = args.context.iter().map(String::as_str).collect();
             let decision = router.route(&args.query, &context);
+            let max_groups = router.taxonomy().max_groups;
             let shown = Shown::new(catalog, &decision, &counter);
             let all_tokens = counter.tools(catalog.tools().map(|t| t.definition));
             if args.json {
@@ -75,6 +76,7 @@ pub(crate) fn run(args: &RouteArgs) -> anyhow::Result<()> {
                     "learned_groups": decision.learned,
                     "tier": decision.tier.as_str(),
                     "routed": decision.routed,
+                    "max_groups": max_groups,
                     "visible_groups": shown.groups,
                     "partial_groups": partial,
                     "visible_tools": shown.tools,
@@ -84,7 +86,13 @@ pub(crate) fn run(args: &RouteArgs) -> anyhow::Result<()> {
                 });
                 return Ok(serde_json::to_string_pretty(&value)? + "\n");
             }
-            let mut text = describe(catalog, &args.query, &decision, &shown, all_tokens);
+            let mut text = describe(
+                catalog,
+                &args.query,
+                &decision,
+                &shown,
+                (all_tokens, max_groups),
+            );
             if !learned.is_empty() {
                 let _ = writeln!(
                     text,
@@ -213,7 +221,7 @@ fn describe(
     query: &str,
     decision: &Decision,
     shown: &Shown<'_>,
-    all_tokens: usize,
+    (all_tokens, max_groups): (usize, usize),
 ) -> String {
     let mut out = String::new();
     let join = |groups: &mut dyn Iterator<Item = &GroupId>| {
@@ -234,6 +242,12 @@ fn describe(
         decision.confidence, decision.tier
     );
     let _ = writeln!(out, "routed:     {}", join(&mut decision.routed.iter()));
+    if decision.routed.len() >= max_groups {
+        let _ = writeln!(
+            out,
+            "cap:        routed {max_groups} groups, the most [routing] max_groups allows"
+        );
+    }
     let partial: Vec<(&GroupId, Vec<&ToolName>, usize)> = shown.partial(catalog).collect();
     let visible = if shown.groups.len() == catalog.groups().count() && partial.is_empty() {
         "the whole catalog".to_owned()

@@ -433,6 +433,44 @@ fn route_shows_a_partly_loaded_group_with_its_tools() {
 }
 
 #[test]
+fn route_says_when_the_group_cap_ended_the_decision() {
+    let dir = tempfile::tempdir().unwrap();
+    write_dataset(dir.path());
+    // A turn naming two groups, each within any share of the best.
+    let args = [
+        "route",
+        "send an email with the weather forecast",
+        "--jsonl",
+        "tools.jsonl",
+        "--no-builtins",
+    ];
+    let open = toolgate(&args, dir.path());
+    assert!(open.status.success(), "{}", text(&open.stderr));
+    assert!(
+        !text(&open.stdout).contains("cap:"),
+        "{}",
+        text(&open.stdout)
+    );
+
+    std::fs::write(
+        dir.path().join("toolgate.toml"),
+        "[routing]\nmax_groups = 1\nroute_above = 0.01\n",
+    )
+    .unwrap();
+    let capped = toolgate(&args, dir.path());
+    assert!(capped.status.success(), "{}", text(&capped.stderr));
+    let stdout = text(&capped.stdout);
+    assert!(
+        stdout.contains("cap:        routed 1 groups, the most [routing] max_groups allows\n"),
+        "{stdout}"
+    );
+    let json = toolgate(&[&args[..], &["--json"]].concat(), dir.path());
+    let decision: Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(decision["max_groups"], 1);
+    assert_eq!(decision["routed"].as_array().map(Vec::len), Some(1));
+}
+
+#[test]
 fn a_routing_table_naming_an_unknown_group_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     write_dataset(dir.path());
