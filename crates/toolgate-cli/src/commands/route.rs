@@ -91,7 +91,8 @@ pub(crate) fn run(args: &RouteArgs) -> anyhow::Result<()> {
                 &args.query,
                 &decision,
                 &shown,
-                (all_tokens, max_groups),
+                all_tokens,
+                max_groups,
             );
             if !learned.is_empty() {
                 let _ = writeln!(
@@ -221,7 +222,8 @@ fn describe(
     query: &str,
     decision: &Decision,
     shown: &Shown<'_>,
-    (all_tokens, max_groups): (usize, usize),
+    all_tokens: usize,
+    max_groups: usize,
 ) -> String {
     let mut out = String::new();
     let join = |groups: &mut dyn Iterator<Item = &GroupId>| {
