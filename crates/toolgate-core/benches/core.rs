@@ -182,16 +182,41 @@ impl toolgate_core::routing::Embeddings for FixedVectors {
     }
 }
 
-fn hybrid_router(catalog: &Catalog) -> toolgate_core::routing::Router {
-    use toolgate_core::routing::{Router, RoutingConfig};
-    let taxonomy = RoutingConfig {
+/// The router toolgate runs over `catalog` with `config`, scoring tools
+/// semantically too when `semantic` (vectors as from a warm cache: no
+/// model runs).
+fn router(
+    catalog: &Catalog,
+    config: toolgate_core::routing::RoutingConfig,
+    semantic: bool,
+) -> toolgate_core::routing::Router {
+    use toolgate_core::routing::{Embeddings, Router};
+    let embeddings =
+        semantic.then(|| std::sync::Arc::new(FixedVectors) as std::sync::Arc<dyn Embeddings>);
+    Router::hybrid(catalog, config.validate(catalog).unwrap(), embeddings)
+}
+
+/// One best tool a group, groups within half the best score.
+fn bench_config() -> toolgate_core::routing::RoutingConfig {
+    toolgate_core::routing::RoutingConfig {
         tools_per_group: Some(1),
         route_above: Some(0.5),
-        ..RoutingConfig::default()
+        ..Default::default()
     }
-    .validate(catalog)
-    .unwrap();
-    Router::hybrid(catalog, taxonomy, Some(std::sync::Arc::new(FixedVectors)))
+}
+
+fn hybrid_router(catalog: &Catalog) -> toolgate_core::routing::Router {
+    router(catalog, bench_config(), true)
+}
+
+/// Times `router`'s decision for the benchmarks' one query.
+fn bench_decision(bencher: Bencher, router: &toolgate_core::routing::Router) {
+    bencher.bench(|| {
+        router.route(
+            divan::black_box("find me recent news articles about electric cars in Germany"),
+            &[],
+        )
+    });
 }
 
 /// One routing decision over the 2,490 toolbench tools by the router
@@ -202,34 +227,16 @@ fn hybrid_router(catalog: &Catalog) -> toolgate_core::routing::Router {
 fn toolbench_hybrid_decision(bencher: Bencher) {
     let Some(catalog) = toolbench() else { return };
     let router = hybrid_router(catalog);
-    bencher.bench(|| {
-        router.route(
-            divan::black_box("find me recent news articles about electric cars in Germany"),
-            &[],
-        )
-    });
+    bench_decision(bencher, &router);
 }
 
 /// The decision without the embedding model: BM25 alone. What the
 /// semantic half adds to `toolbench_hybrid_decision` is the difference.
 #[divan::bench]
 fn toolbench_lexical_decision(bencher: Bencher) {
-    use toolgate_core::routing::{Router, RoutingConfig};
     let Some(catalog) = toolbench() else { return };
-    let taxonomy = RoutingConfig {
-        tools_per_group: Some(1),
-        route_above: Some(0.5),
-        ..RoutingConfig::default()
-    }
-    .validate(catalog)
-    .unwrap();
-    let router = Router::hybrid(catalog, taxonomy, None);
-    bencher.bench(|| {
-        router.route(
-            divan::black_box("find me recent news articles about electric cars in Germany"),
-            &[],
-        )
-    });
+    let router = router(catalog, bench_config(), false);
+    bench_decision(bencher, &router);
 }
 
 /// The same decision with the shipped `route_above` and at most 20 or 50
@@ -238,21 +245,14 @@ fn toolbench_lexical_decision(bencher: Bencher) {
 /// decision.
 #[divan::bench(args = [20, 50])]
 fn toolbench_hybrid_decision_capped(bencher: Bencher, max_groups: usize) {
-    use toolgate_core::routing::{Router, RoutingConfig};
+    use toolgate_core::routing::RoutingConfig;
     let Some(catalog) = toolbench() else { return };
-    let taxonomy = RoutingConfig {
+    let config = RoutingConfig {
         max_groups: Some(max_groups),
         ..RoutingConfig::default()
-    }
-    .validate(catalog)
-    .unwrap();
-    let router = Router::hybrid(catalog, taxonomy, Some(std::sync::Arc::new(FixedVectors)));
-    bencher.bench(|| {
-        router.route(
-            divan::black_box("find me recent news articles about electric cars in Germany"),
-            &[],
-        )
-    });
+    };
+    let router = router(catalog, config, true);
+    bench_decision(bencher, &router);
 }
 
 /// Building that router: indexing the 2,490 tools and taking their vectors
@@ -277,12 +277,7 @@ fn full_online_calibration() -> toolgate_core::routing::OnlineCalibration {
 fn toolbench_hybrid_decision_online(bencher: Bencher) {
     let Some(catalog) = toolbench() else { return };
     let router = hybrid_router(catalog).with_online_calibration(full_online_calibration());
-    bencher.bench(|| {
-        router.route(
-            divan::black_box("find me recent news articles about electric cars in Germany"),
-            &[],
-        )
-    });
+    bench_decision(bencher, &router);
 }
 
 /// Recording one outcome into a full online calibration: the refit a turn
@@ -319,10 +314,5 @@ fn full_learned_recovery(catalog: &Catalog) -> toolgate_core::routing::LearnedRe
 fn toolbench_hybrid_decision_learned(bencher: Bencher) {
     let Some(catalog) = toolbench() else { return };
     let router = hybrid_router(catalog).with_learned_recovery(full_learned_recovery(catalog));
-    bencher.bench(|| {
-        router.route(
-            divan::black_box("find me recent news articles about electric cars in Germany"),
-            &[],
-        )
-    });
+    bench_decision(bencher, &router);
 }
