@@ -45,33 +45,44 @@ fn when_none_is_within_budget_the_cheapest_on_its_costliest_dataset_wins() {
     assert_eq!(chosen, Some(0.4));
 }
 
-#[test]
-fn a_replay_learning_recovery_shows_a_group_once_earlier_turns_missed_it_twice() {
-    use crate::fixtures::write_dataset;
-    use serde_json::json;
-    use toolgate_core::Encoding;
-
-    // Every turn names mail and also needs the weather.
-    let root = tempfile::tempdir().unwrap();
-    let queries: Vec<serde_json::Value> = (0..4)
-        .map(|id| {
-            json!({"id": id, "query": "send a mail", "tools": ["mail_send", "weather_forecast"],
-                   "groups": ["mail", "weather"], "split": "test"})
-        })
-        .collect();
-    write_dataset(root.path(), &queries);
-    let dataset = Dataset::load(root.path()).unwrap();
-    let counter = TokenCounter::new(Encoding::O200kBase).unwrap();
-    let prepared = Prepared::new(&dataset, &RoutingConfig::default(), None, &counter).unwrap();
-    let report: Vec<&Query> = dataset.queries.iter().collect();
-    let fitted = Fitted {
+/// A model routing a group whose tools the turn names.
+fn fitted() -> Fitted {
+    Fitted {
         model: PerGroup {
             weight: 5.0,
             bias: -2.0,
             rank: 0.0,
         },
         calibration: None,
-    };
+    }
+}
+
+/// The fixture catalog with `queries`, loaded (the folder lives as long as
+/// the first half).
+fn dataset(queries: &[serde_json::Value]) -> (tempfile::TempDir, Dataset) {
+    let root = tempfile::tempdir().unwrap();
+    crate::fixtures::write_dataset(root.path(), queries);
+    let dataset = Dataset::load(root.path()).unwrap();
+    (root, dataset)
+}
+
+#[test]
+fn a_replay_learning_recovery_shows_a_group_once_earlier_turns_missed_it_twice() {
+    use serde_json::json;
+    use toolgate_core::Encoding;
+
+    // Every turn names mail and also needs the weather.
+    let queries: Vec<serde_json::Value> = (0..4)
+        .map(|id| {
+            json!({"id": id, "query": "send a mail", "tools": ["mail_send", "weather_forecast"],
+                   "groups": ["mail", "weather"], "split": "test"})
+        })
+        .collect();
+    let (_root, dataset) = dataset(&queries);
+    let counter = TokenCounter::new(Encoding::O200kBase).unwrap();
+    let prepared = Prepared::new(&dataset, &RoutingConfig::default(), None, &counter).unwrap();
+    let report: Vec<&Query> = dataset.queries.iter().collect();
+    let fitted = fitted();
     let setting = setting(0.5);
     let visible = |decisions: &[Decision]| -> Vec<usize> {
         decisions
@@ -106,31 +117,21 @@ fn a_replay_learning_recovery_shows_a_group_once_earlier_turns_missed_it_twice()
 
 #[test]
 fn a_setting_routes_at_most_its_max_groups() {
-    use crate::fixtures::write_dataset;
     use serde_json::json;
     use toolgate_core::Encoding;
 
     // The turn names both groups, so both score within any share of the
     // best; only the cap can keep one out.
-    let root = tempfile::tempdir().unwrap();
     let queries = [
         json!({"id": 0, "query": "send a mail with the weather forecast",
         "tools": ["mail_send", "weather_forecast"], "groups": ["mail", "weather"],
         "split": "test"}),
     ];
-    write_dataset(root.path(), &queries);
-    let dataset = Dataset::load(root.path()).unwrap();
+    let (_root, dataset) = dataset(&queries);
     let counter = TokenCounter::new(Encoding::O200kBase).unwrap();
     let prepared = Prepared::new(&dataset, &RoutingConfig::default(), None, &counter).unwrap();
     let report: Vec<&Query> = dataset.queries.iter().collect();
-    let fitted = Fitted {
-        model: PerGroup {
-            weight: 5.0,
-            bias: -2.0,
-            rank: 0.0,
-        },
-        calibration: None,
-    };
+    let fitted = fitted();
     let routed = |max_groups: usize| {
         let setting = RouterSetting {
             max_groups,
