@@ -255,12 +255,33 @@ fn toolbench_hybrid_decision_capped(bencher: Bencher, max_groups: usize) {
     bench_decision(bencher, &router);
 }
 
-/// Building that router: indexing the 2,490 tools and taking their vectors
-/// (here computed, as from a warm cache: no model runs).
+/// Building that router: indexing the 2,490 tools, taking their vectors
+/// (here computed, as from a warm cache: no model runs) and its self-test.
 #[divan::bench(sample_count = 10)]
 fn toolbench_hybrid_router_build(bencher: Bencher) {
     let Some(catalog) = toolbench() else { return };
     bencher.bench(|| hybrid_router(catalog).groups().len());
+}
+
+/// Its self-test alone, part of that build: 189 of the tools'
+/// descriptions routed as turns (BM25 and cosines each, no model runs) and
+/// the recalibration fitted to them.
+#[divan::bench(sample_count = 10)]
+fn toolbench_hybrid_router_self_test(bencher: Bencher) {
+    use toolgate_core::routing::{
+        Confidence, DEFAULT_FUSION, Embeddings, HYBRID_DEFAULTS, HybridScorer, Router,
+    };
+    let Some(catalog) = toolbench() else { return };
+    let taxonomy = bench_config().validate(catalog).unwrap();
+    bencher
+        .with_inputs(|| {
+            let embeddings = std::sync::Arc::new(FixedVectors) as std::sync::Arc<dyn Embeddings>;
+            let scorer = HybridScorer::new(catalog, &taxonomy, Some(embeddings), DEFAULT_FUSION);
+            Router::new(Box::new(scorer), taxonomy.clone())
+                .with_confidence(Confidence::PerGroup(HYBRID_DEFAULTS.model))
+                .with_calibration(HYBRID_DEFAULTS.calibration())
+        })
+        .bench_values(|router| router.self_tested(catalog).self_test().map(|t| t.probes));
 }
 
 /// An online calibration holding the most outcomes it keeps: stated

@@ -11,6 +11,7 @@ mod hybrid;
 mod online;
 mod recovery;
 mod router;
+mod self_test;
 pub mod semantic;
 mod taxonomy;
 mod text;
@@ -33,6 +34,7 @@ pub use router::{
     calibration_samples, fit_per_group, fit_per_group_pooled, fit_temperature, probabilities,
     query_terms,
 };
+pub use self_test::{MAX_PROBES, SelfTest, leave_out, probe_tools};
 pub use taxonomy::{
     ConfidenceKind, Intent, IntentConfig, NoProgress, RoutingConfig, RoutingError, Taxonomy,
     Thresholds, UnknownIntent,

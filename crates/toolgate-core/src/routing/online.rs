@@ -5,8 +5,10 @@
 //! need three groups of one API is stated 0.97 and holds 0.82). Each routed
 //! turn's outcome (did the routed groups hold every tool the model used?)
 //! is a label the deployment sees anyway; a logistic recalibration of the
-//! fitted confidence, drawn towards "no change" by a prior worth
-//! `strength` turns, learns the catalog's own offset from them.
+//! fitted confidence, drawn towards where the router started (its
+//! [`SelfTest`](crate::routing::SelfTest)'s restatement, else "no change")
+//! by a prior worth `strength` turns, learns the catalog's own offset from
+//! them.
 //!
 //! A confidence is always stated before its own outcome is recorded, so
 //! what [`OnlineCalibration::apply`] says of a turn never saw that turn.
@@ -16,10 +18,11 @@ use std::collections::VecDeque;
 use crate::name::GroupId;
 use crate::routing::calibration::sigmoid;
 
-/// How many turns the prior ("the fitted confidence is right") weighs, as
-/// an L2 pull of the slope towards 1 and the intercept towards 0. Chosen by
-/// nested leave-one-catalog-out validation over 1, 3, 10 and 30: 10 won on
-/// four of the five folds, 3 on the fifth (BENCHMARKS.md).
+/// How many turns the prior ("the confidence the router started from is
+/// right") weighs, as an L2 pull of the slope and the intercept towards its
+/// (1 and 0 without a self-test). Chosen, before the self-test, by nested
+/// leave-one-catalog-out validation over 1, 3, 10 and 30: 10 won on four
+/// of the five folds, 3 on the fifth (BENCHMARKS.md).
 pub const DEFAULT_STRENGTH: f64 = 10.0;
 
 /// Outcomes kept, newest last; older ones are dropped so that a catalog
@@ -59,6 +62,8 @@ impl Recalibration {
 #[derive(Clone, Debug)]
 pub struct OnlineCalibration {
     strength: f64,
+    /// What the prior holds the recalibration to before any outcome.
+    prior: Recalibration,
     /// Outcomes kept ([`KEPT_OUTCOMES`]).
     kept: usize,
     /// `(fitted confidence, held)`, oldest first.
@@ -82,9 +87,27 @@ impl OnlineCalibration {
             } else {
                 DEFAULT_STRENGTH
             },
+            prior: Recalibration::IDENTITY,
             kept: KEPT_OUTCOMES,
             outcomes: VecDeque::new(),
             fitted: Recalibration::IDENTITY,
+        }
+    }
+
+    /// The prior holds the recalibration to `prior` instead of "no change"
+    /// (what the router's self-test found of its catalog,
+    /// [`crate::routing::SelfTest`]); refits on the outcomes recorded.
+    pub fn with_prior(mut self, prior: Recalibration) -> Self {
+        self.set_prior(prior);
+        self
+    }
+
+    /// [`Self::with_prior`] in place.
+    pub fn set_prior(&mut self, prior: Recalibration) {
+        self.prior = prior;
+        self.fitted = prior;
+        if !self.outcomes.is_empty() {
+            self.fitted = self.fit();
         }
     }
 
@@ -140,7 +163,7 @@ impl OnlineCalibration {
     /// log loss plus the prior's pull), or the last fit if a step fails.
     fn fit(&self) -> Recalibration {
         const STEPS: usize = 30;
-        let prior = [1.0, 0.0];
+        let prior = [self.prior.slope, self.prior.intercept];
         let mut beta = [self.fitted.slope, self.fitted.intercept];
         for _ in 0..STEPS {
             let mut gradient = [0.0; 2];
@@ -209,7 +232,8 @@ impl OnlineCalibration {
                 signed.max(0.0) + (-signed.abs()).exp().ln_1p()
             })
             .sum();
-        data + self.strength / 2.0 * ((beta[0] - 1.0).powi(2) + beta[1].powi(2))
+        data + self.strength / 2.0
+            * ((beta[0] - self.prior.slope).powi(2) + (beta[1] - self.prior.intercept).powi(2))
     }
 }
 

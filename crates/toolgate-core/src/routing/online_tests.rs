@@ -101,3 +101,27 @@ fn a_catalog_key_names_the_set_of_groups() {
         "{key}"
     );
 }
+
+#[test]
+fn a_prior_other_than_no_change_stands_until_outcomes_move_it() {
+    let prior = Recalibration {
+        slope: 1.5,
+        intercept: 0.4,
+    };
+    let online = OnlineCalibration::default().with_prior(prior);
+    assert_eq!(online.recalibration(), prior);
+    assert_eq!(online.apply(0.9), prior.apply(0.9));
+    // Outcomes that hold less than the prior states pull it down, and
+    // start from it: the same outcomes under "no change" end lower still.
+    let mut from_prior = OnlineCalibration::default().with_prior(prior);
+    let mut from_identity = OnlineCalibration::default();
+    outcomes(&mut from_prior, 0.9, 30, 7);
+    outcomes(&mut from_identity, 0.9, 30, 7);
+    assert!(from_prior.apply(0.9) < prior.apply(0.9));
+    assert!(from_prior.apply(0.9) > from_identity.apply(0.9));
+    // Set after the outcomes, the prior refits them.
+    let mut late = OnlineCalibration::default();
+    outcomes(&mut late, 0.9, 30, 7);
+    late.set_prior(prior);
+    assert!((late.apply(0.9) - from_prior.apply(0.9)).abs() < 1e-6);
+}

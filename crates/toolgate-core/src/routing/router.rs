@@ -20,6 +20,7 @@ use crate::routing::calibration::{DEFAULT_PER_GROUP, Isotonic, PerGroup, ranks, 
 use crate::routing::fusion::group_scores;
 use crate::routing::online::{OnlineCalibration, Recalibration};
 use crate::routing::recovery::LearnedRecovery;
+use crate::routing::self_test::SelfTest;
 use crate::routing::taxonomy::{ConfidenceKind, Taxonomy, UnknownIntent};
 use crate::routing::text::{terms, tool_terms};
 
@@ -80,8 +81,9 @@ pub struct Decision {
     /// [`OnlineCalibration`] restates it (the same without one).
     pub confidence: f64,
     /// The chance as the calibration fitted offline states it, before what
-    /// the deployment learned of its catalog: what an outcome is recorded
-    /// against ([`Router::record_outcome`]).
+    /// the router found of its catalog ([`Router::self_tested`]) and what
+    /// the deployment learned of it: what an outcome is recorded against
+    /// ([`Router::record_outcome`]).
     pub fitted_confidence: f64,
     /// The tier that confidence falls in.
     pub tier: Tier,
@@ -140,6 +142,13 @@ pub trait GroupScorer: Send + Sync + fmt::Debug {
     /// it the tools' vectors).
     fn is_semantic(&self) -> bool {
         false
+    }
+
+    /// The turns a [`SelfTest`] routes, each with the group it asks for
+    /// (`catalog` is the one the scorer indexed); none from a scorer that
+    /// has no evidence per tool.
+    fn probes(&self, _catalog: &Catalog) -> Vec<(Evidence, GroupId)> {
+        Vec::new()
     }
 
     /// Both at once: group scores and tool scores from one pass over the
@@ -338,6 +347,8 @@ pub struct Router {
     taxonomy: Taxonomy,
     confidence: Confidence,
     calibration: Option<Isotonic>,
+    /// What routing its catalog's own tools found ([`Self::self_tested`]).
+    self_test: Option<SelfTest>,
     /// What the router learns from the outcomes of the turns it routed.
     online: Option<Mutex<OnlineCalibration>>,
     /// The groups it learns turns need without naming them.
@@ -380,6 +391,7 @@ impl Router {
             taxonomy,
             confidence,
             calibration: None,
+            self_test: None,
             online: None,
             learned: None,
         }
@@ -409,11 +421,46 @@ impl Router {
         self
     }
 
+    /// Runs the [`SelfTest`] over `catalog` (the one the scorer indexed):
+    /// decisions are then stated through its recalibration, and an online
+    /// calibration starts from it instead of "no change". Nothing changes
+    /// when the scorer gives no probes (one without evidence per tool).
+    pub fn self_tested(self, catalog: &Catalog) -> Self {
+        let probes = self.scorer.probes(catalog);
+        match SelfTest::run(&self, &probes) {
+            Some(test) => self.with_self_test(test),
+            None => self,
+        }
+    }
+
+    /// States decisions through `test`'s recalibration (one run on
+    /// evidence scored elsewhere); an online calibration starts from it.
+    pub fn with_self_test(mut self, test: SelfTest) -> Self {
+        self.self_test = Some(test);
+        if let Some(online) = &mut self.online {
+            online
+                .get_mut()
+                .unwrap_or_else(PoisonError::into_inner)
+                .set_prior(test.recalibration);
+        }
+        self
+    }
+
+    /// What the self-test found; `None` without one.
+    pub fn self_test(&self) -> Option<SelfTest> {
+        self.self_test
+    }
+
     /// Restates each decision's confidence through `online`, which learns
     /// from the outcomes recorded with [`Self::record_outcome`]: the tiers
     /// then follow what this deployment's turns show, not only what the
-    /// catalogs the calibration was fitted on showed.
+    /// catalogs the calibration was fitted on showed. After a self-test,
+    /// `online` starts from its recalibration.
     pub fn with_online_calibration(mut self, online: OnlineCalibration) -> Self {
+        let online = match self.self_test {
+            Some(test) => online.with_prior(test.recalibration),
+            None => online,
+        };
         self.online = Some(Mutex::new(online));
         self
     }
@@ -581,7 +628,9 @@ impl Router {
         }
         let recalibration = self
             .online_calibration()
-            .map_or(Recalibration::IDENTITY, |(recalibration, _)| recalibration);
+            .map(|(recalibration, _)| recalibration)
+            .or(self.self_test.map(|test| test.recalibration))
+            .unwrap_or(Recalibration::IDENTITY);
         let calibrate = |raw: f64| recalibration.apply(self.calibrate(raw));
         let (routed, raw) = match (self.confidence, self.taxonomy.route_above) {
             (Confidence::PerGroup(_), Some(share)) => {

@@ -1,0 +1,110 @@
+//! [`SelfTest`]: what a router finds of its own catalog before its first
+//! turn. The calibration fitted offline states the chance that the routed
+//! groups hold a turn's needs as it was on the catalogs it was fitted on; on
+//! a catalog whose groups are easier (or harder) to tell apart it is off by
+//! 10 points or more. Every tool's description is a turn the catalog
+//! itself supplies, and its own group is the answer: each probe is scored
+//! with its tool left out (so its siblings and its group's own document
+//! must carry it), routed like any turn, and whether the routed groups hold
+//! its group is an outcome. A recalibration fitted to those outcomes
+//! ([`OnlineCalibration`]) restates the confidence for this catalog, and is
+//! the prior a router that learns from its turns starts from.
+//!
+//! Probes ask for one group each, by the catalog's own words; turns that
+//! need a group they do not name (an id only a search tool gives, say) are
+//! beyond them, and only outcomes of real turns teach those.
+
+use serde::Serialize;
+
+use crate::catalog::Catalog;
+use crate::name::{GroupId, ToolName};
+use crate::routing::hybrid::RawEvidence;
+use crate::routing::online::{OnlineCalibration, Recalibration};
+use crate::routing::router::{Evidence, Router};
+
+/// Most probes a self-test routes: enough to fit a slope and an intercept,
+/// few enough to cost well under a second at start-up on 4,000 tools.
+pub const MAX_PROBES: usize = 200;
+
+/// The tools a self-test turns into probes, as `(index in tool_names, its
+/// group, its description)`: tools with a description whose group has
+/// another tool (a probe's own tool is left out), spread evenly over
+/// `tool_names`, at most [`MAX_PROBES`].
+pub fn probe_tools(catalog: &Catalog, tool_names: &[ToolName]) -> Vec<(usize, GroupId, String)> {
+    let eligible: Vec<(usize, GroupId, String)> = tool_names
+        .iter()
+        .enumerate()
+        .filter_map(|(index, name)| {
+            let tool = catalog.tool(name.as_str())?;
+            let group = tool.group?;
+            let description = tool.definition.description.trim();
+            let siblings = catalog.group_tools(group.as_str()).count();
+            (!description.is_empty() && siblings >= 2)
+                .then(|| (index, group.clone(), description.to_owned()))
+        })
+        .collect();
+    let step = eligible.len().div_ceil(MAX_PROBES).max(1);
+    eligible.into_iter().step_by(step).collect()
+}
+
+/// `raw` with tool `index` left out of both kinds of evidence.
+pub fn leave_out(raw: &mut RawEvidence, index: usize) {
+    if let Some(score) = raw.lexical.get_mut(index) {
+        *score = 0.0;
+    }
+    if let Some(score) = raw.semantic.as_mut().and_then(|s| s.get_mut(index)) {
+        *score = 0.0;
+    }
+}
+
+/// What routing the catalog's own tools as turns found.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct SelfTest {
+    /// Probes routed.
+    pub probes: usize,
+    /// Those whose routed groups held their tool's group.
+    pub held: usize,
+    /// Their mean confidence, as fitted offline.
+    pub mean_fitted: f64,
+    /// The fitted confidence's recalibration for this catalog.
+    pub recalibration: Recalibration,
+}
+
+impl SelfTest {
+    /// Routes each probe (its evidence, tools best first, and its group)
+    /// through `router` and fits the recalibration to the outcomes, drawn
+    /// towards "no change" as [`OnlineCalibration`] draws it; `None`
+    /// without probes.
+    pub fn run(router: &Router, probes: &[(Evidence, GroupId)]) -> Option<Self> {
+        if probes.is_empty() {
+            return None;
+        }
+        let outcomes: Vec<(f64, bool)> = probes
+            .iter()
+            .map(|(evidence, group)| {
+                let decision = router.decide_with_tools(evidence);
+                (decision.fitted_confidence, decision.routed.contains(group))
+            })
+            .collect();
+        let held = outcomes.iter().filter(|(_, held)| *held).count();
+        let mean_fitted = outcomes.iter().map(|(c, _)| c).sum::<f64>() / outcomes.len() as f64;
+        let recalibration = OnlineCalibration::default()
+            .with_outcomes(outcomes)
+            .recalibration();
+        Some(Self {
+            probes: probes.len(),
+            held,
+            mean_fitted,
+            recalibration,
+        })
+    }
+
+    /// Share of probes whose own group was routed.
+    pub fn held_share(&self) -> f64 {
+        self.held as f64 / self.probes.max(1) as f64
+    }
+}
+
+#[cfg(test)]
+#[path = "self_test_tests.rs"]
+mod tests;
