@@ -72,6 +72,7 @@ pub(crate) fn run(args: &RouteArgs) -> anyhow::Result<()> {
                     "intent": decision.intent,
                     "confidence": decision.confidence,
                     "fitted_confidence": decision.fitted_confidence,
+                    "self_test": router.self_test(),
                     "learned_turns": learned.len(),
                     "learned_groups": decision.learned,
                     "tier": decision.tier.as_str(),
@@ -94,6 +95,15 @@ pub(crate) fn run(args: &RouteArgs) -> anyhow::Result<()> {
                 all_tokens,
                 max_groups,
             );
+            if let Some(test) = router.self_test() {
+                let _ = writeln!(
+                    text,
+                    "self-test:  {} of this catalog's tools routed as turns, {:.1}% to their own group; the confidence restates the fitted {:.3}",
+                    test.probes,
+                    test.held_share() * 100.0,
+                    decision.fitted_confidence
+                );
+            }
             if !learned.is_empty() {
                 let _ = writeln!(
                     text,

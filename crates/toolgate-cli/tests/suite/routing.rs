@@ -381,6 +381,18 @@ fn route_prints_the_decision_for_a_query() {
         decision["visible_tokens"].as_u64().unwrap()
             < decision["all_tools_tokens"].as_u64().unwrap()
     );
+    // Its self-test: the nine tools' descriptions as turns, each group's
+    // found by its other two tools; the confidence restates the fitted one.
+    let test = &decision["self_test"];
+    assert_eq!(
+        (test["probes"].as_u64(), test["held"].as_u64()),
+        (Some(9), Some(9)),
+        "{decision}"
+    );
+    assert_ne!(
+        decision["confidence"], decision["fitted_confidence"],
+        "{decision}"
+    );
 
     let plain = toolgate(
         &[
@@ -395,6 +407,10 @@ fn route_prints_the_decision_for_a_query() {
     let stdout = text(&plain.stdout);
     assert!(stdout.contains("routed:     mail\n"), "{stdout}");
     assert!(stdout.contains("tier)"), "{stdout}");
+    assert!(
+        stdout.contains("self-test:  9 of this catalog's tools routed as turns, 100.0% to their own group; the confidence restates the fitted "),
+        "{stdout}"
+    );
 }
 
 #[test]
