@@ -8,7 +8,7 @@
 //! model is fitted, then BM25 over tools at the router's token budget and the
 //! router's best 1 to 3 groups.
 
-use toolgate_core::routing::{ConfidenceKind, Router, RoutingConfig};
+use toolgate_core::routing::{ConfidenceKind, Decision, Router, RoutingConfig};
 use toolgate_core::{Origin, TokenCounter};
 
 use crate::baseline::{GROUP_KS, ROUTED_KS, TOOL_KS, TopK, routed_tools};
@@ -227,6 +227,8 @@ pub(crate) fn evaluate_prepared(
     let mut search_curves = Vec::new();
     let mut tool_router_calibration = Vec::new();
     let mut tool_router_calibration_online = Vec::new();
+    let mut tool_router_calibration_fitted = Vec::new();
+    let mut tool_router_self_test = None;
     let mut group_curves = Vec::new();
     let mut fitted = Vec::new();
     for fusion in fusions(prepared.semantic) {
@@ -302,6 +304,16 @@ pub(crate) fn evaluate_prepared(
     {
         let (seen, decisions) = prepared.route(setting, model, &report);
         tool_router_calibration.push((setting.name(), bands(&decisions, &report)));
+        let fitted_alone: Vec<Decision> = decisions
+            .iter()
+            .cloned()
+            .map(|mut decision| {
+                decision.confidence = decision.fitted_confidence;
+                decision
+            })
+            .collect();
+        tool_router_calibration_fitted = bands(&fitted_alone, &report);
+        tool_router_self_test = prepared.self_test(setting, model);
         tool_router_setting = setting.name();
         tool_router_at_cap = share_at_cap(&decisions, setting.max_groups);
         policies.push(router_figures(
@@ -365,6 +377,8 @@ pub(crate) fn evaluate_prepared(
         search_curves,
         tool_router_calibration,
         tool_router_calibration_online,
+        tool_router_calibration_fitted,
+        tool_router_self_test,
         tool_router_setting,
         tool_router_at_cap,
         group_curves,

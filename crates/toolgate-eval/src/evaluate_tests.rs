@@ -62,6 +62,13 @@ fn every_policy_is_measured_on_the_reported_queries() {
         .map(|band| band.queries)
         .sum();
     assert_eq!(learning, 2);
+    // Fitted on this catalog's own tuning part, the confidence is taken
+    // as it is: no self-test, and the stated bands are the fitted ones.
+    assert_eq!(evaluation.tool_router_self_test, None);
+    assert_eq!(
+        format!("{:?}", evaluation.tool_router_calibration[0].1),
+        format!("{:?}", evaluation.tool_router_calibration_fitted)
+    );
     assert_eq!(calls, [(1, 4), (2, 4), (3, 4), (4, 4)]);
     let figures: Vec<(&str, f64)> = evaluation
         .policies

@@ -128,6 +128,8 @@ pub(crate) fn evaluation() -> Evaluation {
         bm25_tools_curve: vec![point(1, 0.25, 0.001), point(3, 0.5, 0.01)],
         search_curves: Vec::new(),
         tool_router_calibration: Vec::new(),
+        tool_router_calibration_fitted: Vec::new(),
+        tool_router_self_test: None,
         tool_router_calibration_online: Vec::new(),
         group_curves: Vec::new(),
         tool_router_setting: String::new(),

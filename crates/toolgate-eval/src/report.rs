@@ -6,6 +6,7 @@
 //! multi-group turns is not dominated by its few largest queries.
 
 use serde::Serialize;
+use toolgate_core::routing::SelfTest;
 use toolgate_core::routing::{Decision, Fusion, Isotonic, PerGroup, Tier};
 
 use crate::costs::Seen;
@@ -133,9 +134,15 @@ pub struct Evaluation {
     pub bm25_groups_curve: Vec<CurvePoint>,
     /// Tool search (the k best tools) by each fusion method, at several k.
     pub search_curves: Vec<SearchCurve>,
-    /// The tool-first router's calibration per fusion method (its
-    /// decisions do not depend on the tools per group).
+    /// The headline tool router's calibration as stated: the offline fit
+    /// restated by its self-test on this catalog, as the shipped router
+    /// states it before learning from any turn.
     pub tool_router_calibration: Vec<(String, Vec<Band>)>,
+    /// The same decisions stated by the offline fit alone, before the
+    /// self-test.
+    pub tool_router_calibration_fitted: Vec<Band>,
+    /// What the headline tool router's self-test found of this catalog.
+    pub tool_router_self_test: Option<SelfTest>,
     /// The headline tool router's calibration as `toolgate chat --route`
     /// states it, learning from its turns ([`LEARNED_ROUTER`]): the reported
     /// queries in order, each stated before its own outcome is recorded

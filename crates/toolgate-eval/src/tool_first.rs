@@ -11,9 +11,9 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 use toolgate_core::routing::{
-    Confidence, Decision, Fusion, GroupScorer, HybridScorer, Isotonic, Labelled, LearnedRecovery,
-    OnlineCalibration, PerGroup, RawEvidence, Router, RoutingConfig, Taxonomy, Tier, Visible,
-    calibration_samples, fit_per_group_pooled, ranking,
+    Confidence, Decision, Evidence, Fusion, GroupScorer, HybridScorer, Isotonic, Labelled,
+    LearnedRecovery, OnlineCalibration, PerGroup, RawEvidence, Router, RoutingConfig, SelfTest,
+    Taxonomy, Tier, Visible, calibration_samples, fit_per_group_pooled, ranking,
 };
 use toolgate_core::{Catalog, GroupId, TokenCounter, ToolName};
 
@@ -58,8 +58,10 @@ pub(crate) struct Prepared<'d> {
     /// with no gold group, which no policy is measured on.
     raw: Vec<Option<RawEvidence>>,
     /// Microseconds the raw evidence took, per query (BM25 and cosines;
-    /// the query's embedding is not included).
+    /// the query's embedding, looked up, is not included).
     raw_micros: Vec<f64>,
+    /// The self-test's probes, raw, with the group each asks for.
+    probes: Vec<(RawEvidence, GroupId)>,
     /// Whether tool vectors were given.
     pub(crate) semantic: bool,
     /// Token costs of the catalog.
@@ -78,10 +80,21 @@ impl<'d> Prepared<'d> {
         counter: &TokenCounter,
     ) -> Result<Self> {
         let taxonomy = config.validate(&dataset.catalog)?;
-        let scorer = HybridScorer::new(&dataset.catalog, &taxonomy, None, Fusion::Lexical);
+        let embeddings = vectors
+            .map(|vectors| std::sync::Arc::new(crate::find::Precomputed::new(dataset, vectors)));
+        // The vectors looked up as the router would embed: the turn's
+        // cosines come with its raw evidence, and the self-test's probes
+        // score by the tools' own.
+        let scorer = HybridScorer::new(
+            &dataset.catalog,
+            &taxonomy,
+            embeddings
+                .clone()
+                .map(|e| e as std::sync::Arc<dyn toolgate_core::routing::Embeddings>),
+            Fusion::Lexical,
+        );
         let mut raw = Vec::with_capacity(dataset.queries.len());
         let mut raw_micros = Vec::with_capacity(dataset.queries.len());
-        let tools = vectors.map(|(tools, _)| tools);
         for query in &dataset.queries {
             if query.gold_groups.is_empty() {
                 raw.push(None);
@@ -89,27 +102,21 @@ impl<'d> Prepared<'d> {
                 continue;
             }
             let started = Instant::now();
-            let mut evidence = scorer.raw(&query.text, &query.earlier_turns());
-            if let (Some(tools), Some((_, queries))) = (tools, vectors) {
-                evidence.semantic = Some(toolgate_core::routing::semantic::cosine_scores(
-                    &queries[query.index],
-                    tools,
-                ));
-            }
+            let evidence = scorer.raw(&query.text, &query.earlier_turns());
             raw_micros.push(started.elapsed().as_secs_f64() * 1e6);
             raw.push(Some(evidence));
         }
+        let probes = scorer.raw_probes(&dataset.catalog);
         Ok(Self {
             dataset,
             taxonomy,
             scorer,
             raw,
             raw_micros,
+            probes,
             semantic: vectors.is_some(),
             costs: Costs::new(&dataset.catalog, counter),
-            embeddings: vectors.map(|vectors| {
-                std::sync::Arc::new(crate::find::Precomputed::new(dataset, vectors))
-            }),
+            embeddings,
         })
     }
 
@@ -270,24 +277,7 @@ impl<'d> Prepared<'d> {
         debug_assert!(settings.iter().all(|s| s.fusion == fusion));
         let routers: Vec<Router> = settings
             .iter()
-            .map(|setting| {
-                let mut taxonomy = self.taxonomy.clone();
-                taxonomy.tools_per_group = Some(setting.tools_per_group);
-                taxonomy.route_above = Some(setting.route_above);
-                taxonomy.max_groups = setting.max_groups;
-                let groups = GroupsOnly(self.scorer.groups().to_vec());
-                let mut router = Router::new(Box::new(groups), taxonomy)
-                    .with_confidence(Confidence::PerGroup(fitted.model));
-                if let Some(calibration) = &fitted.calibration {
-                    router = router.with_calibration(calibration.clone());
-                }
-                if learn {
-                    router = router
-                        .with_online_calibration(OnlineCalibration::default())
-                        .with_learned_recovery(LearnedRecovery::new());
-                }
-                router
-            })
+            .map(|setting| self.router(*setting, fitted, learn))
             .collect();
         let mut out: Vec<(Vec<Seen>, Vec<Decision>)> =
             settings.iter().map(|_| (Vec::new(), Vec::new())).collect();
@@ -322,6 +312,46 @@ impl<'d> Prepared<'d> {
             }
         }
         out
+    }
+
+    /// What the self-test of the router with `setting` and `fitted` finds.
+    pub(crate) fn self_test(&self, setting: RouterSetting, fitted: &Fitted) -> Option<SelfTest> {
+        self.router(setting, fitted, false).self_test()
+    }
+
+    /// The router with `setting` and `fitted` (self-tested when fitted on
+    /// other catalogs, as the shipped one is), learning from its turns
+    /// when `learn`: it decides on evidence combined here.
+    fn router(&self, setting: RouterSetting, fitted: &Fitted, learn: bool) -> Router {
+        let mut taxonomy = self.taxonomy.clone();
+        taxonomy.tools_per_group = Some(setting.tools_per_group);
+        taxonomy.route_above = Some(setting.route_above);
+        taxonomy.max_groups = setting.max_groups;
+        let groups = GroupsOnly(self.scorer.groups().to_vec());
+        let mut router = Router::new(Box::new(groups), taxonomy)
+            .with_confidence(Confidence::PerGroup(fitted.model));
+        if let Some(calibration) = &fitted.calibration {
+            router = router.with_calibration(calibration.clone());
+        }
+        let probes: Vec<(Evidence, GroupId)> = self
+            .probes
+            .iter()
+            .filter(|_| fitted.self_test)
+            .map(|(raw, group)| {
+                let mut evidence = self.scorer.combine_with(setting.fusion, raw);
+                evidence.tools.sort_by(|a, b| b.score.total_cmp(&a.score));
+                (evidence, group.clone())
+            })
+            .collect();
+        if let Some(test) = SelfTest::run(&router, &probes) {
+            router = router.with_self_test(test);
+        }
+        if learn {
+            router = router
+                .with_online_calibration(OnlineCalibration::default())
+                .with_learned_recovery(LearnedRecovery::new());
+        }
+        router
     }
 
     /// What a decision shows: the whole catalog at the low tier; else each
@@ -377,6 +407,10 @@ impl GroupScorer for GroupsOnly {
 pub(crate) struct Fitted {
     pub(crate) model: PerGroup,
     pub(crate) calibration: Option<Isotonic>,
+    /// Whether the router restates it by its self-test on the catalog, as
+    /// the shipped router restates the defaults fitted on other catalogs;
+    /// a fit on the catalog's own turns is taken as it is.
+    pub(crate) self_test: bool,
 }
 
 /// The per-group model and its calibration for `fusion`, fitted on
@@ -387,14 +421,19 @@ pub(crate) fn fit_labelled(sets: &[&[Labelled]], max_groups: usize) -> Fitted {
     Fitted {
         model,
         calibration: Some(calibration),
+        self_test: false,
     }
 }
 
-/// [`fit_labelled`] on every labelled query of `sets`.
+/// [`fit_labelled`] on every labelled query of `sets`, other catalogs
+/// than the one routed: self-tested, as the shipped defaults are.
 pub(crate) fn fit(sets: &[&Prepared<'_>], fusion: Fusion, max_groups: usize) -> Fitted {
     let labelled: Vec<Vec<Labelled>> = sets.iter().map(|p| p.labelled_all(fusion)).collect();
     let slices: Vec<&[Labelled]> = labelled.iter().map(Vec::as_slice).collect();
-    fit_labelled(&slices, max_groups)
+    Fitted {
+        self_test: true,
+        ..fit_labelled(&slices, max_groups)
+    }
 }
 
 /// What the tool-first router's settings are chosen among.

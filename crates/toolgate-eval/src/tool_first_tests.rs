@@ -54,6 +54,7 @@ fn fitted() -> Fitted {
             rank: 0.0,
         },
         calibration: None,
+        self_test: false,
     }
 }
 
@@ -142,4 +143,43 @@ fn a_setting_routes_at_most_its_max_groups() {
     };
     assert_eq!(routed(1), 1);
     assert_eq!(routed(20), 2);
+}
+
+#[test]
+fn a_fit_on_other_catalogs_is_restated_by_the_self_test_and_an_own_fit_is_not() {
+    use serde_json::json;
+    use toolgate_core::Encoding;
+
+    let queries = [
+        json!({"id": 0, "query": "send a mail", "tools": ["mail_send"],
+                           "groups": ["mail"], "split": "test"}),
+    ];
+    let (_root, dataset) = dataset(&queries);
+    let counter = TokenCounter::new(Encoding::O200kBase).unwrap();
+    let prepared = Prepared::new(&dataset, &RoutingConfig::default(), None, &counter).unwrap();
+    let report: Vec<&Query> = dataset.queries.iter().collect();
+    let setting = setting(0.5);
+
+    let own = fitted();
+    assert_eq!(prepared.self_test(setting, &own), None);
+    let (_, decisions) = prepared.route(setting, &own, &report);
+    assert_eq!(decisions[0].confidence, decisions[0].fitted_confidence);
+
+    let across = Fitted {
+        self_test: true,
+        ..fitted()
+    };
+    let test = prepared.self_test(setting, &across).unwrap();
+    // The mail group's two tools probe it (the forecast tool has none to
+    // carry its group once left out), and both find it.
+    assert_eq!((test.probes, test.held), (2, 2));
+    let (_, decisions) = prepared.route(setting, &across, &report);
+    assert_eq!(
+        decisions[0].confidence,
+        test.recalibration.apply(decisions[0].fitted_confidence)
+    );
+    assert_ne!(
+        test.recalibration,
+        toolgate_core::routing::Recalibration::IDENTITY
+    );
 }
