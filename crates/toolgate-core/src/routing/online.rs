@@ -207,14 +207,45 @@ impl OnlineCalibration {
                 break;
             }
         }
-        if beta.iter().all(|b| b.is_finite()) {
-            Recalibration {
-                slope: beta[0],
-                intercept: beta[1],
-            }
-        } else {
-            self.fitted
+        if !beta.iter().all(|b| b.is_finite()) {
+            return self.fitted;
         }
+        if beta[0] < 0.0 {
+            // A higher fitted confidence must not be stated lower: where
+            // the outcomes would have it so (they fail more often the more
+            // confident it was), the slope stays at 0 and the intercept
+            // alone says how often turns hold.
+            return Recalibration {
+                slope: 0.0,
+                intercept: self.fit_intercept(beta[1]),
+            };
+        }
+        Recalibration {
+            slope: beta[0],
+            intercept: beta[1],
+        }
+    }
+
+    /// The maximum a posteriori intercept with the slope at 0, from
+    /// `start` (Newton's method; `start` if a step fails).
+    fn fit_intercept(&self, start: f64) -> f64 {
+        let mut intercept = start;
+        for _ in 0..60 {
+            let p = sigmoid(intercept);
+            let held = self.outcomes.iter().filter(|(_, held)| *held).count() as f64;
+            let count = self.outcomes.len() as f64;
+            let gradient = count * p - held + self.strength * (intercept - self.prior.intercept);
+            let hessian = count * p * (1.0 - p) + self.strength;
+            let step = gradient / hessian;
+            if !step.is_finite() {
+                return start;
+            }
+            intercept -= step;
+            if step.abs() < 1e-10 {
+                break;
+            }
+        }
+        intercept
     }
 }
 

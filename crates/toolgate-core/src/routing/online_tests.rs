@@ -125,3 +125,18 @@ fn a_prior_other_than_no_change_stands_until_outcomes_move_it() {
     late.set_prior(prior);
     assert!((late.apply(0.9) - from_prior.apply(0.9)).abs() < 1e-6);
 }
+
+#[test]
+fn outcomes_that_fail_more_the_more_confident_are_not_stated_backwards() {
+    let mut online = OnlineCalibration::default();
+    // Held at 0.6, failed at 0.95: a fit free to turn would state 0.95
+    // below 0.6.
+    outcomes(&mut online, 0.6, 100, 9);
+    outcomes(&mut online, 0.95, 100, 1);
+    let recalibration = online.recalibration();
+    assert_eq!(recalibration.slope, 0.0);
+    // One rate for every confidence: about how often turns held.
+    let stated = online.apply(0.95);
+    assert_eq!(stated, online.apply(0.6));
+    assert!((stated - 0.5).abs() < 0.05, "{stated}");
+}

@@ -119,13 +119,19 @@ fn a_catalog_whose_groups_are_told_apart_is_stated_more_confidently() {
     // A probe's siblings share its words where groups hold one topic.
     assert_eq!(apart.held, 32);
     assert!(dealt.held < apart.held, "{dealt:?}");
+    assert_eq!(dealt.held, 0);
     for fitted in [0.6, 0.8, 0.9] {
         let (a, d) = (
             apart.recalibration.apply(fitted),
             dealt.recalibration.apply(fitted),
         );
-        assert!(a > fitted && a > d, "at {fitted}: apart {a}, dealt {d}");
+        assert!(
+            a > fitted && d < fitted,
+            "at {fitted}: apart {a}, dealt {d}"
+        );
     }
+    // Stated low, not backwards.
+    assert!(dealt.recalibration.slope >= 0.0, "{dealt:?}");
 }
 
 #[test]
