@@ -18,7 +18,7 @@ mod text;
 
 pub use bm25::Bm25;
 pub use calibration::{DEFAULT_PER_GROUP, Isotonic, PerGroup};
-pub use fusion::{Fusion, group_scores, ranking};
+pub use fusion::{CosineFloor, Fusion, group_scores, ranking};
 pub use hybrid::{
     Combined, DEFAULT_FUSION, Embeddings, FittedDefaults, GROUP_DOCUMENT_SHARE, HYBRID_DEFAULTS,
     HybridScorer, LEXICAL_DEFAULTS, RawEvidence, combine, tool_text, tool_texts,

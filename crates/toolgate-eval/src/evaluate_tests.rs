@@ -98,6 +98,10 @@ fn every_policy_is_measured_on_the_reported_queries() {
             ("tool_router[embedding, above 0.2, 1 tool, 20 groups]", 1.0),
             ("tool_router[rrf(k=60), above 0.4, 1 tool, 20 groups]", 1.0),
             ("tool_router[blend(0.5), above 0.2, 1 tool, 20 groups]", 1.0),
+            (
+                "tool_router[blend(0.5, median), above 0.2, 1 tool, 20 groups]",
+                1.0
+            ),
             ("find_tool_groups", 1.0),
         ]
     );
@@ -129,8 +133,17 @@ fn every_policy_is_measured_on_the_reported_queries() {
         .iter()
         .map(|c| c.method.as_str())
         .collect();
-    assert_eq!(methods, ["bm25", "embedding", "rrf(k=60)", "blend(0.5)"]);
-    assert_eq!(evaluation.group_curves.len(), 4 * 3);
+    assert_eq!(
+        methods,
+        [
+            "bm25",
+            "embedding",
+            "rrf(k=60)",
+            "blend(0.5)",
+            "blend(0.5, median)"
+        ]
+    );
+    assert_eq!(evaluation.group_curves.len(), 5 * 3);
     let all_tools = &evaluation.policies[0];
     assert_eq!(
         (all_tools.mean_visible_tokens, all_tools.token_fraction),

@@ -11,9 +11,9 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 use toolgate_core::routing::{
-    Confidence, Decision, Evidence, Fusion, GroupScorer, HybridScorer, Isotonic, Labelled,
-    LearnedRecovery, OnlineCalibration, PerGroup, RawEvidence, Router, RoutingConfig, SelfTest,
-    Taxonomy, Tier, Visible, calibration_samples, fit_per_group_pooled, ranking,
+    Confidence, CosineFloor, Decision, Evidence, Fusion, GroupScorer, HybridScorer, Isotonic,
+    Labelled, LearnedRecovery, OnlineCalibration, PerGroup, RawEvidence, Router, RoutingConfig,
+    SelfTest, Taxonomy, Tier, Visible, calibration_samples, fit_per_group_pooled, ranking,
 };
 use toolgate_core::{Catalog, GroupId, TokenCounter, ToolName};
 
@@ -38,7 +38,14 @@ pub(crate) fn fusions(semantic: bool) -> Vec<Fusion> {
             Fusion::Lexical,
             Fusion::Semantic,
             Fusion::Rrf { k: 60.0 },
-            Fusion::Blend { weight: 0.5 },
+            Fusion::Blend {
+                weight: 0.5,
+                floor: CosineFloor::Lowest,
+            },
+            Fusion::Blend {
+                weight: 0.5,
+                floor: CosineFloor::Median,
+            },
         ]
     } else {
         vec![Fusion::Lexical]

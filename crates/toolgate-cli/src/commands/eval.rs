@@ -10,8 +10,8 @@ use std::io::IsTerminal;
 
 use anyhow::Context;
 use toolgate_core::TokenCounter;
-use toolgate_core::routing::Fusion;
 use toolgate_core::routing::RoutingConfig;
+use toolgate_core::routing::{CosineFloor, Fusion};
 use toolgate_eval::{
     Dataset, SemanticInputs, evaluate, goal_summary, leave_one_out, markdown, svg,
 };
@@ -103,7 +103,14 @@ fn fitted_settings(
             Fusion::Lexical => "{ method = \"lexical\" }".to_owned(),
             Fusion::Semantic => "{ method = \"semantic\" }".to_owned(),
             Fusion::Rrf { k } => format!("{{ method = \"rrf\", k = {k:?} }}"),
-            Fusion::Blend { weight } => format!("{{ method = \"blend\", weight = {weight:?} }}"),
+            Fusion::Blend {
+                weight,
+                floor: CosineFloor::Lowest,
+            } => format!("{{ method = \"blend\", weight = {weight:?} }}"),
+            Fusion::Blend {
+                weight,
+                floor: CosineFloor::Median,
+            } => format!("{{ method = \"blend\", weight = {weight:?}, floor = \"median\" }}"),
         };
         // Rounded as printed, then one knot per raw value, so the map reads
         // back as it validates (raw strictly ascending).

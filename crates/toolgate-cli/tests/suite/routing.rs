@@ -149,7 +149,9 @@ fn eval_blends_in_the_local_embedding_model_when_given_one() {
         assert!(stdout.contains(row), "{row} in {stdout}");
     }
     assert!(
-        stdout.contains("| bm25 | embedding | rrf(k=60) | blend(0.5) | margin over the best |"),
+        stdout.contains(
+            "| bm25 | embedding | rrf(k=60) | blend(0.5) | blend(0.5, median) | margin over the best |"
+        ),
         "{stdout}"
     );
     assert!(

@@ -25,12 +25,29 @@ pub enum Fusion {
         k: f64,
     },
     /// `(1 - weight) * lexical + weight * semantic`, each first scaled to
-    /// 0..1 over the catalog (BM25 by its best score, cosine from its lowest
-    /// to its highest).
+    /// 0..1 over the catalog (BM25 by its best score, cosine from its
+    /// `floor` to its highest, below the floor as 0).
     Blend {
         /// The semantic share, 0 to 1.
         weight: f64,
+        /// Where the cosine's scale starts.
+        #[serde(default)]
+        floor: CosineFloor,
     },
+}
+
+/// Where a blend's cosine scale starts: the cosine that counts as no
+/// semantic evidence.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CosineFloor {
+    /// The catalog's lowest cosine: every other tool keeps some share.
+    #[default]
+    Lowest,
+    /// The catalog's median: the half of the tools least like the turn get
+    /// none, so a group of unrelated tools is not carried by the loose
+    /// likeness every text has to every other.
+    Median,
 }
 
 impl Fusion {
@@ -52,21 +69,29 @@ impl Fusion {
                 }
                 fused
             }
-            Self::Blend { weight } => {
+            Self::Blend { weight, floor } => {
                 let weight = weight.clamp(0.0, 1.0);
                 let top = lexical.iter().copied().fold(0.0_f64, f64::max);
-                let (low, high) = semantic
+                let (lowest, high) = semantic
                     .iter()
                     .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), s| {
                         (lo.min(*s), hi.max(*s))
                     });
+                let low = match floor {
+                    CosineFloor::Lowest => lowest,
+                    CosineFloor::Median => median(semantic),
+                };
                 let span = high - low;
                 lexical
                     .iter()
                     .zip(semantic)
                     .map(|(l, s)| {
                         let l = if top > 0.0 { l / top } else { 0.0 };
-                        let s = if span > 0.0 { (s - low) / span } else { 0.0 };
+                        let s = if span > 0.0 {
+                            ((s - low) / span).max(0.0)
+                        } else {
+                            0.0
+                        };
                         (1.0 - weight) * l + weight * s
                     })
                     .collect()
@@ -80,15 +105,33 @@ impl Fusion {
     }
 
     /// How the report and `toolgate route` name it: `bm25`, `embedding`,
-    /// `rrf(k=10)`, `blend(0.5)`.
+    /// `rrf(k=10)`, `blend(0.5)`, `blend(0.5, median)`.
     pub fn label(self) -> String {
         match self {
             Self::Lexical => "bm25".to_owned(),
             Self::Semantic => "embedding".to_owned(),
             Self::Rrf { k } => format!("rrf(k={k})"),
-            Self::Blend { weight } => format!("blend({weight})"),
+            Self::Blend {
+                weight,
+                floor: CosineFloor::Lowest,
+            } => format!("blend({weight})"),
+            Self::Blend {
+                weight,
+                floor: CosineFloor::Median,
+            } => format!("blend({weight}, median)"),
         }
     }
+}
+
+/// The middle value of `scores` (the upper of the two middle ones of an
+/// even count); 0 for none.
+fn median(scores: &[f64]) -> f64 {
+    if scores.is_empty() {
+        return 0.0;
+    }
+    let mut sorted = scores.to_vec();
+    let middle = sorted.len() / 2;
+    *sorted.select_nth_unstable_by(middle, f64::total_cmp).1
 }
 
 /// Indexes of the tools with positive evidence, best first (ties in index

@@ -337,7 +337,7 @@ impl RoutingConfig {
                     "k must be a number of 0 or more, not {k}"
                 )));
             }
-            Some(crate::routing::Fusion::Blend { weight })
+            Some(crate::routing::Fusion::Blend { weight, .. })
                 if !(weight.is_finite() && (0.0..=1.0).contains(&weight)) =>
             {
                 return Err(RoutingError::Fusion(format!(
