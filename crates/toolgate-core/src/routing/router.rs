@@ -78,7 +78,8 @@ pub struct Decision {
     pub intent: Option<String>,
     /// Calibrated chance that the routed groups (with the learned ones)
     /// are enough (0 to 1): the fitted confidence as the router's
-    /// [`OnlineCalibration`] restates it (the same without one).
+    /// [`OnlineCalibration`] restates it, else its [`SelfTest`] (the same
+    /// without either).
     pub confidence: f64,
     /// The chance as the calibration fitted offline states it, before what
     /// the router found of its catalog ([`Router::self_tested`]) and what
