@@ -110,16 +110,11 @@ pub fn markdown(e: &Evaluation, encoding: &str) -> String {
             test.recalibration.intercept,
         );
     }
-    if e.tool_router_calibration_fitted
-        .iter()
-        .any(|b| b.queries > 0)
-    {
-        let _ = writeln!(
-            out,
-            "\nCalibration of `tool_router` as fitted on the other catalogs alone, before its self-test (reported queries); off by: points between mean confidence and observed.\n"
-        );
-        calibration_table(&mut out, &e.tool_router_calibration_fitted);
-    }
+    calibration_section(
+        &mut out,
+        "Calibration of `tool_router` as fitted on the other catalogs alone, before its self-test (reported queries); off by: points between mean confidence and observed.",
+        &e.tool_router_calibration_fitted,
+    );
     for (policy, bands) in &e.tool_router_calibration {
         let _ = writeln!(
             out,
@@ -127,19 +122,25 @@ pub fn markdown(e: &Evaluation, encoding: &str) -> String {
         );
         calibration_table(&mut out, bands);
     }
-    if !e.tool_router_calibration.is_empty()
-        && e.tool_router_calibration_online
-            .iter()
-            .any(|b| b.queries > 0)
-    {
-        let _ = writeln!(
-            out,
-            "\nThe router learning online, as `toolgate chat --route` runs it (`{LEARNED_ROUTER}`): the reported queries in order, each decision stated before its own outcome is recorded (a prior worth {ONLINE_STRENGTH} turns, centred on the self-test's restatement), the recovery groups it learned counted as relied on.\n"
+    if !e.tool_router_calibration.is_empty() {
+        calibration_section(
+            &mut out,
+            &format!(
+                "The router learning online, as `toolgate chat --route` runs it (`{LEARNED_ROUTER}`): the reported queries in order, each decision stated before its own outcome is recorded (a prior worth {ONLINE_STRENGTH} turns, centred on the self-test's restatement), the recovery groups it learned counted as relied on."
+            ),
+            &e.tool_router_calibration_online,
         );
-        calibration_table(&mut out, &e.tool_router_calibration_online);
     }
     out.push('\n');
     out
+}
+
+/// `heading` and its table of `bands`, when any band holds a decision.
+fn calibration_section(out: &mut String, heading: &str, bands: &[Band]) {
+    if bands.iter().any(|b| b.queries > 0) {
+        let _ = writeln!(out, "\n{heading}\n");
+        calibration_table(out, bands);
+    }
 }
 
 /// Group recall the headline goal asks of a catalog never tuned on.

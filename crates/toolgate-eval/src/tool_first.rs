@@ -206,7 +206,7 @@ impl<'d> Prepared<'d> {
                 continue;
             };
             let mut evidence = self.scorer.combine_with(fusion, raw);
-            evidence.tools.sort_by(|a, b| b.score.total_cmp(&a.score));
+            evidence.sort_best_first();
             let order = ranking(&evidence.groups);
             for (slot, g) in gs.iter().enumerate() {
                 let shown: Vec<(GroupId, Vec<&str>)> = order
@@ -294,7 +294,7 @@ impl<'d> Prepared<'d> {
             };
             let started = Instant::now();
             let mut evidence = self.scorer.combine_with(fusion, raw);
-            evidence.tools.sort_by(|a, b| b.score.total_cmp(&a.score));
+            evidence.sort_best_first();
             let combined = started.elapsed().as_secs_f64() * 1e6;
             for (router, (seen_all, decisions)) in routers.iter().zip(&mut out) {
                 let started = Instant::now();
@@ -346,7 +346,7 @@ impl<'d> Prepared<'d> {
             .filter(|_| fitted.self_test)
             .map(|(raw, group)| {
                 let mut evidence = self.scorer.combine_with(setting.fusion, raw);
-                evidence.tools.sort_by(|a, b| b.score.total_cmp(&a.score));
+                evidence.sort_best_first();
                 (evidence, group.clone())
             })
             .collect();

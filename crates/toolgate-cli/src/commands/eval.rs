@@ -107,10 +107,10 @@ fn fitted_settings(
                 weight,
                 floor: CosineFloor::Lowest,
             } => format!("{{ method = \"blend\", weight = {weight:?} }}"),
-            Fusion::Blend {
-                weight,
-                floor: CosineFloor::Median,
-            } => format!("{{ method = \"blend\", weight = {weight:?}, floor = \"median\" }}"),
+            Fusion::Blend { weight, floor } => format!(
+                "{{ method = \"blend\", weight = {weight:?}, floor = \"{}\" }}",
+                floor.name()
+            ),
         };
         // Rounded as printed, then one knot per raw value, so the map reads
         // back as it validates (raw strictly ascending).

@@ -50,6 +50,16 @@ pub enum CosineFloor {
     Median,
 }
 
+impl CosineFloor {
+    /// As `[routing] fusion` spells it: `lowest`, `median`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Lowest => "lowest",
+            Self::Median => "median",
+        }
+    }
+}
+
 impl Fusion {
     /// The fused score of every tool (in the order given). Without
     /// `semantic` every method is [`Fusion::Lexical`]. 0 means no evidence.
@@ -115,10 +125,7 @@ impl Fusion {
                 weight,
                 floor: CosineFloor::Lowest,
             } => format!("blend({weight})"),
-            Self::Blend {
-                weight,
-                floor: CosineFloor::Median,
-            } => format!("blend({weight}, median)"),
+            Self::Blend { weight, floor } => format!("blend({weight}, {})", floor.name()),
         }
     }
 }

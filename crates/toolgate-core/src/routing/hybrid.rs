@@ -348,7 +348,7 @@ impl GroupScorer for HybridScorer {
             .into_iter()
             .map(|(raw, group)| {
                 let mut evidence = self.combine(&raw);
-                evidence.tools.sort_by(|a, b| b.score.total_cmp(&a.score));
+                evidence.sort_best_first();
                 (evidence, group)
             })
             .collect()

@@ -171,6 +171,14 @@ pub struct Evidence {
     pub tools: Vec<ToolScore>,
 }
 
+impl Evidence {
+    /// Its tools best first (ties in the order given), as a decision's
+    /// partly loaded groups take them.
+    pub fn sort_best_first(&mut self) {
+        self.tools.sort_by(|a, b| b.score.total_cmp(&a.score));
+    }
+}
+
 /// A tool's relevance to a turn.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ToolScore {
@@ -569,7 +577,7 @@ impl Router {
     /// ties in catalog order): one pass over the turn for both.
     pub fn route_explained(&self, query: &str, context: &[&str]) -> (Decision, Evidence) {
         let mut evidence = self.scorer.evidence(query, context);
-        evidence.tools.sort_by(|a, b| b.score.total_cmp(&a.score));
+        evidence.sort_best_first();
         (self.decide_with_tools(&evidence), evidence)
     }
 
