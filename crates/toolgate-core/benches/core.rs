@@ -255,6 +255,33 @@ fn toolbench_hybrid_decision_capped(bencher: Bencher, max_groups: usize) {
     bench_decision(bencher, &router);
 }
 
+/// The same decision without the token budget (`Router::hybrid_search`,
+/// as `find_tool_groups` routes): what keeping a turn within
+/// `max_token_share` adds to `toolbench_hybrid_decision` is the
+/// difference.
+#[divan::bench]
+fn toolbench_hybrid_decision_unbudgeted(bencher: Bencher) {
+    use toolgate_core::routing::{Embeddings, Router};
+    let Some(catalog) = toolbench() else { return };
+    let embeddings = std::sync::Arc::new(FixedVectors) as std::sync::Arc<dyn Embeddings>;
+    let router = Router::hybrid_search(
+        catalog,
+        bench_config().validate(catalog).unwrap(),
+        Some(embeddings),
+    );
+    bench_decision(bencher, &router);
+}
+
+/// Counting every tool's schema tokens for the budget, part of the
+/// router's build (the shared `o200k_base` counter already loaded).
+#[divan::bench(sample_count = 10)]
+fn toolbench_tool_costs(bencher: Bencher) {
+    use toolgate_core::routing::ToolCosts;
+    let Some(catalog) = toolbench() else { return };
+    let counter = TokenCounter::shared().unwrap();
+    bencher.bench(|| ToolCosts::measure(catalog, counter).all_tools());
+}
+
 /// Building that router: indexing the 2,490 tools, taking their vectors
 /// (here computed, as from a warm cache: no model runs) and its self-test.
 #[divan::bench(sample_count = 10)]

@@ -97,7 +97,7 @@ impl MetaTools {
     }
 
     /// Scores `find_tool_groups` semantically too, with `embeddings`
-    /// ([`Router::hybrid`]).
+    /// ([`Router::hybrid_search`]).
     pub fn with_embeddings(mut self, embeddings: Arc<dyn Embeddings>) -> Self {
         self.embeddings = Some(embeddings);
         self
@@ -180,7 +180,11 @@ impl MetaTools {
             cached.remove(position);
         }
         let taxonomy = self.taxonomy.clone().unwrap_or_default();
-        let router = Arc::new(Router::hybrid(catalog, taxonomy, self.embeddings.clone()));
+        let router = Arc::new(Router::hybrid_search(
+            catalog,
+            taxonomy,
+            self.embeddings.clone(),
+        ));
         // Routers of an older revision are of no more use.
         cached.retain(|((revision, _), _)| *revision == key.0);
         if cached.len() >= ROUTERS_KEPT {

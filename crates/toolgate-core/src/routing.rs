@@ -5,6 +5,7 @@
 //! medium adds the recovery groups, low shows the whole catalog.
 
 mod bm25;
+mod budget;
 mod calibration;
 mod fusion;
 mod hybrid;
@@ -17,6 +18,7 @@ mod taxonomy;
 mod text;
 
 pub use bm25::Bm25;
+pub use budget::{DEFAULT_MAX_TOKEN_SHARE, ToolCosts};
 pub use calibration::{DEFAULT_PER_GROUP, Isotonic, PerGroup};
 pub use fusion::{CosineFloor, Fusion, group_scores, ranking};
 pub use hybrid::{

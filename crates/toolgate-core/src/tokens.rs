@@ -9,6 +9,7 @@
 
 use std::fmt;
 use std::str::FromStr;
+use std::sync::OnceLock;
 
 use serde::Serialize;
 use tiktoken_rs::CoreBPE;
@@ -88,6 +89,16 @@ impl TokenCounter {
             message: error.to_string(),
         })?;
         Ok(Self { encoding, bpe })
+    }
+
+    /// The process's `o200k_base` counter, built on first use and shared
+    /// (by the router's token budget, say); `None` when the encoding
+    /// cannot be loaded.
+    pub fn shared() -> Option<&'static TokenCounter> {
+        static SHARED: OnceLock<Option<TokenCounter>> = OnceLock::new();
+        SHARED
+            .get_or_init(|| TokenCounter::new(Encoding::O200kBase).ok())
+            .as_ref()
     }
 
     /// The encoding in use.

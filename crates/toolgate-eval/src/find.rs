@@ -2,7 +2,7 @@
 //! answers for each query (its groups, each with its best tools on one line
 //! apiece), counted as the tokens of that answer on top of the core tools
 //! and the listing. It runs the gateway's own code (`MetaTools` over
-//! `Router::hybrid` with the shipped defaults), the embeddings looked up
+//! `Router::hybrid_search` with the shipped defaults), the embeddings looked up
 //! from the ones already computed.
 
 use std::collections::HashMap;

@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use crate::catalog::Catalog;
 use crate::name::{GroupId, ToolName};
+use crate::routing::budget::{DEFAULT_MAX_TOKEN_SHARE, ToolCosts};
 use crate::routing::calibration::{Isotonic, PerGroup};
 use crate::routing::fusion::{Fusion, group_scores};
 use crate::routing::router::{
@@ -20,6 +21,7 @@ use crate::routing::router::{
 };
 use crate::routing::self_test::{leave_out, probe_tools};
 use crate::routing::taxonomy::Taxonomy;
+use crate::tokens::TokenCounter;
 use crate::tool::ToolDefinition;
 
 /// A sentence-embedding model as the router uses it.
@@ -458,11 +460,39 @@ impl Router {
     /// Those defaults were fitted on other catalogs, so the router restates
     /// them for `catalog` by its self-test ([`Router::self_tested`]: about
     /// 0.1 s at 2,500 tools); a configured calibration (fitted on the
-    /// catalog's own turns, say) is taken as it is.
+    /// catalog's own turns, say) is taken as it is. A turn's tools keep
+    /// within `[routing] max_token_share` of what sending every tool costs
+    /// ([`DEFAULT_MAX_TOKEN_SHARE`] when unset), counted with `o200k_base`.
     pub fn hybrid(
         catalog: &Catalog,
         mut taxonomy: Taxonomy,
         embeddings: Option<Arc<dyn Embeddings>>,
+    ) -> Self {
+        let share = taxonomy
+            .max_token_share
+            .unwrap_or(DEFAULT_MAX_TOKEN_SHARE);
+        taxonomy.max_token_share = Some(share);
+        let costs = TokenCounter::shared().map(|counter| ToolCosts::measure(catalog, counter));
+        Self::hybrid_built(catalog, taxonomy, embeddings, costs)
+    }
+
+    /// [`Self::hybrid`] for searching the catalog (`find_tool_groups`),
+    /// whose answer is one line per group and tool, not schemas: no token
+    /// budget applies.
+    pub fn hybrid_search(
+        catalog: &Catalog,
+        mut taxonomy: Taxonomy,
+        embeddings: Option<Arc<dyn Embeddings>>,
+    ) -> Self {
+        taxonomy.max_token_share = None;
+        Self::hybrid_built(catalog, taxonomy, embeddings, None)
+    }
+
+    fn hybrid_built(
+        catalog: &Catalog,
+        mut taxonomy: Taxonomy,
+        embeddings: Option<Arc<dyn Embeddings>>,
+        costs: Option<ToolCosts>,
     ) -> Self {
         let fusion = taxonomy.fusion.unwrap_or(DEFAULT_FUSION);
         let scorer = HybridScorer::new(catalog, &taxonomy, embeddings, fusion);
@@ -475,8 +505,12 @@ impl Router {
         taxonomy.route_above = taxonomy.route_above.or(Some(defaults.route_above));
         taxonomy.tools_per_group = taxonomy.tools_per_group.or(Some(defaults.tools_per_group));
         let configured = taxonomy.calibration.clone();
-        let router =
+        let mut router =
             Self::new(Box::new(scorer), taxonomy).with_confidence(Confidence::PerGroup(model));
+        // Before the self-test, so that its probes are decided as turns are.
+        if let Some(costs) = costs {
+            router = router.with_costs(Arc::new(costs));
+        }
         match configured {
             Some(calibration) => router.with_calibration(calibration),
             None => router

@@ -171,6 +171,32 @@ fn the_router_toolgate_runs_sends_each_routed_groups_best_tool_by_default() {
 }
 
 #[test]
+fn the_router_toolgate_runs_keeps_turns_within_the_default_budget_but_search_does_not() {
+    use crate::routing::DEFAULT_MAX_TOKEN_SHARE;
+
+    let catalog = catalog();
+    // Every group within reach of the best, so that only a budget stops.
+    let taxonomy = RoutingConfig {
+        route_above: Some(0.01),
+        ..RoutingConfig::default()
+    }
+    .validate(&catalog)
+    .unwrap();
+    let query = "send a message and convert the currencies";
+    let router = Router::hybrid(&catalog, taxonomy.clone(), None);
+    assert_eq!(
+        router.taxonomy().max_token_share,
+        Some(DEFAULT_MAX_TOKEN_SHARE)
+    );
+    // Two small groups: the listing alone is over 15% of their tokens, so
+    // only the best group fits; search, without a budget, names both.
+    let search = Router::hybrid_search(&catalog, taxonomy, None);
+    assert_eq!(search.taxonomy().max_token_share, None);
+    assert_eq!(search.route(query, &[]).routed.len(), 2);
+    assert_eq!(router.route(query, &[]).routed.len(), 1);
+}
+
+#[test]
 fn the_dot_product_counts_every_component_of_any_length() {
     // Lengths below, at and past the partial sums, and the model's 384.
     for length in [0, 1, 15, 16, 17, 33, 384] {

@@ -11,11 +11,12 @@
 //! routed groups hold every group the turn needs, on any catalog.
 
 use std::fmt;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::catalog::Catalog;
 use crate::name::{GroupId, ToolName};
 use crate::routing::bm25::Bm25;
+use crate::routing::budget::ToolCosts;
 use crate::routing::calibration::{DEFAULT_PER_GROUP, Isotonic, PerGroup, ranks, sigmoid};
 use crate::routing::fusion::group_scores;
 use crate::routing::online::{OnlineCalibration, Recalibration};
@@ -362,6 +363,8 @@ pub struct Router {
     online: Option<Mutex<OnlineCalibration>>,
     /// The groups it learns turns need without naming them.
     learned: Option<Mutex<LearnedRecovery>>,
+    /// What the catalog's tools cost, for `[routing] max_token_share`.
+    costs: Option<Arc<ToolCosts>>,
 }
 
 /// How scores become the confidence that the routed groups are enough.
@@ -403,6 +406,7 @@ impl Router {
             self_test: None,
             online: None,
             learned: None,
+            costs: None,
         }
     }
 
@@ -452,6 +456,14 @@ impl Router {
                 .unwrap_or_else(PoisonError::into_inner)
                 .set_prior(test.recalibration);
         }
+        self
+    }
+
+    /// Counts what each decision shows against `costs`, so that
+    /// `[routing] max_token_share` bounds it; without costs no budget
+    /// applies.
+    pub fn with_costs(mut self, costs: Arc<ToolCosts>) -> Self {
+        self.costs = Some(costs);
         self
     }
 
@@ -595,18 +607,29 @@ impl Router {
     /// The decision for a turn's evidence (tools best first), with the
     /// tools partly loaded groups arrive with.
     pub fn decide_with_tools(&self, evidence: &Evidence) -> Decision {
-        let mut decision = self.decide(&evidence.groups);
-        if let (Some(count), Visible::Groups(groups)) = (
-            self.taxonomy.tools_per_group.filter(|count| *count > 0),
-            &decision.visible,
-        ) {
+        let per_group = self.taxonomy.tools_per_group.filter(|count| *count > 0);
+        let mut decision = self.decide_within(&evidence.groups, per_group, &evidence.tools);
+        if let (Some(count), Visible::Groups(groups)) = (per_group, &decision.visible) {
             decision.partial = partial_groups(groups, &evidence.tools, count);
         }
         decision
     }
 
-    /// The decision for raw scores (in [`Self::groups`] order).
+    /// The decision for raw scores (in [`Self::groups`] order), its groups
+    /// arriving whole.
     pub fn decide(&self, scores: &[f64]) -> Decision {
+        self.decide_within(scores, None, &[])
+    }
+
+    /// [`Self::decide`], the routed groups within the token budget when
+    /// there is one: each at the cost of its `per_group` best `tools`, or
+    /// whole.
+    fn decide_within(
+        &self,
+        scores: &[f64],
+        per_group: Option<usize>,
+        tools: &[ToolScore],
+    ) -> Decision {
         let groups = self.groups();
         let probabilities = match self.confidence {
             Confidence::PerGroup(model) => model.probabilities(scores),
@@ -641,14 +664,31 @@ impl Router {
             .or(self.self_test.map(|test| test.recalibration))
             .unwrap_or(Recalibration::IDENTITY);
         let calibrate = |raw: f64| recalibration.apply(self.calibrate(raw));
+        // Learned groups this router does not route over (outcomes kept
+        // for another catalog, say) are left out. They are shown beside
+        // the routed ones, so the token budget counts them first.
+        let learned: Vec<GroupId> = self
+            .learned_recovery()
+            .map(|(learned, _)| learned)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|group| groups.contains(group))
+            .collect();
+        let max_groups = match (&self.costs, self.taxonomy.max_token_share) {
+            (Some(costs), Some(share)) => self
+                .taxonomy
+                .max_groups
+                .min(costs.affordable(&ranked, share, per_group, tools, &learned)),
+            _ => self.taxonomy.max_groups,
+        };
         let (routed, raw) = match (self.confidence, self.taxonomy.route_above) {
             (Confidence::PerGroup(_), Some(share)) => {
-                route_above(&ranked, scores, share, self.taxonomy.max_groups)
+                route_above(&ranked, scores, share, max_groups)
             }
             (Confidence::PerGroup(_), None) => {
-                route_by_cover(&ranked, self.taxonomy.max_groups, thresholds, &calibrate)
+                route_by_cover(&ranked, max_groups, thresholds, &calibrate)
             }
-            (Confidence::Softmax { .. }, _) => route_by_mass(&ranked, self.taxonomy.max_groups),
+            (Confidence::Softmax { .. }, _) => route_by_mass(&ranked, max_groups),
         };
         let fitted_confidence = self.calibrate(raw);
         let confidence = recalibration.apply(fitted_confidence);
@@ -659,14 +699,9 @@ impl Router {
         } else {
             Tier::Low
         };
-        // Learned groups this router does not route over (outcomes kept
-        // for another catalog, say) are left out.
-        let learned: Vec<GroupId> = self
-            .learned_recovery()
-            .map(|(learned, _)| learned)
-            .unwrap_or_default()
+        let learned: Vec<GroupId> = learned
             .into_iter()
-            .filter(|group| groups.contains(group) && !routed.contains(group))
+            .filter(|group| !routed.contains(group))
             .collect();
         let visible = match tier {
             Tier::High | Tier::Medium => {

@@ -57,6 +57,16 @@ pub struct RoutingConfig {
     /// it; other routers load whole groups when it is unset.
     #[serde(default)]
     pub tools_per_group: Option<usize>,
+    /// Most a routed turn's tool schemas may cost, as a share (0 to 1) of
+    /// what sending every tool costs, the core tools and the group listing
+    /// counted: the routed groups stop at the last one that fits (the best
+    /// one is routed whatever it costs; the recovery groups of the medium
+    /// tier are not counted; the learned ones are).
+    /// [`Router::hybrid`](crate::routing::Router::hybrid) defaults it to
+    /// [`DEFAULT_MAX_TOKEN_SHARE`](crate::routing::DEFAULT_MAX_TOKEN_SHARE);
+    /// other routers have no budget when it is unset.
+    #[serde(default)]
+    pub max_token_share: Option<f64>,
     /// How a tool's lexical and semantic scores are fused (default
     /// [`DEFAULT_FUSION`](crate::routing::DEFAULT_FUSION)).
     #[serde(default)]
@@ -200,6 +210,8 @@ pub struct Taxonomy {
     pub tools_per_group: Option<usize>,
     /// The share of the best score a group needs to be routed, if set.
     pub route_above: Option<f64>,
+    /// The share of every tool's tokens a routed turn may cost, if set.
+    pub max_token_share: Option<f64>,
     /// The fusion method, if configured.
     pub fusion: Option<crate::routing::Fusion>,
     /// The calibration, if configured.
@@ -267,6 +279,9 @@ pub enum RoutingError {
     /// `route_above` outside (0, 1].
     #[error("[routing]: route_above must be above 0 and at most 1, not {0}")]
     RouteAbove(f64),
+    /// `max_token_share` outside (0, 1].
+    #[error("[routing]: max_token_share must be above 0 and at most 1, not {0}")]
+    MaxTokenShare(f64),
     /// `tools_per_group` above the tools a scorer names per group.
     #[error("[routing]: tools_per_group must be at most 10, not {0} (0 loads whole groups)")]
     ToolsPerGroup(usize),
@@ -354,6 +369,11 @@ impl RoutingConfig {
         {
             return Err(RoutingError::RouteAbove(share));
         }
+        if let Some(share) = self.max_token_share
+            && !(share.is_finite() && share > 0.0 && share <= 1.0)
+        {
+            return Err(RoutingError::MaxTokenShare(share));
+        }
         if let Some(count) = self.tools_per_group
             && count > crate::routing::NAMED_PER_GROUP
         {
@@ -371,6 +391,7 @@ impl RoutingConfig {
             no_progress: self.no_progress,
             tools_per_group: self.tools_per_group,
             route_above: self.route_above,
+            max_token_share: self.max_token_share,
             fusion: self.fusion,
             calibration: self.calibration.clone(),
         })
@@ -391,6 +412,7 @@ impl Default for Taxonomy {
             no_progress: NoProgress::default(),
             tools_per_group: None,
             route_above: None,
+            max_token_share: None,
             fusion: None,
             calibration: None,
         }

@@ -1,0 +1,134 @@
+//! The token budget of a routed turn (`[routing] max_token_share`): what
+//! the tools a decision shows cost, against what sending every tool would.
+//!
+//! A decision routes its groups best first; with a budget it stops at the
+//! last group whose tools still fit, so a turn never costs more than the
+//! share of the whole catalog it was given, however flat its scores.
+
+use std::collections::HashMap;
+
+use crate::catalog::Catalog;
+use crate::name::{GroupId, ToolName};
+use crate::origin::Origin;
+use crate::prompt::tool_groups_section;
+use crate::routing::router::ToolScore;
+use crate::tokens::TokenCounter;
+
+/// The share of every tool's tokens a routed turn may cost when
+/// `[routing] max_token_share` is unset: the routing goal's own bound (a
+/// turn sees at most 15% of what sending every tool would cost), not a
+/// figure fitted to data.
+pub const DEFAULT_MAX_TOKEN_SHARE: f64 = 0.15;
+
+/// Schema tokens of a catalog's tools, counted once.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ToolCosts {
+    per_tool: HashMap<ToolName, usize>,
+    per_group: HashMap<GroupId, usize>,
+    /// The core tools and the "Available Tool Groups" listing: shown
+    /// whatever is routed.
+    fixed: usize,
+    /// Every tool's schema, meta-tools left out: what sending every tool
+    /// costs.
+    all_tools: usize,
+}
+
+impl ToolCosts {
+    /// Counts `catalog`'s schemas with `counter`.
+    pub fn measure(catalog: &Catalog, counter: &TokenCounter) -> Self {
+        let per_tool: HashMap<ToolName, usize> = catalog
+            .tools()
+            .map(|tool| (tool.definition.name.clone(), counter.tool(tool.definition)))
+            .collect();
+        let per_group = catalog
+            .groups()
+            .map(|group| {
+                let tokens = catalog
+                    .group_tools(group.id.as_str())
+                    .filter_map(|tool| per_tool.get(&tool.name))
+                    .sum();
+                (group.id.clone(), tokens)
+            })
+            .collect();
+        let all_tools = catalog
+            .tools()
+            .filter(|tool| *tool.origin != Origin::MetaTool)
+            .filter_map(|tool| per_tool.get(&tool.definition.name))
+            .sum();
+        let fixed = counter.tools(catalog.core_tools())
+            + tool_groups_section(catalog).map_or(0, |section| counter.count(&section));
+        Self {
+            per_tool,
+            per_group,
+            fixed,
+            all_tools,
+        }
+    }
+
+    /// Tokens of the tool `name`'s schema (0 for a tool not counted).
+    pub fn tool(&self, name: &str) -> usize {
+        self.per_tool.get(name).copied().unwrap_or(0)
+    }
+
+    /// Tokens of every schema of `group` (0 for a group not counted).
+    pub fn group(&self, group: &GroupId) -> usize {
+        self.per_group.get(group).copied().unwrap_or(0)
+    }
+
+    /// Tokens of the core tools and the group listing.
+    pub fn fixed(&self) -> usize {
+        self.fixed
+    }
+
+    /// Tokens of every tool's schema, meta-tools left out.
+    pub fn all_tools(&self) -> usize {
+        self.all_tools
+    }
+
+    /// How many of `ranked` (best first) a turn can route within `share` of
+    /// every tool's tokens, the core tools, the listing and the groups
+    /// `beside` (shown whatever is routed) counted: each group at the cost
+    /// of its `per_group` best tools of `tools` (best first) when it has
+    /// scored ones, else whole. At least one.
+    pub(crate) fn affordable(
+        &self,
+        ranked: &[(GroupId, f64)],
+        share: f64,
+        per_group: Option<usize>,
+        tools: &[ToolScore],
+        beside: &[GroupId],
+    ) -> usize {
+        // Each group's best tools, added up in one pass over the tools.
+        let mut partial: HashMap<&GroupId, (usize, usize)> = HashMap::new();
+        if let Some(count) = per_group {
+            for scored in tools {
+                let (taken, tokens) = partial.entry(&scored.group).or_default();
+                if *taken < count {
+                    *taken += 1;
+                    *tokens += self.tool(scored.tool.as_str());
+                }
+            }
+        }
+        let shown = |group: &GroupId| match partial.get(group) {
+            Some((_, tokens)) => *tokens,
+            None => self.group(group),
+        };
+        let budget = share * self.all_tools as f64;
+        let mut spent = self.fixed + beside.iter().map(shown).sum::<usize>();
+        let mut count = 0;
+        for (group, _) in ranked {
+            if !beside.contains(group) {
+                spent += shown(group);
+            }
+            if spent as f64 > budget {
+                break;
+            }
+            count += 1;
+        }
+        count.max(1)
+    }
+}
+
+#[cfg(test)]
+#[path = "budget_tests.rs"]
+mod tests;

@@ -1,0 +1,158 @@
+use std::sync::Arc;
+
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+use super::*;
+use crate::group::ToolGroup;
+use crate::routing::router::Router;
+use crate::routing::taxonomy::{RoutingConfig, RoutingError};
+use crate::tokens::Encoding;
+use crate::tool::ToolDefinition;
+
+/// Four groups of three tools that all mention "report", each tool's
+/// description longer than the one before, so every group costs a
+/// different amount.
+fn catalog() -> Catalog {
+    let mut catalog = Catalog::new();
+    for (g, topic) in ["sales", "stock", "staff", "sites"].iter().enumerate() {
+        let tools = (0..3)
+            .map(|i| {
+                let padding = "with every detail of the record ".repeat(1 + g * 3 + i);
+                let definition = ToolDefinition::new(
+                    ToolName::new(format!("{topic}_report_{i}")).unwrap(),
+                    format!("Builds the {topic} report {padding}"),
+                    json!({"type": "object", "properties": {"month": {"type": "string"}}}),
+                )
+                .unwrap();
+                (definition, Origin::Builtin)
+            })
+            .collect();
+        catalog
+            .register_group_with_tools(
+                ToolGroup::new(GroupId::new(*topic).unwrap(), *topic, "reports"),
+                Origin::Builtin,
+                tools,
+            )
+            .unwrap();
+    }
+    catalog
+}
+
+fn costs(catalog: &Catalog) -> ToolCosts {
+    ToolCosts::measure(catalog, &TokenCounter::new(Encoding::O200kBase).unwrap())
+}
+
+fn ranked(catalog: &Catalog) -> Vec<(GroupId, f64)> {
+    catalog.groups().map(|g| (g.id.clone(), 0.5)).collect()
+}
+
+#[test]
+fn costs_add_up_to_the_catalog() {
+    let catalog = catalog();
+    let costs = costs(&catalog);
+    let counter = TokenCounter::new(Encoding::O200kBase).unwrap();
+    let groups: usize = catalog.groups().map(|g| costs.group(&g.id)).sum();
+    assert_eq!(costs.all_tools(), groups);
+    assert_eq!(
+        costs.group(&GroupId::new("stock").unwrap()),
+        counter.tools(catalog.group_tools("stock"))
+    );
+    assert!(costs.fixed() > 0, "the listing costs tokens");
+}
+
+#[test]
+fn whole_groups_fit_while_their_tokens_do() {
+    let catalog = catalog();
+    let costs = costs(&catalog);
+    let ranked = ranked(&catalog);
+    let all = costs.all_tools() as f64;
+    // Exactly the listing and the first two groups.
+    let two = costs.fixed() + costs.group(&ranked[0].0) + costs.group(&ranked[1].0);
+    assert_eq!(costs.affordable(&ranked, two as f64 / all, None, &[], &[]), 2);
+    assert_eq!(costs.affordable(&ranked, (two - 1) as f64 / all, None, &[], &[]), 1);
+    // The listing counts too: the whole budget never holds every group.
+    assert_eq!(costs.affordable(&ranked, 1.0, None, &[], &[]), 3);
+}
+
+#[test]
+fn the_best_group_is_routed_whatever_it_costs() {
+    let catalog = catalog();
+    let costs = costs(&catalog);
+    assert_eq!(costs.affordable(&ranked(&catalog), 1e-9, None, &[], &[]), 1);
+}
+
+#[test]
+fn partly_loaded_groups_cost_their_best_tools() {
+    let catalog = catalog();
+    let costs = costs(&catalog);
+    let ranked = ranked(&catalog);
+    // Each group's last tool scores best.
+    let tools: Vec<ToolScore> = ranked
+        .iter()
+        .map(|(group, _)| ToolScore {
+            tool: ToolName::new(format!("{group}_report_2")).unwrap(),
+            group: group.clone(),
+            score: 1.0,
+        })
+        .collect();
+    let best: usize = ranked
+        .iter()
+        .map(|(group, _)| costs.tool(&format!("{group}_report_2")))
+        .sum();
+    let share = (costs.fixed() + best) as f64 / costs.all_tools() as f64;
+    assert_eq!(costs.affordable(&ranked, share, Some(1), &tools, &[]), 4);
+    // Whole, the same groups cost more.
+    assert!(costs.affordable(&ranked, share, None, &tools, &[]) < 4);
+    // A group without scored tools arrives whole.
+    assert!(costs.affordable(&ranked, share, Some(1), &tools[..1], &[]) < 4);
+}
+
+#[test]
+fn a_router_with_a_budget_routes_fewer_groups() {
+    let catalog = catalog();
+    let costs = Arc::new(costs(&catalog));
+    let config = RoutingConfig {
+        route_above: Some(0.01),
+        max_token_share: Some(0.5),
+        ..RoutingConfig::default()
+    };
+    let unbounded = Router::lexical(
+        &catalog,
+        RoutingConfig {
+            max_token_share: None,
+            ..config.clone()
+        }
+        .validate(&catalog)
+        .unwrap(),
+    );
+    let bounded = Router::lexical(&catalog, config.validate(&catalog).unwrap())
+        .with_costs(Arc::clone(&costs));
+    let query = "the monthly report";
+    let all = unbounded.route(query, &[]);
+    let within = bounded.route(query, &[]);
+    assert_eq!(all.routed.len(), 4, "{all:?}");
+    assert!(within.routed.len() < 4, "{within:?}");
+    assert_eq!(within.routed[..], all.routed[..within.routed.len()]);
+    let shown = |groups: &[GroupId]| {
+        costs.fixed() + groups.iter().map(|g| costs.group(g)).sum::<usize>()
+    };
+    let budget = 0.5 * costs.all_tools() as f64;
+    assert!(shown(&within.routed) as f64 <= budget);
+    assert!(shown(&all.routed[..within.routed.len() + 1]) as f64 > budget);
+}
+
+#[test]
+fn a_share_outside_zero_to_one_is_refused() {
+    let catalog = catalog();
+    for share in [0.0, 1.5, f64::NAN] {
+        let error = RoutingConfig {
+            max_token_share: Some(share),
+            ..RoutingConfig::default()
+        }
+        .validate(&catalog)
+        .unwrap_err();
+        assert!(matches!(error, RoutingError::MaxTokenShare(_)), "{error}");
+        assert!(error.to_string().contains("max_token_share"), "{error}");
+    }
+}
