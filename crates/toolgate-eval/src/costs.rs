@@ -6,10 +6,13 @@
 //! counted.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
+
+use toolgate_core::routing::ToolCosts;
 use toolgate_core::{
     ActionPolicy, Catalog, GroupId, MAX_TOOL_NAME_LEN, Origin, PolymorphicTool, TokenCounter,
-    ToolDefinition, ToolGroup, ToolName, tool_groups_section,
+    ToolDefinition, ToolGroup, ToolName,
 };
 
 /// What one query lets the model see under a policy.
@@ -38,8 +41,9 @@ impl Seen {
 
 /// Token costs, counted once per tool.
 pub(crate) struct Costs {
-    per_tool: HashMap<String, usize>,
-    per_group: HashMap<GroupId, usize>,
+    /// Each tool's and group's schema tokens, as the router counts them
+    /// for its budget.
+    pub(crate) tools: Arc<ToolCosts>,
     /// Each group's tokens as one polymorphic tool (as `[groups."*"]`
     /// exposes it: groups of one tool, or that cannot be one tool, as tools).
     per_group_polymorphic: HashMap<GroupId, usize>,
@@ -52,32 +56,12 @@ pub(crate) struct Costs {
 
 impl Costs {
     pub(crate) fn new(catalog: &Catalog, counter: &TokenCounter) -> Self {
-        let per_tool: HashMap<String, usize> = catalog
-            .tools()
-            .map(|t| (t.definition.name.to_string(), counter.tool(t.definition)))
-            .collect();
-        let per_group: HashMap<GroupId, usize> = catalog
-            .groups()
-            .map(|g| {
-                let tokens = catalog
-                    .group_tools(g.id.as_str())
-                    .map(|t| per_tool[t.name.as_str()])
-                    .sum();
-                (g.id.clone(), tokens)
-            })
-            .collect();
-        let all_tools = catalog
-            .tools()
-            .filter(|t| *t.origin != Origin::MetaTool)
-            .map(|t| per_tool[t.definition.name.as_str()])
-            .sum();
-        let core_and_listing = counter.tools(catalog.core_tools())
-            + tool_groups_section(catalog).map_or(0, |s| counter.count(&s));
+        let tools = ToolCosts::measure(catalog, counter);
         let per_group_polymorphic: HashMap<GroupId, usize> = catalog
             .groups()
             .map(|g| {
                 let tokens =
-                    polymorphic_tokens(catalog, counter, g).unwrap_or_else(|| per_group[&g.id]);
+                    polymorphic_tokens(catalog, counter, g).unwrap_or_else(|| tools.group(&g.id));
                 (g.id.clone(), tokens)
             })
             .collect();
@@ -85,15 +69,14 @@ impl Costs {
             + catalog
                 .tools()
                 .filter(|t| t.group.is_none() && *t.origin != Origin::MetaTool)
-                .map(|t| per_tool[t.definition.name.as_str()])
+                .map(|t| tools.tool(t.definition.name.as_str()))
                 .sum::<usize>();
         Self {
-            per_tool,
-            per_group,
+            all_tools: tools.all_tools(),
+            core_and_listing: tools.fixed(),
+            tools: Arc::new(tools),
             per_group_polymorphic,
-            all_tools,
             all_polymorphic,
-            core_and_listing,
         }
     }
 
@@ -136,7 +119,7 @@ impl Costs {
         Seen {
             groups: groups.iter().cloned().collect(),
             tools,
-            tokens: self.core_and_listing + groups.iter().map(|g| self.per_group[g]).sum::<usize>(),
+            tokens: self.core_and_listing + groups.iter().map(|g| self.tools.group(g)).sum::<usize>(),
             micros: 0.0,
             all: false,
         }
@@ -158,7 +141,7 @@ impl Costs {
             tokens: self.core_and_listing
                 + tools
                     .iter()
-                    .flat_map(|(_, names)| names.iter().map(|n| self.per_tool[*n]))
+                    .flat_map(|(_, names)| names.iter().map(|n| self.tools.tool(n)))
                     .sum::<usize>(),
             micros: 0.0,
             all: false,
@@ -173,7 +156,7 @@ impl Costs {
                 .filter_map(|n| catalog.group_of(n).cloned())
                 .collect(),
             tools: names.iter().map(|n| (*n).to_owned()).collect(),
-            tokens: names.iter().map(|n| self.per_tool[*n]).sum(),
+            tokens: names.iter().map(|n| self.tools.tool(n)).sum(),
             micros: 0.0,
             all: false,
         }

@@ -94,12 +94,24 @@ fn every_policy_is_measured_on_the_reported_queries() {
             ("bm25_groups@3", 1.0),
             ("tool_router", 1.0),
             ("tool_router(learning online)", 1.0),
-            ("tool_router[bm25, above 0.2, 1 tool, 20 groups]", 1.0),
-            ("tool_router[embedding, above 0.2, 1 tool, 20 groups]", 1.0),
-            ("tool_router[rrf(k=60), above 0.4, 1 tool, 20 groups]", 1.0),
-            ("tool_router[blend(0.5), above 0.2, 1 tool, 20 groups]", 1.0),
             (
-                "tool_router[blend(0.5, median), above 0.2, 1 tool, 20 groups]",
+                "tool_router[bm25, above 0.1, 1 tool, 50 groups, within 15%]",
+                1.0
+            ),
+            (
+                "tool_router[embedding, above 0.1, 1 tool, 50 groups, within 15%]",
+                1.0
+            ),
+            (
+                "tool_router[rrf(k=60), above 0.1, 1 tool, 50 groups, within 15%]",
+                1.0
+            ),
+            (
+                "tool_router[blend(0.5), above 0.1, 1 tool, 50 groups, within 15%]",
+                1.0
+            ),
+            (
+                "tool_router[blend(0.5, median), above 0.1, 1 tool, 50 groups, within 15%]",
                 1.0
             ),
             ("find_tool_groups", 1.0),
@@ -119,10 +131,11 @@ fn every_policy_is_measured_on_the_reported_queries() {
     assert_eq!(tokens("routed_tools@10"), tokens("tiered_router"));
     // Chosen on the tuning part among the fused methods: both reach every
     // gold group there with one tool per group, and RRF spends fewer
-    // tokens doing it.
+    // tokens doing it (within this small catalog's budget, the same at
+    // any share of the best score).
     assert_eq!(
         evaluation.tool_router_setting,
-        "tool_router[rrf(k=60), above 0.4, 1 tool, 20 groups]"
+        "tool_router[rrf(k=60), above 0.1, 1 tool, 50 groups, within 15%]"
     );
     assert!(tokens("tool_router") < tokens("tiered_router"));
     // The gateway's search answers in lines: the listing and its answer.

@@ -180,6 +180,8 @@ pub struct FittedFusion {
     pub tools_per_group: usize,
     /// The `max_groups` chosen.
     pub max_groups: usize,
+    /// The `max_token_share` it was measured with, if any.
+    pub max_token_share: Option<f64>,
     /// The lowest group recall of that choice on one of the datasets it
     /// was chosen on, its mean recall and its mean token share (in sample:
     /// what the choice was made on).

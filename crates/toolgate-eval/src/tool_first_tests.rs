@@ -8,6 +8,7 @@ fn setting(route_above: f64) -> RouterSetting {
         route_above,
         tools_per_group: 1,
         max_groups: 20,
+        max_token_share: None,
     }
 }
 
@@ -143,6 +144,38 @@ fn a_setting_routes_at_most_its_max_groups() {
     };
     assert_eq!(routed(1), 1);
     assert_eq!(routed(20), 2);
+}
+
+#[test]
+fn a_setting_keeps_each_turn_within_its_token_share() {
+    use serde_json::json;
+    use toolgate_core::Encoding;
+
+    let queries = [
+        json!({"id": 0, "query": "send a mail with the weather forecast",
+        "tools": ["mail_send", "weather_forecast"], "groups": ["mail", "weather"],
+        "split": "test"}),
+    ];
+    let (_root, dataset) = dataset(&queries);
+    let counter = TokenCounter::new(Encoding::O200kBase).unwrap();
+    let prepared = Prepared::new(&dataset, &RoutingConfig::default(), None, &counter).unwrap();
+    let report: Vec<&Query> = dataset.queries.iter().collect();
+    let fitted = fitted();
+    let seen = |share: Option<f64>| {
+        let setting = RouterSetting {
+            max_token_share: share,
+            ..setting(0.2)
+        };
+        let (seen, decisions) = prepared.route(setting, &fitted, &report);
+        (decisions[0].routed.len(), seen[0].tokens)
+    };
+    let (all, all_tokens) = seen(None);
+    assert_eq!(all, 2);
+    // A share that holds the listing and the best group's tool, not both.
+    let (one, one_tokens) = seen(Some((all_tokens - 1) as f64 / prepared.costs.all_tools as f64));
+    assert_eq!(one, 1);
+    assert!(one_tokens < all_tokens);
+    assert_eq!(seen(Some(all_tokens as f64 / prepared.costs.all_tools as f64)).0, 2);
 }
 
 #[test]
