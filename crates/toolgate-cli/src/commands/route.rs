@@ -78,6 +78,7 @@ pub(crate) fn run(args: &RouteArgs) -> anyhow::Result<()> {
                     "tier": decision.tier.as_str(),
                     "routed": decision.routed,
                     "max_groups": max_groups,
+                    "max_token_share": router.taxonomy().max_token_share,
                     "visible_groups": shown.groups,
                     "partial_groups": partial,
                     "visible_tools": shown.tools,
@@ -95,6 +96,13 @@ pub(crate) fn run(args: &RouteArgs) -> anyhow::Result<()> {
                 all_tokens,
                 max_groups,
             );
+            if let Some(share) = router.taxonomy().max_token_share {
+                let _ = writeln!(
+                    text,
+                    "budget:     routed tools, core tools and listing within {}% of every tool's tokens ([routing] max_token_share)",
+                    share * 100.0
+                );
+            }
             if let Some(test) = router.self_test() {
                 let _ = writeln!(
                     text,

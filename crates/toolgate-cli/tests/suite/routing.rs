@@ -489,6 +489,43 @@ fn route_says_when_the_group_cap_ended_the_decision() {
 }
 
 #[test]
+fn route_keeps_a_turn_within_its_token_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    write_dataset(dir.path());
+    let args = [
+        "route",
+        "send an email with the weather forecast",
+        "--jsonl",
+        "tools.jsonl",
+        "--no-builtins",
+        "--json",
+    ];
+    let routed = |share: &str| {
+        std::fs::write(
+            dir.path().join("toolgate.toml"),
+            format!("[routing]\nroute_above = 0.01\nmax_token_share = {share}\n"),
+        )
+        .unwrap();
+        let output = toolgate(&args, dir.path());
+        assert!(output.status.success(), "{}", text(&output.stderr));
+        let decision: Value = serde_json::from_slice(&output.stdout).unwrap();
+        assert_eq!(decision["max_token_share"].as_f64(), share.parse().ok());
+        decision["routed"].as_array().map_or(0, Vec::len)
+    };
+    // The whole budget holds both groups the turn names; a sliver holds
+    // only the best one, which is routed whatever it costs.
+    assert!(routed("1.0") >= 2);
+    assert_eq!(routed("0.01"), 1);
+
+    let plain = toolgate(&args[..args.len() - 1], dir.path());
+    let stdout = text(&plain.stdout);
+    assert!(
+        stdout.contains("budget:     routed tools, core tools and listing within 1% of every tool's tokens"),
+        "{stdout}"
+    );
+}
+
+#[test]
 fn a_routing_table_naming_an_unknown_group_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     write_dataset(dir.path());
