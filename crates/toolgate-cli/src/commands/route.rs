@@ -7,7 +7,7 @@ use anyhow::Context;
 use serde_json::json;
 use toolgate_core::routing::{Decision, Router, Visible};
 use toolgate_core::{
-    ActiveToolSet, Catalog, Encoding, GroupId, GroupSelection, MetaTool, TokenCounter, ToolName,
+    ActiveToolSet, Catalog, GroupId, GroupSelection, MetaTool, TokenCounter, ToolName,
 };
 use toolgate_store::RoutingOutcome;
 use toolgate_tools::Toolbox;
@@ -43,7 +43,8 @@ pub(crate) fn run(args: &RouteArgs) -> anyhow::Result<()> {
             Vec::new()
         };
         let embeddings = super::tool_setup::local_embeddings(&config, false);
-        let counter = TokenCounter::new(Encoding::default()).context("loading the tokenizer")?;
+        // The router counts the catalog with the same counter for its budget.
+        let counter = TokenCounter::shared().context("loading the tokenizer")?;
         let output = toolbox.with_catalog(|catalog| -> anyhow::Result<String> {
             let mut router = Router::hybrid(catalog, config.validate(catalog)?, embeddings.clone());
             if !learned.is_empty() {
@@ -52,8 +53,11 @@ pub(crate) fn run(args: &RouteArgs) -> anyhow::Result<()> {
             let context: Vec<&str> = args.context.iter().map(String::as_str).collect();
             let decision = router.route(&args.query, &context);
             let max_groups = router.taxonomy().max_groups;
-            let shown = Shown::new(catalog, &decision, &counter);
-            let all_tokens = counter.tools(catalog.tools().map(|t| t.definition));
+            let shown = Shown::new(catalog, &decision, counter);
+            let all_tokens = match router.costs() {
+                Some(costs) => costs.all_tools(),
+                None => counter.tools(catalog.tools().map(|t| t.definition)),
+            };
             if args.json {
                 let ranked: Vec<_> = decision
                     .ranked

@@ -467,6 +467,12 @@ impl Router {
         self
     }
 
+    /// What the catalog's tools cost, when the router counts them for a
+    /// token budget.
+    pub fn costs(&self) -> Option<&ToolCosts> {
+        self.costs.as_deref()
+    }
+
     /// What the self-test found; `None` without one.
     pub fn self_test(&self) -> Option<SelfTest> {
         self.self_test
