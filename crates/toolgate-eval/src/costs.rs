@@ -8,7 +8,6 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-
 use toolgate_core::routing::ToolCosts;
 use toolgate_core::{
     ActionPolicy, Catalog, GroupId, MAX_TOOL_NAME_LEN, Origin, PolymorphicTool, TokenCounter,
@@ -119,7 +118,8 @@ impl Costs {
         Seen {
             groups: groups.iter().cloned().collect(),
             tools,
-            tokens: self.core_and_listing + groups.iter().map(|g| self.tools.group(g)).sum::<usize>(),
+            tokens: self.core_and_listing
+                + groups.iter().map(|g| self.tools.group(g)).sum::<usize>(),
             micros: 0.0,
             all: false,
         }

@@ -11,9 +11,10 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 use toolgate_core::routing::{
-    Confidence, CosineFloor, DEFAULT_MAX_TOKEN_SHARE, Decision, Evidence, Fusion, GroupScorer, HybridScorer, Isotonic,
-    Labelled, LearnedRecovery, OnlineCalibration, PerGroup, RawEvidence, Router, RoutingConfig,
-    SelfTest, Taxonomy, Tier, Visible, calibration_samples, fit_per_group_pooled, ranking,
+    Confidence, CosineFloor, DEFAULT_MAX_TOKEN_SHARE, Decision, Evidence, Fusion, GroupScorer,
+    HybridScorer, Isotonic, Labelled, LearnedRecovery, OnlineCalibration, PerGroup, RawEvidence,
+    Router, RoutingConfig, SelfTest, Taxonomy, Tier, Visible, calibration_samples,
+    fit_per_group_pooled, ranking,
 };
 use toolgate_core::{Catalog, GroupId, TokenCounter, ToolName};
 

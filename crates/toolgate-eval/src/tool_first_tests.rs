@@ -172,10 +172,15 @@ fn a_setting_keeps_each_turn_within_its_token_share() {
     let (all, all_tokens) = seen(None);
     assert_eq!(all, 2);
     // A share that holds the listing and the best group's tool, not both.
-    let (one, one_tokens) = seen(Some((all_tokens - 1) as f64 / prepared.costs.all_tools as f64));
+    let (one, one_tokens) = seen(Some(
+        (all_tokens - 1) as f64 / prepared.costs.all_tools as f64,
+    ));
     assert_eq!(one, 1);
     assert!(one_tokens < all_tokens);
-    assert_eq!(seen(Some(all_tokens as f64 / prepared.costs.all_tools as f64)).0, 2);
+    assert_eq!(
+        seen(Some(all_tokens as f64 / prepared.costs.all_tools as f64)).0,
+        2
+    );
 }
 
 #[test]

@@ -520,7 +520,9 @@ fn route_keeps_a_turn_within_its_token_budget() {
     let plain = toolgate(&args[..args.len() - 1], dir.path());
     let stdout = text(&plain.stdout);
     assert!(
-        stdout.contains("budget:     routed tools, core tools and listing within 1% of every tool's tokens"),
+        stdout.contains(
+            "budget:     routed tools, core tools and listing within 1% of every tool's tokens"
+        ),
         "{stdout}"
     );
 }

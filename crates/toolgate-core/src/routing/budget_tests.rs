@@ -69,8 +69,14 @@ fn whole_groups_fit_while_their_tokens_do() {
     let all = costs.all_tools() as f64;
     // Exactly the listing and the first two groups.
     let two = costs.fixed() + costs.group(&ranked[0].0) + costs.group(&ranked[1].0);
-    assert_eq!(costs.affordable(&ranked, two as f64 / all, None, &[], &[]), 2);
-    assert_eq!(costs.affordable(&ranked, (two - 1) as f64 / all, None, &[], &[]), 1);
+    assert_eq!(
+        costs.affordable(&ranked, two as f64 / all, None, &[], &[]),
+        2
+    );
+    assert_eq!(
+        costs.affordable(&ranked, (two - 1) as f64 / all, None, &[], &[]),
+        1
+    );
     // The listing counts too: the whole budget never holds every group.
     assert_eq!(costs.affordable(&ranked, 1.0, None, &[], &[]), 3);
 }
@@ -134,9 +140,8 @@ fn a_router_with_a_budget_routes_fewer_groups() {
     assert_eq!(all.routed.len(), 4, "{all:?}");
     assert!(within.routed.len() < 4, "{within:?}");
     assert_eq!(within.routed[..], all.routed[..within.routed.len()]);
-    let shown = |groups: &[GroupId]| {
-        costs.fixed() + groups.iter().map(|g| costs.group(g)).sum::<usize>()
-    };
+    let shown =
+        |groups: &[GroupId]| costs.fixed() + groups.iter().map(|g| costs.group(g)).sum::<usize>();
     let budget = 0.5 * costs.all_tools() as f64;
     assert!(shown(&within.routed) as f64 <= budget);
     assert!(shown(&all.routed[..within.routed.len() + 1]) as f64 > budget);

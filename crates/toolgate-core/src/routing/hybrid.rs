@@ -469,9 +469,7 @@ impl Router {
         mut taxonomy: Taxonomy,
         embeddings: Option<Arc<dyn Embeddings>>,
     ) -> Self {
-        let share = taxonomy
-            .max_token_share
-            .unwrap_or(DEFAULT_MAX_TOKEN_SHARE);
+        let share = taxonomy.max_token_share.unwrap_or(DEFAULT_MAX_TOKEN_SHARE);
         taxonomy.max_token_share = Some(share);
         let costs = TokenCounter::shared().map(|counter| ToolCosts::measure(catalog, counter));
         Self::hybrid_built(catalog, taxonomy, embeddings, costs)
