@@ -9,7 +9,7 @@
 
 use std::fmt;
 use std::str::FromStr;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use serde::Serialize;
 use tiktoken_rs::CoreBPE;
@@ -63,10 +63,12 @@ impl FromStr for Encoding {
 }
 
 /// Counts tokens with one encoding. Building one parses the encoding's ranks
-/// (tens of milliseconds): build it once and share it.
+/// (tens of milliseconds): build it once and share it ([`Self::shared`]);
+/// a clone shares the ranks.
+#[derive(Clone)]
 pub struct TokenCounter {
     encoding: Encoding,
-    bpe: CoreBPE,
+    bpe: Arc<CoreBPE>,
 }
 
 impl fmt::Debug for TokenCounter {
@@ -88,7 +90,10 @@ impl TokenCounter {
             encoding: encoding.as_str(),
             message: error.to_string(),
         })?;
-        Ok(Self { encoding, bpe })
+        Ok(Self {
+            encoding,
+            bpe: Arc::new(bpe),
+        })
     }
 
     /// The process's `o200k_base` counter, built on first use and shared

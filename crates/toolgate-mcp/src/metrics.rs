@@ -342,15 +342,17 @@ impl Metrics {
         }
         let metrics = Arc::clone(self);
         tokio::task::spawn_blocking(move || {
-            match TokenCounter::new(toolgate_core::Encoding::O200kBase) {
-                Ok(counter) => {
-                    let costs = count(&counter);
+            match TokenCounter::shared() {
+                Some(counter) => {
+                    let costs = count(counter);
                     *metrics
                         .costs
                         .write()
                         .unwrap_or_else(PoisonError::into_inner) = Some(Arc::new(costs));
                 }
-                Err(error) => tracing::warn!(%error, "tool token costs not counted"),
+                None => tracing::warn!(
+                    "tool token costs not counted: the o200k_base encoding did not load"
+                ),
             }
             metrics.costing.store(false, Ordering::Release);
         });

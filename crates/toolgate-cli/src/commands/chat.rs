@@ -18,7 +18,7 @@ use anyhow::Context;
 use toolgate_agent::{Agent, AgentOptions, DEFAULT_SYSTEM_PROMPT, OutcomeLog, SemanticRouting};
 use toolgate_core::routing::Router;
 use toolgate_core::routing::semantic::EmbeddingsConfig;
-use toolgate_core::{Encoding, MetaTool, TokenCounter};
+use toolgate_core::{MetaTool, TokenCounter};
 use toolgate_llm::{ChatModel, ProviderConfig};
 use toolgate_store::{
     AgentId, AgentRecord, AgentStore, ConversationId, ConversationStore, JsToolStore, MemoryStore,
@@ -278,7 +278,9 @@ async fn run_chat<S: ConversationStore + AgentStore + RoutingOutcomeStore + 'sta
         semantic,
         outcomes,
     };
-    let counter = TokenCounter::new(Encoding::default())
+    // The router counts with the same counter for its budget.
+    let counter = TokenCounter::shared()
+        .cloned()
         .context("loading the tokenizer for token reports")?;
     let agent = Agent::new(
         model,
