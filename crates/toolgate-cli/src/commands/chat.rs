@@ -238,7 +238,7 @@ async fn run_chat<S: ConversationStore + AgentStore + RoutingOutcomeStore + 'sta
         let router = toolbox.with_catalog(|catalog| -> anyhow::Result<Router> {
             let taxonomy = config.validate(catalog)?;
             Ok(match &config.embeddings {
-                Some(_) => Router::lexical(catalog, taxonomy),
+                Some(_) => Router::lexical(catalog, taxonomy).counted(catalog),
                 None => Router::hybrid(catalog, taxonomy, embeddings.clone()),
             })
         })?;

@@ -123,17 +123,20 @@ fn a_router_with_a_budget_routes_fewer_groups() {
         max_token_share: Some(0.5),
         ..RoutingConfig::default()
     };
+    // A router counts the catalog when its taxonomy sets a budget.
+    let bounded = Router::lexical(&catalog, config.validate(&catalog).unwrap()).counted(&catalog);
+    assert_eq!(bounded.costs(), Some(&*costs));
     let unbounded = Router::lexical(
         &catalog,
         RoutingConfig {
             max_token_share: None,
-            ..config.clone()
+            ..config
         }
         .validate(&catalog)
         .unwrap(),
-    );
-    let bounded = Router::lexical(&catalog, config.validate(&catalog).unwrap())
-        .with_costs(Arc::clone(&costs));
+    )
+    .counted(&catalog);
+    assert_eq!(unbounded.costs(), None);
     let query = "the monthly report";
     let all = unbounded.route(query, &[]);
     let within = bounded.route(query, &[]);

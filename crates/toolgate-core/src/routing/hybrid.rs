@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use crate::catalog::Catalog;
 use crate::name::{GroupId, ToolName};
-use crate::routing::budget::{DEFAULT_MAX_TOKEN_SHARE, ToolCosts};
+use crate::routing::budget::DEFAULT_MAX_TOKEN_SHARE;
 use crate::routing::calibration::{Isotonic, PerGroup};
 use crate::routing::fusion::{Fusion, group_scores};
 use crate::routing::router::{
@@ -21,7 +21,6 @@ use crate::routing::router::{
 };
 use crate::routing::self_test::{leave_out, probe_tools};
 use crate::routing::taxonomy::Taxonomy;
-use crate::tokens::TokenCounter;
 use crate::tool::ToolDefinition;
 
 /// A sentence-embedding model as the router uses it.
@@ -471,8 +470,7 @@ impl Router {
     ) -> Self {
         let share = taxonomy.max_token_share.unwrap_or(DEFAULT_MAX_TOKEN_SHARE);
         taxonomy.max_token_share = Some(share);
-        let costs = TokenCounter::shared().map(|counter| ToolCosts::measure(catalog, counter));
-        Self::hybrid_built(catalog, taxonomy, embeddings, costs)
+        Self::hybrid_built(catalog, taxonomy, embeddings)
     }
 
     /// [`Self::hybrid`] for searching the catalog (`find_tool_groups`),
@@ -484,14 +482,13 @@ impl Router {
         embeddings: Option<Arc<dyn Embeddings>>,
     ) -> Self {
         taxonomy.max_token_share = None;
-        Self::hybrid_built(catalog, taxonomy, embeddings, None)
+        Self::hybrid_built(catalog, taxonomy, embeddings)
     }
 
     fn hybrid_built(
         catalog: &Catalog,
         mut taxonomy: Taxonomy,
         embeddings: Option<Arc<dyn Embeddings>>,
-        costs: Option<ToolCosts>,
     ) -> Self {
         let fusion = taxonomy.fusion.unwrap_or(DEFAULT_FUSION);
         let scorer = HybridScorer::new(catalog, &taxonomy, embeddings, fusion);
@@ -504,12 +501,11 @@ impl Router {
         taxonomy.route_above = taxonomy.route_above.or(Some(defaults.route_above));
         taxonomy.tools_per_group = taxonomy.tools_per_group.or(Some(defaults.tools_per_group));
         let configured = taxonomy.calibration.clone();
-        let mut router =
-            Self::new(Box::new(scorer), taxonomy).with_confidence(Confidence::PerGroup(model));
-        // Before the self-test, so that its probes are decided as turns are.
-        if let Some(costs) = costs {
-            router = router.with_costs(Arc::new(costs));
-        }
+        // Counted before the self-test, so that its probes are decided as
+        // turns are.
+        let router = Self::new(Box::new(scorer), taxonomy)
+            .with_confidence(Confidence::PerGroup(model))
+            .counted(catalog);
         match configured {
             Some(calibration) => router.with_calibration(calibration),
             None => router

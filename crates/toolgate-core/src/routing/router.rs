@@ -24,6 +24,7 @@ use crate::routing::recovery::LearnedRecovery;
 use crate::routing::self_test::SelfTest;
 use crate::routing::taxonomy::{ConfidenceKind, Taxonomy, UnknownIntent};
 use crate::routing::text::{terms, tool_terms};
+use crate::tokens::TokenCounter;
 
 /// Softmax temperature when none is configured or fit.
 pub const DEFAULT_TEMPERATURE: f64 = 0.12;
@@ -465,6 +466,20 @@ impl Router {
     pub fn with_costs(mut self, costs: Arc<ToolCosts>) -> Self {
         self.costs = Some(costs);
         self
+    }
+
+    /// Counts `catalog`'s schemas (with the shared `o200k_base` counter)
+    /// for the token budget when the taxonomy sets one
+    /// (`max_token_share`); unchanged without one, or without the
+    /// tokenizer.
+    pub fn counted(self, catalog: &Catalog) -> Self {
+        if self.taxonomy.max_token_share.is_none() {
+            return self;
+        }
+        match TokenCounter::shared() {
+            Some(counter) => self.with_costs(Arc::new(ToolCosts::measure(catalog, counter))),
+            None => self,
+        }
     }
 
     /// What the catalog's tools cost, when the router counts them for a

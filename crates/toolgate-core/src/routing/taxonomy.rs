@@ -64,7 +64,8 @@ pub struct RoutingConfig {
     /// tier are not counted; the learned ones are).
     /// [`Router::hybrid`](crate::routing::Router::hybrid) defaults it to
     /// [`DEFAULT_MAX_TOKEN_SHARE`](crate::routing::DEFAULT_MAX_TOKEN_SHARE);
-    /// other routers have no budget when it is unset.
+    /// other routers have none when it is unset, and count the catalog for
+    /// one when it is set ([`Router::counted`](crate::routing::Router::counted)).
     #[serde(default)]
     pub max_token_share: Option<f64>,
     /// How a tool's lexical and semantic scores are fused (default
