@@ -463,7 +463,7 @@ pub(crate) struct RouterSetting {
 
 impl RouterSetting {
     /// The policy name: `tool_router[rrf(k=60), above 0.5, 1 tool, 50
-    /// groups]`.
+    /// groups, within 15%]` (the last part only with a token budget).
     pub(crate) fn name(&self) -> String {
         format!(
             "tool_router[{}, above {}, {} tool{}, {} groups{}]",

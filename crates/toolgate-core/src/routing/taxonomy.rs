@@ -33,8 +33,9 @@ pub struct RoutingConfig {
     /// defaults suit BM25 scores).
     #[serde(default)]
     pub per_group: Option<PerGroup>,
-    /// Most groups routed for one query (default 20 per group, 3 softmax;
-    /// `toolgate eval` tunes the softmax cap when unset).
+    /// Most groups routed for one query (default 50 per group, 3 softmax:
+    /// [`ConfidenceKind::default_max_groups`]; `toolgate eval` tunes the
+    /// softmax cap when unset).
     #[serde(default)]
     pub max_groups: Option<usize>,
     /// Softmax temperature turning scores into confidence (`toolgate eval`
@@ -113,9 +114,10 @@ pub enum ConfidenceKind {
 
 impl ConfidenceKind {
     /// The group cap when none is configured. The per-group router's was
-    /// chosen by leave-one-dataset-out evaluation over 20 (`toolgate eval`
-    /// tries both): catalogs of many groups need more than 20 at times,
-    /// and `route_above` decides below it.
+    /// chosen by leave-one-dataset-out evaluation over 20 (every fold chose
+    /// it, and `toolgate eval` no longer tries 20): catalogs of many groups
+    /// need more than 20 at times, and `route_above` and the token budget
+    /// decide below it.
     pub fn default_max_groups(self) -> usize {
         match self {
             Self::PerGroup => 50,
