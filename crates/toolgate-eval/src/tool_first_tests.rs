@@ -117,13 +117,13 @@ fn a_replay_learning_recovery_shows_a_group_once_earlier_turns_missed_it_twice()
     assert!(seen[3].tokens > seen[1].tokens);
 }
 
-#[test]
-fn a_setting_routes_at_most_its_max_groups() {
+/// Routes a turn that names two groups (so both score within any share of
+/// the best) under `setting`: the groups routed, the tokens the turn saw and
+/// every tool's tokens.
+fn route_two_group_turn(setting: RouterSetting) -> (usize, usize, usize) {
     use serde_json::json;
     use toolgate_core::Encoding;
 
-    // The turn names both groups, so both score within any share of the
-    // best; only the cap can keep one out.
     let queries = [
         json!({"id": 0, "query": "send a mail with the weather forecast",
         "tools": ["mail_send", "weather_forecast"], "groups": ["mail", "weather"],
@@ -133,14 +133,23 @@ fn a_setting_routes_at_most_its_max_groups() {
     let counter = TokenCounter::new(Encoding::O200kBase).unwrap();
     let prepared = Prepared::new(&dataset, &RoutingConfig::default(), None, &counter).unwrap();
     let report: Vec<&Query> = dataset.queries.iter().collect();
-    let fitted = fitted();
+    let (seen, decisions) = prepared.route(setting, &fitted(), &report);
+    (
+        decisions[0].routed.len(),
+        seen[0].tokens,
+        prepared.costs.all_tools,
+    )
+}
+
+#[test]
+fn a_setting_routes_at_most_its_max_groups() {
+    // Only the cap can keep one of the two groups out.
     let routed = |max_groups: usize| {
-        let setting = RouterSetting {
+        route_two_group_turn(RouterSetting {
             max_groups,
             ..setting(0.2)
-        };
-        let (_, decisions) = prepared.route(setting, &fitted, &report);
-        decisions[0].routed.len()
+        })
+        .0
     };
     assert_eq!(routed(1), 1);
     assert_eq!(routed(20), 2);
@@ -148,39 +157,20 @@ fn a_setting_routes_at_most_its_max_groups() {
 
 #[test]
 fn a_setting_keeps_each_turn_within_its_token_share() {
-    use serde_json::json;
-    use toolgate_core::Encoding;
-
-    let queries = [
-        json!({"id": 0, "query": "send a mail with the weather forecast",
-        "tools": ["mail_send", "weather_forecast"], "groups": ["mail", "weather"],
-        "split": "test"}),
-    ];
-    let (_root, dataset) = dataset(&queries);
-    let counter = TokenCounter::new(Encoding::O200kBase).unwrap();
-    let prepared = Prepared::new(&dataset, &RoutingConfig::default(), None, &counter).unwrap();
-    let report: Vec<&Query> = dataset.queries.iter().collect();
-    let fitted = fitted();
     let seen = |share: Option<f64>| {
-        let setting = RouterSetting {
+        route_two_group_turn(RouterSetting {
             max_token_share: share,
             ..setting(0.2)
-        };
-        let (seen, decisions) = prepared.route(setting, &fitted, &report);
-        (decisions[0].routed.len(), seen[0].tokens)
+        })
     };
-    let (all, all_tokens) = seen(None);
+    let (all, all_tokens, every_tool) = seen(None);
+    let every_tool = every_tool as f64;
     assert_eq!(all, 2);
     // A share that holds the listing and the best group's tool, not both.
-    let (one, one_tokens) = seen(Some(
-        (all_tokens - 1) as f64 / prepared.costs.all_tools as f64,
-    ));
+    let (one, one_tokens, _) = seen(Some((all_tokens - 1) as f64 / every_tool));
     assert_eq!(one, 1);
     assert!(one_tokens < all_tokens);
-    assert_eq!(
-        seen(Some(all_tokens as f64 / prepared.costs.all_tools as f64)).0,
-        2
-    );
+    assert_eq!(seen(Some(all_tokens as f64 / every_tool)).0, 2);
 }
 
 #[test]
