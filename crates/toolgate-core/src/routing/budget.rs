@@ -1,9 +1,11 @@
 //! The token budget of a routed turn (`[routing] max_token_share`): what
 //! the tools a decision shows cost, against what sending every tool would.
 //!
-//! A decision routes its groups best first; with a budget it stops at the
-//! last group whose tools still fit, so a turn never costs more than the
-//! share of the whole catalog it was given, however flat its scores.
+//! A decision routes its groups best first; with a budget it passes over a
+//! group whose tools no longer fit and goes on to cheaper ones below it, so
+//! a turn never costs more than the share of the whole catalog it was
+//! given, however flat its scores, and one costly group does not keep out
+//! the cheap ones after it.
 
 use std::collections::HashMap;
 
@@ -85,11 +87,13 @@ impl ToolCosts {
         self.all_tools
     }
 
-    /// How many of `ranked` (best first) a turn can route within `share` of
-    /// every tool's tokens, the core tools, the listing and the groups
-    /// `beside` (shown whatever is routed) counted: each group at the cost
-    /// of its `per_group` best tools of `tools` (best first) when it has
-    /// scored ones, else whole. At least one.
+    /// The places in `ranked` (best first) of the groups a turn can route
+    /// within `share` of every tool's tokens, the core tools, the listing
+    /// and the groups `beside` (shown whatever is routed) counted: each
+    /// group at the cost of its `per_group` best tools of `tools` (best
+    /// first) when it has scored ones, else whole. Taken best first, a
+    /// group that would break the budget is passed over and the next ones
+    /// are tried. The best group is always among them, whatever it costs.
     pub(crate) fn affordable(
         &self,
         ranked: &[(GroupId, f64)],
@@ -97,7 +101,7 @@ impl ToolCosts {
         per_group: Option<usize>,
         tools: &[ToolScore],
         beside: &[GroupId],
-    ) -> usize {
+    ) -> Vec<usize> {
         // Each group's best tools, added up in one pass over the tools.
         let mut partial: HashMap<&GroupId, (usize, usize)> = HashMap::new();
         if let Some(count) = per_group {
@@ -115,17 +119,19 @@ impl ToolCosts {
         };
         let budget = share * self.all_tools as f64;
         let mut spent = self.fixed + beside.iter().map(shown).sum::<usize>();
-        let mut count = 0;
-        for (group, _) in ranked {
-            if !beside.contains(group) {
-                spent += shown(group);
+        let mut places = Vec::new();
+        for (place, (group, _)) in ranked.iter().enumerate() {
+            let cost = if beside.contains(group) {
+                0
+            } else {
+                shown(group)
+            };
+            if place == 0 || (spent + cost) as f64 <= budget {
+                spent += cost;
+                places.push(place);
             }
-            if spent as f64 > budget {
-                break;
-            }
-            count += 1;
         }
-        count.max(1)
+        places
     }
 }
 

@@ -71,21 +71,44 @@ fn whole_groups_fit_while_their_tokens_do() {
     let two = costs.fixed() + costs.group(&ranked[0].0) + costs.group(&ranked[1].0);
     assert_eq!(
         costs.affordable(&ranked, two as f64 / all, None, &[], &[]),
-        2
+        [0, 1]
     );
+    // Every later group costs more than the second one.
     assert_eq!(
         costs.affordable(&ranked, (two - 1) as f64 / all, None, &[], &[]),
-        1
+        [0]
     );
     // The listing counts too: the whole budget never holds every group.
-    assert_eq!(costs.affordable(&ranked, 1.0, None, &[], &[]), 3);
+    assert_eq!(costs.affordable(&ranked, 1.0, None, &[], &[]), [0, 1, 2]);
+}
+
+#[test]
+fn a_group_that_does_not_fit_is_passed_over_for_cheaper_ones() {
+    let catalog = catalog();
+    let costs = costs(&catalog);
+    let group = |name: &str| (GroupId::new(name).unwrap(), 0.5);
+    // The costliest group second: it does not fit, the cheaper one after
+    // it does, the last one no longer.
+    let ranked = [
+        group("sales"),
+        group("sites"),
+        group("stock"),
+        group("staff"),
+    ];
+    let cost = |place: usize| costs.group(&ranked[place].0);
+    let share = (costs.fixed() + cost(0) + cost(2)) as f64 / costs.all_tools() as f64;
+    assert!(cost(1) > cost(2));
+    assert_eq!(costs.affordable(&ranked, share, None, &[], &[]), [0, 2]);
 }
 
 #[test]
 fn the_best_group_is_routed_whatever_it_costs() {
     let catalog = catalog();
     let costs = costs(&catalog);
-    assert_eq!(costs.affordable(&ranked(&catalog), 1e-9, None, &[], &[]), 1);
+    assert_eq!(
+        costs.affordable(&ranked(&catalog), 1e-9, None, &[], &[]),
+        [0]
+    );
 }
 
 #[test]
@@ -107,11 +130,19 @@ fn partly_loaded_groups_cost_their_best_tools() {
         .map(|(group, _)| costs.tool(&format!("{group}_report_2")))
         .sum();
     let share = (costs.fixed() + best) as f64 / costs.all_tools() as f64;
-    assert_eq!(costs.affordable(&ranked, share, Some(1), &tools, &[]), 4);
+    assert_eq!(
+        costs.affordable(&ranked, share, Some(1), &tools, &[]),
+        [0, 1, 2, 3]
+    );
     // Whole, the same groups cost more.
-    assert!(costs.affordable(&ranked, share, None, &tools, &[]) < 4);
+    assert!(costs.affordable(&ranked, share, None, &tools, &[]).len() < 4);
     // A group without scored tools arrives whole.
-    assert!(costs.affordable(&ranked, share, Some(1), &tools[..1], &[]) < 4);
+    assert!(
+        costs
+            .affordable(&ranked, share, Some(1), &tools[..1], &[])
+            .len()
+            < 4
+    );
 }
 
 #[test]
@@ -142,12 +173,24 @@ fn a_router_with_a_budget_routes_fewer_groups() {
     let within = bounded.route(query, &[]);
     assert_eq!(all.routed.len(), 4, "{all:?}");
     assert!(within.routed.len() < 4, "{within:?}");
-    assert_eq!(within.routed[..], all.routed[..within.routed.len()]);
+    // The best group first, then the others in their order, each group
+    // passed over one that would break the budget.
+    assert_eq!(within.routed[0], all.routed[0]);
+    let kept: Vec<&GroupId> = all
+        .routed
+        .iter()
+        .filter(|g| within.routed.contains(g))
+        .collect();
+    assert_eq!(kept, within.routed.iter().collect::<Vec<_>>());
     let shown =
         |groups: &[GroupId]| costs.fixed() + groups.iter().map(|g| costs.group(g)).sum::<usize>();
     let budget = 0.5 * costs.all_tools() as f64;
     assert!(shown(&within.routed) as f64 <= budget);
-    assert!(shown(&all.routed[..within.routed.len() + 1]) as f64 > budget);
+    for group in all.routed.iter().filter(|g| !within.routed.contains(g)) {
+        let mut more = within.routed.clone();
+        more.push(group.clone());
+        assert!(shown(&more) as f64 > budget, "{group} fits too");
+    }
 }
 
 #[test]

@@ -695,21 +695,46 @@ impl Router {
             .into_iter()
             .filter(|group| groups.contains(group))
             .collect();
-        let max_groups = match (&self.costs, self.taxonomy.max_token_share) {
-            (Some(costs), Some(share)) => self
-                .taxonomy
-                .max_groups
-                .min(costs.affordable(&ranked, share, per_group, tools, &learned)),
-            _ => self.taxonomy.max_groups,
+        // The places in `ranked` of the groups the budget affords (all of
+        // them without one). They lead `order` (best first), the groups
+        // passed over after them, so that every rule below routes a prefix
+        // of `order` and still counts the passed-over groups as left out.
+        let affordable: Vec<usize> = match (&self.costs, self.taxonomy.max_token_share) {
+            (Some(costs), Some(share)) => {
+                costs.affordable(&ranked, share, per_group, tools, &learned)
+            }
+            _ => (0..ranked.len()).collect(),
         };
+        let max_groups = self.taxonomy.max_groups.min(affordable.len());
+        let mut order: Vec<(GroupId, f64)> = Vec::with_capacity(ranked.len());
+        let mut passed_over = Vec::new();
+        let mut next = affordable.iter().peekable();
+        for (place, entry) in ranked.iter().enumerate() {
+            if next.next_if(|p| **p == place).is_some() {
+                order.push(entry.clone());
+            } else {
+                passed_over.push(entry.clone());
+            }
+        }
+        order.extend(passed_over);
         let (routed, raw) = match (self.confidence, self.taxonomy.route_above) {
             (Confidence::PerGroup(_), Some(share)) => {
-                route_above(&ranked, scores, share, max_groups)
+                // Probabilities rise with scores: the groups scoring at
+                // least `share` of the best are the first `above` of
+                // `ranked`.
+                let top = scores.iter().copied().fold(0.0_f64, f64::max);
+                let above = scores.iter().filter(|s| **s >= share * top).count();
+                let count = affordable
+                    .iter()
+                    .take(max_groups)
+                    .filter(|place| **place < above)
+                    .count();
+                route_prefix(&order, count)
             }
             (Confidence::PerGroup(_), None) => {
-                route_by_cover(&ranked, max_groups, thresholds, &calibrate)
+                route_by_cover(&order, max_groups, thresholds, &calibrate)
             }
-            (Confidence::Softmax { .. }, _) => route_by_mass(&ranked, max_groups),
+            (Confidence::Softmax { .. }, _) => route_by_mass(&order, max_groups),
         };
         let fitted_confidence = self.calibrate(raw);
         let confidence = recalibration.apply(fitted_confidence);
@@ -858,19 +883,11 @@ fn route_by_cover(
     }
 }
 
-/// Every group (most probable first, `ranked`) scoring at least `share` of
-/// the best of `scores`, at least one and at most `max_groups`, with their
-/// raw cover. Probabilities rise with scores, so these are a prefix of
-/// `ranked`.
-fn route_above(
-    ranked: &[(GroupId, f64)],
-    scores: &[f64],
-    share: f64,
-    max_groups: usize,
-) -> (Vec<GroupId>, f64) {
-    let top = scores.iter().copied().fold(0.0_f64, f64::max);
-    let above = scores.iter().filter(|s| **s >= share * top).count();
-    let count = above.clamp(1, max_groups.max(1)).min(ranked.len());
+/// The first `count` groups of `ranked` (most probable first), at least
+/// one, with their raw cover (every later group's chance counted as left
+/// out).
+fn route_prefix(ranked: &[(GroupId, f64)], count: usize) -> (Vec<GroupId>, f64) {
+    let count = count.max(1).min(ranked.len());
     let probabilities: Vec<f64> = ranked.iter().map(|(_, p)| *p).collect();
     let cover = covers(&probabilities, count).last().copied().unwrap_or(0.0);
     (names(&ranked[..count]), cover)

@@ -60,9 +60,10 @@ pub struct RoutingConfig {
     pub tools_per_group: Option<usize>,
     /// Most a routed turn's tool schemas may cost, as a share (0 to 1) of
     /// what sending every tool costs, the core tools and the group listing
-    /// counted: the routed groups stop at the last one that fits (the best
-    /// one is routed whatever it costs; the recovery groups of the medium
-    /// tier are not counted; the learned ones are).
+    /// counted: the groups are taken best first, and one that no longer
+    /// fits is passed over for cheaper ones below it (the best one is
+    /// routed whatever it costs; the recovery groups of the medium tier are
+    /// not counted; the learned ones are, first).
     /// [`Router::hybrid`](crate::routing::Router::hybrid) defaults it to
     /// [`DEFAULT_MAX_TOKEN_SHARE`](crate::routing::DEFAULT_MAX_TOKEN_SHARE);
     /// other routers have none when it is unset, and count the catalog for
