@@ -50,6 +50,7 @@ fn routed_to_mail_learning(learned: &[&str]) -> RouteOutcome {
         visible: Visible::Groups(visible),
         ranked: Vec::new(),
         partial: Vec::new(),
+        passed_over: Vec::new(),
     })
 }
 

@@ -56,6 +56,7 @@ fn decision(confidence: f64, tier: Tier, routed: &[&str]) -> Decision {
         ranked: Vec::new(),
         learned: Vec::new(),
         partial: Vec::new(),
+        passed_over: Vec::new(),
     }
 }
 

@@ -19,6 +19,9 @@ use crate::output::print;
 use crate::settings::{Settings, StoreSettings};
 use crate::store::StoreLocation;
 
+/// Groups the `passed over:` line names; `--json` lists them all.
+const PASSED_OVER_SHOWN: usize = 8;
+
 /// Ranked groups shown.
 const SHOWN: usize = 5;
 
@@ -83,6 +86,7 @@ pub(crate) fn run(args: &RouteArgs) -> anyhow::Result<()> {
                     "routed": decision.routed,
                     "max_groups": max_groups,
                     "max_token_share": router.taxonomy().max_token_share,
+                    "passed_over": decision.passed_over,
                     "visible_groups": shown.groups,
                     "partial_groups": partial,
                     "visible_tools": shown.tools,
@@ -106,6 +110,24 @@ pub(crate) fn run(args: &RouteArgs) -> anyhow::Result<()> {
                     "budget:     routed tools, core tools and listing within {}% of every tool's tokens ([routing] max_token_share)",
                     share * 100.0
                 );
+                if !decision.passed_over.is_empty() {
+                    let mut names: Vec<&str> = decision
+                        .passed_over
+                        .iter()
+                        .take(PASSED_OVER_SHOWN)
+                        .map(GroupId::as_str)
+                        .collect();
+                    let more = decision.passed_over.len().saturating_sub(PASSED_OVER_SHOWN);
+                    let more = format!("{more} more");
+                    if decision.passed_over.len() > PASSED_OVER_SHOWN {
+                        names.push(&more);
+                    }
+                    let _ = writeln!(
+                        text,
+                        "passed over: {} (scored to be routed, but their tools did not fit the budget)",
+                        names.join(", ")
+                    );
+                }
             }
             if let Some(test) = router.self_test() {
                 let _ = writeln!(

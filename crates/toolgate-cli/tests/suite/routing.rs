@@ -510,12 +510,25 @@ fn route_keeps_a_turn_within_its_token_budget() {
         assert!(output.status.success(), "{}", text(&output.stderr));
         let decision: Value = serde_json::from_slice(&output.stdout).unwrap();
         assert_eq!(decision["max_token_share"].as_f64(), share.parse().ok());
-        decision["routed"].as_array().map_or(0, Vec::len)
+        decision
+    };
+    let names = |decision: &Value, field: &str| -> Vec<String> {
+        decision[field]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| g.as_str().unwrap().to_owned())
+            .collect()
     };
     // The whole budget holds both groups the turn names; a sliver holds
-    // only the best one, which is routed whatever it costs.
-    assert!(routed("1.0") >= 2);
-    assert_eq!(routed("0.01"), 1);
+    // only the best one, which is routed whatever it costs, and the
+    // decision names the ones it passed over.
+    let whole = routed("1.0");
+    assert!(names(&whole, "routed").len() >= 2, "{whole}");
+    assert_eq!(names(&whole, "passed_over"), Vec::<String>::new());
+    let sliver = routed("0.01");
+    assert_eq!(names(&sliver, "routed"), names(&whole, "routed")[..1]);
+    assert_eq!(names(&sliver, "passed_over"), names(&whole, "routed")[1..]);
 
     let plain = toolgate(&args[..args.len() - 1], dir.path());
     let stdout = text(&plain.stdout);
@@ -523,6 +536,13 @@ fn route_keeps_a_turn_within_its_token_budget() {
         stdout.contains(
             "budget:     routed tools, core tools and listing within 1% of every tool's tokens"
         ),
+        "{stdout}"
+    );
+    let passed = names(&whole, "routed")[1..].join(", ");
+    assert!(
+        stdout.contains(&format!(
+            "passed over: {passed} (scored to be routed, but their tools did not fit the budget)\n"
+        )),
         "{stdout}"
     );
 }

@@ -186,11 +186,20 @@ fn a_router_with_a_budget_routes_fewer_groups() {
         |groups: &[GroupId]| costs.fixed() + groups.iter().map(|g| costs.group(g)).sum::<usize>();
     let budget = 0.5 * costs.all_tools() as f64;
     assert!(shown(&within.routed) as f64 <= budget);
-    for group in all.routed.iter().filter(|g| !within.routed.contains(g)) {
+    let left_out: Vec<GroupId> = all
+        .routed
+        .iter()
+        .filter(|g| !within.routed.contains(g))
+        .cloned()
+        .collect();
+    for group in &left_out {
         let mut more = within.routed.clone();
         more.push(group.clone());
         assert!(shown(&more) as f64 > budget, "{group} fits too");
     }
+    // The decision names what the budget left out; without one, nothing.
+    assert_eq!(within.passed_over, left_out);
+    assert!(all.passed_over.is_empty());
 }
 
 #[test]

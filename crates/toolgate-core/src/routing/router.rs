@@ -106,6 +106,10 @@ pub struct Decision {
     /// with, best first (`[routing] tools_per_group`); the other visible
     /// groups arrive whole. Empty at the low tier.
     pub partial: Vec<PartialGroup>,
+    /// Groups the routing rule would have routed without the token budget
+    /// (`[routing] max_token_share`) that it left out, their tools not
+    /// fitting, most probable first; empty without a budget.
+    pub passed_over: Vec<GroupId>,
 }
 
 impl Decision {
@@ -677,6 +681,7 @@ impl Router {
                 visible,
                 ranked,
                 partial: Vec::new(),
+                passed_over: Vec::new(),
             };
         }
         let recalibration = self
@@ -695,46 +700,32 @@ impl Router {
             .into_iter()
             .filter(|group| groups.contains(group))
             .collect();
-        // The places in `ranked` of the groups the budget affords (all of
-        // them without one). They lead `order` (best first), the groups
-        // passed over after them, so that every rule below routes a prefix
-        // of `order` and still counts the passed-over groups as left out.
-        let affordable: Vec<usize> = match (&self.costs, self.taxonomy.max_token_share) {
+        // The places in `ranked` of the groups the budget affords, when
+        // there is one.
+        let affordable = match (&self.costs, self.taxonomy.max_token_share) {
             (Some(costs), Some(share)) => {
-                costs.affordable(&ranked, share, per_group, tools, &learned)
+                Some(costs.affordable(&ranked, share, per_group, tools, &learned))
             }
-            _ => (0..ranked.len()).collect(),
+            _ => None,
         };
-        let max_groups = self.taxonomy.max_groups.min(affordable.len());
-        let mut order: Vec<(GroupId, f64)> = Vec::with_capacity(ranked.len());
-        let mut passed_over = Vec::new();
-        let mut next = affordable.iter().peekable();
-        for (place, entry) in ranked.iter().enumerate() {
-            if next.next_if(|p| **p == place).is_some() {
-                order.push(entry.clone());
-            } else {
-                passed_over.push(entry.clone());
+        let every: Vec<usize> = (0..ranked.len()).collect();
+        let (routed, raw) = self.route_rule(
+            &ranked,
+            affordable.as_deref().unwrap_or(&every),
+            scores,
+            &calibrate,
+        );
+        // What the same rule routes without the budget, less what it
+        // routed within it.
+        let passed_over = match affordable {
+            Some(_) => {
+                let (unbudgeted, _) = self.route_rule(&ranked, &every, scores, &calibrate);
+                unbudgeted
+                    .into_iter()
+                    .filter(|group| !routed.contains(group))
+                    .collect()
             }
-        }
-        order.extend(passed_over);
-        let (routed, raw) = match (self.confidence, self.taxonomy.route_above) {
-            (Confidence::PerGroup(_), Some(share)) => {
-                // Probabilities rise with scores: the groups scoring at
-                // least `share` of the best are the first `above` of
-                // `ranked`.
-                let top = scores.iter().copied().fold(0.0_f64, f64::max);
-                let above = scores.iter().filter(|s| **s >= share * top).count();
-                let count = affordable
-                    .iter()
-                    .take(max_groups)
-                    .filter(|place| **place < above)
-                    .count();
-                route_prefix(&order, count)
-            }
-            (Confidence::PerGroup(_), None) => {
-                route_by_cover(&order, max_groups, thresholds, &calibrate)
-            }
-            (Confidence::Softmax { .. }, _) => route_by_mass(&order, max_groups),
+            None => Vec::new(),
         };
         let fitted_confidence = self.calibrate(raw);
         let confidence = recalibration.apply(fitted_confidence);
@@ -775,6 +766,41 @@ impl Router {
             visible,
             ranked,
             partial: Vec::new(),
+            passed_over,
+        }
+    }
+
+    /// The groups the routing rule routes among the `affordable` ones
+    /// (their places in `ranked`, ascending), with their raw cover. They
+    /// lead the order the rules route a prefix of, the others after them,
+    /// so the groups left out still count as left out in the cover.
+    fn route_rule(
+        &self,
+        ranked: &[(GroupId, f64)],
+        affordable: &[usize],
+        scores: &[f64],
+        calibrate: &dyn Fn(f64) -> f64,
+    ) -> (Vec<GroupId>, f64) {
+        let max_groups = self.taxonomy.max_groups.min(affordable.len());
+        let order = affordable_first(ranked, affordable);
+        match (self.confidence, self.taxonomy.route_above) {
+            (Confidence::PerGroup(_), Some(share)) => {
+                // Probabilities rise with scores: the groups scoring at
+                // least `share` of the best are the first `above` of
+                // `ranked`.
+                let top = scores.iter().copied().fold(0.0_f64, f64::max);
+                let above = scores.iter().filter(|s| **s >= share * top).count();
+                let count = affordable
+                    .iter()
+                    .take(max_groups)
+                    .filter(|place| **place < above)
+                    .count();
+                route_prefix(&order, count)
+            }
+            (Confidence::PerGroup(_), None) => {
+                route_by_cover(&order, max_groups, self.taxonomy.thresholds, calibrate)
+            }
+            (Confidence::Softmax { .. }, _) => route_by_mass(&order, max_groups),
         }
     }
 
@@ -883,10 +909,27 @@ fn route_by_cover(
     }
 }
 
+/// `ranked` with the groups at `places` (ascending) first, the others
+/// after them, each part in its order.
+pub(crate) fn affordable_first(ranked: &[(GroupId, f64)], places: &[usize]) -> Vec<(GroupId, f64)> {
+    let mut order = Vec::with_capacity(ranked.len());
+    let mut passed_over = Vec::new();
+    let mut next = places.iter().peekable();
+    for (place, entry) in ranked.iter().enumerate() {
+        if next.next_if(|p| **p == place).is_some() {
+            order.push(entry.clone());
+        } else {
+            passed_over.push(entry.clone());
+        }
+    }
+    order.extend(passed_over);
+    order
+}
+
 /// The first `count` groups of `ranked` (most probable first), at least
 /// one, with their raw cover (every later group's chance counted as left
 /// out).
-fn route_prefix(ranked: &[(GroupId, f64)], count: usize) -> (Vec<GroupId>, f64) {
+pub(crate) fn route_prefix(ranked: &[(GroupId, f64)], count: usize) -> (Vec<GroupId>, f64) {
     let count = count.max(1).min(ranked.len());
     let probabilities: Vec<f64> = ranked.iter().map(|(_, p)| *p).collect();
     let cover = covers(&probabilities, count).last().copied().unwrap_or(0.0);

@@ -9,6 +9,7 @@ use crate::catalog::Catalog;
 use crate::group::ToolGroup;
 use crate::name::{GroupId, ToolName};
 use crate::origin::Origin;
+use crate::routing::router::{affordable_first, route_prefix};
 use crate::tool::ToolDefinition;
 
 fn catalog() -> Catalog {
@@ -520,4 +521,20 @@ fn a_group_turns_keep_needing_unnamed_is_shown_on_later_restricted_turns() {
     plain.record_misses(&ids(&["weather"]));
     assert_eq!(plain.learned_recovery(), None);
     assert_eq!(plain.route(query, &[]).visible, before.visible);
+}
+
+#[test]
+fn the_groups_a_budget_passes_over_still_count_as_left_out() {
+    let ranked: Vec<(GroupId, f64)> = [("a", 0.9), ("b", 0.5), ("c", 0.4), ("d", 0.1)]
+        .iter()
+        .map(|(g, p)| (GroupId::new(*g).unwrap(), *p))
+        .collect();
+    // The budget affords a and c: they lead, b and d follow in their order.
+    let order = affordable_first(&ranked, &[0, 2]);
+    let names: Vec<&str> = order.iter().map(|(g, _)| g.as_str()).collect();
+    assert_eq!(names, ["a", "c", "b", "d"]);
+    let (routed, cover) = route_prefix(&order, 2);
+    assert_eq!(routed, [ranked[0].0.clone(), ranked[2].0.clone()]);
+    // b's and d's chances of being needed are what the cover leaves out.
+    assert!((cover - 0.5 * 0.9).abs() < 1e-9, "{cover}");
 }
