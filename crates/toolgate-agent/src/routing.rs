@@ -59,6 +59,11 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
             }
         };
         turn.route = Some(RouteOutcome::new(&decision));
+        turn.ranked = decision
+            .ranked
+            .iter()
+            .map(|(group, _)| group.clone())
+            .collect();
         events(TurnEvent::Routed(decision));
         Ok(scope)
     }

@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use toolgate_core::{
-    ActiveToolSet, MessageKind, ToolDefinition, restore_active_set, system_prompt,
+    ActiveToolSet, Catalog, GroupId, MessageKind, ToolDefinition, restore_active_set, system_prompt,
 };
 use toolgate_llm::{ChatRequest, ChatResponse, StreamEvent, ToolSpec};
 use toolgate_store::{AgentStore, ConversationId, ConversationStore, StoredMessage};
@@ -51,6 +51,10 @@ pub(crate) struct Turn {
     pub(crate) calls: Vec<CallReport>,
     /// The routing decision and what the turn's calls showed of it.
     pub(crate) route: Option<RouteOutcome>,
+    /// The groups as the router ranked them for this turn, most likely
+    /// first (empty when it was not routed): the order the whole catalog is
+    /// sent in when the model takes fewer tools than it has.
+    pub(crate) ranked: Vec<GroupId>,
 }
 
 /// Who a turn's tool calls come from, and the base system prompt.
@@ -88,6 +92,7 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
             catalog_cost: self.catalog_cost(),
             calls: Vec::new(),
             route: None,
+            ranked: Vec::new(),
         };
         if let (Some(router), Some(text)) = (&self.options.router, user_text) {
             turn.scope = self
@@ -196,14 +201,9 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
         let mut definitions = turn.active.definitions(&catalog);
         if turn.scope == Scope::Catalog {
             // The loaded tools keep their place (a cache-friendly prefix); every
-            // other tool follows in catalog order.
-            let shown: HashSet<&str> = definitions.iter().map(|d| d.name.as_str()).collect();
-            let rest: Vec<&ToolDefinition> = catalog
-                .tools()
-                .map(|tool| tool.definition)
-                .filter(|d| !shown.contains(d.name.as_str()))
-                .collect();
-            definitions.extend(rest);
+            // other tool follows, as many as the model takes.
+            definitions =
+                whole_catalog(&catalog, definitions, &turn.ranked, self.model.max_tools());
         }
         let tool_tokens = self.counter.tools(definitions.iter().copied());
         let request = ChatRequest {
@@ -226,6 +226,49 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
             tokens: self.counter.tools(tools),
         }
     }
+}
+
+/// The whole catalog's tools for one request: the `active` ones first, as
+/// they are, then every other tool. When the model takes at most
+/// `max_tools`, the others come group by group, the groups in `ranked`
+/// (the router's order, most likely first) before the rest in catalog
+/// order, until the limit; the listing still names every group, so what is
+/// left out is a `load_tool_group` away. The active tools are never cut: a
+/// set the model cannot take is the provider's error to report.
+fn whole_catalog<'c>(
+    catalog: &'c Catalog,
+    active: Vec<&'c ToolDefinition>,
+    ranked: &[GroupId],
+    max_tools: Option<usize>,
+) -> Vec<&'c ToolDefinition> {
+    let shown: HashSet<&str> = active.iter().map(|d| d.name.as_str()).collect();
+    let mut rest: Vec<(usize, &ToolDefinition)> = catalog
+        .tools()
+        .filter(|tool| !shown.contains(tool.definition.name.as_str()))
+        .map(|tool| {
+            let place = tool
+                .group
+                .and_then(|group| ranked.iter().position(|g| g == group))
+                .unwrap_or(ranked.len());
+            (place, tool.definition)
+        })
+        .collect();
+    let room = match max_tools {
+        Some(limit) if active.len() + rest.len() > limit => {
+            // A stable sort: catalog order within a group and among the
+            // groups the ranking does not name.
+            rest.sort_by_key(|(place, _)| *place);
+            limit.saturating_sub(active.len())
+        }
+        _ => rest.len(),
+    };
+    let mut definitions = active;
+    definitions.extend(
+        rest.into_iter()
+            .take(room)
+            .map(|(_, definition)| definition),
+    );
+    definitions
 }
 
 /// A tool definition as a provider receives it.

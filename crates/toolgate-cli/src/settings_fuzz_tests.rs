@@ -53,6 +53,7 @@ const SECTIONS: &[Section] = &[
             ("api_key_env", Kind::String),
             ("stream", Kind::Bool),
             ("max_tokens", Kind::Number),
+            ("max_tools", Kind::Number),
             ("connect_timeout_seconds", Kind::Number),
             ("read_timeout_seconds", Kind::Number),
             ("max_retries", Kind::Number),

@@ -115,6 +115,10 @@ pub struct ProviderConfig {
     /// Output token limit. Anthropic requires one (4096 when unset); OpenAI
     /// gets `max_tokens` only when set.
     pub max_tokens: Option<u32>,
+    /// Most tools one request may carry: OpenAI's chat completions refuse
+    /// more than [`OPENAI_MAX_TOOLS`], the default for that wire; none for
+    /// Anthropic's. A caller showing more trims to it.
+    pub max_tools: Option<usize>,
     /// Longest wait for a connection.
     pub connect_timeout: Duration,
     /// Longest silence while reading a response or between stream chunks.
@@ -123,9 +127,13 @@ pub struct ProviderConfig {
     pub retry: RetryPolicy,
 }
 
+/// The most tools OpenAI's chat completions accept in one request ("A max
+/// of 128 functions are supported", its API reference for `tools`).
+pub const OPENAI_MAX_TOOLS: usize = 128;
+
 impl ProviderConfig {
     /// A configuration with the defaults: streaming, no key, 10 s to
-    /// connect, 120 s of silence at most, 3 retries.
+    /// connect, 120 s of silence at most, 3 retries, the wire's tool limit.
     pub fn new(kind: ProviderKind, base_url: impl Into<String>, model: impl Into<String>) -> Self {
         Self {
             kind,
@@ -135,6 +143,10 @@ impl ProviderConfig {
             key_source: "no API key configured".to_owned(),
             stream: true,
             max_tokens: None,
+            max_tools: match kind {
+                ProviderKind::OpenAi => Some(OPENAI_MAX_TOOLS),
+                ProviderKind::Anthropic => None,
+            },
             connect_timeout: Duration::from_secs(10),
             read_timeout: Duration::from_secs(120),
             retry: RetryPolicy::default(),
@@ -161,6 +173,9 @@ pub struct ModelSettings {
     pub stream: Option<bool>,
     /// Output token limit.
     pub max_tokens: Option<u32>,
+    /// Most tools one request may carry (default: 128 for `openai`, none
+    /// for `anthropic`).
+    pub max_tools: Option<usize>,
     /// Seconds to wait for a connection.
     pub connect_timeout_seconds: Option<f64>,
     /// Seconds of silence allowed while reading.
@@ -176,6 +191,9 @@ pub enum ConfigError {
     /// A provider toolgate does not speak.
     #[error("unknown provider '{0}': use openai (any OpenAI-compatible server) or anthropic")]
     UnknownProvider(String),
+    /// `max_tools` of 0.
+    #[error("[model] max_tools must be at least 1 (the core tools alone are several)")]
+    MaxTools,
     /// No model anywhere.
     #[error("no model configured: set `model` under [model] in the config file, or TOOLGATE_MODEL")]
     NoModel,
@@ -244,6 +262,12 @@ impl ModelSettings {
             config.stream = stream;
         }
         config.max_tokens = self.max_tokens;
+        if let Some(tools) = self.max_tools {
+            if tools == 0 {
+                return Err(ConfigError::MaxTools);
+            }
+            config.max_tools = Some(tools);
+        }
         if let Some(seconds) = self.connect_timeout_seconds {
             config.connect_timeout = seconds_setting("connect_timeout_seconds", seconds)?;
         }

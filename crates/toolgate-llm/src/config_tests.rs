@@ -2,7 +2,7 @@ use std::collections::HashMap;
 
 use pretty_assertions::assert_eq;
 
-use super::{ModelSettings, ProviderKind};
+use super::{ModelSettings, OPENAI_MAX_TOOLS, ProviderKind};
 
 fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
     let map: HashMap<String, String> = pairs
@@ -124,4 +124,21 @@ fn bad_settings_are_named() {
     let unknown = toml::from_str::<ModelSettings>("modle = \"typo\"\n").unwrap_err();
     assert!(unknown.to_string().contains("modle"), "{unknown}");
     assert!(toml::from_str::<ModelSettings>("").unwrap().model.is_none());
+}
+
+#[test]
+fn the_tool_limit_is_openais_by_default_and_can_be_set() {
+    let settings = |provider: &str, max_tools: Option<usize>| ModelSettings {
+        provider: Some(provider.into()),
+        model: Some("m".into()),
+        max_tools,
+        ..ModelSettings::default()
+    };
+    let limit = |s: ModelSettings| s.resolve(&env(&[])).unwrap().max_tools;
+    assert_eq!(limit(settings("openai", None)), Some(OPENAI_MAX_TOOLS));
+    assert_eq!(limit(settings("anthropic", None)), None);
+    assert_eq!(limit(settings("openai", Some(500))), Some(500));
+    assert_eq!(limit(settings("anthropic", Some(64))), Some(64));
+    let zero = settings("openai", Some(0)).resolve(&env(&[])).unwrap_err();
+    assert!(zero.to_string().contains("max_tools"), "{zero}");
 }

@@ -42,7 +42,9 @@ mod sse;
 use std::sync::Arc;
 
 pub use anthropic::{ANTHROPIC_VERSION, AnthropicChat, DEFAULT_MAX_TOKENS};
-pub use config::{ApiKey, ConfigError, ModelSettings, ProviderConfig, ProviderKind, RetryPolicy};
+pub use config::{
+    ApiKey, ConfigError, ModelSettings, OPENAI_MAX_TOOLS, ProviderConfig, ProviderKind, RetryPolicy,
+};
 pub use embeddings::EmbeddingsClient;
 pub use error::LlmError;
 pub use model::{

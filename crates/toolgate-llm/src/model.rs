@@ -151,6 +151,12 @@ pub trait ChatModel: Send + Sync + fmt::Debug {
     /// The model's name, as sent to the provider.
     fn model(&self) -> &str;
 
+    /// Most tools one request may carry ([`crate::ProviderConfig::max_tools`]);
+    /// `None` for no limit.
+    fn max_tools(&self) -> Option<usize> {
+        None
+    }
+
     /// Sends `request` and returns the complete answer, reporting text deltas,
     /// tool-call starts and retries to `events` as they happen.
     fn complete<'a>(&'a self, request: &'a ChatRequest, events: EventSink<'a>) -> ModelFuture<'a>;

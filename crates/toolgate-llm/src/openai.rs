@@ -173,6 +173,10 @@ impl ChatModel for OpenAiChat {
         &self.http.config().model
     }
 
+    fn max_tools(&self) -> Option<usize> {
+        self.http.config().max_tools
+    }
+
     fn complete<'a>(&'a self, request: &'a ChatRequest, events: EventSink<'a>) -> ModelFuture<'a> {
         Box::pin(self.run(request, events))
     }

@@ -442,3 +442,82 @@ async fn a_group_routed_turns_keep_missing_is_shown_on_the_next_ones() {
     );
     assert_eq!(decision.visible, Visible::Groups(vec![pdf, config]));
 }
+
+#[tokio::test]
+async fn a_catalog_larger_than_the_model_takes_is_sent_likeliest_groups_first() {
+    use std::sync::Arc;
+
+    use toolgate_agent::{Agent, AgentOptions};
+    use toolgate_core::routing::{Router, RoutingConfig};
+    use toolgate_core::{Encoding, TokenCounter};
+    use toolgate_llm::scripted::ScriptedServer;
+    use toolgate_store::MemoryStore;
+
+    use super::support::{TestHost, model_configured, tool_names};
+
+    const LIMIT: usize = 10;
+    for wire in [Wire::OpenAi, Wire::Anthropic] {
+        let host = TestHost::new().await;
+        let router = {
+            let catalog = host.catalog();
+            Router::lexical(
+                &catalog,
+                RoutingConfig::default().validate(&catalog).unwrap(),
+            )
+        };
+        let server = ScriptedServer::start().await.unwrap();
+        // A call outside the routed group escalates to the whole catalog.
+        for turn in [
+            ScriptedTurn::tool_call("a", "config_setting_3", json!({})),
+            ScriptedTurn::text("Done."),
+        ] {
+            server.push(turn.reply(wire, true));
+        }
+        let agent = Agent::new(
+            model_configured(&server, wire, true, |config| {
+                config.max_tools = Some(LIMIT);
+            }),
+            Arc::clone(&host.toolbox),
+            Arc::new(MemoryStore::new()),
+            AgentOptions {
+                router: Some(Arc::new(router)),
+                ..AgentOptions::default()
+            },
+            Arc::new(TokenCounter::new(Encoding::O200kBase).unwrap()),
+        );
+        let mut events = Vec::new();
+        agent
+            .send(
+                &id(),
+                "page count and metadata of the PDF r.pdf",
+                &mut |e| events.push(e),
+                &Default::default(),
+            )
+            .await
+            .unwrap();
+        assert!(
+            events
+                .iter()
+                .any(|e| matches!(e, TurnEvent::Escalated { .. }))
+        );
+        let decision = routed(&events);
+        assert_eq!(decision.routed, [GroupId::new("pdf").unwrap()]);
+        assert!(host.catalog().tools().count() > LIMIT);
+
+        // The loaded tools as they were, then the other groups' tools in
+        // the router's ranking, up to what the model takes.
+        let escalated = tool_names(&server.requests()[1], wire);
+        assert_eq!(escalated.len(), LIMIT, "{escalated:?}");
+        let mut loaded = core_tools();
+        loaded.extend(["pdf_info".to_owned(), "pdf_merge".to_owned()]);
+        assert_eq!(escalated[..5], loaded[..]);
+        let catalog = host.catalog();
+        let next: Vec<String> = decision.ranked[1..]
+            .iter()
+            .flat_map(|(group, _)| catalog.group_tools(group.as_str()))
+            .take(LIMIT - 5)
+            .map(|tool| tool.name.to_string())
+            .collect();
+        assert_eq!(escalated[5..], next[..]);
+    }
+}

@@ -263,6 +263,16 @@ pub(crate) fn model(
     wire: Wire,
     stream: bool,
 ) -> Arc<dyn toolgate_llm::ChatModel> {
+    model_configured(server, wire, stream, |_| {})
+}
+
+/// [`model`], its configuration as `adjust` leaves it.
+pub(crate) fn model_configured(
+    server: &ScriptedServer,
+    wire: Wire,
+    stream: bool,
+    adjust: impl FnOnce(&mut ProviderConfig),
+) -> Arc<dyn toolgate_llm::ChatModel> {
     let (kind, base) = match wire {
         Wire::OpenAi => (ProviderKind::OpenAi, format!("{}/v1", server.url())),
         Wire::Anthropic => (ProviderKind::Anthropic, server.url()),
@@ -271,6 +281,7 @@ pub(crate) fn model(
     config.stream = stream;
     config.retry.initial_backoff = Duration::from_millis(20);
     config.read_timeout = Duration::from_secs(5);
+    adjust(&mut config);
     connect(config).unwrap()
 }
 
