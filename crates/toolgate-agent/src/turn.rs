@@ -2,7 +2,7 @@
 //! (who is calling, the base prompt, the active set rebuilt from history,
 //! the router's pre-loads) and what each model call is sent.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -242,13 +242,18 @@ fn whole_catalog<'c>(
     max_tools: Option<usize>,
 ) -> Vec<&'c ToolDefinition> {
     let shown: HashSet<&str> = active.iter().map(|d| d.name.as_str()).collect();
+    let places: HashMap<&GroupId, usize> = ranked
+        .iter()
+        .enumerate()
+        .map(|(place, group)| (group, place))
+        .collect();
     let mut rest: Vec<(usize, &ToolDefinition)> = catalog
         .tools()
         .filter(|tool| !shown.contains(tool.definition.name.as_str()))
         .map(|tool| {
             let place = tool
                 .group
-                .and_then(|group| ranked.iter().position(|g| g == group))
+                .and_then(|group| places.get(group).copied())
                 .unwrap_or(ranked.len());
             (place, tool.definition)
         })
