@@ -7,7 +7,8 @@ use std::collections::{HashMap, HashSet};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use toolgate_core::{
-    ActiveToolSet, Catalog, GroupId, MessageKind, ToolDefinition, restore_active_set, system_prompt,
+    ActiveToolSet, Catalog, CatalogTool, GroupId, MessageKind, ToolDefinition, restore_active_set,
+    system_prompt,
 };
 use toolgate_llm::{ChatRequest, ChatResponse, StreamEvent, ToolSpec};
 use toolgate_store::{AgentStore, ConversationId, ConversationStore, StoredMessage};
@@ -242,37 +243,30 @@ fn whole_catalog<'c>(
     max_tools: Option<usize>,
 ) -> Vec<&'c ToolDefinition> {
     let shown: HashSet<&str> = active.iter().map(|d| d.name.as_str()).collect();
-    let places: HashMap<&GroupId, usize> = ranked
-        .iter()
-        .enumerate()
-        .map(|(place, group)| (group, place))
-        .collect();
-    let mut rest: Vec<(usize, &ToolDefinition)> = catalog
+    let mut rest: Vec<CatalogTool<'c>> = catalog
         .tools()
         .filter(|tool| !shown.contains(tool.definition.name.as_str()))
-        .map(|tool| {
-            let place = tool
-                .group
-                .and_then(|group| places.get(group).copied())
-                .unwrap_or(ranked.len());
-            (place, tool.definition)
-        })
         .collect();
     let room = match max_tools {
         Some(limit) if active.len() + rest.len() > limit => {
+            let places: HashMap<&GroupId, usize> = ranked
+                .iter()
+                .enumerate()
+                .map(|(place, group)| (group, place))
+                .collect();
             // A stable sort: catalog order within a group and among the
             // groups the ranking does not name.
-            rest.sort_by_key(|(place, _)| *place);
+            rest.sort_by_key(|tool| {
+                tool.group
+                    .and_then(|group| places.get(group).copied())
+                    .unwrap_or(ranked.len())
+            });
             limit.saturating_sub(active.len())
         }
         _ => rest.len(),
     };
     let mut definitions = active;
-    definitions.extend(
-        rest.into_iter()
-            .take(room)
-            .map(|(_, definition)| definition),
-    );
+    definitions.extend(rest.into_iter().take(room).map(|tool| tool.definition));
     definitions
 }
 

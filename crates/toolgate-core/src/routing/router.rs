@@ -10,6 +10,7 @@
 //! ([`fit_temperature`]) so that confidence is the observed chance that the
 //! routed groups hold every group the turn needs, on any catalog.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -718,14 +719,15 @@ impl Router {
         // What the same rule routes without the budget, less what it
         // routed within it.
         let passed_over = match affordable {
-            Some(_) => {
+            // Nothing passed over: the same rule would route the same.
+            Some(places) if places.len() < ranked.len() => {
                 let (unbudgeted, _) = self.route_rule(&ranked, &every, scores, &calibrate);
                 unbudgeted
                     .into_iter()
                     .filter(|group| !routed.contains(group))
                     .collect()
             }
-            None => Vec::new(),
+            _ => Vec::new(),
         };
         let fitted_confidence = self.calibrate(raw);
         let confidence = recalibration.apply(fitted_confidence);
@@ -782,7 +784,11 @@ impl Router {
         calibrate: &dyn Fn(f64) -> f64,
     ) -> (Vec<GroupId>, f64) {
         let max_groups = self.taxonomy.max_groups.min(affordable.len());
-        let order = affordable_first(ranked, affordable);
+        let order = if affordable.len() == ranked.len() {
+            Cow::Borrowed(ranked)
+        } else {
+            Cow::Owned(affordable_first(ranked, affordable))
+        };
         match (self.confidence, self.taxonomy.route_above) {
             (Confidence::PerGroup(_), Some(share)) => {
                 // Probabilities rise with scores: the groups scoring at
