@@ -3,6 +3,8 @@
 //! history like any load), the groups it names with their best tools only
 //! (`[routing] tools_per_group`), or opens the whole catalog for the turn; a
 //! restricted turn that makes no progress escalates to the whole catalog.
+//! Routed groups accumulate over a conversation's turns, so a pre-load that
+//! would take a request past the model's tool limit is left out.
 
 use toolgate_core::routing::{Decision, Router, Visible};
 use toolgate_core::{GroupId, GroupSelection, Message, ToolName, ToolsLoaded};
@@ -123,14 +125,18 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
         };
         let event = {
             let catalog = self.toolbox.catalog();
-            match tools {
-                None => match turn.active.load(&catalog, group.as_str()) {
+            // Loaded on a copy first: a load that would take the request past
+            // what the model takes is left out (the listing still names the
+            // group), as the budget leaves out a group that would break it.
+            let mut active = turn.active.clone();
+            let event = match tools {
+                None => match active.load(&catalog, group.as_str()) {
                     Ok(loaded) if loaded.newly_loaded => {
                         Some(Message::group_loaded_by_host(group, whole_note()))
                     }
                     Ok(_) | Err(_) => None,
                 },
-                Some(tools) => match turn.active.load_tools(&catalog, group.as_str(), tools) {
+                Some(tools) => match active.load_tools(&catalog, group.as_str(), tools) {
                     Ok(ToolsLoaded::Whole(loaded)) if loaded.newly_loaded => {
                         Some(Message::group_loaded_by_host(group, whole_note()))
                     }
@@ -140,7 +146,16 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
                     ),
                     Ok(_) | Err(_) => None,
                 },
+            };
+            if let Some(limit) = self.model.max_tools() {
+                let tools = active.definitions(&catalog).len();
+                if tools > limit {
+                    tracing::info!(%group, tools, limit, "a routed group is left out: the model takes fewer tools");
+                    return Ok(());
+                }
             }
+            turn.active = active;
+            event
         };
         if let Some(event) = event {
             self.store.append(&turn.conversation, event).await?;

@@ -443,28 +443,50 @@ async fn a_group_routed_turns_keep_missing_is_shown_on_the_next_ones() {
     assert_eq!(decision.visible, Visible::Groups(vec![pdf, config]));
 }
 
-#[tokio::test]
-async fn a_catalog_larger_than_the_model_takes_is_sent_likeliest_groups_first() {
+/// An agent over `host`'s tools routed by default settings, its model
+/// (scripted by `server`) taking at most `limit` tools.
+fn routed_within(
+    host: &super::support::TestHost,
+    server: &toolgate_llm::scripted::ScriptedServer,
+    wire: Wire,
+    limit: usize,
+) -> toolgate_agent::Agent<toolgate_store::MemoryStore> {
     use std::sync::Arc;
 
     use toolgate_agent::{Agent, AgentOptions};
     use toolgate_core::routing::{Router, RoutingConfig};
     use toolgate_core::{Encoding, TokenCounter};
-    use toolgate_llm::scripted::ScriptedServer;
-    use toolgate_store::MemoryStore;
 
-    use super::support::{TestHost, model_configured, tool_names};
+    let router = {
+        let catalog = host.catalog();
+        Router::lexical(
+            &catalog,
+            RoutingConfig::default().validate(&catalog).unwrap(),
+        )
+    };
+    Agent::new(
+        super::support::model_configured(server, wire, true, |config| {
+            config.max_tools = Some(limit);
+        }),
+        Arc::clone(&host.toolbox),
+        Arc::new(toolgate_store::MemoryStore::new()),
+        AgentOptions {
+            router: Some(Arc::new(router)),
+            ..AgentOptions::default()
+        },
+        Arc::new(TokenCounter::new(Encoding::O200kBase).unwrap()),
+    )
+}
+
+#[tokio::test]
+async fn a_catalog_larger_than_the_model_takes_is_sent_likeliest_groups_first() {
+    use toolgate_llm::scripted::ScriptedServer;
+
+    use super::support::{TestHost, tool_names};
 
     const LIMIT: usize = 10;
     for wire in [Wire::OpenAi, Wire::Anthropic] {
         let host = TestHost::new().await;
-        let router = {
-            let catalog = host.catalog();
-            Router::lexical(
-                &catalog,
-                RoutingConfig::default().validate(&catalog).unwrap(),
-            )
-        };
         let server = ScriptedServer::start().await.unwrap();
         // A call outside the routed group escalates to the whole catalog.
         for turn in [
@@ -473,18 +495,7 @@ async fn a_catalog_larger_than_the_model_takes_is_sent_likeliest_groups_first() 
         ] {
             server.push(turn.reply(wire, true));
         }
-        let agent = Agent::new(
-            model_configured(&server, wire, true, |config| {
-                config.max_tools = Some(LIMIT);
-            }),
-            Arc::clone(&host.toolbox),
-            Arc::new(MemoryStore::new()),
-            AgentOptions {
-                router: Some(Arc::new(router)),
-                ..AgentOptions::default()
-            },
-            Arc::new(TokenCounter::new(Encoding::O200kBase).unwrap()),
-        );
+        let agent = routed_within(&host, &server, wire, LIMIT);
         let mut events = Vec::new();
         agent
             .send(
@@ -519,5 +530,45 @@ async fn a_catalog_larger_than_the_model_takes_is_sent_likeliest_groups_first() 
             .map(|tool| tool.name.to_string())
             .collect();
         assert_eq!(escalated[5..], next[..]);
+    }
+}
+
+#[tokio::test]
+async fn a_routed_group_the_model_cannot_take_is_left_out() {
+    use toolgate_llm::scripted::ScriptedServer;
+
+    use super::support::{TestHost, tool_names};
+
+    let mut with_pdf = core_tools();
+    with_pdf.extend(["pdf_info".to_owned(), "pdf_merge".to_owned()]);
+    // The core tools and the pdf group's two make five.
+    for (limit, expected) in [(5, with_pdf), (4, core_tools())] {
+        let host = TestHost::new().await;
+        let server = ScriptedServer::start().await.unwrap();
+        server.push(ScriptedTurn::text("Done.").reply(Wire::OpenAi, true));
+        let agent = routed_within(&host, &server, Wire::OpenAi, limit);
+        let mut events = Vec::new();
+        agent
+            .send(
+                &id(),
+                "page count and metadata of the PDF r.pdf",
+                &mut |e| events.push(e),
+                &Default::default(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(routed(&events).routed, [GroupId::new("pdf").unwrap()]);
+        assert_eq!(
+            tool_names(&server.requests()[0], Wire::OpenAi),
+            expected,
+            "limit {limit}"
+        );
+        // Only a load that happened is recorded: the next turn restores
+        // what the model saw.
+        let stored = agent.store().messages(&id()).await.unwrap();
+        let recorded = stored
+            .iter()
+            .any(|m| m.message.tool_name.as_deref() == Some("load_tool_group"));
+        assert_eq!(recorded, expected.len() == 5, "limit {limit}");
     }
 }
