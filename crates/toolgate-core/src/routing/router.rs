@@ -693,7 +693,8 @@ impl Router {
         let calibrate = |raw: f64| recalibration.apply(self.calibrate(raw));
         // Learned groups this router does not route over (outcomes kept
         // for another catalog, say) are left out. They are shown beside
-        // the routed ones, so the token budget counts them first.
+        // the routed ones, so the token budget counts them after the best
+        // group and before the others.
         let learned: Vec<GroupId> = self
             .learned_recovery()
             .map(|(learned, _)| learned)
@@ -701,13 +702,15 @@ impl Router {
             .into_iter()
             .filter(|group| groups.contains(group))
             .collect();
-        // The places in `ranked` of the groups the budget affords, when
-        // there is one.
-        let affordable = match (&self.costs, self.taxonomy.max_token_share) {
+        // What the budget affords, when there is one: the places in
+        // `ranked` of the groups it can route, and the learned groups it
+        // can show.
+        let (affordable, learned) = match (&self.costs, self.taxonomy.max_token_share) {
             (Some(costs), Some(share)) => {
-                Some(costs.affordable(&ranked, share, per_group, tools, &learned))
+                let within = costs.affordable(&ranked, share, per_group, tools, &learned);
+                (Some(within.places), within.beside)
             }
-            _ => None,
+            _ => (None, learned),
         };
         let every: Vec<usize> = (0..ranked.len()).collect();
         let (routed, raw) = self.route_rule(
