@@ -4,10 +4,11 @@
 //! (`[routing] tools_per_group`), or opens the whole catalog for the turn; a
 //! restricted turn that makes no progress escalates to the whole catalog.
 //! Routed groups accumulate over a conversation's turns, so a pre-load that
-//! would take a request past the model's tool limit is left out.
+//! would take a request past the model's tool limits is left out.
 
 use toolgate_core::routing::{Decision, Router, Visible};
 use toolgate_core::{GroupId, GroupSelection, Message, ToolName, ToolsLoaded};
+use toolgate_llm::ToolLimits;
 use toolgate_store::{AgentStore, ConversationStore, RoutingOutcome, StoredMessage};
 
 use crate::agent::{Agent, AgentError};
@@ -147,10 +148,13 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
                     Ok(_) | Err(_) => None,
                 },
             };
-            if let Some(limit) = self.model.max_tools() {
-                let tools = active.definitions(&catalog).len();
-                if tools > limit {
-                    tracing::info!(%group, tools, limit, "a routed group is left out: the model takes fewer tools");
+            let limits = self.model.tool_limits();
+            if limits != ToolLimits::default() {
+                let definitions = active.definitions(&catalog);
+                let tools = definitions.len();
+                let tokens = self.counter.tools(definitions);
+                if !limits.admit(tools, tokens) {
+                    tracing::info!(%group, tools, tokens, ?limits, "a routed group is left out: the model takes less");
                     return Ok(());
                 }
             }

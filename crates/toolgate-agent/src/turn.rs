@@ -10,7 +10,7 @@ use toolgate_core::{
     ActiveToolSet, Catalog, CatalogTool, GroupId, MessageKind, ToolDefinition, restore_active_set,
     system_prompt,
 };
-use toolgate_llm::{ChatRequest, ChatResponse, StreamEvent, ToolSpec};
+use toolgate_llm::{ChatRequest, ChatResponse, StreamEvent, ToolLimits, ToolSpec};
 use toolgate_store::{AgentStore, ConversationId, ConversationStore, StoredMessage};
 use toolgate_tools::CallContext;
 
@@ -203,8 +203,14 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
         if turn.scope == Scope::Catalog {
             // The loaded tools keep their place (a cache-friendly prefix); every
             // other tool follows, as many as the model takes.
-            definitions =
-                whole_catalog(&catalog, definitions, &turn.ranked, self.model.max_tools());
+            let cost = |definition: &ToolDefinition| self.counter.tool(definition);
+            definitions = whole_catalog(
+                &catalog,
+                definitions,
+                &turn.ranked,
+                self.model.tool_limits(),
+                &cost,
+            );
         }
         let tool_tokens = self.counter.tools(definitions.iter().copied());
         let request = ChatRequest {
@@ -230,43 +236,57 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
 }
 
 /// The whole catalog's tools for one request: the `active` ones first, as
-/// they are, then every other tool. When the model takes at most
-/// `max_tools`, the others come group by group, the groups in `ranked`
-/// (the router's order, most likely first) before the rest in catalog
-/// order, until the limit; the listing still names every group, so what is
-/// left out is a `load_tool_group` away. The active tools are never cut: a
-/// set the model cannot take is the provider's error to report.
+/// they are, then every other tool. When the model takes fewer tools, or
+/// fewer tokens of them (`limits`; each tool's tokens by `cost`), the others
+/// come group by group, the groups in `ranked` (the router's order, most
+/// likely first) before the rest in catalog order, each tool while it fits
+/// (one that does not is passed over for the cheaper ones after it); the
+/// listing still names every group, so what is left out is a
+/// `load_tool_group` away. The active tools are never cut: a set the model
+/// cannot take is the provider's error to report.
 fn whole_catalog<'c>(
     catalog: &'c Catalog,
     active: Vec<&'c ToolDefinition>,
     ranked: &[GroupId],
-    max_tools: Option<usize>,
+    limits: ToolLimits,
+    cost: &dyn Fn(&ToolDefinition) -> usize,
 ) -> Vec<&'c ToolDefinition> {
     let shown: HashSet<&str> = active.iter().map(|d| d.name.as_str()).collect();
-    let mut rest: Vec<CatalogTool<'c>> = catalog
+    // Each other tool with its tokens.
+    let mut rest: Vec<(CatalogTool<'c>, usize)> = catalog
         .tools()
         .filter(|tool| !shown.contains(tool.definition.name.as_str()))
+        .map(|tool| (tool, cost(tool.definition)))
         .collect();
-    let room = match max_tools {
-        Some(limit) if active.len() + rest.len() > limit => {
-            let places: HashMap<&GroupId, usize> = ranked
-                .iter()
-                .enumerate()
-                .map(|(place, group)| (group, place))
-                .collect();
-            // A stable sort: catalog order within a group and among the
-            // groups the ranking does not name.
-            rest.sort_by_key(|tool| {
-                tool.group
-                    .and_then(|group| places.get(group).copied())
-                    .unwrap_or(ranked.len())
-            });
-            limit.saturating_sub(active.len())
-        }
-        _ => rest.len(),
-    };
     let mut definitions = active;
-    definitions.extend(rest.into_iter().take(room).map(|tool| tool.definition));
+    let mut tokens: usize = definitions.iter().map(|d| cost(d)).sum();
+    let all_tokens = tokens + rest.iter().map(|(_, tokens)| tokens).sum::<usize>();
+    if limits.admit(definitions.len() + rest.len(), all_tokens) {
+        // In catalog order: the same prefix turn after turn.
+        definitions.extend(rest.into_iter().map(|(tool, _)| tool.definition));
+        return definitions;
+    }
+    let places: HashMap<&GroupId, usize> = ranked
+        .iter()
+        .enumerate()
+        .map(|(place, group)| (group, place))
+        .collect();
+    // A stable sort: catalog order within a group and among the groups the
+    // ranking does not name.
+    rest.sort_by_key(|(tool, _)| {
+        tool.group
+            .and_then(|group| places.get(group).copied())
+            .unwrap_or(ranked.len())
+    });
+    for (tool, tool_tokens) in rest {
+        if limits.tools.is_some_and(|limit| definitions.len() >= limit) {
+            break;
+        }
+        if limits.admit(definitions.len() + 1, tokens + tool_tokens) {
+            tokens += tool_tokens;
+            definitions.push(tool.definition);
+        }
+    }
     definitions
 }
 

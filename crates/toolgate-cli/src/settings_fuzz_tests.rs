@@ -54,6 +54,7 @@ const SECTIONS: &[Section] = &[
             ("stream", Kind::Bool),
             ("max_tokens", Kind::Number),
             ("max_tools", Kind::Number),
+            ("max_tool_tokens", Kind::Number),
             ("connect_timeout_seconds", Kind::Number),
             ("read_timeout_seconds", Kind::Number),
             ("max_retries", Kind::Number),

@@ -10,7 +10,7 @@ use crate::error::LlmError;
 use crate::http::{Http, is_event_stream, parse_json, unexpected};
 use crate::model::{
     ChatMessage, ChatModel, ChatRequest, ChatResponse, EventSink, ModelFuture, StopReason,
-    StreamEvent, ToolCall, Usage,
+    StreamEvent, ToolCall, ToolLimits, Usage,
 };
 use crate::openai::report_whole;
 
@@ -112,8 +112,8 @@ impl ChatModel for AnthropicChat {
         &self.http.config().model
     }
 
-    fn max_tools(&self) -> Option<usize> {
-        self.http.config().max_tools
+    fn tool_limits(&self) -> ToolLimits {
+        self.http.config().tool_limits()
     }
 
     fn complete<'a>(&'a self, request: &'a ChatRequest, events: EventSink<'a>) -> ModelFuture<'a> {

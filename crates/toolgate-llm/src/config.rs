@@ -8,6 +8,8 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+use crate::model::ToolLimits;
+
 /// Which wire format a provider speaks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -119,6 +121,10 @@ pub struct ProviderConfig {
     /// more than [`OPENAI_MAX_TOOLS`], the default for that wire; none for
     /// Anthropic's. A caller showing more trims to it.
     pub max_tools: Option<usize>,
+    /// Most tokens of tool schemas one request may carry (counted with
+    /// o200k_base): [`DEFAULT_MAX_TOOL_TOKENS`] by default. A caller
+    /// showing more trims to it.
+    pub max_tool_tokens: Option<usize>,
     /// Longest wait for a connection.
     pub connect_timeout: Duration,
     /// Longest silence while reading a response or between stream chunks.
@@ -130,6 +136,12 @@ pub struct ProviderConfig {
 /// The most tools OpenAI's chat completions accept in one request ("A max
 /// of 128 functions are supported", its API reference for `tools`).
 pub const OPENAI_MAX_TOOLS: usize = 128;
+
+/// The most tokens of tool schemas a request carries by default: half of
+/// a 200,000-token context window, the rest left to the conversation.
+/// Counted with o200k_base, which providers' own tokenizers do not match
+/// exactly; a model with a smaller window wants less.
+pub const DEFAULT_MAX_TOOL_TOKENS: usize = 100_000;
 
 impl ProviderConfig {
     /// A configuration with the defaults: streaming, no key, 10 s to
@@ -147,9 +159,18 @@ impl ProviderConfig {
                 ProviderKind::OpenAi => Some(OPENAI_MAX_TOOLS),
                 ProviderKind::Anthropic => None,
             },
+            max_tool_tokens: Some(DEFAULT_MAX_TOOL_TOKENS),
             connect_timeout: Duration::from_secs(10),
             read_timeout: Duration::from_secs(120),
             retry: RetryPolicy::default(),
+        }
+    }
+
+    /// The tool limits a request keeps within.
+    pub fn tool_limits(&self) -> ToolLimits {
+        ToolLimits {
+            tools: self.max_tools,
+            tokens: self.max_tool_tokens,
         }
     }
 }
@@ -176,6 +197,9 @@ pub struct ModelSettings {
     /// Most tools one request may carry (default: 128 for `openai`, none
     /// for `anthropic`).
     pub max_tools: Option<usize>,
+    /// Most tokens of tool schemas one request may carry (default
+    /// 100,000).
+    pub max_tool_tokens: Option<usize>,
     /// Seconds to wait for a connection.
     pub connect_timeout_seconds: Option<f64>,
     /// Seconds of silence allowed while reading.
@@ -191,9 +215,9 @@ pub enum ConfigError {
     /// A provider toolgate does not speak.
     #[error("unknown provider '{0}': use openai (any OpenAI-compatible server) or anthropic")]
     UnknownProvider(String),
-    /// `max_tools` of 0.
-    #[error("[model] max_tools must be at least 1 (the core tools alone are several)")]
-    MaxTools,
+    /// `max_tools` or `max_tool_tokens` of 0.
+    #[error("[model] {0} must be at least 1 (the core tools alone need some)")]
+    ToolLimit(&'static str),
     /// No model anywhere.
     #[error("no model configured: set `model` under [model] in the config file, or TOOLGATE_MODEL")]
     NoModel,
@@ -263,10 +287,10 @@ impl ModelSettings {
         }
         config.max_tokens = self.max_tokens;
         if let Some(tools) = self.max_tools {
-            if tools == 0 {
-                return Err(ConfigError::MaxTools);
-            }
-            config.max_tools = Some(tools);
+            config.max_tools = Some(at_least_one("max_tools", tools)?);
+        }
+        if let Some(tokens) = self.max_tool_tokens {
+            config.max_tool_tokens = Some(at_least_one("max_tool_tokens", tokens)?);
         }
         if let Some(seconds) = self.connect_timeout_seconds {
             config.connect_timeout = seconds_setting("connect_timeout_seconds", seconds)?;
@@ -324,6 +348,14 @@ impl ModelSettings {
             ),
         ))
     }
+}
+
+/// A tool limit, refused when 0.
+fn at_least_one(name: &'static str, limit: usize) -> Result<usize, ConfigError> {
+    if limit == 0 {
+        return Err(ConfigError::ToolLimit(name));
+    }
+    Ok(limit)
 }
 
 fn seconds_setting(name: &str, seconds: f64) -> Result<Duration, ConfigError> {

@@ -2,7 +2,7 @@ use std::collections::HashMap;
 
 use pretty_assertions::assert_eq;
 
-use super::{ModelSettings, OPENAI_MAX_TOOLS, ProviderKind};
+use super::{DEFAULT_MAX_TOOL_TOKENS, ModelSettings, OPENAI_MAX_TOOLS, ProviderKind};
 
 fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
     let map: HashMap<String, String> = pairs
@@ -141,4 +141,26 @@ fn the_tool_limit_is_openais_by_default_and_can_be_set() {
     assert_eq!(limit(settings("anthropic", Some(64))), Some(64));
     let zero = settings("openai", Some(0)).resolve(&env(&[])).unwrap_err();
     assert!(zero.to_string().contains("max_tools"), "{zero}");
+}
+
+#[test]
+fn the_tool_token_limit_has_a_default_for_every_wire_and_can_be_set() {
+    let settings = |provider: &str, max_tool_tokens: Option<usize>| ModelSettings {
+        provider: Some(provider.into()),
+        model: Some("m".into()),
+        max_tool_tokens,
+        ..ModelSettings::default()
+    };
+    let limit = |s: ModelSettings| s.resolve(&env(&[])).unwrap().tool_limits().tokens;
+    for provider in ["openai", "anthropic"] {
+        assert_eq!(
+            limit(settings(provider, None)),
+            Some(DEFAULT_MAX_TOOL_TOKENS)
+        );
+        assert_eq!(limit(settings(provider, Some(30_000))), Some(30_000));
+    }
+    let zero = settings("anthropic", Some(0))
+        .resolve(&env(&[]))
+        .unwrap_err();
+    assert!(zero.to_string().contains("max_tool_tokens"), "{zero}");
 }

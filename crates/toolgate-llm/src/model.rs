@@ -137,6 +137,26 @@ pub enum StreamEvent {
 /// Receives [`StreamEvent`]s during a call.
 pub type EventSink<'a> = &'a mut (dyn FnMut(StreamEvent) + Send);
 
+/// The most one request may carry of tools
+/// ([`crate::ProviderConfig::max_tools`] and
+/// [`crate::ProviderConfig::max_tool_tokens`]); `None` for no limit.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ToolLimits {
+    /// Most tools.
+    pub tools: Option<usize>,
+    /// Most tokens of tool schemas.
+    pub tokens: Option<usize>,
+}
+
+impl ToolLimits {
+    /// Whether a request of `tools` tools costing `tokens` keeps within
+    /// both limits.
+    pub fn admit(&self, tools: usize, tokens: usize) -> bool {
+        self.tools.is_none_or(|limit| tools <= limit)
+            && self.tokens.is_none_or(|limit| tokens <= limit)
+    }
+}
+
 /// The future a [`ChatModel`] returns.
 pub type ModelFuture<'a> =
     Pin<Box<dyn Future<Output = Result<ChatResponse, LlmError>> + Send + 'a>>;
@@ -151,10 +171,10 @@ pub trait ChatModel: Send + Sync + fmt::Debug {
     /// The model's name, as sent to the provider.
     fn model(&self) -> &str;
 
-    /// Most tools one request may carry ([`crate::ProviderConfig::max_tools`]);
-    /// `None` for no limit.
-    fn max_tools(&self) -> Option<usize> {
-        None
+    /// How many tools, and how many tokens of their schemas, one request
+    /// may carry; no limit unless the provider has one.
+    fn tool_limits(&self) -> ToolLimits {
+        ToolLimits::default()
     }
 
     /// Sends `request` and returns the complete answer, reporting text deltas,

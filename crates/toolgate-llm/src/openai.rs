@@ -11,7 +11,7 @@ use crate::error::LlmError;
 use crate::http::{Http, is_event_stream, parse_json, unexpected};
 use crate::model::{
     ChatMessage, ChatModel, ChatRequest, ChatResponse, EventSink, ModelFuture, StopReason,
-    StreamEvent, ToolCall, Usage,
+    StreamEvent, ToolCall, ToolLimits, Usage,
 };
 
 /// A chat model behind an OpenAI-compatible API.
@@ -173,8 +173,8 @@ impl ChatModel for OpenAiChat {
         &self.http.config().model
     }
 
-    fn max_tools(&self) -> Option<usize> {
-        self.http.config().max_tools
+    fn tool_limits(&self) -> ToolLimits {
+        self.http.config().tool_limits()
     }
 
     fn complete<'a>(&'a self, request: &'a ChatRequest, events: EventSink<'a>) -> ModelFuture<'a> {

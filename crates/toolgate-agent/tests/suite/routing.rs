@@ -451,6 +451,19 @@ fn routed_within(
     wire: Wire,
     limit: usize,
 ) -> toolgate_agent::Agent<toolgate_store::MemoryStore> {
+    routed_configured(host, server, wire, |config| {
+        config.max_tools = Some(limit);
+    })
+}
+
+/// An agent over `host`'s tools routed by default settings, its model
+/// (scripted by `server`) configured as `adjust` leaves it.
+fn routed_configured(
+    host: &super::support::TestHost,
+    server: &toolgate_llm::scripted::ScriptedServer,
+    wire: Wire,
+    adjust: impl FnOnce(&mut toolgate_llm::ProviderConfig),
+) -> toolgate_agent::Agent<toolgate_store::MemoryStore> {
     use std::sync::Arc;
 
     use toolgate_agent::{Agent, AgentOptions};
@@ -465,9 +478,7 @@ fn routed_within(
         )
     };
     Agent::new(
-        super::support::model_configured(server, wire, true, |config| {
-            config.max_tools = Some(limit);
-        }),
+        super::support::model_configured(server, wire, true, adjust),
         Arc::clone(&host.toolbox),
         Arc::new(toolgate_store::MemoryStore::new()),
         AgentOptions {
@@ -570,5 +581,69 @@ async fn a_routed_group_the_model_cannot_take_is_left_out() {
             .iter()
             .any(|m| m.message.tool_name.as_deref() == Some("load_tool_group"));
         assert_eq!(recorded, expected.len() == 5, "limit {limit}");
+    }
+}
+
+#[tokio::test]
+async fn a_catalog_costlier_than_the_model_takes_is_sent_within_its_token_limit() {
+    use toolgate_core::{Encoding, TokenCounter};
+    use toolgate_llm::scripted::ScriptedServer;
+
+    use super::support::{TestHost, tool_names};
+
+    let counter = TokenCounter::new(Encoding::O200kBase).unwrap();
+    for wire in [Wire::OpenAi, Wire::Anthropic] {
+        let host = TestHost::new().await;
+        let tokens = |names: &[String]| -> Vec<usize> {
+            let catalog = host.catalog();
+            names
+                .iter()
+                .map(|name| counter.tool(catalog.tool(name).unwrap().definition))
+                .collect()
+        };
+        let mut loaded = core_tools();
+        loaded.extend(["pdf_info".to_owned(), "pdf_merge".to_owned()]);
+        // Room for the loaded tools and about a dozen more.
+        let limit = tokens(&loaded).iter().sum::<usize>() + 12 * tokens(&loaded)[4];
+        let server = ScriptedServer::start().await.unwrap();
+        for turn in [
+            ScriptedTurn::tool_call("a", "config_setting_3", json!({})),
+            ScriptedTurn::text("Done."),
+        ] {
+            server.push(turn.reply(wire, true));
+        }
+        let agent = routed_configured(&host, &server, wire, |config| {
+            config.max_tools = None;
+            config.max_tool_tokens = Some(limit);
+        });
+        let mut events = Vec::new();
+        agent
+            .send(
+                &id(),
+                "page count and metadata of the PDF r.pdf",
+                &mut |e| events.push(e),
+                &Default::default(),
+            )
+            .await
+            .unwrap();
+        assert!(
+            events
+                .iter()
+                .any(|e| matches!(e, TurnEvent::Escalated { .. }))
+        );
+
+        // The loaded tools first, then as many others as the tokens allow.
+        let escalated = tool_names(&server.requests()[1], wire);
+        assert_eq!(escalated[..loaded.len()], loaded[..]);
+        let sent: usize = tokens(&escalated).iter().sum();
+        assert!(sent <= limit, "{sent} tokens sent, {limit} allowed");
+        let unsent: Vec<String> = host
+            .catalog()
+            .tools()
+            .map(|tool| tool.definition.name.to_string())
+            .filter(|name| !escalated.contains(name))
+            .collect();
+        let cheapest = tokens(&unsent).into_iter().min().unwrap();
+        assert!(sent + cheapest > limit, "room was left for {unsent:?}");
     }
 }
