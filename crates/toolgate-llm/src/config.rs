@@ -216,7 +216,7 @@ pub enum ConfigError {
     #[error("unknown provider '{0}': use openai (any OpenAI-compatible server) or anthropic")]
     UnknownProvider(String),
     /// `max_tools` or `max_tool_tokens` of 0.
-    #[error("[model] {0} must be at least 1 (the core tools alone need some)")]
+    #[error("{0} must be at least 1 (the core tools alone need some)")]
     ToolLimit(&'static str),
     /// No model anywhere.
     #[error("no model configured: set `model` under [model] in the config file, or TOOLGATE_MODEL")]
