@@ -6,8 +6,12 @@
 //! Routed groups accumulate over a conversation's turns, so a pre-load that
 //! would take a request past the model's tool limits is left out.
 
+use std::collections::HashSet;
+
 use toolgate_core::routing::{Decision, Router, Visible};
-use toolgate_core::{GroupId, GroupSelection, Message, ToolName, ToolsLoaded};
+use toolgate_core::{
+    ActiveToolSet, GroupId, GroupSelection, Message, ToolDefinition, ToolName, ToolsLoaded,
+};
 use toolgate_llm::ToolLimits;
 use toolgate_store::{AgentStore, ConversationStore, RoutingOutcome, StoredMessage};
 
@@ -50,13 +54,15 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
         let scope = match &decision.visible {
             Visible::Catalog => Scope::Catalog,
             Visible::Groups(groups) => {
+                let mut carried = self.carried(&turn.active);
                 for group in groups {
                     let tools = decision
                         .partial
                         .iter()
                         .find(|partial| partial.group == *group)
                         .map(|partial| partial.tools.as_slice());
-                    self.preload(turn, group, tools, &decision).await?;
+                    self.preload(turn, group, tools, &decision, carried.as_mut())
+                        .await?;
                 }
                 Scope::Active
             }
@@ -101,15 +107,33 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
         }
     }
 
+    /// What `active` carries, counted once a turn when the model has tool
+    /// limits; `None` when it has none.
+    fn carried(&self, active: &ActiveToolSet) -> Option<Carried> {
+        let limits = self.model.tool_limits();
+        if limits == ToolLimits::default() {
+            return None;
+        }
+        let catalog = self.toolbox.catalog();
+        let definitions = active.definitions(&catalog);
+        Some(Carried {
+            limits,
+            tokens: definitions.iter().map(|d| self.counter.tool(d)).sum(),
+            names: definitions.iter().map(|d| d.name.to_string()).collect(),
+        })
+    }
+
     /// Pre-loads one routed group, whole or (with `tools`) partly, and
     /// records the load in history when it changed the active set. A group
-    /// whose source fails to start is logged and left out.
+    /// whose source fails to start is logged and left out, and so is one
+    /// that would take what the turn `carried` past the model's limits.
     async fn preload(
         &self,
         turn: &mut Turn,
         group: &GroupId,
         tools: Option<&[ToolName]>,
         decision: &Decision,
+        carried: Option<&mut Carried>,
     ) -> Result<(), AgentError> {
         if turn.active.selection(group.as_str()) == Some(GroupSelection::Whole) {
             return Ok(());
@@ -148,15 +172,25 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
                     Ok(_) | Err(_) => None,
                 },
             };
-            let limits = self.model.tool_limits();
-            if limits != ToolLimits::default() {
-                let definitions = active.definitions(&catalog);
-                let tools = definitions.len();
-                let tokens = self.counter.tools(definitions);
-                if !limits.admit(tools, tokens) {
+            if let Some(carried) = carried {
+                // Only the tools the load added are counted.
+                let added: Vec<&ToolDefinition> = active
+                    .definitions(&catalog)
+                    .into_iter()
+                    .filter(|d| !carried.names.contains(d.name.as_str()))
+                    .collect();
+                let tools = carried.names.len() + added.len();
+                let tokens =
+                    carried.tokens + added.iter().map(|d| self.counter.tool(d)).sum::<usize>();
+                if !carried.limits.admit(tools, tokens) {
+                    let limits = carried.limits;
                     tracing::info!(%group, tools, tokens, ?limits, "a routed group is left out: the model takes less");
                     return Ok(());
                 }
+                carried.tokens = tokens;
+                carried
+                    .names
+                    .extend(added.iter().map(|d| d.name.to_string()));
             }
             turn.active = active;
             event
@@ -194,4 +228,11 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
         events(TurnEvent::Escalated { reason });
         Ok(())
     }
+}
+
+/// The tools a turn's requests carry so far, against the model's limits.
+struct Carried {
+    limits: ToolLimits,
+    names: HashSet<String>,
+    tokens: usize,
 }

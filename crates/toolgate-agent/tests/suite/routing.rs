@@ -546,18 +546,37 @@ async fn a_catalog_larger_than_the_model_takes_is_sent_likeliest_groups_first() 
 
 #[tokio::test]
 async fn a_routed_group_the_model_cannot_take_is_left_out() {
+    use toolgate_core::{Encoding, TokenCounter};
+    use toolgate_llm::ProviderConfig;
     use toolgate_llm::scripted::ScriptedServer;
 
     use super::support::{TestHost, tool_names};
 
     let mut with_pdf = core_tools();
     with_pdf.extend(["pdf_info".to_owned(), "pdf_merge".to_owned()]);
-    // The core tools and the pdf group's two make five.
-    for (limit, expected) in [(5, with_pdf), (4, core_tools())] {
+    let counter = TokenCounter::new(Encoding::O200kBase).unwrap();
+    let tokens = {
+        let host = TestHost::new().await;
+        let catalog = host.catalog();
+        with_pdf
+            .iter()
+            .map(|name| counter.tool(catalog.tool(name).unwrap().definition))
+            .sum::<usize>()
+    };
+    // The core tools and the pdf group's two make five, of `tokens`.
+    type Limits = fn(&mut ProviderConfig, usize);
+    let tools: Limits = |config, limit| config.max_tools = Some(limit);
+    let schema_tokens: Limits = |config, limit| config.max_tool_tokens = Some(limit);
+    for (set, limit, expected) in [
+        (tools, 5, &with_pdf),
+        (tools, 4, &core_tools()),
+        (schema_tokens, tokens, &with_pdf),
+        (schema_tokens, tokens - 1, &core_tools()),
+    ] {
         let host = TestHost::new().await;
         let server = ScriptedServer::start().await.unwrap();
         server.push(ScriptedTurn::text("Done.").reply(Wire::OpenAi, true));
-        let agent = routed_within(&host, &server, Wire::OpenAi, limit);
+        let agent = routed_configured(&host, &server, Wire::OpenAi, |config| set(config, limit));
         let mut events = Vec::new();
         agent
             .send(
@@ -570,7 +589,7 @@ async fn a_routed_group_the_model_cannot_take_is_left_out() {
             .unwrap();
         assert_eq!(routed(&events).routed, [GroupId::new("pdf").unwrap()]);
         assert_eq!(
-            tool_names(&server.requests()[0], Wire::OpenAi),
+            &tool_names(&server.requests()[0], Wire::OpenAi),
             expected,
             "limit {limit}"
         );
