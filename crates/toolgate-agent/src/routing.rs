@@ -118,7 +118,7 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
         let definitions = active.definitions(&catalog);
         Some(Carried {
             limits,
-            tokens: definitions.iter().map(|d| self.counter.tool(d)).sum(),
+            tokens: definitions.iter().map(|d| self.schema_tokens(d)).sum(),
             names: definitions.iter().map(|d| d.name.to_string()).collect(),
         })
     }
@@ -181,7 +181,7 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
                     .collect();
                 let tools = carried.names.len() + added.len();
                 let tokens =
-                    carried.tokens + added.iter().map(|d| self.counter.tool(d)).sum::<usize>();
+                    carried.tokens + added.iter().map(|d| self.schema_tokens(d)).sum::<usize>();
                 if !carried.limits.admit(tools, tokens) {
                     let limits = carried.limits;
                     tracing::info!(%group, tools, tokens, ?limits, "a routed group is left out: the model takes less");

@@ -203,7 +203,7 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
         if turn.scope == Scope::Catalog {
             // The loaded tools keep their place (a cache-friendly prefix); every
             // other tool follows, as many as the model takes.
-            let cost = |definition: &ToolDefinition| self.counter.tool(definition);
+            let cost = |definition: &ToolDefinition| self.schema_tokens(definition);
             definitions = whole_catalog(
                 &catalog,
                 definitions,
@@ -222,6 +222,22 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
             request,
             tools_sent: definitions.len(),
             tool_tokens,
+        }
+    }
+
+    /// Tokens of one tool's schema: as the router counted them for its
+    /// budget when it did (once, at start-up), else counted now.
+    pub(crate) fn schema_tokens(&self, definition: &ToolDefinition) -> usize {
+        let counted = self
+            .options
+            .router
+            .as_ref()
+            .and_then(|router| router.costs())
+            .map_or(0, |costs| costs.tool(definition.name.as_str()));
+        if counted > 0 {
+            counted
+        } else {
+            self.counter.tool(definition)
         }
     }
 
