@@ -212,7 +212,7 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
                 &cost,
             );
         }
-        let tool_tokens = self.counter.tools(definitions.iter().copied());
+        let tool_tokens = definitions.iter().map(|d| self.schema_tokens(d)).sum();
         let request = ChatRequest {
             system: system_prompt(&turn.system, &catalog),
             messages: chat_messages(history.iter().map(|m| &m.message)),
