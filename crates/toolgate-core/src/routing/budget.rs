@@ -87,14 +87,13 @@ impl ToolCosts {
         self.all_tools
     }
 
-    /// What a turn can show within `share` of every tool's tokens, the
-    /// core tools and the listing counted: each group at the cost of its
-    /// `per_group` best tools of `tools` (best first) when it has scored
-    /// ones, else whole. The best group of `ranked` is always shown,
-    /// whatever it costs; then the groups `beside` it (the learned recovery
-    /// groups, in their order), then the other groups of `ranked` best
-    /// first, each while it fits: a group that would break the budget is
-    /// passed over and the next ones are tried.
+    /// The places in `ranked` (best first) of the groups a turn can route
+    /// within `share` of every tool's tokens, the core tools, the listing
+    /// and the groups `beside` (shown whatever is routed) counted: each
+    /// group at the cost of its `per_group` best tools of `tools` (best
+    /// first) when it has scored ones, else whole. Taken best first, a
+    /// group that would break the budget is passed over and the next ones
+    /// are tried. The best group is always among them, whatever it costs.
     pub(crate) fn affordable(
         &self,
         ranked: &[(GroupId, f64)],
@@ -102,7 +101,7 @@ impl ToolCosts {
         per_group: Option<usize>,
         tools: &[ToolScore],
         beside: &[GroupId],
-    ) -> Affordable {
+    ) -> Vec<usize> {
         // Each group's best tools, added up in one pass over the tools.
         let mut partial: HashMap<&GroupId, (usize, usize)> = HashMap::new();
         if let Some(count) = per_group {
@@ -119,41 +118,21 @@ impl ToolCosts {
             None => self.group(group),
         };
         let budget = share * self.all_tools as f64;
-        let best = ranked.first().map(|(group, _)| group);
-        let mut spent = self.fixed + best.map_or(0, shown);
-        let mut fits = |cost: usize| {
-            let fits = (spent + cost) as f64 <= budget;
-            if fits {
+        let mut spent = self.fixed + beside.iter().map(shown).sum::<usize>();
+        let mut places = Vec::new();
+        for (place, (group, _)) in ranked.iter().enumerate() {
+            let cost = if beside.contains(group) {
+                0
+            } else {
+                shown(group)
+            };
+            if place == 0 || (spent + cost) as f64 <= budget {
                 spent += cost;
+                places.push(place);
             }
-            fits
-        };
-        let beside: Vec<GroupId> = beside
-            .iter()
-            .filter(|group| Some(*group) == best || fits(shown(group)))
-            .cloned()
-            .collect();
-        let places = ranked
-            .iter()
-            .enumerate()
-            .filter(|(place, (group, _))| {
-                *place == 0 || beside.contains(group) || fits(shown(group))
-            })
-            .map(|(place, _)| place)
-            .collect();
-        Affordable { places, beside }
+        }
+        places
     }
-}
-
-/// What a routed turn can show within its token budget
-/// ([`ToolCosts::affordable`]).
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) struct Affordable {
-    /// The places in the ranking (ascending) of the groups it can route.
-    pub(crate) places: Vec<usize>,
-    /// The groups shown beside the routed ones that it can show, in their
-    /// order.
-    pub(crate) beside: Vec<GroupId>,
 }
 
 #[cfg(test)]

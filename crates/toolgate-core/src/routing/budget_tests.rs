@@ -70,23 +70,16 @@ fn whole_groups_fit_while_their_tokens_do() {
     // Exactly the listing and the first two groups.
     let two = costs.fixed() + costs.group(&ranked[0].0) + costs.group(&ranked[1].0);
     assert_eq!(
-        costs
-            .affordable(&ranked, two as f64 / all, None, &[], &[])
-            .places,
+        costs.affordable(&ranked, two as f64 / all, None, &[], &[]),
         [0, 1]
     );
     // Every later group costs more than the second one.
     assert_eq!(
-        costs
-            .affordable(&ranked, (two - 1) as f64 / all, None, &[], &[])
-            .places,
+        costs.affordable(&ranked, (two - 1) as f64 / all, None, &[], &[]),
         [0]
     );
     // The listing counts too: the whole budget never holds every group.
-    assert_eq!(
-        costs.affordable(&ranked, 1.0, None, &[], &[]).places,
-        [0, 1, 2]
-    );
+    assert_eq!(costs.affordable(&ranked, 1.0, None, &[], &[]), [0, 1, 2]);
 }
 
 #[test]
@@ -105,10 +98,7 @@ fn a_group_that_does_not_fit_is_passed_over_for_cheaper_ones() {
     let cost = |place: usize| costs.group(&ranked[place].0);
     let share = (costs.fixed() + cost(0) + cost(2)) as f64 / costs.all_tools() as f64;
     assert!(cost(1) > cost(2));
-    assert_eq!(
-        costs.affordable(&ranked, share, None, &[], &[]).places,
-        [0, 2]
-    );
+    assert_eq!(costs.affordable(&ranked, share, None, &[], &[]), [0, 2]);
 }
 
 #[test]
@@ -116,15 +106,13 @@ fn the_best_group_is_routed_whatever_it_costs() {
     let catalog = catalog();
     let costs = costs(&catalog);
     assert_eq!(
-        costs
-            .affordable(&ranked(&catalog), 1e-9, None, &[], &[])
-            .places,
+        costs.affordable(&ranked(&catalog), 1e-9, None, &[], &[]),
         [0]
     );
 }
 
 #[test]
-fn learned_groups_come_after_the_best_group_and_within_the_budget() {
+fn learned_groups_are_counted_first_and_shown_whatever_they_cost() {
     let catalog = catalog();
     let costs = costs(&catalog);
     let group = |name: &str| GroupId::new(name).unwrap();
@@ -135,18 +123,19 @@ fn learned_groups_come_after_the_best_group_and_within_the_budget() {
         (group("staff"), 0.3),
     ];
     let cost = |name: &str| costs.group(&group(name));
-    // Room for the best group and one more beside it.
+    // Room for the best group and the learned one, no more.
     let share = (costs.fixed() + cost("sales") + cost("staff")) as f64 / costs.all_tools() as f64;
-    let within = costs.affordable(&ranked, share, None, &[], &[group("staff"), group("sites")]);
-    // The learned `staff` fits before the better-ranked `stock`; `sites`,
-    // learned too, does not, and routes no more than it would unlearned.
-    assert!(cost("sites") > cost("staff"), "the fixture's costs changed");
-    assert_eq!(within.beside, [group("staff")]);
-    assert_eq!(within.places, [0, 3], "staff is shown already");
-    // The best group is shown whatever is learned, and counted once.
-    let within = costs.affordable(&ranked, share, None, &[], &[group("sales"), group("staff")]);
-    assert_eq!(within.beside, [group("sales"), group("staff")]);
-    assert_eq!(within.places, [0, 3]);
+    assert_eq!(
+        costs.affordable(&ranked, share, None, &[], &[group("staff")]),
+        [0, 3],
+        "staff is shown already, and nothing else fits"
+    );
+    // With the budget spent, only the best group is routed; the caller
+    // still shows the learned one beside it.
+    assert_eq!(
+        costs.affordable(&ranked, 1e-9, None, &[], &[group("staff")]),
+        [0]
+    );
 }
 
 #[test]
@@ -169,24 +158,15 @@ fn partly_loaded_groups_cost_their_best_tools() {
         .sum();
     let share = (costs.fixed() + best) as f64 / costs.all_tools() as f64;
     assert_eq!(
-        costs
-            .affordable(&ranked, share, Some(1), &tools, &[])
-            .places,
+        costs.affordable(&ranked, share, Some(1), &tools, &[]),
         [0, 1, 2, 3]
     );
     // Whole, the same groups cost more.
-    assert!(
-        costs
-            .affordable(&ranked, share, None, &tools, &[])
-            .places
-            .len()
-            < 4
-    );
+    assert!(costs.affordable(&ranked, share, None, &tools, &[]).len() < 4);
     // A group without scored tools arrives whole.
     assert!(
         costs
             .affordable(&ranked, share, Some(1), &tools[..1], &[])
-            .places
             .len()
             < 4
     );

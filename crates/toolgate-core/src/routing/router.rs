@@ -693,8 +693,7 @@ impl Router {
         let calibrate = |raw: f64| recalibration.apply(self.calibrate(raw));
         // Learned groups this router does not route over (outcomes kept
         // for another catalog, say) are left out. They are shown beside
-        // the routed ones, so the token budget counts them after the best
-        // group and before the others.
+        // the routed ones, so the token budget counts them first.
         let learned: Vec<GroupId> = self
             .learned_recovery()
             .map(|(learned, _)| learned)
@@ -702,15 +701,13 @@ impl Router {
             .into_iter()
             .filter(|group| groups.contains(group))
             .collect();
-        // What the budget affords, when there is one: the places in
-        // `ranked` of the groups it can route, and the learned groups it
-        // can show.
-        let (affordable, learned) = match (&self.costs, self.taxonomy.max_token_share) {
+        // The places in `ranked` of the groups the budget affords, when
+        // there is one.
+        let affordable = match (&self.costs, self.taxonomy.max_token_share) {
             (Some(costs), Some(share)) => {
-                let within = costs.affordable(&ranked, share, per_group, tools, &learned);
-                (Some(within.places), within.beside)
+                Some(costs.affordable(&ranked, share, per_group, tools, &learned))
             }
-            _ => (None, learned),
+            _ => None,
         };
         let every: Vec<usize> = (0..ranked.len()).collect();
         let (routed, raw) = self.route_rule(
