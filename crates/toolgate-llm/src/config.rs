@@ -145,7 +145,8 @@ pub const DEFAULT_MAX_TOOL_TOKENS: usize = 100_000;
 
 impl ProviderConfig {
     /// A configuration with the defaults: streaming, no key, 10 s to
-    /// connect, 120 s of silence at most, 3 retries, the wire's tool limit.
+    /// connect, 120 s of silence at most, 3 retries, the wire's tool limit
+    /// and [`DEFAULT_MAX_TOOL_TOKENS`].
     pub fn new(kind: ProviderKind, base_url: impl Into<String>, model: impl Into<String>) -> Self {
         Self {
             kind,
