@@ -15,6 +15,7 @@ use toolgate_core::{
 };
 
 /// What one query lets the model see under a policy.
+#[derive(Clone)]
 pub(crate) struct Seen {
     /// The groups shown (empty when `all`).
     pub(crate) groups: HashSet<GroupId>,

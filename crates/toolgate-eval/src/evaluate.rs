@@ -323,6 +323,12 @@ pub(crate) fn evaluate_prepared(
             &report,
             all,
         ));
+        let producers = crate::producers::Producers::new(catalog);
+        let widened: Vec<_> = seen
+            .iter()
+            .map(|s| producers.widen(&prepared.costs, s))
+            .collect();
+        policies.push(summarize(crate::report::ID_FINDERS.to_owned(), &widened));
         // The same router as `toolgate chat --route` runs it, learning its
         // confidence and recovery groups from the reported queries in order.
         let (seen, learning) = prepared.route_learned(setting, model, &report);

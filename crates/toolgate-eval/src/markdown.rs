@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 use toolgate_core::routing::ONLINE_STRENGTH;
 
-use crate::report::{Band, Evaluation, LEARNED_ROUTER, PolicyReport};
+use crate::report::{Band, Evaluation, ID_FINDERS, LEARNED_ROUTER, PolicyReport};
 
 /// The report of one dataset as markdown; `encoding` names the tokenizer the
 /// token counts come from.
@@ -91,6 +91,10 @@ pub fn markdown(e: &Evaluation, encoding: &str) -> String {
                 "on the other datasets"
             },
             e.tool_router_at_cap * 100.0
+        );
+        let _ = writeln!(
+            out,
+            "`{ID_FINDERS}` is the same decisions with, for each shown tool that requires an `X_id`, the tool of another group that searches or lists X (the most specific by name) and its group: evidence read from the catalog alone, measured here before any router uses it."
         );
     }
     search_comparison(&mut out, e);

@@ -19,6 +19,10 @@ use crate::dataset::Query;
 /// the learned recovery groups (`toolgate_core::routing::LearnedRecovery`).
 pub const LEARNED_ROUTER: &str = "tool_router(learning online)";
 
+/// The policy name of `tool_router`'s decisions with each shown tool's id
+/// finder added (`producers.rs`).
+pub(crate) const ID_FINDERS: &str = "tool_router(+id finders)";
+
 /// One policy's figures on the reported queries.
 #[derive(Clone, Debug, Serialize)]
 pub struct PolicyReport {
