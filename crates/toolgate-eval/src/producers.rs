@@ -3,7 +3,7 @@
 //! whose name says it searches or lists X). A measured candidate, not yet a
 //! router setting.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use toolgate_core::{Catalog, GroupId};
 
@@ -74,10 +74,9 @@ impl Producers {
         if seen.all {
             return out;
         }
-        let shown: HashSet<GroupId> = seen.groups.clone();
         for tool in &seen.tools {
             if let Some((group, finder)) = self.0.get(tool)
-                && !shown.contains(group)
+                && !seen.groups.contains(group)
                 && out.tools.insert(finder.clone())
             {
                 out.groups.insert(group.clone());

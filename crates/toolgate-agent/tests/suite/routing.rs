@@ -443,6 +443,35 @@ async fn a_group_routed_turns_keep_missing_is_shown_on_the_next_ones() {
     assert_eq!(decision.visible, Visible::Groups(vec![pdf, config]));
 }
 
+/// Sends the turn about a PDF's page count through `agent`, its events in
+/// order.
+async fn send_pdf_turn(
+    agent: &toolgate_agent::Agent<toolgate_store::MemoryStore>,
+) -> Vec<TurnEvent> {
+    let mut events = Vec::new();
+    agent
+        .send(
+            &id(),
+            "page count and metadata of the PDF r.pdf",
+            &mut |e| events.push(e),
+            &Default::default(),
+        )
+        .await
+        .unwrap();
+    events
+}
+
+/// Scripts a call outside the routed group, which escalates the turn to
+/// the whole catalog, then an answer.
+fn script_escalation(server: &toolgate_llm::scripted::ScriptedServer, wire: Wire) {
+    for turn in [
+        ScriptedTurn::tool_call("a", "config_setting_3", json!({})),
+        ScriptedTurn::text("Done."),
+    ] {
+        server.push(turn.reply(wire, true));
+    }
+}
+
 /// An agent over `host`'s tools routed by default settings, its model
 /// (scripted by `server`) taking at most `limit` tools.
 fn routed_within(
@@ -499,24 +528,9 @@ async fn a_catalog_larger_than_the_model_takes_is_sent_likeliest_groups_first() 
     for wire in [Wire::OpenAi, Wire::Anthropic] {
         let host = TestHost::new().await;
         let server = ScriptedServer::start().await.unwrap();
-        // A call outside the routed group escalates to the whole catalog.
-        for turn in [
-            ScriptedTurn::tool_call("a", "config_setting_3", json!({})),
-            ScriptedTurn::text("Done."),
-        ] {
-            server.push(turn.reply(wire, true));
-        }
+        script_escalation(&server, wire);
         let agent = routed_within(&host, &server, wire, LIMIT);
-        let mut events = Vec::new();
-        agent
-            .send(
-                &id(),
-                "page count and metadata of the PDF r.pdf",
-                &mut |e| events.push(e),
-                &Default::default(),
-            )
-            .await
-            .unwrap();
+        let events = send_pdf_turn(&agent).await;
         assert!(
             events
                 .iter()
@@ -577,16 +591,7 @@ async fn a_routed_group_the_model_cannot_take_is_left_out() {
         let server = ScriptedServer::start().await.unwrap();
         server.push(ScriptedTurn::text("Done.").reply(Wire::OpenAi, true));
         let agent = routed_configured(&host, &server, Wire::OpenAi, |config| set(config, limit));
-        let mut events = Vec::new();
-        agent
-            .send(
-                &id(),
-                "page count and metadata of the PDF r.pdf",
-                &mut |e| events.push(e),
-                &Default::default(),
-            )
-            .await
-            .unwrap();
+        let events = send_pdf_turn(&agent).await;
         assert_eq!(routed(&events).routed, [GroupId::new("pdf").unwrap()]);
         assert_eq!(
             &tool_names(&server.requests()[0], Wire::OpenAi),
@@ -625,26 +630,12 @@ async fn a_catalog_costlier_than_the_model_takes_is_sent_within_its_token_limit(
         // Room for the loaded tools and about a dozen more.
         let limit = tokens(&loaded).iter().sum::<usize>() + 12 * tokens(&loaded)[4];
         let server = ScriptedServer::start().await.unwrap();
-        for turn in [
-            ScriptedTurn::tool_call("a", "config_setting_3", json!({})),
-            ScriptedTurn::text("Done."),
-        ] {
-            server.push(turn.reply(wire, true));
-        }
+        script_escalation(&server, wire);
         let agent = routed_configured(&host, &server, wire, |config| {
             config.max_tools = None;
             config.max_tool_tokens = Some(limit);
         });
-        let mut events = Vec::new();
-        agent
-            .send(
-                &id(),
-                "page count and metadata of the PDF r.pdf",
-                &mut |e| events.push(e),
-                &Default::default(),
-            )
-            .await
-            .unwrap();
+        let events = send_pdf_turn(&agent).await;
         assert!(
             events
                 .iter()
