@@ -1,5 +1,6 @@
 //! What a turn's calls show of its routing decision: whether the groups it
-//! relied on (routed, and learned from earlier misses) held every group the
+//! relied on (routed, learned from earlier misses, and those of the id
+//! finders shown beside its tools) held every group the
 //! model used, and which groups outside the routed ones it used. A turn
 //! that used a tool of a group it was not routed to, or asked
 //! `load_tool_group` for one, needed more than the ranking gave it; a turn
@@ -20,8 +21,9 @@ pub(crate) struct RouteOutcome {
     /// The decision's confidence before any online recalibration.
     fitted_confidence: f64,
     routed: Vec<GroupId>,
-    /// The learned recovery groups it relied on beside `routed`.
-    learned: Vec<GroupId>,
+    /// The groups it relied on beside `routed`: the learned recovery
+    /// groups, and the groups of the id finders shown.
+    beside: Vec<GroupId>,
     /// A grouped tool was used.
     used: bool,
     /// The groups outside `routed` used or asked for, in first-use order.
@@ -33,8 +35,8 @@ pub(crate) struct RouteOutcome {
 pub(crate) struct RouteLabel {
     /// The decision's confidence before any online recalibration.
     pub(crate) fitted_confidence: f64,
-    /// Whether the groups it relied on (routed and learned) held every
-    /// group the turn used.
+    /// Whether the groups it relied on (routed, learned and the id
+    /// finders') held every group the turn used.
     pub(crate) held: bool,
     /// The groups the turn used or asked for outside the routed ones.
     pub(crate) missed: Vec<GroupId>,
@@ -45,7 +47,12 @@ impl RouteOutcome {
         Self {
             fitted_confidence: decision.fitted_confidence,
             routed: decision.routed.clone(),
-            learned: decision.learned.clone(),
+            beside: decision
+                .learned
+                .iter()
+                .chain(decision.finders.iter().map(|finder| &finder.group))
+                .cloned()
+                .collect(),
             used: false,
             missed: Vec::new(),
         }
@@ -80,7 +87,7 @@ impl RouteOutcome {
     pub(crate) fn label(&self) -> Option<RouteLabel> {
         self.used.then(|| RouteLabel {
             fitted_confidence: self.fitted_confidence,
-            held: self.missed.iter().all(|group| self.learned.contains(group)),
+            held: self.missed.iter().all(|group| self.beside.contains(group)),
             missed: self.missed.clone(),
         })
     }

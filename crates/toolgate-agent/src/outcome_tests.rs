@@ -1,5 +1,5 @@
 use serde_json::json;
-use toolgate_core::routing::{Decision, Tier, Visible};
+use toolgate_core::routing::{Decision, IdFinder, Tier, Visible};
 use toolgate_core::{Catalog, GroupId, Origin, ToolDefinition, ToolGroup, ToolName};
 
 use super::RouteOutcome;
@@ -36,10 +36,24 @@ fn catalog() -> Catalog {
 /// A decision that routed `mail` and showed the `learned` groups beside
 /// it, fitted at 0.9 (stated 0.7).
 fn routed_to_mail_learning(learned: &[&str]) -> RouteOutcome {
+    routed_to_mail_beside(learned, &[])
+}
+
+/// The same, with the `finders` (group, tool) shown for `mail_send`.
+fn routed_to_mail_beside(learned: &[&str], finders: &[(&str, &str)]) -> RouteOutcome {
     let mail = GroupId::new("mail").unwrap();
     let learned: Vec<GroupId> = learned.iter().map(|g| GroupId::new(*g).unwrap()).collect();
+    let finders: Vec<IdFinder> = finders
+        .iter()
+        .map(|(group, tool)| IdFinder {
+            group: GroupId::new(*group).unwrap(),
+            tool: ToolName::new(*tool).unwrap(),
+            needed_by: ToolName::new("mail_send").unwrap(),
+        })
+        .collect();
     let mut visible = vec![mail.clone()];
     visible.extend(learned.iter().cloned());
+    visible.extend(finders.iter().map(|f| f.group.clone()));
     RouteOutcome::new(&Decision {
         intent: None,
         confidence: 0.7,
@@ -51,6 +65,7 @@ fn routed_to_mail_learning(learned: &[&str]) -> RouteOutcome {
         ranked: Vec::new(),
         partial: Vec::new(),
         passed_over: Vec::new(),
+        finders,
     })
 }
 
@@ -67,6 +82,17 @@ fn a_learned_group_that_was_used_held_and_is_still_a_miss_of_the_ranking() {
     outcome.observe(&catalog, "calendar_list", "{}");
     let label = outcome.label().unwrap();
     assert!(label.held, "the groups relied on held it");
+    assert_eq!(label.missed, [GroupId::new("calendar").unwrap()]);
+}
+
+#[test]
+fn an_id_finder_that_was_used_held_and_is_still_a_miss_of_the_ranking() {
+    let catalog = catalog();
+    let mut outcome = routed_to_mail_beside(&[], &[("calendar", "calendar_list")]);
+    outcome.observe(&catalog, "calendar_list", "{}");
+    outcome.observe(&catalog, "mail_send", "{}");
+    let label = outcome.label().unwrap();
+    assert!(label.held, "the finder's group was relied on");
     assert_eq!(label.missed, [GroupId::new("calendar").unwrap()]);
 }
 

@@ -9,6 +9,7 @@ mod budget;
 mod calibration;
 mod fusion;
 mod hybrid;
+mod id_finders;
 mod online;
 mod recovery;
 mod router;
@@ -25,6 +26,7 @@ pub use hybrid::{
     Combined, DEFAULT_FUSION, Embeddings, FittedDefaults, GROUP_DOCUMENT_SHARE, HYBRID_DEFAULTS,
     HybridScorer, LEXICAL_DEFAULTS, RawEvidence, combine, tool_text, tool_texts,
 };
+pub use id_finders::{IdFinder, IdFinders};
 pub use online::{
     DEFAULT_STRENGTH as ONLINE_STRENGTH, KEPT_OUTCOMES, OnlineCalibration, Recalibration,
     catalog_key, prequential,

@@ -17,12 +17,12 @@ use crate::dataset::{Dataset, Query};
 use crate::error::Result;
 use crate::policy::{describe, run_router, tune_router};
 use crate::report::{
-    CurvePoint, Evaluation, LEARNED_ROUTER, SearchCurve, TierFigures, bands, curve_point,
-    high_tier, mean, router_figures, share_at_cap, summary,
+    CurvePoint, Evaluation, LEARNED_ROUTER, SearchCurve, TierFigures, WITHOUT_ID_FINDERS, bands,
+    curve_point, high_tier, mean, router_figures, share_at_cap, summary,
 };
 use crate::tool_first::{
-    ChoiceSet, Prepared, Vectors, best, choose, fit, fit_labelled, fitted_for, fitted_fusion,
-    fusions, settings,
+    ChoiceSet, Measured, Prepared, RouterSetting, Vectors, best, fit, fit_labelled, fitted_for,
+    fitted_fusion, fusions, measure_on, settings,
 };
 
 /// Embeddings for the semantic policies: one vector per grouped tool (in
@@ -282,22 +282,37 @@ pub(crate) fn evaluate_prepared(
             .collect(),
     };
     let mut chosen_per_fusion = Vec::new();
+    let mut without_finders = Vec::new();
     let mut fitted_settings = Vec::new();
     for (fusion, model) in &fitted {
-        if let Some(chosen) = choose(&settings(*fusion), &choice_sets) {
+        let candidates = settings(*fusion);
+        let measured: Vec<_> = candidates
+            .iter()
+            .copied()
+            .zip(measure_on(&candidates, &choice_sets))
+            .collect();
+        if let Some(chosen) = best(measured.iter().copied()) {
             chosen_per_fusion.push(chosen);
             fitted_settings.push(fitted_fusion(model, chosen.0, chosen.1));
         }
+        without_finders.extend(best(
+            measured
+                .into_iter()
+                .filter(|(setting, _)| !setting.id_finders),
+        ));
     }
     // The router fuses both kinds of evidence; each alone is reported
     // beside it, not a candidate for it.
-    let headline = best(
-        chosen_per_fusion
-            .iter()
-            .copied()
-            .filter(|(setting, _)| setting.fusion.is_fused()),
-    )
-    .map(|(setting, _)| setting);
+    let fused = |chosen: &[(RouterSetting, Measured)]| {
+        best(
+            chosen
+                .iter()
+                .copied()
+                .filter(|(setting, _)| setting.fusion.is_fused()),
+        )
+        .map(|(setting, _)| setting)
+    };
+    let headline = fused(&chosen_per_fusion);
     let mut tool_router_setting = String::new();
     let mut tool_router_at_cap = 0.0;
     if let Some((setting, model)) = headline.and_then(|s| Some((s, fitted_for(&fitted, s.fusion)?)))
@@ -323,12 +338,13 @@ pub(crate) fn evaluate_prepared(
             &report,
             all,
         ));
-        let producers = crate::producers::Producers::new(catalog);
-        let widened: Vec<_> = seen
-            .iter()
-            .map(|s| producers.widen(&prepared.costs, s))
-            .collect();
-        policies.push(summarize(crate::report::ID_FINDERS.to_owned(), &widened));
+        // The same choice among the settings without id finders.
+        if let Some((setting, model)) =
+            fused(&without_finders).and_then(|s| Some((s, fitted_for(&fitted, s.fusion)?)))
+        {
+            let (seen, _) = prepared.route(setting, model, &report);
+            policies.push(summarize(WITHOUT_ID_FINDERS.to_owned(), &seen));
+        }
         // The same router as `toolgate chat --route` runs it, learning its
         // confidence and recovery groups from the reported queries in order.
         let (seen, learning) = prepared.route_learned(setting, model, &report);

@@ -27,7 +27,6 @@ mod find;
 mod fixtures;
 mod markdown;
 mod policy;
-mod producers;
 mod report;
 mod svg;
 mod tool_first;

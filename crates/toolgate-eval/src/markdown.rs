@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 use toolgate_core::routing::ONLINE_STRENGTH;
 
-use crate::report::{Band, Evaluation, ID_FINDERS, LEARNED_ROUTER, PolicyReport};
+use crate::report::{Band, Evaluation, LEARNED_ROUTER, PolicyReport, WITHOUT_ID_FINDERS};
 
 /// The report of one dataset as markdown; `encoding` names the tokenizer the
 /// token counts come from.
@@ -94,7 +94,7 @@ pub fn markdown(e: &Evaluation, encoding: &str) -> String {
         );
         let _ = writeln!(
             out,
-            "`{ID_FINDERS}` is the same decisions with, for each shown tool that requires an `X_id`, the tool of another group that searches or lists X (the most specific by name) and its group: evidence read from the catalog alone, measured here before any router uses it."
+            "`{WITHOUT_ID_FINDERS}` is the router chosen the same way among the settings that show no id finders (the tool of another group that searches or lists the X a shown tool's required `X_id` names)."
         );
     }
     search_comparison(&mut out, e);

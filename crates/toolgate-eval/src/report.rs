@@ -19,9 +19,9 @@ use crate::dataset::Query;
 /// the learned recovery groups (`toolgate_core::routing::LearnedRecovery`).
 pub const LEARNED_ROUTER: &str = "tool_router(learning online)";
 
-/// The policy name of `tool_router`'s decisions with each shown tool's id
-/// finder added (`producers.rs`).
-pub(crate) const ID_FINDERS: &str = "tool_router(+id finders)";
+/// The policy name of the tool router chosen as `tool_router` is, among
+/// the settings that show no id finders: the same run's baseline for them.
+pub(crate) const WITHOUT_ID_FINDERS: &str = "tool_router(no id finders)";
 
 /// One policy's figures on the reported queries.
 #[derive(Clone, Debug, Serialize)]
@@ -186,6 +186,8 @@ pub struct FittedFusion {
     pub max_groups: usize,
     /// The `max_token_share` it was measured with, if any.
     pub max_token_share: Option<f64>,
+    /// The `id_finders` chosen.
+    pub id_finders: bool,
     /// The lowest group recall of that choice on one of the datasets it
     /// was chosen on, its mean recall and its mean token share (in sample:
     /// what the choice was made on).

@@ -57,6 +57,7 @@ fn decision(confidence: f64, tier: Tier, routed: &[&str]) -> Decision {
         learned: Vec::new(),
         partial: Vec::new(),
         passed_over: Vec::new(),
+        finders: Vec::new(),
     }
 }
 

@@ -12,8 +12,8 @@ use std::time::Instant;
 
 use toolgate_core::routing::{
     Confidence, CosineFloor, DEFAULT_MAX_TOKEN_SHARE, Decision, Evidence, Fusion, GroupScorer,
-    HybridScorer, Isotonic, Labelled, LearnedRecovery, OnlineCalibration, PerGroup, RawEvidence,
-    Router, RoutingConfig, SelfTest, Taxonomy, Tier, Visible, calibration_samples,
+    HybridScorer, IdFinders, Isotonic, Labelled, LearnedRecovery, OnlineCalibration, PerGroup,
+    RawEvidence, Router, RoutingConfig, SelfTest, Taxonomy, Tier, Visible, calibration_samples,
     fit_per_group_pooled, ranking,
 };
 use toolgate_core::{Catalog, GroupId, TokenCounter, ToolName};
@@ -79,6 +79,8 @@ pub(crate) struct Prepared<'d> {
     pub(crate) semantic: bool,
     /// Token costs of the catalog.
     pub(crate) costs: Costs,
+    /// The catalog's id finders, for the settings that show them.
+    id_finders: std::sync::Arc<IdFinders>,
     /// The vectors given, by text, for code that embeds as the gateway does.
     pub(crate) embeddings: Option<std::sync::Arc<crate::find::Precomputed>>,
 }
@@ -129,6 +131,7 @@ impl<'d> Prepared<'d> {
             probes,
             semantic: vectors.is_some(),
             costs: Costs::new(&dataset.catalog, counter),
+            id_finders: std::sync::Arc::new(IdFinders::new(&dataset.catalog)),
             embeddings,
         })
     }
@@ -348,6 +351,9 @@ impl<'d> Prepared<'d> {
         if let Some(calibration) = &fitted.calibration {
             router = router.with_calibration(calibration.clone());
         }
+        if setting.id_finders {
+            router = router.with_id_finders(std::sync::Arc::clone(&self.id_finders));
+        }
         let probes: Vec<(Evidence, GroupId)> = self
             .probes
             .iter()
@@ -463,14 +469,17 @@ pub(crate) struct RouterSetting {
     pub(crate) max_groups: usize,
     /// `[routing] max_token_share`.
     pub(crate) max_token_share: Option<f64>,
+    /// `[routing] id_finders`.
+    pub(crate) id_finders: bool,
 }
 
 impl RouterSetting {
     /// The policy name: `tool_router[rrf(k=60), above 0.5, 1 tool, 50
-    /// groups, within 15%]` (the last part only with a token budget).
+    /// groups, within 15%, id finders]` (the last two parts only with a
+    /// token budget, with id finders).
     pub(crate) fn name(&self) -> String {
         format!(
-            "tool_router[{}, above {}, {} tool{}, {} groups{}]",
+            "tool_router[{}, above {}, {} tool{}, {} groups{}{}]",
             self.fusion.label(),
             self.route_above,
             self.tools_per_group,
@@ -479,7 +488,8 @@ impl RouterSetting {
             match self.max_token_share {
                 Some(share) => format!(", within {}%", share * 100.0),
                 None => String::new(),
-            }
+            },
+            if self.id_finders { ", id finders" } else { "" }
         )
     }
 }
@@ -522,6 +532,7 @@ pub(crate) fn fitted_fusion(
         tools_per_group: setting.tools_per_group,
         max_groups: setting.max_groups,
         max_token_share: setting.max_token_share,
+        id_finders: setting.id_finders,
         worst_recall: measured.worst_recall,
         recall: measured.mean_recall,
         token_fraction: measured.token_fraction,
@@ -543,18 +554,21 @@ pub(crate) const CHOICE_BUDGET: f64 = 0.10;
 /// still keep within [`CHOICE_BUDGET`] on average.
 pub(crate) const CHOICE_BUDGET_EACH: f64 = 0.15;
 
-/// The settings of `fusion` tried.
+/// The settings of `fusion` tried: each without id finders and with them.
 pub(crate) fn settings(fusion: Fusion) -> Vec<RouterSetting> {
     let mut out = Vec::new();
-    for route_above in ROUTE_ABOVE {
-        for tools_per_group in TOOLS_PER_GROUP {
-            out.push(RouterSetting {
-                fusion,
-                route_above,
-                tools_per_group,
-                max_groups: MAX_GROUPS,
-                max_token_share: Some(DEFAULT_MAX_TOKEN_SHARE),
-            });
+    for id_finders in [false, true] {
+        for route_above in ROUTE_ABOVE {
+            for tools_per_group in TOOLS_PER_GROUP {
+                out.push(RouterSetting {
+                    fusion,
+                    route_above,
+                    tools_per_group,
+                    max_groups: MAX_GROUPS,
+                    max_token_share: Some(DEFAULT_MAX_TOKEN_SHARE),
+                    id_finders,
+                });
+            }
         }
     }
     out

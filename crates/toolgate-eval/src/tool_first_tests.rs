@@ -9,6 +9,7 @@ fn setting(route_above: f64) -> RouterSetting {
         tools_per_group: 1,
         max_groups: 20,
         max_token_share: None,
+        id_finders: false,
     }
 }
 

@@ -142,11 +142,12 @@ fn fitted_settings(
             )
         };
         out.push_str(&format!(
-            "# {}: {figures}\n[routing]\nfusion = {fusion}\nroute_above = {:?}\ntools_per_group = {}\nmax_groups = {}\n{}per_group = {{ weight = {:.3}, rank = {:.3}, bias = {:.3} }}\ncalibration = {{ knots = [{}] }}\n",
+            "# {}: {figures}\n[routing]\nfusion = {fusion}\nroute_above = {:?}\ntools_per_group = {}\nmax_groups = {}\nid_finders = {}\n{}per_group = {{ weight = {:.3}, rank = {:.3}, bias = {:.3} }}\ncalibration = {{ knots = [{}] }}\n",
             fitted.fusion.label(),
             fitted.route_above,
             fitted.tools_per_group,
             fitted.max_groups,
+            fitted.id_finders,
             fitted
                 .max_token_share
                 .map(|share| format!("max_token_share = {share:?}\n"))

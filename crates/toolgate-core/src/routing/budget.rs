@@ -13,7 +13,7 @@ use crate::catalog::Catalog;
 use crate::name::{GroupId, ToolName};
 use crate::origin::Origin;
 use crate::prompt::tool_groups_section;
-use crate::routing::router::ToolScore;
+use crate::routing::router::{PartialGroup, ToolScore};
 use crate::tokens::TokenCounter;
 
 /// The share of every tool's tokens a routed turn may cost when
@@ -87,6 +87,21 @@ impl ToolCosts {
         self.all_tools
     }
 
+    /// Tokens `share` of every tool's schemas comes to.
+    pub(crate) fn budget(&self, share: f64) -> f64 {
+        share * self.all_tools as f64
+    }
+
+    /// Tokens of what `groups` show, the core tools and the listing
+    /// counted: a group among `partial` its tools, any other whole.
+    pub(crate) fn shown(&self, groups: &[GroupId], partial: &[PartialGroup]) -> usize {
+        let shown = |group: &GroupId| match partial.iter().find(|p| p.group == *group) {
+            Some(partial) => partial.tools.iter().map(|t| self.tool(t.as_str())).sum(),
+            None => self.group(group),
+        };
+        self.fixed + groups.iter().map(shown).sum::<usize>()
+    }
+
     /// The places in `ranked` (best first) of the groups a turn can route
     /// within `share` of every tool's tokens, the core tools, the listing
     /// and the groups `beside` (shown whatever is routed) counted: each
@@ -117,7 +132,7 @@ impl ToolCosts {
             Some((_, tokens)) => *tokens,
             None => self.group(group),
         };
-        let budget = share * self.all_tools as f64;
+        let budget = self.budget(share);
         let mut spent = self.fixed + beside.iter().map(shown).sum::<usize>();
         let mut places = Vec::new();
         for (place, (group, _)) in ranked.iter().enumerate() {

@@ -16,6 +16,7 @@ use crate::name::{GroupId, ToolName};
 use crate::routing::budget::DEFAULT_MAX_TOKEN_SHARE;
 use crate::routing::calibration::{Isotonic, PerGroup};
 use crate::routing::fusion::{Fusion, group_scores};
+use crate::routing::id_finders::IdFinders;
 use crate::routing::router::{
     Confidence, Evidence, GroupScorer, LexicalScorer, Router, ToolScore, query_terms,
 };
@@ -379,6 +380,8 @@ pub struct FittedDefaults {
     pub route_above: f64,
     /// `tools_per_group`.
     pub tools_per_group: usize,
+    /// `id_finders`.
+    pub id_finders: bool,
     /// The per-group model.
     pub model: PerGroup,
     /// The calibration's knots.
@@ -405,6 +408,7 @@ impl FittedDefaults {
 pub const HYBRID_DEFAULTS: FittedDefaults = FittedDefaults {
     route_above: 0.1,
     tools_per_group: 1,
+    id_finders: false,
     model: PerGroup {
         weight: 4.654,
         bias: -3.073,
@@ -431,6 +435,7 @@ pub const HYBRID_DEFAULTS: FittedDefaults = FittedDefaults {
 pub const LEXICAL_DEFAULTS: FittedDefaults = FittedDefaults {
     route_above: 0.1,
     tools_per_group: 1,
+    id_finders: false,
     model: PerGroup {
         weight: 4.364,
         bias: -2.841,
@@ -502,11 +507,15 @@ impl Router {
         taxonomy.route_above = taxonomy.route_above.or(Some(defaults.route_above));
         taxonomy.tools_per_group = taxonomy.tools_per_group.or(Some(defaults.tools_per_group));
         let configured = taxonomy.calibration.clone();
-        // Counted before the self-test, so that its probes are decided as
-        // turns are.
-        let router = Self::new(Box::new(scorer), taxonomy)
+        let id_finders = taxonomy.id_finders.unwrap_or(defaults.id_finders);
+        // Counted, and its id finders read, before the self-test, so that
+        // its probes are decided as turns are.
+        let mut router = Self::new(Box::new(scorer), taxonomy)
             .with_confidence(Confidence::PerGroup(model))
             .counted(catalog);
+        if id_finders {
+            router = router.with_id_finders(Arc::new(IdFinders::new(catalog)));
+        }
         match configured {
             Some(calibration) => router.with_calibration(calibration),
             None => router

@@ -20,6 +20,7 @@ use crate::routing::bm25::Bm25;
 use crate::routing::budget::ToolCosts;
 use crate::routing::calibration::{DEFAULT_PER_GROUP, Isotonic, PerGroup, ranks, sigmoid};
 use crate::routing::fusion::group_scores;
+use crate::routing::id_finders::{IdFinder, IdFinders};
 use crate::routing::online::{OnlineCalibration, Recalibration};
 use crate::routing::recovery::LearnedRecovery;
 use crate::routing::self_test::SelfTest;
@@ -111,13 +112,20 @@ pub struct Decision {
     /// (`[routing] max_token_share`) that it left out, their tools not
     /// fitting, most probable first; empty without a budget.
     pub passed_over: Vec<GroupId>,
+    /// Tools shown because a routed or learned group's shown tool requires
+    /// an id they find ([`Router::with_id_finders`]), within the token
+    /// budget: each is among `partial`'s tools at the high and medium
+    /// tiers, and its group among `visible`, counted in the confidence.
+    pub finders: Vec<IdFinder>,
 }
 
 impl Decision {
     /// Whether a restricted turn relies on `group`: it is routed or
     /// learned. A turn whose needed groups all are held.
     pub fn relies_on(&self, group: &GroupId) -> bool {
-        self.routed.contains(group) || self.learned.contains(group)
+        self.routed.contains(group)
+            || self.learned.contains(group)
+            || self.finders.iter().any(|finder| finder.group == *group)
     }
 }
 
@@ -371,6 +379,8 @@ pub struct Router {
     learned: Option<Mutex<LearnedRecovery>>,
     /// What the catalog's tools cost, for `[routing] max_token_share`.
     costs: Option<Arc<ToolCosts>>,
+    /// The tools that find the ids other tools require, shown beside them.
+    id_finders: Option<Arc<IdFinders>>,
 }
 
 /// How scores become the confidence that the routed groups are enough.
@@ -413,12 +423,20 @@ impl Router {
             online: None,
             learned: None,
             costs: None,
+            id_finders: None,
         }
     }
 
-    /// The built-in router: lexical scores over `catalog`.
+    /// The built-in router: lexical scores over `catalog`, its id finders
+    /// shown when the taxonomy says so.
     pub fn lexical(catalog: &Catalog, taxonomy: Taxonomy) -> Self {
-        Self::new(Box::new(LexicalScorer::new(catalog, &taxonomy)), taxonomy)
+        let id_finders = taxonomy.id_finders == Some(true);
+        let router = Self::new(Box::new(LexicalScorer::new(catalog, &taxonomy)), taxonomy);
+        if id_finders {
+            router.with_id_finders(Arc::new(IdFinders::new(catalog)))
+        } else {
+            router
+        }
     }
 
     /// Uses the softmax model at `temperature` (after [`fit_temperature`]).
@@ -485,6 +503,20 @@ impl Router {
             Some(counter) => self.with_costs(Arc::new(ToolCosts::measure(catalog, counter))),
             None => self,
         }
+    }
+
+    /// Shows, beside each shown tool that requires an `X_id`, the tool of
+    /// another group that finds X ([`IdFinders`], `[routing] id_finders`),
+    /// while the token budget allows: the finder's group then counts as
+    /// held in the confidence.
+    pub fn with_id_finders(mut self, finders: Arc<IdFinders>) -> Self {
+        self.id_finders = Some(finders);
+        self
+    }
+
+    /// The id finders it shows, if it does.
+    pub fn id_finders(&self) -> Option<&IdFinders> {
+        self.id_finders.as_deref()
     }
 
     /// What the catalog's tools cost, when the router counts them for a
@@ -634,11 +666,7 @@ impl Router {
     /// tools partly loaded groups arrive with.
     pub fn decide_with_tools(&self, evidence: &Evidence) -> Decision {
         let per_group = self.taxonomy.tools_per_group.filter(|count| *count > 0);
-        let mut decision = self.decide_within(&evidence.groups, per_group, &evidence.tools);
-        if let (Some(count), Visible::Groups(groups)) = (per_group, &decision.visible) {
-            decision.partial = partial_groups(groups, &evidence.tools, count);
-        }
-        decision
+        self.decide_within(&evidence.groups, per_group, &evidence.tools)
     }
 
     /// The decision for raw scores (in [`Self::groups`] order), its groups
@@ -648,8 +676,8 @@ impl Router {
     }
 
     /// [`Self::decide`], the routed groups within the token budget when
-    /// there is one: each at the cost of its `per_group` best `tools`, or
-    /// whole.
+    /// there is one: each at the cost of its `per_group` best `tools`
+    /// (what it then arrives with), or whole.
     fn decide_within(
         &self,
         scores: &[f64],
@@ -683,6 +711,7 @@ impl Router {
                 ranked,
                 partial: Vec::new(),
                 passed_over: Vec::new(),
+                finders: Vec::new(),
             };
         }
         let recalibration = self
@@ -729,6 +758,28 @@ impl Router {
             }
             _ => Vec::new(),
         };
+        let learned: Vec<GroupId> = learned
+            .into_iter()
+            .filter(|group| !routed.contains(group))
+            .collect();
+        let relied: Vec<GroupId> = routed.iter().chain(&learned).cloned().collect();
+        let shown = match per_group {
+            Some(count) => partial_groups(&relied, tools, count),
+            None => Vec::new(),
+        };
+        let finders = self.finders(&relied, &shown);
+        // A finder's group is held too: its chance of being needed leaves
+        // the chance that a needed group is outside.
+        let mut raw = raw;
+        let mut counted: Vec<&GroupId> = Vec::new();
+        for finder in &finders {
+            if !relied.contains(&finder.group) && !counted.contains(&&finder.group) {
+                counted.push(&finder.group);
+                if let Some((_, p)) = ranked.iter().find(|(g, _)| *g == finder.group) {
+                    raw = (raw / (1.0 - p).max(1e-12)).min(1.0);
+                }
+            }
+        }
         let fitted_confidence = self.calibrate(raw);
         let confidence = recalibration.apply(fitted_confidence);
         let tier = if confidence >= thresholds.high {
@@ -738,11 +789,7 @@ impl Router {
         } else {
             Tier::Low
         };
-        let learned: Vec<GroupId> = learned
-            .into_iter()
-            .filter(|group| !routed.contains(group))
-            .collect();
-        let visible = match tier {
+        let (visible, partial) = match tier {
             Tier::High | Tier::Medium => {
                 let recovery = match tier {
                     Tier::Medium => self.taxonomy.recovery_groups.as_slice(),
@@ -754,9 +801,14 @@ impl Router {
                         groups.push(group.clone());
                     }
                 }
-                Visible::Groups(groups)
+                let mut partial = match per_group {
+                    Some(count) => partial_groups(&groups, tools, count),
+                    None => Vec::new(),
+                };
+                with_finders(&mut groups, &mut partial, &finders);
+                (Visible::Groups(groups), partial)
             }
-            Tier::Low => Visible::Catalog,
+            Tier::Low => (Visible::Catalog, Vec::new()),
         };
         Decision {
             intent: self.intent(&routed),
@@ -767,9 +819,51 @@ impl Router {
             learned,
             visible,
             ranked,
-            partial: Vec::new(),
+            partial,
             passed_over,
+            finders,
         }
+    }
+
+    /// The finders the `shown` tools of the `relied` groups (routed, then
+    /// learned) need, a group not among `shown` shown whole, in that order,
+    /// each tool once: those the token budget still affords, when there is
+    /// one. None without [`Self::with_id_finders`].
+    fn finders(&self, relied: &[GroupId], shown: &[PartialGroup]) -> Vec<IdFinder> {
+        let Some(id_finders) = &self.id_finders else {
+            return Vec::new();
+        };
+        let tools_of = |group: &GroupId| {
+            shown
+                .iter()
+                .find(|p| p.group == *group)
+                .map(|p| p.tools.as_slice())
+        };
+        let mut left = match (&self.costs, self.taxonomy.max_token_share) {
+            (Some(costs), Some(share)) => {
+                Some(costs.budget(share) - costs.shown(relied, shown) as f64)
+            }
+            _ => None,
+        };
+        let mut out: Vec<IdFinder> = Vec::new();
+        for group in relied {
+            for finder in id_finders.needed_by(group, tools_of(group)) {
+                let already = relied.contains(&finder.group)
+                    && tools_of(&finder.group).is_none_or(|tools| tools.contains(&finder.tool));
+                if already || out.iter().any(|f| f.tool == finder.tool) {
+                    continue;
+                }
+                if let (Some(left), Some(costs)) = (&mut left, &self.costs) {
+                    let cost = costs.tool(finder.tool.as_str()) as f64;
+                    if cost > *left {
+                        continue;
+                    }
+                    *left -= cost;
+                }
+                out.push(finder.clone());
+            }
+        }
+        out
     }
 
     /// The groups the routing rule routes among the `affordable` ones
@@ -832,6 +926,27 @@ impl Router {
         match best {
             Some((_, intent)) => Some(intent.name.clone()),
             None => routed.first().map(|g| g.to_string()),
+        }
+    }
+}
+
+/// `finders` shown among the visible `groups` and the `partial` ones: a
+/// finder's group added to both when it is not visible, its tool added to
+/// the group's when the group arrives partly loaded; a group visible whole
+/// already shows it.
+fn with_finders(groups: &mut Vec<GroupId>, partial: &mut Vec<PartialGroup>, finders: &[IdFinder]) {
+    for finder in finders {
+        if !groups.contains(&finder.group) {
+            groups.push(finder.group.clone());
+            partial.push(PartialGroup {
+                group: finder.group.clone(),
+                tools: Vec::new(),
+            });
+        }
+        if let Some(group) = partial.iter_mut().find(|p| p.group == finder.group)
+            && !group.tools.contains(&finder.tool)
+        {
+            group.tools.push(finder.tool.clone());
         }
     }
 }

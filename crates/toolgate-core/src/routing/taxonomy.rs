@@ -70,6 +70,13 @@ pub struct RoutingConfig {
     /// one when it is set ([`Router::counted`](crate::routing::Router::counted)).
     #[serde(default)]
     pub max_token_share: Option<f64>,
+    /// Shows, beside each shown tool that requires an `X_id`, the tool of
+    /// another group that searches, lists, finds or looks up X, within the
+    /// token budget ([`IdFinders`](crate::routing::IdFinders)).
+    /// [`Router::hybrid`](crate::routing::Router::hybrid) defaults it;
+    /// other routers show none unless it is `true`.
+    #[serde(default)]
+    pub id_finders: Option<bool>,
     /// How a tool's lexical and semantic scores are fused (default
     /// [`DEFAULT_FUSION`](crate::routing::DEFAULT_FUSION)).
     #[serde(default)]
@@ -216,6 +223,8 @@ pub struct Taxonomy {
     pub route_above: Option<f64>,
     /// The share of every tool's tokens a routed turn may cost, if set.
     pub max_token_share: Option<f64>,
+    /// Whether id finders are shown, if set.
+    pub id_finders: Option<bool>,
     /// The fusion method, if configured.
     pub fusion: Option<crate::routing::Fusion>,
     /// The calibration, if configured.
@@ -396,6 +405,7 @@ impl RoutingConfig {
             tools_per_group: self.tools_per_group,
             route_above: self.route_above,
             max_token_share: self.max_token_share,
+            id_finders: self.id_finders,
             fusion: self.fusion,
             calibration: self.calibration.clone(),
         })
@@ -417,6 +427,7 @@ impl Default for Taxonomy {
             tools_per_group: None,
             route_above: None,
             max_token_share: None,
+            id_finders: None,
             fusion: None,
             calibration: None,
         }

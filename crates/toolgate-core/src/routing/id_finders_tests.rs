@@ -1,0 +1,224 @@
+use std::sync::Arc;
+
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+use super::*;
+use crate::group::ToolGroup;
+use crate::origin::Origin;
+use crate::routing::budget::ToolCosts;
+use crate::routing::router::{Router, Tier, Visible};
+use crate::routing::taxonomy::RoutingConfig;
+use crate::tokens::{Encoding, TokenCounter};
+use crate::tool::ToolDefinition;
+
+fn group(name: &str) -> GroupId {
+    GroupId::new(name).unwrap()
+}
+
+fn tool(name: &str) -> ToolName {
+    ToolName::new(name).unwrap()
+}
+
+/// A tool's name, description and required parameters.
+type ToolSpec<'a> = (&'a str, &'a str, &'a [&'a str]);
+
+/// A movie catalog where `person_credits` needs a person id that only the
+/// search group's `search_person` finds. No description shares a word with
+/// another group's but `actor`, the search group's one hint.
+fn catalog() -> Catalog {
+    let groups: [(&str, &[ToolSpec]); 3] = [
+        (
+            "search",
+            &[
+                ("search_person", "Looks people up by name", &["query"]),
+                (
+                    "search_person_keyword",
+                    "Looks people up by tag or actor",
+                    &["query"],
+                ),
+                ("listMovies", "Pages through the catalogue", &[]),
+            ],
+        ),
+        (
+            "person",
+            &[
+                ("person_credits", "Filmography credits", &["person_id"]),
+                ("person_images", "Portrait photographs", &["id"]),
+                ("person_search", "Biography", &["person_id"]),
+            ],
+        ),
+        (
+            "movie",
+            &[("movie_details", "Runtime and budget", &["movieId"])],
+        ),
+    ];
+    let mut catalog = Catalog::new();
+    for (id, tools) in groups {
+        let tools = tools
+            .iter()
+            .map(|(name, description, required)| {
+                let properties: serde_json::Map<String, serde_json::Value> = required
+                    .iter()
+                    .map(|p| ((*p).to_owned(), json!({"type": "string"})))
+                    .collect();
+                let schema =
+                    json!({"type": "object", "properties": properties, "required": required});
+                let definition = ToolDefinition::new(tool(name), *description, schema).unwrap();
+                (definition, Origin::Builtin)
+            })
+            .collect();
+        catalog
+            .register_group_with_tools(
+                ToolGroup::new(group(id), id, "movies"),
+                Origin::Builtin,
+                tools,
+            )
+            .unwrap();
+    }
+    catalog
+}
+
+#[test]
+fn a_required_id_needs_the_most_specific_finder_of_another_group() {
+    let finders = IdFinders::new(&catalog());
+    let needed = |g: &str| -> Vec<(String, String, String)> {
+        finders
+            .needed_by(&group(g), None)
+            .map(|f| {
+                (
+                    f.needed_by.to_string(),
+                    f.group.to_string(),
+                    f.tool.to_string(),
+                )
+            })
+            .collect()
+    };
+    // `person_search` is in the person group itself, so it does not count;
+    // of the search group's two, the shorter name is the more specific. A
+    // bare `id` names nothing.
+    assert_eq!(
+        needed("person"),
+        [
+            (
+                "person_credits".into(),
+                "search".into(),
+                "search_person".into()
+            ),
+            (
+                "person_search".into(),
+                "search".into(),
+                "search_person".into()
+            ),
+        ]
+    );
+    // `movieId` names movies, which `listMovies` lists.
+    assert_eq!(
+        needed("movie"),
+        [("movie_details".into(), "search".into(), "listMovies".into())]
+    );
+    assert!(needed("search").is_empty());
+    assert_eq!(finders.len(), 3);
+    // Shown partly, a group needs its shown tools' finders only.
+    let images = [tool("person_images")];
+    assert_eq!(
+        finders.needed_by(&group("person"), Some(&images)).count(),
+        0
+    );
+}
+
+#[test]
+fn parameters_name_what_their_id_finds() {
+    assert_eq!(named_entity("person_id").as_deref(), Some("person"));
+    assert_eq!(named_entity("movieId").as_deref(), Some("movie"));
+    assert_eq!(named_entity("tv_show_id").as_deref(), Some("tvshow"));
+    assert_eq!(named_entity("id"), None);
+    assert_eq!(named_entity("identity"), None);
+}
+
+fn router(catalog: &Catalog, share: Option<f64>, finders: bool) -> Router {
+    let config = RoutingConfig {
+        route_above: Some(0.5),
+        tools_per_group: Some(1),
+        max_token_share: share,
+        ..RoutingConfig::default()
+    };
+    let router = Router::lexical(catalog, config.validate(catalog).unwrap()).counted(catalog);
+    if finders {
+        router.with_id_finders(Arc::new(IdFinders::new(catalog)))
+    } else {
+        router
+    }
+}
+
+#[test]
+fn a_routed_tool_arrives_with_the_finder_of_its_id() {
+    let catalog = catalog();
+    let turn = "the filmography credits of this actor";
+    let without = router(&catalog, None, false).route(turn, &[]);
+    let with = router(&catalog, None, true).route(turn, &[]);
+    assert_eq!(with.routed, [group("person")]);
+    assert_eq!(without.routed, with.routed);
+    assert!(without.finders.is_empty());
+    assert!(!without.relies_on(&group("search")));
+
+    assert_eq!(
+        with.finders,
+        [IdFinder {
+            group: group("search"),
+            tool: tool("search_person"),
+            needed_by: tool("person_credits"),
+        }]
+    );
+    assert!(with.relies_on(&group("search")));
+    assert_ne!(with.tier, Tier::Low);
+    assert_eq!(
+        with.visible,
+        Visible::Groups(vec![group("person"), group("search")])
+    );
+    // The search group arrives with its finder only, not its best tools.
+    let partial: Vec<(String, Vec<String>)> = with
+        .partial
+        .iter()
+        .map(|p| {
+            (
+                p.group.to_string(),
+                p.tools.iter().map(|t| t.to_string()).collect(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        partial,
+        [
+            ("person".into(), vec!["person_credits".into()]),
+            ("search".into(), vec!["search_person".into()]),
+        ]
+    );
+    // Held, the finder's group raises the chance that nothing is missing.
+    assert!(with.confidence > without.confidence, "{with:?}");
+}
+
+#[test]
+fn a_finder_is_shown_only_while_the_budget_affords_it() {
+    let catalog = catalog();
+    let counter = TokenCounter::new(Encoding::O200kBase).unwrap();
+    let costs = ToolCosts::measure(&catalog, &counter);
+    let turn = "the filmography credits of this actor";
+    let unbounded = router(&catalog, None, true).route(turn, &[]);
+    let shown = costs.shown(&unbounded.routed, &unbounded.partial);
+    let finder = costs.tool("search_person");
+    let all = costs.all_tools() as f64;
+    // The routed tools and the finder fit, with a quarter token to spare:
+    // it is shown.
+    let room = (shown + finder) as f64 + 0.25;
+    let exact = router(&catalog, Some(room / all), true).route(turn, &[]);
+    assert_eq!(exact.routed, unbounded.routed);
+    assert_eq!(exact.finders.len(), 1, "{exact:?}");
+    // Half a token short: it is not, and nothing of its group is shown.
+    let short = (shown + finder) as f64 - 0.5;
+    let under = router(&catalog, Some(short / all), true).route(turn, &[]);
+    assert_eq!(under.routed, unbounded.routed);
+    assert!(under.finders.is_empty(), "{under:?}");
+    assert!(!under.relies_on(&group("search")));
+    assert_eq!(under.visible, Visible::Groups(vec![group("person")]));
+}
