@@ -87,6 +87,11 @@ pub(crate) fn run(args: &RouteArgs) -> anyhow::Result<()> {
                     "max_groups": max_groups,
                     "max_token_share": router.taxonomy().max_token_share,
                     "passed_over": decision.passed_over,
+                    "id_finders": decision
+                        .finders
+                        .iter()
+                        .map(|f| json!({"group": f.group, "tool": f.tool, "needed_by": f.needed_by}))
+                        .collect::<Vec<_>>(),
                     "visible_groups": shown.groups,
                     "partial_groups": partial,
                     "visible_tools": shown.tools,
@@ -128,6 +133,13 @@ pub(crate) fn run(args: &RouteArgs) -> anyhow::Result<()> {
                         names.join(", ")
                     );
                 }
+            }
+            for finder in &decision.finders {
+                let _ = writeln!(
+                    text,
+                    "id finder:  {} ({}) finds the id {} requires ([routing] id_finders)",
+                    finder.tool, finder.group, finder.needed_by
+                );
             }
             if let Some(test) = router.self_test() {
                 let _ = writeln!(

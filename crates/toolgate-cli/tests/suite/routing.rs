@@ -451,6 +451,95 @@ fn route_shows_a_partly_loaded_group_with_its_tools() {
 }
 
 #[test]
+fn route_shows_the_tool_that_finds_a_required_id() {
+    let dir = tempfile::tempdir().unwrap();
+    // `person_credits` requires a person id that only the search group's
+    // `search_person` finds; the turn names the credits alone.
+    let tool = |name: &str, group: &str, description: &str, required: &[&str]| {
+        let properties: serde_json::Map<String, Value> = required
+            .iter()
+            .map(|p| ((*p).to_owned(), json!({"type": "string"})))
+            .collect();
+        json!({"name": name, "description": description, "group": group,
+               "parameters": {"type": "object", "properties": properties, "required": required}})
+        .to_string()
+    };
+    let tools = [
+        tool(
+            "search_person",
+            "search",
+            "Looks people up by name",
+            &["query"],
+        ),
+        tool(
+            "search_keyword",
+            "search",
+            "Looks tags up, actor or crew",
+            &["query"],
+        ),
+        tool(
+            "person_credits",
+            "person",
+            "Filmography credits",
+            &["person_id"],
+        ),
+        tool(
+            "person_images",
+            "person",
+            &"Portrait photographs in many sizes and formats. ".repeat(20),
+            &["id"],
+        ),
+    ];
+    std::fs::write(dir.path().join("tools.jsonl"), tools.join("\n") + "\n").unwrap();
+    let args = [
+        "route",
+        "the filmography credits of this actor",
+        "--jsonl",
+        "tools.jsonl",
+        "--no-builtins",
+    ];
+    let routed = |finders: bool| {
+        std::fs::write(
+            dir.path().join("toolgate.toml"),
+            // A catalog this small leaves no room for a finder within the
+            // default budget: the listing alone costs most of it.
+            format!(
+                "[routing]\nroute_above = 0.5\ntools_per_group = 1\nmax_token_share = 1.0\nid_finders = {finders}\n"
+            ),
+        )
+        .unwrap();
+        let plain = toolgate(&args, dir.path());
+        assert!(plain.status.success(), "{}", text(&plain.stderr));
+        let json = toolgate(&[&args[..], &["--json"]].concat(), dir.path());
+        let decision: Value = serde_json::from_slice(&json.stdout).unwrap();
+        (text(&plain.stdout), decision)
+    };
+    let (stdout, decision) = routed(true);
+    assert!(
+        stdout.contains(
+            "id finder:  search_person (search) finds the id person_credits requires ([routing] id_finders)\n"
+        ),
+        "{stdout}"
+    );
+    assert_eq!(decision["routed"], json!(["person"]));
+    assert_eq!(
+        decision["id_finders"],
+        json!([{"group": "search", "tool": "search_person", "needed_by": "person_credits"}])
+    );
+    assert_eq!(
+        decision["partial_groups"],
+        json!([
+            {"group": "person", "tools": ["person_credits"], "group_tools": 2},
+            {"group": "search", "tools": ["search_person"], "group_tools": 2},
+        ])
+    );
+    let (stdout, decision) = routed(false);
+    assert!(!stdout.contains("id finder:"), "{stdout}");
+    assert_eq!(decision["id_finders"], json!([]));
+    assert_eq!(decision["visible_groups"], json!(["person"]));
+}
+
+#[test]
 fn route_says_when_the_group_cap_ended_the_decision() {
     let dir = tempfile::tempdir().unwrap();
     write_dataset(dir.path());
