@@ -17,8 +17,8 @@ use crate::dataset::{Dataset, Query};
 use crate::error::Result;
 use crate::policy::{describe, run_router, tune_router};
 use crate::report::{
-    CurvePoint, Evaluation, LEARNED_ROUTER, SearchCurve, TierFigures, WITHOUT_ID_FINDERS, bands,
-    curve_point, high_tier, mean, router_figures, share_at_cap, summary,
+    CurvePoint, Evaluation, LEARNED_ROUTER, SearchCurve, TierFigures, WITH_ID_FINDERS,
+    WITHOUT_ID_FINDERS, bands, curve_point, high_tier, mean, router_figures, share_at_cap, summary,
 };
 use crate::tool_first::{
     ChoiceSet, Measured, Prepared, RouterSetting, Vectors, best, fit, fit_labelled, fitted_for,
@@ -282,7 +282,9 @@ pub(crate) fn evaluate_prepared(
             .collect(),
     };
     let mut chosen_per_fusion = Vec::new();
-    let mut without_finders = Vec::new();
+    // The same choice made among the settings without id finders, and
+    // among those with them: what the nested choice was between.
+    let mut by_finders: [Vec<(RouterSetting, Measured)>; 2] = [Vec::new(), Vec::new()];
     let mut fitted_settings = Vec::new();
     for (fusion, model) in &fitted {
         let candidates = settings(*fusion);
@@ -295,11 +297,14 @@ pub(crate) fn evaluate_prepared(
             chosen_per_fusion.push(chosen);
             fitted_settings.push(fitted_fusion(model, chosen.0, chosen.1));
         }
-        without_finders.extend(best(
-            measured
-                .into_iter()
-                .filter(|(setting, _)| !setting.id_finders),
-        ));
+        for (shown, chosen) in by_finders.iter_mut().enumerate() {
+            chosen.extend(best(
+                measured
+                    .iter()
+                    .copied()
+                    .filter(|(setting, _)| setting.id_finders == (shown == 1)),
+            ));
+        }
     }
     // The router fuses both kinds of evidence; each alone is reported
     // beside it, not a candidate for it.
@@ -338,12 +343,16 @@ pub(crate) fn evaluate_prepared(
             &report,
             all,
         ));
-        // The same choice among the settings without id finders.
-        if let Some((setting, model)) =
-            fused(&without_finders).and_then(|s| Some((s, fitted_for(&fitted, s.fusion)?)))
+        for (name, chosen) in [WITHOUT_ID_FINDERS, WITH_ID_FINDERS]
+            .iter()
+            .zip(&by_finders)
         {
-            let (seen, _) = prepared.route(setting, model, &report);
-            policies.push(summarize(WITHOUT_ID_FINDERS.to_owned(), &seen));
+            if let Some((setting, model)) =
+                fused(chosen).and_then(|s| Some((s, fitted_for(&fitted, s.fusion)?)))
+            {
+                let (seen, _) = prepared.route(setting, model, &report);
+                policies.push(summarize((*name).to_owned(), &seen));
+            }
         }
         // The same router as `toolgate chat --route` runs it, learning its
         // confidence and recovery groups from the reported queries in order.

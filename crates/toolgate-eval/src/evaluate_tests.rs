@@ -94,6 +94,7 @@ fn every_policy_is_measured_on_the_reported_queries() {
             ("bm25_groups@3", 1.0),
             ("tool_router", 1.0),
             ("tool_router(no id finders)", 1.0),
+            ("tool_router(id finders)", 1.0),
             ("tool_router(learning online)", 1.0),
             (
                 "tool_router[bm25, above 0.1, 1 tool, 50 groups, within 15%]",

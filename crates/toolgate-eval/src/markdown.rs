@@ -8,7 +8,9 @@ use std::fmt::Write as _;
 
 use toolgate_core::routing::ONLINE_STRENGTH;
 
-use crate::report::{Band, Evaluation, LEARNED_ROUTER, PolicyReport, WITHOUT_ID_FINDERS};
+use crate::report::{
+    Band, Evaluation, LEARNED_ROUTER, PolicyReport, WITH_ID_FINDERS, WITHOUT_ID_FINDERS,
+};
 
 /// The report of one dataset as markdown; `encoding` names the tokenizer the
 /// token counts come from.
@@ -94,7 +96,7 @@ pub fn markdown(e: &Evaluation, encoding: &str) -> String {
         );
         let _ = writeln!(
             out,
-            "`{WITHOUT_ID_FINDERS}` is the router chosen the same way among the settings that show no id finders (the tool of another group that searches or lists the X a shown tool's required `X_id` names)."
+            "`{WITHOUT_ID_FINDERS}` and `{WITH_ID_FINDERS}` are the router chosen the same way among the settings that show no id finders, and among those that show them (beside a shown tool that requires an `X_id`, the tool of another group that searches or lists X, within the token budget)."
         );
     }
     search_comparison(&mut out, e);

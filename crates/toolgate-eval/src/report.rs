@@ -23,6 +23,9 @@ pub const LEARNED_ROUTER: &str = "tool_router(learning online)";
 /// the settings that show no id finders: the same run's baseline for them.
 pub(crate) const WITHOUT_ID_FINDERS: &str = "tool_router(no id finders)";
 
+/// The same among the settings that show them.
+pub(crate) const WITH_ID_FINDERS: &str = "tool_router(id finders)";
+
 /// One policy's figures on the reported queries.
 #[derive(Clone, Debug, Serialize)]
 pub struct PolicyReport {
