@@ -272,6 +272,29 @@ fn toolbench_hybrid_decision_unbudgeted(bencher: Bencher) {
     bench_decision(bencher, &router);
 }
 
+/// The same decision without id finders (`[routing] id_finders = false`):
+/// what showing them adds to `toolbench_hybrid_decision` is the
+/// difference.
+#[divan::bench]
+fn toolbench_hybrid_decision_without_id_finders(bencher: Bencher) {
+    use toolgate_core::routing::RoutingConfig;
+    let Some(catalog) = toolbench() else { return };
+    let config = RoutingConfig {
+        id_finders: Some(false),
+        ..bench_config()
+    };
+    let router = router(catalog, config, true);
+    bench_decision(bencher, &router);
+}
+
+/// Reading the catalog's id finders, part of the router's build.
+#[divan::bench(sample_count = 10)]
+fn toolbench_id_finders(bencher: Bencher) {
+    use toolgate_core::routing::IdFinders;
+    let Some(catalog) = toolbench() else { return };
+    bencher.bench(|| IdFinders::new(catalog).len());
+}
+
 /// Counting every tool's schema tokens for the budget, part of the
 /// router's build (the shared `o200k_base` counter already loaded).
 #[divan::bench(sample_count = 10)]

@@ -399,16 +399,16 @@ impl FittedDefaults {
 
 /// [`DEFAULT_FUSION`] with the embedding model, as `toolgate eval
 /// --leave-one-out` fits it on bfcl_multi_turn, toolbench_stable,
-/// seal_tools, restbench and api_bank: group recall 0.934 on the hardest of
-/// them, 0.984 on average, at 7.5% of all-tools tokens (13.8% on the
-/// costliest), at most 50 groups a turn
+/// seal_tools, restbench and api_bank: group recall 0.944 on the hardest of
+/// them, 0.986 on average, at 7.6% of all-tools tokens (14.1% on the
+/// costliest), with id finders, at most 50 groups a turn
 /// ([`ConfidenceKind::default_max_groups`](crate::routing::ConfidenceKind::default_max_groups))
 /// and within the token budget
 /// ([`DEFAULT_MAX_TOKEN_SHARE`](crate::routing::DEFAULT_MAX_TOKEN_SHARE)).
 pub const HYBRID_DEFAULTS: FittedDefaults = FittedDefaults {
     route_above: 0.1,
     tools_per_group: 1,
-    id_finders: false,
+    id_finders: true,
     model: PerGroup {
         weight: 4.654,
         bias: -3.073,
@@ -431,11 +431,11 @@ pub const HYBRID_DEFAULTS: FittedDefaults = FittedDefaults {
 };
 
 /// The same for [`Fusion::Lexical`], the router without the embedding
-/// model: 0.838 on the hardest, 0.958 on average, at 7.3%.
+/// model: 0.873 on the hardest, 0.965 on average, at 7.3%.
 pub const LEXICAL_DEFAULTS: FittedDefaults = FittedDefaults {
     route_above: 0.1,
     tools_per_group: 1,
-    id_finders: false,
+    id_finders: true,
     model: PerGroup {
         weight: 4.364,
         bias: -2.841,
