@@ -237,6 +237,15 @@ impl fmt::Display for GroupsFound<'_> {
             for tool in &found.tools {
                 write!(f, "\n  - {}: {}", tool.name, tool.one_line_description())?;
             }
+            for finder in &found.finders {
+                write!(
+                    f,
+                    "\n  - {}: {} (finds the id {} requires)",
+                    finder.tool.name,
+                    finder.tool.one_line_description(),
+                    finder.needed_by
+                )?;
+            }
         }
         Ok(())
     }

@@ -9,10 +9,11 @@ use crate::catalog::Catalog;
 use crate::meta_tool::{MetaCall, MetaTool};
 use std::sync::{Arc, Mutex, PoisonError};
 
+use crate::name::{GroupId, ToolName};
 use crate::outcome::{
-    FoundGroup, GroupLoaded, GroupUnloaded, GroupsFound, MetaError, UnloadGroupError,
+    FoundFinder, FoundGroup, GroupLoaded, GroupUnloaded, GroupsFound, MetaError, UnloadGroupError,
 };
-use crate::routing::{Embeddings, Router, Taxonomy};
+use crate::routing::{Embeddings, IdFinders, Router, Taxonomy};
 use crate::tool::ToolDefinition;
 
 /// Groups `find_tool_groups` lists at most.
@@ -198,7 +199,7 @@ impl MetaTools {
         let router = self.router(catalog);
         let (decision, evidence) = router.route_explained(query, &[]);
         let tool_scores = evidence.tools;
-        let groups = decision
+        let mut groups: Vec<FoundGroup<'c>> = decision
             .ranked
             .iter()
             .filter(|(_, probability)| *probability >= FOUND_MIN_PROBABILITY)
@@ -217,15 +218,75 @@ impl MetaTools {
                     probability: *probability,
                     tools,
                     tool_count: catalog.group_tools(id.as_str()).count(),
+                    finders: Vec::new(),
                 })
             })
             .collect();
+        if let Some(id_finders) = router.id_finders() {
+            with_finders(&mut groups, id_finders, &decision.ranked, catalog);
+        }
         GroupsFound {
             intent: decision.intent,
             confidence: decision.confidence,
             tier: decision.tier,
             routed: decision.routed,
             groups,
+        }
+    }
+}
+
+/// `groups` with the finder of each listed tool's required id
+/// ([`IdFinders`]) that is not listed: beside its group's tools when the
+/// group is listed, else in a group listed for it, after the others.
+fn with_finders<'c>(
+    groups: &mut Vec<FoundGroup<'c>>,
+    id_finders: &IdFinders,
+    ranked: &[(GroupId, f64)],
+    catalog: &'c Catalog,
+) {
+    let mut needed = Vec::new();
+    for found in groups.iter() {
+        let listed: Vec<ToolName> = found.tools.iter().map(|t| t.name.clone()).collect();
+        needed.extend(
+            id_finders
+                .needed_by(&found.group.id, Some(&listed))
+                .cloned(),
+        );
+    }
+    for finder in needed {
+        let listed = groups.iter().any(|found| {
+            found.tools.iter().any(|t| t.name == finder.tool)
+                || found.finders.iter().any(|f| f.tool.name == finder.tool)
+        });
+        let (Some(tool), Some(needed_by)) = (
+            catalog.tool(finder.tool.as_str()).map(|t| t.definition),
+            catalog
+                .tool(finder.needed_by.as_str())
+                .map(|t| &t.definition.name),
+        ) else {
+            continue;
+        };
+        if listed {
+            continue;
+        }
+        let found = FoundFinder { tool, needed_by };
+        match groups.iter_mut().find(|g| g.group.id == finder.group) {
+            Some(group) => group.finders.push(found),
+            None => {
+                let Some(group) = catalog.group(finder.group.as_str()) else {
+                    continue;
+                };
+                groups.push(FoundGroup {
+                    group,
+                    probability: ranked
+                        .iter()
+                        .find(|(id, _)| *id == finder.group)
+                        .map_or(0.0, |(_, p)| *p),
+                    tools: Vec::new(),
+                    tool_count: catalog.group_tools(finder.group.as_str()).count(),
+                    finders: vec![found],
+                });
+            }
         }
     }
 }

@@ -253,3 +253,66 @@ fn find_routes_lexically_until_the_tools_vectors_are_ready_then_semantically() {
     );
     assert_eq!(*warming.asked.lock().unwrap(), 2);
 }
+
+#[test]
+fn find_tool_groups_lists_the_tool_that_finds_a_listed_tools_id() {
+    let mut catalog = Catalog::new();
+    for (id, name, description, required) in [
+        (
+            "person",
+            "person_credits",
+            "Filmography credits",
+            "person_id",
+        ),
+        (
+            "search",
+            "search_person",
+            "Looks people up by name",
+            "query",
+        ),
+    ] {
+        let schema = json!({"type": "object", "properties": {required: {"type": "string"}},
+                            "required": [required]});
+        let tool = ToolDefinition::new(ToolName::new(name).unwrap(), description, schema).unwrap();
+        catalog
+            .register_group_with_tools(
+                ToolGroup::new(GroupId::new(id).unwrap(), id, format!("{id} tools")),
+                Origin::Builtin,
+                vec![(tool, Origin::Builtin)],
+            )
+            .unwrap();
+    }
+    let found = |id_finders: Option<bool>| {
+        let config = crate::routing::RoutingConfig {
+            id_finders,
+            ..Default::default()
+        };
+        let meta = MetaTools::new([MetaTool::FindToolGroups])
+            .with_taxonomy(config.validate(&catalog).unwrap());
+        let call = meta
+            .parse(
+                "find_tool_groups",
+                &json!({"query": "the filmography credits"}),
+            )
+            .unwrap()
+            .unwrap();
+        match meta.answer(&call, None, &catalog).unwrap() {
+            MetaAnswer::Found(found) => (found.to_string(), found.to_json()),
+            other => panic!("{other:?}"),
+        }
+    };
+    let line =
+        "\n  - search_person: Looks people up by name (finds the id person_credits requires)";
+    let (text, json) = found(None);
+    assert!(text.contains("\n- person ("), "{text}");
+    assert!(text.ends_with(line), "{text}");
+    let groups = json["groups"].as_array().unwrap();
+    assert_eq!(groups.last().unwrap()["group"], "search", "{json}");
+    assert_eq!(
+        groups.last().unwrap()["finders"],
+        json!([{"name": "search_person", "description": "Looks people up by name",
+                "needed_by": "person_credits"}])
+    );
+    let (text, _) = found(Some(false));
+    assert!(!text.contains("finds the id"), "{text}");
+}

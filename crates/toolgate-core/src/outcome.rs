@@ -9,7 +9,7 @@
 use serde_json::{Value, json};
 
 use crate::group::ToolGroup;
-use crate::name::GroupId;
+use crate::name::{GroupId, ToolName};
 use crate::routing::Tier;
 use crate::tool::ToolDefinition;
 
@@ -237,6 +237,19 @@ pub struct FoundGroup<'c> {
     pub tools: Vec<&'c ToolDefinition>,
     /// How many tools it has in all.
     pub tool_count: usize,
+    /// Its tools that find an id a listed tool of another group requires
+    /// ([`IdFinders`](crate::routing::IdFinders)), when not listed already:
+    /// a group listed for them alone has no `tools`.
+    pub finders: Vec<FoundFinder<'c>>,
+}
+
+/// A tool listed because a listed tool requires an id it finds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FoundFinder<'c> {
+    /// The finder.
+    pub tool: &'c ToolDefinition,
+    /// The listed tool whose required id it finds.
+    pub needed_by: &'c ToolName,
 }
 
 impl GroupsFound<'_> {
@@ -261,6 +274,15 @@ impl GroupsFound<'_> {
                         .map(|tool| json!({
                             "name": tool.name,
                             "description": tool.one_line_description(),
+                        }))
+                        .collect::<Vec<_>>(),
+                    "finders": found
+                        .finders
+                        .iter()
+                        .map(|finder| json!({
+                            "name": finder.tool.name,
+                            "description": finder.tool.one_line_description(),
+                            "needed_by": finder.needed_by,
                         }))
                         .collect::<Vec<_>>(),
                 }))

@@ -17,8 +17,9 @@ use crate::dataset::{Dataset, Query};
 use crate::error::Result;
 use crate::policy::{describe, run_router, tune_router};
 use crate::report::{
-    CurvePoint, Evaluation, LEARNED_ROUTER, SearchCurve, TierFigures, WITH_ID_FINDERS,
-    WITHOUT_ID_FINDERS, bands, curve_point, high_tier, mean, router_figures, share_at_cap, summary,
+    CurvePoint, Evaluation, FIND_WITHOUT_ID_FINDERS, LEARNED_ROUTER, SearchCurve, TierFigures,
+    WITH_ID_FINDERS, WITHOUT_ID_FINDERS, bands, curve_point, high_tier, mean, router_figures,
+    share_at_cap, summary,
 };
 use crate::tool_first::{
     ChoiceSet, Measured, Prepared, RouterSetting, Vectors, best, fit, fit_labelled, fitted_for,
@@ -385,6 +386,18 @@ pub(crate) fn evaluate_prepared(
         &report,
     );
     policies.push(summarize("find_tool_groups".to_owned(), &found));
+    // The same without the tools that find a listed tool's required id.
+    let mut without = prepared.taxonomy.clone();
+    without.id_finders = Some(false);
+    let found = crate::find::find_answers(
+        catalog,
+        &without,
+        prepared.embeddings.clone(),
+        &prepared.costs,
+        counter,
+        &report,
+    );
+    policies.push(summarize(FIND_WITHOUT_ID_FINDERS.to_owned(), &found));
 
     let calibration = bands(&decisions, &report);
     Ok(Evaluation {

@@ -117,6 +117,7 @@ fn every_policy_is_measured_on_the_reported_queries() {
                 1.0
             ),
             ("find_tool_groups", 1.0),
+            ("find_tool_groups(no id finders)", 1.0),
         ]
     );
     // One tool of each routed group costs less than the whole group, and

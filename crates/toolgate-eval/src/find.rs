@@ -1,6 +1,7 @@
 //! The gateway's search as a policy: what one `find_tool_groups` call
 //! answers for each query (its groups, each with its best tools on one line
-//! apiece), counted as the tokens of that answer on top of the core tools
+//! apiece, and the tools that find the ids those require), counted as the
+//! tokens of that answer on top of the core tools
 //! and the listing. It runs the gateway's own code (`MetaTools` over
 //! `Router::hybrid_search` with the shipped defaults), the embeddings looked up
 //! from the ones already computed.
@@ -81,6 +82,12 @@ pub(crate) fn find_answers(
                     seen.groups.insert(group.group.id.clone());
                     seen.tools
                         .extend(group.tools.iter().map(|tool| tool.name.to_string()));
+                    seen.tools.extend(
+                        group
+                            .finders
+                            .iter()
+                            .map(|finder| finder.tool.name.to_string()),
+                    );
                 }
             }
             seen.micros = micros;

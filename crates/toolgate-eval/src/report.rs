@@ -26,6 +26,10 @@ pub(crate) const WITHOUT_ID_FINDERS: &str = "tool_router(no id finders)";
 /// The same among the settings that show them.
 pub(crate) const WITH_ID_FINDERS: &str = "tool_router(id finders)";
 
+/// The policy name of the gateway's search without the tools that find a
+/// listed tool's required id: the same run's baseline for them.
+pub(crate) const FIND_WITHOUT_ID_FINDERS: &str = "find_tool_groups(no id finders)";
+
 /// One policy's figures on the reported queries.
 #[derive(Clone, Debug, Serialize)]
 pub struct PolicyReport {
