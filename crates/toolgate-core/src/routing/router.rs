@@ -120,8 +120,8 @@ pub struct Decision {
 }
 
 impl Decision {
-    /// Whether a restricted turn relies on `group`: it is routed or
-    /// learned. A turn whose needed groups all are held.
+    /// Whether a restricted turn relies on `group`: it is routed, learned
+    /// or an id finder's. A turn whose needed groups all are held.
     pub fn relies_on(&self, group: &GroupId) -> bool {
         self.routed.contains(group)
             || self.learned.contains(group)
