@@ -39,39 +39,59 @@ pub struct IdFinders {
 }
 
 impl IdFinders {
-    /// Reads `catalog`'s names and required parameters.
+    /// Reads `catalog`'s names and required parameters: one pass over its
+    /// tools to index the finders by the words of their names, one to look
+    /// each required id up, so a catalog of many tools and many parameters
+    /// costs no more than their number.
     pub fn new(catalog: &Catalog) -> Self {
-        // Every finder, with the words of its name.
-        let mut finders: Vec<(&GroupId, &ToolName, Vec<String>)> = Vec::new();
+        // Every finder, with the length of its name in words, in catalog
+        // order; and the finders (their places) each word names.
+        let mut finders: Vec<(&GroupId, &ToolName, usize)> = Vec::new();
+        let mut by_word: HashMap<String, Vec<usize>> = HashMap::new();
         for group in catalog.groups() {
             for tool in catalog.group_tools(group.id.as_str()) {
                 let name: Vec<String> = words(tool.name.as_str()).collect();
                 if name.iter().any(|w| FINDER_WORDS.contains(&w.as_str())) {
-                    finders.push((&group.id, &tool.name, name));
+                    for word in &name {
+                        let places = by_word.entry(word.clone()).or_default();
+                        if places.last() != Some(&finders.len()) {
+                            places.push(finders.len());
+                        }
+                    }
+                    finders.push((&group.id, &tool.name, name.len()));
                 }
             }
         }
+        // The most specific finder of another group naming `entity` (or
+        // its plural); the first in catalog order among equals.
+        let finder_of = |entity: &str, group: &GroupId| {
+            let mut places: Vec<usize> = [entity.to_owned(), format!("{entity}s")]
+                .iter()
+                .filter_map(|word| by_word.get(word))
+                .flatten()
+                .copied()
+                .collect();
+            places.sort_unstable();
+            places.dedup();
+            places
+                .into_iter()
+                .map(|place| finders[place])
+                .filter(|(g, _, _)| *g != group)
+                .min_by_key(|(_, _, length)| *length)
+        };
         let mut by_group: HashMap<GroupId, Vec<IdFinder>> = HashMap::new();
         for group in catalog.groups() {
             for tool in catalog.group_tools(group.id.as_str()) {
                 let finder = required(&tool.input_schema)
                     .filter_map(named_entity)
-                    .find_map(|entity| {
-                        let plural = format!("{entity}s");
-                        finders
-                            .iter()
-                            .filter(|(g, _, name)| {
-                                **g != group.id && name.iter().any(|w| *w == entity || *w == plural)
-                            })
-                            .min_by_key(|(_, _, name)| name.len())
-                    });
+                    .find_map(|entity| finder_of(&entity, &group.id));
                 if let Some((finder_group, finder, _)) = finder {
                     by_group
                         .entry(group.id.clone())
                         .or_default()
                         .push(IdFinder {
-                            group: (*finder_group).clone(),
-                            tool: (*finder).clone(),
+                            group: finder_group.clone(),
+                            tool: finder.clone(),
                             needed_by: tool.name.clone(),
                         });
                 }

@@ -11,6 +11,7 @@
 //! routed groups hold every group the turn needs, on any catalog.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -954,15 +955,20 @@ fn with_finders(groups: &mut Vec<GroupId>, partial: &mut Vec<PartialGroup>, find
 /// Each of `groups` that has scored tools, with its `count` best (`scores`
 /// best first); a group without any arrives whole, so it is left out.
 fn partial_groups(groups: &[GroupId], scores: &[ToolScore], count: usize) -> Vec<PartialGroup> {
+    // One pass over the scored tools, however many groups.
+    let mut best: HashMap<&GroupId, Vec<ToolName>> =
+        groups.iter().map(|group| (group, Vec::new())).collect();
+    for scored in scores {
+        if let Some(tools) = best.get_mut(&scored.group)
+            && tools.len() < count
+        {
+            tools.push(scored.tool.clone());
+        }
+    }
     groups
         .iter()
         .filter_map(|group| {
-            let tools: Vec<ToolName> = scores
-                .iter()
-                .filter(|scored| scored.group == *group)
-                .take(count)
-                .map(|scored| scored.tool.clone())
-                .collect();
+            let tools = best.remove(group)?;
             (!tools.is_empty()).then(|| PartialGroup {
                 group: group.clone(),
                 tools,
