@@ -16,12 +16,8 @@ use crate::outcome::{
 use crate::routing::{Embeddings, IdFinders, Router, Taxonomy};
 use crate::tool::ToolDefinition;
 
-/// Groups `find_tool_groups` lists at most.
-const FOUND_GROUPS: usize = 5;
 /// Groups less likely than this are not worth listing.
 const FOUND_MIN_PROBABILITY: f64 = 0.01;
-/// Best-matching tools `find_tool_groups` shows per group, at most.
-const FOUND_TOOLS: usize = 3;
 
 /// The meta-tools a host offers, and how it answers them.
 ///
@@ -197,13 +193,15 @@ impl MetaTools {
 
     fn find<'c>(&self, query: &str, catalog: &'c Catalog) -> GroupsFound<'c> {
         let router = self.router(catalog);
+        let taxonomy = router.taxonomy();
+        let (shown_groups, shown_tools) = (taxonomy.search_groups, taxonomy.search_tools);
         let (decision, evidence) = router.route_explained(query, &[]);
         let tool_scores = evidence.tools;
         let mut groups: Vec<FoundGroup<'c>> = decision
             .ranked
             .iter()
             .filter(|(_, probability)| *probability >= FOUND_MIN_PROBABILITY)
-            .take(FOUND_GROUPS)
+            .take(shown_groups)
             .filter_map(|(id, probability)| {
                 let group = catalog.group(id.as_str())?;
                 let tools = tool_scores
@@ -211,7 +209,7 @@ impl MetaTools {
                     .filter(|scored| scored.group == *id)
                     .filter_map(|scored| catalog.tool(scored.tool.as_str()))
                     .map(|tool| tool.definition)
-                    .take(FOUND_TOOLS)
+                    .take(shown_tools)
                     .collect();
                 Some(FoundGroup {
                     group,

@@ -5,6 +5,7 @@ use super::*;
 use crate::group::ToolGroup;
 use crate::name::{GroupId, ToolName};
 use crate::origin::Origin;
+use crate::routing::RoutingConfig;
 
 fn catalog() -> Catalog {
     let mut catalog = Catalog::new();
@@ -199,6 +200,83 @@ fn find_tool_groups_ranks_the_groups_for_a_request() {
         answer_text(&meta, "find_tool_groups", json!({}), &mut active),
         "error missing_parameter: Required parameter 'query' is missing."
     );
+}
+
+/// The groups a `find_tool_groups` answer under `taxonomy` lists for
+/// `query`, each with the tools it lists.
+fn found(taxonomy: Taxonomy, query: &str) -> Vec<(String, Vec<String>)> {
+    let catalog = catalog();
+    let meta = MetaTools::new([MetaTool::FindToolGroups]).with_taxonomy(taxonomy);
+    let call = meta
+        .parse("find_tool_groups", &json!({ "query": query }))
+        .expect("offered")
+        .expect("a query");
+    let Ok(MetaAnswer::Found(found)) = meta.answer(&call, None, &catalog) else {
+        panic!("find_tool_groups answers a ranking");
+    };
+    found
+        .groups
+        .iter()
+        .map(|g| {
+            let tools = g.tools.iter().map(|t| t.name.to_string()).collect();
+            (g.group.id.to_string(), tools)
+        })
+        .collect()
+}
+
+#[test]
+fn find_tool_groups_lists_as_many_groups_and_tools_as_configured() {
+    let query = "read the files, list the files, convert the current time";
+    let shipped = found(Taxonomy::default(), query);
+    assert_eq!(shipped.len(), 2, "{shipped:?}");
+    assert!(
+        shipped.iter().all(|(_, tools)| tools.len() == 2),
+        "{shipped:?}"
+    );
+
+    let narrow = RoutingConfig {
+        search_groups: Some(1),
+        search_tools: Some(1),
+        ..RoutingConfig::default()
+    };
+    let narrow = found(narrow.validate(&catalog()).unwrap(), query);
+    assert_eq!(narrow.len(), 1, "{narrow:?}");
+    assert_eq!(narrow[0].1.len(), 1, "{narrow:?}");
+    assert_eq!(
+        narrow[0].1[0], shipped[0].1[0],
+        "the best tool of the best group"
+    );
+
+    let groups_alone = RoutingConfig {
+        search_tools: Some(0),
+        ..RoutingConfig::default()
+    };
+    let groups_alone = found(groups_alone.validate(&catalog()).unwrap(), query);
+    assert_eq!(groups_alone.len(), 2);
+    assert!(groups_alone.iter().all(|(_, tools)| tools.is_empty()));
+}
+
+#[test]
+fn search_settings_out_of_range_name_the_setting() {
+    for (config, expected) in [
+        (
+            RoutingConfig {
+                search_groups: Some(0),
+                ..RoutingConfig::default()
+            },
+            "[routing]: search_groups must be at least 1",
+        ),
+        (
+            RoutingConfig {
+                search_tools: Some(11),
+                ..RoutingConfig::default()
+            },
+            "[routing]: search_tools must be at most 10, not 11 (0 lists the groups alone)",
+        ),
+    ] {
+        let error = config.validate(&catalog()).unwrap_err();
+        assert_eq!(error.to_string(), expected);
+    }
 }
 
 #[test]

@@ -40,8 +40,8 @@ pub use router::{
 };
 pub use self_test::{MAX_PROBES, SelfTest, leave_out, probe_tools};
 pub use taxonomy::{
-    ConfidenceKind, Intent, IntentConfig, NoProgress, RoutingConfig, RoutingError, Taxonomy,
-    Thresholds, UnknownIntent,
+    ConfidenceKind, DEFAULT_SEARCH_GROUPS, DEFAULT_SEARCH_TOOLS, Intent, IntentConfig, NoProgress,
+    RoutingConfig, RoutingError, Taxonomy, Thresholds, UnknownIntent,
 };
 pub use text::{terms, tool_terms};
 

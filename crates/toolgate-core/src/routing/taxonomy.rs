@@ -9,6 +9,12 @@ use crate::catalog::Catalog;
 use crate::name::GroupId;
 use crate::routing::calibration::PerGroup;
 
+/// Groups a `find_tool_groups` answer lists at most, by default.
+pub const DEFAULT_SEARCH_GROUPS: usize = 5;
+
+/// Best tools a `find_tool_groups` answer lists under each group, by default.
+pub const DEFAULT_SEARCH_TOOLS: usize = 3;
+
 /// `[routing]` as written.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -77,6 +83,14 @@ pub struct RoutingConfig {
     /// other routers show none unless it is `true`.
     #[serde(default)]
     pub id_finders: Option<bool>,
+    /// Groups a `find_tool_groups` answer lists at most (default
+    /// [`DEFAULT_SEARCH_GROUPS`]).
+    #[serde(default)]
+    pub search_groups: Option<usize>,
+    /// Best tools a `find_tool_groups` answer lists under each group, at
+    /// most 10 (default [`DEFAULT_SEARCH_TOOLS`]; 0 lists the groups alone).
+    #[serde(default)]
+    pub search_tools: Option<usize>,
     /// How a tool's lexical and semantic scores are fused (default
     /// [`DEFAULT_FUSION`](crate::routing::DEFAULT_FUSION)).
     #[serde(default)]
@@ -225,6 +239,10 @@ pub struct Taxonomy {
     pub max_token_share: Option<f64>,
     /// Whether id finders are shown, if set.
     pub id_finders: Option<bool>,
+    /// Groups a `find_tool_groups` answer lists at most.
+    pub search_groups: usize,
+    /// Best tools it lists under each group, at most.
+    pub search_tools: usize,
     /// The fusion method, if configured.
     pub fusion: Option<crate::routing::Fusion>,
     /// The calibration, if configured.
@@ -298,6 +316,12 @@ pub enum RoutingError {
     /// `tools_per_group` above the tools a scorer names per group.
     #[error("[routing]: tools_per_group must be at most 10, not {0} (0 loads whole groups)")]
     ToolsPerGroup(usize),
+    /// `search_groups = 0`.
+    #[error("[routing]: search_groups must be at least 1")]
+    SearchGroups,
+    /// `search_tools` above the tools a scorer names per group.
+    #[error("[routing]: search_tools must be at most 10, not {0} (0 lists the groups alone)")]
+    SearchTools(usize),
 }
 
 impl RoutingConfig {
@@ -392,6 +416,14 @@ impl RoutingConfig {
         {
             return Err(RoutingError::ToolsPerGroup(count));
         }
+        let search_groups = self.search_groups.unwrap_or(DEFAULT_SEARCH_GROUPS);
+        if search_groups == 0 {
+            return Err(RoutingError::SearchGroups);
+        }
+        let search_tools = self.search_tools.unwrap_or(DEFAULT_SEARCH_TOOLS);
+        if search_tools > crate::routing::NAMED_PER_GROUP {
+            return Err(RoutingError::SearchTools(search_tools));
+        }
         Ok(Taxonomy {
             intents,
             recovery_groups,
@@ -406,6 +438,8 @@ impl RoutingConfig {
             route_above: self.route_above,
             max_token_share: self.max_token_share,
             id_finders: self.id_finders,
+            search_groups,
+            search_tools,
             fusion: self.fusion,
             calibration: self.calibration.clone(),
         })
@@ -428,6 +462,8 @@ impl Default for Taxonomy {
             route_above: None,
             max_token_share: None,
             id_finders: None,
+            search_groups: DEFAULT_SEARCH_GROUPS,
+            search_tools: DEFAULT_SEARCH_TOOLS,
             fusion: None,
             calibration: None,
         }
