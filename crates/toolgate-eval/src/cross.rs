@@ -5,12 +5,14 @@
 
 use toolgate_core::TokenCounter;
 use toolgate_core::routing::{
-    ConfidenceKind, Fusion, Labelled, PerGroup, Router, RoutingConfig, fit_per_group_pooled,
+    ConfidenceKind, DEFAULT_SEARCH_GROUPS, Fusion, Labelled, PerGroup, Router, RoutingConfig,
+    fit_per_group_pooled,
 };
 
 use crate::dataset::{Dataset, Query};
 use crate::error::{EvalError, Result};
 use crate::evaluate::{Fitting, SemanticInputs, evaluate_prepared, vectors};
+use crate::find::choose_search_groups;
 use crate::policy::labelled;
 use crate::report::{Evaluation, FittedFusion};
 use crate::tool_first::{
@@ -99,7 +101,7 @@ pub fn leave_one_out(
     }
     Ok(LeftOut {
         evaluations,
-        fitted: fit_fusions(&prepared),
+        fitted: fit_fusions(&prepared, counter),
     })
 }
 
@@ -114,7 +116,7 @@ pub struct LeftOut {
 
 /// [`FittedFusion`] for every fusion method the vectors allow, fitted on
 /// every labelled query of `prepared` (each dataset weighing the same).
-fn fit_fusions(prepared: &[Prepared<'_>]) -> Vec<FittedFusion> {
+fn fit_fusions(prepared: &[Prepared<'_>], counter: &TokenCounter) -> Vec<FittedFusion> {
     let all: Vec<&Prepared<'_>> = prepared.iter().collect();
     let with_vectors = prepared.iter().all(|p| p.semantic);
     let max_groups = prepared.first().map_or(20, |p| p.taxonomy.max_groups);
@@ -130,11 +132,13 @@ fn fit_fusions(prepared: &[Prepared<'_>]) -> Vec<FittedFusion> {
             tune_only: false,
         })
         .collect();
+    let search_groups =
+        choose_search_groups(&sets, counter).map_or(DEFAULT_SEARCH_GROUPS, |(groups, _)| groups);
     fitted
         .iter()
         .filter_map(|(fusion, model)| {
             let (setting, measured) = choose(&settings(*fusion), &sets)?;
-            Some(fitted_fusion(model, setting, measured))
+            Some(fitted_fusion(model, setting, measured, search_groups))
         })
         .collect()
 }

@@ -8,7 +8,9 @@
 //! model is fitted, then BM25 over tools at the router's token budget and the
 //! router's best 1 to 3 groups.
 
-use toolgate_core::routing::{ConfidenceKind, Decision, Router, RoutingConfig};
+use toolgate_core::routing::{
+    ConfidenceKind, DEFAULT_SEARCH_GROUPS, Decision, Router, RoutingConfig, Taxonomy,
+};
 use toolgate_core::{Origin, TokenCounter};
 
 use crate::baseline::{GROUP_KS, ROUTED_KS, TOOL_KS, TopK, routed_tools};
@@ -282,6 +284,9 @@ pub(crate) fn evaluate_prepared(
             })
             .collect(),
     };
+    // How many groups the gateway's search lists, chosen the same way.
+    let search_groups = crate::find::choose_search_groups(&choice_sets, counter)
+        .map_or(DEFAULT_SEARCH_GROUPS, |(groups, _)| groups);
     let mut chosen_per_fusion = Vec::new();
     // The same choice made among the settings without id finders, and
     // among those with them: what the nested choice was between.
@@ -296,7 +301,7 @@ pub(crate) fn evaluate_prepared(
             .collect();
         if let Some(chosen) = best(measured.iter().copied()) {
             chosen_per_fusion.push(chosen);
-            fitted_settings.push(fitted_fusion(model, chosen.0, chosen.1));
+            fitted_settings.push(fitted_fusion(model, chosen.0, chosen.1, search_groups));
         }
         for (shown, chosen) in by_finders.iter_mut().enumerate() {
             chosen.extend(best(
@@ -375,29 +380,28 @@ pub(crate) fn evaluate_prepared(
         ));
     }
 
-    // The gateway's search, one call per query, with the shipped defaults
-    // (fitted on the public datasets, this one among them).
-    let found = crate::find::find_answers(
-        catalog,
-        &prepared.taxonomy,
-        prepared.embeddings.clone(),
-        &prepared.costs,
-        counter,
-        &report,
-    );
+    // The gateway's search, one call per query, as the shipped defaults
+    // score (fitted on the public datasets, this one among them), listing
+    // as many groups as chosen above.
+    let find = |taxonomy: &Taxonomy, groups: usize| {
+        crate::find::find_listing(prepared, taxonomy, groups, counter, &report)
+    };
+    let found = find(&prepared.taxonomy, search_groups);
     policies.push(summarize("find_tool_groups".to_owned(), &found));
     // The same without the tools that find a listed tool's required id.
     let mut without = prepared.taxonomy.clone();
     without.id_finders = Some(false);
-    let found = crate::find::find_answers(
-        catalog,
-        &without,
-        prepared.embeddings.clone(),
-        &prepared.costs,
-        counter,
-        &report,
-    );
+    let found = find(&without, search_groups);
     policies.push(summarize(FIND_WITHOUT_ID_FINDERS.to_owned(), &found));
+    // The fewest groups offered, for comparison.
+    let fewest = crate::find::SEARCH_GROUPS[0];
+    if search_groups != fewest {
+        let found = find(&prepared.taxonomy, fewest);
+        policies.push(summarize(
+            format!("find_tool_groups({fewest} groups)"),
+            &found,
+        ));
+    }
 
     let calibration = bands(&decisions, &report);
     Ok(Evaluation {
@@ -425,6 +429,7 @@ pub(crate) fn evaluate_prepared(
         tool_router_self_test,
         tool_router_setting,
         tool_router_at_cap,
+        search_groups,
         group_curves,
         fitted: fitted_settings,
     })

@@ -14,7 +14,7 @@ use toolgate_core::{Catalog, MetaAnswer, MetaTool, MetaTools, TokenCounter};
 
 use crate::costs::{Costs, Seen};
 use crate::dataset::{Dataset, Query};
-use crate::tool_first::Vectors;
+use crate::tool_first::{ChoiceSet, Measured, Prepared, Vectors, best};
 
 /// Vectors computed before, looked up by text.
 #[derive(Debug)]
@@ -95,3 +95,64 @@ pub(crate) fn find_answers(
         })
         .collect()
 }
+
+/// `[routing] search_groups` values tried, the tools per group fixed at the
+/// shipped [`DEFAULT_SEARCH_TOOLS`](toolgate_core::routing::DEFAULT_SEARCH_TOOLS)
+/// (group recall cannot tell how many of a group's tools an answer needs).
+/// No more than 12: an answer of 12 groups, each with three tools, is some
+/// 50 lines; longer, it becomes a second listing.
+pub(crate) const SEARCH_GROUPS: [usize; 3] = [5, 8, 12];
+
+/// [`find_answers`] under `taxonomy` listing at most `groups` groups.
+pub(crate) fn find_listing(
+    prepared: &Prepared<'_>,
+    taxonomy: &Taxonomy,
+    groups: usize,
+    counter: &TokenCounter,
+    queries: &[&Query],
+) -> Vec<Seen> {
+    let mut shaped = taxonomy.clone();
+    shaped.search_groups = groups;
+    find_answers(
+        &prepared.dataset.catalog,
+        &shaped,
+        prepared.embeddings.clone(),
+        &prepared.costs,
+        counter,
+        queries,
+    )
+}
+
+/// The [`SEARCH_GROUPS`] value whose answers hold the most on `sets`, as
+/// the router's settings are chosen ([`best`]: the highest worst-dataset
+/// group recall within the token budget, then the highest mean, then the
+/// fewest tokens), with its figures there.
+pub(crate) fn choose_search_groups(
+    sets: &[ChoiceSet<'_>],
+    counter: &TokenCounter,
+) -> Option<(usize, Measured)> {
+    let mut per_value = vec![Vec::new(); SEARCH_GROUPS.len()];
+    for set in sets {
+        let queries = set.queries();
+        for (groups, figures) in SEARCH_GROUPS.iter().zip(&mut per_value) {
+            let seen = find_listing(
+                set.prepared,
+                &set.prepared.taxonomy,
+                *groups,
+                counter,
+                &queries,
+            );
+            figures.push(set.figures(&queries, &seen));
+        }
+    }
+    best(
+        SEARCH_GROUPS
+            .iter()
+            .zip(&per_value)
+            .map(|(groups, figures)| (*groups, Measured::over(figures, sets.len()))),
+    )
+}
+
+#[cfg(test)]
+#[path = "find_tests.rs"]
+mod tests;

@@ -134,6 +134,7 @@ pub(crate) fn evaluation() -> Evaluation {
         group_curves: Vec::new(),
         tool_router_setting: String::new(),
         tool_router_at_cap: 0.0,
+        search_groups: 5,
         bm25_groups_curve: vec![point(1, 0.5, 0.1)],
         fitted: Vec::new(),
     }

@@ -6,10 +6,11 @@
 
 use std::fmt::Write as _;
 
-use toolgate_core::routing::ONLINE_STRENGTH;
+use toolgate_core::routing::{DEFAULT_SEARCH_TOOLS, ONLINE_STRENGTH};
 
 use crate::report::{
-    Band, Evaluation, LEARNED_ROUTER, PolicyReport, WITH_ID_FINDERS, WITHOUT_ID_FINDERS,
+    Band, Evaluation, FIND_WITHOUT_ID_FINDERS, LEARNED_ROUTER, PolicyReport, WITH_ID_FINDERS,
+    WITHOUT_ID_FINDERS,
 };
 
 /// The report of one dataset as markdown; `encoding` names the tokenizer the
@@ -99,6 +100,27 @@ pub fn markdown(e: &Evaluation, encoding: &str) -> String {
             "`{WITHOUT_ID_FINDERS}` and `{WITH_ID_FINDERS}` are the router chosen the same way among the settings that show no id finders, and among those that show them (beside a shown tool that requires an `X_id`, the tool of another group that searches or lists X, within the token budget)."
         );
     }
+    let fewest = crate::find::SEARCH_GROUPS[0];
+    let _ = writeln!(
+        out,
+        "\n`find_tool_groups` is the gateway's search, one call per query: at most {} groups (`search_groups`, chosen {} among {}), each with its {DEFAULT_SEARCH_TOOLS} best tools; `{FIND_WITHOUT_ID_FINDERS}` the same without id finders{}.",
+        e.search_groups,
+        if e.tuned_on.is_empty() {
+            "on the tuning part"
+        } else {
+            "on the other datasets"
+        },
+        crate::find::SEARCH_GROUPS
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(", "),
+        if e.search_groups == fewest {
+            String::new()
+        } else {
+            format!("; `find_tool_groups({fewest} groups)` at most {fewest}")
+        },
+    );
     search_comparison(&mut out, e);
     let _ = writeln!(
         out,

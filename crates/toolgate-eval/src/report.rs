@@ -166,6 +166,9 @@ pub struct Evaluation {
     /// groups as its `max_groups`: the cap, not `route_above`, ended them
     /// (a share worth raising the cap for).
     pub tool_router_at_cap: f64,
+    /// Groups the `find_tool_groups` row lists at most, chosen where it is
+    /// not reported (`[routing] search_groups`).
+    pub search_groups: usize,
     /// The g best groups by each fusion method, each with its m best
     /// tools, at several g (one curve per method and m).
     pub group_curves: Vec<SearchCurve>,
@@ -195,6 +198,9 @@ pub struct FittedFusion {
     pub max_token_share: Option<f64>,
     /// The `id_finders` chosen.
     pub id_finders: bool,
+    /// The `search_groups` chosen for the gateway's search (one choice for
+    /// every fusion method).
+    pub search_groups: usize,
     /// The lowest group recall of that choice on one of the datasets it
     /// was chosen on, its mean recall and its mean token share (in sample:
     /// what the choice was made on).

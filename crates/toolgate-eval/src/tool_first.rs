@@ -507,6 +507,25 @@ impl ChoiceSet<'_> {
     fn fitted(&self, fusion: Fusion) -> Option<&Fitted> {
         fitted_for(self.fitted, fusion)
     }
+
+    /// The queries a choice is measured on: every labelled one (its
+    /// tuning part when `tune_only`).
+    pub(crate) fn queries(&self) -> Vec<&Query> {
+        self.prepared
+            .dataset
+            .queries
+            .iter()
+            .filter(|q| !q.gold_groups.is_empty() && (!self.tune_only || q.tune))
+            .collect()
+    }
+
+    /// Group recall and share of all-tools tokens of what `seen` shows
+    /// `queries`.
+    pub(crate) fn figures(&self, queries: &[&Query], seen: &[Seen]) -> (f64, f64) {
+        let all_tools = self.prepared.costs.all_tools as f64;
+        let figures = crate::report::summary(String::new(), queries, seen, all_tools);
+        (figures.group_recall, figures.token_fraction)
+    }
 }
 
 /// The model fitted for `fusion` among `fitted`.
@@ -515,11 +534,13 @@ pub(crate) fn fitted_for(fitted: &[(Fusion, Fitted)], fusion: Fusion) -> Option<
 }
 
 /// What a fusion method's router is fitted to: `fitted` (its model and
-/// calibration) with the setting chosen for it and that setting's figures.
+/// calibration) with the setting chosen for it and that setting's figures,
+/// and the `search_groups` chosen for the gateway's search.
 pub(crate) fn fitted_fusion(
     fitted: &Fitted,
     setting: RouterSetting,
     measured: Measured,
+    search_groups: usize,
 ) -> FittedFusion {
     FittedFusion {
         fusion: setting.fusion,
@@ -533,6 +554,7 @@ pub(crate) fn fitted_fusion(
         max_groups: setting.max_groups,
         max_token_share: setting.max_token_share,
         id_finders: setting.id_finders,
+        search_groups,
         worst_recall: measured.worst_recall,
         recall: measured.mean_recall,
         token_fraction: measured.token_fraction,
@@ -578,7 +600,7 @@ pub(crate) fn settings(fusion: Fusion) -> Vec<RouterSetting> {
 /// (all of one fusion method), each set with its own fitted model,
 /// measured on its labelled queries (its tuning part when `tune_only`).
 pub(crate) fn measure_on(settings: &[RouterSetting], sets: &[ChoiceSet<'_>]) -> Vec<Measured> {
-    let mut sums = vec![(f64::INFINITY, 0.0, 0.0, 0.0_f64); settings.len()];
+    let mut per_set = vec![Vec::new(); settings.len()];
     let Some(fusion) = settings.first().map(|s| s.fusion) else {
         return Vec::new();
     };
@@ -587,37 +609,18 @@ pub(crate) fn measure_on(settings: &[RouterSetting], sets: &[ChoiceSet<'_>]) -> 
         let Some(fitted) = set.fitted(fusion) else {
             continue;
         };
-        let queries: Vec<&Query> = prepared
-            .dataset
-            .queries
-            .iter()
-            .filter(|q| !q.gold_groups.is_empty() && (!set.tune_only || q.tune))
-            .collect();
-        for ((seen, _), sum) in prepared
+        let queries = set.queries();
+        for ((seen, _), figures) in prepared
             .route_many(settings, fitted, &queries)
             .into_iter()
-            .zip(&mut sums)
+            .zip(&mut per_set)
         {
-            let figures = crate::report::summary(
-                String::new(),
-                &queries,
-                &seen,
-                prepared.costs.all_tools as f64,
-            );
-            sum.0 = sum.0.min(figures.group_recall);
-            sum.1 += figures.group_recall;
-            sum.2 += figures.token_fraction;
-            sum.3 = sum.3.max(figures.token_fraction);
+            figures.push(set.figures(&queries, &seen));
         }
     }
-    let n = sets.len().max(1) as f64;
-    sums.into_iter()
-        .map(|(worst, recall, tokens, most_tokens)| Measured {
-            worst_recall: if worst.is_finite() { worst } else { 0.0 },
-            mean_recall: recall / n,
-            token_fraction: tokens / n,
-            most_tokens,
-        })
+    per_set
+        .iter()
+        .map(|figures| Measured::over(figures, sets.len()))
         .collect()
 }
 
@@ -635,6 +638,19 @@ pub(crate) struct Measured {
 }
 
 impl Measured {
+    /// The figures of one setting over `sets` datasets: its group recall
+    /// and token share on each that was measured.
+    pub(crate) fn over(figures: &[(f64, f64)], sets: usize) -> Self {
+        let n = sets.max(1) as f64;
+        let worst = figures.iter().map(|f| f.0).fold(f64::INFINITY, f64::min);
+        Self {
+            worst_recall: if worst.is_finite() { worst } else { 0.0 },
+            mean_recall: figures.iter().map(|f| f.0).sum::<f64>() / n,
+            token_fraction: figures.iter().map(|f| f.1).sum::<f64>() / n,
+            most_tokens: figures.iter().map(|f| f.1).fold(0.0, f64::max),
+        }
+    }
+
     /// Within [`CHOICE_BUDGET`] on average and [`CHOICE_BUDGET_EACH`] on
     /// every dataset.
     fn within_budget(&self) -> bool {
@@ -672,9 +688,7 @@ pub(crate) fn choose(
 }
 
 /// The best of measured settings.
-pub(crate) fn best(
-    measured: impl IntoIterator<Item = (RouterSetting, Measured)>,
-) -> Option<(RouterSetting, Measured)> {
+pub(crate) fn best<S>(measured: impl IntoIterator<Item = (S, Measured)>) -> Option<(S, Measured)> {
     measured
         .into_iter()
         .fold(None, |best, candidate| match best {

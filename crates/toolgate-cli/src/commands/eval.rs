@@ -142,7 +142,7 @@ fn fitted_settings(
             )
         };
         out.push_str(&format!(
-            "# {}: {figures}\n[routing]\nfusion = {fusion}\nroute_above = {:?}\ntools_per_group = {}\nmax_groups = {}\nid_finders = {}\n{}per_group = {{ weight = {:.3}, rank = {:.3}, bias = {:.3} }}\ncalibration = {{ knots = [{}] }}\n",
+            "# {}: {figures}\n[routing]\nfusion = {fusion}\nroute_above = {:?}\ntools_per_group = {}\nmax_groups = {}\nid_finders = {}\n{}search_groups = {}\nper_group = {{ weight = {:.3}, rank = {:.3}, bias = {:.3} }}\ncalibration = {{ knots = [{}] }}\n",
             fitted.fusion.label(),
             fitted.route_above,
             fitted.tools_per_group,
@@ -152,6 +152,7 @@ fn fitted_settings(
                 .max_token_share
                 .map(|share| format!("max_token_share = {share:?}\n"))
                 .unwrap_or_default(),
+            fitted.search_groups,
             fitted.model.weight,
             fitted.model.rank,
             fitted.model.bias,
