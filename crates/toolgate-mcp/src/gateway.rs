@@ -61,8 +61,10 @@ pub struct GatewayOptions {
     pub upstreams: Vec<UpstreamConfig>,
     /// Sessions unused this long are forgotten, history included.
     pub session_idle_timeout: Duration,
-    /// With routing settings, the `find_tool_groups` meta-tool ranks the
-    /// groups for a request with the router.
+    /// With routing settings, the `find_tool_groups` meta-tool is always
+    /// offered and ranks the groups for a request with them. Without, the
+    /// one offered above `tools.search_above_groups` answers with
+    /// `tools.routing` (the defaults when that is unset).
     pub routing: Option<RoutingConfig>,
     /// Where each tool call is recorded, when anywhere.
     pub audit: Option<AuditLog>,
@@ -145,10 +147,10 @@ impl<S: ConversationStore + 'static> Gateway<S> {
             .collect();
         let mut tools = options.tools;
         tools.meta_tools = vec![MetaTool::UnloadToolGroup, MetaTool::CallTool];
-        if options.routing.is_some() {
+        if let Some(routing) = options.routing {
             tools.meta_tools.push(MetaTool::FindToolGroups);
+            tools.routing = Some(routing);
         }
-        tools.routing = options.routing;
         // Listed sources given with the tools (the `user_tools` group of
         // JavaScript tools agents write) come before the upstreams.
         tools.listed.extend(

@@ -286,10 +286,13 @@ impl Toolbox {
             )?;
             report.search_added = true;
         }
+        // The router's settings matter (and are checked) only where
+        // `find_tool_groups` answers.
+        let searches = add_search || options.meta_tools.contains(&MetaTool::FindToolGroups);
         let routing = match &options.routing {
-            Some(routing) => Some(routing.clone()),
+            Some(routing) if searches => Some(routing.clone()),
             None if add_search => Some(RoutingConfig::default()),
-            None => None,
+            Some(_) | None => None,
         };
         if let Some(routing) = routing {
             meta = meta.with_taxonomy(routing.validate(&catalog)?);

@@ -105,6 +105,9 @@ async fn serve<S: ConversationStore + 'static>(
         Duration::from_secs(args.session_idle_minutes.clamp(1, MAX_IDLE_MINUTES) * 60);
     let mut tools = setup.options;
     tools.search_above_groups = Some(args.search_above_groups);
+    // The search offered above that many groups answers with [routing]
+    // too, not only the one `--route` offers.
+    tools.routing = Some(settings.routing.clone());
     // A missing model matters only where the gateway searches: said below,
     // once the catalog says whether it does.
     let missing_model = match super::tool_setup::find_local_embeddings(&settings.routing, true) {

@@ -460,6 +460,43 @@ async fn a_client_that_never_refreshes_still_reaches_loaded_tools() {
 }
 
 #[tokio::test]
+async fn the_search_offered_above_a_number_of_groups_answers_with_the_routing_settings() {
+    let root = files_root();
+    let mut options = options(root.path(), vec![]);
+    options.tools.search_above_groups = Some(0);
+    options.tools.routing = Some(toolgate_core::routing::RoutingConfig {
+        search_groups: Some(1),
+        search_tools: Some(1),
+        ..Default::default()
+    });
+    assert!(options.routing.is_none(), "not `--route`");
+    let served = serve(
+        options,
+        MemoryStore::new(),
+        loopback(),
+        HttpOptions::default(),
+    )
+    .await;
+    let (client, _) = connect(&served.url).await;
+    let found = call(
+        &client,
+        "find_tool_groups",
+        json!({"query": "convert the time to Tokyo, then read and list the files"}),
+    )
+    .await;
+    assert!(!is_error(&found), "{}", text(&found));
+    let groups = found.structured_content.unwrap()["groups"].clone();
+    let groups = groups.as_array().unwrap();
+    assert_eq!(groups.len(), 1, "{groups:?}");
+    assert_eq!(
+        groups[0]["tools"].as_array().unwrap().len(),
+        1,
+        "{groups:?}"
+    );
+    served.stop().await;
+}
+
+#[tokio::test]
 async fn find_tool_groups_ranks_the_groups_for_a_request() {
     let root = files_root();
     let mut options = options(root.path(), vec![]);
