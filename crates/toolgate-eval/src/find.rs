@@ -51,7 +51,7 @@ impl Embeddings for Precomputed {
 /// What `find_tool_groups` shows each of `queries`: the groups it names
 /// and the tools it lists, and the answer's tokens with the core tools and
 /// the listing.
-pub(crate) fn find_answers(
+fn find_answers(
     catalog: &Catalog,
     taxonomy: &Taxonomy,
     embeddings: Option<Arc<Precomputed>>,

@@ -13,6 +13,16 @@ use crate::report::{
     WITHOUT_ID_FINDERS,
 };
 
+/// Where `e`'s settings were chosen: its own tuning part, or the other
+/// datasets when it is left out.
+fn chosen_where(e: &Evaluation) -> &'static str {
+    if e.tuned_on.is_empty() {
+        "on the tuning part"
+    } else {
+        "on the other datasets"
+    }
+}
+
 /// The report of one dataset as markdown; `encoding` names the tokenizer the
 /// token counts come from.
 pub fn markdown(e: &Evaluation, encoding: &str) -> String {
@@ -88,11 +98,7 @@ pub fn markdown(e: &Evaluation, encoding: &str) -> String {
             out,
             "\n`tool_router` is {}, chosen {}. {:.1}% of its decisions routed as many groups as its cap.",
             e.tool_router_setting,
-            if e.tuned_on.is_empty() {
-                "on the tuning part"
-            } else {
-                "on the other datasets"
-            },
+            chosen_where(e),
             e.tool_router_at_cap * 100.0
         );
         let _ = writeln!(
@@ -105,11 +111,7 @@ pub fn markdown(e: &Evaluation, encoding: &str) -> String {
         out,
         "\n`find_tool_groups` is the gateway's search, one call per query: at most {} groups (`search_groups`, chosen {} among {}), each with its {DEFAULT_SEARCH_TOOLS} best tools; `{FIND_WITHOUT_ID_FINDERS}` the same without id finders{}.",
         e.search_groups,
-        if e.tuned_on.is_empty() {
-            "on the tuning part"
-        } else {
-            "on the other datasets"
-        },
+        chosen_where(e),
         crate::find::SEARCH_GROUPS
             .iter()
             .map(ToString::to_string)

@@ -15,8 +15,8 @@ use toolgate_mcp::HttpOptions;
 use toolgate_store::{MemoryStore, SqliteStore};
 
 use super::support::{
-    CORE, Recorder, call, connect, is_error, loopback, options, serve, serve_default, text,
-    tool_names,
+    CORE, Recorder, call, connect, is_error, loopback, options, serve, serve_default,
+    serve_in_memory, text, tool_names,
 };
 
 fn files_root() -> tempfile::TempDir {
@@ -261,13 +261,7 @@ async fn idle_sessions_expire_with_their_history() {
     let root = files_root();
     let mut options = options(root.path(), vec![]);
     options.session_idle_timeout = Duration::from_millis(300);
-    let served = serve(
-        options,
-        MemoryStore::new(),
-        loopback(),
-        HttpOptions::default(),
-    )
-    .await;
+    let served = serve_in_memory(options).await;
     let (client, _) = connect(&served.url).await;
     call(&client, "load_tool_group", json!({"group_name": "time"})).await;
     let sessions = served.gateway.sessions();
@@ -470,13 +464,7 @@ async fn the_search_offered_above_a_number_of_groups_answers_with_the_routing_se
         ..Default::default()
     });
     assert!(options.routing.is_none(), "not `--route`");
-    let served = serve(
-        options,
-        MemoryStore::new(),
-        loopback(),
-        HttpOptions::default(),
-    )
-    .await;
+    let served = serve_in_memory(options).await;
     let (client, _) = connect(&served.url).await;
     let found = call(
         &client,
@@ -501,13 +489,7 @@ async fn find_tool_groups_ranks_the_groups_for_a_request() {
     let root = files_root();
     let mut options = options(root.path(), vec![]);
     options.routing = Some(toolgate_core::routing::RoutingConfig::default());
-    let served = serve(
-        options,
-        MemoryStore::new(),
-        loopback(),
-        HttpOptions::default(),
-    )
-    .await;
+    let served = serve_in_memory(options).await;
     let (client, _) = connect(&served.url).await;
     let mut core: Vec<String> = CORE.iter().map(|s| (*s).to_owned()).collect();
     core.push("find_tool_groups".to_owned());

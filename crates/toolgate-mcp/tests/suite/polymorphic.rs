@@ -7,10 +7,9 @@ use toolgate_core::Alias;
 use toolgate_store::MemoryStore;
 use toolgate_tools::{GroupExposure, GroupSettings};
 
-use super::support::{CORE, call, connect, is_error, loopback, options, serve, text, tool_names};
+use super::support::{CORE, call, connect, is_error, options, serve_in_memory, text, tool_names};
 use super::upstreams::{peers, stdio};
 use toolgate_core::ActionPolicy;
-use toolgate_mcp::HttpOptions;
 
 fn polymorphic(policy: ActionPolicy) -> GroupSettings {
     GroupSettings {
@@ -39,13 +38,7 @@ async fn an_upstream_group_becomes_one_tool_with_actions_and_old_names_keep_work
         .tools
         .groups
         .insert("clock".to_owned(), polymorphic(ActionPolicy::default()));
-    let served = serve(
-        options,
-        MemoryStore::new(),
-        loopback(),
-        HttpOptions::default(),
-    )
-    .await;
+    let served = serve_in_memory(options).await;
     let (client, _) = connect(&served.url).await;
 
     let loaded = call(&client, "load_tool_group", json!({"group_name": "clock"})).await;
@@ -134,13 +127,7 @@ async fn a_policy_hides_denied_actions_and_refuses_them_by_old_name_too() {
         .tools
         .groups
         .insert("clock".to_owned(), polymorphic(policy));
-    let served = serve(
-        options,
-        MemoryStore::new(),
-        loopback(),
-        HttpOptions::default(),
-    )
-    .await;
+    let served = serve_in_memory(options).await;
     let (client, _) = connect(&served.url).await;
     call(&client, "load_tool_group", json!({"group_name": "clock"})).await;
     let listed = client.list_all_tools().await.unwrap();
@@ -178,13 +165,7 @@ async fn the_web_builtin_is_one_tool_by_default_and_configured_aliases_reach_it(
         "fetch_page".to_owned(),
         Alias::new(toolgate_core::ToolName::new("web").unwrap()).with_action("fetch"),
     ));
-    let served = serve(
-        options,
-        MemoryStore::new(),
-        loopback(),
-        HttpOptions::default(),
-    )
-    .await;
+    let served = serve_in_memory(options).await;
     let (client, _) = connect(&served.url).await;
     let loaded = call(&client, "load_tool_group", json!({"group_name": "web"})).await;
     assert!(
@@ -265,13 +246,7 @@ async fn a_manifest_group_becomes_one_tool_too() {
         .tools
         .groups
         .insert("pdf".to_owned(), polymorphic(ActionPolicy::default()));
-    let served = serve(
-        options,
-        MemoryStore::new(),
-        loopback(),
-        HttpOptions::default(),
-    )
-    .await;
+    let served = serve_in_memory(options).await;
     let (client, _) = connect(&served.url).await;
     let loaded = call(&client, "load_tool_group", json!({"group_name": "pdf"})).await;
     assert!(

@@ -96,8 +96,14 @@ pub(crate) async fn serve_default(
     files_root: &Path,
     upstreams: Vec<UpstreamConfig>,
 ) -> Served<MemoryStore> {
+    serve_in_memory(options(files_root, upstreams)).await
+}
+
+/// [`serve`] with `options`, sessions in memory, on loopback with the
+/// default HTTP options.
+pub(crate) async fn serve_in_memory(options: GatewayOptions) -> Served<MemoryStore> {
     serve(
-        options(files_root, upstreams),
+        options,
         MemoryStore::new(),
         loopback(),
         HttpOptions::default(),

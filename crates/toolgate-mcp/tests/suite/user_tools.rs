@@ -7,12 +7,11 @@ use std::sync::Arc;
 
 use pretty_assertions::assert_eq;
 use serde_json::json;
-use toolgate_mcp::HttpOptions;
 use toolgate_store::{JsToolStore, MemoryStore, ToolOwner};
 use toolgate_tools::{JavaScriptConfig, UserJsTools};
 
 use super::support::{
-    CORE, Served, call, connect, is_error, load, loopback, options, serve, text, tool_names,
+    CORE, Served, call, connect, is_error, load, options, serve_in_memory, text, tool_names,
 };
 
 /// A gateway with the built-ins and the team's JavaScript tools.
@@ -29,13 +28,7 @@ async fn serve_with_user_tools(files_root: &std::path::Path) -> Served<MemorySto
     options.tools.sources.push(tools.management());
     options.tools.listed.push(tools.tools());
     options.tools.javascript = config;
-    let served = serve(
-        options,
-        MemoryStore::new(),
-        loopback(),
-        HttpOptions::default(),
-    )
-    .await;
+    let served = serve_in_memory(options).await;
     tools.attach(served.gateway.toolbox());
     served
 }
