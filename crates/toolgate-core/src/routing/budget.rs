@@ -5,14 +5,16 @@
 //! group whose tools no longer fit and goes on to cheaper ones below it, so
 //! a turn never costs more than the share of the whole catalog it was
 //! given, however flat its scores, and one costly group does not keep out
-//! the cheap ones after it.
+//! the cheap ones after it. A group costs the tools it shows and the tools
+//! that find the ids those require ([`IdFinders`]), each tool counted once.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::catalog::Catalog;
 use crate::name::{GroupId, ToolName};
 use crate::origin::Origin;
 use crate::prompt::tool_groups_section;
+use crate::routing::id_finders::IdFinders;
 use crate::routing::router::{PartialGroup, ToolScore};
 use crate::tokens::TokenCounter;
 
@@ -106,47 +108,123 @@ impl ToolCosts {
     /// within `share` of every tool's tokens, the core tools, the listing
     /// and the groups `beside` (shown whatever is routed) counted: each
     /// group at the cost of its `per_group` best tools of `tools` (best
-    /// first) when it has scored ones, else whole. Taken best first, a
-    /// group that would break the budget is passed over and the next ones
-    /// are tried. The best group is always among them, whatever it costs.
-    pub(crate) fn affordable(
+    /// first) when it has scored ones, else whole, and of the `finders` of
+    /// the ids those tools require, so a routed tool arrives with the tool
+    /// that finds its id before a group below it is afforded. Each tool is
+    /// counted once, however many groups show or need it. Taken best first,
+    /// a group that would break the budget is passed over and the next
+    /// ones are tried. The best group is always among them, whatever it
+    /// costs.
+    pub(crate) fn affordable<'a>(
         &self,
-        ranked: &[(GroupId, f64)],
+        ranked: &'a [(GroupId, f64)],
         share: f64,
         per_group: Option<usize>,
-        tools: &[ToolScore],
-        beside: &[GroupId],
+        tools: &'a [ToolScore],
+        beside: &'a [GroupId],
+        finders: Option<&'a IdFinders>,
     ) -> Vec<usize> {
-        // Each group's best tools, added up in one pass over the tools.
-        let mut partial: HashMap<&GroupId, (usize, usize)> = HashMap::new();
+        // Each group's best tools, in one pass over the tools.
+        let mut best: HashMap<&'a GroupId, Vec<&'a ToolName>> = HashMap::new();
         if let Some(count) = per_group {
             for scored in tools {
-                let (taken, tokens) = partial.entry(&scored.group).or_default();
-                if *taken < count {
-                    *taken += 1;
-                    *tokens += self.tool(scored.tool.as_str());
+                let shown = best.entry(&scored.group).or_default();
+                if shown.len() < count {
+                    shown.push(&scored.tool);
                 }
             }
         }
-        let shown = |group: &GroupId| match partial.get(group) {
-            Some((_, tokens)) => *tokens,
-            None => self.group(group),
+        let mut counted = Counted::default();
+        // What showing `group` adds to what is counted: its shown tools
+        // (or the whole group) and their finders, each tool not yet counted.
+        let cost_of = |counted: &Counted<'a>, group: &'a GroupId| {
+            let mut added = Counted::default();
+            let shown = best.get(group).map(Vec::as_slice);
+            match shown {
+                Some(tools) => {
+                    for tool in tools {
+                        added.tool(self, group, tool, counted);
+                    }
+                }
+                None => added.whole(self, group, counted),
+            }
+            // The finders its shown tools need (every tool's, shown whole).
+            let needed = finders
+                .into_iter()
+                .flat_map(|finders| finders.needed_by(group, None))
+                .filter(|finder| shown.is_none_or(|tools| tools.contains(&&finder.needed_by)));
+            for finder in needed {
+                added.tool(self, &finder.group, &finder.tool, counted);
+            }
+            added
         };
+        for group in beside {
+            let added = cost_of(&counted, group);
+            counted.merge(added);
+        }
         let budget = self.budget(share);
-        let mut spent = self.fixed + beside.iter().map(shown).sum::<usize>();
         let mut places = Vec::new();
         for (place, (group, _)) in ranked.iter().enumerate() {
-            let cost = if beside.contains(group) {
-                0
-            } else {
-                shown(group)
-            };
-            if place == 0 || (spent + cost) as f64 <= budget {
-                spent += cost;
+            let added = cost_of(&counted, group);
+            if place == 0 || (self.fixed + counted.tokens + added.tokens) as f64 <= budget {
+                counted.merge(added);
                 places.push(place);
             }
         }
         places
+    }
+}
+
+/// The tools a budget has counted, and their tokens.
+#[derive(Default)]
+struct Counted<'a> {
+    /// Groups counted whole.
+    whole: HashSet<&'a GroupId>,
+    /// Tools counted one by one.
+    tools: HashSet<&'a ToolName>,
+    /// Per group, the tokens of its tools counted one by one.
+    group_tools: HashMap<&'a GroupId, usize>,
+    tokens: usize,
+}
+
+impl<'a> Counted<'a> {
+    /// Whether `tool` of `group` is counted here.
+    fn has(&self, group: &GroupId, tool: &ToolName) -> bool {
+        self.whole.contains(group) || self.tools.contains(tool)
+    }
+
+    /// Counts `tool` of `group` unless it or `before` already has.
+    fn tool(&mut self, costs: &ToolCosts, group: &'a GroupId, tool: &'a ToolName, before: &Self) {
+        if !self.has(group, tool) && !before.has(group, tool) {
+            let tokens = costs.tool(tool.as_str());
+            self.tools.insert(tool);
+            *self.group_tools.entry(group).or_default() += tokens;
+            self.tokens += tokens;
+        }
+    }
+
+    /// Counts `group` whole unless it or `before` already has, less its
+    /// tools already counted one by one.
+    fn whole(&mut self, costs: &ToolCosts, group: &'a GroupId, before: &Self) {
+        if self.whole.contains(group) || before.whole.contains(group) {
+            return;
+        }
+        let counted = [&self.group_tools, &before.group_tools]
+            .iter()
+            .filter_map(|tools| tools.get(group))
+            .sum::<usize>();
+        self.whole.insert(group);
+        self.tokens += costs.group(group).saturating_sub(counted);
+    }
+
+    /// Takes in what `other` counted (counted against this one).
+    fn merge(&mut self, other: Self) {
+        self.whole.extend(other.whole);
+        self.tools.extend(other.tools);
+        for (group, tokens) in other.group_tools {
+            *self.group_tools.entry(group).or_default() += tokens;
+        }
+        self.tokens += other.tokens;
     }
 }
 

@@ -70,16 +70,19 @@ fn whole_groups_fit_while_their_tokens_do() {
     // Exactly the listing and the first two groups.
     let two = costs.fixed() + costs.group(&ranked[0].0) + costs.group(&ranked[1].0);
     assert_eq!(
-        costs.affordable(&ranked, two as f64 / all, None, &[], &[]),
+        costs.affordable(&ranked, two as f64 / all, None, &[], &[], None),
         [0, 1]
     );
     // Every later group costs more than the second one.
     assert_eq!(
-        costs.affordable(&ranked, (two - 1) as f64 / all, None, &[], &[]),
+        costs.affordable(&ranked, (two - 1) as f64 / all, None, &[], &[], None),
         [0]
     );
     // The listing counts too: the whole budget never holds every group.
-    assert_eq!(costs.affordable(&ranked, 1.0, None, &[], &[]), [0, 1, 2]);
+    assert_eq!(
+        costs.affordable(&ranked, 1.0, None, &[], &[], None),
+        [0, 1, 2]
+    );
 }
 
 #[test]
@@ -98,7 +101,10 @@ fn a_group_that_does_not_fit_is_passed_over_for_cheaper_ones() {
     let cost = |place: usize| costs.group(&ranked[place].0);
     let share = (costs.fixed() + cost(0) + cost(2)) as f64 / costs.all_tools() as f64;
     assert!(cost(1) > cost(2));
-    assert_eq!(costs.affordable(&ranked, share, None, &[], &[]), [0, 2]);
+    assert_eq!(
+        costs.affordable(&ranked, share, None, &[], &[], None),
+        [0, 2]
+    );
 }
 
 #[test]
@@ -106,7 +112,7 @@ fn the_best_group_is_routed_whatever_it_costs() {
     let catalog = catalog();
     let costs = costs(&catalog);
     assert_eq!(
-        costs.affordable(&ranked(&catalog), 1e-9, None, &[], &[]),
+        costs.affordable(&ranked(&catalog), 1e-9, None, &[], &[], None),
         [0]
     );
 }
@@ -126,14 +132,14 @@ fn learned_groups_are_counted_first_and_shown_whatever_they_cost() {
     // Room for the best group and the learned one, no more.
     let share = (costs.fixed() + cost("sales") + cost("staff")) as f64 / costs.all_tools() as f64;
     assert_eq!(
-        costs.affordable(&ranked, share, None, &[], &[group("staff")]),
+        costs.affordable(&ranked, share, None, &[], &[group("staff")], None),
         [0, 3],
         "staff is shown already, and nothing else fits"
     );
     // With the budget spent, only the best group is routed; the caller
     // still shows the learned one beside it.
     assert_eq!(
-        costs.affordable(&ranked, 1e-9, None, &[], &[group("staff")]),
+        costs.affordable(&ranked, 1e-9, None, &[], &[group("staff")], None),
         [0]
     );
 }
@@ -158,15 +164,20 @@ fn partly_loaded_groups_cost_their_best_tools() {
         .sum();
     let share = (costs.fixed() + best) as f64 / costs.all_tools() as f64;
     assert_eq!(
-        costs.affordable(&ranked, share, Some(1), &tools, &[]),
+        costs.affordable(&ranked, share, Some(1), &tools, &[], None),
         [0, 1, 2, 3]
     );
     // Whole, the same groups cost more.
-    assert!(costs.affordable(&ranked, share, None, &tools, &[]).len() < 4);
+    assert!(
+        costs
+            .affordable(&ranked, share, None, &tools, &[], None)
+            .len()
+            < 4
+    );
     // A group without scored tools arrives whole.
     assert!(
         costs
-            .affordable(&ranked, share, Some(1), &tools[..1], &[])
+            .affordable(&ranked, share, Some(1), &tools[..1], &[], None)
             .len()
             < 4
     );

@@ -7,7 +7,7 @@ use super::*;
 use crate::group::ToolGroup;
 use crate::origin::Origin;
 use crate::routing::budget::ToolCosts;
-use crate::routing::router::{Router, Tier, Visible};
+use crate::routing::router::{Router, Tier, ToolScore, Visible};
 use crate::routing::taxonomy::RoutingConfig;
 use crate::tokens::{Encoding, TokenCounter};
 use crate::tool::ToolDefinition;
@@ -198,11 +198,14 @@ fn a_routed_tool_arrives_with_the_finder_of_its_id() {
     assert!(with.confidence > without.confidence, "{with:?}");
 }
 
+fn costs(catalog: &Catalog) -> ToolCosts {
+    ToolCosts::measure(catalog, &TokenCounter::new(Encoding::O200kBase).unwrap())
+}
+
 #[test]
 fn a_finder_is_shown_only_while_the_budget_affords_it() {
     let catalog = catalog();
-    let counter = TokenCounter::new(Encoding::O200kBase).unwrap();
-    let costs = ToolCosts::measure(&catalog, &counter);
+    let costs = costs(&catalog);
     let turn = "the filmography credits of this actor";
     let unbounded = router(&catalog, None, true).route(turn, &[]);
     let shown = costs.shown(&unbounded.routed, &unbounded.partial);
@@ -221,4 +224,68 @@ fn a_finder_is_shown_only_while_the_budget_affords_it() {
     assert!(under.finders.is_empty(), "{under:?}");
     assert!(!under.relies_on(&group("search")));
     assert_eq!(under.visible, Visible::Groups(vec![group("person")]));
+}
+
+#[test]
+fn a_routed_tools_finder_is_afforded_before_a_group_below_it() {
+    let catalog = catalog();
+    let costs = costs(&catalog);
+    // Both the person and the movie group are routed, the person group first.
+    let turn = "filmography credits, then the runtime and budget";
+    let unbounded = router(&catalog, None, true).route(turn, &[]);
+    assert_eq!(unbounded.routed, [group("person"), group("movie")]);
+    // Room for the person group's tool and one more as costly as its finder
+    // or the movie group's tool, whichever costs more.
+    let (credits, finder, details) = (
+        costs.tool("person_credits"),
+        costs.tool("search_person"),
+        costs.tool("movie_details"),
+    );
+    let room = (costs.fixed() + credits + finder.max(details)) as f64 + 0.25;
+    let share = Some(room / costs.all_tools() as f64);
+    // Without finders the movie group fits beside the person group.
+    let plain = router(&catalog, share, false).route(turn, &[]);
+    assert_eq!(plain.routed, unbounded.routed);
+    // With them, the tool that finds the person id the routed tool requires
+    // comes first: the movie group, and the finder its tool would need,
+    // no longer fit, and it is passed over.
+    let bounded = router(&catalog, share, true).route(turn, &[]);
+    assert_eq!(bounded.routed, [group("person")], "{bounded:?}");
+    assert_eq!(bounded.passed_over, [group("movie")]);
+    let shown: Vec<&str> = bounded.finders.iter().map(|f| f.tool.as_str()).collect();
+    assert_eq!(shown, ["search_person"]);
+    assert!(costs.shown(&[group("person"), group("search")], &bounded.partial) as f64 <= room);
+}
+
+#[test]
+fn a_finder_is_counted_once_against_the_budget() {
+    let catalog = catalog();
+    let costs = costs(&catalog);
+    let finders = IdFinders::new(&catalog);
+    let ranked = [(group("person"), 0.6), (group("search"), 0.3)];
+    // The search group's best tool is the finder the person group's needs.
+    let tools = [
+        ToolScore {
+            tool: tool("person_credits"),
+            group: group("person"),
+            score: 2.0,
+        },
+        ToolScore {
+            tool: tool("search_person"),
+            group: group("search"),
+            score: 1.0,
+        },
+    ];
+    let exact = costs.fixed() + costs.tool("person_credits") + costs.tool("search_person");
+    let share = (exact as f64 + 0.25) / costs.all_tools() as f64;
+    // Counted with the person group, the finder costs its own group nothing.
+    let partly = costs.affordable(&ranked, share, Some(1), &tools, &[], Some(&finders));
+    assert_eq!(partly, [0, 1]);
+    // Shown whole, the search group costs its other tools only.
+    let whole = costs.affordable(&ranked, share, Some(1), &tools[..1], &[], Some(&finders));
+    assert_eq!(whole, [0]);
+    let rest = costs.group(&group("search")) - costs.tool("search_person");
+    let share = ((exact + rest) as f64 + 0.25) / costs.all_tools() as f64;
+    let whole = costs.affordable(&ranked, share, Some(1), &tools[..1], &[], Some(&finders));
+    assert_eq!(whole, [0, 1]);
 }

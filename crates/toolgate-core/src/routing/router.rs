@@ -508,8 +508,9 @@ impl Router {
 
     /// Shows, beside each shown tool that requires an `X_id`, the tool of
     /// another group that finds X ([`IdFinders`], `[routing] id_finders`),
-    /// while the token budget allows: the finder's group then counts as
-    /// held in the confidence.
+    /// while the token budget allows: the budget counts a routed group's
+    /// finders with it, before the groups below it, and the finder's group
+    /// then counts as held in the confidence.
     pub fn with_id_finders(mut self, finders: Arc<IdFinders>) -> Self {
         self.id_finders = Some(finders);
         self
@@ -734,9 +735,14 @@ impl Router {
         // The places in `ranked` of the groups the budget affords, when
         // there is one.
         let affordable = match (&self.costs, self.taxonomy.max_token_share) {
-            (Some(costs), Some(share)) => {
-                Some(costs.affordable(&ranked, share, per_group, tools, &learned))
-            }
+            (Some(costs), Some(share)) => Some(costs.affordable(
+                &ranked,
+                share,
+                per_group,
+                tools,
+                &learned,
+                self.id_finders.as_deref(),
+            )),
             _ => None,
         };
         let every: Vec<usize> = (0..ranked.len()).collect();
