@@ -38,7 +38,7 @@ pub use router::{
     calibration_samples, fit_per_group, fit_per_group_pooled, fit_temperature, probabilities,
     query_terms,
 };
-pub use self_test::{MAX_PROBES, SelfTest, leave_out, probe_tools};
+pub use self_test::{MAX_PROBES, ProbeNeeds, SelfTest, leave_out, probe_tools};
 pub use taxonomy::{
     ConfidenceKind, DEFAULT_SEARCH_GROUPS, DEFAULT_SEARCH_TOOLS, Intent, IntentConfig, NoProgress,
     RoutingConfig, RoutingError, Taxonomy, Thresholds, UnknownIntent,

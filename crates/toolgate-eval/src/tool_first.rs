@@ -13,8 +13,8 @@ use std::time::Instant;
 use toolgate_core::routing::{
     Confidence, CosineFloor, DEFAULT_MAX_TOKEN_SHARE, Decision, Evidence, Fusion, GroupScorer,
     HybridScorer, IdFinders, Isotonic, Labelled, LearnedRecovery, OnlineCalibration, PerGroup,
-    RawEvidence, Router, RoutingConfig, SelfTest, Taxonomy, Tier, Visible, calibration_samples,
-    fit_per_group_pooled, ranking,
+    ProbeNeeds, RawEvidence, Router, RoutingConfig, SelfTest, Taxonomy, Tier, Visible,
+    calibration_samples, fit_per_group_pooled, ranking,
 };
 use toolgate_core::{Catalog, GroupId, TokenCounter, ToolName};
 
@@ -73,8 +73,8 @@ pub(crate) struct Prepared<'d> {
     /// Microseconds the raw evidence took, per query (BM25 and cosines;
     /// the query's embedding, looked up, is not included).
     raw_micros: Vec<f64>,
-    /// The self-test's probes, raw, with the group each asks for.
-    probes: Vec<(RawEvidence, GroupId)>,
+    /// The self-test's probes, raw, with what each needs.
+    probes: Vec<(RawEvidence, ProbeNeeds)>,
     /// Whether tool vectors were given.
     pub(crate) semantic: bool,
     /// Token costs of the catalog.
@@ -354,14 +354,14 @@ impl<'d> Prepared<'d> {
         if setting.id_finders {
             router = router.with_id_finders(std::sync::Arc::clone(&self.id_finders));
         }
-        let probes: Vec<(Evidence, GroupId)> = self
+        let probes: Vec<(Evidence, ProbeNeeds)> = self
             .probes
             .iter()
             .filter(|_| fitted.self_test)
-            .map(|(raw, group)| {
+            .map(|(raw, needs)| {
                 let mut evidence = self.scorer.combine_with(setting.fusion, raw);
                 evidence.sort_best_first();
-                (evidence, group.clone())
+                (evidence, needs.clone())
             })
             .collect();
         if let Some(test) = SelfTest::run(&router, &probes) {

@@ -144,7 +144,7 @@ pub(crate) fn run(args: &RouteArgs) -> anyhow::Result<()> {
             if let Some(test) = router.self_test() {
                 let _ = writeln!(
                     text,
-                    "self-test:  {} of this catalog's tools routed as turns, {:.1}% to their own group; the confidence restates the fitted {:.3}",
+                    "self-test:  {} of this catalog's tools routed as turns, {:.1}% to their own group (and the finder of any id they require); the confidence restates the fitted {:.3}",
                     test.probes,
                     test.held_share() * 100.0,
                     decision.fitted_confidence

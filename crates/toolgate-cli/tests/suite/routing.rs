@@ -410,7 +410,7 @@ fn route_prints_the_decision_for_a_query() {
     assert!(stdout.contains("routed:     mail\n"), "{stdout}");
     assert!(stdout.contains("tier)"), "{stdout}");
     assert!(
-        stdout.contains("self-test:  9 of this catalog's tools routed as turns, 100.0% to their own group; the confidence restates the fitted "),
+        stdout.contains("self-test:  9 of this catalog's tools routed as turns, 100.0% to their own group (and the finder of any id they require); the confidence restates the fitted "),
         "{stdout}"
     );
 }

@@ -20,7 +20,7 @@ use crate::routing::id_finders::IdFinders;
 use crate::routing::router::{
     Confidence, Evidence, GroupScorer, LexicalScorer, Router, ToolScore, query_terms,
 };
-use crate::routing::self_test::{leave_out, probe_tools};
+use crate::routing::self_test::{ProbeNeeds, leave_out, probe_tools};
 use crate::routing::taxonomy::Taxonomy;
 use crate::tool::ToolDefinition;
 
@@ -228,11 +228,11 @@ impl HybridScorer {
     /// ([`probe_tools`]), raw: each tool's description scored as a turn,
     /// lexically by its words and semantically by the tool's own vector
     /// (of which the description is most), the tool itself left out; with
-    /// its group.
-    pub fn raw_probes(&self, catalog: &Catalog) -> Vec<(RawEvidence, GroupId)> {
-        probe_tools(catalog, self.tool_names())
+    /// what it needs ([`ProbeNeeds`], its id finders read from `catalog`).
+    pub fn raw_probes(&self, catalog: &Catalog) -> Vec<(RawEvidence, ProbeNeeds)> {
+        probe_tools(catalog, self.tool_names(), &IdFinders::new(catalog))
             .into_iter()
-            .map(|(index, group, description)| {
+            .map(|(index, description, needs)| {
                 let terms = query_terms(&description, &[]);
                 let mut raw = RawEvidence {
                     lexical: self.lexical.tool_bm25(&terms),
@@ -243,7 +243,7 @@ impl HybridScorer {
                     documents: self.lexical.group_bm25(&terms),
                 };
                 leave_out(&mut raw, index);
-                (raw, group)
+                (raw, needs)
             })
             .collect()
     }
@@ -345,13 +345,13 @@ impl GroupScorer for HybridScorer {
         self.semantic.is_some()
     }
 
-    fn probes(&self, catalog: &Catalog) -> Vec<(Evidence, GroupId)> {
+    fn probes(&self, catalog: &Catalog) -> Vec<(Evidence, ProbeNeeds)> {
         self.raw_probes(catalog)
             .into_iter()
-            .map(|(raw, group)| {
+            .map(|(raw, needs)| {
                 let mut evidence = self.combine(&raw);
                 evidence.sort_best_first();
-                (evidence, group)
+                (evidence, needs)
             })
             .collect()
     }

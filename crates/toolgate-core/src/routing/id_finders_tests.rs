@@ -8,6 +8,7 @@ use crate::group::ToolGroup;
 use crate::origin::Origin;
 use crate::routing::budget::ToolCosts;
 use crate::routing::router::{Router, Tier, ToolScore, Visible};
+use crate::routing::self_test::{ProbeNeeds, probe_tools};
 use crate::routing::taxonomy::RoutingConfig;
 use crate::tokens::{Encoding, TokenCounter};
 use crate::tool::ToolDefinition;
@@ -288,4 +289,38 @@ fn a_finder_is_counted_once_against_the_budget() {
     let share = ((exact + rest) as f64 + 0.25) / costs.all_tools() as f64;
     let whole = costs.affordable(&ranked, share, Some(1), &tools[..1], &[], Some(&finders));
     assert_eq!(whole, [0, 1]);
+}
+
+#[test]
+fn a_probe_from_a_tool_that_requires_an_id_needs_its_finder() {
+    let catalog = catalog();
+    let names: Vec<ToolName> = catalog.tools().map(|t| t.definition.name.clone()).collect();
+    let probes = probe_tools(&catalog, &names, &IdFinders::new(&catalog));
+    let needs = |name: &str| {
+        probes
+            .iter()
+            .find(|(index, _, _)| names[*index].as_str() == name)
+            .map(|(_, _, needs)| needs.clone())
+            .unwrap()
+    };
+    // The person credits need the search group beside their own; the
+    // images require a bare id, which names nothing. The movie group has
+    // one tool, so none of its tools is a probe.
+    let credits = needs("person_credits");
+    assert_eq!(credits.group, group("person"));
+    assert_eq!(credits.finders, [group("search")]);
+    assert!(needs("person_images").finders.is_empty());
+    assert_eq!(probes.len(), 6);
+
+    let turn = "the filmography credits of this actor";
+    let without = router(&catalog, None, false).route(turn, &[]);
+    let with = router(&catalog, None, true).route(turn, &[]);
+    // Routed alone, the person group holds a probe asking for it only.
+    assert!(!credits.held_by(&without), "{without:?}");
+    assert!(credits.held_by(&with), "{with:?}");
+    let alone = ProbeNeeds {
+        finders: Vec::new(),
+        ..credits
+    };
+    assert!(alone.held_by(&without));
 }

@@ -24,7 +24,7 @@ use crate::routing::fusion::group_scores;
 use crate::routing::id_finders::{IdFinder, IdFinders};
 use crate::routing::online::{OnlineCalibration, Recalibration};
 use crate::routing::recovery::LearnedRecovery;
-use crate::routing::self_test::SelfTest;
+use crate::routing::self_test::{ProbeNeeds, SelfTest};
 use crate::routing::taxonomy::{ConfidenceKind, Taxonomy, UnknownIntent};
 use crate::routing::text::{terms, tool_terms};
 use crate::tokens::TokenCounter;
@@ -161,10 +161,10 @@ pub trait GroupScorer: Send + Sync + fmt::Debug {
         false
     }
 
-    /// The turns a [`SelfTest`] routes, each with the group it asks for
+    /// The turns a [`SelfTest`] routes, each with what it needs
     /// (`catalog` is the one the scorer indexed); none from a scorer that
     /// has no evidence per tool.
-    fn probes(&self, _catalog: &Catalog) -> Vec<(Evidence, GroupId)> {
+    fn probes(&self, _catalog: &Catalog) -> Vec<(Evidence, ProbeNeeds)> {
         Vec::new()
     }
 

@@ -10,28 +10,56 @@
 //! ([`OnlineCalibration`]) restates the confidence for this catalog, and is
 //! the prior a router that learns from its turns starts from.
 //!
-//! Probes ask for one group each, by the catalog's own words; turns that
-//! need a group they do not name (an id only a search tool gives, say) are
-//! beyond them, and only outcomes of real turns teach those.
+//! Probes ask for one group each, by the catalog's own words, and for the
+//! groups the catalog says that one needs besides: a probe from a tool that
+//! requires an id ([`IdFinders`]) holds only when the group of the tool that
+//! finds it is relied on too, as a real turn asking for that tool needs it.
+//! Turns that need a group nothing in the catalog ties to the one they name
+//! (a file server to save what a search found, say) are beyond them, and
+//! only outcomes of real turns teach those.
 
 use serde::Serialize;
 
 use crate::catalog::Catalog;
 use crate::name::{GroupId, ToolName};
 use crate::routing::hybrid::RawEvidence;
+use crate::routing::id_finders::IdFinders;
 use crate::routing::online::{OnlineCalibration, Recalibration};
-use crate::routing::router::{Evidence, Router};
+use crate::routing::router::{Decision, Evidence, Router};
 
 /// Most probes a self-test routes: enough to fit a slope and an intercept,
 /// few enough to cost well under a second at start-up on 4,000 tools.
 pub const MAX_PROBES: usize = 200;
 
+/// What a probe needs of a decision to hold.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProbeNeeds {
+    /// Its tool's group: routed.
+    pub group: GroupId,
+    /// The groups of the tools that find the ids its tool requires: relied
+    /// on ([`Decision::relies_on`]: routed, or shown for their finder).
+    pub finders: Vec<GroupId>,
+}
+
+impl ProbeNeeds {
+    /// Whether `decision` holds all of it.
+    pub fn held_by(&self, decision: &Decision) -> bool {
+        decision.routed.contains(&self.group)
+            && self.finders.iter().all(|group| decision.relies_on(group))
+    }
+}
+
 /// The tools a self-test turns into probes, as `(index in tool_names, its
-/// group, its description)`: tools with a description whose group has
+/// description, what it needs)`: tools with a description whose group has
 /// another tool (a probe's own tool is left out), spread evenly over
-/// `tool_names`, at most [`MAX_PROBES`].
-pub fn probe_tools(catalog: &Catalog, tool_names: &[ToolName]) -> Vec<(usize, GroupId, String)> {
-    let eligible: Vec<(usize, GroupId, String)> = tool_names
+/// `tool_names`, at most [`MAX_PROBES`]; each needs its group, and the
+/// groups of the `finders` of the ids it requires.
+pub fn probe_tools(
+    catalog: &Catalog,
+    tool_names: &[ToolName],
+    finders: &IdFinders,
+) -> Vec<(usize, String, ProbeNeeds)> {
+    let eligible: Vec<(usize, &ToolName, GroupId, String)> = tool_names
         .iter()
         .enumerate()
         .filter_map(|(index, name)| {
@@ -40,11 +68,26 @@ pub fn probe_tools(catalog: &Catalog, tool_names: &[ToolName]) -> Vec<(usize, Gr
             let description = tool.definition.description.trim();
             let siblings = catalog.group_tools(group.as_str()).count();
             (!description.is_empty() && siblings >= 2)
-                .then(|| (index, group.clone(), description.to_owned()))
+                .then(|| (index, name, group.clone(), description.to_owned()))
         })
         .collect();
     let step = eligible.len().div_ceil(MAX_PROBES).max(1);
-    eligible.into_iter().step_by(step).collect()
+    eligible
+        .into_iter()
+        .step_by(step)
+        .map(|(index, name, group, description)| {
+            let mut needs = ProbeNeeds {
+                finders: Vec::new(),
+                group,
+            };
+            for finder in finders.needed_by(&needs.group, Some(std::slice::from_ref(name))) {
+                if !needs.finders.contains(&finder.group) {
+                    needs.finders.push(finder.group.clone());
+                }
+            }
+            (index, description, needs)
+        })
+        .collect()
 }
 
 /// `raw` with tool `index` left out of both kinds of evidence.
@@ -62,7 +105,7 @@ pub fn leave_out(raw: &mut RawEvidence, index: usize) {
 pub struct SelfTest {
     /// Probes routed.
     pub probes: usize,
-    /// Those whose routed groups held their tool's group.
+    /// Those whose decisions held what they need ([`ProbeNeeds`]).
     pub held: usize,
     /// Their mean confidence, as fitted offline.
     pub mean_fitted: f64,
@@ -71,19 +114,19 @@ pub struct SelfTest {
 }
 
 impl SelfTest {
-    /// Routes each probe (its evidence, tools best first, and its group)
-    /// through `router` and fits the recalibration to the outcomes, drawn
-    /// towards "no change" as [`OnlineCalibration`] draws it; `None`
+    /// Routes each probe (its evidence, tools best first, and what it
+    /// needs) through `router` and fits the recalibration to the outcomes,
+    /// drawn towards "no change" as [`OnlineCalibration`] draws it; `None`
     /// without probes.
-    pub fn run(router: &Router, probes: &[(Evidence, GroupId)]) -> Option<Self> {
+    pub fn run(router: &Router, probes: &[(Evidence, ProbeNeeds)]) -> Option<Self> {
         if probes.is_empty() {
             return None;
         }
         let outcomes: Vec<(f64, bool)> = probes
             .iter()
-            .map(|(evidence, group)| {
+            .map(|(evidence, needs)| {
                 let decision = router.decide_with_tools(evidence);
-                (decision.fitted_confidence, decision.routed.contains(group))
+                (decision.fitted_confidence, needs.held_by(&decision))
             })
             .collect();
         let held = outcomes.iter().filter(|(_, held)| *held).count();
@@ -99,7 +142,7 @@ impl SelfTest {
         })
     }
 
-    /// Share of probes whose own group was routed.
+    /// Share of probes held.
     pub fn held_share(&self) -> f64 {
         self.held as f64 / self.probes.max(1) as f64
     }

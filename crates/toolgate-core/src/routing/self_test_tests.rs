@@ -78,18 +78,23 @@ fn probes_are_described_tools_with_a_sibling_spread_over_the_catalog() {
         .flat_map(|g| catalog.group_tools(g.id.as_str()))
         .map(|t| t.name.clone())
         .collect();
-    let probes = probe_tools(&catalog, &names);
+    let probes = probe_tools(&catalog, &names, &IdFinders::new(&catalog));
     // The lone tool has no sibling to carry its group once left out.
     assert_eq!(probes.len(), 32);
-    assert!(probes.iter().all(|(_, group, _)| group.as_str() != "lone"));
-    let (index, group, text) = &probes[9];
+    assert!(
+        probes
+            .iter()
+            .all(|(_, _, needs)| needs.group.as_str() != "lone")
+    );
+    let (index, text, needs) = &probes[9];
     assert_eq!(names[*index].as_str(), "music_tool_1");
-    assert_eq!(group.as_str(), "group_1");
+    assert_eq!(needs.group.as_str(), "group_1");
+    assert!(needs.finders.is_empty());
     assert_eq!(text, "Looks up the album and the song");
 
     // Past MAX_PROBES, every few tools from first to last.
     let many: Vec<ToolName> = names.iter().cycle().take(32 * 20).cloned().collect();
-    let probes = probe_tools(&catalog, &many);
+    let probes = probe_tools(&catalog, &many, &IdFinders::default());
     assert!(probes.len() <= MAX_PROBES && probes.len() > MAX_PROBES / 2);
     assert_eq!(probes[0].0, 0);
     assert!(probes.last().unwrap().0 > many.len() - 10);
