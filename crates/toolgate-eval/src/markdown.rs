@@ -132,7 +132,7 @@ pub fn markdown(e: &Evaluation, encoding: &str) -> String {
     if let Some(test) = &e.tool_router_self_test {
         let _ = writeln!(
             out,
-            "\nSelf-test of `tool_router`: {} of the catalog's tools routed as turns (each by its description, itself left out); {:.1}% of them routed their own group, at a mean fitted confidence of {:.3}. The fitted confidence is restated as sigmoid({:.2} logit(c) {:+.2}).",
+            "\nSelf-test of `tool_router`: {} of the catalog's tools routed as turns (each by its description, itself left out); {:.1}% of them routed their own group (and the finder of any id they require), at a mean fitted confidence of {:.3}. The fitted confidence is restated as sigmoid({:.2} logit(c) {:+.2}).",
             test.probes,
             test.held_share() * 100.0,
             test.mean_fitted,

@@ -81,7 +81,7 @@ fn the_tool_routers_calibration_follows_with_how_far_off_each_band_is() {
     });
     let text = markdown(&e, "o200k_base");
     let expected = "
-Self-test of `tool_router`: 120 of the catalog's tools routed as turns (each by its description, itself left out); 97.5% of them routed their own group, at a mean fitted confidence of 0.851. The fitted confidence is restated as sigmoid(1.63 logit(c) +0.36).
+Self-test of `tool_router`: 120 of the catalog's tools routed as turns (each by its description, itself left out); 97.5% of them routed their own group (and the finder of any id they require), at a mean fitted confidence of 0.851. The fitted confidence is restated as sigmoid(1.63 logit(c) +0.36).
 
 Calibration of `tool_router` as fitted on the other catalogs alone, before its self-test (reported queries); off by: points between mean confidence and observed.
 
