@@ -76,15 +76,16 @@ pub fn probe_tools(
         .into_iter()
         .step_by(step)
         .map(|(index, name, group, description)| {
-            let mut needs = ProbeNeeds {
-                finders: Vec::new(),
-                group,
-            };
-            for finder in finders.needed_by(&needs.group, Some(std::slice::from_ref(name))) {
-                if !needs.finders.contains(&finder.group) {
-                    needs.finders.push(finder.group.clone());
+            let mut finder_groups: Vec<GroupId> = Vec::new();
+            for finder in finders.needed_by(&group, Some(std::slice::from_ref(name))) {
+                if !finder_groups.contains(&finder.group) {
+                    finder_groups.push(finder.group.clone());
                 }
             }
+            let needs = ProbeNeeds {
+                group,
+                finders: finder_groups,
+            };
             (index, description, needs)
         })
         .collect()
