@@ -121,7 +121,8 @@ impl<'d> Prepared<'d> {
             raw_micros.push(started.elapsed().as_secs_f64() * 1e6);
             raw.push(Some(evidence));
         }
-        let probes = scorer.raw_probes(&dataset.catalog);
+        let id_finders = std::sync::Arc::new(IdFinders::new(&dataset.catalog));
+        let probes = scorer.raw_probes(&dataset.catalog, &id_finders);
         Ok(Self {
             dataset,
             taxonomy,
@@ -131,7 +132,7 @@ impl<'d> Prepared<'d> {
             probes,
             semantic: vectors.is_some(),
             costs: Costs::new(&dataset.catalog, counter),
-            id_finders: std::sync::Arc::new(IdFinders::new(&dataset.catalog)),
+            id_finders,
             embeddings,
         })
     }

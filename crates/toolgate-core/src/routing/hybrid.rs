@@ -228,9 +228,13 @@ impl HybridScorer {
     /// ([`probe_tools`]), raw: each tool's description scored as a turn,
     /// lexically by its words and semantically by the tool's own vector
     /// (of which the description is most), the tool itself left out; with
-    /// what it needs ([`ProbeNeeds`], its id finders read from `catalog`).
-    pub fn raw_probes(&self, catalog: &Catalog) -> Vec<(RawEvidence, ProbeNeeds)> {
-        probe_tools(catalog, self.tool_names(), &IdFinders::new(catalog))
+    /// what it needs ([`ProbeNeeds`], with `catalog`'s id `finders`).
+    pub fn raw_probes(
+        &self,
+        catalog: &Catalog,
+        finders: &IdFinders,
+    ) -> Vec<(RawEvidence, ProbeNeeds)> {
+        probe_tools(catalog, self.tool_names(), finders)
             .into_iter()
             .map(|(index, description, needs)| {
                 let terms = query_terms(&description, &[]);
@@ -345,8 +349,8 @@ impl GroupScorer for HybridScorer {
         self.semantic.is_some()
     }
 
-    fn probes(&self, catalog: &Catalog) -> Vec<(Evidence, ProbeNeeds)> {
-        self.raw_probes(catalog)
+    fn probes(&self, catalog: &Catalog, finders: &IdFinders) -> Vec<(Evidence, ProbeNeeds)> {
+        self.raw_probes(catalog, finders)
             .into_iter()
             .map(|(raw, needs)| {
                 let mut evidence = self.combine(&raw);

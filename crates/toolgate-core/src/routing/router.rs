@@ -161,10 +161,10 @@ pub trait GroupScorer: Send + Sync + fmt::Debug {
         false
     }
 
-    /// The turns a [`SelfTest`] routes, each with what it needs
-    /// (`catalog` is the one the scorer indexed); none from a scorer that
-    /// has no evidence per tool.
-    fn probes(&self, _catalog: &Catalog) -> Vec<(Evidence, ProbeNeeds)> {
+    /// The turns a [`SelfTest`] routes, each with what it needs, the
+    /// `finders` of `catalog`'s ids among it (`catalog` is the one the
+    /// scorer indexed); none from a scorer that has no evidence per tool.
+    fn probes(&self, _catalog: &Catalog, _finders: &IdFinders) -> Vec<(Evidence, ProbeNeeds)> {
         Vec::new()
     }
 
@@ -463,8 +463,13 @@ impl Router {
     /// decisions are then stated through its recalibration, and an online
     /// calibration starts from it instead of "no change". Nothing changes
     /// when the scorer gives no probes (one without evidence per tool).
+    /// The probes need the id finders this router shows, read from
+    /// `catalog` when it shows none.
     pub fn self_tested(self, catalog: &Catalog) -> Self {
-        let probes = self.scorer.probes(catalog);
+        let probes = match &self.id_finders {
+            Some(finders) => self.scorer.probes(catalog, finders),
+            None => self.scorer.probes(catalog, &IdFinders::new(catalog)),
+        };
         match SelfTest::run(&self, &probes) {
             Some(test) => self.with_self_test(test),
             None => self,
