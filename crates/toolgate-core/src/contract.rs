@@ -71,6 +71,18 @@ impl fmt::Display for MissingParameter<'_> {
     }
 }
 
+/// `1 tool`, `{n} tools`: a group's size in `find_tool_groups`' answer.
+struct ToolCount(usize);
+
+impl fmt::Display for ToolCount {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            1 => f.write_str("1 tool"),
+            n => write!(f, "{n} tools"),
+        }
+    }
+}
+
 impl fmt::Display for GroupLoaded<'_> {
     /// `Loaded {n} tools from group '{display_name}':` then `- {name}: {description}`
     /// per tool, each description on one line.
@@ -231,8 +243,11 @@ impl fmt::Display for GroupsFound<'_> {
         for found in &self.groups {
             write!(
                 f,
-                "\n- {} ({:.2}, {} tools): {}",
-                found.group.id, found.probability, found.tool_count, found.group.description
+                "\n- {} ({:.2}, {}): {}",
+                found.group.id,
+                found.probability,
+                ToolCount(found.tool_count),
+                found.group.description
             )?;
             for tool in &found.tools {
                 write!(f, "\n  - {}: {}", tool.name, tool.one_line_description())?;
@@ -316,4 +331,16 @@ fn join(groups: &[crate::GroupId]) -> String {
         .map(crate::GroupId::as_str)
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ToolCount;
+
+    #[test]
+    fn a_groups_size_is_singular_for_one_tool() {
+        assert_eq!(ToolCount(1).to_string(), "1 tool");
+        assert_eq!(ToolCount(0).to_string(), "0 tools");
+        assert_eq!(ToolCount(12).to_string(), "12 tools");
+    }
 }
