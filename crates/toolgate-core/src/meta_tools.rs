@@ -16,9 +16,6 @@ use crate::outcome::{
 use crate::routing::{Embeddings, IdFinders, Router, Taxonomy};
 use crate::tool::ToolDefinition;
 
-/// Groups less likely than this are not worth listing.
-const FOUND_MIN_PROBABILITY: f64 = 0.01;
-
 /// The meta-tools a host offers, and how it answers them.
 ///
 /// ```
@@ -197,10 +194,13 @@ impl MetaTools {
         let (shown_groups, shown_tools) = (taxonomy.search_groups, taxonomy.search_tools);
         let (decision, evidence) = router.route_explained(query, &[]);
         let tool_scores = evidence.tools;
+        // The groups the router routes (those scoring `route_above` of
+        // the best, say), most likely first: the same rule for what is
+        // worth showing a turn and a search.
         let mut groups: Vec<FoundGroup<'c>> = decision
             .ranked
             .iter()
-            .filter(|(_, probability)| *probability >= FOUND_MIN_PROBABILITY)
+            .filter(|(id, _)| decision.routed.contains(id))
             .take(shown_groups)
             .filter_map(|(id, probability)| {
                 let group = catalog.group(id.as_str())?;

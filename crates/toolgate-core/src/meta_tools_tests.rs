@@ -394,3 +394,21 @@ fn find_tool_groups_lists_the_tool_that_finds_a_listed_tools_id() {
     let (text, _) = found(Some(false));
     assert!(!text.contains("finds the id"), "{text}");
 }
+
+#[test]
+fn find_tool_groups_lists_the_groups_the_router_routes() {
+    // Both groups match; the files group scores well below the time group.
+    let query = "convert the current time zone of a time and read the files";
+    let listed = |route_above: f64| {
+        let config = RoutingConfig {
+            route_above: Some(route_above),
+            ..RoutingConfig::default()
+        };
+        found(config.validate(&catalog()).unwrap(), query)
+            .into_iter()
+            .map(|(group, _)| group)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(listed(0.05), ["time", "files"]);
+    assert_eq!(listed(0.95), ["time"], "a group scoring under route_above");
+}

@@ -221,7 +221,8 @@ pub struct GroupsFound<'c> {
     pub tier: Tier,
     /// The groups it would route.
     pub routed: Vec<GroupId>,
-    /// The likeliest groups, most likely first.
+    /// The routed groups listed (at most `[routing] search_groups`), most
+    /// likely first.
     pub groups: Vec<FoundGroup<'c>>,
 }
 
