@@ -165,16 +165,22 @@ pub struct CatalogCost {
 impl CatalogCost {
     /// Measures `catalog`.
     pub fn measure(catalog: &Catalog, counter: &TokenCounter) -> Self {
-        let all_tools_tokens = counter.tools(
-            catalog
-                .tools()
-                .filter(|tool| *tool.origin != Origin::MetaTool)
-                .map(|tool| tool.definition),
-        );
-        let tools = catalog
+        Self::from_tool_tokens(catalog, counter, |tool| counter.tool(tool))
+    }
+
+    /// Measures `catalog` with each tool's schema tokens given by `tokens`
+    /// (counted once already, say); `counter` counts the listing.
+    pub fn from_tool_tokens(
+        catalog: &Catalog,
+        counter: &TokenCounter,
+        tokens: impl Fn(&ToolDefinition) -> usize,
+    ) -> Self {
+        let enabled: Vec<&ToolDefinition> = catalog
             .tools()
             .filter(|tool| *tool.origin != Origin::MetaTool)
-            .count();
+            .map(|tool| tool.definition)
+            .collect();
+        let all_tools_tokens = enabled.iter().map(|tool| tokens(tool)).sum();
         let groups = catalog
             .groups()
             .map(|group| {
@@ -183,12 +189,12 @@ impl CatalogCost {
                 GroupCost {
                     group: group.id.clone(),
                     tools: members.len(),
-                    tokens: counter.tools(members),
+                    tokens: members.iter().map(|tool| tokens(tool)).sum(),
                 }
             })
             .collect();
         let core_tools = catalog.core_tools().count();
-        let core_tools_tokens = counter.tools(catalog.core_tools());
+        let core_tools_tokens = catalog.core_tools().map(&tokens).sum();
         let listing_tokens =
             tool_groups_section(catalog).map_or(0, |section| counter.count(&section));
         let turn1_tokens = core_tools_tokens + listing_tokens;
@@ -199,7 +205,7 @@ impl CatalogCost {
         };
         Self {
             encoding: counter.encoding(),
-            tools,
+            tools: enabled.len(),
             all_tools_tokens,
             groups,
             core_tools,

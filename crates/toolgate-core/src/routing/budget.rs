@@ -12,11 +12,9 @@ use std::collections::{HashMap, HashSet};
 
 use crate::catalog::Catalog;
 use crate::name::{GroupId, ToolName};
-use crate::origin::Origin;
-use crate::prompt::tool_groups_section;
 use crate::routing::id_finders::IdFinders;
 use crate::routing::router::{PartialGroup, ToolScore};
-use crate::tokens::TokenCounter;
+use crate::tokens::{CatalogCost, TokenCounter};
 
 /// The share of every tool's tokens a routed turn may cost when
 /// `[routing] max_token_share` is unset: the routing goal's own bound (a
@@ -38,34 +36,28 @@ pub struct ToolCosts {
 }
 
 impl ToolCosts {
-    /// Counts `catalog`'s schemas with `counter`.
+    /// Counts `catalog`'s schemas with `counter`, each tool once: what
+    /// [`CatalogCost`] reports of it, kept per tool too.
     pub fn measure(catalog: &Catalog, counter: &TokenCounter) -> Self {
         let per_tool: HashMap<ToolName, usize> = catalog
             .tools()
             .map(|tool| (tool.definition.name.clone(), counter.tool(tool.definition)))
             .collect();
-        let per_group = catalog
-            .groups()
-            .map(|group| {
-                let tokens = catalog
-                    .group_tools(group.id.as_str())
-                    .filter_map(|tool| per_tool.get(&tool.name))
-                    .sum();
-                (group.id.clone(), tokens)
-            })
-            .collect();
-        let all_tools = catalog
-            .tools()
-            .filter(|tool| *tool.origin != Origin::MetaTool)
-            .filter_map(|tool| per_tool.get(&tool.definition.name))
-            .sum();
-        let fixed = counter.tools(catalog.core_tools())
-            + tool_groups_section(catalog).map_or(0, |section| counter.count(&section));
+        let cost = CatalogCost::from_tool_tokens(catalog, counter, |tool| {
+            per_tool
+                .get(&tool.name)
+                .copied()
+                .unwrap_or_else(|| counter.tool(tool))
+        });
         Self {
+            per_group: cost
+                .groups
+                .into_iter()
+                .map(|group| (group.group, group.tokens))
+                .collect(),
             per_tool,
-            per_group,
-            fixed,
-            all_tools,
+            fixed: cost.turn1_tokens,
+            all_tools: cost.all_tools_tokens,
         }
     }
 

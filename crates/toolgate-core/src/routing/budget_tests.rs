@@ -5,6 +5,7 @@ use serde_json::json;
 
 use super::*;
 use crate::group::ToolGroup;
+use crate::origin::Origin;
 use crate::routing::router::Router;
 use crate::routing::taxonomy::{RoutingConfig, RoutingError};
 use crate::tokens::Encoding;
@@ -59,6 +60,12 @@ fn costs_add_up_to_the_catalog() {
         counter.tools(catalog.group_tools("stock"))
     );
     assert!(costs.fixed() > 0, "the listing costs tokens");
+    // What `toolgate catalog` reports of the same catalog.
+    let report = CatalogCost::measure(&catalog, &counter);
+    assert_eq!(
+        (costs.all_tools(), costs.fixed()),
+        (report.all_tools_tokens, report.turn1_tokens)
+    );
 }
 
 #[test]
