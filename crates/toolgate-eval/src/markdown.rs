@@ -109,7 +109,7 @@ pub fn markdown(e: &Evaluation, encoding: &str) -> String {
     let fewest = crate::find::SEARCH_GROUPS[0];
     let _ = writeln!(
         out,
-        "\n`find_tool_groups` is the gateway's search, one call per query: at most {} groups (`search_groups`, chosen {} among {}), each with its {DEFAULT_SEARCH_TOOLS} best tools; `{FIND_WITHOUT_ID_FINDERS}` the same without id finders{}.",
+        "\n`find_tool_groups` is the gateway's search, one call per query: the groups the router routes, most likely first, at most {} groups (`search_groups`, chosen {} among {}), each with its {DEFAULT_SEARCH_TOOLS} best tools; `{FIND_WITHOUT_ID_FINDERS}` the same without id finders{}.",
         e.search_groups,
         chosen_where(e),
         crate::find::SEARCH_GROUPS

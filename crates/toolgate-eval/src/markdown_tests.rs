@@ -34,7 +34,7 @@ Tiers: high 75.0%, medium 25.0%, low 0.0%. Escalation rate (restricted decisions
 High tier: 3 queries, gold-group recall 1.000, 5.0% of all-tools tokens.
 With the groups as polymorphic tools, the high tier sends 2.5% of all-tools tokens.
 
-`find_tool_groups` is the gateway's search, one call per query: at most 5 groups (`search_groups`, chosen on the tuning part among 5, 8, 12), each with its 3 best tools; `find_tool_groups(no id finders)` the same without id finders.
+`find_tool_groups` is the gateway's search, one call per query: the groups the router routes, most likely first, at most 5 groups (`search_groups`, chosen on the tuning part among 5, 8, 12), each with its 3 best tools; `find_tool_groups(no id finders)` the same without id finders.
 
 Calibration (reported queries): confidence band, decisions, mean confidence, observed share whose routed groups held every gold group.
 
