@@ -43,11 +43,10 @@ impl ToolCosts {
             .tools()
             .map(|tool| (tool.definition.name.clone(), counter.tool(tool.definition)))
             .collect();
+        // Every tool the report counts (grouped or core) is an enabled
+        // tool of the catalog, so in the map.
         let cost = CatalogCost::from_tool_tokens(catalog, counter, |tool| {
-            per_tool
-                .get(&tool.name)
-                .copied()
-                .unwrap_or_else(|| counter.tool(tool))
+            per_tool.get(&tool.name).copied().unwrap_or_default()
         });
         Self {
             per_group: cost
