@@ -3,10 +3,14 @@
 //! "Movies directed by Sofia Coppola" names the person group's credits,
 //! whose tool requires a `person_id`; nothing in the turn names the search
 //! group whose `search_person` finds that id. A tool that requires an
-//! `X_id` needs, first, a tool of another group that finds X: one whose
-//! name says it searches, lists, finds or looks up X (or Xs), the most
-//! specific such name when several do. A routed turn that shows the first
-//! shows the second beside it ([`Decision::finders`]).
+//! `X_id` (or `X_ids`, or a bare `id` titled "X ID") needs, first, a tool of
+//! another group that finds X: one whose name says it searches, lists, finds
+//! or looks up X (or Xs), the most specific such name when several do; when
+//! no finder's name names X, a finder whose name names nothing else and
+//! whose description's first sentence names X (Spotify's `search`: "albums,
+//! artists, playlists or tracks that match a keyword"). A routed
+//! turn that shows the first shows the second beside it
+//! ([`Decision::finders`]).
 //!
 //! [`Decision::finders`]: crate::routing::Decision::finders
 
@@ -14,7 +18,7 @@ use std::collections::HashMap;
 
 use crate::catalog::Catalog;
 use crate::name::{GroupId, ToolName};
-use crate::routing::text::words;
+use crate::routing::text::{is_stop_word, words};
 
 /// Words in a finder's name.
 const FINDER_WORDS: [&str; 4] = ["search", "list", "find", "lookup"];
@@ -47,43 +51,47 @@ impl IdFinders {
         // Every finder, with the length of its name in words, in catalog
         // order; and the finders (their places) each word names.
         let mut finders: Vec<(&GroupId, &ToolName, usize)> = Vec::new();
-        let mut by_word: HashMap<String, Vec<usize>> = HashMap::new();
+        let mut by_name_word = WordIndex::default();
+        let mut by_description_word = WordIndex::default();
         for group in catalog.groups() {
             for tool in catalog.group_tools(group.id.as_str()) {
                 let name: Vec<String> = words(tool.name.as_str()).collect();
                 if name.iter().any(|w| FINDER_WORDS.contains(&w.as_str())) {
-                    for word in &name {
-                        let places = by_word.entry(word.clone()).or_default();
-                        if places.last() != Some(&finders.len()) {
-                            places.push(finders.len());
-                        }
+                    by_name_word.add(name.iter().cloned(), finders.len());
+                    // A name that names what it finds says all: a search
+                    // for locations does not find what its description
+                    // happens to mention.
+                    let generic = name
+                        .iter()
+                        .all(|w| FINDER_WORDS.contains(&w.as_str()) || is_stop_word(w));
+                    if generic {
+                        let says = first_sentence(&tool.description);
+                        by_description_word.add(words(says), finders.len());
                     }
                     finders.push((&group.id, &tool.name, name.len()));
                 }
             }
         }
-        // The most specific finder of another group naming `entity` (or
-        // its plural); the first in catalog order among equals.
+        // The most specific finder of another group whose name names
+        // `entity` (or its plural), else the shortest-named generic finder
+        // whose description does; the first in catalog order among equals.
         let finder_of = |entity: &str, group: &GroupId| {
-            let mut places: Vec<usize> = [entity.to_owned(), format!("{entity}s")]
-                .iter()
-                .filter_map(|word| by_word.get(word))
-                .flatten()
-                .copied()
-                .collect();
-            places.sort_unstable();
-            places.dedup();
-            places
+            [&by_name_word, &by_description_word]
                 .into_iter()
-                .map(|place| finders[place])
-                .filter(|(g, _, _)| *g != group)
-                .min_by_key(|(_, _, length)| *length)
+                .find_map(|index| {
+                    index
+                        .places(entity)
+                        .into_iter()
+                        .map(|place| finders[place])
+                        .filter(|(g, _, _)| *g != group)
+                        .min_by_key(|(_, _, length)| *length)
+                })
         };
         let mut by_group: HashMap<GroupId, Vec<IdFinder>> = HashMap::new();
         for group in catalog.groups() {
             for tool in catalog.group_tools(group.id.as_str()) {
                 let finder = required(&tool.input_schema)
-                    .filter_map(named_entity)
+                    .filter_map(|parameter| parameter_entity(&tool.input_schema, parameter))
                     .find_map(|entity| finder_of(&entity, &group.id));
                 if let Some((finder_group, finder, _)) = finder {
                     by_group
@@ -125,6 +133,35 @@ impl IdFinders {
     }
 }
 
+/// The finders (their places in catalog order) each word names.
+#[derive(Default)]
+struct WordIndex(HashMap<String, Vec<usize>>);
+
+impl WordIndex {
+    /// Records that the finder at `place` names `words`.
+    fn add(&mut self, words: impl IntoIterator<Item = String>, place: usize) {
+        for word in words {
+            let places = self.0.entry(word).or_default();
+            if places.last() != Some(&place) {
+                places.push(place);
+            }
+        }
+    }
+
+    /// The finders that name `entity` or its plural, in catalog order.
+    fn places(&self, entity: &str) -> Vec<usize> {
+        let mut places: Vec<usize> = [entity.to_owned(), format!("{entity}s")]
+            .iter()
+            .filter_map(|word| self.0.get(word))
+            .flatten()
+            .copied()
+            .collect();
+        places.sort_unstable();
+        places.dedup();
+        places
+    }
+}
+
 /// The names of a schema's required parameters.
 fn required(schema: &serde_json::Map<String, serde_json::Value>) -> impl Iterator<Item = &str> {
     schema
@@ -135,13 +172,64 @@ fn required(schema: &serde_json::Map<String, serde_json::Value>) -> impl Iterato
         .filter_map(|r| r.as_str())
 }
 
+/// What a required parameter of `schema` names: its name's entity, else,
+/// for a bare `id` or `ids`, the word before "ID" in its title ("Spotify
+/// Album ID" gives `album`).
+fn parameter_entity(
+    schema: &serde_json::Map<String, serde_json::Value>,
+    parameter: &str,
+) -> Option<String> {
+    named_entity(parameter).or_else(|| {
+        if !is_id(&parameter.to_lowercase()) {
+            return None;
+        }
+        let title = schema
+            .get("properties")?
+            .get(parameter)?
+            .get("title")?
+            .as_str()?;
+        // Split at anything not a letter or digit only: "IDs" is one word.
+        let title: Vec<String> = title
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|word| !word.is_empty())
+            .map(str::to_lowercase)
+            .collect();
+        let at = title.iter().position(|word| is_id(word))?;
+        title
+            .get(at.checked_sub(1)?)
+            .filter(|word| !is_stop_word(word))
+            .cloned()
+    })
+}
+
+/// What a description says a tool does: up to its first full stop (one
+/// not inside a word, as in `ClinicalTrials.gov`). What follows tells how
+/// to use it, and mentions things ("allows users to...") it does not find.
+fn first_sentence(description: &str) -> &str {
+    let mut chars = description.char_indices().peekable();
+    while let Some((at, c)) = chars.next() {
+        if c == '.' && chars.peek().is_none_or(|(_, next)| !next.is_alphanumeric()) {
+            return &description[..at];
+        }
+    }
+    description
+}
+
+/// Whether a lowercase word is `id` or `ids`.
+fn is_id(word: &str) -> bool {
+    matches!(word, "id" | "ids")
+}
+
 /// What an id parameter names, its words run together: `person_id` and
-/// `personId` give `person`, `tv_show_id` gives `tvshow`; a bare `id`, or a
-/// parameter not ending in one, names nothing.
+/// `personId` give `person`, `tv_show_id` gives `tvshow`, `track_ids` gives
+/// `track`; a bare `id`, a parameter not ending in one, or one whose other
+/// words are too common to name anything (`is_id`), names nothing.
 fn named_entity(parameter: &str) -> Option<String> {
     let parts: Vec<String> = words(parameter).collect();
     match parts.split_last() {
-        Some((last, entity)) if last == "id" && !entity.is_empty() => Some(entity.concat()),
+        Some((last, entity)) if is_id(last) && !entity.iter().all(|w| is_stop_word(w)) => {
+            Some(entity.concat())
+        }
         _ => None,
     }
 }

@@ -24,6 +24,9 @@ fn tool(name: &str) -> ToolName {
 /// A tool's name, description and required parameters.
 type ToolSpec<'a> = (&'a str, &'a str, &'a [&'a str]);
 
+/// A tool's name, description and input schema.
+type ToolSchema<'a> = (&'a str, &'a str, serde_json::Value);
+
 /// A movie catalog where `person_credits` needs a person id that only the
 /// search group's `search_person` finds. No description shares a word with
 /// another group's but `actor`, the search group's one hint.
@@ -54,8 +57,7 @@ fn catalog() -> Catalog {
             &[("movie_details", "Runtime and budget", &["movieId"])],
         ),
     ];
-    let mut catalog = Catalog::new();
-    for (id, tools) in groups {
+    let groups = groups.map(|(id, tools)| {
         let tools = tools
             .iter()
             .map(|(name, description, required)| {
@@ -65,13 +67,29 @@ fn catalog() -> Catalog {
                     .collect();
                 let schema =
                     json!({"type": "object", "properties": properties, "required": required});
-                let definition = ToolDefinition::new(tool(name), *description, schema).unwrap();
+                (*name, *description, schema)
+            })
+            .collect();
+        (id, tools)
+    });
+    catalog_of("movies", groups)
+}
+
+/// A catalog of `groups` in `domain`, each a group id and its tools' names,
+/// descriptions and input schemas.
+fn catalog_of<const N: usize>(domain: &str, groups: [(&str, Vec<ToolSchema>); N]) -> Catalog {
+    let mut catalog = Catalog::new();
+    for (id, tools) in groups {
+        let tools = tools
+            .into_iter()
+            .map(|(name, description, schema)| {
+                let definition = ToolDefinition::new(tool(name), description, schema).unwrap();
                 (definition, Origin::Builtin)
             })
             .collect();
         catalog
             .register_group_with_tools(
-                ToolGroup::new(group(id), id, "movies"),
+                ToolGroup::new(group(id), id, domain),
                 Origin::Builtin,
                 tools,
             )
@@ -133,8 +151,136 @@ fn parameters_name_what_their_id_finds() {
     assert_eq!(named_entity("person_id").as_deref(), Some("person"));
     assert_eq!(named_entity("movieId").as_deref(), Some("movie"));
     assert_eq!(named_entity("tv_show_id").as_deref(), Some("tvshow"));
+    assert_eq!(named_entity("track_ids").as_deref(), Some("track"));
+    assert_eq!(named_entity("trackIds").as_deref(), Some("track"));
     assert_eq!(named_entity("id"), None);
     assert_eq!(named_entity("identity"), None);
+    // Words too common to name anything.
+    assert_eq!(named_entity("is_id"), None);
+    assert_eq!(named_entity("from_id"), None);
+}
+
+#[test]
+fn a_bare_id_names_what_its_title_says() {
+    let schema = |title: serde_json::Value| {
+        json!({"properties": {"id": {"type": "string", "title": title}}})
+            .as_object()
+            .cloned()
+            .unwrap()
+    };
+    let entity = |title| parameter_entity(&schema(title), "id");
+    assert_eq!(entity(json!("Spotify Album ID")).as_deref(), Some("album"));
+    assert_eq!(entity(json!("Spotify Track IDs")).as_deref(), Some("track"));
+    assert_eq!(entity(json!("ID")), None);
+    assert_eq!(entity(json!("Album")), None);
+    assert_eq!(entity(json!("The ID")), None);
+    assert_eq!(entity(json!(7)), None);
+    // A parameter's own name comes first, and a title only names a bare id.
+    assert_eq!(
+        parameter_entity(&schema(json!("Album ID")), "person_id").as_deref(),
+        Some("person")
+    );
+    let titled_query = json!({"properties": {"q": {"title": "Album ID"}}});
+    assert_eq!(
+        parameter_entity(titled_query.as_object().unwrap(), "q"),
+        None
+    );
+}
+
+/// A music catalog in Spotify's shape: `get_album` requires a bare `id`
+/// titled "Spotify Album ID"; the search group's `search_all` names nothing
+/// but finding, and only its description says what it finds; the maps
+/// group's `find_places`, first in catalog order and as short, names what
+/// it finds (places) and mentions albums too; the library's
+/// `list_saved_albums` names albums but is `get_album`'s own group.
+fn music() -> Catalog {
+    let groups: [(&str, &[ToolSchema]); 4] = [
+        (
+            "maps",
+            &[(
+                "find_places",
+                "Places near an address, with their photo albums",
+                json!({"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}),
+            )],
+        ),
+        (
+            "search",
+            &[(
+                "search_all",
+                "Catalog information about albums, artists or tracks that match a keyword. \
+                 Not shows: see ClinicalTrials.gov for those.",
+                json!({"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}),
+            )],
+        ),
+        (
+            "albums",
+            &[
+                (
+                    "get_album",
+                    "One album",
+                    json!({"type": "object",
+                        "properties": {"id": {"type": "string", "title": "Spotify Album ID"}},
+                        "required": ["id"]}),
+                ),
+                (
+                    "list_saved_albums",
+                    "Albums in the library",
+                    json!({"type": "object", "properties": {}}),
+                ),
+            ],
+        ),
+        (
+            "player",
+            &[
+                (
+                    "play_show",
+                    "Plays an episode",
+                    json!({"type": "object",
+                        "properties": {"id": {"type": "string", "title": "Show ID"}},
+                        "required": ["id"]}),
+                ),
+                (
+                    "like_track",
+                    "Likes a track",
+                    json!({"type": "object",
+                        "properties": {"is_id": {"type": "string"}},
+                        "required": ["is_id"]}),
+                ),
+            ],
+        ),
+    ];
+    catalog_of("music", groups.map(|(id, tools)| (id, tools.to_vec())))
+}
+
+#[test]
+fn a_finder_that_names_only_finding_serves_by_its_first_sentence() {
+    let finders = IdFinders::new(&music());
+    let needed: Vec<(String, String)> = finders
+        .needed_by(&group("albums"), None)
+        .map(|f| (f.needed_by.to_string(), f.tool.to_string()))
+        .collect();
+    // Not `find_places`: a finder whose name says what it finds finds that.
+    assert_eq!(needed, [("get_album".into(), "search_all".into())]);
+    // Shows are named after the first sentence only, and `is_id` names
+    // nothing.
+    assert_eq!(finders.needed_by(&group("player"), None).count(), 0);
+    assert_eq!(finders.len(), 1);
+}
+
+#[test]
+fn a_description_says_what_a_tool_does_in_its_first_sentence() {
+    assert_eq!(first_sentence("Finds albums. Not shows."), "Finds albums");
+    assert_eq!(first_sentence("Finds albums.\nNot shows"), "Finds albums");
+    assert_eq!(
+        first_sentence("Finds albums.<br />Not shows"),
+        "Finds albums"
+    );
+    assert_eq!(
+        first_sentence("Trials from ClinicalTrials.gov and v1.2"),
+        "Trials from ClinicalTrials.gov and v1.2"
+    );
+    assert_eq!(first_sentence("Finds albums."), "Finds albums");
+    assert_eq!(first_sentence(""), "");
 }
 
 fn router(catalog: &Catalog, share: Option<f64>, finders: bool) -> Router {

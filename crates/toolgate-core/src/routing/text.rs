@@ -41,9 +41,14 @@ const STOP_WORDS: &[&str] = &[
 /// The terms of `text`, in order.
 pub fn terms(text: &str) -> Vec<String> {
     words(text)
-        .filter(|word| !STOP_WORDS.contains(&word.as_str()))
+        .filter(|word| !is_stop_word(word))
         .map(|word| stem(&word))
         .collect()
+}
+
+/// Whether a lowercase word is too common to say anything about a tool.
+pub(crate) fn is_stop_word(word: &str) -> bool {
+    STOP_WORDS.contains(&word)
 }
 
 /// The lowercase words of `text`, in order, split at anything not a letter
