@@ -8,9 +8,8 @@
 //! or looks up X (or Xs), the most specific such name when several do; when
 //! no finder's name names X, a finder whose name names nothing else and
 //! whose description's first sentence names X (Spotify's `search`: "albums,
-//! artists, playlists or tracks that match a keyword"). A routed
-//! turn that shows the first shows the second beside it
-//! ([`Decision::finders`]).
+//! artists, playlists or tracks that match a keyword"). A routed turn that
+//! shows the first shows the second beside it ([`Decision::finders`]).
 //!
 //! [`Decision::finders`]: crate::routing::Decision::finders
 
@@ -43,8 +42,9 @@ pub struct IdFinders {
 }
 
 impl IdFinders {
-    /// Reads `catalog`'s names and required parameters: one pass over its
-    /// tools to index the finders by the words of their names, one to look
+    /// Reads `catalog`'s names, finders' descriptions and required
+    /// parameters: one pass over its tools to index the finders by the words
+    /// of their names (and a generic finder's first sentence), one to look
     /// each required id up, so a catalog of many tools and many parameters
     /// costs no more than their number.
     pub fn new(catalog: &Catalog) -> Self {
