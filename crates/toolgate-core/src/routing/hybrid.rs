@@ -368,7 +368,7 @@ mod tests;
 /// The fusion when none is configured: chosen by leave-one-dataset-out
 /// evaluation among the methods that use both kinds of evidence (the fit on
 /// the six catalogs the defaults come from chose it over the blend from
-/// the lowest cosine by 0.002 of recall on the hardest, 0.936 to 0.934;
+/// the lowest cosine by 0.003 of recall on the hardest, 0.946 to 0.943;
 /// BENCHMARKS.md).
 pub const DEFAULT_FUSION: Fusion = Fusion::Blend {
     weight: 0.5,
@@ -405,8 +405,8 @@ impl FittedDefaults {
 /// --leave-one-out` fits it on all six catalogs it is validated on
 /// (bfcl_multi_turn, toolbench_stable, seal_tools, restbench, api_bank and
 /// livemcpbench), the procedure each fold of that evaluation follows on the
-/// five it keeps: group recall 0.936 on the hardest of them, 0.981 on
-/// average, at 8.0% of all-tools tokens (13.7% on the costliest), with id
+/// five it keeps: group recall 0.946 on the hardest of them, 0.982 on
+/// average, at 8.0% of all-tools tokens (13.8% on the costliest), with id
 /// finders, at most 50 groups a turn
 /// ([`ConfidenceKind::default_max_groups`](crate::routing::ConfidenceKind::default_max_groups))
 /// and within the token budget
@@ -437,7 +437,7 @@ pub const HYBRID_DEFAULTS: FittedDefaults = FittedDefaults {
 };
 
 /// The same for [`Fusion::Lexical`], the router without the embedding
-/// model: 0.872 on the hardest, 0.951 on average, at 7.8%.
+/// model: 0.872 on the hardest, 0.954 on average, at 8.0%.
 pub const LEXICAL_DEFAULTS: FittedDefaults = FittedDefaults {
     route_above: 0.1,
     tools_per_group: 1,
