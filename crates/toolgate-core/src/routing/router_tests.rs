@@ -12,9 +12,11 @@ use crate::origin::Origin;
 use crate::routing::router::{affordable_first, route_prefix};
 use crate::tool::ToolDefinition;
 
+/// A group: its id, description and tools (name, description).
+type GroupSpec<'a> = (&'a str, &'a str, Vec<(&'a str, &'a str)>);
+
 fn catalog() -> Catalog {
-    let mut catalog = Catalog::new();
-    for (group, description, tools) in [
+    catalog_of([
         (
             "gmail",
             "Read and send email",
@@ -36,7 +38,12 @@ fn catalog() -> Catalog {
             "Forecasts",
             vec![("weather_forecast", "Weather forecast for a city")],
         ),
-    ] {
+    ])
+}
+
+fn catalog_of<'a>(groups: impl IntoIterator<Item = GroupSpec<'a>>) -> Catalog {
+    let mut catalog = Catalog::new();
+    for (group, description, tools) in groups {
         let tools = tools
             .into_iter()
             .map(|(name, text)| {
@@ -76,6 +83,48 @@ fn a_clear_query_routes_high_to_its_group() {
     assert_eq!(decision.tier, Tier::High, "{decision:?}");
     assert_eq!(decision.visible, Visible::Groups(decision.routed.clone()));
     assert_eq!(decision.intent.as_deref(), Some("gmail"));
+}
+
+#[test]
+fn a_catalog_and_turn_in_chinese_route_by_their_words() {
+    // Neither the descriptions nor the turn space their words: matched by
+    // pairs of characters, "天气预报" in the turn meets the weather tool's.
+    let catalog = catalog_of([
+        (
+            "mail",
+            "收发电子邮件",
+            vec![
+                ("send_mail", "发送一封电子邮件给联系人"),
+                ("search_mail", "在收件箱中搜索邮件"),
+            ],
+        ),
+        (
+            "calendar",
+            "日程和会议",
+            vec![("create_event", "在日历中创建会议")],
+        ),
+        (
+            "weather",
+            "天气",
+            vec![("forecast", "查询城市未来几天的天气预报")],
+        ),
+    ]);
+    let router = Router::lexical(
+        &catalog,
+        RoutingConfig::default().validate(&catalog).unwrap(),
+    );
+    let decision = router.route("明天北京的天气预报怎么样？", &[]);
+    assert_eq!(
+        decision.routed[0],
+        GroupId::new("weather").unwrap(),
+        "{decision:?}"
+    );
+    let decision = router.route("帮我在收件箱里搜索张三的邮件", &[]);
+    assert_eq!(
+        decision.routed[0],
+        GroupId::new("mail").unwrap(),
+        "{decision:?}"
+    );
 }
 
 #[test]

@@ -1,7 +1,9 @@
 //! Terms for lexical matching: lowercase words, identifiers split at `_`,
 //! `-`, `.` and camelCase humps, common English endings folded, stop words
 //! dropped. `getWeatherForecast`, `get_weather_forecasts` and "weather
-//! forecast" all give `weather forecast`.
+//! forecast" all give `weather forecast`. Chinese, Japanese and Korean
+//! text, which does not space its words, is matched by overlapping pairs of
+//! characters: "天气预报" gives `天气`, `气预`, `预报`.
 
 use crate::tool::ToolDefinition;
 
@@ -53,12 +55,65 @@ pub(crate) fn is_stop_word(word: &str) -> bool {
 
 /// The lowercase words of `text`, in order, split at anything not a letter
 /// or digit and at camelCase humps: `GET_searchPerson` gives `get`,
-/// `search`, `person`. Nothing dropped, nothing folded.
+/// `search`, `person`. A run of CJK characters gives its overlapping pairs
+/// ([`cjk_pairs`]). Nothing dropped, nothing folded.
 pub(crate) fn words(text: &str) -> impl Iterator<Item = String> + '_ {
     text.split(|c: char| !c.is_alphanumeric())
         .flat_map(split_camel)
-        .map(str::to_lowercase)
+        .flat_map(cjk_pairs)
+        .map(|word| word.to_lowercase())
         .filter(|word| !word.is_empty())
+}
+
+/// `word` with each run of CJK characters replaced by the run's
+/// overlapping pairs of characters (a run of one stays as it is), the way
+/// search engines index these scripts (Lucene's CJK bigrams): they do not
+/// space their words, so a whole sentence would otherwise be one word that
+/// no query repeats. `查询天气` gives `查询`, `询天`, `天气`; `iPhone手机`
+/// gives `iPhone`, `手机`.
+fn cjk_pairs(word: &str) -> Vec<String> {
+    if !word.chars().any(is_cjk) {
+        return vec![word.to_owned()];
+    }
+    let mut out = Vec::new();
+    let mut run: Vec<char> = Vec::new();
+    let mut other = String::new();
+    let flush_run = |run: &mut Vec<char>, out: &mut Vec<String>| {
+        if run.len() == 1 {
+            out.push(run.iter().collect());
+        }
+        out.extend(run.windows(2).map(|pair| pair.iter().collect()));
+        run.clear();
+    };
+    for c in word.chars() {
+        if is_cjk(c) {
+            if !other.is_empty() {
+                out.push(std::mem::take(&mut other));
+            }
+            run.push(c);
+        } else {
+            flush_run(&mut run, &mut out);
+            other.push(c);
+        }
+    }
+    flush_run(&mut run, &mut out);
+    if !other.is_empty() {
+        out.push(other);
+    }
+    out
+}
+
+/// Whether `c` is written without spaces between words: Han ideographs,
+/// Hiragana, Katakana and Hangul.
+fn is_cjk(c: char) -> bool {
+    matches!(c,
+        '\u{3040}'..='\u{30FF}'      // Hiragana, Katakana
+        | '\u{3400}'..='\u{4DBF}'    // Han, extension A
+        | '\u{4E00}'..='\u{9FFF}'    // Han
+        | '\u{AC00}'..='\u{D7AF}'    // Hangul syllables
+        | '\u{F900}'..='\u{FAFF}'    // Han compatibility
+        | '\u{FF66}'..='\u{FF9F}'    // halfwidth Katakana
+        | '\u{20000}'..='\u{2FA1F}') // Han, extensions B onwards
 }
 
 /// `getWeatherForecast` -> `get`, `Weather`, `Forecast`; `HTTPServer` -> `HTTP`, `Server`.

@@ -25,3 +25,21 @@ fn identifiers_and_prose_meet_on_the_same_terms() {
     );
     assert_eq!(terms("mp3 to wav"), ["mp", "3", "wav"]);
 }
+
+#[test]
+fn unspaced_scripts_are_matched_by_pairs_of_characters() {
+    assert_eq!(terms("天气预报"), ["天气", "气预", "预报"]);
+    assert_eq!(terms("查询 天气"), ["查询", "天气"]);
+    assert_eq!(terms("八"), ["八"], "a lone character stays as it is");
+    assert_eq!(
+        terms("iPhone手机price"),
+        ["phone", "手机", "price"],
+        "the Latin around a run keeps its own words"
+    );
+    assert_eq!(terms("東京の天気"), ["東京", "京の", "の天", "天気"]);
+    assert_eq!(terms("날씨예보"), ["날씨", "씨예", "예보"]);
+    assert_eq!(
+        terms("bing_search 搜索关键词"),
+        ["bing", "search", "搜索", "索关", "关键", "键词"]
+    );
+}
