@@ -103,8 +103,10 @@ fn cjk_pairs(word: &str) -> Vec<String> {
     out
 }
 
-/// Whether `c` is written without spaces between words: Han ideographs,
-/// Hiragana, Katakana and Hangul.
+/// Whether `c` is matched by pairs of characters: Han ideographs, Hiragana
+/// and Katakana, written without spaces, and Hangul, whose spaced words
+/// carry their particles and endings with them (as Lucene's CJK analyzer
+/// treats them).
 fn is_cjk(c: char) -> bool {
     matches!(c,
         '\u{3040}'..='\u{30FF}'      // Hiragana, Katakana
