@@ -61,7 +61,7 @@ pub(crate) fn words(text: &str) -> impl Iterator<Item = String> + '_ {
     text.split(|c: char| !c.is_alphanumeric())
         .flat_map(split_camel)
         .flat_map(cjk_pairs)
-        .map(|word| word.to_lowercase())
+        .map(str::to_lowercase)
         .filter(|word| !word.is_empty())
 }
 
@@ -70,37 +70,29 @@ pub(crate) fn words(text: &str) -> impl Iterator<Item = String> + '_ {
 /// search engines index these scripts (Lucene's CJK bigrams): they do not
 /// space their words, so a whole sentence would otherwise be one word that
 /// no query repeats. `查询天气` gives `查询`, `询天`, `天气`; `iPhone手机`
-/// gives `iPhone`, `手机`.
-fn cjk_pairs(word: &str) -> Vec<String> {
+/// gives `iPhone`, `手机`. Every part is a slice of `word`.
+fn cjk_pairs(word: &str) -> Vec<&str> {
     if !word.chars().any(is_cjk) {
-        return vec![word.to_owned()];
+        return vec![word];
     }
-    let mut out = Vec::new();
-    let mut run: Vec<char> = Vec::new();
-    let mut other = String::new();
-    let flush_run = |run: &mut Vec<char>, out: &mut Vec<String>| {
-        if run.len() == 1 {
-            out.push(run.iter().collect());
-        }
-        out.extend(run.windows(2).map(|pair| pair.iter().collect()));
-        run.clear();
-    };
-    for c in word.chars() {
-        if is_cjk(c) {
-            if !other.is_empty() {
-                out.push(std::mem::take(&mut other));
-            }
-            run.push(c);
+    let chars: Vec<(usize, char)> = word.char_indices().collect();
+    let end_of = |i: usize| chars.get(i).map_or(word.len(), |(at, _)| *at);
+    let mut parts = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let cjk = is_cjk(chars[i].1);
+        let run = chars[i..]
+            .iter()
+            .take_while(|(_, c)| is_cjk(*c) == cjk)
+            .count();
+        if cjk && run > 1 {
+            parts.extend((i..i + run - 1).map(|j| &word[chars[j].0..end_of(j + 2)]));
         } else {
-            flush_run(&mut run, &mut out);
-            other.push(c);
+            parts.push(&word[chars[i].0..end_of(i + run)]);
         }
+        i += run;
     }
-    flush_run(&mut run, &mut out);
-    if !other.is_empty() {
-        out.push(other);
-    }
-    out
+    parts
 }
 
 /// Whether `c` is matched by pairs of characters: Han ideographs, Hiragana

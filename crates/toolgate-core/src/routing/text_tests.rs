@@ -1,6 +1,8 @@
 use pretty_assertions::assert_eq;
 
-use super::terms;
+use proptest::prelude::*;
+
+use super::{terms, words};
 
 #[test]
 fn identifiers_and_prose_meet_on_the_same_terms() {
@@ -42,4 +44,18 @@ fn unspaced_scripts_are_matched_by_pairs_of_characters() {
         terms("bing_search 搜索关键词"),
         ["bing", "search", "搜索", "索关", "关键", "键词"]
     );
+}
+
+proptest! {
+    /// Any text, CJK or not: words come out nonempty and lowercase, and a
+    /// run of CJK characters only as pairs or a lone character.
+    #[test]
+    fn any_text_gives_nonempty_lowercase_words(text in "[a-zA-Z0-9 _天气预报東京の날씨é.-]{0,40}") {
+        for word in words(&text) {
+            prop_assert!(!word.is_empty());
+            prop_assert_eq!(word.to_lowercase(), word.clone());
+            let cjk = word.chars().filter(|c| "天气预报東京の날씨".contains(*c)).count();
+            prop_assert!(cjk == 0 || (cjk == word.chars().count() && cjk <= 2), "{word}");
+        }
+    }
 }
