@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""Convert UltraTool (1,000 real-world requests over 436 tools in 22 domains) to the common layout.
+
+UltraTool's test data holds 1,000 requests that people wrote, in English and in Chinese, each with
+a step-by-step plan whose steps call tools, the definitions of those tools, and the request's
+domain (Finance, Document, Alarm, Flight...). The same tool keeps the same definition across
+requests, so the union of the definitions is one catalog, and its domains are its groups.
+
+Input (a checkout of https://github.com/JoeYing1019/UltraTool):
+  data/English-dataset/test.json   one request per line: {"question", "plan": [{"step", "tool"}],
+  data/Chinese-dataset/test.json   "tools": [{"name", "description", "arguments", "results"}],
+                                   "domain"}; a step's "tool" is a call such as
+                                   "file_write(file_path='...', content='...')", or no tool
+
+Output (in --out):
+  tools.jsonl    {"name","description","parameters","group","domains"}
+  groups.jsonl   {"group","description","n_tools"}
+  queries.jsonl  {"id","query","tools","groups","domain"}
+
+group = the domain of most of the requests that define the tool (ties: the domain where it was
+        defined first). 49 of the 436 tools are defined under several domains.
+tools = the tools the plan calls, in the order of their first call; the groups are theirs, so a
+        request may need a group other than its own domain.
+parameters = the tool's "arguments" (a JSON Schema object); its "results" are not sent to a model.
+A request whose plan calls no tool it defines is dropped and counted.
+Stdlib only.  Usage: python3 convert.py --source ULTRATOOL_CHECKOUT --out DIR [--language chinese]
+"""
+import argparse
+import json
+import os
+import re
+import sys
+from collections import Counter, defaultdict
+
+FILES = {
+    "english": os.path.join("data", "English-dataset", "test.json"),
+    "chinese": os.path.join("data", "Chinese-dataset", "test.json"),
+}
+CALL = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+
+
+def fail(message):
+    sys.exit(f"convert.py: {message}")
+
+
+def load(source, rel):
+    path = os.path.join(source, rel)
+    if not os.path.isfile(path):
+        fail(f"missing {rel} under --source {source} (expected a checkout of "
+             "https://github.com/JoeYing1019/UltraTool)")
+    rows = []
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError as e:
+                fail(f"{rel} line {number}: {e}")
+    return rows
+
+
+def called(request, defined):
+    """The defined tools the plan calls, in the order of their first call."""
+    out = []
+    for step in request.get("plan") or []:
+        match = CALL.match(step.get("tool") or "")
+        if match and match.group(1) in defined and match.group(1) not in out:
+            out.append(match.group(1))
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--source", required=True, help="checkout of github.com/JoeYing1019/UltraTool")
+    ap.add_argument("--out", required=True, help="output directory")
+    ap.add_argument("--language", choices=sorted(FILES), default="english",
+                    help="which of the two translations to convert (default: english)")
+    args = ap.parse_args()
+    requests = load(args.source, FILES[args.language])
+
+    definitions = {}                    # name -> the first definition, in catalog order
+    domains = defaultdict(Counter)      # name -> {domain: requests defining it there}
+    first_domain = {}
+    redefined = set()
+    for number, request in enumerate(requests, 1):
+        domain = request.get("domain")
+        if not isinstance(domain, str) or not domain:
+            fail(f"{FILES[args.language]} line {number}: no domain")
+        for tool in request.get("tools") or []:
+            name = tool.get("name")
+            if not isinstance(name, str) or not name:
+                fail(f"{FILES[args.language]} line {number}: a tool without a name")
+            if name not in definitions:
+                definitions[name] = tool
+                first_domain[name] = domain
+            elif tool != definitions[name]:
+                redefined.add(name)
+            domains[name][domain] += 1
+
+    def group_of(name):
+        counts = domains[name]
+        return max(counts, key=lambda d: (counts[d], d == first_domain[name]))
+
+    tools = [{
+        "name": name,
+        "description": tool.get("description") or "",
+        "parameters": tool.get("arguments") or {"type": "object", "properties": {}},
+        "group": group_of(name),
+        "domains": sorted(domains[name]),
+    } for name, tool in definitions.items()]
+    sizes = Counter(tool["group"] for tool in tools)
+    groups = [{"group": group, "description": "", "n_tools": sizes[group]}
+              for group in sorted(sizes)]
+    group = {tool["name"]: tool["group"] for tool in tools}
+
+    queries, dropped = [], 0
+    for number, request in enumerate(requests):
+        defined = {tool.get("name") for tool in request.get("tools") or []}
+        gold = called(request, defined)
+        if not gold:
+            dropped += 1
+            continue
+        queries.append({
+            "id": f"ultratool-{args.language}-{number:04d}",
+            "query": request["question"].strip(),
+            "tools": gold,
+            "groups": list(dict.fromkeys(group[name] for name in gold)),
+            "domain": request["domain"],
+        })
+
+    os.makedirs(args.out, exist_ok=True)
+    for file, rows in (("tools.jsonl", tools), ("groups.jsonl", groups),
+                       ("queries.jsonl", queries)):
+        with open(os.path.join(args.out, file), "w", encoding="utf-8") as f:
+            for row in rows:
+                f.write(json.dumps(row, ensure_ascii=False) + "\n")
+    print(f"{len(tools)} tools in {len(groups)} groups; {len(queries)} of {len(requests)} requests")
+    shared = sum(1 for name in domains if len(domains[name]) > 1)
+    print(f"  {shared} tools defined under several domains")
+    if redefined:
+        print(f"  {len(redefined)} tools defined differently by later requests; the first kept")
+    if dropped:
+        print(f"  {dropped} requests dropped: the plan calls no tool they define")
+    per = Counter(len(q["groups"]) for q in queries)
+    print("  gold groups per request: " + ", ".join(f"{k} -> {per[k]}" for k in sorted(per)))
+    per = Counter(len(q["tools"]) for q in queries)
+    print("  gold tools per request: " + ", ".join(f"{k} -> {per[k]}" for k in sorted(per)))
+
+
+if __name__ == "__main__":
+    main()
