@@ -21,6 +21,8 @@ group = the domain of most of the requests that define the tool (ties: the domai
         defined first). 49 of the 436 tools are defined under several domains.
 tools = the tools the plan calls, in the order of their first call; the groups are theirs, so a
         request may need a group other than its own domain.
+id = ultratool-NNNN, the request's line (from 0): the same in both languages, so that a run on
+     each tunes and reports on the same requests.
 parameters = the tool's "arguments" (a JSON Schema object); its "results" are not sent to a model.
 A request whose plan calls no tool it defines is dropped and counted.
 Stdlib only.  Usage: python3 convert.py --source ULTRATOOL_CHECKOUT --out DIR [--language chinese]
@@ -122,7 +124,7 @@ def main():
             dropped += 1
             continue
         queries.append({
-            "id": f"ultratool-{args.language}-{number:04d}",
+            "id": f"ultratool-{number:04d}",
             "query": request["question"].strip(),
             "tools": gold,
             "groups": list(dict.fromkeys(group[name] for name in gold)),
