@@ -36,6 +36,9 @@ import re
 import sys
 from collections import Counter
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from layout import fail, write_layout  # noqa: E402  (bench/datasets/layout.py)
+
 SCENARIOS = {  # all_apis.csv 应用场景 -> group id (English rendering of the label)
     "账户管理": "Account Management",
     "日程安排和管理": "Schedule Management",
@@ -53,10 +56,6 @@ DIALOGUE_DIRS = ("lv1-lv2-samples/level-1-given-desc", "lv1-lv2-samples/level-2-
 RETRIEVER = "ToolSearcher"  # level-2's API-retrieval tool: the router's job here, not a gold tool
 SCALARS = {"str": "string", "int": "integer", "float": "number", "bool": "boolean",
            "dict": "object", "object": "object", "datetime": "string"}
-
-
-def fail(message):
-    sys.exit(f"convert.py: {message}")
 
 
 def find_root(source):
@@ -226,12 +225,7 @@ def main():
     groups_out = [{"group": g, "description": "", "n_tools": n, "scenario_zh": zh[g]}
                   for g, n in sorted(counts.items())]
 
-    os.makedirs(args.out, exist_ok=True)
-    for fname, rows_out in (("tools.jsonl", tools), ("groups.jsonl", groups_out),
-                            ("queries.jsonl", queries)):
-        with open(os.path.join(args.out, fname), "w", encoding="utf-8") as f:
-            for r in rows_out:
-                f.write(json.dumps(r, ensure_ascii=False) + "\n")
+    write_layout(args.out, tools, groups_out, queries)
 
     used = {t for q in queries for t in q["tools"]}
     print(f"tools={len(tools)} (implemented {sum(t['implemented'] for t in tools)}, "

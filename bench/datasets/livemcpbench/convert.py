@@ -37,23 +37,16 @@ import re
 import sys
 from collections import Counter, defaultdict
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from layout import fail, load_json, write_layout  # noqa: E402  (bench/datasets/layout.py)
+
 TOOLS = os.path.join("tools", "LiveMCPTool", "tools.json")
 TASKS = os.path.join("baseline", "annotation",
                      "claude-sonnet-4-20250514_Qwen3-Embedding-0.6B.json")
 EXECUTE = "execute-tool"  # the recorded run's tool that calls a server's tool
 
 
-def fail(message):
-    sys.exit(f"convert.py: {message}")
-
-
-def load(source, rel):
-    path = os.path.join(source, rel)
-    if not os.path.isfile(path):
-        fail(f"missing {rel} under --source {source} (expected a checkout of "
-             "https://github.com/icip-cas/LiveMCPBench)")
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
+REPOSITORY = "https://github.com/icip-cas/LiveMCPBench"
 
 
 def gold_names(task):
@@ -90,8 +83,8 @@ def main():
     ap.add_argument("--source", required=True, help="checkout of github.com/icip-cas/LiveMCPBench")
     ap.add_argument("--out", required=True, help="output directory")
     args = ap.parse_args()
-    servers = load(args.source, TOOLS)
-    tasks = load(args.source, TASKS)
+    servers = load_json(args.source, TOOLS, REPOSITORY)
+    tasks = load_json(args.source, TASKS, REPOSITORY)
 
     tools, groups = [], []
     exposed = {}                      # (server KEY, tool name) -> exposed name
@@ -160,12 +153,7 @@ def main():
             "category": task.get("category", ""),
         })
 
-    os.makedirs(args.out, exist_ok=True)
-    for file, rows in (("tools.jsonl", tools), ("groups.jsonl", groups),
-                       ("queries.jsonl", queries)):
-        with open(os.path.join(args.out, file), "w", encoding="utf-8") as f:
-            for row in rows:
-                f.write(json.dumps(row, ensure_ascii=False) + "\n")
+    write_layout(args.out, tools, groups, queries)
     print(f"{len(tools)} tools in {len(groups)} groups; {len(queries)} of {len(tasks)} tasks")
     for reason, count in sorted(how.items()):
         print(f"  {count} gold mentions resolved by {reason}")

@@ -25,11 +25,13 @@ Stdlib only.  Usage: python3 convert.py --source RESTGPT_CHECKOUT --out DIR
 """
 import argparse
 import copy
-import json
 import os
 import re
 import sys
 from collections import Counter
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from layout import fail, load_json, write_layout  # noqa: E402  (bench/datasets/layout.py)
 
 SERVICES = (
     # service, spec file, queries file, group prefix
@@ -43,17 +45,7 @@ SOLUTION_FIXES = {
 }
 
 
-def fail(message):
-    sys.exit(f"convert.py: {message}")
-
-
-def load_json(source, rel):
-    path = os.path.join(source, rel)
-    if not os.path.isfile(path):
-        fail(f"missing {rel} under --source {source} (expected a checkout of "
-             "https://github.com/Yifan-Song793/RestGPT)")
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
+REPOSITORY = "https://github.com/Yifan-Song793/RestGPT"
 
 
 def resolve(obj, spec, seen=()):
@@ -132,7 +124,8 @@ def main():
     ap.add_argument("--out", required=True, help="output directory")
     args = ap.parse_args()
 
-    inputs = {s: (load_json(args.source, spec), load_json(args.source, data))
+    inputs = {s: (load_json(args.source, spec, REPOSITORY),
+                  load_json(args.source, data, REPOSITORY))
               for s, spec, data, _ in SERVICES}
 
     tools, by_endpoint, queries = [], {}, []
@@ -211,12 +204,7 @@ def main():
     for t in tools:
         del t["source_label"]
 
-    os.makedirs(args.out, exist_ok=True)
-    for fname, rows in (("tools.jsonl", tools), ("groups.jsonl", groups_out),
-                        ("queries.jsonl", queries)):
-        with open(os.path.join(args.out, fname), "w", encoding="utf-8") as f:
-            for r in rows:
-                f.write(json.dumps(r, ensure_ascii=False, sort_keys=False) + "\n")
+    write_layout(args.out, tools, groups_out, queries)
 
     print(f"tools={len(tools)} groups={len(groups_out)} queries={len(queries)} "
           f"body_params_renamed={stats['body_param_renamed']}")

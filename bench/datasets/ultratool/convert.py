@@ -34,24 +34,21 @@ import re
 import sys
 from collections import Counter, defaultdict
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from layout import fail, source_file, write_layout  # noqa: E402  (bench/datasets/layout.py)
+
 FILES = {
     "english": os.path.join("data", "English-dataset", "test.json"),
     "chinese": os.path.join("data", "Chinese-dataset", "test.json"),
 }
+REPOSITORY = "https://github.com/JoeYing1019/UltraTool"
 CALL = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 
 
-def fail(message):
-    sys.exit(f"convert.py: {message}")
-
-
 def load(source, rel):
-    path = os.path.join(source, rel)
-    if not os.path.isfile(path):
-        fail(f"missing {rel} under --source {source} (expected a checkout of "
-             "https://github.com/JoeYing1019/UltraTool)")
+    """The requests of `rel`, one JSON object a line."""
     rows = []
-    with open(path, encoding="utf-8") as f:
+    with open(source_file(source, rel, REPOSITORY), encoding="utf-8") as f:
         for number, line in enumerate(f, 1):
             if not line.strip():
                 continue
@@ -131,12 +128,7 @@ def main():
             "domain": request["domain"],
         })
 
-    os.makedirs(args.out, exist_ok=True)
-    for file, rows in (("tools.jsonl", tools), ("groups.jsonl", groups),
-                       ("queries.jsonl", queries)):
-        with open(os.path.join(args.out, file), "w", encoding="utf-8") as f:
-            for row in rows:
-                f.write(json.dumps(row, ensure_ascii=False) + "\n")
+    write_layout(args.out, tools, groups, queries)
     print(f"{len(tools)} tools in {len(groups)} groups; {len(queries)} of {len(requests)} requests")
     shared = sum(1 for name in domains if len(domains[name]) > 1)
     print(f"  {shared} tools defined under several domains")
