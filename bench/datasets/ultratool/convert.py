@@ -79,8 +79,8 @@ def main():
     requests = load(args.source, FILES[args.language])
 
     definitions = {}                    # name -> the first definition, in catalog order
-    domains = defaultdict(Counter)      # name -> {domain: requests defining it there}
-    first_domain = {}
+    domains = defaultdict(Counter)      # name -> {domain: requests defining it there}, in
+                                        # the order the domains first define it
     redefined = set()
     for number, request in enumerate(requests, 1):
         domain = request.get("domain")
@@ -92,14 +92,13 @@ def main():
                 fail(f"{FILES[args.language]} line {number}: a tool without a name")
             if name not in definitions:
                 definitions[name] = tool
-                first_domain[name] = domain
             elif tool != definitions[name]:
                 redefined.add(name)
             domains[name][domain] += 1
 
     def group_of(name):
-        counts = domains[name]
-        return max(counts, key=lambda d: (counts[d], d == first_domain[name]))
+        # max keeps the first of equals: on a tie, the domain that defined the tool first.
+        return max(domains[name], key=domains[name].get)
 
     tools = [{
         "name": name,
