@@ -29,6 +29,21 @@ def load_json(source, rel, repository):
         return json.load(f)
 
 
+def read_jsonl(path, shown):
+    """The JSON objects of the file `path`, one a line (blank lines skipped), each with its line
+    number; a malformed line stops the converter, named as `shown` and its number."""
+    rows = []
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                rows.append((number, json.loads(line)))
+            except json.JSONDecodeError as e:
+                fail(f"{shown} line {number}: {e}")
+    return rows
+
+
 def write_layout(out, tools, groups, queries):
     """Writes the three files of the common layout into `out` (created if missing), one JSON
     object a line, non-ASCII text as it is."""

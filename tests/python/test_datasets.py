@@ -130,3 +130,15 @@ def test_a_malformed_line_is_named_by_its_number(tmp_path: Path) -> None:
     done = convert(source, tmp_path / "out")
     assert done.returncode != 0
     assert "data/English-dataset/test.json line 2:" in done.stderr
+
+
+def test_a_request_without_a_question_is_named_by_its_line_past_blank_lines(tmp_path: Path) -> None:
+    source = checkout(tmp_path / "src", "English", REQUESTS[:1])
+    questionless = dict(REQUESTS[1])
+    del questionless["question"]
+    with (source / "data" / "English-dataset" / "test.json").open("a", encoding="utf-8") as f:
+        f.write("\n" + json.dumps(questionless) + "\n")
+    done = convert(source, tmp_path / "out")
+    assert done.returncode != 0
+    assert "data/English-dataset/test.json line 3: no question" in done.stderr
+    assert not (tmp_path / "out").exists()

@@ -30,14 +30,13 @@ Stdlib only.  Usage: python3 convert.py --source DAMO_CONVAI_CHECKOUT --out DIR
 import argparse
 import ast
 import csv
-import json
 import os
 import re
 import sys
 from collections import Counter
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from layout import fail, write_layout  # noqa: E402  (bench/datasets/layout.py)
+from layout import fail, read_jsonl, write_layout  # noqa: E402  (bench/datasets/layout.py)
 
 SCENARIOS = {  # all_apis.csv 应用场景 -> group id (English rendering of the label)
     "账户管理": "Account Management",
@@ -123,11 +122,6 @@ def to_schema(inputs):
     return {"type": "object", "properties": props}
 
 
-def read_dialogue(path):
-    with open(path, encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--source", required=True,
@@ -172,7 +166,7 @@ def main():
             if not fname.endswith(".jsonl"):
                 continue
             conversation = f"{level}/{fname[:-len('.jsonl')]}"
-            lines = read_dialogue(os.path.join(folder, fname))
+            lines = [row for _, row in read_jsonl(os.path.join(folder, fname), f"{rel}/{fname}")]
             if not any(x.get("role") == "User" for x in lines):
                 stats["dialogues_without_user_turn"] += 1
                 print(f"note: {rel}/{fname} has no user turn ({len(lines)} lines); skipped")

@@ -28,14 +28,13 @@ A request whose plan calls no tool it defines is dropped and counted.
 Stdlib only.  Usage: python3 convert.py --source ULTRATOOL_CHECKOUT --out DIR [--language chinese]
 """
 import argparse
-import json
 import os
 import re
 import sys
 from collections import Counter, defaultdict
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from layout import fail, source_file, write_layout  # noqa: E402  (bench/datasets/layout.py)
+from layout import fail, read_jsonl, source_file, write_layout  # noqa: E402  (bench/datasets/layout.py)
 
 FILES = {
     "english": os.path.join("data", "English-dataset", "test.json"),
@@ -43,20 +42,6 @@ FILES = {
 }
 REPOSITORY = "https://github.com/JoeYing1019/UltraTool"
 CALL = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*\(")
-
-
-def load(source, rel):
-    """The requests of `rel`, one JSON object a line."""
-    rows = []
-    with open(source_file(source, rel, REPOSITORY), encoding="utf-8") as f:
-        for number, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError as e:
-                fail(f"{rel} line {number}: {e}")
-    return rows
 
 
 def called(request, defined):
@@ -76,20 +61,23 @@ def main():
     ap.add_argument("--language", choices=sorted(FILES), default="english",
                     help="which of the two translations to convert (default: english)")
     args = ap.parse_args()
-    requests = load(args.source, FILES[args.language])
+    rel = FILES[args.language]
+    requests = read_jsonl(source_file(args.source, rel, REPOSITORY), rel)
 
     definitions = {}                    # name -> the first definition, in catalog order
     domains = defaultdict(Counter)      # name -> {domain: requests defining it there}, in
                                         # the order the domains first define it
     redefined = set()
-    for number, request in enumerate(requests, 1):
+    for number, request in requests:
         domain = request.get("domain")
         if not isinstance(domain, str) or not domain:
-            fail(f"{FILES[args.language]} line {number}: no domain")
+            fail(f"{rel} line {number}: no domain")
+        if not isinstance(request.get("question"), str):
+            fail(f"{rel} line {number}: no question")
         for tool in request.get("tools") or []:
             name = tool.get("name")
             if not isinstance(name, str) or not name:
-                fail(f"{FILES[args.language]} line {number}: a tool without a name")
+                fail(f"{rel} line {number}: a tool without a name")
             if name not in definitions:
                 definitions[name] = tool
             elif tool != definitions[name]:
@@ -113,14 +101,14 @@ def main():
     group = {tool["name"]: tool["group"] for tool in tools}
 
     queries, dropped = [], 0
-    for number, request in enumerate(requests):
+    for number, request in requests:
         defined = {tool.get("name") for tool in request.get("tools") or []}
         gold = called(request, defined)
         if not gold:
             dropped += 1
             continue
         queries.append({
-            "id": f"ultratool-{number:04d}",
+            "id": f"ultratool-{number - 1:04d}",
             "query": request["question"].strip(),
             "tools": gold,
             "groups": list(dict.fromkeys(group[name] for name in gold)),
