@@ -17,8 +17,10 @@ use toolgate_core::{GroupId, GroupVisibility, NameError, timeout_from_seconds};
 use toolgate_tools::Startup;
 
 /// The only variables of the gateway's environment a stdio upstream gets
-/// unless its `inherit_env` names more: what programs need to run, and
-/// nothing that holds a secret (the gateway's token, model API keys).
+/// unless its `inherit_env` names more: what programs need to run (TLS
+/// certificates and proxies included, without which a server that fetches
+/// anything fails its handshake), and nothing that holds a secret (the
+/// gateway's token, model API keys). Each is passed when it is set.
 pub const SAFE_ENV: &[&str] = &[
     "PATH",
     "HOME",
@@ -43,6 +45,22 @@ pub const SAFE_ENV: &[&str] = &[
     "PROGRAMFILES",
     "COMSPEC",
     "PATHEXT",
+    // Where TLS stacks find certificates: OpenSSL and rustls-native-certs,
+    // Python's requests, Node.
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "REQUESTS_CA_BUNDLE",
+    "CURL_CA_BUNDLE",
+    "NODE_EXTRA_CA_CERTS",
+    // Proxies, in both spellings programs read.
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "ALL_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+    "all_proxy",
 ];
 
 /// The environment a stdio upstream starts with: [`SAFE_ENV`] and the
@@ -143,10 +161,21 @@ pub enum UpstreamTransport {
 impl UpstreamTransport {
     /// What of this transport must never be shown to a client or logged:
     /// the user info of an HTTP URL (`user:password@`) and the values of
-    /// its headers (an `Authorization` token, say).
+    /// its headers (an `Authorization` token, say); for a stdio server, the
+    /// values of its own `env` variables whose names say they hold a secret
+    /// (`GITHUB_TOKEN`, `API_KEY`, ...), which its stderr may repeat.
     pub fn secrets(&self) -> Vec<String> {
-        let Self::Http { url, headers } = self else {
-            return Vec::new();
+        let (url, headers) = match self {
+            Self::Http { url, headers } => (url, headers),
+            Self::Stdio { env, .. } => {
+                let mut secrets: Vec<String> = env
+                    .iter()
+                    .filter(|(name, value)| holds_secret(name) && value.len() >= 4)
+                    .map(|(_, value)| value.clone())
+                    .collect();
+                secrets.sort_by_key(|secret| std::cmp::Reverse(secret.len()));
+                return secrets;
+            }
         };
         let mut secrets: Vec<String> = headers
             .values()
@@ -167,6 +196,23 @@ impl UpstreamTransport {
         secrets.sort_by_key(|secret| std::cmp::Reverse(secret.len()));
         secrets
     }
+}
+
+/// Whether an environment variable named `name` holds a secret, by its
+/// name: `GITHUB_TOKEN`, `OPENAI_API_KEY`, `DB_PASSWORD`, ...
+fn holds_secret(name: &str) -> bool {
+    let name = name.to_ascii_uppercase();
+    [
+        "TOKEN",
+        "KEY",
+        "SECRET",
+        "PASSWORD",
+        "PASSWD",
+        "CREDENTIAL",
+        "AUTH",
+    ]
+    .iter()
+    .any(|word| name.contains(word))
 }
 
 /// `text` with every one of `secrets` replaced by `***`.

@@ -166,6 +166,53 @@ fn a_stdio_upstream_gets_a_safe_environment_plus_what_it_asks_for() {
 }
 
 #[test]
+fn tls_certificates_and_proxies_reach_a_stdio_upstream_when_set() {
+    let gateway = [
+        ("SSL_CERT_FILE", "/etc/ssl/cert.pem"),
+        ("SSL_CERT_DIR", "/etc/ssl/certs"),
+        ("REQUESTS_CA_BUNDLE", "/etc/ssl/cert.pem"),
+        ("NODE_EXTRA_CA_CERTS", "/etc/ssl/extra.pem"),
+        ("HTTPS_PROXY", "http://proxy:3128"),
+        ("https_proxy", "http://proxy:3128"),
+        ("NO_PROXY", "localhost"),
+        ("all_proxy", "socks5://proxy:1080"),
+        ("OPENAI_API_KEY", "sk-secret"),
+    ]
+    .map(|(name, value)| (name.to_owned(), value.to_owned()));
+    let env = upstream_env(gateway.into_iter(), &[], &BTreeMap::new());
+    assert_eq!(
+        env.keys().map(String::as_str).collect::<Vec<_>>(),
+        [
+            "HTTPS_PROXY",
+            "NODE_EXTRA_CA_CERTS",
+            "NO_PROXY",
+            "REQUESTS_CA_BUNDLE",
+            "SSL_CERT_DIR",
+            "SSL_CERT_FILE",
+            "all_proxy",
+            "https_proxy"
+        ]
+    );
+}
+
+#[test]
+fn the_secrets_of_a_stdio_upstream_are_its_env_values_named_as_secrets() {
+    let transport = UpstreamTransport::Stdio {
+        command: "server".into(),
+        args: Vec::new(),
+        env: BTreeMap::from([
+            ("GITHUB_TOKEN".into(), "ghp_0123456789".into()),
+            ("db_password".into(), "hunter22".into()),
+            ("LOG_LEVEL".into(), "debug".into()),
+            ("API_KEY".into(), "k".into()),
+        ]),
+        inherit_env: Vec::new(),
+        cwd: None,
+    };
+    assert_eq!(transport.secrets(), ["ghp_0123456789", "hunter22"]);
+}
+
+#[test]
 fn the_credentials_of_an_http_upstream_are_redacted() {
     let transport = UpstreamTransport::Http {
         url: "https://alice:s3cret@example.com:8443/mcp?x=1".into(),
