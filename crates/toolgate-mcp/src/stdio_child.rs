@@ -3,9 +3,17 @@
 //! it), so a call whose answer was that line would wait for its timeout and
 //! report one; the watch sees the oversized line go by, reads the request id
 //! from its ends, and fails that call at once with the real reason.
+//!
+//! Its stderr is read through a pipe: each line goes to the gateway's log
+//! (target `toolgate_mcp::upstream_stderr`), and the last ones are kept in a
+//! [`StderrTail`], so a server that dies before the handshake is reported
+//! with what it said (a TLS error, a missing module) rather than only
+//! "connection closed".
 
+use std::collections::VecDeque;
 use std::io;
 use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -14,7 +22,8 @@ use rmcp::model::{NumberOrString, RequestId};
 use rmcp::transport::Transport;
 use rmcp::transport::async_rw::{AsyncRwTransport, DEFAULT_MAX_LINE_LENGTH};
 use tokio::io::{AsyncRead, ReadBuf};
-use tokio::process::{Child, ChildStdin, ChildStdout};
+use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout};
+use tokio::sync::watch;
 
 use crate::relay::InFlight;
 
@@ -27,6 +36,16 @@ const EXIT_WAIT: Duration = Duration::from_secs(3);
 /// How much of each end of an oversized line is kept to find its id.
 const END_BYTES: usize = 1024;
 
+/// The stderr lines a [`StderrTail`] keeps, at most.
+const TAIL_LINES: usize = 20;
+/// The bytes a [`StderrTail`] keeps, at most.
+const TAIL_BYTES: usize = 4096;
+/// The bytes of one stderr line kept (and logged); the rest is dropped.
+const LINE_BYTES: usize = 1024;
+/// How long a failed start waits for the server's stderr to close, so the
+/// lines it wrote as it died are in the error.
+const STDERR_WAIT: Duration = Duration::from_secs(1);
+
 /// A stdio server: its process and its transport.
 pub(crate) struct StdioChild {
     child: Option<Child>,
@@ -34,16 +53,19 @@ pub(crate) struct StdioChild {
 }
 
 impl StdioChild {
-    /// Starts `command` with piped stdin and stdout (stderr goes where the
-    /// gateway's goes); an oversized message fails its call in `in_flight`.
+    /// Starts `command` with piped stdin, stdout and stderr; an oversized
+    /// message fails its call in `in_flight`, and what it writes on stderr
+    /// is logged under `upstream` and kept in `stderr`.
     pub(crate) fn spawn(
         mut command: tokio::process::Command,
         in_flight: InFlight,
+        upstream: &str,
+        stderr: &StderrTail,
     ) -> io::Result<Self> {
         command
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::inherit())
+            .stderr(std::process::Stdio::piped())
             .kill_on_drop(true);
         let mut child = command.spawn()?;
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
@@ -51,6 +73,21 @@ impl StdioChild {
                 "the server's stdin or stdout is not a pipe",
             ));
         };
+        if let Some(pipe) = child.stderr.take() {
+            // Taken here, not in the task: a start that fails before the
+            // task first runs still waits for it.
+            let reading = stderr
+                .reader
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take();
+            tokio::spawn(read_stderr(
+                pipe,
+                upstream.to_owned(),
+                stderr.clone(),
+                reading,
+            ));
+        }
         let watch = LineWatch::new(stdout, MAX_MESSAGE_BYTES, in_flight);
         Ok(Self {
             child: Some(child),
@@ -93,6 +130,121 @@ impl Transport<RoleClient> for StdioChild {
         }
         Ok(())
     }
+}
+
+/// The last lines a stdio server wrote on stderr (at most [`TAIL_LINES`]
+/// and [`TAIL_BYTES`]), shared between the task that reads them and the
+/// start that reports them.
+#[derive(Clone, Debug)]
+pub(crate) struct StderrTail {
+    lines: Arc<Mutex<Tail>>,
+    /// Closed (its sender dropped) when the reading task ends: the server
+    /// closed its stderr.
+    done: watch::Receiver<()>,
+    /// The sender, until a reading task takes it (or a failed start drops it).
+    reader: Arc<Mutex<Option<watch::Sender<()>>>>,
+}
+
+#[derive(Debug, Default)]
+struct Tail {
+    lines: VecDeque<String>,
+    bytes: usize,
+}
+
+impl Default for StderrTail {
+    fn default() -> Self {
+        let (sender, done) = watch::channel(());
+        Self {
+            lines: Arc::default(),
+            done,
+            reader: Arc::new(Mutex::new(Some(sender))),
+        }
+    }
+}
+
+impl StderrTail {
+    /// Keeps `line`, dropping the oldest lines beyond the limits.
+    fn push(&self, line: String) {
+        let mut tail = self.lines.lock().unwrap_or_else(PoisonError::into_inner);
+        tail.bytes += line.len();
+        tail.lines.push_back(line);
+        while tail.lines.len() > TAIL_LINES || (tail.bytes > TAIL_BYTES && tail.lines.len() > 1) {
+            if let Some(old) = tail.lines.pop_front() {
+                tail.bytes -= old.len();
+            }
+        }
+    }
+
+    /// `reason`, followed by `; stderr: ` and the lines kept, one per line,
+    /// when there are any. Waits a moment for the server's stderr to close
+    /// first (it has exited, or is being killed), so its last words are in.
+    pub(crate) async fn explain(&self, reason: String) -> String {
+        // Nobody reads (the spawn failed): there is nothing to wait for.
+        drop(
+            self.reader
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take(),
+        );
+        let mut done = self.done.clone();
+        let _ = tokio::time::timeout(STDERR_WAIT, done.changed()).await;
+        let tail = self.lines.lock().unwrap_or_else(PoisonError::into_inner);
+        if tail.lines.is_empty() {
+            return reason;
+        }
+        let lines: Vec<&str> = tail.lines.iter().map(String::as_str).collect();
+        format!("{reason}; stderr: {}", lines.join("\n"))
+    }
+}
+
+/// Reads a server's stderr to its end: each line is logged and kept in
+/// `tail`. Control characters are dropped, and a line is cut at
+/// [`LINE_BYTES`]. `_reading` is dropped when it ends.
+async fn read_stderr(
+    mut pipe: ChildStderr,
+    upstream: String,
+    tail: StderrTail,
+    _reading: Option<watch::Sender<()>>,
+) {
+    let mut buffer = [0u8; 4096];
+    let mut line = Vec::new();
+    loop {
+        let mut read = ReadBuf::new(&mut buffer);
+        let filled = std::future::poll_fn(|cx| Pin::new(&mut pipe).poll_read(cx, &mut read)).await;
+        let bytes = read.filled();
+        if filled.is_err() || bytes.is_empty() {
+            break;
+        }
+        for part in bytes.split_inclusive(|&byte| byte == b'\n') {
+            let (text, end) = match part.strip_suffix(b"\n") {
+                Some(text) => (text, true),
+                None => (part, false),
+            };
+            let room = LINE_BYTES.saturating_sub(line.len());
+            line.extend_from_slice(&text[..text.len().min(room)]);
+            if end {
+                keep_line(&upstream, &tail, &line);
+                line.clear();
+            }
+        }
+    }
+    if !line.is_empty() {
+        keep_line(&upstream, &tail, &line);
+    }
+}
+
+/// Logs one stderr line of `upstream` and keeps it in `tail`.
+fn keep_line(upstream: &str, tail: &StderrTail, line: &[u8]) {
+    let text: String = String::from_utf8_lossy(line)
+        .chars()
+        .filter(|c| !c.is_control() || *c == '\t')
+        .collect();
+    let text = text.trim_end();
+    if text.is_empty() {
+        return;
+    }
+    tracing::warn!(target: "toolgate_mcp::upstream_stderr", upstream, "{text}");
+    tail.push(text.to_owned());
 }
 
 /// Passes a stream through, watching for lines longer than `limit`.
@@ -223,6 +375,28 @@ mod tests {
             Some(NumberOrString::String("req-1".into()))
         );
         assert_eq!(message_id(br#"{"result":{"#, br#"{"id":3,"b":1}}}"#), None);
+    }
+
+    #[tokio::test]
+    async fn the_stderr_tail_keeps_the_last_lines_within_its_limits() {
+        let tail = StderrTail::default();
+        for n in 1..=30 {
+            tail.push(format!("line {n}"));
+        }
+        // No reader was started: nothing to wait for.
+        let explained = tail.explain("it failed".into()).await;
+        let kept: Vec<String> = (11..=30).map(|n| format!("line {n}")).collect();
+        assert_eq!(explained, format!("it failed; stderr: {}", kept.join("\n")));
+
+        let tail = StderrTail::default();
+        for n in 0..6 {
+            tail.push(format!("{n}{}", "x".repeat(LINE_BYTES - 1)));
+        }
+        let explained = tail.explain("it failed".into()).await;
+        let lines: Vec<&str> = explained.split('\n').collect();
+        assert_eq!(lines.len(), TAIL_BYTES / LINE_BYTES);
+        assert!(lines[lines.len() - 1].starts_with('5'), "{explained}");
+        assert_eq!(StderrTail::default().explain("quiet".into()).await, "quiet");
     }
 
     #[test]

@@ -42,7 +42,7 @@ use toolgate_tools::{ListedGroup, SourceChange, SourceListing};
 use crate::config::{UpstreamConfig, UpstreamTransport, redact, upstream_env};
 use crate::convert::source_tool;
 use crate::relay::{InFlight, RelayEvent};
-use crate::stdio_child::{MAX_MESSAGE_BYTES, StdioChild};
+use crate::stdio_child::{MAX_MESSAGE_BYTES, StderrTail, StdioChild};
 use crate::telemetry::{self, Transport};
 
 /// Times a finished call yields before it stops hearing its upstream's
@@ -680,6 +680,9 @@ impl Upstream {
             changes: Arc::clone(&self.changes),
             in_flight: self.in_flight.clone(),
         };
+        // What a stdio server writes on stderr ends the error of a failed
+        // start: often the only place the real cause is.
+        let stderr = StderrTail::default();
         let started = async {
             match &self.config.transport {
                 UpstreamTransport::Stdio {
@@ -705,8 +708,13 @@ impl Upstream {
                         }
                         process.current_dir(cwd);
                     }
-                    let transport = StdioChild::spawn(process, self.in_flight.clone())
-                        .map_err(|error| format!("cannot run `{command}`: {error}"))?;
+                    let transport = StdioChild::spawn(
+                        process,
+                        self.in_flight.clone(),
+                        self.config.name.as_str(),
+                        &stderr,
+                    )
+                    .map_err(|error| format!("cannot run `{command}`: {error}"))?;
                     client.serve(transport).await.map_err(|error| {
                         format!("`{command}` did not complete the MCP handshake: {error}")
                     })
@@ -729,15 +737,16 @@ impl Upstream {
                 }
             }
         };
-        tokio::time::timeout(self.config.startup_timeout, started)
-            .await
-            .map_err(|_| {
-                format!(
-                    "no answer to initialize within {}s",
-                    self.config.startup_timeout.as_secs_f64()
-                )
-            })?
-            .map_err(|reason| redact(&reason, &self.config.transport.secrets()))
+        let reason = match tokio::time::timeout(self.config.startup_timeout, started).await {
+            Ok(Ok(service)) => return Ok(service),
+            Ok(Err(reason)) => reason,
+            Err(_) => format!(
+                "no answer to initialize within {}s",
+                self.config.startup_timeout.as_secs_f64()
+            ),
+        };
+        let reason = stderr.explain(reason).await;
+        Err(redact(&reason, &self.config.transport.secrets()))
     }
 
     async fn mark_healthy(&self) {

@@ -446,3 +446,59 @@ async fn a_password_in_an_upstream_url_never_reaches_a_client() {
     assert!(text(&loaded).contains("***@127.0.0.1"), "{}", text(&loaded));
     served.stop().await;
 }
+
+/// A stdio server that writes `script`'s lines on stderr (through `sh`).
+fn shell(name: &str, script: &str) -> UpstreamConfig {
+    stdio(name, PathBuf::from("sh"), &["-c", script])
+}
+
+#[tokio::test]
+async fn a_server_that_dies_at_start_is_reported_with_its_last_stderr_lines() {
+    let root = tempfile::tempdir().unwrap();
+    let mut config = shell(
+        "tls",
+        "echo 'fetching the server' >&2; \
+         echo \"error: invalid peer certificate: UnknownIssuer (token $API_TOKEN)\" >&2; exit 1",
+    );
+    if let UpstreamTransport::Stdio { env, .. } = &mut config.transport {
+        env.insert("API_TOKEN".into(), "tok-0123456789".into());
+    }
+    let served = serve_default(root.path(), vec![config]).await;
+    let (client, _) = connect(&served.url).await;
+    let loaded = call(&client, "load_tool_group", json!({"group_name": "tls"})).await;
+    assert!(is_error(&loaded));
+    let message = text(&loaded);
+    assert!(
+        message.starts_with(
+            "MCP server 'tls' failed to start: `sh` did not complete the MCP handshake:"
+        ),
+        "{message}"
+    );
+    // The cause is in the error, its secret is not.
+    assert!(
+        message.ends_with(
+            "; stderr: fetching the server\nerror: invalid peer certificate: UnknownIssuer (token ***)"
+        ),
+        "{message}"
+    );
+    served.stop().await;
+}
+
+#[tokio::test]
+async fn a_server_that_never_answers_initialize_is_reported_with_what_it_said() {
+    let root = tempfile::tempdir().unwrap();
+    let mut config = shell(
+        "stuck",
+        "echo 'waiting for the package index' >&2; exec sleep 60",
+    );
+    config.startup_timeout = Duration::from_secs(1);
+    let served = serve_default(root.path(), vec![config]).await;
+    let (client, _) = connect(&served.url).await;
+    let loaded = call(&client, "load_tool_group", json!({"group_name": "stuck"})).await;
+    assert!(is_error(&loaded));
+    assert_eq!(
+        text(&loaded),
+        "MCP server 'stuck' failed to start: no answer to initialize within 1s; stderr: waiting for the package index"
+    );
+    served.stop().await;
+}
