@@ -2,17 +2,13 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use pretty_assertions::assert_eq;
 use serde_json::Value;
 
 fn toolgate(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_toolgate"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .unwrap()
+    super::support::toolgate(cwd).args(args).output().unwrap()
 }
 
 fn examples_dir() -> PathBuf {

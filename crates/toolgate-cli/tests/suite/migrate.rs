@@ -2,17 +2,14 @@
 //! `[agent] tools` rewritten through the aliases, each change printed, and a
 //! second run that changes nothing.
 
-use std::process::Command;
-
 use pretty_assertions::assert_eq;
 use toolgate_store::{AgentRecord, AgentStore, SqliteStore};
 
 fn migrate(dir: &std::path::Path, extra: &[&str]) -> (String, String, bool) {
-    let output = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+    let output = super::support::toolgate(dir)
         .arg("migrate")
         .args(["--store", "agents.db"])
         .args(extra)
-        .current_dir(dir)
         .output()
         .unwrap();
     (
@@ -85,9 +82,8 @@ fn an_empty_or_foreign_store_file_is_refused_with_its_path_and_kept() {
         ),
     ] {
         std::fs::write(&store, &bytes).unwrap();
-        let output = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        let output = super::support::toolgate(dir.path())
             .args(["migrate", "--store", "agents.db"])
-            .current_dir(dir.path())
             .output()
             .unwrap();
         assert_eq!(output.status.code(), Some(1));

@@ -54,13 +54,10 @@ impl Replica {
     fn start(dir: &Path, files_root: &Path, store: &str) -> Self {
         use std::io::{BufRead, BufReader};
 
-        let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        let mut child = super::support::toolgate(dir)
             .args(["serve", "--listen", "127.0.0.1:0", "--store", store])
             .arg("--files-root")
             .arg(files_root)
-            .current_dir(dir)
-            .env("XDG_CACHE_HOME", dir)
-            .env_remove("TOOLGATE_TOKEN")
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()

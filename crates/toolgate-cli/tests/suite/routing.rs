@@ -105,15 +105,9 @@ fn write_dataset(dir: &Path) {
 }
 
 fn toolgate(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_toolgate"))
-        .args(args)
-        .current_dir(cwd)
-        // Tool vectors are cached, and `route` looks for chat's store, under
-        // the test's directory, not the home.
-        .env("XDG_CACHE_HOME", cwd)
-        .env("XDG_DATA_HOME", cwd)
-        .output()
-        .unwrap()
+    // Tool vectors are cached, and `route` looks for chat's store, under
+    // the test's directory, not the home.
+    super::support::toolgate(cwd).args(args).output().unwrap()
 }
 
 fn text(bytes: &[u8]) -> String {

@@ -1,6 +1,35 @@
-//! What several test files share: the installed test peers.
+//! What several test files share: the installed test peers, and the
+//! `toolgate` binary started the same way on every machine.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Variables of the test's own environment a `toolgate` child keeps: where
+/// programs are, and where temporary files go. Nothing else of the machine
+/// reaches it (no `TOOLGATE_*`, no provider keys, no `RUST_LOG`, no model
+/// installed under the developer's home).
+const KEPT_VARIABLES: [&str; 3] = ["PATH", "TMPDIR", "LANG"];
+
+/// The `toolgate` binary, run in `home`: its home and XDG data, cache and
+/// config directories are `home`, and its environment holds only
+/// [`KEPT_VARIABLES`] of the test's, so a test sees what a fresh machine
+/// sees. The caller adds what its case needs (a model, a key).
+pub(crate) fn toolgate(home: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+    command.env_clear();
+    for name in KEPT_VARIABLES {
+        if let Some(value) = std::env::var_os(name) {
+            command.env(name, value);
+        }
+    }
+    command
+        .current_dir(home)
+        .env("HOME", home)
+        .env("XDG_DATA_HOME", home)
+        .env("XDG_CACHE_HOME", home)
+        .env("XDG_CONFIG_HOME", home);
+    command
+}
 
 /// The `bin` directories of the test peers `scripts/install-peers` installs.
 pub(crate) struct Peers {
