@@ -2,6 +2,7 @@
 //! stored, `prompt_manager`.
 
 mod files;
+mod html;
 mod prompt_manager;
 mod time;
 mod web;
@@ -21,6 +22,10 @@ use crate::source::{SourceCall, SourceOffer, ToolSource};
 
 pub(crate) use files::Files;
 pub use files::FilesAccess;
+pub use html::{
+    CHECK_EVERY_STEPS, ConversionCancelled, MAX_STEPS_PER_BYTE, PageText, html_to_text,
+    html_to_text_until,
+};
 pub use prompt_manager::PROMPT_TYPES;
 pub(crate) use web::{MAX_BODY_BYTES, checked_address, client, request_error};
 pub use web::{MAX_SEARCH_RESULTS, WebConfig};

@@ -343,15 +343,3 @@ fn prompt_manager_is_offered_only_with_an_agent_store() {
         .collect();
     assert_eq!(tools, ["prompt_manager_view", "prompt_manager_update"]);
 }
-
-#[test]
-fn html_becomes_readable_text() {
-    let html = "<html><head><title>T &amp; C</title><style>p{color:red}</style>\
-        <script>var x = '<p>';</script></head><body><!-- hidden <p> -->\
-        <h1>Hello&nbsp;World</h1><p>One  <b>two</b>\n three</p><ul><li>a &lt; b</li>\
-        <li>&#233;&#x4e2d;</li></ul></body></html>";
-    assert_eq!(
-        web::html_to_text(html),
-        "T & C\nHello World\nOne two three\na < b\n\u{e9}\u{4e2d}"
-    );
-}

@@ -14,6 +14,7 @@
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod authority;
 mod builtin;
 mod catalog_state;
 mod consolidate;
@@ -32,8 +33,11 @@ mod source;
 mod toolbox;
 mod validate;
 
+pub use authority::{Authority, CallerLimits};
 pub use builtin::{
-    BuiltinConfig, BuiltinTools, FilesAccess, MAX_SEARCH_RESULTS, PROMPT_TYPES, WebConfig,
+    BuiltinConfig, BuiltinTools, CHECK_EVERY_STEPS, ConversionCancelled, FilesAccess,
+    MAX_SEARCH_RESULTS, MAX_STEPS_PER_BYTE, PROMPT_TYPES, PageText, WebConfig, html_to_text,
+    html_to_text_until,
 };
 pub use catalog_state::CatalogChange;
 pub use consolidate::ALL_GROUPS;

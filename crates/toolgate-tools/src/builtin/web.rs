@@ -13,11 +13,14 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
-use reqwest::{StatusCode, Url, redirect};
+use reqwest::{Response, StatusCode, Url, redirect};
 use serde_json::{Value, json};
+use tokio::task::JoinError;
+use tokio_util::sync::CancellationToken;
 use toolgate_core::ToolDefinition;
 use toolgate_store::ConversationId;
 
+use super::html::{ConversionCancelled, html_to_text_until};
 use super::{definition, string_argument};
 use crate::context::CallContext;
 use crate::error::ToolboxError;
@@ -125,7 +128,7 @@ impl Web {
                 Err(error) => error,
             },
             FETCH => match string_argument(arguments, "url") {
-                Ok(url) => self.fetch(url).await,
+                Ok(url) => self.fetch(url, context).await,
                 Err(error) => error,
             },
             _ => return None,
@@ -179,13 +182,25 @@ impl Web {
                 status_text(status)
             ));
         }
-        let body: Value = match response.json().await {
-            Ok(body) => body,
-            Err(failure) => {
-                return error(format!(
-                    "Invalid response from the search service: {failure}"
-                ));
-            }
+        let invalid = |reason: String| {
+            error(format!(
+                "Invalid response from the search service: {reason}"
+            ))
+        };
+        let bytes = match read_body(response).await {
+            Ok(bytes) => bytes,
+            Err(failure) => return invalid(failure.to_string()),
+        };
+        // Parsed off the async workers: the answer is outside input of up
+        // to MAX_BODY_BYTES.
+        let parsed = off_worker(&context.cancel, move |_| {
+            serde_json::from_slice::<Value>(&bytes)
+        })
+        .await;
+        let body = match parsed {
+            Ok(Ok(body)) => body,
+            Ok(Err(failure)) => return invalid(failure.to_string()),
+            Err(failure) => return invalid(failure.to_string()),
         };
         let limit = self.config.max_results.min(MAX_SEARCH_RESULTS);
         let results: Vec<Value> = body
@@ -236,7 +251,12 @@ impl Web {
         Ok(())
     }
 
-    async fn fetch(&self, text: &str) -> ToolOutput {
+    /// Fetches `text` and returns its text. Everything proportional to the
+    /// page's size (UTF-8 repair, HTML conversion, counting and truncating
+    /// characters) runs off the async workers under the call's
+    /// cancellation, so a large or hostile page neither holds a worker nor
+    /// outlives its deadline.
+    async fn fetch(&self, text: &str, context: &CallContext) -> ToolOutput {
         let error = |message: String| error_output(message, "url", text);
         let url = match Url::parse(text.trim()) {
             Ok(url) if matches!(url.scheme(), "http" | "https") => url,
@@ -256,7 +276,7 @@ impl Web {
             Ok(client) => client,
             Err(message) => return error(message),
         };
-        let mut response = match client.get(url.clone()).send().await {
+        let response = match client.get(url.clone()).send().await {
             Ok(response) => response,
             Err(failure) => return error(request_error("The page", &failure, self.config.timeout)),
         };
@@ -291,22 +311,6 @@ impl Web {
             .and_then(|value| value.to_str().ok())
             .unwrap_or("")
             .to_ascii_lowercase();
-        let mut body = Vec::new();
-        loop {
-            match response.chunk().await {
-                Ok(Some(chunk)) => {
-                    body.extend_from_slice(&chunk);
-                    if body.len() > MAX_BODY_BYTES {
-                        body.truncate(MAX_BODY_BYTES);
-                        break;
-                    }
-                }
-                Ok(None) => break,
-                Err(failure) => {
-                    return error(request_error("The page", &failure, self.config.timeout));
-                }
-            }
-        }
         let is_text = content_type.is_empty()
             || content_type.starts_with("text/")
             || content_type.contains("json")
@@ -317,27 +321,32 @@ impl Web {
                 "Unsupported content type `{content_type}`: only text pages can be fetched"
             ));
         }
-        let raw = String::from_utf8_lossy(&body);
-        let looks_html = content_type.contains("html")
-            || (content_type.is_empty() && raw.trim_start().starts_with('<'));
-        let text_content = if looks_html {
-            html_to_text(&raw)
-        } else {
-            raw.trim().to_owned()
+        let body = match read_body(response).await {
+            Ok(body) => body,
+            Err(failure) => return error(request_error("The page", &failure, self.config.timeout)),
         };
-        let total_chars = text_content.chars().count();
-        let truncated = total_chars > self.config.max_content_chars;
-        let content: String = text_content
-            .chars()
-            .take(self.config.max_content_chars)
-            .collect();
+        let max_chars = self.config.max_content_chars;
+        let page = off_worker(&context.cancel, move |cancel| {
+            page_text(&body, &content_type, max_chars, cancel)
+        })
+        .await;
+        let page = match page {
+            Ok(Ok(page)) => page,
+            Ok(Err(ConversionCancelled)) => {
+                // The call was cancelled (its deadline passed or its caller
+                // gave up) while the page converted: whoever cancelled it
+                // answers, not this call.
+                return std::future::pending().await;
+            }
+            Err(failure) => return error(format!("The page could not be converted: {failure}")),
+        };
         let mut value = json!({
             "type": "fetched_page",
             "url": text,
-            "content": content,
+            "content": page.content,
             "fetched_at": jiff::Timestamp::now().to_string(),
         });
-        if truncated {
+        if let Some(total_chars) = page.truncated_from {
             value["truncated"] = json!(true);
             value["total_chars"] = json!(total_chars);
         }
@@ -465,129 +474,70 @@ fn restricted_kind(ip: IpAddr) -> Option<&'static str> {
     }
 }
 
-/// The readable text of an HTML page: tags dropped, scripts and styles left
-/// out, block elements on their own lines, entities decoded, white space
-/// collapsed and blank lines dropped.
-pub(super) fn html_to_text(html: &str) -> String {
-    const SKIPPED: [&str; 5] = ["script", "style", "noscript", "template", "svg"];
-    const BLOCKS: [&str; 24] = [
-        "p",
-        "div",
-        "br",
-        "li",
-        "ul",
-        "ol",
-        "tr",
-        "table",
-        "h1",
-        "h2",
-        "h3",
-        "h4",
-        "h5",
-        "h6",
-        "section",
-        "article",
-        "header",
-        "footer",
-        "nav",
-        "pre",
-        "blockquote",
-        "title",
-        "hr",
-        "main",
-    ];
-    let lower = html.to_ascii_lowercase();
-    let mut text = String::with_capacity(html.len() / 2);
-    let mut position = 0;
-    while position < html.len() {
-        // Line breaks in the source are white space; only elements break lines.
-        let mut push_text =
-            |raw: &str| text.push_str(&decode_entities(raw).replace(['\n', '\r'], " "));
-        let Some(offset) = html[position..].find('<') else {
-            push_text(&html[position..]);
-            break;
-        };
-        push_text(&html[position..position + offset]);
-        let start = position + offset;
-        if lower[start..].starts_with("<!--") {
-            position = lower[start..]
-                .find("-->")
-                .map_or(html.len(), |end| start + end + 3);
-            continue;
-        }
-        let Some(end) = html[start..].find('>') else {
-            break;
-        };
-        let tag = &lower[start + 1..start + end];
-        let name: String = tag
-            .trim_start_matches('/')
-            .chars()
-            .take_while(|c| c.is_ascii_alphanumeric())
-            .collect();
-        position = start + end + 1;
-        if !tag.starts_with('/') && SKIPPED.contains(&name.as_str()) {
-            let closing = format!("</{name}");
-            position = lower[position..]
-                .find(&closing)
-                .and_then(|close| {
-                    let after = position + close;
-                    lower[after..].find('>').map(|gt| after + gt + 1)
-                })
-                .unwrap_or(html.len());
-            continue;
-        }
-        if BLOCKS.contains(&name.as_str()) {
-            text.push('\n');
-        }
-    }
-    text.lines()
-        .map(|line| line.split_whitespace().collect::<Vec<_>>().join(" "))
-        .filter(|line| !line.is_empty())
-        .collect::<Vec<_>>()
-        .join("\n")
+/// A fetched page's text, cut to the configured length.
+struct FetchedText {
+    content: String,
+    /// The text's length in characters when it was cut.
+    truncated_from: Option<usize>,
 }
 
-fn decode_entities(text: &str) -> String {
-    if !text.contains('&') {
-        return text.to_owned();
+/// The text of a fetched `body`: HTML converted (stopping when `cancel` is
+/// cancelled), anything else trimmed; cut to `max_chars` characters.
+fn page_text(
+    body: &[u8],
+    content_type: &str,
+    max_chars: usize,
+    cancel: &CancellationToken,
+) -> Result<FetchedText, ConversionCancelled> {
+    let raw = String::from_utf8_lossy(body);
+    let looks_html = content_type.contains("html")
+        || (content_type.is_empty() && raw.trim_start().starts_with('<'));
+    let text = if looks_html {
+        html_to_text_until(&raw, cancel)?.text
+    } else {
+        raw.trim().to_owned()
+    };
+    let total_chars = text.chars().count();
+    if total_chars <= max_chars {
+        return Ok(FetchedText {
+            content: text,
+            truncated_from: None,
+        });
     }
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(amp) = rest.find('&') {
-        out.push_str(&rest[..amp]);
-        rest = &rest[amp..];
-        let decoded = rest[1..]
-            .find(';')
-            .filter(|&semi| semi <= 10)
-            .and_then(|semi| {
-                let entity = &rest[1..=semi];
-                let character = match entity {
-                    "amp" => Some('&'),
-                    "lt" => Some('<'),
-                    "gt" => Some('>'),
-                    "quot" => Some('"'),
-                    "apos" | "#39" => Some('\''),
-                    "nbsp" => Some(' '),
-                    _ => entity
-                        .strip_prefix("#x")
-                        .or_else(|| entity.strip_prefix("#X"))
-                        .and_then(|hex| u32::from_str_radix(hex, 16).ok())
-                        .or_else(|| entity.strip_prefix('#').and_then(|dec| dec.parse().ok()))
-                        .and_then(char::from_u32),
-                }?;
-                Some((character, semi + 2))
-            });
-        match decoded {
-            Some((character, length)) => {
-                out.push(character);
-                rest = &rest[length..];
-            }
-            None => {
-                out.push('&');
-                rest = &rest[1..];
-            }
+    Ok(FetchedText {
+        content: text.chars().take(max_chars).collect(),
+        truncated_from: Some(total_chars),
+    })
+}
+
+/// The response's body, at most [`MAX_BODY_BYTES`] of it. Takes the
+/// response, so its connection is released once the body is read.
+async fn read_body(mut response: Response) -> Result<Vec<u8>, reqwest::Error> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await? {
+        body.extend_from_slice(&chunk);
+        if body.len() > MAX_BODY_BYTES {
+            body.truncate(MAX_BODY_BYTES);
+            break;
         }
     }
-    out.push_str(rest);
-    out
+    Ok(body)
 }
+
+/// Runs `work` on tokio's blocking threads, so work proportional to an
+/// outside input never holds an async worker (where no deadline could fire
+/// and every other call on that worker would wait). `work` gets a token
+/// cancelled with `cancel`, and also when this future is dropped, so
+/// abandoned work stops too.
+async fn off_worker<T: Send + 'static>(
+    cancel: &CancellationToken,
+    work: impl FnOnce(&CancellationToken) -> T + Send + 'static,
+) -> Result<T, JoinError> {
+    let token = cancel.child_token();
+    let _stop_when_dropped = token.clone().drop_guard();
+    tokio::task::spawn_blocking(move || work(&token)).await
+}
+
+#[cfg(test)]
+#[path = "web_tests.rs"]
+mod tests;
