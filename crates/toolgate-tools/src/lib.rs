@@ -14,7 +14,6 @@
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
-mod authority;
 mod builtin;
 mod catalog_state;
 mod consolidate;
@@ -33,7 +32,6 @@ mod source;
 mod toolbox;
 mod validate;
 
-pub use authority::{Authority, CallerLimits};
 pub use builtin::{
     BuiltinConfig, BuiltinTools, CHECK_EVERY_STEPS, ConversionCancelled, FilesAccess,
     MAX_SEARCH_RESULTS, MAX_STEPS_PER_BYTE, PROMPT_TYPES, PageText, WebConfig, html_to_text,
