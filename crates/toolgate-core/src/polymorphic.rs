@@ -509,6 +509,15 @@ fn tool_description(description: &str, actions: &[Action]) -> String {
 /// The candidate closest to `wanted`, if close enough to be a likely typo.
 fn close_match<'a>(wanted: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<String> {
     const CLOSE_ENOUGH: f64 = 0.8;
+    // A name over four times as long as every candidate (and 256 bytes) is
+    // no typo of one. Comparing it would cost its length times each
+    // candidate's, and the caller chooses its length.
+    const LONGEST_TYPO_RATIO: usize = 4;
+    let candidates: Vec<&str> = candidates.into_iter().collect();
+    let longest = candidates.iter().map(|c| c.len()).max().unwrap_or(0);
+    if wanted.len() > LONGEST_TYPO_RATIO * longest.max(64) {
+        return None;
+    }
     let wanted = wanted.to_lowercase();
     candidates
         .into_iter()
