@@ -1,6 +1,7 @@
 mod calls;
 mod deadline;
 mod fuzz;
+mod fuzz_html;
 mod javascript;
 mod javascript_host;
 mod js_examples;

@@ -367,3 +367,114 @@ async fn fetch_timeouts_and_http_errors_are_clear_error_results() {
         "Unsupported content type `image/png`: only text pages can be fetched"
     );
 }
+
+/// Serves `body` as `text/html` once; the receiver fires when the client
+/// has read it all and closed the connection.
+async fn serve_once(body: String) -> (String, tokio::sync::oneshot::Receiver<()>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/page", listener.local_addr().unwrap());
+    let (read, has_read) = tokio::sync::oneshot::channel();
+    tokio::spawn(async move {
+        let (mut stream, _) = listener.accept().await.unwrap();
+        let mut head = Vec::new();
+        let mut buffer = [0u8; 1024];
+        while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+            let count = stream.read(&mut buffer).await.unwrap();
+            assert_ne!(count, 0, "the request ended early");
+            head.extend_from_slice(&buffer[..count]);
+        }
+        let response = format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        stream.write_all(response.as_bytes()).await.unwrap();
+        stream.shutdown().await.unwrap();
+        // The client closes once it has the whole body.
+        while matches!(stream.read(&mut buffer).await, Ok(count) if count > 0) {}
+        let _ = read.send(());
+    });
+    (url, has_read)
+}
+
+/// What an answer says, short: that it answered, or its error.
+fn summary(answer: Result<toolgate_tools::ToolOutput, toolgate_tools::ToolCallError>) -> String {
+    match answer {
+        Ok(output) if output.is_error => format!("error {}", output.model_text()),
+        Ok(_) => "answered".to_owned(),
+        Err(error) => error.to_string(),
+    }
+}
+
+/// A 10 MiB page of `&` (the red-team page, 30 times larger) converts off
+/// the runtime's thread: on a runtime of one thread, another session's
+/// call answers while it converts, and cancelling the page's call ends the
+/// conversion. The converter before took hours on it, on that one thread,
+/// so nothing else answered.
+#[test]
+fn a_large_page_converts_off_the_runtime_and_stops_when_cancelled() {
+    let (done, answers) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let log = runtime.block_on(async {
+            let (url, has_read) = serve_once("&".repeat(10 * 1024 * 1024)).await;
+            let (tools, _dir) = web(|_| {});
+            let log = std::sync::Mutex::new(Vec::new());
+            let cancel = tokio_util::sync::CancellationToken::new();
+            let reader = CallContext {
+                conversation: Some(ConversationId::new("reader")),
+                cancel: cancel.clone(),
+                ..CallContext::default()
+            };
+            let fetch = async {
+                let call = SourceCall {
+                    tool: "web_fetch".to_owned(),
+                    arguments: json!({"url": url}),
+                };
+                let answer = tools.call(call, &reader).await;
+                log.lock()
+                    .unwrap()
+                    .push(format!("web_fetch: {}", summary(answer)));
+            };
+            let other = async {
+                has_read.await.unwrap();
+                // Time for the fetch to take the body it has read to its
+                // conversion.
+                for _ in 0..10 {
+                    tokio::task::yield_now().await;
+                }
+                let call = SourceCall {
+                    tool: "time_now".to_owned(),
+                    arguments: json!({}),
+                };
+                let context = CallContext {
+                    conversation: Some(ConversationId::new("other")),
+                    ..CallContext::default()
+                };
+                let answer = tools.call(call, &context).await;
+                log.lock()
+                    .unwrap()
+                    .push(format!("time_now: {}", summary(answer)));
+                cancel.cancel();
+            };
+            tokio::join!(fetch, other);
+            log.into_inner().unwrap()
+        });
+        let _ = done.send(log);
+    });
+    // A guard against the hang this test is about, not a speed bound: the
+    // scenario takes about a second.
+    let log = answers
+        .recv_timeout(Duration::from_secs(60))
+        .expect("no call answered within 60 s while the page converted");
+    assert_eq!(
+        log,
+        [
+            "time_now: answered",
+            "web_fetch: Tool 'web_fetch' was cancelled."
+        ]
+    );
+}
