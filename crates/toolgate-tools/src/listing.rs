@@ -289,15 +289,21 @@ fn assign_names(
             tool.name.as_str(),
         )
     });
+    // Exposed name -> original, so whether a name is given is one lookup.
+    let mut taken: HashMap<ToolName, String> = names
+        .iter()
+        .map(|(original, exposed)| (exposed.clone(), original.clone()))
+        .collect();
     for tool in order {
         if names.contains_key(&tool.name) {
             continue;
         }
-        match exposed_name(catalog, group.as_str(), &tool.name, names) {
+        match exposed_name(catalog, group.as_str(), &tool.name, &taken) {
             Some(name) => {
                 if let Some(renamed) = RenamedTool::of(group, &tool.name, &name) {
                     state.queue_renamed(renamed);
                 }
+                taken.insert(name.clone(), tool.name.clone());
                 names.insert(tool.name.clone(), name);
             }
             None => {

@@ -97,23 +97,21 @@ const HASH_ATTEMPTS: u32 = 16;
 /// The name `original`, a tool of `group`, is exposed under: the first
 /// free one of its own name, `group__original`, the sanitized name and the
 /// hashed one; `None` if none is free. A name is free when no tool of
-/// another group has it and `given` (original -> exposed, this group's
-/// names so far) gives it to no other tool.
+/// another group has it and `taken` (exposed -> original, this group's
+/// names so far) gives it to no other tool: one lookup, so naming a
+/// listing of n tools costs n lookups, not n passes over the names given.
 pub(crate) fn exposed_name(
     catalog: &Catalog,
     group: &str,
     original: &str,
-    given: &HashMap<String, ToolName>,
+    taken: &HashMap<ToolName, String>,
 ) -> Option<ToolName> {
     let free = |name: &ToolName| {
         let in_catalog = catalog.tool_state(name.as_str()).is_none()
             || catalog
                 .group_of(name.as_str())
                 .is_some_and(|g| g.as_str() == group);
-        in_catalog
-            && given
-                .iter()
-                .all(|(other, exposed)| exposed != name || other == original)
+        in_catalog && taken.get(name).is_none_or(|other| other == original)
     };
     let sanitized = sanitize(original);
     let plain = [
