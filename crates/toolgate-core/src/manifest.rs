@@ -17,6 +17,7 @@
 //! Files are read in name order within each directory, so which of two
 //! colliding files wins does not depend on the file system.
 
+use std::collections::HashSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -248,6 +249,8 @@ fn parse_group(group_name: &str, entries: Vec<Value>) -> Result<Manifest, Manife
     let id = GroupId::new(group_name).map_err(ManifestErrorReason::GroupName)?;
     let mut meta = None;
     let mut tools: Vec<ManifestTool> = Vec::with_capacity(entries.len());
+    // One lookup per tool: a manifest of n tools costs n, not n^2.
+    let mut names = HashSet::with_capacity(entries.len());
     for (index, entry) in entries.into_iter().enumerate() {
         if entry.get("_meta").is_some() {
             if index != 0 {
@@ -265,10 +268,7 @@ fn parse_group(group_name: &str, entries: Vec<Value>) -> Result<Manifest, Manife
             continue;
         }
         let tool = parse_tool(index, entry)?;
-        if tools
-            .iter()
-            .any(|seen| seen.definition.name == tool.definition.name)
-        {
+        if !names.insert(tool.definition.name.clone()) {
             return Err(entry_error(
                 index,
                 format!("duplicate tool name `{}`", tool.definition.name),
