@@ -11,7 +11,7 @@ use std::fmt;
 use serde_json::Value;
 
 use crate::outcome::{
-    CallTimedOut, CallToolError, FindGroupsError, GroupLoaded, GroupPartlyLoaded, GroupUnloaded,
+    ActionNotAvailable, CallTimedOut, CallToolError, FindGroupsError, GroupLoaded, GroupPartlyLoaded, GroupUnloaded,
     GroupsFound, LoadGroupError, MetaError, NotAvailable, ToolsLoaded, UnloadGroupError,
 };
 
@@ -71,7 +71,8 @@ impl fmt::Display for MissingParameter<'_> {
     }
 }
 
-/// `1 tool`, `{n} tools`: a group's size in `find_tool_groups`' answer.
+/// `1 tool`, `{n} tools`: a group's size in `find_tool_groups`' answer, and
+/// what `load_tool_group` loaded.
 struct ToolCount(usize);
 
 impl fmt::Display for ToolCount {
@@ -84,13 +85,14 @@ impl fmt::Display for ToolCount {
 }
 
 impl fmt::Display for GroupLoaded<'_> {
-    /// `Loaded {n} tools from group '{display_name}':` then `- {name}: {description}`
-    /// per tool, each description on one line.
+    /// `Loaded {n} tools from group '{display_name}':` (`Loaded 1 tool ...`
+    /// for one) then `- {name}: {description}` per tool, each description on
+    /// one line.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "Loaded {} tools from group '{}':",
-            self.tools.len(),
+            "Loaded {} from group '{}':",
+            ToolCount(self.tools.len()),
             self.group.display_name
         )?;
         for tool in &self.tools {
@@ -194,6 +196,17 @@ impl fmt::Display for NotAvailable {
             )?;
         }
         Ok(())
+    }
+}
+
+impl fmt::Display for ActionNotAvailable {
+    /// `Action '{action}' of tool '{tool}' is not available for this agent.`
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "Action '{}' of tool '{}' is not available for this agent.",
+            self.action, self.tool
+        )
     }
 }
 
@@ -336,6 +349,27 @@ fn join(groups: &[crate::GroupId]) -> String {
 #[cfg(test)]
 mod tests {
     use super::ToolCount;
+    use crate::{GroupId, GroupLoaded, ToolDefinition, ToolGroup, ToolName};
+
+    #[test]
+    fn a_group_of_one_tool_loads_one_tool_not_one_tools() {
+        let group = ToolGroup::new(GroupId::new("pdf").unwrap(), "PDF Tools", "Read PDFs");
+        let tool = ToolDefinition::new(
+            ToolName::new("pdf").unwrap(),
+            "Read PDF files",
+            serde_json::json!({"type": "object"}),
+        )
+        .unwrap();
+        let loaded = GroupLoaded {
+            group: &group,
+            tools: vec![&tool],
+            newly_loaded: true,
+        };
+        assert_eq!(
+            loaded.to_string(),
+            "Loaded 1 tool from group 'PDF Tools':\n- pdf: Read PDF files"
+        );
+    }
 
     #[test]
     fn a_groups_size_is_singular_for_one_tool() {

@@ -118,7 +118,7 @@ async fn one_shot_streams_the_answer_and_shows_the_tool_calls() {
             "{stderr}"
         );
         assert!(
-            stderr.contains("  ← load_tool_group: Loaded 1 tools from group 'PDF Tools':"),
+            stderr.contains("  ← load_tool_group: Loaded 1 tool from group 'PDF Tools':"),
             "{stderr}"
         );
         assert!(stderr.contains("2 model calls"), "{stderr}");
@@ -291,7 +291,7 @@ async fn a_killed_process_is_resumed_with_its_loaded_groups_and_messages() {
         [
             "text:load pdf",
             "tool_use:load_tool_group",
-            "tool_result:Loaded 1 tools from group 'PDF Tools':",
+            "tool_result:Loaded 1 tool from group 'PDF Tools':",
             "text:is it loaded?",
         ]
     );

@@ -43,7 +43,7 @@ async fn an_upstream_group_becomes_one_tool_with_actions_and_old_names_keep_work
 
     let loaded = call(&client, "load_tool_group", json!({"group_name": "clock"})).await;
     assert!(
-        text(&loaded).starts_with("Loaded 1 tools from group 'Clock':\n- clock: "),
+        text(&loaded).starts_with("Loaded 1 tool from group 'Clock':\n- clock: "),
         "{}",
         text(&loaded)
     );
@@ -169,7 +169,7 @@ async fn the_web_builtin_is_one_tool_by_default_and_configured_aliases_reach_it(
     let (client, _) = connect(&served.url).await;
     let loaded = call(&client, "load_tool_group", json!({"group_name": "web"})).await;
     assert!(
-        text(&loaded).starts_with("Loaded 1 tools from group 'Web':\n- web: "),
+        text(&loaded).starts_with("Loaded 1 tool from group 'Web':\n- web: "),
         "{}",
         text(&loaded)
     );
@@ -250,7 +250,7 @@ async fn a_manifest_group_becomes_one_tool_too() {
     let (client, _) = connect(&served.url).await;
     let loaded = call(&client, "load_tool_group", json!({"group_name": "pdf"})).await;
     assert!(
-        text(&loaded).starts_with("Loaded 1 tools from group 'PDF Tools':\n- pdf: Read PDF files"),
+        text(&loaded).starts_with("Loaded 1 tool from group 'PDF Tools':\n- pdf: Read PDF files"),
         "{}",
         text(&loaded)
     );
