@@ -24,6 +24,8 @@
 //! of its own, and white space is collapsed with blank lines dropped. Table
 //! cells are separated by a space.
 
+use std::sync::LazyLock;
+
 use htmlize::{BARE_ENTITY_MAX_LENGTH, ENTITIES, ENTITY_MAX_LENGTH};
 use tokio_util::sync::CancellationToken;
 
@@ -515,13 +517,12 @@ impl Scanner<'_> {
                 return Ok(true);
             }
         }
-        for length in (1..=name.len().min(MAX_BARE_NAME)).rev() {
-            self.count(1)?;
-            if let Some(expansion) = ENTITIES.get(&key[..=length]) {
-                self.push_expansion(expansion);
-                self.position = name_start + length;
-                return Ok(true);
-            }
+        let (walked, found) = BARE_NAMES.longest_prefix(&name[..name.len().min(MAX_BARE_NAME)]);
+        self.count(walked)?;
+        if let Some((length, expansion)) = found {
+            self.push_expansion(expansion);
+            self.position = name_start + length;
+            return Ok(true);
         }
         Ok(false)
     }
@@ -531,6 +532,64 @@ impl Scanner<'_> {
         for character in String::from_utf8_lossy(expansion).chars() {
             self.text.push(character);
         }
+    }
+}
+
+/// The standard's legacy names, written without `;` (`&amp`, `&copy`: 106
+/// of them), as a trie: the longest one a name starts with is found in one
+/// walk along the name, which stops at the first byte no legacy name has
+/// there.
+struct BareNames {
+    nodes: Vec<BareNode>,
+}
+
+#[derive(Default)]
+struct BareNode {
+    children: Vec<(u8, usize)>,
+    expansion: Option<&'static [u8]>,
+}
+
+static BARE_NAMES: LazyLock<BareNames> = LazyLock::new(|| {
+    let mut nodes = vec![BareNode::default()];
+    for (key, expansion) in ENTITIES.entries() {
+        let Some(name) = key.strip_prefix(b"&").filter(|name| !name.ends_with(b";")) else {
+            continue;
+        };
+        let mut at = 0;
+        for &byte in name {
+            at = match nodes[at].children.iter().find(|(b, _)| *b == byte) {
+                Some(&(_, next)) => next,
+                None => {
+                    nodes.push(BareNode::default());
+                    let next = nodes.len() - 1;
+                    nodes[at].children.push((byte, next));
+                    next
+                }
+            };
+        }
+        nodes[at].expansion = Some(expansion);
+    }
+    BareNames { nodes }
+});
+
+impl BareNames {
+    /// The bytes of `name` walked, and the longest legacy name it starts
+    /// with: its length and expansion.
+    fn longest_prefix(&self, name: &[u8]) -> (usize, Option<(usize, &'static [u8])>) {
+        let mut at = 0;
+        let mut found = None;
+        let mut walked = 0;
+        for (length, &byte) in name.iter().enumerate() {
+            walked += 1;
+            let Some(&(_, next)) = self.nodes[at].children.iter().find(|(b, _)| *b == byte) else {
+                break;
+            };
+            at = next;
+            if let Some(expansion) = self.nodes[at].expansion {
+                found = Some((length + 1, expansion));
+            }
+        }
+        (walked, found)
     }
 }
 

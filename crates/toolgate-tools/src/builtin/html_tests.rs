@@ -220,3 +220,28 @@ fn a_cancelled_conversion_stops() {
     assert_eq!(html_to_text_until(&page, &cancel), Err(ConversionCancelled));
     assert_eq!(html_to_text_until("", &cancel), Err(ConversionCancelled));
 }
+
+/// The trie of legacy names finds each of them, and finds no name where
+/// the table has none.
+#[test]
+fn every_legacy_name_is_found_without_its_semicolon() {
+    let mut count = 0;
+    for (key, expansion) in ENTITIES.entries() {
+        let Some(name) = key.strip_prefix(b"&").filter(|name| !name.ends_with(b";")) else {
+            continue;
+        };
+        count += 1;
+        assert_eq!(
+            BARE_NAMES.longest_prefix(name),
+            (name.len(), Some((name.len(), *expansion))),
+            "{}",
+            String::from_utf8_lossy(key)
+        );
+    }
+    assert_eq!(count, 106);
+    assert_eq!(
+        BARE_NAMES.longest_prefix(b"notin"),
+        (4, Some((3, "\u{ac}".as_bytes())))
+    );
+    assert_eq!(BARE_NAMES.longest_prefix(b"xyz"), (1, None));
+}
