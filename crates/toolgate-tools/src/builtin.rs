@@ -77,7 +77,7 @@ impl BuiltinTools {
                 path: config.files_root.clone(),
                 source,
             })?;
-        let files = files::Files::new(root, config.files_access);
+        let files = files::Files::new(root, config.files_access)?;
         let web = web::Web::new(config.web.clone());
         let prompts = config
             .agents

@@ -1,14 +1,24 @@
 //! The `files` group: list, read and search files under one root directory,
 //! and write them when the root is writable. Nothing outside the root is
-//! reachable: every path is resolved (symbolic links included) and checked.
-//! Only regular files and directories are used: a named pipe, socket or
-//! device is refused before it is opened, since opening one can block a
-//! thread that no deadline stops.
+//! reachable: the root is held open, and every path is opened beneath that
+//! handle (`files/root.rs`), symbolic links followed and judged on the way,
+//! with no gap between the check and the open, so another process swapping
+//! a link in cannot lead a call outside. A search walks directories through
+//! their handles too. Only regular files and directories are used: a named
+//! pipe, socket or device is refused before it is opened, since opening one
+//! can block a thread that no deadline stops.
+//!
+//! The JavaScript host's `files.*` calls `Files::read`, `Files::list`
+//! and `Files::write`: one resolver serves both.
 
-use std::ffi::OsString;
-use std::fs;
-use std::io::Read;
-use std::path::{Component, Path, PathBuf};
+#[cfg_attr(not(unix), path = "files/root_other.rs")]
+mod root;
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -17,6 +27,7 @@ use toolgate_core::ToolDefinition;
 use super::{definition, optional_count, optional_string, string_argument};
 use crate::error::ToolboxError;
 use crate::output::ToolOutput;
+use root::{Directory, EntryKind, Opened, Refusal, Resolution, RootDir, Special};
 
 pub(super) const GROUP: &str = "files";
 pub(super) const DISPLAY_NAME: &str = "Files";
@@ -30,8 +41,6 @@ const WRITE: &str = "files_write";
 /// The answer for any path that leads outside the root, the same whether it
 /// exists or not.
 const OUTSIDE_ROOT: &str = "Parameter 'path' is outside the files root.";
-/// Most symbolic links followed in one path.
-const MAX_LINKS: usize = 40;
 
 /// Largest file `files_read` returns or `files_search` looks into.
 const MAX_FILE_BYTES: u64 = 1024 * 1024;
@@ -50,16 +59,31 @@ pub enum FilesAccess {
     ReadWrite,
 }
 
+/// The `files` tools over one root, held open: clones share the handle.
 #[derive(Clone, Debug)]
 pub(crate) struct Files {
-    root: PathBuf,
+    root: Arc<RootDir>,
     access: FilesAccess,
 }
 
 impl Files {
-    /// `root` must be canonical.
-    pub(crate) fn new(root: PathBuf, access: FilesAccess) -> Self {
-        Self { root, access }
+    /// Opens `root`, which must be canonical, for the tools' lifetime.
+    pub(crate) fn new(root: PathBuf, access: FilesAccess) -> Result<Self, ToolboxError> {
+        Self::resolving(root, access, Resolution::native())
+    }
+
+    fn resolving(
+        root: PathBuf,
+        access: FilesAccess,
+        resolution: Resolution,
+    ) -> Result<Self, ToolboxError> {
+        match RootDir::open(root.clone(), resolution) {
+            Ok(root) => Ok(Self {
+                root: Arc::new(root),
+                access,
+            }),
+            Err(source) => Err(ToolboxError::FilesRoot { path: root, source }),
+        }
     }
 
     /// Whether `files_write` (and a JavaScript tool's `files.write`) may
@@ -141,10 +165,7 @@ impl Files {
             }
             _ => return None,
         };
-        let files = Self {
-            root: self.root.clone(),
-            access: self.access,
-        };
+        let files = self.clone();
         let cancel = cancel.clone();
         let result =
             tokio::task::spawn_blocking(move || operation(&files, &arguments, &cancel)).await;
@@ -156,20 +177,27 @@ impl Files {
 
     pub(crate) fn list(&self, arguments: &Value) -> Result<ToolOutput, ToolOutput> {
         let requested = optional_string(arguments, "path")?.unwrap_or(".");
-        let directory = self.resolve_existing(requested)?;
-        let read = fs::read_dir(&directory).map_err(|error| io_error(requested, &error))?;
-        let mut entries = Vec::new();
-        for entry in read {
-            let entry = entry.map_err(|error| io_error(requested, &error))?;
-            let kind = match entry.file_type() {
-                Ok(kind) if kind.is_dir() => "directory",
-                Ok(kind) if kind.is_symlink() => "symlink",
-                Ok(_) => "file",
-                Err(_) => "unknown",
-            };
-            let size = entry.metadata().map(|meta| meta.len()).unwrap_or(0);
-            entries.push((entry.file_name().to_string_lossy().into_owned(), kind, size));
-        }
+        let relative = self.beneath(requested)?;
+        let mut directory = self
+            .resolve(requested, &relative)?
+            .into_directory()
+            .map_err(|error| io_error(requested, &error))?;
+        let listed = directory
+            .entries()
+            .map_err(|error| io_error(requested, &error))?;
+        let mut entries: Vec<_> = listed
+            .into_iter()
+            .map(|entry| {
+                let kind = match entry.kind {
+                    EntryKind::Directory => "directory",
+                    EntryKind::Symlink => "symlink",
+                    EntryKind::File | EntryKind::Special => "file",
+                    EntryKind::Unknown => "unknown",
+                };
+                let size = directory.size(&entry.name).unwrap_or(0);
+                (entry.name.to_string_lossy().into_owned(), kind, size)
+            })
+            .collect();
         entries.sort();
         let truncated = entries.len() > MAX_LIST_ENTRIES;
         entries.truncate(MAX_LIST_ENTRIES);
@@ -178,7 +206,7 @@ impl Files {
             .map(|(name, kind, size)| json!({"name": name, "kind": kind, "size": size}))
             .collect();
         Ok(ToolOutput::json(json!({
-            "path": self.display(&directory),
+            "path": display(&relative),
             "entries": entries,
             "truncated": truncated,
         })))
@@ -188,9 +216,14 @@ impl Files {
         let requested = string_argument(arguments, "path")?;
         let start = optional_count(arguments, "start_line")?.unwrap_or(1).max(1);
         let max_lines = optional_count(arguments, "max_lines")?;
-        let path = self.resolve_existing(requested)?;
-        let text = read_text(&path)
-            .map_err(|reason| ToolOutput::error(format!("Cannot read '{requested}': {reason}.")))?;
+        let relative = self.beneath(requested)?;
+        let cannot_read =
+            |reason: String| ToolOutput::error(format!("Cannot read '{requested}': {reason}."));
+        let file = self
+            .resolve(requested, &relative)?
+            .into_file()
+            .map_err(|error| cannot_read(error.to_string()))?;
+        let text = read_text(file).map_err(cannot_read)?;
         let lines = text.lines().skip(start - 1);
         let selected: Vec<&str> = match max_lines {
             Some(max) => lines.take(max).collect(),
@@ -207,6 +240,17 @@ impl Files {
         arguments: &Value,
         cancel: &CancellationToken,
     ) -> Result<ToolOutput, ToolOutput> {
+        /// A directory still to look into.
+        enum Pending {
+            Open(Directory, String),
+            /// Entry `name` of `parent`, opened when its turn comes, so
+            /// that only the directories on the way down are held open.
+            Entry {
+                parent: Rc<Directory>,
+                name: std::ffi::OsString,
+                path: String,
+            },
+        }
         let query = string_argument(arguments, "query")?;
         if query.is_empty() {
             return Err(ToolOutput::error("Parameter 'query' must not be empty."));
@@ -215,37 +259,49 @@ impl Files {
         let limit = optional_count(arguments, "max_results")?
             .unwrap_or(DEFAULT_SEARCH_RESULTS)
             .clamp(1, MAX_SEARCH_RESULTS);
-        let start = self.resolve_existing(requested)?;
+        let relative = self.beneath(requested)?;
         let needle = query.to_lowercase();
         let mut matches = Vec::new();
-        let mut pending = vec![start];
-        'walk: while let Some(directory) = pending.pop() {
+        let mut pending = Vec::new();
+        // A file to start from has nothing to walk.
+        if let Opened::Directory(start) = self.resolve(requested, &relative)? {
+            pending.push(Pending::Open(start, display(&relative)));
+        }
+        'walk: while let Some(next) = pending.pop() {
             if cancel.is_cancelled() {
                 return Err(ToolOutput::error(format!("{SEARCH} was cancelled.")));
             }
-            let Ok(read) = fs::read_dir(&directory) else {
+            let (mut directory, shown) = match next {
+                Pending::Open(directory, shown) => (directory, shown),
+                Pending::Entry { parent, name, path } => match parent.directory(&name) {
+                    Ok(directory) => (directory, path),
+                    Err(_) => continue,
+                },
+            };
+            let Ok(mut entries) = directory.entries() else {
                 continue;
             };
-            let mut entries: Vec<_> = read.filter_map(Result::ok).collect();
-            entries.sort_by_key(fs::DirEntry::file_name);
+            entries.sort_by(|a, b| a.name.cmp(&b.name));
+            let directory = Rc::new(directory);
             for entry in entries.into_iter().rev() {
-                let name = entry.file_name().to_string_lossy().into_owned();
+                let name = entry.name.to_string_lossy().into_owned();
                 // Hidden entries (.git and the like) are noise for a search.
                 if name.starts_with('.') {
                     continue;
                 }
-                let path = entry.path();
-                let Ok(kind) = entry.file_type() else {
-                    continue;
+                let path = if shown == "." {
+                    name.clone()
+                } else {
+                    format!("{shown}/{name}")
                 };
-                if kind.is_dir() {
-                    pending.push(path.clone());
-                }
                 if name.to_lowercase().contains(&needle) {
-                    matches.push(json!({"path": self.display(&path), "match": "name"}));
+                    matches.push(json!({"path": path, "match": "name"}));
                 }
-                if kind.is_file()
-                    && let Ok(text) = read_text(&path)
+                if entry.kind == EntryKind::File
+                    && let Some(text) = directory
+                        .file(&entry.name)
+                        .ok()
+                        .and_then(|file| read_text(file).ok())
                 {
                     for (number, line) in text.lines().enumerate() {
                         if matches.len() >= limit {
@@ -253,13 +309,20 @@ impl Files {
                         }
                         if line.to_lowercase().contains(&needle) {
                             matches.push(json!({
-                                "path": self.display(&path),
+                                "path": path,
                                 "match": "content",
                                 "line": number + 1,
                                 "text": line.trim(),
                             }));
                         }
                     }
+                }
+                if entry.kind == EntryKind::Directory {
+                    pending.push(Pending::Entry {
+                        parent: Rc::clone(&directory),
+                        name: entry.name,
+                        path,
+                    });
                 }
                 if matches.len() >= limit {
                     break 'walk;
@@ -277,140 +340,57 @@ impl Files {
     pub(crate) fn write(&self, arguments: &Value) -> Result<ToolOutput, ToolOutput> {
         let requested = string_argument(arguments, "path")?;
         let content = string_argument(arguments, "content")?;
-        let relative = Path::new(requested);
+        let relative = self.beneath(requested)?;
         let Some(file_name) = relative.file_name() else {
             return Err(ToolOutput::error(format!(
                 "Parameter 'path': '{requested}' does not name a file."
             )));
         };
-        let parent = relative.parent().filter(|p| !p.as_os_str().is_empty());
-        let directory =
-            self.resolve_existing(&parent.unwrap_or(Path::new(".")).to_string_lossy())?;
-        let path = directory.join(file_name);
-        if let Ok(meta) = fs::symlink_metadata(&path) {
-            let kind = meta.file_type();
-            if kind.is_dir() || kind.is_symlink() {
-                return Err(ToolOutput::error(format!(
-                    "Cannot write '{requested}': it is a directory or a symbolic link."
-                )));
-            }
-            if !kind.is_file() {
-                return Err(not_a_file(requested, kind));
-            }
-        }
-        fs::write(&path, content).map_err(|error| io_error(requested, &error))?;
+        let parent = relative.parent().unwrap_or(Path::new(""));
+        let directory = self
+            .resolve(&display(parent), parent)?
+            .into_directory()
+            .map_err(|error| io_error(requested, &error))?;
+        let mut file = directory
+            .create_file(file_name)
+            .map_err(|refusal| refused(requested, refusal))?;
+        file.write_all(content.as_bytes())
+            .map_err(|error| io_error(requested, &error))?;
         Ok(ToolOutput::json(json!({
-            "path": self.display(&path),
+            "path": display(&relative),
             "bytes_written": content.len(),
         })))
     }
 
-    /// An existing path under the root, symbolic links followed. A path
-    /// that leads outside the root gets one answer, [`OUTSIDE_ROOT`],
-    /// whether or not it exists, so no answer tells what exists outside.
-    fn resolve_existing(&self, requested: &str) -> Result<PathBuf, ToolOutput> {
-        let outside = || ToolOutput::error(OUTSIDE_ROOT);
-        let candidate = Path::new(requested);
-        // `..` is refused before the file system is touched.
-        if !candidate.is_absolute()
-            && candidate
-                .components()
-                .any(|c| matches!(c, Component::ParentDir))
-        {
-            return Err(outside());
-        }
-        let joined = if candidate.is_absolute() {
-            candidate.to_path_buf()
-        } else {
-            self.root.join(candidate)
-        };
-        if !leads_to(&joined).starts_with(&self.root) {
-            return Err(outside());
-        }
-        let resolved = joined
-            .canonicalize()
-            .map_err(|error| io_error(requested, &error))?;
-        if !resolved.starts_with(&self.root) {
-            return Err(outside());
-        }
-        let kind = fs::metadata(&resolved)
-            .map_err(|error| io_error(requested, &error))?
-            .file_type();
-        if kind.is_file() || kind.is_dir() {
-            Ok(resolved)
-        } else {
-            Err(not_a_file(requested, kind))
-        }
+    /// `requested` as a path beneath the root, or the answer for one that
+    /// leads outside.
+    fn beneath(&self, requested: &str) -> Result<PathBuf, ToolOutput> {
+        self.root
+            .beneath(requested)
+            .map_err(|refusal| refused(requested, refusal))
     }
 
-    /// A path as the model sees it: relative to the root, `/`-separated.
-    fn display(&self, path: &Path) -> String {
-        let relative = path.strip_prefix(&self.root).unwrap_or(path);
-        let text = relative.to_string_lossy().replace('\\', "/");
-        if text.is_empty() {
-            ".".to_owned()
-        } else {
-            text
-        }
+    /// What `relative` leads to, open. A path that leads outside the root
+    /// gets one answer, [`OUTSIDE_ROOT`], whether or not it exists, so no
+    /// answer tells what exists outside.
+    fn resolve(&self, requested: &str, relative: &Path) -> Result<Opened, ToolOutput> {
+        self.root
+            .resolve(relative)
+            .map_err(|refusal| refused(requested, refusal))
     }
 }
 
-/// Where an absolute `path` leads: each symbolic link followed (at most
-/// [`MAX_LINKS`] of them, as the kernel does) for as long as the path
-/// exists, the rest taken as written, `..` applied. Unlike `canonicalize`,
-/// it answers for a path that does not exist, so a missing path is judged
-/// inside or outside the root like an existing one.
-fn leads_to(path: &Path) -> PathBuf {
-    /// One step of a path still to walk.
-    enum Step {
-        Prefix(OsString),
-        Root(OsString),
-        Up,
-        Name(OsString),
+/// A path as the model sees it: relative to the root, `/`-separated.
+fn display(relative: &Path) -> String {
+    let text = relative.to_string_lossy().into_owned();
+    if text.is_empty() {
+        ".".to_owned()
+    } else {
+        text
     }
-    fn steps(path: &Path) -> Vec<Step> {
-        let mut steps: Vec<Step> = path
-            .components()
-            .filter_map(|component| match component {
-                Component::Prefix(prefix) => Some(Step::Prefix(prefix.as_os_str().to_owned())),
-                Component::RootDir => Some(Step::Root(component.as_os_str().to_owned())),
-                Component::CurDir => None,
-                Component::ParentDir => Some(Step::Up),
-                Component::Normal(name) => Some(Step::Name(name.to_owned())),
-            })
-            .collect();
-        steps.reverse();
-        steps
-    }
-    let mut pending = steps(path);
-    let mut links = 0;
-    let mut at = PathBuf::new();
-    while let Some(step) = pending.pop() {
-        match step {
-            Step::Prefix(prefix) => at = PathBuf::from(prefix),
-            Step::Root(root) => at.push(root),
-            Step::Up => {
-                at.pop();
-            }
-            Step::Name(name) => {
-                let next = at.join(&name);
-                match fs::read_link(&next) {
-                    // A relative target goes on from the link's directory,
-                    // `at`; an absolute one starts over.
-                    Ok(target) if links < MAX_LINKS => {
-                        links += 1;
-                        pending.extend(steps(&target));
-                    }
-                    _ => at = next,
-                }
-            }
-        }
-    }
-    at
 }
 
-fn read_text(path: &Path) -> Result<String, String> {
-    let file = fs::File::open(path).map_err(|error| error.to_string())?;
+fn read_text(file: File) -> Result<String, String> {
     let size = file.metadata().map_err(|error| error.to_string())?.len();
     if size > MAX_FILE_BYTES {
         return Err(format!(
@@ -424,31 +404,29 @@ fn read_text(path: &Path) -> Result<String, String> {
     String::from_utf8(bytes).map_err(|_| "it is not UTF-8 text".to_owned())
 }
 
-/// The answer for a path that is neither a regular file nor a directory.
-fn not_a_file(requested: &str, kind: fs::FileType) -> ToolOutput {
-    ToolOutput::error(format!(
-        "Cannot use '{requested}': it is {}, not a regular file or directory.",
-        special_kind(kind)
-    ))
+/// The answer for a path the root did not open.
+fn refused(requested: &str, refusal: Refusal) -> ToolOutput {
+    match refusal {
+        Refusal::Outside => ToolOutput::error(OUTSIDE_ROOT),
+        Refusal::Special(kind) => ToolOutput::error(format!(
+            "Cannot use '{requested}': it is {}, not a regular file or directory.",
+            special_kind(kind)
+        )),
+        Refusal::LinkOrDirectory => ToolOutput::error(format!(
+            "Cannot write '{requested}': it is a directory or a symbolic link."
+        )),
+        Refusal::Io(error) => io_error(requested, &error),
+    }
 }
 
 /// What a special file is, with its article.
-fn special_kind(kind: fs::FileType) -> &'static str {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if kind.is_fifo() {
-            return "a named pipe (FIFO)";
-        }
-        if kind.is_socket() {
-            return "a socket";
-        }
-        if kind.is_block_device() || kind.is_char_device() {
-            return "a device";
-        }
+fn special_kind(kind: Special) -> &'static str {
+    match kind {
+        Special::Fifo => "a named pipe (FIFO)",
+        Special::Socket => "a socket",
+        Special::Device => "a device",
+        Special::Other => "a special file",
     }
-    let _ = kind;
-    "a special file"
 }
 
 fn io_error(requested: &str, error: &std::io::Error) -> ToolOutput {
@@ -458,3 +436,7 @@ fn io_error(requested: &str, error: &std::io::Error) -> ToolOutput {
     };
     ToolOutput::error(format!("Cannot use '{requested}': {reason}."))
 }
+
+#[cfg(test)]
+#[path = "files_tests.rs"]
+mod tests;

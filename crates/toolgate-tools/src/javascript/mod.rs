@@ -188,7 +188,7 @@ impl JsRunner {
                         path: builtins.files_root.clone(),
                         source,
                     })?;
-            runner.files = Some(Files::new(root, builtins.files_access));
+            runner.files = Some(Files::new(root, builtins.files_access)?);
             runner.web = builtins.web.clone();
         }
         Ok(runner)
