@@ -12,7 +12,7 @@ use http::{Request, Response, StatusCode, header};
 use http_body_util::{BodyExt, Full, combinators::BoxBody};
 use hyper::body::Incoming;
 use hyper::service::service_fn;
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::rt::{TokioIo, TokioTimer};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::TcpListener;
@@ -202,9 +202,12 @@ pub async fn serve_http<S: ConversationStore + 'static>(
         let connection_shutdown = streams.clone();
         let header_timeout = options.limits.header_timeout;
         tokio::spawn(async move {
-            let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+            // HTTP/1 alone, so the header timeout runs from the connection's
+            // start: hyper-util's auto builder first waits, with no time
+            // limit, for bytes telling HTTP/1 from HTTP/2, and a connection
+            // that sent none was held open for good.
+            let mut builder = hyper::server::conn::http1::Builder::new();
             builder
-                .http1()
                 .timer(TokioTimer::new())
                 .header_read_timeout(header_timeout);
             let connection = builder.serve_connection(TokioIo::new(stream), service);

@@ -101,6 +101,39 @@ async fn a_client_that_never_finishes_its_headers_is_disconnected() {
 }
 
 #[tokio::test]
+async fn a_connection_that_never_sends_a_byte_is_closed() {
+    let served = served_with(HttpLimits {
+        header_timeout: Duration::from_millis(200),
+        ..HttpLimits::default()
+    })
+    .await;
+    let mut silent = tokio::net::TcpStream::connect(served.address)
+        .await
+        .unwrap();
+    let mut buffer = Vec::new();
+    let closed =
+        tokio::time::timeout(Duration::from_secs(5), silent.read_to_end(&mut buffer)).await;
+    assert!(closed.is_ok(), "the silent connection was held open");
+    assert_eq!(String::from_utf8_lossy(&buffer), "");
+
+    // A kept-alive connection waiting for its next request is closed too.
+    let mut kept = tokio::net::TcpStream::connect(served.address)
+        .await
+        .unwrap();
+    let request = post(served.address, "", INITIALIZE).replace("connection: close\r\n", "");
+    kept.write_all(request.as_bytes()).await.unwrap();
+    let mut buffer = Vec::new();
+    let closed = tokio::time::timeout(Duration::from_secs(5), kept.read_to_end(&mut buffer)).await;
+    assert!(
+        closed.is_ok(),
+        "the idle kept-alive connection was held open"
+    );
+    let answer = String::from_utf8_lossy(&buffer);
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    served.stop().await;
+}
+
+#[tokio::test]
 async fn a_body_that_never_arrives_times_out() {
     let served = served_with(HttpLimits {
         body_timeout: Duration::from_millis(200),
