@@ -500,6 +500,10 @@ async fn route<S: ConversationStore + 'static>(
     if let (Some(id), Some(shown)) = (&session_id, &session) {
         match sessions.owner(&id.as_str().into()).await {
             Ok(Some(stored)) if stored != owner => return unknown_session(shown),
+            // rmcp would answer that it ended a session it never had.
+            Ok(None) if request.method() == http::Method::DELETE => {
+                return unknown_session(shown);
+            }
             Ok(_) => {}
             // Without its owner, nobody gets the session: not even for the
             // moment the store is away.
@@ -561,6 +565,8 @@ async fn answer<S: ConversationStore + 'static>(
         }
         mcp.handle(Request::from_parts(parts, Full::new(bytes)))
             .await
+    } else if request.method() == http::Method::DELETE {
+        ended(mcp.handle(request).await)
     } else {
         mcp.handle(request).await
     };
@@ -568,6 +574,18 @@ async fn answer<S: ConversationStore + 'static>(
         Some(id) if response.status() == StatusCode::NOT_FOUND => unknown_session(&id),
         _ => response,
     }
+}
+
+/// rmcp's answer to a `DELETE` that ended a session, 202, as 204: the
+/// official SDKs take only 200 or 204 for a session ended (the Python one
+/// warns at every session's end otherwise).
+fn ended(response: Response<Body>) -> Response<Body> {
+    if response.status() != StatusCode::ACCEPTED {
+        return response;
+    }
+    let mut response = Response::new(Full::new(Bytes::new()).boxed());
+    *response.status_mut() = StatusCode::NO_CONTENT;
+    response
 }
 
 /// The longest session id echoed back in an error.

@@ -11,6 +11,7 @@ mod policies;
 mod polymorphic;
 mod relay;
 mod replicas;
+mod session_end;
 mod shutdown;
 mod stdio;
 mod support;
