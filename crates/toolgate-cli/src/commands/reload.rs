@@ -7,9 +7,18 @@
 //! (often a write, a rename and a metadata change) reloads once. Each
 //! reload prints one line; each file it could not load is logged with its
 //! path and reason.
+//!
+//! `toolgate.toml` may be a symbolic link, or lie behind one (a Kubernetes
+//! ConfigMap: `toolgate.toml -> ..data/toolgate.toml`, `..data` swapped for
+//! a link to a new directory on each update). The watch follows the links:
+//! it watches the directory of every link on the way and of the file
+//! reached, and resolves them again before each reload, so an update shows
+//! wherever it lands.
 
-use std::path::PathBuf;
-use std::sync::Arc;
+use std::collections::BTreeSet;
+use std::ffi::OsString;
+use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use anyhow::Context;
@@ -194,11 +203,15 @@ pub(crate) fn watch_config<S: ConversationStore + 'static>(
 ) -> anyhow::Result<()> {
     let path = reload.path.clone();
     let trigger = Arc::new(Notify::new());
-    let watcher = watch_file(&path, &trigger);
+    let mut watch = ConfigWatch::start(&path, &trigger);
     let mut hangup = hangup_signal()?;
     tokio::spawn(async move {
-        let _watcher = watcher;
         while next_reload(&trigger, &mut hangup, &stop).await {
+            // Before the file is read: a change after this is seen by the
+            // watch, one before it is in what is read.
+            if let Some(watch) = &mut watch {
+                watch.follow();
+            }
             match apply_config(&gateway, &reload).await {
                 Ok(told) => crate::output::eprint(&told),
                 Err(error) => crate::output::eprint(&format!(
@@ -211,43 +224,155 @@ pub(crate) fn watch_config<S: ConversationStore + 'static>(
     Ok(())
 }
 
-/// A watcher of `path`'s directory poking `trigger` on changes of `path`
-/// (editors replace a file by renaming another onto it).
-fn watch_file(path: &std::path::Path, trigger: &Arc<Notify>) -> Option<RecommendedWatcher> {
-    let file = path.file_name()?.to_owned();
-    let dir = match path.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let poke = Arc::clone(trigger);
-    let handler = move |event: notify::Result<notify::Event>| match event {
-        Ok(event)
-            if !matches!(event.kind, EventKind::Access(_))
-                && event
-                    .paths
-                    .iter()
-                    .any(|changed| changed.file_name() == Some(file.as_os_str())) =>
-        {
-            poke.notify_one();
+/// The watch of the configuration file through its symbolic links: the
+/// directories of its [`Chain`], where an update shows (editors replace a
+/// file by renaming another onto it; a Kubernetes ConfigMap swaps its
+/// `..data` link), followed again before each reload.
+struct ConfigWatch {
+    path: PathBuf,
+    watcher: RecommendedWatcher,
+    /// The directories watched.
+    watched: BTreeSet<PathBuf>,
+    /// The chain as of the last reload, which events are checked against.
+    chain: Arc<Mutex<Chain>>,
+}
+
+impl ConfigWatch {
+    /// A watch of `path` poking `trigger` on every event that names a file
+    /// of its chain or changes where the chain leads; `None` when nothing
+    /// can be watched (SIGHUP still applies the file).
+    fn start(path: &Path, trigger: &Arc<Notify>) -> Option<Self> {
+        let chain = Arc::new(Mutex::new(Chain::of(path)));
+        let handler = {
+            let chain = Arc::clone(&chain);
+            let path = path.to_path_buf();
+            let poke = Arc::clone(trigger);
+            move |event: notify::Result<notify::Event>| match event {
+                Ok(event) if !matches!(event.kind, EventKind::Access(_)) => {
+                    let now = Chain::of(&path);
+                    let known = chain.lock().unwrap_or_else(PoisonError::into_inner);
+                    if now != *known || event.paths.iter().any(|changed| known.holds(changed)) {
+                        poke.notify_one();
+                    }
+                }
+                Ok(_) => {}
+                Err(error) => {
+                    tracing::warn!(%error, "watching the configuration file");
+                    poke.notify_one();
+                }
+            }
+        };
+        let watcher = notify::recommended_watcher(handler)
+            .inspect_err(|error| {
+                tracing::warn!(%error, "the configuration file is not watched; SIGHUP applies it");
+            })
+            .ok()?;
+        let mut watch = Self {
+            path: path.to_path_buf(),
+            watcher,
+            watched: BTreeSet::new(),
+            chain,
+        };
+        watch.follow();
+        Some(watch)
+    }
+
+    /// Resolves the chain again and watches its directories, and no
+    /// others.
+    fn follow(&mut self) {
+        let chain = Chain::of(&self.path);
+        let dirs = chain.dirs();
+        for gone in self.watched.difference(&dirs) {
+            // Already unwatched when the directory was removed.
+            if let Err(error) = self.watcher.unwatch(gone) {
+                tracing::debug!(dir = %gone.display(), %error, "unwatching");
+            }
         }
-        Ok(_) => {}
-        Err(error) => {
-            tracing::warn!(%error, "watching the configuration file");
-            poke.notify_one();
+        self.watched.retain(|dir| dirs.contains(dir));
+        for dir in dirs {
+            if self.watched.contains(&dir) {
+                continue;
+            }
+            match self.watcher.watch(&dir, RecursiveMode::NonRecursive) {
+                Ok(()) => {
+                    self.watched.insert(dir);
+                }
+                Err(error) => tracing::warn!(
+                    dir = %dir.display(),
+                    %error,
+                    "not watched: a change of the configuration there is applied on SIGHUP"
+                ),
+            }
         }
-    };
-    let mut watcher = notify::recommended_watcher(handler)
-        .inspect_err(|error| {
-            tracing::warn!(%error, "the configuration file is not watched; SIGHUP applies it");
-        })
-        .ok()?;
-    watcher
-        .watch(&dir, RecursiveMode::NonRecursive)
-        .inspect_err(|error| {
-            tracing::warn!(%error, "the configuration file is not watched; SIGHUP applies it");
-        })
-        .ok()?;
-    Some(watcher)
+        *self.chain.lock().unwrap_or_else(PoisonError::into_inner) = chain;
+    }
+}
+
+/// The most symbolic links followed: a loop ends there (Linux's limit).
+const MAX_LINKS: usize = 40;
+
+/// The files a path resolves through: every symbolic link met on the way
+/// (the path itself, one of its directories, or one a link points to) and
+/// the file reached. An update of the configuration changes one of them.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Chain {
+    links: Vec<PathBuf>,
+    file: PathBuf,
+}
+
+impl Chain {
+    /// Resolves `path` component by component, as the kernel does, noting
+    /// each link. A component that does not exist is taken as it is.
+    fn of(path: &Path) -> Self {
+        let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        let mut links = Vec::new();
+        let mut file = PathBuf::new();
+        // What is left to walk, the next component last.
+        let mut left: Vec<OsString> = components_reversed(&absolute);
+        while let Some(step) = left.pop() {
+            match Path::new(&step).components().next() {
+                Some(Component::Normal(name)) => {
+                    let next = file.join(name);
+                    match std::fs::read_link(&next) {
+                        Ok(target) if links.len() < MAX_LINKS => {
+                            // Relative to the link's directory, `file` now.
+                            left.extend(components_reversed(&target));
+                            links.push(next);
+                        }
+                        _ => file = next,
+                    }
+                }
+                Some(Component::ParentDir) => {
+                    file.pop();
+                }
+                Some(Component::RootDir | Component::Prefix(_)) => file.push(&step),
+                Some(Component::CurDir) | None => {}
+            }
+        }
+        Self { links, file }
+    }
+
+    /// The directories holding its links and its file.
+    fn dirs(&self) -> BTreeSet<PathBuf> {
+        self.links
+            .iter()
+            .chain([&self.file])
+            .filter_map(|path| path.parent())
+            .map(Path::to_path_buf)
+            .collect()
+    }
+
+    /// Whether `path` is one of its links or its file.
+    fn holds(&self, path: &Path) -> bool {
+        self.file == path || self.links.iter().any(|link| link == path)
+    }
+}
+
+fn components_reversed(path: &Path) -> Vec<OsString> {
+    path.components()
+        .rev()
+        .map(|component| component.as_os_str().to_owned())
+        .collect()
 }
 
 /// Reads the configuration again and applies its upstreams and access
@@ -316,3 +441,7 @@ async fn apply_config<S: ConversationStore + 'static>(
         path.display(),
     ))
 }
+
+#[cfg(test)]
+#[path = "reload_tests.rs"]
+mod tests;

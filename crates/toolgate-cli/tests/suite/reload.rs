@@ -273,3 +273,99 @@ fn upstreams_follow_the_config_file_and_a_bad_file_changes_nothing() {
     );
     assert_ne!(now["result"]["isError"], true, "{now}");
 }
+
+/// A `[clients.<name>]` table for each name, its token `tg_<name>-reload-0123456789`.
+fn clients(names: &[&str]) -> String {
+    names
+        .iter()
+        .map(|name| {
+            let hash = toolgate_mcp::TokenHash::of(&token(name)).to_hex();
+            format!("[clients.{name}]\ntoken_sha256 = \"{hash}\"\n\n")
+        })
+        .collect()
+}
+
+fn token(name: &str) -> String {
+    format!("tg_{name}-reload-0123456789")
+}
+
+/// Whether `name`'s token opens a session at `url`.
+fn admitted(url: &str, name: &str) -> bool {
+    let status = super::serve::initialize_status(url, Some(&token(name)));
+    assert!(
+        status.contains("200") || status.contains("401"),
+        "{name}: {status}"
+    );
+    status.contains("200")
+}
+
+#[test]
+fn a_config_file_that_is_a_symlink_is_followed_to_its_target() {
+    use std::os::unix::fs::symlink;
+
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("conf");
+    std::fs::create_dir(&conf).unwrap();
+    let real = conf.join("real.toml");
+    std::fs::write(&real, clients(&["alice", "bob"])).unwrap();
+    symlink("conf/real.toml", dir.path().join("toolgate.toml")).unwrap();
+    let (mut child, url) = super::serve::serve_logged(dir.path(), "127.0.0.1:0");
+    assert!(admitted(&url, "alice") && admitted(&url, "bob"));
+
+    // The target edited in place: Bob is revoked.
+    std::fs::write(&real, clients(&["alice"])).unwrap();
+    super::serve::until_logged(dir.path(), "applied 1 client(s)");
+    assert!(admitted(&url, "alice"));
+    assert!(!admitted(&url, "bob"));
+
+    // The target replaced by a rename, as editors save: Alice is revoked.
+    let saved = conf.join(".real.toml.new");
+    std::fs::write(&saved, clients(&["bob", "carol"])).unwrap();
+    std::fs::rename(&saved, &real).unwrap();
+    super::serve::until_logged(dir.path(), "applied 2 client(s)");
+    assert!(!admitted(&url, "alice"));
+    assert!(admitted(&url, "bob") && admitted(&url, "carol"));
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+#[test]
+fn a_config_map_update_swapping_its_data_link_is_applied() {
+    use std::os::unix::fs::symlink;
+
+    // A Kubernetes ConfigMap volume: toolgate.toml -> ..data/toolgate.toml,
+    // ..data -> ..<timestamp>, swapped atomically on each update.
+    let dir = tempfile::tempdir().unwrap();
+    let first = dir.path().join("..2026_01_01_00_00_00.1");
+    std::fs::create_dir(&first).unwrap();
+    std::fs::write(first.join("toolgate.toml"), clients(&["alice", "bob"])).unwrap();
+    symlink("..2026_01_01_00_00_00.1", dir.path().join("..data")).unwrap();
+    symlink("..data/toolgate.toml", dir.path().join("toolgate.toml")).unwrap();
+    let (mut child, url) = super::serve::serve_logged(dir.path(), "127.0.0.1:0");
+    assert!(admitted(&url, "alice") && admitted(&url, "bob"));
+
+    // The update, as the kubelet writes it: a new directory, a new link,
+    // renamed over ..data, the old directory removed.
+    let second = dir.path().join("..2026_01_01_00_01_00.2");
+    std::fs::create_dir(&second).unwrap();
+    std::fs::write(second.join("toolgate.toml"), clients(&["alice"])).unwrap();
+    symlink("..2026_01_01_00_01_00.2", dir.path().join("..data_tmp")).unwrap();
+    std::fs::rename(dir.path().join("..data_tmp"), dir.path().join("..data")).unwrap();
+    std::fs::remove_dir_all(&first).unwrap();
+    super::serve::until_logged(dir.path(), "applied 1 client(s)");
+    assert!(admitted(&url, "alice"));
+    assert!(!admitted(&url, "bob"));
+
+    // And the next update, through the directory watched since the swap.
+    let third = dir.path().join("..2026_01_01_00_02_00.3");
+    std::fs::create_dir(&third).unwrap();
+    std::fs::write(third.join("toolgate.toml"), clients(&["bob", "carol"])).unwrap();
+    symlink("..2026_01_01_00_02_00.3", dir.path().join("..data_tmp")).unwrap();
+    std::fs::rename(dir.path().join("..data_tmp"), dir.path().join("..data")).unwrap();
+    std::fs::remove_dir_all(&second).unwrap();
+    super::serve::until_logged(dir.path(), "applied 2 client(s)");
+    assert!(!admitted(&url, "alice"));
+    assert!(admitted(&url, "bob") && admitted(&url, "carol"));
+    let _ = child.kill();
+    let _ = child.wait();
+}

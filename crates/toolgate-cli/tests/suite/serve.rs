@@ -595,7 +595,7 @@ fn listening_url(banner: &str) -> String {
 
 /// One blocking POST of `initialize` to `url`, with `token` when given; the
 /// status line.
-fn initialize_status(url: &str, token: Option<&str>) -> String {
+pub(super) fn initialize_status(url: &str, token: Option<&str>) -> String {
     initialize_response(url, token)
         .lines()
         .next()
@@ -731,7 +731,7 @@ fn a_policy_naming_a_group_that_does_not_exist_stops_serve_naming_the_client_and
 
 /// `toolgate serve` on a free port of `listen` with its stderr in
 /// `dir/serve.log`; the child and its MCP URL.
-fn serve_logged(dir: &Path, listen: &str) -> (std::process::Child, String) {
+pub(super) fn serve_logged(dir: &Path, listen: &str) -> (std::process::Child, String) {
     let log = std::fs::File::create(dir.join("serve.log")).unwrap();
     let child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
         .args([
@@ -758,7 +758,7 @@ fn serve_logged(dir: &Path, listen: &str) -> (std::process::Child, String) {
 }
 
 /// The log once it holds `text` (at most 20 s).
-fn until_logged(dir: &Path, text: &str) -> String {
+pub(super) fn until_logged(dir: &Path, text: &str) -> String {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     loop {
         let log = std::fs::read_to_string(dir.join("serve.log")).unwrap_or_default();
