@@ -17,6 +17,7 @@
 
 use std::collections::BTreeSet;
 use std::ffi::OsString;
+use std::net::SocketAddr;
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -183,12 +184,39 @@ pub(crate) struct ConfigReload {
     pub(crate) path: PathBuf,
     /// The `--mcp-config` files, whose upstreams join the file's.
     pub(crate) mcp_config: Vec<PathBuf>,
-    /// A listener reachable from other machines that no shared token
-    /// guards: a configuration that leaves no client with a token, and no
-    /// OAuth, would open it to anyone, and is refused.
-    pub(crate) tokens_required_on: Option<std::net::SocketAddr>,
+    /// What a configuration that leaves no client with a token, and no
+    /// OAuth, would open.
+    pub(crate) without_tokens: WithoutTokens,
     /// Whether the gateway serves HTTP, where `[auth.oauth]` applies.
     pub(crate) serves_http: bool,
+}
+
+/// What a configuration that leaves no client with a token, and no OAuth,
+/// does to the gateway: on stdio, or behind a shared token, nothing; on an
+/// HTTP listener with nothing else to keep callers out, it opens it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum WithoutTokens {
+    /// stdio, or a shared token guards every request.
+    Guarded,
+    /// A loopback listener: every process on this machine gets in. A reload
+    /// that does it is applied, as a start without tokens is, with a
+    /// warning.
+    OpenToThisMachine(SocketAddr),
+    /// A listener reachable from other machines: anyone who reaches it gets
+    /// in. A reload that would do it is refused.
+    OpenToOtherMachines(SocketAddr),
+}
+
+impl WithoutTokens {
+    /// For a gateway listening on `listen` (`None`: on stdio), with a
+    /// shared token or not.
+    pub(crate) fn of(listen: Option<SocketAddr>, shared_token: Option<&str>) -> Self {
+        match (listen, shared_token) {
+            (None, _) | (Some(_), Some(_)) => Self::Guarded,
+            (Some(listen), None) if listen.ip().is_loopback() => Self::OpenToThisMachine(listen),
+            (Some(listen), None) => Self::OpenToOtherMachines(listen),
+        }
+    }
 }
 
 /// Applies the upstreams, clients, policies and rate limits of the
@@ -384,16 +412,18 @@ async fn apply_config<S: ConversationStore + 'static>(
 ) -> anyhow::Result<String> {
     let path = &reload.path;
     let settings = Settings::load(Some(path))?;
-    if let Some(listen) = reload.tokens_required_on
-        && settings.clients.has_no_tokens()
-        && settings.oauth.is_none()
+    let opens = settings.clients.has_no_tokens() && settings.oauth.is_none();
+    if let WithoutTokens::OpenToOtherMachines(listen) = reload.without_tokens
+        && opens
     {
         anyhow::bail!(
             "no client would have a token: {}",
             super::serve::open_to_other_machines(listen)
         );
     }
-    let running = gateway.access().oauth.clone();
+    let before = gateway.access();
+    let was_guarded = !before.clients.has_no_tokens() || before.oauth.is_some();
+    let running = before.oauth.clone();
     let (oauth, oauth_told) = match (&settings.oauth, reload.serves_http) {
         (Some(wanted), true) => match running {
             Some(oauth) if oauth.settings() == wanted => (Some(oauth), String::new()),
@@ -419,6 +449,16 @@ async fn apply_config<S: ConversationStore + 'static>(
         &settings.rate_limits,
         settings.clients.names(),
     ));
+    if let WithoutTokens::OpenToThisMachine(listen) = reload.without_tokens
+        && opens
+        && was_guarded
+    {
+        tracing::warn!(
+            "{}: no client has a token any more and there is no [auth.oauth]: --listen {listen} \
+             now lets in every process on this machine without one",
+            path.display()
+        );
+    }
     gateway
         .update_access(Access {
             policies: settings

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use pretty_assertions::assert_eq;
 
-use super::Chain;
+use super::{Chain, WithoutTokens};
 
 /// A temporary directory, by the path its links resolve to.
 fn root() -> (tempfile::TempDir, PathBuf) {
@@ -116,4 +116,23 @@ fn a_missing_file_and_a_link_loop_end_the_walk() {
     symlink("a", root.join("b")).unwrap();
     let looped = Chain::of(&root.join("a"));
     assert_eq!(looped.links.len(), super::MAX_LINKS);
+}
+
+#[test]
+fn only_a_listener_without_a_shared_token_opens() {
+    let local = "127.0.0.1:8848".parse().unwrap();
+    let exposed = "0.0.0.0:8848".parse().unwrap();
+    assert_eq!(WithoutTokens::of(None, None), WithoutTokens::Guarded);
+    assert_eq!(
+        WithoutTokens::of(Some(exposed), Some("shared")),
+        WithoutTokens::Guarded
+    );
+    assert_eq!(
+        WithoutTokens::of(Some(local), None),
+        WithoutTokens::OpenToThisMachine(local)
+    );
+    assert_eq!(
+        WithoutTokens::of(Some(exposed), None),
+        WithoutTokens::OpenToOtherMachines(exposed)
+    );
 }

@@ -17,6 +17,7 @@ use toolgate_mcp::{
 use toolgate_store::{ConversationId, ConversationStore, JsToolStore, MemoryStore};
 use toolgate_tools::StartReport;
 
+use super::reload::WithoutTokens;
 use super::tool_setup::ToolSetup;
 use crate::cli::ServeArgs;
 use crate::settings::Settings;
@@ -86,9 +87,8 @@ async fn serve<S: ConversationStore + 'static>(
     let clients = settings.clients.clone();
     // Reachable from other machines with nothing but the clients' tokens
     // to keep strangers out: there must be some, now and after a reload.
-    let tokens_required_on =
-        (!args.stdio && !args.listen.ip().is_loopback() && token.is_none()).then_some(args.listen);
-    if let Some(listen) = tokens_required_on
+    let without_tokens = WithoutTokens::of((!args.stdio).then_some(args.listen), token.as_deref());
+    if let WithoutTokens::OpenToOtherMachines(listen) = without_tokens
         && clients.has_no_tokens()
         && settings.oauth.is_none()
     {
@@ -159,7 +159,7 @@ async fn serve<S: ConversationStore + 'static>(
         let reload = super::reload::ConfigReload {
             path: path.to_path_buf(),
             mcp_config: args.tools.mcp_config.clone(),
-            tokens_required_on,
+            without_tokens,
             serves_http: !args.stdio,
         };
         super::reload::watch_config(Arc::clone(&gateway), reload, shutdown.clone())?;

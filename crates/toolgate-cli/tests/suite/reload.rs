@@ -369,3 +369,25 @@ fn a_config_map_update_swapping_its_data_link_is_applied() {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+#[test]
+fn a_reload_that_leaves_a_loopback_listener_without_tokens_is_applied_with_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("toolgate.toml");
+    std::fs::write(&config, clients(&["alice"])).unwrap();
+    let (mut child, url) = super::serve::serve_logged(dir.path(), "127.0.0.1:0");
+    assert!(super::serve::initialize_status(&url, None).contains("401"));
+
+    std::fs::write(&config, "").unwrap();
+    let log = super::serve::until_logged(dir.path(), "applied 0 client(s)");
+    assert!(
+        log.contains(
+            "toolgate.toml: no client has a token any more and there is no [auth.oauth]: \
+             --listen 127.0.0.1:0 now lets in every process on this machine without one"
+        ),
+        "{log}"
+    );
+    assert!(super::serve::initialize_status(&url, None).contains("200"));
+    let _ = child.kill();
+    let _ = child.wait();
+}
