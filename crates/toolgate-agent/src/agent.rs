@@ -23,7 +23,7 @@ use toolgate_llm::{ChatModel, LlmError};
 use toolgate_store::{
     AgentStore, ConversationId, ConversationStore, RoutingOutcomeStore, StoreError,
 };
-use toolgate_tools::Toolbox;
+use toolgate_tools::{Authority, Toolbox};
 
 use crate::event::{TurnEnd, TurnEvents, TurnOutcome};
 use crate::semantic::SemanticRouting;
@@ -51,6 +51,11 @@ pub struct AgentOptions {
     /// Where each routed turn's outcome is kept as well as taught to the
     /// router, so that a later run's online calibration starts from it.
     pub outcomes: Option<OutcomeLog>,
+    /// What the agent's tool calls may use, scripts' host functions
+    /// included. Everything by default: the loop acts for whoever runs it
+    /// (`toolgate chat`'s user); a server that runs agents for several
+    /// users passes each one's.
+    pub authority: Authority,
 }
 
 /// A store of routing outcomes and the key of the catalog they are about
@@ -72,6 +77,7 @@ impl Default for AgentOptions {
             router: None,
             semantic: None,
             outcomes: None,
+            authority: Authority::everything(),
         }
     }
 }

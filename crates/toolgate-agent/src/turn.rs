@@ -168,6 +168,7 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
             .filter(|m| m.message.kind == MessageKind::User)
             .count() as u64;
         let context = CallContext {
+            authority: self.options.authority.clone(),
             conversation: Some(conversation.clone()),
             agent,
             turn: Some(turn),

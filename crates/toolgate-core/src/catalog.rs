@@ -12,13 +12,13 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
-use crate::action::{ACTION_PARAMETER, ActionPolicy};
+use crate::action::ACTION_PARAMETER;
 use crate::error::CatalogError;
 use crate::group::ToolGroup;
 use crate::meta_tool::load_tool_group_definition;
 use crate::name::{GroupId, ToolName};
 use crate::origin::Origin;
-use crate::policy::ToolPolicy;
+use crate::policy::{PolicyTarget, ToolKind, ToolPolicy};
 use crate::tool::ToolDefinition;
 
 /// Whether a tool is offered at all.
@@ -536,7 +536,12 @@ impl Catalog {
 
     /// Makes `old` a name for `alias`'s tool, replacing any alias it was.
     /// A name a registered tool holds cannot be an alias: the tool wins.
+    /// Fixed arguments may not set `action`: the action is the alias's own,
+    /// so the call as it runs is the call it names.
     pub fn register_alias(&mut self, old: &str, alias: Alias) -> Result<(), CatalogError> {
+        if alias.arguments.contains_key(ACTION_PARAMETER) {
+            return Err(CatalogError::AliasArgumentsSetAction(old.to_owned()));
+        }
         self.revision = self.revision.wrapping_add(1);
         if let Some(&index) = self.tool_index.get(old) {
             return Err(CatalogError::AliasShadowsTool {
@@ -680,28 +685,23 @@ impl Catalog {
 }
 
 impl Catalog {
-    /// The catalog as a caller under `policy` sees it: the groups and tools
-    /// it may not use are gone, as if never registered (a group left with
-    /// no tool goes too, unless its tools are not listed yet), and so are
-    /// the aliases of what is gone. A polymorphic tool with action lists in
-    /// the policy is replaced by `narrow`'s definition offering only the
-    /// allowed actions (`None`: no action is left, and the tool goes). Order
-    /// and revision are the catalog's.
+    /// The catalog as a caller under `policy` sees it: the groups it may
+    /// not use are gone, as if never registered (a group left with no tool
+    /// goes too, unless its tools are not listed yet), each tool is what
+    /// `view` makes of it (its definition, narrowed to the allowed actions
+    /// for a polymorphic tool; `None`: the caller may not use it, and it is
+    /// gone), and so are the aliases of what is gone. Order and revision are
+    /// the catalog's. [`Catalog::permitted`] is the `view` of a catalog
+    /// without polymorphic tools.
     pub fn restricted(
         &self,
         policy: &ToolPolicy,
-        narrow: impl Fn(&ToolDefinition, &ActionPolicy) -> Option<ToolDefinition>,
+        view: impl Fn(CatalogTool<'_>) -> Option<ToolDefinition>,
     ) -> Catalog {
         let mut kept: Vec<Option<usize>> = Vec::with_capacity(self.tools.len());
         let mut tools = Vec::new();
         for entry in &self.tools {
-            let allowed = entry.origin == Origin::MetaTool
-                || policy.allows_tool(entry.group.as_ref(), entry.definition.name.as_str());
-            let definition = match policy.actions_of(entry.definition.name.as_str()) {
-                _ if !allowed => None,
-                Some(actions) => narrow(&entry.definition, actions),
-                None => Some(entry.definition.clone()),
-            };
+            let definition = view(entry.view());
             kept.push(definition.map(|definition| {
                 tools.push(ToolEntry {
                     definition,
@@ -749,12 +749,17 @@ impl Catalog {
         let aliases = self
             .aliases
             .iter()
-            .filter(|(_, alias)| {
-                tool_index.contains_key(&alias.tool)
-                    && alias
-                        .action
-                        .as_deref()
-                        .is_none_or(|action| policy.allows_action(alias.tool.as_str(), action))
+            .filter(|(old, alias)| {
+                let Some(&index) = tool_index.get(&alias.tool) else {
+                    return false;
+                };
+                alias.action.as_deref().is_none_or(|action| {
+                    let tool = &tools[index];
+                    let kind = tool.view().kind();
+                    let target = PolicyTarget::tool(kind, alias.tool.as_str())
+                        .with_action(action, Some(old.as_str()));
+                    policy.permits(&target)
+                })
             })
             .map(|(old, alias)| (old.clone(), alias.clone()))
             .collect();
@@ -778,6 +783,27 @@ impl Catalog {
                 policy.hash(&mut hasher);
                 hasher.finish() | 1
             },
+        }
+    }
+}
+
+impl Catalog {
+    /// The `view` of [`Catalog::restricted`] for tools that are not
+    /// polymorphic: each tool as it is, when `policy` permits it.
+    pub fn permitted(policy: &ToolPolicy, tool: CatalogTool<'_>) -> Option<ToolDefinition> {
+        let target = PolicyTarget::tool(tool.kind(), tool.definition.name.as_str());
+        policy.permits(&target).then(|| tool.definition.clone())
+    }
+}
+
+impl<'c> CatalogTool<'c> {
+    /// Where the tool sits, as a policy judges it: a meta-tool, a core tool
+    /// or a tool of its group.
+    pub fn kind(&self) -> ToolKind<'c> {
+        match (self.origin, self.group) {
+            (Origin::MetaTool, _) => ToolKind::Meta,
+            (_, None) => ToolKind::Core,
+            (_, Some(group)) => ToolKind::Grouped(group.as_str()),
         }
     }
 }

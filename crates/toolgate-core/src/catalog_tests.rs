@@ -528,7 +528,7 @@ fn a_restricted_view_has_only_what_the_policy_allows() {
         deny_tools: ["set_config".to_owned()].into(),
         ..ToolPolicy::default()
     };
-    let view = catalog.restricted(&policy, |definition, _| Some(definition.clone()));
+    let view = catalog.restricted(&policy, |tool| Catalog::permitted(&policy, tool));
     assert_eq!(names(view.core_tools()), ["load_tool_group", "core_tool"]);
     assert_eq!(names(view.group_tools("config")), ["get_config"]);
     // A denied group is absent, not empty; a denied tool and its alias too.
@@ -545,7 +545,7 @@ fn a_restricted_view_has_only_what_the_policy_allows() {
         deny_tools: ["get_config".to_owned(), "set_config".to_owned()].into(),
         ..ToolPolicy::default()
     };
-    let view = catalog.restricted(&none, |definition, _| Some(definition.clone()));
+    let view = catalog.restricted(&none, |tool| Catalog::permitted(&none, tool));
     assert!(view.group("config").is_none());
     assert!(view.group("pdf").is_some());
 }

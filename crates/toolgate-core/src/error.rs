@@ -88,6 +88,10 @@ pub enum CatalogError {
         /// Who registered the tool.
         existing: Origin,
     },
+    /// An alias's fixed arguments set the action, which would override the
+    /// one it names (and the one a policy checked).
+    #[error("alias `{0}` sets `action` in its fixed arguments; name the action as the alias's own")]
+    AliasArgumentsSetAction(String),
 }
 
 /// A manifest file that was skipped, with the reason.

@@ -63,11 +63,11 @@ pub use name::{
 };
 pub use origin::Origin;
 pub use outcome::{
-    CallTimedOut, CallToolError, FindGroupsError, FoundGroup, GroupLoaded, GroupPartlyLoaded,
+    ActionNotAvailable, CallTimedOut, CallToolError, FindGroupsError, FoundGroup, GroupLoaded, GroupPartlyLoaded,
     GroupUnloaded, GroupsFound, LoadGroupError, MetaError, NotAvailable, ToolsLoaded,
     UnloadGroupError,
 };
-pub use policy::ToolPolicy;
+pub use policy::{ActionTarget, PolicyTarget, ToolKind, ToolPolicy};
 pub use polymorphic::{
     ActionCall, ActionError, PolymorphicError, PolymorphicTool, action_names, typed_result,
 };

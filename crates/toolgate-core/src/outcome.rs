@@ -149,6 +149,18 @@ pub struct NotAvailable {
 
 impl std::error::Error for NotAvailable {}
 
+/// A call of an action of a polymorphic tool that this caller may not use.
+/// `Display` is the text the model reads as the call's result.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ActionNotAvailable {
+    /// The polymorphic tool called.
+    pub tool: String,
+    /// The action the call named.
+    pub action: String,
+}
+
+impl std::error::Error for ActionNotAvailable {}
+
 /// A tool call that did not finish within its deadline and was cancelled.
 /// `Display` is the text the model reads as the call's result.
 #[derive(Clone, Debug, PartialEq, Eq)]

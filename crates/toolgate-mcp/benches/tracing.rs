@@ -17,8 +17,7 @@ use std::time::Duration;
 
 use opentelemetry_sdk::error::OTelSdkResult;
 use opentelemetry_sdk::trace::{SdkTracerProvider, SpanData, SpanExporter};
-use tokio_util::sync::CancellationToken;
-use toolgate_mcp::{Downstream, Gateway, GatewayOptions, SessionRef};
+use toolgate_mcp::{Gateway, GatewayOptions};
 use toolgate_store::MemoryStore;
 use toolgate_tools::{BuiltinConfig, ToolboxOptions};
 
@@ -58,14 +57,9 @@ fn gateway(runtime: &tokio::runtime::Runtime) -> std::sync::Arc<Gateway<MemorySt
 }
 
 fn call(runtime: &tokio::runtime::Runtime, gateway: &Gateway<MemoryStore>) {
-    let cancel = CancellationToken::new();
-    let downstream = Downstream {
-        peer: None,
-        progress_token: None,
-        session: None,
-    };
+    let scope = gateway.operator_scope(None);
     let result = runtime
-        .block_on(gateway.call_tool(SessionRef::Stateless, "time_now", None, &cancel, downstream))
+        .block_on(gateway.call_tool(&scope, "time_now", None))
         .unwrap();
     assert_ne!(result.is_error, Some(true));
 }

@@ -9,6 +9,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
+use toolgate_store::ConversationId;
 
 /// The longest client name.
 pub const MAX_CLIENT_NAME: usize = 64;
@@ -167,47 +168,30 @@ impl Clients {
     }
 }
 
-/// Who sent a request: a named client, or (`None`) the holder of the
-/// shared `--token-file` token, or anyone when no token is required.
+/// Who sent a request: a named client, or (`None`) the operator: the
+/// stdio connection, the holder of the shared `--token-file` token, or
+/// anyone when no token is required.
 pub type Caller = Option<ClientName>;
 
-/// The caller and its user, carried in an HTTP request's extensions to the
-/// rmcp handler (which runs on another task than the request).
+/// What the HTTP listener established of a request, carried in its
+/// extensions to the rmcp handler (which runs on another task than the
+/// request): its client and user, and its session (whose owner it checked).
+/// The handler builds the request's scope from it; a request without it is
+/// refused.
 #[derive(Clone, Debug)]
-pub(crate) struct RequestCaller(pub(crate) Owner);
-
-tokio::task_local! {
-    /// The caller of the HTTP request being handled, for the code rmcp
-    /// calls on its behalf (the session store records a new session's
-    /// owner from it).
-    pub(crate) static CALLER: Caller;
-}
-
-/// The caller of the request this task handles; `None` outside one.
-pub(crate) fn current_caller() -> Caller {
-    CALLER.try_with(Clone::clone).ok().flatten()
+pub(crate) struct RequestCaller {
+    pub(crate) owner: Owner,
+    pub(crate) session: Option<ConversationId>,
 }
 
 /// Whose a session is: the client that opened it and, when it came with an
 /// OAuth token, the token's subject. One user's session is not another's,
-/// even where both users' tokens map to one client.
+/// even where both users' tokens map to one client. The default is the
+/// operator's.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Owner {
     pub(crate) client: Caller,
     pub(crate) subject: Option<Arc<str>>,
-}
-
-tokio::task_local! {
-    /// The subject of the OAuth token of the HTTP request being handled.
-    pub(crate) static SUBJECT: Option<Arc<str>>;
-}
-
-/// The owner a session opened by the request this task handles gets.
-pub(crate) fn current_owner() -> Owner {
-    Owner {
-        client: current_caller(),
-        subject: SUBJECT.try_with(Clone::clone).ok().flatten(),
-    }
 }
 
 #[cfg(test)]

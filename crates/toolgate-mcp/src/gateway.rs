@@ -17,28 +17,28 @@ use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
 use rmcp::{Peer, RoleServer};
 use serde_json::{Value, json};
 use tokio::sync::broadcast;
-use tokio_util::sync::CancellationToken;
 use toolgate_core::routing::RoutingConfig;
 use toolgate_core::{
-    ACTION_PARAMETER, ActiveToolSet, Catalog, GROUP_NAME_PARAMETER, GroupId, GroupLoaded,
-    GroupVisibility, LOAD_TOOL_GROUP_TOOL_NAME, Message, MetaAnswer, MetaCall, MetaTool,
-    ToolDefinition, ToolPolicy, ToolStatus, UNLOAD_TOOL_GROUP_TOOL_NAME, tool_groups_section,
+    ActiveToolSet, Catalog, GROUP_NAME_PARAMETER, GroupId, GroupLoaded, GroupVisibility,
+    LOAD_TOOL_GROUP_TOOL_NAME, Message, MetaAnswer, MetaCall, MetaTool, NotAvailable,
+    PolicyTarget, ToolDefinition, ToolKind, ToolPolicy, ToolStatus, UNLOAD_TOOL_GROUP_TOOL_NAME,
+    tool_groups_section,
 };
 use toolgate_store::{ConversationId, ConversationStore};
 use toolgate_tools::{
-    CallContext, CallerChannel, CatalogChange, ListedSource, StartReport, ToolCallError, Toolbox,
+    Authority, CatalogChange, ListedSource, ResolvedCall, StartReport, ToolCallError, Toolbox,
     ToolboxError, ToolboxOptions,
 };
 
 use crate::audit::{AuditLog, AuditedCall};
-use crate::clients::{Caller, ClientName, Clients, current_caller, current_owner};
+use crate::clients::{Caller, ClientName, Clients, Owner};
 use crate::config::UpstreamConfig;
 use crate::convert::{ListedTools, result_from_output};
 use crate::drain::CallsInFlight;
 use crate::metrics::{CORE, Metrics, Outcome, TokenCosts, UNKNOWN};
 use crate::oauth::OAuth;
 use crate::rate_limit::{RATE_LIMITED_CODE, RateLimited, RateLimits};
-use crate::relay::Downstream;
+use crate::scope::{RequestScope, ScopedLimits};
 use crate::session::{Sessions, notify_tool_list_changed};
 use crate::telemetry;
 use crate::upstream::{Upstream, UpstreamHealth};
@@ -112,26 +112,6 @@ pub struct Access {
     pub oauth: Option<Arc<OAuth>>,
 }
 
-/// One request's view of its session.
-#[derive(Clone, Debug)]
-pub enum SessionRef<'a> {
-    /// A session: its loaded groups persist in the store.
-    Stateful(&'a ConversationId),
-    /// No session (MCP 2026-07-28 stateless requests): nothing persists, so
-    /// `load_tool_group` answers with schemas only and every catalog tool may
-    /// be called, by `call_tool` or by name.
-    Stateless,
-}
-
-impl<'a> SessionRef<'a> {
-    fn id(&self) -> Option<&'a ConversationId> {
-        match self {
-            Self::Stateful(id) => Some(id),
-            Self::Stateless => None,
-        }
-    }
-}
-
 impl<S: ConversationStore + 'static> Gateway<S> {
     /// Builds the toolbox (meta-tools, built-ins, manifests, one group per
     /// upstream) and starts eager upstreams. Upstream failures are reported,
@@ -193,18 +173,58 @@ impl<S: ConversationStore + 'static> Gateway<S> {
         Ok((gateway, report))
     }
 
+    /// The scope of a request of `owner` in `session` (`None`: a stateless
+    /// request): what its client may use (its policy; everything for the
+    /// operator and for a client without one), counted against its rate
+    /// limits. Decided once, where the request comes in.
+    pub(crate) fn scope(&self, session: Option<ConversationId>, owner: Owner) -> RequestScope {
+        let authority = self.authority_of(&owner.client);
+        RequestScope::new(session, owner, authority)
+    }
+
+    /// The scope of a request of the operator (a stdio connection, the
+    /// shared token) in `session`, for front ends of this library that
+    /// serve one.
+    pub fn operator_scope(&self, session: Option<ConversationId>) -> RequestScope {
+        self.scope(session, Owner::default())
+    }
+
+    /// What `caller` may use, as now: its policy (everything for the
+    /// operator and for a client without one), counted against its limits.
+    fn authority_of(&self, caller: &Caller) -> Authority {
+        let access = self.access();
+        let authority = match caller.as_ref().and_then(|client| access.policies.get(client)) {
+            Some(policy) => Authority::policy(Arc::clone(policy)),
+            None => Authority::everything(),
+        };
+        authority.with_limits(Arc::new(ScopedLimits {
+            limits: Arc::clone(&access.rate_limits),
+            caller: caller.clone(),
+        }))
+    }
+
     /// Runs `f` on the catalog as `caller` sees it: restricted by its
     /// policy, when it has one.
     pub fn with_view_of<T>(&self, caller: &Caller, f: impl FnOnce(&Catalog) -> T) -> T {
-        match self.view(caller) {
+        let authority = self.authority_of(caller);
+        self.with_view_as(caller, &authority, f)
+    }
+
+    /// Runs `f` on the catalog as the request of `scope` sees it.
+    pub(crate) fn with_view<T>(&self, scope: &RequestScope, f: impl FnOnce(&Catalog) -> T) -> T {
+        self.with_view_as(scope.caller(), scope.authority(), f)
+    }
+
+    fn with_view_as<T>(
+        &self,
+        caller: &Caller,
+        authority: &Authority,
+        f: impl FnOnce(&Catalog) -> T,
+    ) -> T {
+        match self.view(caller, authority) {
             Some(view) => f(&view),
             None => self.with_catalog(f),
         }
-    }
-
-    /// [`with_view_of`](Self::with_view_of) the caller of this request.
-    pub(crate) fn with_view<T>(&self, f: impl FnOnce(&Catalog) -> T) -> T {
-        self.with_view_of(&current_caller(), f)
     }
 
     /// Who may come in, what each may use, and how often, as now.
@@ -249,24 +269,19 @@ impl<S: ConversationStore + 'static> Gateway<S> {
 
     /// Whether `caller` sees the whole catalog (no policy narrows it).
     pub(crate) fn sees_everything(&self, caller: &Caller) -> bool {
-        self.policy(caller).is_none()
+        !self.authority_of(caller).narrows()
     }
 
-    /// The policy of `caller`, when it is restricted.
-    fn policy(&self, caller: &Caller) -> Option<Arc<ToolPolicy>> {
-        let client = caller.as_ref()?;
-        self.access()
-            .policies
-            .get(client)
-            .filter(|policy| !policy.is_unrestricted())
-            .cloned()
-    }
-
-    /// `caller`'s view of the catalog, made again when the catalog changed;
-    /// `None` when it sees the whole catalog.
-    fn view(&self, caller: &Caller) -> Option<Arc<Catalog>> {
-        let policy = self.policy(caller)?;
-        let client = caller.as_ref()?;
+    /// The view of the catalog of `caller`, allowed what `authority`
+    /// allows, made again when the catalog changed; `None` when it sees the
+    /// whole catalog.
+    fn view(&self, caller: &Caller, authority: &Authority) -> Option<Arc<Catalog>> {
+        if !authority.narrows() {
+            return None;
+        }
+        let Some(client) = caller.as_ref() else {
+            return self.toolbox.catalog_for(authority).map(Arc::new);
+        };
         let revision = self.with_catalog(Catalog::revision);
         let cached = self
             .views
@@ -278,7 +293,7 @@ impl<S: ConversationStore + 'static> Gateway<S> {
         if let Some(view) = cached {
             return Some(view);
         }
-        let view = Arc::new(self.toolbox.restricted_catalog(&policy));
+        let view = Arc::new(self.toolbox.catalog_for(authority)?);
         self.views
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -321,13 +336,13 @@ impl<S: ConversationStore + 'static> Gateway<S> {
     /// session's loaded groups in load order. Loaded groups whose upstream is
     /// not running yet (a restored session) are started first; one that
     /// fails is left out of the list rather than failing it.
-    pub async fn list_tools(&self, session: SessionRef<'_>) -> Vec<Tool> {
-        let active = match session {
-            SessionRef::Stateful(id) => self.sessions.active_set(id).await,
-            SessionRef::Stateless => ActiveToolSet::new(),
+    pub async fn list_tools(&self, scope: &RequestScope) -> Vec<Tool> {
+        let active = match scope.session() {
+            Some(id) => self.sessions.active_set(id).await,
+            None => ActiveToolSet::new(),
         };
         self.toolbox.prepare_visible(&active).await;
-        let (tools, revision) = self.with_view(|catalog| {
+        let (tools, revision) = self.with_view(scope, |catalog| {
             let mut tools = self.to_mcp(active.definitions(catalog));
             // MCP has no system prompt, and many clients drop the server's
             // instructions: the group list rides in load_tool_group's
@@ -379,17 +394,17 @@ impl<S: ConversationStore + 'static> Gateway<S> {
             .collect()
     }
 
-    /// `tools/call`. Every failure the model can act on is an error result,
-    /// never a protocol error; a call beyond the caller's rate limits is
-    /// refused with when to retry. `downstream.peer` receives
-    /// `list_changed` after a load or an unload that changed the list.
+    /// `tools/call` in `scope`. Every failure the model can act on is an
+    /// error result, never a protocol error; a call beyond the caller's
+    /// rate limits is refused with when to retry. The scope's client
+    /// receives `list_changed` after a load or an unload that changed its
+    /// list. The name is resolved once (alias, route); what the caller may
+    /// not use is not available, as a tool that does not exist.
     pub async fn call_tool(
         &self,
-        session: SessionRef<'_>,
+        scope: &RequestScope,
         name: &str,
         arguments: Option<JsonObject>,
-        cancel: &CancellationToken,
-        downstream: Downstream,
     ) -> Result<CallToolResult, RateLimited> {
         let Some(_running) = self.calls.start() else {
             return Ok(error_result(
@@ -405,41 +420,38 @@ impl<S: ConversationStore + 'static> Gateway<S> {
         }
         let arguments = Value::Object(arguments.unwrap_or_default());
         let began = Instant::now();
-        if let Err(limited) = self.access().rate_limits.admit_call(&current_caller()) {
-            let (group, tool) = self.labels(name);
-            self.finished(
-                &session,
-                &group,
-                &tool,
-                Outcome::Limited,
-                began,
-                Some(&arguments),
-            )
-            .await;
+        let audited = self.audit.is_some().then(|| arguments.clone());
+        let meta = self.toolbox.meta_tools().parse(name, &arguments);
+        let call = self.toolbox.resolve(name, arguments);
+        let labels = labels(&call);
+        if let Err(limited) = self.access().rate_limits.admit_call(scope.caller()) {
+            let outcome = Outcome::Limited;
+            self.finished(scope, &labels, outcome, began, audited.as_ref())
+                .await;
             return Err(limited);
         }
-        let result = match self.toolbox.meta_tools().parse(name, &arguments) {
+        let result = match meta {
             None => {
-                let call = self.call_checked(session, name, arguments, cancel, downstream);
-                return self.traced(name, call).await;
+                let checked = self.call_checked(scope, call, audited);
+                return self.traced(&labels, checked).await;
             }
+            Some(_) if !self.permits_meta(scope, name) => error_result(not_available(name)),
             Some(Err(error)) => error_result(error.to_string()),
-            Some(Ok(call)) => {
-                let answer = self.answer_meta(session.clone(), call, cancel, downstream);
-                self.traced(name, answer).await?
+            Some(Ok(meta)) => {
+                let answer = self.answer_meta(scope, meta);
+                self.traced(&labels, answer).await?
             }
         };
-        // A meta-tool: its name is one of the core tools'.
-        self.finished(
-            &session,
-            CORE,
-            name,
-            outcome_of(&result),
-            began,
-            Some(&arguments),
-        )
-        .await;
+        self.finished(scope, &labels, outcome_of(&result), began, audited.as_ref())
+            .await;
         Ok(result)
+    }
+
+    /// Whether the scope's caller may call the meta-tool `name`.
+    fn permits_meta(&self, scope: &RequestScope, name: &str) -> bool {
+        scope
+            .authority()
+            .permits(&PolicyTarget::tool(ToolKind::Meta, name))
     }
 
     /// A meta-tool call: a load's upstream is started first; loads and
@@ -447,13 +459,11 @@ impl<S: ConversationStore + 'static> Gateway<S> {
     /// `list_changed`.
     async fn answer_meta(
         &self,
-        session: SessionRef<'_>,
+        scope: &RequestScope,
         call: MetaCall,
-        cancel: &CancellationToken,
-        downstream: Downstream,
     ) -> Result<CallToolResult, RateLimited> {
         // What the caller may not see is not started for it either.
-        let visible = self.with_view(|catalog| match &call {
+        let visible = self.with_view(scope, |catalog| match &call {
             MetaCall::Load { group } => catalog.group(group).is_some(),
             MetaCall::CallTool { tool, .. } => catalog.resolve(tool).is_some(),
             MetaCall::Unload { .. } | MetaCall::FindGroups { .. } => true,
@@ -462,11 +472,11 @@ impl<S: ConversationStore + 'static> Gateway<S> {
             return Ok(error_result(error.to_string()));
         }
         let meta = self.toolbox.meta_tools();
-        let reply = match session {
-            SessionRef::Stateful(id) => {
+        let reply = match scope.session() {
+            Some(id) => {
                 let session = self.sessions.get(id).await;
                 let mut active = session.active.lock().await;
-                let reply = self.with_view(|catalog| {
+                let reply = self.with_view(scope, |catalog| {
                     self.render(meta.answer(&call, Some(&mut active), catalog))
                 });
                 if let Some(event) = reply.history_event() {
@@ -474,23 +484,26 @@ impl<S: ConversationStore + 'static> Gateway<S> {
                 }
                 reply
             }
-            SessionRef::Stateless => {
-                self.with_view(|catalog| self.render(meta.answer(&call, None, catalog)))
-            }
+            None => self.with_view(scope, |catalog| {
+                self.render(meta.answer(&call, None, catalog))
+            }),
         };
         match reply {
             Reply::Result { result, changed } => {
                 if let Some(Change::Loaded(group)) = &changed {
                     self.metrics.group_loaded(group.as_str());
                 }
-                if changed.is_some() && session.id().is_some() {
-                    notify_list_changed(downstream.peer.as_ref()).await;
+                if changed.is_some() && scope.session().is_some() {
+                    notify_list_changed(scope.peer()).await;
                 }
                 Ok(result)
             }
             Reply::Call { tool, arguments } => {
-                let call = self.call_checked(session, &tool, arguments, cancel, downstream);
-                self.traced(&tool, call).await
+                let audited = self.audit.is_some().then(|| arguments.clone());
+                let call = self.toolbox.resolve(&tool, arguments);
+                let labels = labels(&call);
+                let checked = self.call_checked(scope, call, audited);
+                self.traced(&labels, checked).await
             }
         }
     }
@@ -528,78 +541,48 @@ impl<S: ConversationStore + 'static> Gateway<S> {
         }
     }
 
-    /// A call to a catalog tool: availability (for a session), then the
-    /// tool, through the toolbox.
+    /// A call to a catalog tool: the caller's per-tool limit, availability
+    /// (for a session), then the tool, through the toolbox.
     async fn call_checked(
         &self,
-        session: SessionRef<'_>,
-        name: &str,
-        arguments: Value,
-        cancel: &CancellationToken,
-        downstream: Downstream,
+        scope: &RequestScope,
+        call: ResolvedCall,
+        audited: Option<Value>,
     ) -> Result<CallToolResult, RateLimited> {
         let began = Instant::now();
-        let (group, tool) = self.labels(name);
-        let audited = self.audit.is_some().then(|| arguments.clone());
+        let labels = labels(&call);
         if let Err(limited) = self
             .access()
             .rate_limits
-            .admit_tool(&current_caller(), &tool)
+            .admit_tool(scope.caller(), &labels.tool)
         {
-            self.finished(
-                &session,
-                &group,
-                &tool,
-                Outcome::Limited,
-                began,
-                audited.as_ref(),
-            )
-            .await;
+            self.finished(scope, &labels, Outcome::Limited, began, audited.as_ref())
+                .await;
             return Err(limited);
         }
-        let (result, outcome) = self
-            .run_checked(session.clone(), name, arguments, cancel, downstream)
-            .await;
-        let outcome = if tool == UNKNOWN {
+        let (result, outcome) = self.run_checked(scope, call).await;
+        let outcome = if labels.tool == UNKNOWN {
             Outcome::Unavailable
         } else {
             outcome
         };
-        self.finished(&session, &group, &tool, outcome, began, audited.as_ref())
+        self.finished(scope, &labels, outcome, began, audited.as_ref())
             .await;
         Ok(result)
     }
 
-    /// The group and tool a call of `name` is counted and audited under:
-    /// the catalog's names only (`core` for a core tool, `(unknown)` for a
-    /// name no tool holds).
-    fn labels(&self, name: &str) -> (String, String) {
-        self.with_catalog(|catalog| match catalog.resolve(name) {
-            Some(found) => (
-                found.group.map_or(CORE, GroupId::as_str).to_owned(),
-                found.definition.name.as_str().to_owned(),
-            ),
-            None => (String::new(), UNKNOWN.to_owned()),
-        })
-    }
-
-    /// `call` of tool `name`, in a span of its own while spans are on.
+    /// `call`, in a span of its own while spans are on.
     async fn traced(
         &self,
-        name: &str,
+        labels: &Labels,
         call: impl Future<Output = Result<CallToolResult, RateLimited>>,
     ) -> Result<CallToolResult, RateLimited> {
         if !telemetry::enabled() {
             return call.await;
         }
-        let (group, origin) = self.with_catalog(|catalog| match catalog.resolve(name) {
-            Some(found) => (
-                found.group.map(|group| group.as_str().to_owned()),
-                Some(found.origin.clone()),
-            ),
-            None => (None, None),
-        });
-        let Some(span) = telemetry::tool_span(name, group.as_deref(), origin.as_ref()) else {
+        let group = (labels.group != CORE && !labels.group.is_empty()).then_some(labels.group.as_str());
+        let Some(span) = telemetry::tool_span(&labels.requested, group, labels.origin.as_ref())
+        else {
             return call.await;
         };
         let result = call.with_context(span.context()).await;
@@ -611,16 +594,12 @@ impl<S: ConversationStore + 'static> Gateway<S> {
         result
     }
 
-    /// A catalog tool's call: availability for the session, then the tool.
-    async fn run_checked(
-        &self,
-        session: SessionRef<'_>,
-        name: &str,
-        arguments: Value,
-        cancel: &CancellationToken,
-        downstream: Downstream,
-    ) -> (CallToolResult, Outcome) {
-        if let SessionRef::Stateful(id) = session {
+    /// A catalog tool's call: availability for the session, then the tool,
+    /// which the toolbox runs if the scope's authority permits it as it
+    /// will run (after the alias and the action).
+    async fn run_checked(&self, scope: &RequestScope, call: ResolvedCall) -> (CallToolResult, Outcome) {
+        let name = call.requested().to_owned();
+        if let Some(id) = scope.session() {
             let session = self.sessions.get(id).await;
             if let Some(reason) = session.unreadable() {
                 let text = format!(
@@ -629,9 +608,9 @@ impl<S: ConversationStore + 'static> Gateway<S> {
                 return (error_result(text), Outcome::Error);
             }
             let active = session.active.lock().await.clone();
-            let available = self.with_view(|catalog| {
+            let available = self.with_view(scope, |catalog| {
                 active
-                    .check_available(catalog, name)
+                    .check_available(catalog, &name)
                     .map(|_| ())
                     .map_err(|not_available| not_available.to_string())
             });
@@ -639,19 +618,11 @@ impl<S: ConversationStore + 'static> Gateway<S> {
                 return (error_result(text), Outcome::Unavailable);
             }
         }
-        if let Some(text) = self.refusal(name, &arguments) {
-            return (error_result(text), Outcome::Unavailable);
-        }
-        let context = CallContext {
-            conversation: session.id().cloned(),
-            cancel: cancel.clone(),
-            caller: CallerChannel::new(downstream),
-            ..CallContext::default()
-        };
-        let result = match self.toolbox.call(name, arguments, &context).await {
+        let context = scope.call_context();
+        let result = match self.toolbox.run(call, &context).await {
             Ok(output) | Err(ToolCallError::RespondToModel(output)) => result_from_output(output),
             Err(ToolCallError::Fatal(reason)) => {
-                tracing::error!(tool = name, %reason, "tool call failed");
+                tracing::error!(tool = %name, %reason, "tool call failed");
                 error_result(format!("Tool '{name}' failed inside the gateway."))
             }
         };
@@ -659,53 +630,23 @@ impl<S: ConversationStore + 'static> Gateway<S> {
         (result, outcome)
     }
 
-    /// Why this request's caller may not make the call, when its policy
-    /// says so: a tool it does not see, or an action of a polymorphic tool
-    /// it may not use (the arguments are checked against the whole tool's
-    /// schema, so the action is checked here).
-    fn refusal(&self, name: &str, arguments: &Value) -> Option<String> {
-        let caller = current_caller();
-        let policy = self.policy(&caller)?;
-        self.with_view_of(&caller, |catalog| {
-            let Some(tool) = catalog.resolve(name) else {
-                return Some(format!("Tool '{name}' is not available for this agent."));
-            };
-            let tool = tool.definition.name.as_str();
-            let action = catalog
-                .alias(name)
-                .and_then(|alias| alias.action.clone())
-                .or_else(|| {
-                    arguments
-                        .get(ACTION_PARAMETER)
-                        .and_then(Value::as_str)
-                        .map(str::to_owned)
-                })?;
-            (!policy.allows_action(tool, &action)).then(|| {
-                format!(
-                    "Action '{}' of tool '{tool}' is not available for this agent.",
-                    crate::http::bounded(&action, MAX_TOOL_NAME)
-                )
-            })
-        })
-    }
-
     /// Counts a finished call and writes its audit line.
     async fn finished(
         &self,
-        session: &SessionRef<'_>,
-        group: &str,
-        tool: &str,
+        scope: &RequestScope,
+        labels: &Labels,
         outcome: Outcome,
         began: Instant,
         arguments: Option<&Value>,
     ) {
         let took = began.elapsed();
+        let (group, tool) = (labels.group.as_str(), labels.tool.as_str());
         self.metrics.tool_call(group, tool, outcome, took);
         if let (Some(audit), Some(arguments)) = (&self.audit, arguments) {
             audit
                 .record(AuditedCall {
-                    owner: &current_owner(),
-                    session: session.id().map(ConversationId::as_str),
+                    owner: scope.owner(),
+                    session: scope.session().map(ConversationId::as_str),
                     group,
                     tool,
                     outcome,
@@ -739,6 +680,41 @@ impl<S: ConversationStore + 'static> Gateway<S> {
             "tools": tools,
         })
     }
+}
+
+/// What a call is counted, audited and traced under: the catalog's names
+/// only (`core` for a core tool, `(unknown)` for a name no tool holds).
+struct Labels {
+    requested: String,
+    group: String,
+    tool: String,
+    origin: Option<toolgate_core::Origin>,
+}
+
+fn labels(call: &ResolvedCall) -> Labels {
+    let (group, tool) = match call.tool() {
+        Some(tool) => (
+            call.group().map_or(CORE, GroupId::as_str).to_owned(),
+            tool.to_owned(),
+        ),
+        None => (String::new(), UNKNOWN.to_owned()),
+    };
+    Labels {
+        requested: call.requested().to_owned(),
+        group,
+        tool,
+        origin: call.origin().cloned(),
+    }
+}
+
+/// The text a caller reads for a tool it may not use: the same as for one
+/// that does not exist.
+fn not_available(name: &str) -> String {
+    NotAvailable {
+        tool: name.to_owned(),
+        group: None,
+    }
+    .to_string()
 }
 
 /// How a call's result counts.

@@ -11,30 +11,34 @@ use opentelemetry::context::FutureExt as _;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CustomRequest,
     CustomResult, ErrorCode, GetPromptRequestParams, GetPromptResponse, Implementation,
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
-    ServerConfig, SetLevelRequestParams, SubscribeRequestParams, UnsubscribeRequestParams,
+    InitializeRequestParams, InitializeResult, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ServerCapabilities, ServerConfig, SetLevelRequestParams,
+    SubscribeRequestParams, UnsubscribeRequestParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use toolgate_core::tool_groups_section;
 use toolgate_store::{ConversationId, ConversationStore};
 
-use crate::clients::{CALLER, Caller, Owner, RequestCaller, SUBJECT, current_caller};
-use crate::gateway::{Gateway, SessionRef};
+use crate::clients::{Owner, RequestCaller};
+use crate::gateway::Gateway;
 use crate::rate_limit::{RATE_LIMITED_CODE, RateLimited};
-use crate::relay::Downstream;
+use crate::scope::RequestScope;
 use crate::telemetry::{self, Traced, Transport};
 
 /// The HTTP header carrying the MCP session id.
 pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
 
-/// Where a request's session comes from.
+/// Where a request's session and caller come from.
 #[derive(Clone, Debug)]
 pub enum SessionSource {
-    /// One session for the whole connection (stdio).
+    /// One session for the whole connection (stdio), whose caller is the
+    /// operator that started the gateway.
     Fixed(ConversationId),
-    /// The `Mcp-Session-Id` header (streamable HTTP); a request without one
+    /// What the HTTP listener established for each request (its client,
+    /// from the token, and its `Mcp-Session-Id`, the session's owner
+    /// checked): a request without it is refused; one without a session id
     /// is stateless.
     Header,
 }
@@ -44,9 +48,6 @@ pub enum SessionSource {
 pub struct GatewayHandler<S> {
     gateway: Arc<Gateway<S>>,
     session: SessionSource,
-    /// The client of the HTTP session this handler serves, for the answer
-    /// to `initialize` (whose instructions list the groups it sees).
-    caller: Caller,
 }
 
 impl<S> Clone for GatewayHandler<S> {
@@ -54,28 +55,42 @@ impl<S> Clone for GatewayHandler<S> {
         Self {
             gateway: Arc::clone(&self.gateway),
             session: self.session.clone(),
-            caller: self.caller.clone(),
         }
     }
+}
+
+/// The answer to a request whose edge said nothing of who sent it: refused,
+/// never served as anyone.
+fn no_caller() -> McpError {
+    McpError::internal_error(
+        "the request reached the gateway without its caller; it is refused",
+        None,
+    )
 }
 
 impl<S: ConversationStore + 'static> GatewayHandler<S> {
     /// A handler whose sessions come from `session`.
     pub fn new(gateway: Arc<Gateway<S>>, session: SessionSource) -> Self {
-        Self {
-            gateway,
-            session,
-            caller: None,
-        }
+        Self { gateway, session }
     }
 
-    /// This handler, for a session of the client whose HTTP request this
-    /// task handles.
-    pub(crate) fn for_current_caller(&self) -> Self {
-        Self {
-            caller: current_caller(),
-            ..self.clone()
-        }
+    /// The scope of the request `context` answers, built once: its session
+    /// and its caller (on stdio, the operator; on HTTP, what the listener
+    /// established, without which the request is refused), with what that
+    /// caller may use, its cancellation and its connection.
+    fn scope(&self, context: &RequestContext<RoleServer>) -> Result<RequestScope, McpError> {
+        let (session, owner) = match &self.session {
+            SessionSource::Fixed(id) => (Some(id.clone()), Owner::default()),
+            SessionSource::Header => {
+                let edge = request_edge(context).ok_or_else(no_caller)?;
+                (edge.session.clone(), edge.owner.clone())
+            }
+        };
+        Ok(self
+            .gateway
+            .scope(session, owner)
+            .with_cancel(context.ct.clone())
+            .with_peer(context.peer.clone(), context.meta.get_progress_token()))
     }
 
     /// A server span for a request of `method` about `target`, while spans
@@ -91,7 +106,10 @@ impl<S: ConversationStore + 'static> GatewayHandler<S> {
         }
         let (session, transport) = match &self.session {
             SessionSource::Fixed(_) => (None, Transport::Pipe),
-            SessionSource::Header => (self.session_id(context), Transport::Tcp),
+            SessionSource::Header => (
+                request_edge(context).and_then(|edge| edge.session.clone()),
+                Transport::Tcp,
+            ),
         };
         telemetry::request_span(telemetry::Request {
             method,
@@ -103,18 +121,6 @@ impl<S: ConversationStore + 'static> GatewayHandler<S> {
         })
     }
 
-    fn session_id(&self, context: &RequestContext<RoleServer>) -> Option<ConversationId> {
-        match &self.session {
-            SessionSource::Fixed(id) => Some(id.clone()),
-            SessionSource::Header => context
-                .extensions
-                .get::<http::request::Parts>()
-                .and_then(|parts| parts.headers.get(SESSION_HEADER))
-                .and_then(|value| value.to_str().ok())
-                .filter(|value| !value.is_empty())
-                .map(ConversationId::new),
-        }
-    }
 }
 
 /// JSON-RPC's answer to a call beyond a rate limit: a server error (-32000)
@@ -151,39 +157,20 @@ async fn traced<T>(
     result
 }
 
-/// Who sent the HTTP request `context` answers (`None` on stdio).
-fn caller(context: &RequestContext<RoleServer>) -> Caller {
-    request_owner(context).and_then(|owner| owner.client.clone())
-}
-
-/// The client and user of the HTTP request `context` answers.
-fn request_owner(context: &RequestContext<RoleServer>) -> Option<&Owner> {
+/// What the HTTP listener established of the request `context` answers:
+/// its client and user, and its session; `None` on stdio, or when the
+/// request did not come through the listener.
+fn request_edge(context: &RequestContext<RoleServer>) -> Option<&RequestCaller> {
     context
         .extensions
         .get::<http::request::Parts>()
         .and_then(|parts| parts.extensions.get::<RequestCaller>())
-        .map(|caller| &caller.0)
-}
-
-fn session_ref(id: Option<&ConversationId>) -> SessionRef<'_> {
-    match id {
-        Some(id) => SessionRef::Stateful(id),
-        None => SessionRef::Stateless,
-    }
 }
 
 impl<S: ConversationStore + 'static> ServerHandler for GatewayHandler<S> {
+    /// What the gateway is, for any caller: the instructions name no group
+    /// (`initialize` adds those its caller sees).
     fn get_info(&self) -> ServerConfig {
-        let groups = self.gateway.with_view_of(&self.caller, tool_groups_section);
-        let mut instructions = String::from(
-            "toolgate gateway. Most tools sit in groups: call load_tool_group with a group's name \
-             to add its tools. Clients that do not refresh their tool list can run any loaded \
-             tool with call_tool.",
-        );
-        if let Some(groups) = groups {
-            instructions.push_str("\n\n");
-            instructions.push_str(&groups);
-        }
         ServerConfig::new(
             // Besides tools, whatever running upstreams offer is passed
             // through, so every capability is declared; an empty list is a
@@ -199,7 +186,22 @@ impl<S: ConversationStore + 'static> ServerHandler for GatewayHandler<S> {
                 .build(),
         )
         .with_server_info(Implementation::new("toolgate", env!("CARGO_PKG_VERSION")))
-        .with_instructions(instructions)
+        .with_instructions(INSTRUCTIONS)
+    }
+
+    /// The handshake: the instructions list the groups this caller sees.
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, McpError> {
+        let scope = self.scope(&context)?;
+        context.peer.set_peer_info(request.clone());
+        let mut result = self.negotiate_initialize(&request)?;
+        if let Some(groups) = self.gateway.with_view(&scope, tool_groups_section) {
+            result.instructions = Some(format!("{INSTRUCTIONS}\n\n{groups}"));
+        }
+        Ok(result)
     }
 
     async fn list_tools(
@@ -207,20 +209,18 @@ impl<S: ConversationStore + 'static> ServerHandler for GatewayHandler<S> {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        let id = self.session_id(&context);
-        if let Some(id) = &id {
+        let scope = self.scope(&context)?;
+        if let Some(id) = scope.session() {
             self.gateway
                 .sessions()
                 .remember_peer(id, &context.peer)
                 .await;
         }
-        let list = CALLER.scope(
-            caller(&context),
-            self.gateway.list_tools(session_ref(id.as_ref())),
-        );
         let span = self.span("tools/list", None, &context);
         traced(span, async {
-            Ok(ListToolsResult::with_all_items(list.await))
+            Ok(ListToolsResult::with_all_items(
+                self.gateway.list_tools(&scope).await,
+            ))
         })
         .await
     }
@@ -230,28 +230,16 @@ impl<S: ConversationStore + 'static> ServerHandler for GatewayHandler<S> {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let id = self.session_id(&context);
-        if let Some(id) = &id {
+        let scope = self.scope(&context)?;
+        if let Some(id) = scope.session() {
             self.gateway
                 .sessions()
                 .remember_peer(id, &context.peer)
                 .await;
         }
-        let downstream = Downstream {
-            peer: Some(context.peer.clone()),
-            progress_token: context.meta.get_progress_token(),
-            session: id.clone(),
-        };
-        let call = self.gateway.call_tool(
-            session_ref(id.as_ref()),
-            &request.name,
-            request.arguments,
-            &context.ct,
-            downstream,
-        );
-        // The user, for the audit log.
-        let subject = request_owner(&context).and_then(|owner| owner.subject.clone());
-        let call = CALLER.scope(caller(&context), SUBJECT.scope(subject, call));
+        let call = self
+            .gateway
+            .call_tool(&scope, &request.name, request.arguments);
         let Some(span) = self.span("tools/call", Some(&request.name), &context) else {
             return Ok(call.await.map_err(rate_limited)?.into());
         };
@@ -269,10 +257,12 @@ impl<S: ConversationStore + 'static> ServerHandler for GatewayHandler<S> {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        let list = CALLER.scope(self.caller.clone(), self.gateway.list_resources());
+        let scope = self.scope(&context)?;
         let span = self.span("resources/list", None, &context);
         traced(span, async {
-            Ok(ListResourcesResult::with_all_items(list.await))
+            Ok(ListResourcesResult::with_all_items(
+                self.gateway.list_resources(&scope).await,
+            ))
         })
         .await
     }
@@ -282,10 +272,12 @@ impl<S: ConversationStore + 'static> ServerHandler for GatewayHandler<S> {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        let list = CALLER.scope(self.caller.clone(), self.gateway.list_resource_templates());
+        let scope = self.scope(&context)?;
         let span = self.span("resources/templates/list", None, &context);
         traced(span, async {
-            Ok(ListResourceTemplatesResult::with_all_items(list.await))
+            Ok(ListResourceTemplatesResult::with_all_items(
+                self.gateway.list_resource_templates(&scope).await,
+            ))
         })
         .await
     }
@@ -295,9 +287,9 @@ impl<S: ConversationStore + 'static> ServerHandler for GatewayHandler<S> {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
+        let scope = self.scope(&context)?;
         let span = self.span("resources/read", Some(&request.uri), &context);
-        let read = self.gateway.read_resource(request);
-        traced(span, CALLER.scope(self.caller.clone(), read)).await
+        traced(span, self.gateway.read_resource(&scope, request)).await
     }
 
     async fn subscribe(
@@ -305,9 +297,9 @@ impl<S: ConversationStore + 'static> ServerHandler for GatewayHandler<S> {
         request: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
+        let scope = self.scope(&context)?;
         let span = self.span("resources/subscribe", Some(&request.uri), &context);
-        let subscribe = self.gateway.subscribe(request);
-        traced(span, CALLER.scope(self.caller.clone(), subscribe)).await
+        traced(span, self.gateway.subscribe(&scope, request)).await
     }
 
     async fn unsubscribe(
@@ -315,9 +307,9 @@ impl<S: ConversationStore + 'static> ServerHandler for GatewayHandler<S> {
         request: UnsubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
+        let scope = self.scope(&context)?;
         let span = self.span("resources/unsubscribe", Some(&request.uri), &context);
-        let unsubscribe = self.gateway.unsubscribe(request);
-        traced(span, CALLER.scope(self.caller.clone(), unsubscribe)).await
+        traced(span, self.gateway.unsubscribe(&scope, request)).await
     }
 
     async fn list_prompts(
@@ -325,10 +317,12 @@ impl<S: ConversationStore + 'static> ServerHandler for GatewayHandler<S> {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
-        let list = CALLER.scope(self.caller.clone(), self.gateway.list_prompts());
+        let scope = self.scope(&context)?;
         let span = self.span("prompts/list", None, &context);
         traced(span, async {
-            Ok(ListPromptsResult::with_all_items(list.await))
+            Ok(ListPromptsResult::with_all_items(
+                self.gateway.list_prompts(&scope).await,
+            ))
         })
         .await
     }
@@ -338,9 +332,9 @@ impl<S: ConversationStore + 'static> ServerHandler for GatewayHandler<S> {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
+        let scope = self.scope(&context)?;
         let span = self.span("prompts/get", Some(&request.name), &context);
-        let get = self.gateway.get_prompt(request);
-        traced(span, CALLER.scope(self.caller.clone(), get)).await
+        traced(span, self.gateway.get_prompt(&scope, request)).await
     }
 
     async fn complete(
@@ -348,9 +342,9 @@ impl<S: ConversationStore + 'static> ServerHandler for GatewayHandler<S> {
         request: CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, McpError> {
+        let scope = self.scope(&context)?;
         let span = self.span("completion/complete", None, &context);
-        let complete = self.gateway.complete(request);
-        traced(span, CALLER.scope(self.caller.clone(), complete)).await
+        traced(span, self.gateway.complete(&scope, request)).await
     }
 
     /// A request rmcp could not read as any MCP request: a standard method
@@ -369,10 +363,16 @@ impl<S: ConversationStore + 'static> ServerHandler for GatewayHandler<S> {
         request: SetLevelRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
+        let scope = self.scope(&context)?;
         let span = self.span("logging/setLevel", None, &context);
-        traced(span, self.gateway.set_level(request)).await
+        traced(span, self.gateway.set_level(&scope, request)).await
     }
 }
+
+/// What the server's instructions say, before the groups its caller sees.
+const INSTRUCTIONS: &str = "toolgate gateway. Most tools sit in groups: call load_tool_group with a \
+     group's name to add its tools. Clients that do not refresh their tool list can run any \
+     loaded tool with call_tool.";
 
 /// Methods of MCP that a client sends a server.
 const MCP_METHODS: [&str; 13] = [

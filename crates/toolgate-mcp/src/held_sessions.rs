@@ -25,7 +25,7 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 use toolgate_store::{ConversationId, ConversationStore, StoreError};
 
-use crate::clients::{Owner, current_owner};
+use crate::clients::{Owner, RequestCaller};
 use crate::gateway::Gateway;
 
 /// How long sessions are held in memory.
@@ -69,20 +69,48 @@ struct Held {
     /// Set while the session is being let go; requests wait for it to end,
     /// then restore the session.
     leaving: Option<watch::Receiver<bool>>,
-    /// The client (and user) it belongs to.
-    owner: Owner,
+    /// The client (and user) it belongs to; `None` until the request that
+    /// opens it says whose it is, and while it is `None`, nobody's.
+    owner: Option<Owner>,
 }
 
 impl Held {
-    /// A session of the client whose request this task handles.
-    fn new() -> Self {
+    /// A session of `owner`.
+    fn new(owner: Option<Owner>) -> Self {
         Self {
             last_used: Instant::now(),
             streams: 0,
             leaving: None,
-            owner: current_owner(),
+            owner,
         }
     }
+}
+
+/// Whose a session is, as [`HeldSessions::owner`] finds it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum SessionOwner {
+    /// There is no such session.
+    Unknown,
+    /// A session being opened, whose owner is not known yet: nobody's.
+    Unclaimed,
+    /// This client's (and user's).
+    Owned(Owner),
+}
+
+/// The owner the listener established for the request `message` came in,
+/// which rmcp hands the session manager with its HTTP parts.
+fn owner_of(message: &ClientJsonRpcMessage) -> Option<Owner> {
+    use rmcp::model::GetExtensions as _;
+    let ClientJsonRpcMessage::Request(request) = message else {
+        return None;
+    };
+    request
+        .request
+        .extensions()
+        .get::<http::request::Parts>()?
+        .extensions
+        .get::<RequestCaller>()
+        .map(|edge| edge.owner.clone())
 }
 
 impl<S: ConversationStore + 'static> HeldSessions<S> {
@@ -99,15 +127,20 @@ impl<S: ConversationStore + 'static> HeldSessions<S> {
     }
 
     /// The client session `id` belongs to, from memory when it is held,
-    /// else from its stored start; `None` when there is no such session.
-    pub(crate) async fn owner(&self, id: &SessionId) -> Result<Option<Owner>, StoreError> {
+    /// else from its stored start.
+    pub(crate) async fn owner(&self, id: &SessionId) -> Result<SessionOwner, StoreError> {
         if let Some(held) = self.lock().held.get(id) {
-            return Ok(Some(held.owner.clone()));
+            return Ok(match &held.owner {
+                Some(owner) => SessionOwner::Owned(owner.clone()),
+                None => SessionOwner::Unclaimed,
+            });
         }
-        self.gateway
+        let stored = self
+            .gateway
             .sessions()
             .stored_owner(&ConversationId::new(id.as_ref()))
-            .await
+            .await?;
+        Ok(stored.map_or(SessionOwner::Unknown, SessionOwner::Owned))
     }
 
     /// How many sessions are in memory.
@@ -319,7 +352,7 @@ impl<S: ConversationStore + 'static> SessionManager for HeldSessions<S> {
         let (id, transport) = self.inner.create_session().await?;
         let held = {
             let mut state = self.lock();
-            state.held.insert(id.clone(), Held::new());
+            state.held.insert(id.clone(), Held::new(None));
             state.held.len()
         };
         let metrics = self.gateway.metrics();
@@ -333,6 +366,17 @@ impl<S: ConversationStore + 'static> SessionManager for HeldSessions<S> {
         id: &SessionId,
         message: ClientJsonRpcMessage,
     ) -> Result<ServerJsonRpcMessage, Self::Error> {
+        // The session becomes the opening request's client's; a request
+        // that did not come through the listener opens nobody's.
+        let Some(owner) = owner_of(&message) else {
+            return Err(LocalSessionManagerError::SessionNotFound(id.clone()));
+        };
+        if let Some(held) = self.lock().held.get_mut(id) {
+            held.owner = Some(owner.clone());
+        }
+        self.gateway
+            .sessions()
+            .opening(&ConversationId::new(id.as_ref()), owner);
         self.touch(id);
         self.inner.initialize_session(id, message).await
     }
@@ -399,11 +443,25 @@ impl<S: ConversationStore + 'static> SessionManager for HeldSessions<S> {
         id: SessionId,
     ) -> Result<RestoreOutcome<Self::Transport>, Self::Error> {
         self.make_room().await;
+        // A restored session is its stored owner's (the listener let only
+        // that owner's request through to restore it).
+        let owner = match self
+            .gateway
+            .sessions()
+            .stored_owner(&ConversationId::new(id.as_ref()))
+            .await
+        {
+            Ok(owner) => owner,
+            Err(error) => {
+                tracing::warn!(%error, "reading a restored session's owner failed");
+                None
+            }
+        };
         let outcome = self.inner.restore_session(id.clone()).await?;
         if matches!(outcome, RestoreOutcome::Restored(_)) {
             let held = {
                 let mut state = self.lock();
-                state.held.insert(id, Held::new());
+                state.held.insert(id, Held::new(owner));
                 state.held.len()
             };
             let metrics = self.gateway.metrics();

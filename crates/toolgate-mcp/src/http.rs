@@ -17,12 +17,12 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
-use toolgate_store::ConversationStore;
+use toolgate_store::{ConversationId, ConversationStore};
 
-use crate::clients::{CALLER, Clients, Owner, RequestCaller, SUBJECT};
+use crate::clients::{Clients, Owner, RequestCaller};
 use crate::gateway::{Access, Gateway};
 use crate::handler::{GatewayHandler, SESSION_HEADER, SessionSource};
-use crate::held_sessions::{HeldSessions, Hold, sweep_until};
+use crate::held_sessions::{HeldSessions, Hold, SessionOwner, sweep_until};
 use crate::oauth::{OAuth, Refusal};
 use crate::session_store::HistorySessionStore;
 use crate::status::{History, SAMPLE_EVERY};
@@ -134,8 +134,9 @@ pub async fn serve_http<S: ConversationStore + 'static>(
     tokio::spawn(sweep_until(Arc::clone(&sessions), streams.child_token()));
     let handler = GatewayHandler::new(Arc::clone(&gateway), SessionSource::Header);
     let mcp = Arc::new(StreamableHttpService::new(
-        // Made for each new or restored session, in its request's task.
-        move || Ok(handler.for_current_caller()),
+        // Made for each new or restored session; each request says its
+        // caller itself (`RequestCaller`).
+        move || Ok(handler.clone()),
         Arc::clone(&sessions),
         config,
     ));
@@ -499,9 +500,11 @@ async fn route<S: ConversationStore + 'static>(
     // does not exist.
     if let (Some(id), Some(shown)) = (&session_id, &session) {
         match sessions.owner(&id.as_str().into()).await {
-            Ok(Some(stored)) if stored != owner => return unknown_session(shown),
+            Ok(SessionOwner::Owned(stored)) if stored != owner => return unknown_session(shown),
+            // Being opened by the request that made it: nobody else's yet.
+            Ok(SessionOwner::Unclaimed) => return unknown_session(shown),
             // rmcp would answer that it ended a session it never had.
-            Ok(None) if request.method() == http::Method::DELETE => {
+            Ok(SessionOwner::Unknown) if request.method() == http::Method::DELETE => {
                 return unknown_session(shown);
             }
             Ok(_) => {}
@@ -519,12 +522,16 @@ async fn route<S: ConversationStore + 'static>(
             }
         }
     }
+    // What the handler builds the request's scope from: nothing else tells
+    // it who is calling.
     let mut request = request;
-    request
-        .extensions_mut()
-        .insert(RequestCaller(owner.clone()));
-    let answered = CALLER.scope(caller, answer(mcp, gateway, guard, request, session));
-    SUBJECT.scope(owner.subject, answered).await
+    request.extensions_mut().insert(RequestCaller {
+        owner,
+        session: session_id
+            .filter(|id| !id.is_empty())
+            .map(|id| ConversationId::new(&id)),
+    });
+    answer(mcp, gateway, guard, request, session).await
 }
 
 /// The protected resource metadata, to anyone: it is how a client learns

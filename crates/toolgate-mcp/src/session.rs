@@ -120,6 +120,9 @@ pub struct Sessions<S> {
     toolbox: Arc<Toolbox>,
     idle_timeout: Duration,
     live: tokio::sync::Mutex<HashMap<ConversationId, Arc<Session>>>,
+    /// Sessions whose `initialize` is being answered, with the owner its
+    /// request established, until their start is recorded.
+    opening: Mutex<HashMap<ConversationId, Owner>>,
 }
 
 impl<S: ConversationStore + 'static> Sessions<S> {
@@ -129,6 +132,35 @@ impl<S: ConversationStore + 'static> Sessions<S> {
             toolbox,
             idle_timeout,
             live: tokio::sync::Mutex::new(HashMap::new()),
+            opening: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Notes that session `id` is being opened by `owner`, whose start
+    /// [`record_opened`](Self::record_opened) records.
+    pub(crate) fn opening(&self, id: &ConversationId, owner: Owner) {
+        self.opening
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(id.clone(), owner);
+    }
+
+    /// Records the start of session `id` opened by the owner
+    /// [`opening`](Self::opening) noted: a session no request said the
+    /// owner of is not recorded, so no later request may restore it.
+    pub(crate) async fn record_opened(
+        &self,
+        id: &ConversationId,
+        state: &SessionState,
+    ) -> Result<(), SessionStoreError> {
+        let owner = self
+            .opening
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(id);
+        match owner {
+            Some(owner) => self.record_start(id, state, &owner).await,
+            None => Err(format!("session {id} was opened without an owner; it is not kept").into()),
         }
     }
 
@@ -282,7 +314,7 @@ impl<S: ConversationStore + 'static> Sessions<S> {
 
     /// Records a session's start with the client's `initialize` parameters
     /// and the client it belongs to.
-    pub(crate) async fn record_start(
+    async fn record_start(
         &self,
         id: &ConversationId,
         state: &SessionState,

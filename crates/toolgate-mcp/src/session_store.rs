@@ -28,11 +28,7 @@ impl<S: ConversationStore + 'static> SessionStore for HistorySessionStore<S> {
     async fn store(&self, session_id: &str, state: &SessionState) -> Result<(), SessionStoreError> {
         self.0
             .sessions()
-            .record_start(
-                &ConversationId::new(session_id),
-                state,
-                &crate::clients::current_owner(),
-            )
+            .record_opened(&ConversationId::new(session_id), state)
             .await
     }
 

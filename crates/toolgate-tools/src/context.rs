@@ -1,5 +1,5 @@
-//! [`CallContext`]: who is calling, for tools whose behaviour depends on it,
-//! and the call's cancellation.
+//! [`CallContext`]: who is calling (its [`Authority`], and the conversation
+//! for tools whose behaviour depends on it) and the call's cancellation.
 
 use std::any::Any;
 use std::fmt;
@@ -8,12 +8,18 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 use toolgate_store::{AgentId, ConversationId};
 
-/// Who is calling: the conversation, its agent and its turn, for tools whose
-/// behaviour depends on them (an agent's prompts, a per-turn search limit),
-/// and how to cancel the call. Callers without a conversation (a stateless
-/// gateway request) leave it empty.
+use crate::authority::Authority;
+
+/// Who is calling: what it may do, the conversation, its agent and its turn,
+/// for tools whose behaviour depends on them (an agent's prompts, a
+/// per-turn search limit), and how to cancel the call. Callers without a
+/// conversation (a stateless gateway request) leave it empty. The default
+/// context's authority may do nothing: a front end says who calls.
 #[derive(Clone, Debug, Default)]
 pub struct CallContext {
+    /// What the caller may use: the toolbox judges the call by it, and a
+    /// script's host functions act with it.
+    pub authority: Authority,
     /// The conversation the call belongs to: an agent chat or a gateway
     /// session.
     pub conversation: Option<ConversationId>,
@@ -27,6 +33,16 @@ pub struct CallContext {
     pub cancel: CancellationToken,
     /// Where a source may send what it hears during the call.
     pub caller: CallerChannel,
+}
+
+impl CallContext {
+    /// A context acting with `authority`, in no conversation.
+    pub fn new(authority: Authority) -> Self {
+        Self {
+            authority,
+            ..Self::default()
+        }
+    }
 }
 
 /// What a source may send back to whoever made the call while it runs (an

@@ -14,6 +14,7 @@
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod authority;
 mod builtin;
 mod catalog_state;
 mod consolidate;
@@ -33,6 +34,7 @@ mod toolbox;
 mod validate;
 
 pub use builtin::{
+pub use authority::{Authority, CallerLimits};
     BuiltinConfig, BuiltinTools, CHECK_EVERY_STEPS, ConversionCancelled, FilesAccess,
     MAX_SEARCH_RESULTS, MAX_STEPS_PER_BYTE, PROMPT_TYPES, PageText, WebConfig, html_to_text,
     html_to_text_until,
@@ -57,4 +59,4 @@ pub use source::{
     CallDeadline, ListedGroup, ListedSource, SourceCall, SourceChange, SourceListing, SourceOffer,
     SourceTool, Startup, ToolSource,
 };
-pub use toolbox::{DEFAULT_CALL_TIMEOUT, Joined, StartReport, Toolbox, ToolboxOptions};
+pub use toolbox::{DEFAULT_CALL_TIMEOUT, Joined, ResolvedCall, StartReport, Toolbox, ToolboxOptions};

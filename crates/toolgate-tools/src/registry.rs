@@ -102,6 +102,14 @@ impl ToolRegistry {
         self.routes.retain(|_, route| !route.runs_on(source));
     }
 
+    /// Every polymorphic tool, by name.
+    pub(crate) fn polymorphic(&self) -> impl Iterator<Item = (&str, &Arc<Consolidated>)> {
+        self.routes.iter().filter_map(|(name, route)| match route {
+            Route::Polymorphic(consolidated) => Some((name.as_str(), consolidated)),
+            Route::Source { .. } | Route::Unbound => None,
+        })
+    }
+
     /// The source's own description of `name`, when it gave one.
     pub(crate) fn listing(&self, name: &str) -> Option<Arc<Map<String, Value>>> {
         match self.routes.get(name)? {

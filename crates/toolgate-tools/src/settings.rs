@@ -16,7 +16,9 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
-use toolgate_core::{ActionPolicy, Alias, NameError, ToolName, timeout_from_seconds};
+use toolgate_core::{
+    ACTION_PARAMETER, ActionPolicy, Alias, NameError, ToolName, timeout_from_seconds,
+};
 use toolgate_store::ToolOwner;
 
 use crate::builtin::WebConfig;
@@ -188,6 +190,10 @@ pub enum InvalidSetting {
     /// An alias's `arguments` are not a table.
     #[error("`arguments` must be a table")]
     AliasArguments,
+    /// An alias's fixed `arguments` set the action, which would override
+    /// the one the alias names (and the one a policy checked).
+    #[error("`arguments` may not set `action`; name it with the alias's own `action = \"...\"`")]
+    AliasArgumentsSetAction,
     /// `timeout_seconds` is not a positive number.
     #[error(
         "`timeout_seconds` must be a positive number of seconds, at most 86400 (a day), got {0:?}"
@@ -255,6 +261,9 @@ impl RawAlias {
             Some(Value::Object(map)) => map,
             Some(_) => return Err(InvalidSetting::AliasArguments),
         };
+        if arguments.contains_key(ACTION_PARAMETER) {
+            return Err(InvalidSetting::AliasArgumentsSetAction);
+        }
         Ok(Alias {
             tool,
             action,

@@ -8,7 +8,7 @@
 //! caller's business: it differs between a turn, an escalated turn and a
 //! stateless request.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, Weak};
 use std::time::Duration;
@@ -18,29 +18,28 @@ use tokio::sync::broadcast;
 use toolgate_core::routing::{Embeddings, RoutingConfig};
 use toolgate_core::{
     ActiveToolSet, Alias, Catalog, GroupId, GroupListing, GroupVisibility, ImportError,
-    ManifestError, MetaCall, MetaTool, MetaTools, NotAvailable, Origin, PolymorphicTool, ToolGroup,
-    ToolName, ToolPolicy, ToolState, import_jsonl,
+    ManifestError, MetaCall, MetaTool, MetaTools, Origin, ToolGroup, ToolName, ToolState,
+    import_jsonl,
 };
 
 use crate::builtin::{BuiltinConfig, BuiltinTools};
 use crate::catalog_state::{CatalogChange, CatalogState};
 use crate::consolidate::{Consolidation, consolidate, polymorphic_groups};
-use crate::context::CallContext;
-use crate::deadline::call_within_deadline;
-use crate::error::{SourceError, ToolCallError, ToolboxError};
+use crate::error::{SourceError, ToolboxError};
 use crate::javascript::manifest::ManifestScripts;
 use crate::javascript::{JavaScriptConfig, JsRunner};
 use crate::listing::{Listed, ListedSlot, default_description};
 use crate::manifests::{ManifestTools, ReloadReport};
 use crate::naming::RenamedTool;
-use crate::output::ToolOutput;
-use crate::registry::{Consolidated, Route, SourceId, ToolRegistry};
+use crate::registry::{Route, SourceId, ToolRegistry};
 use crate::settings::GroupSettings;
-use crate::source::{ListedGroup, ListedSource, SourceCall, SourceChange, Startup, ToolSource};
+use crate::source::{ListedGroup, ListedSource, SourceChange, Startup, ToolSource};
 use crate::validate::Validators;
 
+mod call;
 mod reconfigure;
 
+pub use call::ResolvedCall;
 pub use reconfigure::Joined;
 
 /// How long a tool call may run, by default, before the toolbox cancels it.
@@ -345,47 +344,6 @@ impl Toolbox {
         f(&self.catalog())
     }
 
-    /// The catalog as a caller under `policy` sees it
-    /// ([`Catalog::restricted`]): a polymorphic tool with action lists in
-    /// the policy offers only the actions both they and its group allow.
-    pub fn restricted_catalog(&self, policy: &ToolPolicy) -> Catalog {
-        // The polymorphic tools the policy narrows, taken before the
-        // catalog's lock: the registry is never read under it.
-        let polymorphic: HashMap<String, PolymorphicTool> = {
-            let registry = self
-                .state
-                .registry
-                .read()
-                .unwrap_or_else(PoisonError::into_inner);
-            policy
-                .actions
-                .keys()
-                .filter_map(|name| match registry.get(name) {
-                    Some(Route::Polymorphic(consolidated)) => {
-                        Some((name.clone(), consolidated.tool.clone()))
-                    }
-                    _ => None,
-                })
-                .collect()
-        };
-        self.with_catalog(|catalog| {
-            catalog.restricted(policy, |definition, actions| {
-                match polymorphic.get(definition.name.as_str()) {
-                    Some(tool) => PolymorphicTool::new(
-                        tool.name().clone(),
-                        tool.description(),
-                        tool.actions().to_vec(),
-                        actions,
-                    )
-                    .ok()
-                    .map(|narrowed| narrowed.definition().clone()),
-                    // Action lists name only polymorphic tools' actions.
-                    None => Some(definition.clone()),
-                }
-            })
-        })
-    }
-
     /// The meta-tools offered, and their answers.
     pub fn meta_tools(&self) -> &MetaTools {
         &self.meta
@@ -526,119 +484,6 @@ impl Toolbox {
             .collect()
     }
 
-    /// Runs catalog tool `name` for `context`'s caller: an alias becomes the
-    /// call it stands for; a polymorphic tool resolves its action (a mistake
-    /// answers the structured error) and runs the member tool behind it;
-    /// arguments are checked against the input schema of the tool that runs;
-    /// then its source runs it, under its deadline: past it, `context.cancel`
-    /// is cancelled and the model reads that the call timed out.
-    /// Availability is the caller's business.
-    pub async fn call(
-        &self,
-        name: &str,
-        arguments: Value,
-        context: &CallContext,
-    ) -> Result<ToolOutput, ToolCallError> {
-        let alias = self.with_catalog(|catalog| catalog.alias(name).cloned());
-        let (name, arguments) = match alias {
-            Some(alias) => (alias.tool.to_string(), alias.arguments(arguments)),
-            None => (name.to_owned(), arguments),
-        };
-        let route = self
-            .state
-            .registry
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(&name)
-            .cloned();
-        if let Some(Route::Polymorphic(consolidated)) = route {
-            return self.call_action(&consolidated, &arguments, context).await;
-        }
-        self.with_catalog(|catalog| match catalog.tool(&name) {
-            Some(tool) => self
-                .state
-                .validators
-                .check(&name, &tool.definition.input_schema, &arguments)
-                .map_err(ToolCallError::respond),
-            None => Err(not_available(&name)),
-        })?;
-        self.dispatch(route.as_ref(), &name, arguments, context)
-            .await
-    }
-
-    /// Runs one action of a consolidated group: resolved, counted, checked
-    /// against the member's schema, run, and answered with a `type` field.
-    async fn call_action(
-        &self,
-        consolidated: &Consolidated,
-        arguments: &Value,
-        context: &CallContext,
-    ) -> Result<ToolOutput, ToolCallError> {
-        let tool = consolidated.tool.name().as_str();
-        let call = match consolidated.tool.resolve(arguments) {
-            Ok(call) => call,
-            Err(error) => {
-                return Err(ToolCallError::RespondToModel(ToolOutput::json_error(
-                    error.to_json(),
-                )));
-            }
-        };
-        let action = call.action.name.clone();
-        *self
-            .action_calls
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .entry((tool.to_owned(), action.clone()))
-            .or_default() += 1;
-        let member = &consolidated.members[call.index];
-        let member_name = member.definition.name.as_str();
-        if let Err(text) = self.state.validators.check(
-            member_name,
-            &member.definition.input_schema,
-            &call.arguments,
-        ) {
-            return Err(ToolCallError::RespondToModel(
-                ToolOutput::invalid_action_arguments(&action, &text),
-            ));
-        }
-        let output = match self
-            .dispatch(Some(&member.route), member_name, call.arguments, context)
-            .await
-        {
-            Ok(output) => output,
-            Err(ToolCallError::RespondToModel(output)) => output,
-            Err(fatal @ ToolCallError::Fatal(_)) => return Err(fatal),
-        };
-        Ok(output.typed(&action))
-    }
-
-    /// Runs a catalog tool (not a polymorphic one) by its route, under its
-    /// source's deadline.
-    async fn dispatch(
-        &self,
-        route: Option<&Route>,
-        name: &str,
-        arguments: Value,
-        context: &CallContext,
-    ) -> Result<ToolOutput, ToolCallError> {
-        match route {
-            Some(Route::Source { source, tool, .. }) => {
-                let call = SourceCall {
-                    tool: tool.clone(),
-                    arguments,
-                };
-                let Some(source) = self.source(*source) else {
-                    return Err(not_available(name));
-                };
-                call_within_deadline(source.as_ref(), name, call, context, self.call_timeout).await
-            }
-            Some(Route::Unbound) => Err(ToolCallError::respond(format!(
-                "Tool '{name}' is defined by a manifest or catalog file but has no implementation in this gateway."
-            ))),
-            Some(Route::Polymorphic(_)) | None => Err(not_available(name)),
-        }
-    }
-
     /// Starts listed source `index` of `listed` if needed and makes the
     /// catalog reflect its tools; tools it (or a source listed before it)
     /// renamed are logged.
@@ -732,16 +577,6 @@ fn source_route(source: SourceId, name: &ToolName) -> Route {
         tool: name.to_string(),
         listing: None,
     }
-}
-
-fn not_available(name: &str) -> ToolCallError {
-    ToolCallError::respond(
-        NotAvailable {
-            tool: name.to_owned(),
-            group: None,
-        }
-        .to_string(),
-    )
 }
 
 /// Relists a listed source each time it announces a change, until it closes

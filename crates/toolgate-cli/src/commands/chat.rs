@@ -300,6 +300,9 @@ async fn run_chat<S: ConversationStore + AgentStore + RoutingOutcomeStore + 'sta
         toolbox: Arc::clone(toolbox),
         conversation,
         reports: Vec::new(),
+        // The user at the terminal runs the agent: its calls may use every
+        // tool the agent is given.
+        authority: toolgate_tools::Authority::everything(),
     };
     session.bind_agent().await?;
     match &args.message {

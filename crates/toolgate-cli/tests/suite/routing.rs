@@ -2,7 +2,7 @@
 //! here in the normalized layout.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::{Value, json};
 

@@ -20,6 +20,7 @@ use rmcp::{ErrorData as McpError, Peer, RoleClient, ServiceError};
 use toolgate_store::ConversationStore;
 
 use super::Gateway;
+use crate::scope::RequestScope;
 
 /// One running upstream: its name, connection and what it can do.
 struct Running {
@@ -31,11 +32,11 @@ struct Running {
 impl<S: ConversationStore + 'static> Gateway<S> {
     /// The running upstreams this request's caller sees (its policy may
     /// leave some groups out: their resources and prompts too).
-    async fn running(&self) -> Vec<Running> {
+    async fn running(&self, scope: &RequestScope) -> Vec<Running> {
         let mut running = Vec::new();
         for upstream in self.upstreams() {
             let visible =
-                self.with_view(|catalog| catalog.group(upstream.name().as_str()).is_some());
+                self.with_view(scope, |catalog| catalog.group(upstream.name().as_str()).is_some());
             if !visible {
                 continue;
             }
@@ -55,9 +56,9 @@ impl<S: ConversationStore + 'static> Gateway<S> {
     }
 
     /// `resources/list` of every running upstream, in configuration order.
-    pub async fn list_resources(&self) -> Vec<Resource> {
+    pub async fn list_resources(&self, scope: &RequestScope) -> Vec<Resource> {
         let mut resources = Vec::new();
-        for upstream in self.running().await {
+        for upstream in self.running(scope).await {
             if upstream.capabilities.resources.is_some() {
                 match upstream.peer.list_all_resources().await {
                     Ok(listed) => resources.extend(listed),
@@ -69,9 +70,9 @@ impl<S: ConversationStore + 'static> Gateway<S> {
     }
 
     /// `resources/templates/list` of every running upstream.
-    pub async fn list_resource_templates(&self) -> Vec<ResourceTemplate> {
+    pub async fn list_resource_templates(&self, scope: &RequestScope) -> Vec<ResourceTemplate> {
         let mut templates = Vec::new();
-        for upstream in self.running().await {
+        for upstream in self.running(scope).await {
             if upstream.capabilities.resources.is_some() {
                 match upstream.peer.list_all_resource_templates().await {
                     Ok(listed) => templates.extend(listed),
@@ -86,9 +87,10 @@ impl<S: ConversationStore + 'static> Gateway<S> {
     /// that can read it (a templated URI).
     pub async fn read_resource(
         &self,
+        scope: &RequestScope,
         params: ReadResourceRequestParams,
     ) -> Result<ReadResourceResponse, McpError> {
-        let candidates = self.with_resources().await;
+        let candidates = self.with_resources(scope).await;
         let owner = find_owner(&candidates, |peer| {
             let uri = params.uri.clone();
             async move {
@@ -113,9 +115,9 @@ impl<S: ConversationStore + 'static> Gateway<S> {
 
     /// `resources/subscribe` on every upstream that can: the one owning the
     /// URI accepts, the others refuse harmlessly.
-    pub async fn subscribe(&self, params: SubscribeRequestParams) -> Result<(), McpError> {
+    pub async fn subscribe(&self, scope: &RequestScope, params: SubscribeRequestParams) -> Result<(), McpError> {
         let uri = params.uri.clone();
-        self.on_subscribable(&format!("no upstream can subscribe to '{uri}'"), |peer| {
+        self.on_subscribable(scope, &format!("no upstream can subscribe to '{uri}'"), |peer| {
             let params = params.clone();
             async move { peer.subscribe(params).await }
         })
@@ -123,9 +125,9 @@ impl<S: ConversationStore + 'static> Gateway<S> {
     }
 
     /// `resources/unsubscribe`, like [`subscribe`](Self::subscribe).
-    pub async fn unsubscribe(&self, params: UnsubscribeRequestParams) -> Result<(), McpError> {
+    pub async fn unsubscribe(&self, scope: &RequestScope, params: UnsubscribeRequestParams) -> Result<(), McpError> {
         let uri = params.uri.clone();
-        self.on_subscribable(&format!("no upstream is subscribed to '{uri}'"), |peer| {
+        self.on_subscribable(scope, &format!("no upstream is subscribed to '{uri}'"), |peer| {
             let params = params.clone();
             async move { peer.unsubscribe(params).await }
         })
@@ -134,14 +136,19 @@ impl<S: ConversationStore + 'static> Gateway<S> {
 
     /// Sends a request to every running upstream that supports resource
     /// subscriptions; succeeds when one accepts.
-    async fn on_subscribable<F, Fut>(&self, refused: &str, request: F) -> Result<(), McpError>
+    async fn on_subscribable<F, Fut>(
+        &self,
+        scope: &RequestScope,
+        refused: &str,
+        request: F,
+    ) -> Result<(), McpError>
     where
         F: Fn(Peer<RoleClient>) -> Fut,
         Fut: std::future::Future<Output = Result<(), ServiceError>>,
     {
         let mut last = None;
         let mut accepted = false;
-        for upstream in self.with_resources().await {
+        for upstream in self.with_resources(scope).await {
             if upstream
                 .capabilities
                 .resources
@@ -165,9 +172,9 @@ impl<S: ConversationStore + 'static> Gateway<S> {
 
     /// `prompts/list` of every running upstream; a name already listed by an
     /// earlier upstream is left out, so `prompts/get` is unambiguous.
-    pub async fn list_prompts(&self) -> Vec<Prompt> {
+    pub async fn list_prompts(&self, scope: &RequestScope) -> Vec<Prompt> {
         let mut prompts: Vec<Prompt> = Vec::new();
-        for upstream in self.running().await {
+        for upstream in self.running(scope).await {
             if upstream.capabilities.prompts.is_some() {
                 match upstream.peer.list_all_prompts().await {
                     Ok(listed) => {
@@ -187,9 +194,10 @@ impl<S: ConversationStore + 'static> Gateway<S> {
     /// `prompts/get`, from the first upstream that lists the prompt.
     pub async fn get_prompt(
         &self,
+        scope: &RequestScope,
         params: GetPromptRequestParams,
     ) -> Result<GetPromptResponse, McpError> {
-        let upstream = self.prompt_owner(&params.name).await.ok_or_else(|| {
+        let upstream = self.prompt_owner(scope, &params.name).await.ok_or_else(|| {
             McpError::invalid_params(
                 format!("no upstream has the prompt '{}'", params.name),
                 None,
@@ -206,12 +214,13 @@ impl<S: ConversationStore + 'static> Gateway<S> {
     /// template the reference names.
     pub async fn complete(
         &self,
+        scope: &RequestScope,
         params: CompleteRequestParams,
     ) -> Result<CompleteResult, McpError> {
         let owner = match &params.r#ref {
-            Reference::Prompt(prompt) => self.prompt_owner(&prompt.name).await,
+            Reference::Prompt(prompt) => self.prompt_owner(scope, &prompt.name).await,
             Reference::Resource(template) => {
-                let candidates = self.with_resources().await;
+                let candidates = self.with_resources(scope).await;
                 find_owner(&candidates, |peer| {
                     let uri = template.uri.clone();
                     async move {
@@ -241,9 +250,10 @@ impl<S: ConversationStore + 'static> Gateway<S> {
         }
     }
 
-    /// `logging/setLevel`, passed to every running upstream that logs.
-    pub async fn set_level(&self, params: SetLevelRequestParams) -> Result<(), McpError> {
-        for upstream in self.running().await {
+    /// `logging/setLevel`, passed to every running upstream that logs and
+    /// the caller sees.
+    pub async fn set_level(&self, scope: &RequestScope, params: SetLevelRequestParams) -> Result<(), McpError> {
+        for upstream in self.running(scope).await {
             if upstream.capabilities.logging.is_some()
                 && let Err(error) = upstream.peer.set_level(params.clone()).await
             {
@@ -253,16 +263,16 @@ impl<S: ConversationStore + 'static> Gateway<S> {
         Ok(())
     }
 
-    async fn with_resources(&self) -> Vec<Running> {
-        self.running()
+    async fn with_resources(&self, scope: &RequestScope) -> Vec<Running> {
+        self.running(scope)
             .await
             .into_iter()
             .filter(|upstream| upstream.capabilities.resources.is_some())
             .collect()
     }
 
-    async fn prompt_owner(&self, name: &str) -> Option<Running> {
-        for upstream in self.running().await {
+    async fn prompt_owner(&self, scope: &RequestScope, name: &str) -> Option<Running> {
+        for upstream in self.running(scope).await {
             if upstream.capabilities.prompts.is_some()
                 && upstream
                     .peer

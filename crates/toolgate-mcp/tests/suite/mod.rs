@@ -11,6 +11,7 @@ mod policies;
 mod polymorphic;
 mod relay;
 mod replicas;
+mod scopes;
 mod session_end;
 mod shutdown;
 mod stdio;

@@ -360,3 +360,164 @@ async fn a_restricted_client_reads_neither_the_metrics_nor_the_status_page() {
         );
     }
 }
+
+/// A gateway for the clients named (each with the token `tg_<name>-token`)
+/// and their policies, with `js_eval` offered and a core manifest tool
+/// `shout` that runs JavaScript.
+async fn served_with_core_tools(
+    policies: Vec<(&str, ToolPolicy)>,
+) -> (Served<MemoryStore>, tempfile::TempDir) {
+    let root = tempfile::tempdir().unwrap();
+    let manifests = root.path().join("tools");
+    std::fs::create_dir(&manifests).unwrap();
+    std::fs::write(
+        manifests.join("shout.json"),
+        serde_json::json!({"name": "shout", "description": "Upper-cases text", "function": "shout",
+            "parameters": {"type": "object", "properties": {"text": {"type": "string"}}}})
+        .to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        manifests.join("shout.js"),
+        "function shout(args) { return String(args.text).toUpperCase(); }",
+    )
+    .unwrap();
+    let mut options = options(root.path(), vec![]);
+    options.tools.manifest_dirs = vec![manifests];
+    options.tools.javascript.eval = toolgate_tools::JsEval::On;
+    options
+        .tools
+        .sources
+        .extend(toolgate_tools::JsEvalTool::offered(
+            &options.tools.javascript,
+        ));
+    let names: Vec<(ClientName, TokenHash)> = policies
+        .iter()
+        .map(|(name, _)| {
+            (
+                ClientName::new(name).unwrap(),
+                TokenHash::of(&format!("tg_{name}-token")),
+            )
+        })
+        .collect();
+    options.policies = Arc::new(
+        policies
+            .into_iter()
+            .map(|(name, policy)| (ClientName::new(name).unwrap(), policy))
+            .collect(),
+    );
+    let http = HttpOptions {
+        clients: Clients::new(names).unwrap(),
+        ..HttpOptions::default()
+    };
+    (
+        serve(options, MemoryStore::new(), loopback(), http).await,
+        root,
+    )
+}
+
+#[tokio::test]
+async fn core_tools_and_meta_tools_obey_the_tool_lists() {
+    let set = |names: &[&str]| names.iter().map(|name| (*name).to_owned()).collect();
+    let (served, _root) = served_with_core_tools(vec![
+        (
+            "carol",
+            ToolPolicy {
+                deny_tools: set(&["js_eval", "shout"]),
+                ..ToolPolicy::default()
+            },
+        ),
+        (
+            "dave",
+            ToolPolicy {
+                allow_tools: Some(set(&["time_now"])),
+                ..ToolPolicy::default()
+            },
+        ),
+        (
+            "erin",
+            ToolPolicy {
+                deny_tools: set(&["call_tool"]),
+                ..ToolPolicy::default()
+            },
+        ),
+        ("frank", ToolPolicy::default()),
+    ])
+    .await;
+    let address = served.address;
+    let eval = serde_json::json!({"code": "6 * 7"});
+    let shout = serde_json::json!({"text": "hi"});
+    for client in ["carol", "dave"] {
+        let token = format!("tg_{client}-token");
+        let (session, _) = open(address, &token).await;
+        let listed = tools(address, &token, &session).await;
+        let listed = names(&listed);
+        assert!(
+            !listed.contains(&"js_eval") && !listed.contains(&"shout"),
+            "{client}: {listed:?}"
+        );
+        assert!(listed.contains(&"load_tool_group"), "{client}: {listed:?}");
+        for (tool, arguments) in [("js_eval", &eval), ("shout", &shout)] {
+            let (text, error) = call(address, &token, &session, tool, arguments.clone()).await;
+            assert!(error, "{client} ran {tool}: {text}");
+            assert_eq!(
+                text,
+                format!("Tool '{tool}' is not available for this agent."),
+                "{client}"
+            );
+            let through = serde_json::json!({"name": tool, "arguments": arguments});
+            let (text, error) = call(address, &token, &session, "call_tool", through).await;
+            assert!(
+                error && !text.contains("42") && !text.contains("HI"),
+                "{client}: {text}"
+            );
+        }
+    }
+    // Dave may use time_now alone: its group loads with it only.
+    let (daves, _) = open(address, "tg_dave-token").await;
+    let (text, error) = load(address, "tg_dave-token", &daves, "time").await;
+    assert!(
+        !error && text.contains("time_now") && !text.contains("time_convert"),
+        "{text}"
+    );
+    // Erin may not use call_tool: it is not listed and not available.
+    let (erins, _) = open(address, "tg_erin-token").await;
+    let listed = tools(address, "tg_erin-token", &erins).await;
+    assert!(
+        !names(&listed).contains(&"call_tool"),
+        "{:?}",
+        names(&listed)
+    );
+    assert!(names(&listed).contains(&"js_eval"), "{:?}", names(&listed));
+    let through = serde_json::json!({"name": "js_eval", "arguments": eval});
+    let (text, error) = call(address, "tg_erin-token", &erins, "call_tool", through).await;
+    assert!(error, "{text}");
+    assert_eq!(text, "Tool 'call_tool' is not available for this agent.");
+    let (text, error) = call(address, "tg_erin-token", &erins, "js_eval", eval.clone()).await;
+    assert!(!error && text == "42", "{text}");
+    // A client without rules uses them all.
+    let (franks, _) = open(address, "tg_frank-token").await;
+    let (text, error) = call(address, "tg_frank-token", &franks, "shout", shout).await;
+    assert!(!error && text == "HI", "{text}");
+    served.stop().await;
+}
+
+#[tokio::test]
+async fn an_alias_whose_fixed_arguments_set_the_action_stops_the_start() {
+    let root = tempfile::tempdir().unwrap();
+    let mut options = options(root.path(), vec![]);
+    let mut sneaky = toolgate_core::Alias::new(toolgate_core::ToolName::new("web").unwrap())
+        .with_action("search");
+    sneaky
+        .arguments
+        .insert("action".to_owned(), serde_json::json!("fetch"));
+    options.tools.aliases = vec![("sneaky".to_owned(), sneaky)];
+    let error = toolgate_mcp::Gateway::start(options, MemoryStore::new())
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("sneaky") && error.contains("`action`"),
+        "{error}"
+    );
+}

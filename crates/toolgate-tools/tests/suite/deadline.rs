@@ -12,8 +12,9 @@ use pretty_assertions::assert_eq;
 use serde_json::json;
 use toolgate_core::{ToolDefinition, ToolName};
 use toolgate_tools::{
-    BuiltinConfig, CallContext, CallDeadline, DEFAULT_CALL_TIMEOUT, GroupExposure, GroupSettings,
-    SourceCall, SourceOffer, ToolCallError, ToolOutput, ToolSource, Toolbox, ToolboxOptions,
+    Authority, BuiltinConfig, CallContext, CallDeadline, DEFAULT_CALL_TIMEOUT, GroupExposure,
+    GroupSettings, SourceCall, SourceOffer, ToolCallError, ToolOutput, ToolSource, Toolbox,
+    ToolboxOptions,
 };
 
 /// A source with one tool, `wait`, that answers after `answers_after`, or
@@ -100,7 +101,7 @@ fn the_default_deadline_is_a_minute() {
 async fn a_call_past_the_deadline_is_cancelled_and_answered_as_timed_out() {
     let slow = Slow::new(CallDeadline::Toolbox, None);
     let toolbox = toolbox(&slow, Duration::from_millis(50)).await;
-    let context = CallContext::default();
+    let context = CallContext::new(Authority::everything());
     let answer = tokio::time::timeout(
         Duration::from_secs(10),
         toolbox.call("wait", json!({}), &context),
@@ -128,7 +129,7 @@ async fn a_source_with_a_deadline_of_its_own_is_not_cut_short() {
         Some(Duration::from_millis(100)),
     );
     let toolbox = toolbox(&slow, Duration::from_millis(10)).await;
-    let context = CallContext::default();
+    let context = CallContext::new(Authority::everything());
     let output = toolbox.call("wait", json!({}), &context).await.unwrap();
     assert_eq!(output.model_text(), "done");
     assert!(!context.cancel.is_cancelled());
@@ -163,7 +164,7 @@ async fn a_builtin_call_is_under_the_toolbox_deadline() {
     .await
     .unwrap();
     assert!(toolbox.catalog().group("web").is_some());
-    let context = CallContext::default();
+    let context = CallContext::new(Authority::everything());
     let answer = tokio::time::timeout(
         Duration::from_secs(10),
         toolbox.call("web_fetch", json!({"url": url}), &context),

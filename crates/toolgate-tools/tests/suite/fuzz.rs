@@ -17,8 +17,8 @@ use serde_json::{Value, json};
 use toolgate_core::{ActionPolicy, GroupId, ToolDefinition, ToolGroup, ToolName};
 use toolgate_fuzz::{Target, fuzz, json as arb, mutate};
 use toolgate_tools::{
-    CallContext, GroupExposure, GroupSettings, SourceCall, SourceOffer, ToolCallError, ToolOutput,
-    ToolSource, Toolbox, ToolboxOptions,
+    Authority, CallContext, GroupExposure, GroupSettings, SourceCall, SourceOffer, ToolCallError,
+    ToolOutput, ToolSource, Toolbox, ToolboxOptions,
 };
 
 /// Group `mail` of tools whose schemas are given; each call answers its
@@ -155,7 +155,7 @@ fn fuzz_polymorphic_arguments() {
         last: Mutex::new(None),
     });
     let toolbox = runtime.block_on(toolbox(&echo, true));
-    let context = CallContext::default();
+    let context = CallContext::new(Authority::everything());
     fuzz(
         Target::new("polymorphic_arguments", 256),
         (called_name(), polymorphic_arguments()),
@@ -300,7 +300,7 @@ fn arguments_for_schema() -> impl Strategy<Value = Value> {
 #[test]
 fn fuzz_schema_validation() {
     let runtime = runtime();
-    let context = CallContext::default();
+    let context = CallContext::new(Authority::everything());
     fuzz(
         Target::new("schema_validation", 64),
         (

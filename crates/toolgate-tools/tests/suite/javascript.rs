@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 
 use pretty_assertions::assert_eq;
 use serde_json::json;
-use toolgate_tools::{CallContext, JavaScriptConfig, ToolOutput, Toolbox, ToolboxOptions};
+use toolgate_tools::{
+    Authority, CallContext, JavaScriptConfig, ToolOutput, Toolbox, ToolboxOptions,
+};
 
 use super::calls::call;
 
@@ -163,7 +165,7 @@ async fn a_manifest_without_a_script_keeps_answering_that_nothing_runs_it() {
         .call(
             "mathx_add",
             json!({"a": 1, "b": 2}),
-            &CallContext::default(),
+            &CallContext::new(Authority::everything()),
         )
         .await
         .unwrap_err();

@@ -7,7 +7,7 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use toolgate_store::{AgentId, AgentRecord, AgentStore, ConversationId, MemoryStore};
 use toolgate_tools::{
-    BuiltinConfig, BuiltinTools, CallContext, PROMPT_TYPES, SourceCall, ToolSource,
+    Authority, BuiltinConfig, BuiltinTools, CallContext, PROMPT_TYPES, SourceCall, ToolSource,
 };
 
 struct Fixture {
@@ -46,7 +46,7 @@ fn sage() -> CallContext {
         conversation: Some(ConversationId::new("c1")),
         agent: Some(AgentId::new("sage")),
         turn: Some(1),
-        ..CallContext::default()
+        ..CallContext::new(Authority::everything())
     }
 }
 

@@ -11,7 +11,8 @@ use serde_json::{Value, json};
 use tokio::sync::broadcast;
 use toolgate_core::{GroupId, ManifestErrorReason};
 use toolgate_tools::{
-    CallContext, CatalogChange, GroupExposure, GroupSettings, ToolOutput, Toolbox, ToolboxOptions,
+    Authority, CallContext, CatalogChange, GroupExposure, GroupSettings, ToolOutput, Toolbox,
+    ToolboxOptions,
 };
 
 use super::calls::call;
@@ -158,7 +159,7 @@ async fn a_tool_added_to_a_manifest_is_appended_and_the_others_stay_put() {
         .call(
             "mathx_sub",
             json!({"a": 1, "b": 1}),
-            &CallContext::default(),
+            &CallContext::new(Authority::everything()),
         )
         .await
         .unwrap_err();
@@ -290,7 +291,11 @@ async fn a_new_file_adds_its_group_and_a_deleted_one_takes_it_away() {
     assert_eq!(offered, ["mathx"]);
     assert!(
         toolbox
-            .call("textx_upper", json!({"s": "hi"}), &CallContext::default())
+            .call(
+                "textx_upper",
+                json!({"s": "hi"}),
+                &CallContext::new(Authority::everything())
+            )
             .await
             .is_err()
     );

@@ -16,7 +16,7 @@ use toolgate_core::{
     ToolGroup, ToolName,
 };
 use toolgate_tools::{
-    BuiltinConfig, CallContext, GroupExposure, GroupSettings, ListedGroup, ListedSource,
+    Authority, BuiltinConfig, CallContext, GroupExposure, GroupSettings, ListedGroup, ListedSource,
     SourceCall, SourceChange, SourceError, SourceListing, SourceOffer, SourceTool, Startup,
     ToolCallError, ToolOutput, ToolSource, Toolbox, ToolboxOptions,
 };
@@ -206,7 +206,7 @@ fn refusal(result: Result<ToolOutput, ToolCallError>) -> String {
 async fn a_call_reaches_its_source_only_with_arguments_that_fit_the_schema() {
     let notes = Arc::new(Notes::default());
     let toolbox = toolbox(&notes, Vec::new()).await;
-    let context = CallContext::default();
+    let context = CallContext::new(Authority::everything());
     assert_eq!(
         refusal(toolbox.call("notes_add", json!({}), &context).await),
         "Invalid arguments for tool 'notes_add': \"text\" is a required property."
@@ -238,7 +238,7 @@ async fn an_alias_calls_its_tool_with_the_arguments_it_fixes() {
         .call(
             "remember",
             json!({"text": "ignored"}),
-            &CallContext::default(),
+            &CallContext::new(Authority::everything()),
         )
         .await
         .unwrap();
@@ -268,7 +268,7 @@ async fn a_polymorphic_group_resolves_its_action_and_types_the_answer() {
         .map(|t| t.name.to_string())
         .collect();
     assert_eq!(tools, ["notes"]);
-    let context = CallContext::default();
+    let context = CallContext::new(Authority::everything());
     let output = toolbox
         .call("notes", json!({"action": "add", "text": "milk"}), &context)
         .await
@@ -333,7 +333,11 @@ async fn a_listed_source_starts_on_first_need_and_keeps_contested_names_qualifie
         "The beta server"
     );
     let output = toolbox
-        .call("beta__shared", json!({}), &CallContext::default())
+        .call(
+            "beta__shared",
+            json!({}),
+            &CallContext::new(Authority::everything()),
+        )
         .await
         .unwrap();
     assert_eq!(output.model_text(), "beta ran shared");
@@ -476,7 +480,11 @@ async fn tools_with_names_mcp_refuses_are_exposed_under_stable_valid_names() {
     assert_eq!(names, expected.map(|(_, exposed)| exposed));
     for (original, exposed) in expected {
         let output = toolbox
-            .call(exposed, json!({}), &CallContext::default())
+            .call(
+                exposed,
+                json!({}),
+                &CallContext::new(Authority::everything()),
+            )
             .await
             .unwrap();
         assert_eq!(output.model_text(), format!("docs ran {original}"));
@@ -502,7 +510,11 @@ async fn tools_with_names_mcp_refuses_are_exposed_under_stable_valid_names() {
     let (again, _) = start(reversed).await;
     for (original, exposed) in expected {
         let output = again
-            .call(exposed, json!({}), &CallContext::default())
+            .call(
+                exposed,
+                json!({}),
+                &CallContext::new(Authority::everything()),
+            )
             .await
             .unwrap();
         assert_eq!(output.model_text(), format!("docs ran {original}"));
@@ -599,7 +611,11 @@ async fn a_source_added_at_run_time_comes_last_and_renames_nothing_that_runs() {
     assert_eq!(group_names(&toolbox, "gamma"), ["gamma__shared", "three"]);
     assert_eq!(gamma.running_generation().await, None);
     let output = toolbox
-        .call("beta__shared", json!({}), &CallContext::default())
+        .call(
+            "beta__shared",
+            json!({}),
+            &CallContext::new(Authority::everything()),
+        )
         .await
         .unwrap();
     assert_eq!(output.model_text(), "beta ran shared");
@@ -637,7 +653,11 @@ async fn a_removed_source_takes_its_group_away_and_frees_its_names() {
     assert!(toolbox.catalog().tool("shared").is_none());
     let refused = refusal(
         toolbox
-            .call("shared", json!({}), &CallContext::default())
+            .call(
+                "shared",
+                json!({}),
+                &CallContext::new(Authority::everything()),
+            )
             .await,
     );
     assert!(refused.contains("not available"), "{refused}");
@@ -712,7 +732,11 @@ async fn a_replaced_source_keeps_its_place_and_names_and_runs_on_the_new_one() {
         ]
     );
     let output = toolbox
-        .call("shared", json!({}), &CallContext::default())
+        .call(
+            "shared",
+            json!({}),
+            &CallContext::new(Authority::everything()),
+        )
         .await
         .unwrap();
     assert_eq!(output.model_text(), "alpha ran shared");

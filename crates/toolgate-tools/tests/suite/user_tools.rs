@@ -11,8 +11,8 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use toolgate_store::{JsToolStore, MemoryStore, ToolOwner};
 use toolgate_tools::{
-    CallContext, JavaScriptConfig, JsEval, JsEvalTool, ToolCallError, ToolOutput, Toolbox,
-    ToolboxOptions, UserJsTools,
+    Authority, CallContext, JavaScriptConfig, JsEval, JsEvalTool, ToolCallError, ToolOutput,
+    Toolbox, ToolboxOptions, UserJsTools,
 };
 
 async fn toolbox(store: &Arc<MemoryStore>, owner: &str, config: JavaScriptConfig) -> Arc<Toolbox> {
@@ -40,7 +40,10 @@ async fn toolbox(store: &Arc<MemoryStore>, owner: &str, config: JavaScriptConfig
 
 /// What the model reads of a call, refused or not.
 async fn call(toolbox: &Toolbox, name: &str, arguments: Value) -> ToolOutput {
-    match toolbox.call(name, arguments, &CallContext::default()).await {
+    match toolbox
+        .call(name, arguments, &CallContext::new(Authority::everything()))
+        .await
+    {
         Ok(output) | Err(ToolCallError::RespondToModel(output)) => output,
         Err(fatal) => panic!("{name}: {fatal}"),
     }

@@ -7,7 +7,9 @@ use super::site::{Page, Site};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use toolgate_store::ConversationId;
-use toolgate_tools::{BuiltinConfig, BuiltinTools, CallContext, SourceCall, ToolSource, WebConfig};
+use toolgate_tools::{
+    Authority, BuiltinConfig, BuiltinTools, CallContext, SourceCall, ToolSource, WebConfig,
+};
 
 fn searxng(count: usize) -> Page {
     let results: Vec<Value> = (0..count)
@@ -38,7 +40,7 @@ fn turn(n: u64) -> CallContext {
     CallContext {
         conversation: Some(ConversationId::new("c1")),
         turn: Some(n),
-        ..CallContext::default()
+        ..CallContext::new(Authority::everything())
     }
 }
 
@@ -150,7 +152,7 @@ async fn search_enforces_the_per_turn_limit() {
             &two,
             "web_search",
             json!({"query": "q"}),
-            &CallContext::default(),
+            &CallContext::new(Authority::everything()),
         )
         .await;
         assert_eq!(free["type"], "search_results");
@@ -427,7 +429,7 @@ fn a_large_page_converts_off_the_runtime_and_stops_when_cancelled() {
             let reader = CallContext {
                 conversation: Some(ConversationId::new("reader")),
                 cancel: cancel.clone(),
-                ..CallContext::default()
+                ..CallContext::new(Authority::everything())
             };
             let fetch = async {
                 let call = SourceCall {
@@ -452,7 +454,7 @@ fn a_large_page_converts_off_the_runtime_and_stops_when_cancelled() {
                 };
                 let context = CallContext {
                     conversation: Some(ConversationId::new("other")),
-                    ..CallContext::default()
+                    ..CallContext::new(Authority::everything())
                 };
                 let answer = tools.call(call, &context).await;
                 log.lock()

@@ -1,0 +1,134 @@
+//! [`RequestScope`]: one MCP request as the gateway acts on it, built once
+//! at the edge (the rmcp handler, from what the HTTP listener established
+//! or from the stdio connection) and passed as a parameter to the gateway,
+//! the toolbox and the source that runs a call, the way rmcp passes its
+//! `RequestContext`. Nothing about who is calling travels any other way: a
+//! request whose edge did not say who sent it gets no scope, and is refused.
+
+use std::sync::Arc;
+
+use rmcp::model::ProgressToken;
+use rmcp::{Peer, RoleServer};
+use tokio_util::sync::CancellationToken;
+use toolgate_store::ConversationId;
+use toolgate_tools::{Authority, CallContext, CallerChannel, CallerLimits};
+
+use crate::clients::{Caller, Owner};
+use crate::rate_limit::RateLimits;
+use crate::relay::Downstream;
+
+/// One request: its session, who sent it and what it may do, how it is
+/// cancelled, and where what happens during it goes.
+#[derive(Clone, Debug)]
+pub struct RequestScope {
+    /// Its session; `None` for a stateless request (MCP 2026-07-28), which
+    /// shares nothing with any other.
+    session: Option<ConversationId>,
+    /// The client (and user) that sent it.
+    owner: Owner,
+    /// What that client may use, the limits it counts against, and whose
+    /// JavaScript tools it writes.
+    authority: Authority,
+    /// Cancelled when the client gives up on the request.
+    cancel: CancellationToken,
+    /// The client's connection, for progress, `list_changed` and the
+    /// upstreams' requests during a call.
+    peer: Option<Peer<RoleServer>>,
+    /// The progress token the client sent, if any.
+    progress_token: Option<ProgressToken>,
+}
+
+impl RequestScope {
+    /// A request of `owner` in `session`, allowed what `authority` allows.
+    pub(crate) fn new(session: Option<ConversationId>, owner: Owner, authority: Authority) -> Self {
+        Self {
+            session,
+            owner,
+            authority,
+            cancel: CancellationToken::new(),
+            peer: None,
+            progress_token: None,
+        }
+    }
+
+    /// This request, cancelled by `cancel`.
+    pub(crate) fn with_cancel(mut self, cancel: CancellationToken) -> Self {
+        self.cancel = cancel;
+        self
+    }
+
+    /// This request, from the client on `peer`, which sent `progress_token`.
+    pub(crate) fn with_peer(
+        mut self,
+        peer: Peer<RoleServer>,
+        progress_token: Option<ProgressToken>,
+    ) -> Self {
+        self.peer = Some(peer);
+        self.progress_token = progress_token;
+        self
+    }
+
+    /// Its session; `None` for a stateless request.
+    pub fn session(&self) -> Option<&ConversationId> {
+        self.session.as_ref()
+    }
+
+    /// The client (and user) that sent it.
+    pub(crate) fn owner(&self) -> &Owner {
+        &self.owner
+    }
+
+    /// The client that sent it: `None` for the operator (stdio, the shared
+    /// token, or a listener open to all).
+    pub fn caller(&self) -> &Caller {
+        &self.owner.client
+    }
+
+    /// What the client may use.
+    pub fn authority(&self) -> &Authority {
+        &self.authority
+    }
+
+    /// The client's connection, when the request came on one.
+    pub(crate) fn peer(&self) -> Option<&Peer<RoleServer>> {
+        self.peer.as_ref()
+    }
+
+    /// Where an upstream running a call of this request relays what it
+    /// sends during the call.
+    fn downstream(&self) -> Downstream {
+        Downstream {
+            peer: self.peer.clone(),
+            progress_token: self.progress_token.clone(),
+            session: self.session.clone(),
+        }
+    }
+
+    /// The toolbox's view of this request, for one call: its authority,
+    /// session, cancellation and downstream.
+    pub(crate) fn call_context(&self) -> CallContext {
+        CallContext {
+            authority: self.authority.clone(),
+            conversation: self.session.clone(),
+            cancel: self.cancel.clone(),
+            caller: CallerChannel::new(self.downstream()),
+            ..CallContext::default()
+        }
+    }
+}
+
+/// One caller's rate limits, counting what a script does on its behalf.
+#[derive(Debug)]
+pub(crate) struct ScopedLimits {
+    pub(crate) limits: Arc<RateLimits>,
+    pub(crate) caller: Caller,
+}
+
+impl CallerLimits for ScopedLimits {
+    fn admit(&self, tool: &str) -> Result<(), String> {
+        self.limits
+            .admit_call(&self.caller)
+            .and_then(|()| self.limits.admit_tool(&self.caller, tool))
+            .map_err(|limited| limited.to_string())
+    }
+}

@@ -1,0 +1,380 @@
+//! One call of a catalog tool: its name resolved once ([`ResolvedCall`]:
+//! alias, route, fixed arguments), judged against the caller's
+//! [`Authority`](crate::Authority) as it will run (for a polymorphic tool:
+//! the action the merged arguments name), checked against the input schema
+//! of the tool that runs, and run by its source under its deadline.
+
+use std::sync::{Arc, PoisonError};
+
+use serde_json::Value;
+use toolgate_core::{
+    ACTION_PARAMETER, ActionNotAvailable, ActionPolicy, Catalog, CatalogTool, GroupId, NotAvailable, Origin, PolicyTarget,
+    PolymorphicTool, ToolDefinition, ToolKind,
+};
+
+use super::Toolbox;
+use crate::authority::Authority;
+use crate::context::CallContext;
+use crate::deadline::call_within_deadline;
+use crate::error::ToolCallError;
+use crate::output::ToolOutput;
+use crate::registry::{Consolidated, Route};
+use crate::source::SourceCall;
+
+/// A call as it will run: the name the caller used, resolved once to the
+/// catalog tool that answers it (through an alias, whose fixed arguments
+/// are merged in), with its route. Front ends count, audit and trace the
+/// call under [`Self::tool`] and [`Self::group`].
+#[derive(Clone, Debug)]
+pub struct ResolvedCall {
+    /// The name the caller used.
+    requested: String,
+    /// The catalog tool that answers, when one does.
+    target: Option<Target>,
+    /// The arguments as the tool receives them.
+    arguments: Value,
+}
+
+#[derive(Clone, Debug)]
+struct Target {
+    tool: String,
+    group: Option<GroupId>,
+    origin: Origin,
+    route: Option<Route>,
+}
+
+impl ResolvedCall {
+    /// The name the caller used.
+    pub fn requested(&self) -> &str {
+        &self.requested
+    }
+
+    /// The catalog tool that answers, by its name; `None` when no tool does.
+    pub fn tool(&self) -> Option<&str> {
+        self.target.as_ref().map(|target| target.tool.as_str())
+    }
+
+    /// The group of the tool that answers; `None` for a core tool or none.
+    pub fn group(&self) -> Option<&GroupId> {
+        self.target.as_ref()?.group.as_ref()
+    }
+
+    /// Where the catalog has the tool that answers from.
+    pub fn origin(&self) -> Option<&Origin> {
+        self.target.as_ref().map(|target| &target.origin)
+    }
+
+    /// The arguments as the tool receives them (an alias's merged in).
+    pub fn arguments(&self) -> &Value {
+        &self.arguments
+    }
+}
+
+impl Target {
+    fn kind(&self) -> ToolKind<'_> {
+        match (&self.origin, &self.group) {
+            (Origin::MetaTool, _) => ToolKind::Meta,
+            (_, None) => ToolKind::Core,
+            (_, Some(group)) => ToolKind::Grouped(group.as_str()),
+        }
+    }
+}
+
+impl Toolbox {
+    /// Resolves a call of `name` once: an alias becomes the tool it stands
+    /// for, its fixed arguments merged over `arguments`; the tool's group,
+    /// origin and route come with it.
+    pub fn resolve(&self, name: &str, arguments: Value) -> ResolvedCall {
+        let (tool, arguments, found) = self.with_catalog(|catalog| {
+            let (tool, arguments) = match catalog.alias(name) {
+                Some(alias) => (alias.tool.to_string(), alias.arguments(arguments)),
+                None => (name.to_owned(), arguments),
+            };
+            let found = catalog
+                .tool(&tool)
+                .map(|found| (found.group.cloned(), found.origin.clone()));
+            (tool, arguments, found)
+        });
+        let route = self
+            .state
+            .registry
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&tool)
+            .cloned();
+        ResolvedCall {
+            requested: name.to_owned(),
+            target: found.map(|(group, origin)| Target {
+                tool,
+                group,
+                origin,
+                route,
+            }),
+            arguments,
+        }
+    }
+
+    /// Runs catalog tool `name` for `context`'s caller: [`Self::resolve`],
+    /// then [`Self::run`].
+    pub async fn call(
+        &self,
+        name: &str,
+        arguments: Value,
+        context: &CallContext,
+    ) -> Result<ToolOutput, ToolCallError> {
+        self.run(self.resolve(name, arguments), context).await
+    }
+
+    /// Runs a resolved call for `context`'s caller: a tool (or action) its
+    /// authority does not permit is not available, as a tool that does not
+    /// exist; a polymorphic tool resolves its action from the merged
+    /// arguments (a mistake answers the structured error, listing the
+    /// actions this caller may use) and runs the member tool behind it;
+    /// arguments are checked against the input schema of the tool that runs;
+    /// then its source runs it, under its deadline: past it, `context.cancel`
+    /// is cancelled and the model reads that the call timed out.
+    /// Availability in a session is the caller's business.
+    pub async fn run(
+        &self,
+        call: ResolvedCall,
+        context: &CallContext,
+    ) -> Result<ToolOutput, ToolCallError> {
+        let ResolvedCall {
+            requested,
+            target,
+            arguments,
+        } = call;
+        let Some(target) = target else {
+            return Err(not_available(&requested));
+        };
+        if let Some(Route::Polymorphic(consolidated)) = &target.route {
+            return self
+                .call_action(&requested, &target, consolidated, &arguments, context)
+                .await;
+        }
+        let permitted = context
+            .authority
+            .permits(&PolicyTarget::tool(target.kind(), &target.tool));
+        if !permitted || target.kind() == ToolKind::Meta {
+            return Err(not_available(&requested));
+        }
+        self.with_catalog(|catalog| match catalog.tool(&target.tool) {
+            Some(tool) => self
+                .state
+                .validators
+                .check(&target.tool, &tool.definition.input_schema, &arguments)
+                .map_err(ToolCallError::respond),
+            None => Err(not_available(&requested)),
+        })?;
+        self.dispatch(target.route.as_ref(), &target.tool, arguments, context)
+            .await
+    }
+
+    /// Runs one action of a consolidated group: resolved among the actions
+    /// the caller may use, counted, checked against the member's schema,
+    /// run, and answered with a `type` field.
+    async fn call_action(
+        &self,
+        requested: &str,
+        target: &Target,
+        consolidated: &Consolidated,
+        arguments: &Value,
+        context: &CallContext,
+    ) -> Result<ToolOutput, ToolCallError> {
+        let Some(narrowed) = permitted_actions(&context.authority, target, consolidated) else {
+            return Err(not_available(requested));
+        };
+        if let Some(narrowed) = &narrowed
+            && let Some(action) = arguments.get(ACTION_PARAMETER).and_then(Value::as_str)
+            && consolidated.tool.actions().iter().any(|a| a.name == action)
+            && !narrowed.actions().iter().any(|a| a.name == action)
+        {
+            // An action the tool has but this caller may not use.
+            return Err(ToolCallError::respond(
+                ActionNotAvailable {
+                    tool: target.tool.clone(),
+                    action: action.to_owned(),
+                }
+                .to_string(),
+            ));
+        }
+        let tool = narrowed.as_ref().unwrap_or(&consolidated.tool);
+        let call = match tool.resolve(arguments) {
+            Ok(call) => call,
+            Err(error) => {
+                return Err(ToolCallError::RespondToModel(ToolOutput::json_error(
+                    error.to_json(),
+                )));
+            }
+        };
+        let action = call.action.name.clone();
+        let Some(index) = consolidated
+            .tool
+            .actions()
+            .iter()
+            .position(|candidate| candidate.name == action)
+        else {
+            return Err(not_available(requested));
+        };
+        *self
+            .action_calls
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry((target.tool.clone(), action.clone()))
+            .or_default() += 1;
+        let member = &consolidated.members[index];
+        let member_name = member.definition.name.as_str();
+        if let Err(text) = self.state.validators.check(
+            member_name,
+            &member.definition.input_schema,
+            &call.arguments,
+        ) {
+            return Err(ToolCallError::RespondToModel(
+                ToolOutput::invalid_action_arguments(&action, &text),
+            ));
+        }
+        let output = match self
+            .dispatch(Some(&member.route), member_name, call.arguments, context)
+            .await
+        {
+            Ok(output) => output,
+            Err(ToolCallError::RespondToModel(output)) => output,
+            Err(fatal @ ToolCallError::Fatal(_)) => return Err(fatal),
+        };
+        Ok(output.typed(&action))
+    }
+
+    /// Runs a catalog tool (not a polymorphic one) by its route, under its
+    /// source's deadline.
+    async fn dispatch(
+        &self,
+        route: Option<&Route>,
+        name: &str,
+        arguments: Value,
+        context: &CallContext,
+    ) -> Result<ToolOutput, ToolCallError> {
+        match route {
+            Some(Route::Source { source, tool, .. }) => {
+                let call = SourceCall {
+                    tool: tool.clone(),
+                    arguments,
+                };
+                let Some(source) = self.source(*source) else {
+                    return Err(not_available(name));
+                };
+                call_within_deadline(source.as_ref(), name, call, context, self.call_timeout).await
+            }
+            Some(Route::Unbound) => Err(ToolCallError::respond(format!(
+                "Tool '{name}' is defined by a manifest or catalog file but has no implementation in this gateway."
+            ))),
+            Some(Route::Polymorphic(_)) | None => Err(not_available(name)),
+        }
+    }
+
+    /// The catalog as a caller with `authority` sees it
+    /// ([`Catalog::restricted`]): what it may not use is gone, and a
+    /// polymorphic tool offers only the actions it may call. `None` when
+    /// the authority narrows nothing (the whole catalog is its view).
+    pub fn catalog_for(&self, authority: &Authority) -> Option<Catalog> {
+        let groups = authority.group_lists()?;
+        // The polymorphic tools, taken before the catalog's lock: the
+        // registry is never read under it.
+        let polymorphic = self.polymorphic_tools();
+        Some(self.with_catalog(|catalog| {
+            catalog.restricted(&groups, |tool| {
+                match polymorphic.get(tool.definition.name.as_str()) {
+                    Some(consolidated) => visible_actions(authority, tool, consolidated),
+                    None => {
+                        let target = PolicyTarget::tool(tool.kind(), tool.definition.name.as_str());
+                        authority.permits(&target).then(|| tool.definition.clone())
+                    }
+                }
+            })
+        }))
+    }
+
+    /// Every polymorphic tool of the registry, by name.
+    fn polymorphic_tools(&self) -> std::collections::HashMap<String, Arc<Consolidated>> {
+        let registry = self
+            .state
+            .registry
+            .read()
+            .unwrap_or_else(PoisonError::into_inner);
+        registry
+            .polymorphic()
+            .map(|(name, consolidated)| (name.to_owned(), Arc::clone(consolidated)))
+            .collect()
+    }
+}
+
+/// The polymorphic tool `tool` as a caller with `authority` sees it: only
+/// the actions it may call, or nothing when it may call none.
+fn visible_actions(
+    authority: &Authority,
+    tool: CatalogTool<'_>,
+    consolidated: &Consolidated,
+) -> Option<ToolDefinition> {
+    let target = Target {
+        tool: tool.definition.name.to_string(),
+        group: tool.group.cloned(),
+        origin: tool.origin.clone(),
+        route: None,
+    };
+    match permitted_actions(authority, &target, consolidated)? {
+        Some(narrowed) => Some(narrowed.definition().clone()),
+        None => Some(tool.definition.clone()),
+    }
+}
+
+/// The actions of `consolidated` a caller with `authority` may call:
+/// `Some(None)` all of them, `Some(Some(tool))` the tool narrowed to those
+/// it may, `None` none.
+fn permitted_actions(
+    authority: &Authority,
+    target: &Target,
+    consolidated: &Consolidated,
+) -> Option<Option<PolymorphicTool>> {
+    let tool = &consolidated.tool;
+    let permitted: Vec<bool> = tool
+        .actions()
+        .iter()
+        .zip(&consolidated.members)
+        .map(|(action, member)| {
+            let member = member.definition.name.as_str();
+            let member = (member != target.tool).then_some(member);
+            authority.permits(
+                &PolicyTarget::tool(target.kind(), &target.tool).with_action(&action.name, member),
+            )
+        })
+        .collect();
+    if permitted.iter().all(|allowed| *allowed) {
+        return Some(None);
+    }
+    let actions = tool
+        .actions()
+        .iter()
+        .zip(&permitted)
+        .filter(|(_, allowed)| **allowed)
+        .map(|(action, _)| action.clone())
+        .collect();
+    // Actions the caller may not call are left out, not denied: to it they
+    // do not exist.
+    PolymorphicTool::new(
+        tool.name().clone(),
+        tool.description(),
+        actions,
+        &ActionPolicy::default(),
+    )
+    .ok()
+    .map(Some)
+}
+
+pub(super) fn not_available(name: &str) -> ToolCallError {
+    ToolCallError::respond(
+        NotAvailable {
+            tool: name.to_owned(),
+            group: None,
+        }
+        .to_string(),
+    )
+}
