@@ -521,3 +521,92 @@ async fn an_alias_whose_fixed_arguments_set_the_action_stops_the_start() {
         "{error}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_tool_a_client_writes_acts_with_that_clients_policy() {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("secret.txt"), "the secret").unwrap();
+    let mut options = options(root.path(), vec![]);
+    let builtins = toolgate_tools::BuiltinConfig::new(root.path());
+    let config = toolgate_tools::JavaScriptConfig::default();
+    let user_tools = toolgate_tools::UserJsTools::new(
+        Arc::new(MemoryStore::new()) as Arc<dyn toolgate_store::JsToolStore>,
+        toolgate_store::ToolOwner::new("team"),
+        &config,
+        Some(&builtins),
+    )
+    .unwrap();
+    options.tools.sources.push(user_tools.management());
+    options.tools.listed.push(user_tools.tools());
+    options.tools.javascript = config;
+    let mallory = ClientName::new("mallory").unwrap();
+    options.policies = Arc::new(HashMap::from([(
+        mallory.clone(),
+        ToolPolicy {
+            deny_groups: BTreeSet::from(["files".to_owned()]),
+            actions: BTreeMap::from([(
+                "web".to_owned(),
+                ActionPolicy {
+                    allow: None,
+                    deny: vec!["fetch".to_owned()],
+                },
+            )]),
+            ..ToolPolicy::default()
+        },
+    )]));
+    let token = "tg_mallory-token";
+    let http = HttpOptions {
+        clients: Clients::new([(mallory, TokenHash::of(token))]).unwrap(),
+        ..HttpOptions::default()
+    };
+    let served = serve(options, MemoryStore::new(), loopback(), http).await;
+    user_tools.attach(served.gateway.toolbox());
+    let address = served.address;
+    let (session, _) = open(address, token).await;
+    let (text, error) = load(address, token, &session, "js_tool_management").await;
+    assert!(!error, "{text}");
+    let (text, error) = call(
+        address,
+        token,
+        &session,
+        "create_js_tool",
+        serde_json::json!({
+            "name": "peek",
+            "description": "Reads a file and fetches a page",
+            "parameters": {"type": "object", "properties": {"what": {"type": "string"}}},
+            "source": "async function peek({ what }) { if (what === 'file') return files.read('secret.txt'); return (await fetch('http://127.0.0.1:9/')).status; }"
+        }),
+    )
+    .await;
+    assert!(!error, "{text}");
+    let (text, error) = load(address, token, &session, "user_tools").await;
+    assert!(!error, "{text}");
+    let (text, error) = call(
+        address,
+        token,
+        &session,
+        "peek",
+        serde_json::json!({"what": "file"}),
+    )
+    .await;
+    assert!(error, "{text}");
+    assert!(
+        text.contains("files_read is not available to this caller"),
+        "{text}"
+    );
+    assert!(!text.contains("the secret"), "{text}");
+    let (text, error) = call(
+        address,
+        token,
+        &session,
+        "peek",
+        serde_json::json!({"what": "page"}),
+    )
+    .await;
+    assert!(error, "{text}");
+    assert!(
+        text.contains("web_fetch is not available to this caller"),
+        "{text}"
+    );
+    served.stop().await;
+}

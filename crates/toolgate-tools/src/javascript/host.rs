@@ -10,6 +10,10 @@
 //!   most [`MAX_FETCHES`] requests per call.
 //! - `files` is the `files` tools' own code under the files root: the same
 //!   resolution, the same refusals, writes only with `--allow-write`.
+//! - Both act with the authority of the caller whose call runs the script:
+//!   a host function the caller could not call as a tool (`files_read`,
+//!   `files_list`, `files_write`, `web`'s `fetch`) is refused, and each use
+//!   counts against the caller's rate limits.
 //! - `console` lines go to the log under the tool's name, at most
 //!   [`MAX_LOG_LINES`] a call, each cut to [`MAX_LOG_CHARS`].
 //!
@@ -26,6 +30,7 @@ use tokio::runtime::Handle;
 use tokio_util::sync::CancellationToken;
 use toolgate_js::{FetchRequest, FetchResponse, Host, LogLevel};
 
+use crate::authority::Authority;
 use crate::builtin::{Files, MAX_BODY_BYTES, WebConfig, checked_address, client, request_error};
 use crate::output::ToolOutput;
 
@@ -44,6 +49,8 @@ pub(crate) const MAX_LOG_CHARS: usize = 4_000;
 pub(crate) struct ToolHost {
     /// The tool, as the log names it.
     pub(crate) tool: String,
+    /// Who the call acts for: what it may reach.
+    pub(crate) authority: Authority,
     /// The files root, when the tools have one.
     pub(crate) files: Option<Files>,
     /// The `[web]` settings `fetch` keeps to.
@@ -58,6 +65,7 @@ pub(crate) struct ToolHost {
 
 impl Host for ToolHost {
     fn fetch(&self, request: FetchRequest) -> Result<FetchResponse, String> {
+        self.authority.reach("web", "web_fetch", "fetch")?;
         if self.fetches.fetch_add(1, Ordering::Relaxed) >= MAX_FETCHES {
             return Err(format!("at most {MAX_FETCHES} requests per call"));
         }
@@ -76,11 +84,13 @@ impl Host for ToolHost {
 
     fn read_file(&self, path: &str) -> Result<String, String> {
         let files = self.files()?;
+        self.authority.reach("files", "files_read", "read")?;
         answer(files.read(&json!({ "path": path }))).map(|output| output.model_text())
     }
 
     fn list_files(&self, path: &str) -> Result<Value, String> {
         let files = self.files()?;
+        self.authority.reach("files", "files_list", "list")?;
         let output = answer(files.list(&json!({ "path": path })))?;
         let text = output.model_text();
         Ok(output.structured.unwrap_or(Value::String(text)))
@@ -91,6 +101,7 @@ impl Host for ToolHost {
         if !files.writable() {
             return Err("files are read-only (toolgate was started without --allow-write)".into());
         }
+        self.authority.reach("files", "files_write", "write")?;
         answer(files.write(&json!({ "path": path, "content": text }))).map(|_| ())
     }
 

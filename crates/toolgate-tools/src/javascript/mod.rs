@@ -262,6 +262,7 @@ impl JsRunner {
             .unwrap_or_default();
         let host = Arc::new(ToolHost {
             tool: tool.clone(),
+            authority: context.authority.clone(),
             files: self.files.clone(),
             web: self.web.clone(),
             runtime: tokio::runtime::Handle::current(),

@@ -361,3 +361,150 @@ async fn scripts_reach_what_is_configured_without_the_built_in_groups() {
     .await;
     assert_eq!(output.structured.unwrap()["text"], "pong");
 }
+
+/// A call of `tool` for a caller that may use what `authority` allows.
+async fn call_as(
+    toolbox: &Toolbox,
+    authority: toolgate_tools::Authority,
+    tool: &str,
+    arguments: Value,
+) -> ToolOutput {
+    let context = toolgate_tools::CallContext::new(authority);
+    match toolbox.call(tool, arguments, &context).await {
+        Ok(output) | Err(toolgate_tools::ToolCallError::RespondToModel(output)) => output,
+        Err(fatal) => panic!("{fatal:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_script_reaches_only_what_its_caller_may_use() {
+    use std::collections::{BTreeMap, BTreeSet};
+    use toolgate_core::{ActionPolicy, ToolPolicy};
+    use toolgate_tools::Authority;
+
+    let site = Site::start(vec![("/page", Page::new(200, "text/plain", "reached"))]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("secret.txt"), "the secret").unwrap();
+    write_probe(
+        dir.path(),
+        &["read", "list", "write", "get"],
+        &format!("{FILES}\n{FETCHING}"),
+    );
+    let toolbox = start(dir.path(), root.path(), |builtins, _| {
+        builtins.web.allow_private_addresses = true;
+        builtins.files_access = FilesAccess::ReadWrite;
+    })
+    .await;
+    let policy = |policy: ToolPolicy| Authority::policy(Arc::new(policy));
+    // The tool itself is the caller's to call (`probe` is allowed); what
+    // its script does on the caller's behalf is judged as the caller's own
+    // call of the built-in tool.
+    let no_files = policy(ToolPolicy {
+        deny_groups: BTreeSet::from(["files".to_owned()]),
+        actions: BTreeMap::from([(
+            "web".to_owned(),
+            ActionPolicy {
+                allow: None,
+                deny: vec!["fetch".to_owned()],
+            },
+        )]),
+        ..ToolPolicy::default()
+    });
+    for (function, arguments, host) in [
+        (
+            "read",
+            json!({"path": "secret.txt"}),
+            "files.read: files_read",
+        ),
+        ("list", json!({"path": "."}), "files.list: files_list"),
+        (
+            "write",
+            json!({"path": "secret.txt"}),
+            "files.write: files_write",
+        ),
+    ] {
+        let text = error_text(
+            &call_as(
+                &toolbox,
+                no_files.clone(),
+                &format!("probe_{function}"),
+                arguments,
+            )
+            .await,
+        );
+        assert!(
+            text.contains(&format!("{host} is not available to this caller")),
+            "{text}"
+        );
+        assert!(!text.contains("the secret"), "{text}");
+    }
+    let text = error_text(
+        &call_as(
+            &toolbox,
+            no_files,
+            "probe_get",
+            json!({"url": format!("{}/page", site.base)}),
+        )
+        .await,
+    );
+    assert!(
+        text.contains("fetch: web_fetch is not available to this caller"),
+        "{text}"
+    );
+    assert!(site.requests().is_empty(), "the page was fetched");
+    assert_eq!(
+        std::fs::read_to_string(root.path().join("secret.txt")).unwrap(),
+        "the secret"
+    );
+
+    // Write alone denied, by the tool's name: reading still works.
+    let read_only = policy(ToolPolicy {
+        deny_tools: BTreeSet::from(["files_write".to_owned()]),
+        ..ToolPolicy::default()
+    });
+    assert_eq!(
+        call_as(
+            &toolbox,
+            read_only.clone(),
+            "probe_read",
+            json!({"path": "secret.txt"})
+        )
+        .await,
+        ToolOutput::text("the secret")
+    );
+    assert!(
+        error_text(
+            &call_as(
+                &toolbox,
+                read_only,
+                "probe_write",
+                json!({"path": "secret.txt"})
+            )
+            .await
+        )
+        .contains("files_write is not available to this caller")
+    );
+    // A context that says no caller runs nothing.
+    let text = error_text(
+        &call_as(
+            &toolbox,
+            Authority::nothing(),
+            "probe_read",
+            json!({"path": "secret.txt"}),
+        )
+        .await,
+    );
+    assert_eq!(text, "Tool 'probe_read' is not available for this agent.");
+    // The operator reaches everything configured.
+    assert_eq!(
+        call_as(
+            &toolbox,
+            Authority::everything(),
+            "probe_read",
+            json!({"path": "secret.txt"})
+        )
+        .await,
+        ToolOutput::text("the secret")
+    );
+}
