@@ -33,8 +33,8 @@ mod source;
 mod toolbox;
 mod validate;
 
-pub use builtin::{
 pub use authority::{Authority, CallerLimits};
+pub use builtin::{
     BuiltinConfig, BuiltinTools, CHECK_EVERY_STEPS, ConversionCancelled, FilesAccess,
     MAX_SEARCH_RESULTS, MAX_STEPS_PER_BYTE, PROMPT_TYPES, PageText, WebConfig, html_to_text,
     html_to_text_until,

@@ -277,6 +277,9 @@ async fn run_chat<S: ConversationStore + AgentStore + RoutingOutcomeStore + 'sta
         router,
         semantic,
         outcomes,
+        // The user at the terminal runs the agent: its calls may use every
+        // tool the agent is given.
+        authority: toolgate_tools::Authority::everything(),
     };
     // The router counts with the same counter for its budget.
     let counter = TokenCounter::shared()
@@ -300,9 +303,6 @@ async fn run_chat<S: ConversationStore + AgentStore + RoutingOutcomeStore + 'sta
         toolbox: Arc::clone(toolbox),
         conversation,
         reports: Vec::new(),
-        // The user at the terminal runs the agent: its calls may use every
-        // tool the agent is given.
-        authority: toolgate_tools::Authority::everything(),
     };
     session.bind_agent().await?;
     match &args.message {
