@@ -11,8 +11,9 @@ use std::fmt;
 use serde_json::Value;
 
 use crate::outcome::{
-    ActionNotAvailable, CallTimedOut, CallToolError, FindGroupsError, GroupLoaded, GroupPartlyLoaded, GroupUnloaded,
-    GroupsFound, LoadGroupError, MetaError, NotAvailable, ToolsLoaded, UnloadGroupError,
+    ActionNotAvailable, CallTimedOut, CallToolError, FindGroupsError, GroupLoaded,
+    GroupPartlyLoaded, GroupUnloaded, GroupsFound, LoadGroupError, MetaError, NotAvailable,
+    ToolsLoaded, UnloadGroupError,
 };
 
 /// Name of the meta-tool that loads a group.

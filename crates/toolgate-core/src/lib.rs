@@ -63,9 +63,9 @@ pub use name::{
 };
 pub use origin::Origin;
 pub use outcome::{
-    ActionNotAvailable, CallTimedOut, CallToolError, FindGroupsError, FoundGroup, GroupLoaded, GroupPartlyLoaded,
-    GroupUnloaded, GroupsFound, LoadGroupError, MetaError, NotAvailable, ToolsLoaded,
-    UnloadGroupError,
+    ActionNotAvailable, CallTimedOut, CallToolError, FindGroupsError, FoundGroup, GroupLoaded,
+    GroupPartlyLoaded, GroupUnloaded, GroupsFound, LoadGroupError, MetaError, NotAvailable,
+    ToolsLoaded, UnloadGroupError,
 };
 pub use policy::{ActionTarget, PolicyTarget, ToolKind, ToolPolicy};
 pub use polymorphic::{

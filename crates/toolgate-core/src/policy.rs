@@ -135,7 +135,11 @@ impl ToolPolicy {
                 }
             }
         }
-        if self.allow_tools.as_ref().is_some_and(|allowed| !listed(allowed)) {
+        if self
+            .allow_tools
+            .as_ref()
+            .is_some_and(|allowed| !listed(allowed))
+        {
             return false;
         }
         target
@@ -158,9 +162,11 @@ impl ToolPolicy {
     /// Every group name the policy mentions, with the rule that names it.
     pub fn group_names(&self) -> impl Iterator<Item = (&'static str, &str)> {
         let allowed = self.allow_groups.iter().flatten();
-        allowed
-            .map(|name| ("allow_groups", name.as_str()))
-            .chain(self.deny_groups.iter().map(|name| ("deny_groups", name.as_str())))
+        allowed.map(|name| ("allow_groups", name.as_str())).chain(
+            self.deny_groups
+                .iter()
+                .map(|name| ("deny_groups", name.as_str())),
+        )
     }
 
     /// Every tool name the policy mentions, with the rule that names it.
@@ -168,7 +174,11 @@ impl ToolPolicy {
         let allowed = self.allow_tools.iter().flatten();
         allowed
             .map(|name| ("allow_tools", name.as_str()))
-            .chain(self.deny_tools.iter().map(|name| ("deny_tools", name.as_str())))
+            .chain(
+                self.deny_tools
+                    .iter()
+                    .map(|name| ("deny_tools", name.as_str())),
+            )
             .chain(
                 self.actions
                     .keys()

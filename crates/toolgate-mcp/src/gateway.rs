@@ -20,8 +20,8 @@ use tokio::sync::broadcast;
 use toolgate_core::routing::RoutingConfig;
 use toolgate_core::{
     ActiveToolSet, Catalog, GROUP_NAME_PARAMETER, GroupId, GroupLoaded, GroupVisibility,
-    LOAD_TOOL_GROUP_TOOL_NAME, Message, MetaAnswer, MetaCall, MetaTool, NotAvailable,
-    PolicyTarget, ToolDefinition, ToolKind, ToolPolicy, ToolStatus, UNLOAD_TOOL_GROUP_TOOL_NAME,
+    LOAD_TOOL_GROUP_TOOL_NAME, Message, MetaAnswer, MetaCall, MetaTool, NotAvailable, PolicyTarget,
+    ToolDefinition, ToolKind, ToolPolicy, ToolStatus, UNLOAD_TOOL_GROUP_TOOL_NAME,
     tool_groups_section,
 };
 use toolgate_store::{ConversationId, ConversationStore};
@@ -193,7 +193,10 @@ impl<S: ConversationStore + 'static> Gateway<S> {
     /// operator and for a client without one), counted against its limits.
     fn authority_of(&self, caller: &Caller) -> Authority {
         let access = self.access();
-        let authority = match caller.as_ref().and_then(|client| access.policies.get(client)) {
+        let authority = match caller
+            .as_ref()
+            .and_then(|client| access.policies.get(client))
+        {
             Some(policy) => Authority::policy(Arc::clone(policy)),
             None => Authority::everything(),
         };
@@ -580,7 +583,8 @@ impl<S: ConversationStore + 'static> Gateway<S> {
         if !telemetry::enabled() {
             return call.await;
         }
-        let group = (labels.group != CORE && !labels.group.is_empty()).then_some(labels.group.as_str());
+        let group =
+            (labels.group != CORE && !labels.group.is_empty()).then_some(labels.group.as_str());
         let Some(span) = telemetry::tool_span(&labels.requested, group, labels.origin.as_ref())
         else {
             return call.await;
@@ -597,7 +601,11 @@ impl<S: ConversationStore + 'static> Gateway<S> {
     /// A catalog tool's call: availability for the session, then the tool,
     /// which the toolbox runs if the scope's authority permits it as it
     /// will run (after the alias and the action).
-    async fn run_checked(&self, scope: &RequestScope, call: ResolvedCall) -> (CallToolResult, Outcome) {
+    async fn run_checked(
+        &self,
+        scope: &RequestScope,
+        call: ResolvedCall,
+    ) -> (CallToolResult, Outcome) {
         let name = call.requested().to_owned();
         if let Some(id) = scope.session() {
             let session = self.sessions.get(id).await;

@@ -120,7 +120,6 @@ impl<S: ConversationStore + 'static> GatewayHandler<S> {
             transport,
         })
     }
-
 }
 
 /// JSON-RPC's answer to a call beyond a rate limit: a server error (-32000)

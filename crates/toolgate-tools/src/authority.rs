@@ -128,7 +128,8 @@ impl Authority {
     /// judged, whichever way the group is exposed. `Err` is the text the
     /// script reads.
     pub fn reach(&self, group: &str, tool: &str, action: &str) -> Result<(), String> {
-        let target = PolicyTarget::tool(ToolKind::Grouped(group), group).with_action(action, Some(tool));
+        let target =
+            PolicyTarget::tool(ToolKind::Grouped(group), group).with_action(action, Some(tool));
         if !self.permits(&target) {
             return Err(format!("{tool} is not available to this caller"));
         }

@@ -76,7 +76,8 @@ impl CallerLimits for Counted {
 #[test]
 fn what_a_host_function_does_counts_against_the_callers_limits() {
     let counted = Arc::new(Counted::default());
-    let authority = Authority::everything().with_limits(Arc::clone(&counted) as Arc<dyn CallerLimits>);
+    let authority =
+        Authority::everything().with_limits(Arc::clone(&counted) as Arc<dyn CallerLimits>);
     assert!(authority.reach("files", "files_read", "read").is_ok());
     assert_eq!(
         authority.reach("web", "web_fetch", "fetch").unwrap_err(),

@@ -59,4 +59,6 @@ pub use source::{
     CallDeadline, ListedGroup, ListedSource, SourceCall, SourceChange, SourceListing, SourceOffer,
     SourceTool, Startup, ToolSource,
 };
-pub use toolbox::{DEFAULT_CALL_TIMEOUT, Joined, ResolvedCall, StartReport, Toolbox, ToolboxOptions};
+pub use toolbox::{
+    DEFAULT_CALL_TIMEOUT, Joined, ResolvedCall, StartReport, Toolbox, ToolboxOptions,
+};

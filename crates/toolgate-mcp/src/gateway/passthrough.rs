@@ -35,8 +35,9 @@ impl<S: ConversationStore + 'static> Gateway<S> {
     async fn running(&self, scope: &RequestScope) -> Vec<Running> {
         let mut running = Vec::new();
         for upstream in self.upstreams() {
-            let visible =
-                self.with_view(scope, |catalog| catalog.group(upstream.name().as_str()).is_some());
+            let visible = self.with_view(scope, |catalog| {
+                catalog.group(upstream.name().as_str()).is_some()
+            });
             if !visible {
                 continue;
             }
@@ -115,22 +116,38 @@ impl<S: ConversationStore + 'static> Gateway<S> {
 
     /// `resources/subscribe` on every upstream that can: the one owning the
     /// URI accepts, the others refuse harmlessly.
-    pub async fn subscribe(&self, scope: &RequestScope, params: SubscribeRequestParams) -> Result<(), McpError> {
+    pub async fn subscribe(
+        &self,
+        scope: &RequestScope,
+        params: SubscribeRequestParams,
+    ) -> Result<(), McpError> {
         let uri = params.uri.clone();
-        self.on_subscribable(scope, &format!("no upstream can subscribe to '{uri}'"), |peer| {
-            let params = params.clone();
-            async move { peer.subscribe(params).await }
-        })
+        self.on_subscribable(
+            scope,
+            &format!("no upstream can subscribe to '{uri}'"),
+            |peer| {
+                let params = params.clone();
+                async move { peer.subscribe(params).await }
+            },
+        )
         .await
     }
 
     /// `resources/unsubscribe`, like [`subscribe`](Self::subscribe).
-    pub async fn unsubscribe(&self, scope: &RequestScope, params: UnsubscribeRequestParams) -> Result<(), McpError> {
+    pub async fn unsubscribe(
+        &self,
+        scope: &RequestScope,
+        params: UnsubscribeRequestParams,
+    ) -> Result<(), McpError> {
         let uri = params.uri.clone();
-        self.on_subscribable(scope, &format!("no upstream is subscribed to '{uri}'"), |peer| {
-            let params = params.clone();
-            async move { peer.unsubscribe(params).await }
-        })
+        self.on_subscribable(
+            scope,
+            &format!("no upstream is subscribed to '{uri}'"),
+            |peer| {
+                let params = params.clone();
+                async move { peer.unsubscribe(params).await }
+            },
+        )
         .await
     }
 
@@ -197,12 +214,15 @@ impl<S: ConversationStore + 'static> Gateway<S> {
         scope: &RequestScope,
         params: GetPromptRequestParams,
     ) -> Result<GetPromptResponse, McpError> {
-        let upstream = self.prompt_owner(scope, &params.name).await.ok_or_else(|| {
-            McpError::invalid_params(
-                format!("no upstream has the prompt '{}'", params.name),
-                None,
-            )
-        })?;
+        let upstream = self
+            .prompt_owner(scope, &params.name)
+            .await
+            .ok_or_else(|| {
+                McpError::invalid_params(
+                    format!("no upstream has the prompt '{}'", params.name),
+                    None,
+                )
+            })?;
         upstream
             .peer
             .get_prompt_once(params)
@@ -252,7 +272,11 @@ impl<S: ConversationStore + 'static> Gateway<S> {
 
     /// `logging/setLevel`, passed to every running upstream that logs and
     /// the caller sees.
-    pub async fn set_level(&self, scope: &RequestScope, params: SetLevelRequestParams) -> Result<(), McpError> {
+    pub async fn set_level(
+        &self,
+        scope: &RequestScope,
+        params: SetLevelRequestParams,
+    ) -> Result<(), McpError> {
         for upstream in self.running(scope).await {
             if upstream.capabilities.logging.is_some()
                 && let Err(error) = upstream.peer.set_level(params.clone()).await

@@ -8,8 +8,8 @@ use std::sync::{Arc, PoisonError};
 
 use serde_json::Value;
 use toolgate_core::{
-    ACTION_PARAMETER, ActionNotAvailable, ActionPolicy, Catalog, CatalogTool, GroupId, NotAvailable, Origin, PolicyTarget,
-    PolymorphicTool, ToolDefinition, ToolKind,
+    ACTION_PARAMETER, ActionNotAvailable, ActionPolicy, Catalog, CatalogTool, GroupId,
+    NotAvailable, Origin, PolicyTarget, PolymorphicTool, ToolDefinition, ToolKind,
 };
 
 use super::Toolbox;
