@@ -2,6 +2,7 @@ mod calls;
 mod deadline;
 mod fuzz;
 mod fuzz_html;
+mod fuzz_policy;
 mod javascript;
 mod javascript_host;
 mod js_examples;
