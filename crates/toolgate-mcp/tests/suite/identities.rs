@@ -5,6 +5,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use serde_json::json;
 use toolgate_mcp::{ClientName, Clients, HttpLimits, HttpOptions, TokenHash};
 use toolgate_store::MemoryStore;
 
@@ -147,6 +148,36 @@ async fn a_session_serves_only_the_client_that_opened_it() {
     refused_as_unknown(&post(address, Some(BOB), Some(&alices), LIST).await);
     let answer = post(address, Some(ALICE), Some(&alices), LIST).await;
     assert!(answer.contains("time_now"), "{answer}");
+    served.stop().await;
+}
+
+#[tokio::test]
+async fn another_clients_session_is_unknown_on_every_path() {
+    let served = served().await;
+    let address = served.address;
+    let alices = open(address, ALICE).await;
+    let requests = [
+        json!({"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": {}}),
+        json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "time_now", "arguments": {}}}),
+        json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "call_tool", "arguments": {"name": "time_now", "arguments": {}}}}),
+        json!({"jsonrpc": "2.0", "id": 7, "method": "resources/list", "params": {}}),
+        json!({"jsonrpc": "2.0", "id": 7, "method": "resources/read", "params": {"uri": "file:///x"}}),
+        json!({"jsonrpc": "2.0", "id": 7, "method": "prompts/list", "params": {}}),
+        json!({"jsonrpc": "2.0", "id": 7, "method": "prompts/get", "params": {"name": "p"}}),
+        json!({"jsonrpc": "2.0", "id": 7, "method": "completion/complete", "params": {"ref": {"type": "ref/prompt", "name": "p"}, "argument": {"name": "a", "value": "b"}}}),
+    ];
+    for request in &requests {
+        refused_as_unknown(&post(address, Some(BOB), Some(&alices), &request.to_string()).await);
+    }
+    // Its own client is still served.
+    let list = post(
+        address,
+        Some(ALICE),
+        Some(&alices),
+        &requests[0].to_string(),
+    )
+    .await;
+    assert!(list.contains("time_now"), "{list}");
     served.stop().await;
 }
 

@@ -2,8 +2,9 @@
 //! request's scope. A request that reaches the gateway's handler without its
 //! caller (a server embedding the handler without `serve_http`, or a pipe
 //! given the HTTP session source) is refused on every path: tools,
-//! resources, prompts, stateful and stateless, HTTP and pipe. And a caller
-//! is refused another client's session on every path.
+//! resources, prompts, stateful and stateless, HTTP and pipe. (That a
+//! caller is refused another client's session on every path is in
+//! `identities.rs`.)
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -23,13 +24,11 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use toolgate_mcp::{
-    ClientName, Clients, Gateway, GatewayHandler, HttpOptions, SessionSource, TokenHash,
-};
+use toolgate_mcp::{Gateway, GatewayHandler, SessionSource};
 use toolgate_store::MemoryStore;
 
-use super::identities::{INITIALIZE, open, post, refused_as_unknown};
-use super::support::{header_value, loopback, options, serve};
+use super::identities::{INITIALIZE, post};
+use super::support::{header_value, loopback, options};
 
 /// What every refused request says.
 const NO_CALLER: &str = "without its caller";
@@ -185,53 +184,4 @@ async fn a_pipe_given_the_http_session_source_serves_nothing() {
     assert!(answer.get("result").is_none(), "{answer}");
     drop(write);
     assert!(!serving.await.unwrap(), "the connection was served");
-}
-
-const ALICE: &str = "tg_alice-0123456789abcdef";
-const BOB: &str = "tg_bob-0123456789abcdef";
-
-#[tokio::test]
-async fn another_clients_session_is_unknown_on_every_path() {
-    let root = tempfile::tempdir().unwrap();
-    let clients = Clients::new([
-        (ClientName::new("alice").unwrap(), TokenHash::of(ALICE)),
-        (ClientName::new("bob").unwrap(), TokenHash::of(BOB)),
-    ])
-    .unwrap();
-    let http = HttpOptions {
-        clients,
-        ..HttpOptions::default()
-    };
-    let served = serve(
-        options(root.path(), vec![]),
-        MemoryStore::new(),
-        loopback(),
-        http,
-    )
-    .await;
-    let address = served.address;
-    let alices = open(address, ALICE).await;
-    let requests = [
-        json!({"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": {}}),
-        json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "time_now", "arguments": {}}}),
-        json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "call_tool", "arguments": {"name": "time_now", "arguments": {}}}}),
-        json!({"jsonrpc": "2.0", "id": 7, "method": "resources/list", "params": {}}),
-        json!({"jsonrpc": "2.0", "id": 7, "method": "resources/read", "params": {"uri": "file:///x"}}),
-        json!({"jsonrpc": "2.0", "id": 7, "method": "prompts/list", "params": {}}),
-        json!({"jsonrpc": "2.0", "id": 7, "method": "prompts/get", "params": {"name": "p"}}),
-        json!({"jsonrpc": "2.0", "id": 7, "method": "completion/complete", "params": {"ref": {"type": "ref/prompt", "name": "p"}, "argument": {"name": "a", "value": "b"}}}),
-    ];
-    for request in &requests {
-        refused_as_unknown(&post(address, Some(BOB), Some(&alices), &request.to_string()).await);
-    }
-    // Its own client is still served.
-    let list = post(
-        address,
-        Some(ALICE),
-        Some(&alices),
-        &requests[0].to_string(),
-    )
-    .await;
-    assert!(list.contains("time_now"), "{list}");
-    served.stop().await;
 }
