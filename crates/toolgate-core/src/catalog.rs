@@ -177,6 +177,19 @@ impl Alias {
     }
 }
 
+/// One caller's own tools, shown in a group of its view of the catalog in
+/// place of the tools listed there ([`Catalog::restricted_with`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct OwnTools {
+    /// The group they are shown in.
+    pub group: GroupId,
+    /// The tools, with where they come from.
+    pub tools: Vec<(ToolDefinition, Origin)>,
+    /// Mixed into the view's scope: what is cached per view (a meta-tool's
+    /// index) is then per these tools.
+    pub scope: u64,
+}
+
 impl Default for Catalog {
     fn default() -> Self {
         Self::new()
@@ -698,10 +711,30 @@ impl Catalog {
         policy: &ToolPolicy,
         view: impl Fn(CatalogTool<'_>) -> Option<ToolDefinition>,
     ) -> Catalog {
+        self.restricted_with(policy, view, None)
+    }
+
+    /// [`Catalog::restricted`], with `own`'s group holding the caller's own
+    /// tools in place of the ones listed there (each client's JavaScript
+    /// tools, say). That group stays in the view while the policy allows it,
+    /// with no tool if the caller has none, as the place to write them. A
+    /// tool of `own` whose name the view holds elsewhere is left out.
+    pub fn restricted_with(
+        &self,
+        policy: &ToolPolicy,
+        view: impl Fn(CatalogTool<'_>) -> Option<ToolDefinition>,
+        own: Option<OwnTools>,
+    ) -> Catalog {
+        let own_group = own.as_ref().map(|own| own.group.clone());
         let mut kept: Vec<Option<usize>> = Vec::with_capacity(self.tools.len());
         let mut tools = Vec::new();
         for entry in &self.tools {
-            let definition = view(entry.view());
+            let listed_in_own = own_group.is_some() && entry.group == own_group;
+            let definition = if listed_in_own {
+                None
+            } else {
+                view(entry.view())
+            };
             kept.push(definition.map(|definition| {
                 tools.push(ToolEntry {
                     definition,
@@ -712,17 +745,43 @@ impl Catalog {
                 tools.len() - 1
             }));
         }
+        let mut own_members = Vec::new();
+        let mut own_scope = 0;
+        if let Some(own) = own {
+            own_scope = own.scope;
+            let taken: HashSet<ToolName> = tools
+                .iter()
+                .map(|entry| entry.definition.name.clone())
+                .collect();
+            for (definition, origin) in own.tools {
+                if taken.contains(&definition.name) {
+                    continue;
+                }
+                tools.push(ToolEntry {
+                    definition,
+                    group: Some(own.group.clone()),
+                    origin,
+                    state: ToolState::Enabled,
+                });
+                own_members.push(tools.len() - 1);
+            }
+        }
         let mut groups = Vec::new();
         for entry in &self.groups {
             if !policy.allows_group(entry.group.id.as_str()) {
                 continue;
             }
-            let members: Vec<usize> = entry
-                .members
-                .iter()
-                .filter_map(|&index| kept[index])
-                .collect();
-            if members.is_empty() && entry.listing == GroupListing::Listed {
+            let is_own = own_group.as_ref() == Some(&entry.group.id);
+            let members: Vec<usize> = if is_own {
+                std::mem::take(&mut own_members)
+            } else {
+                entry
+                    .members
+                    .iter()
+                    .filter_map(|&index| kept[index])
+                    .collect()
+            };
+            if members.is_empty() && entry.listing == GroupListing::Listed && !is_own {
                 continue;
             }
             groups.push(GroupEntry {
@@ -780,7 +839,7 @@ impl Catalog {
             scope: {
                 use std::hash::{Hash, Hasher};
                 let mut hasher = std::collections::hash_map::DefaultHasher::new();
-                policy.hash(&mut hasher);
+                (policy, own_scope).hash(&mut hasher);
                 hasher.finish() | 1
             },
         }

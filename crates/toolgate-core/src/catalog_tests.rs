@@ -549,3 +549,65 @@ fn a_restricted_view_has_only_what_the_policy_allows() {
     assert!(view.group("config").is_none());
     assert!(view.group("pdf").is_some());
 }
+
+#[test]
+fn a_callers_own_tools_take_the_place_of_those_listed_in_their_group() {
+    let catalog = seeded();
+    let everything = ToolPolicy::default();
+    let own = |tools: &[&str], scope: u64| OwnTools {
+        group: id("pdf"),
+        tools: tools
+            .iter()
+            .map(|name| (tool(name), Origin::Builtin))
+            .collect(),
+        scope,
+    };
+    let view = catalog.restricted_with(
+        &everything,
+        |tool| Catalog::permitted(&everything, tool),
+        Some(own(&["pdf_merge", "get_config"], 1)),
+    );
+    // The listed pdf_info is another owner's; get_config is config's.
+    assert_eq!(names(view.group_tools("pdf")), ["pdf_merge"]);
+    assert!(view.tool("pdf_info").is_none());
+    assert_eq!(view.group_of("get_config").unwrap().as_str(), "config");
+    // With no tool of its own, the group stays: where they are written.
+    let empty = catalog.restricted_with(
+        &everything,
+        |tool| Catalog::permitted(&everything, tool),
+        Some(own(&[], 2)),
+    );
+    assert!(empty.group("pdf").is_some());
+    assert_eq!(names(empty.group_tools("pdf")), Vec::<&str>::new());
+    // Another caller's tools (or another revision of them) are another view.
+    assert_ne!(view.scope(), empty.scope());
+    assert_eq!(view.revision(), catalog.revision());
+    // A policy that denies the group denies its own tools too.
+    let no_pdf = ToolPolicy {
+        deny_groups: ["pdf".to_owned()].into(),
+        ..ToolPolicy::default()
+    };
+    let denied = catalog.restricted_with(
+        &no_pdf,
+        |tool| Catalog::permitted(&no_pdf, tool),
+        Some(own(&["pdf_merge"], 1)),
+    );
+    assert!(denied.group("pdf").is_none() && denied.tool("pdf_merge").is_none());
+}
+
+#[test]
+fn an_alias_may_not_set_the_action_in_its_fixed_arguments() {
+    let mut catalog = seeded();
+    let mut sneaky = Alias::new(ToolName::new("get_config").unwrap()).with_action("read");
+    sneaky
+        .arguments
+        .insert(ACTION_PARAMETER.to_owned(), json!("write"));
+    assert_eq!(
+        catalog
+            .register_alias("sneaky", sneaky)
+            .unwrap_err()
+            .to_string(),
+        "alias `sneaky` sets `action` in its fixed arguments; name the action as the alias's own"
+    );
+    assert!(catalog.alias("sneaky").is_none());
+}

@@ -34,7 +34,9 @@ mod tool;
 
 pub use action::{ACTION_PARAMETER, Action, ActionPolicy};
 pub use active_set::{ActiveToolSet, GroupSelection};
-pub use catalog::{Alias, Catalog, CatalogTool, GroupListing, GroupVisibility, ToolState};
+pub use catalog::{
+    Alias, Catalog, CatalogTool, GroupListing, GroupVisibility, OwnTools, ToolState,
+};
 pub use contract::{
     CALL_TOOL_TOOL_NAME, FIND_TOOL_GROUPS_TOOL_NAME, GROUP_NAME_PARAMETER,
     LOAD_TOOL_GROUP_TOOL_NAME, MissingParameter, SECTION_SEPARATOR, TOOL_GROUPS_HEADING,

@@ -57,7 +57,7 @@ fn gateway(runtime: &tokio::runtime::Runtime) -> std::sync::Arc<Gateway<MemorySt
 }
 
 fn call(runtime: &tokio::runtime::Runtime, gateway: &Gateway<MemoryStore>) {
-    let scope = gateway.operator_scope(None);
+    let scope = runtime.block_on(gateway.operator_scope(None));
     let result = runtime
         .block_on(gateway.call_tool(&scope, "time_now", None))
         .unwrap();

@@ -24,7 +24,7 @@ use toolgate_core::{
     ToolDefinition, ToolKind, ToolPolicy, ToolStatus, UNLOAD_TOOL_GROUP_TOOL_NAME,
     tool_groups_section,
 };
-use toolgate_store::{ConversationId, ConversationStore};
+use toolgate_store::{ConversationId, ConversationStore, ToolOwner};
 use toolgate_tools::{
     Authority, CatalogChange, ListedSource, ResolvedCall, StartReport, ToolCallError, Toolbox,
     ToolboxError, ToolboxOptions,
@@ -93,9 +93,9 @@ pub struct Gateway<S> {
     /// Who may come in, what each may use, and how often: replaced whole
     /// by [`update_access`](Self::update_access).
     access: std::sync::RwLock<Arc<Access>>,
-    /// Each restricted client's view of the catalog, at the revision it
-    /// was made for.
-    views: std::sync::Mutex<HashMap<ClientName, Arc<Catalog>>>,
+    /// Each client's view of the catalog (restricted, or showing its own
+    /// tools), with the key it was made for ([`Toolbox::view_key`]).
+    views: std::sync::Mutex<HashMap<ClientName, ((u64, u64), Arc<Catalog>)>>,
 }
 
 /// The named clients, their policies and the rate limits, as configured.
@@ -176,21 +176,28 @@ impl<S: ConversationStore + 'static> Gateway<S> {
     /// The scope of a request of `owner` in `session` (`None`: a stateless
     /// request): what its client may use (its policy; everything for the
     /// operator and for a client without one), counted against its rate
-    /// limits. Decided once, where the request comes in.
-    pub(crate) fn scope(&self, session: Option<ConversationId>, owner: Owner) -> RequestScope {
+    /// limits, and the client's own JavaScript tools. Decided once, where
+    /// the request comes in.
+    pub(crate) async fn scope(
+        &self,
+        session: Option<ConversationId>,
+        owner: Owner,
+    ) -> RequestScope {
         let authority = self.authority_of(&owner.client);
+        self.toolbox.prepare_caller(&authority).await;
         RequestScope::new(session, owner, authority)
     }
 
     /// The scope of a request of the operator (a stdio connection, the
     /// shared token) in `session`, for front ends of this library that
     /// serve one.
-    pub fn operator_scope(&self, session: Option<ConversationId>) -> RequestScope {
-        self.scope(session, Owner::default())
+    pub async fn operator_scope(&self, session: Option<ConversationId>) -> RequestScope {
+        self.scope(session, Owner::default()).await
     }
 
     /// What `caller` may use, as now: its policy (everything for the
-    /// operator and for a client without one), counted against its limits.
+    /// operator and for a client without one), counted against its limits;
+    /// a named client's JavaScript tools are its own.
     fn authority_of(&self, caller: &Caller) -> Authority {
         let access = self.access();
         let authority = match caller
@@ -200,10 +207,14 @@ impl<S: ConversationStore + 'static> Gateway<S> {
             Some(policy) => Authority::policy(Arc::clone(policy)),
             None => Authority::everything(),
         };
-        authority.with_limits(Arc::new(ScopedLimits {
+        let authority = authority.with_limits(Arc::new(ScopedLimits {
             limits: Arc::clone(&access.rate_limits),
             caller: caller.clone(),
-        }))
+        }));
+        match caller {
+            Some(client) => authority.with_tool_owner(client_tool_owner(client)),
+            None => authority,
+        }
     }
 
     /// Runs `f` on the catalog as `caller` sees it: restricted by its
@@ -276,23 +287,20 @@ impl<S: ConversationStore + 'static> Gateway<S> {
     }
 
     /// The view of the catalog of `caller`, allowed what `authority`
-    /// allows, made again when the catalog changed; `None` when it sees the
-    /// whole catalog.
+    /// allows (and showing its own tools), made again when the catalog or
+    /// its own tools changed; `None` when it sees the whole catalog.
     fn view(&self, caller: &Caller, authority: &Authority) -> Option<Arc<Catalog>> {
-        if !authority.narrows() {
-            return None;
-        }
+        let key = self.toolbox.view_key(authority)?;
         let Some(client) = caller.as_ref() else {
             return self.toolbox.catalog_for(authority).map(Arc::new);
         };
-        let revision = self.with_catalog(Catalog::revision);
         let cached = self
             .views
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .get(client)
-            .filter(|view| view.revision() == revision)
-            .cloned();
+            .filter(|(made_for, _)| *made_for == key)
+            .map(|(_, view)| Arc::clone(view));
         if let Some(view) = cached {
             return Some(view);
         }
@@ -300,7 +308,7 @@ impl<S: ConversationStore + 'static> Gateway<S> {
         self.views
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(client.clone(), Arc::clone(&view));
+            .insert(client.clone(), (key, Arc::clone(&view)));
         Some(view)
     }
 
@@ -425,7 +433,7 @@ impl<S: ConversationStore + 'static> Gateway<S> {
         let began = Instant::now();
         let audited = self.audit.is_some().then(|| arguments.clone());
         let meta = self.toolbox.meta_tools().parse(name, &arguments);
-        let call = self.toolbox.resolve(name, arguments);
+        let call = self.toolbox.resolve(name, arguments, scope.authority());
         let labels = labels(&call);
         if let Err(limited) = self.access().rate_limits.admit_call(scope.caller()) {
             let outcome = Outcome::Limited;
@@ -503,7 +511,7 @@ impl<S: ConversationStore + 'static> Gateway<S> {
             }
             Reply::Call { tool, arguments } => {
                 let audited = self.audit.is_some().then(|| arguments.clone());
-                let call = self.toolbox.resolve(&tool, arguments);
+                let call = self.toolbox.resolve(&tool, arguments, scope.authority());
                 let labels = labels(&call);
                 let checked = self.call_checked(scope, call, audited);
                 self.traced(&labels, checked).await
@@ -688,6 +696,12 @@ impl<S: ConversationStore + 'static> Gateway<S> {
             "tools": tools,
         })
     }
+}
+
+/// Whose JavaScript tools a named client writes and runs: its own, apart
+/// from any agent's of `toolgate chat` sharing the store.
+fn client_tool_owner(client: &ClientName) -> ToolOwner {
+    ToolOwner::new(format!("client:{client}"))
 }
 
 /// What a call is counted, audited and traced under: the catalog's names

@@ -78,7 +78,7 @@ impl<S: ConversationStore + 'static> GatewayHandler<S> {
     /// and its caller (on stdio, the operator; on HTTP, what the listener
     /// established, without which the request is refused), with what that
     /// caller may use, its cancellation and its connection.
-    fn scope(&self, context: &RequestContext<RoleServer>) -> Result<RequestScope, McpError> {
+    async fn scope(&self, context: &RequestContext<RoleServer>) -> Result<RequestScope, McpError> {
         let (session, owner) = match &self.session {
             SessionSource::Fixed(id) => (Some(id.clone()), Owner::default()),
             SessionSource::Header => {
@@ -89,6 +89,7 @@ impl<S: ConversationStore + 'static> GatewayHandler<S> {
         Ok(self
             .gateway
             .scope(session, owner)
+            .await
             .with_cancel(context.ct.clone())
             .with_peer(context.peer.clone(), context.meta.get_progress_token()))
     }
@@ -194,7 +195,7 @@ impl<S: ConversationStore + 'static> ServerHandler for GatewayHandler<S> {
         request: InitializeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, McpError> {
-        let scope = self.scope(&context)?;
+        let scope = self.scope(&context).await?;
         context.peer.set_peer_info(request.clone());
         let mut result = self.negotiate_initialize(&request)?;
         if let Some(groups) = self.gateway.with_view(&scope, tool_groups_section) {
@@ -208,7 +209,7 @@ impl<S: ConversationStore + 'static> ServerHandler for GatewayHandler<S> {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        let scope = self.scope(&context)?;
+        let scope = self.scope(&context).await?;
         if let Some(id) = scope.session() {
             self.gateway
                 .sessions()
@@ -229,7 +230,7 @@ impl<S: ConversationStore + 'static> ServerHandler for GatewayHandler<S> {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let scope = self.scope(&context)?;
+        let scope = self.scope(&context).await?;
         if let Some(id) = scope.session() {
             self.gateway
                 .sessions()
@@ -256,7 +257,7 @@ impl<S: ConversationStore + 'static> ServerHandler for GatewayHandler<S> {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        let scope = self.scope(&context)?;
+        let scope = self.scope(&context).await?;
         let span = self.span("resources/list", None, &context);
         traced(span, async {
             Ok(ListResourcesResult::with_all_items(
@@ -271,7 +272,7 @@ impl<S: ConversationStore + 'static> ServerHandler for GatewayHandler<S> {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        let scope = self.scope(&context)?;
+        let scope = self.scope(&context).await?;
         let span = self.span("resources/templates/list", None, &context);
         traced(span, async {
             Ok(ListResourceTemplatesResult::with_all_items(
@@ -286,7 +287,7 @@ impl<S: ConversationStore + 'static> ServerHandler for GatewayHandler<S> {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        let scope = self.scope(&context)?;
+        let scope = self.scope(&context).await?;
         let span = self.span("resources/read", Some(&request.uri), &context);
         traced(span, self.gateway.read_resource(&scope, request)).await
     }
@@ -296,7 +297,7 @@ impl<S: ConversationStore + 'static> ServerHandler for GatewayHandler<S> {
         request: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        let scope = self.scope(&context)?;
+        let scope = self.scope(&context).await?;
         let span = self.span("resources/subscribe", Some(&request.uri), &context);
         traced(span, self.gateway.subscribe(&scope, request)).await
     }
@@ -306,7 +307,7 @@ impl<S: ConversationStore + 'static> ServerHandler for GatewayHandler<S> {
         request: UnsubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        let scope = self.scope(&context)?;
+        let scope = self.scope(&context).await?;
         let span = self.span("resources/unsubscribe", Some(&request.uri), &context);
         traced(span, self.gateway.unsubscribe(&scope, request)).await
     }
@@ -316,7 +317,7 @@ impl<S: ConversationStore + 'static> ServerHandler for GatewayHandler<S> {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
-        let scope = self.scope(&context)?;
+        let scope = self.scope(&context).await?;
         let span = self.span("prompts/list", None, &context);
         traced(span, async {
             Ok(ListPromptsResult::with_all_items(
@@ -331,7 +332,7 @@ impl<S: ConversationStore + 'static> ServerHandler for GatewayHandler<S> {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
-        let scope = self.scope(&context)?;
+        let scope = self.scope(&context).await?;
         let span = self.span("prompts/get", Some(&request.name), &context);
         traced(span, self.gateway.get_prompt(&scope, request)).await
     }
@@ -341,7 +342,7 @@ impl<S: ConversationStore + 'static> ServerHandler for GatewayHandler<S> {
         request: CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, McpError> {
-        let scope = self.scope(&context)?;
+        let scope = self.scope(&context).await?;
         let span = self.span("completion/complete", None, &context);
         traced(span, self.gateway.complete(&scope, request)).await
     }
@@ -362,7 +363,7 @@ impl<S: ConversationStore + 'static> ServerHandler for GatewayHandler<S> {
         request: SetLevelRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        let scope = self.scope(&context)?;
+        let scope = self.scope(&context).await?;
         let span = self.span("logging/setLevel", None, &context);
         traced(span, self.gateway.set_level(&scope, request)).await
     }

@@ -47,17 +47,18 @@ pub use error::{ConsolidationError, SourceError, ToolCallError, ToolboxError};
 pub use javascript::eval::JsEvalTool;
 pub use javascript::management::{JS_TOOL_MANAGEMENT_GROUP, UserJsTools};
 pub use javascript::user_tools::USER_TOOLS_GROUP;
-pub use javascript::{DEFAULT_TOOL_OWNER, JavaScriptConfig, JsEval, JsSlots};
+pub use javascript::{DEFAULT_TOOL_OWNER, JavaScriptConfig, JsEval, JsSlots, ToolOwnership};
 pub use manifests::ReloadReport;
 pub use naming::{RenameReason, RenamedTool};
 pub use output::{Content, ToolOutput};
+pub use progress::{Progress, Step};
 pub use settings::{
     GroupExposure, GroupSettings, InvalidSetting, RawAlias, RawGroupSettings,
     RawJavaScriptSettings, RawToolsSettings, RawWebSettings, ToolSettings,
 };
 pub use source::{
-    CallDeadline, ListedGroup, ListedSource, SourceCall, SourceChange, SourceListing, SourceOffer,
-    SourceTool, Startup, ToolSource,
+    CallDeadline, ListedGroup, ListedSource, OwnedSet, OwnedTools, SourceCall, SourceChange,
+    SourceListing, SourceOffer, SourceTool, Startup, ToolSource,
 };
 pub use toolbox::{
     DEFAULT_CALL_TIMEOUT, Joined, ResolvedCall, StartReport, Toolbox, ToolboxOptions,

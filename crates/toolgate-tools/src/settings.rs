@@ -22,7 +22,7 @@ use toolgate_core::{
 use toolgate_store::ToolOwner;
 
 use crate::builtin::WebConfig;
-use crate::javascript::{JavaScriptConfig, JsEval};
+use crate::javascript::{JavaScriptConfig, JsEval, ToolOwnership};
 use crate::toolbox::DEFAULT_CALL_TIMEOUT;
 
 /// One `[groups.<id>]` table, as written.
@@ -354,14 +354,15 @@ impl RawJavaScriptSettings {
             Some(calls) if (1..=MAX_CONCURRENT_JAVASCRIPT_CALLS).contains(&calls) => calls,
             Some(calls) => return Err(InvalidSetting::Concurrency(calls)),
         };
-        let owner = match owner {
-            None => defaults.owner,
+        // Named, the owner is every caller's; else each caller has its own.
+        let (owner, ownership) = match owner {
+            None => (defaults.owner, ToolOwnership::PerCaller),
             Some(owner)
                 if !owner.is_empty()
                     && owner.trim() == owner
                     && owner.chars().count() <= MAX_OWNER_CHARS =>
             {
-                ToolOwner::new(owner)
+                (ToolOwner::new(owner), ToolOwnership::Shared)
             }
             Some(owner) => return Err(InvalidSetting::Owner(owner)),
         };
@@ -375,6 +376,7 @@ impl RawJavaScriptSettings {
                 Some(false) | None => JsEval::Off,
             },
             owner,
+            ownership,
             slots: defaults.slots,
         })
     }

@@ -15,6 +15,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::{Map, Value};
 use toolgate_core::{GroupId, GroupVisibility, ToolAnnotations, ToolDefinition, ToolGroup};
+use toolgate_store::ToolOwner;
 
 use crate::context::CallContext;
 use crate::error::{SourceError, ToolCallError};
@@ -170,4 +171,31 @@ pub trait ListedSource: ToolSource {
     /// Waits until the source announces that its tools changed, or is shut
     /// down.
     async fn changed(&self) -> SourceChange;
+}
+
+/// One owner's tools of an [`OwnedTools`] group, as last read.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct OwnedSet {
+    /// Changes each time the owner's tools are read again.
+    pub revision: u64,
+    /// The tools, under their own names.
+    pub tools: Vec<ToolDefinition>,
+}
+
+/// A group whose tools depend on who calls: each caller's own (the
+/// JavaScript tools each client of a gateway writes). The catalog lists the
+/// group with the tools of callers that name no owner (the operator); the
+/// toolbox shows every caller whose [`Authority`](crate::Authority) names an
+/// owner that owner's tools instead, in its view and its calls, and the
+/// source runs a call with the caller's own tool.
+#[async_trait]
+pub trait OwnedTools: ToolSource {
+    /// The group the tools are shown in.
+    fn group_id(&self) -> &GroupId;
+
+    /// Reads `owner`'s tools, unless they are known.
+    async fn prepare(&self, owner: &ToolOwner);
+
+    /// `owner`'s tools as last read; `None` before [`Self::prepare`].
+    fn tools_of(&self, owner: &ToolOwner) -> Option<OwnedSet>;
 }

@@ -33,7 +33,7 @@ use crate::manifests::{ManifestTools, ReloadReport};
 use crate::naming::RenamedTool;
 use crate::registry::{Route, SourceId, ToolRegistry};
 use crate::settings::GroupSettings;
-use crate::source::{ListedGroup, ListedSource, SourceChange, Startup, ToolSource};
+use crate::source::{ListedGroup, ListedSource, OwnedTools, SourceChange, Startup, ToolSource};
 use crate::validate::Validators;
 
 mod call;
@@ -68,6 +68,11 @@ pub struct ToolboxOptions {
     /// priority order (earlier keeps a contested name). A built-in group of
     /// the same name gives way.
     pub listed: Vec<Arc<dyn ListedSource>>,
+    /// A group whose tools are each caller's own (the JavaScript tools each
+    /// client of a gateway writes): the catalog lists the group of one of
+    /// the listed sources, and a caller whose authority names an owner sees
+    /// and calls that owner's tools in it instead.
+    pub owned: Option<Arc<dyn OwnedTools>>,
     /// Directories of JSON tool manifests. A manifest's tools run in
     /// JavaScript when a `.js` file of the same name sits beside it.
     /// [`Toolbox::reload_manifests`] reads them again.
@@ -106,6 +111,7 @@ impl Default for ToolboxOptions {
             script_reach: None,
             sources: Vec::new(),
             listed: Vec::new(),
+            owned: None,
             manifest_dirs: Vec::new(),
             javascript: JavaScriptConfig::default(),
             jsonl_catalogs: Vec::new(),
@@ -168,6 +174,8 @@ pub struct Toolbox {
     meta: MetaTools,
     /// The deadline of calls whose source has none of its own.
     call_timeout: Duration,
+    /// The group of each caller's own tools, and the source that runs them.
+    owned: Option<(Arc<dyn OwnedTools>, SourceId)>,
 }
 
 impl Toolbox {
@@ -238,6 +246,11 @@ impl Toolbox {
             }
         }
 
+        let owned = options.owned.as_ref().map(|owned| {
+            let id = SourceId(sources.len());
+            sources.push(Arc::clone(owned) as Arc<dyn ToolSource>);
+            (Arc::clone(owned), id)
+        });
         let mut listed = Vec::new();
         for source in &options.listed {
             register_listed_group(&mut catalog, source.group())?;
@@ -317,6 +330,7 @@ impl Toolbox {
             action_calls: Mutex::new(BTreeMap::new()),
             meta,
             call_timeout: options.call_timeout,
+            owned,
         });
         let listed = toolbox.listed();
         for (index, slot) in listed.iter().enumerate() {
@@ -347,6 +361,12 @@ impl Toolbox {
     /// The meta-tools offered, and their answers.
     pub fn meta_tools(&self) -> &MetaTools {
         &self.meta
+    }
+
+    /// Tells the sessions `change` concerns that their tools changed (a
+    /// caller's own tools, say, which no listing relists).
+    pub fn announce(&self, change: CatalogChange) {
+        let _ = self.state.changes.send(change);
     }
 
     /// Changes of the tools on offer, as they happen (a listed source

@@ -46,6 +46,20 @@ impl Validators {
         }
     }
 
+    /// Checks `arguments` against `schema` compiled for this call alone: the
+    /// schema of a caller's own tool, which another caller's tool of the
+    /// same name does not share, and which its owner changes at will.
+    pub(crate) fn check_once(
+        tool: &str,
+        schema: &Map<String, Value>,
+        arguments: &Value,
+    ) -> Result<(), String> {
+        match compile(schema) {
+            Some(validator) => check_with(tool, &validator, arguments),
+            None => Ok(()),
+        }
+    }
+
     /// Forgets every compiled schema (an upstream's tools changed).
     pub(crate) fn forget_all(&self) {
         self.compiled

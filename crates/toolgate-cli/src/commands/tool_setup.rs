@@ -75,8 +75,7 @@ impl ToolSetup {
             &self.options.javascript,
             self.options.script_reach.as_ref(),
         )?;
-        self.options.sources.push(tools.management());
-        self.options.listed.insert(0, tools.tools());
+        tools.add_to(&mut self.options);
         Ok(Some(tools))
     }
 

@@ -536,8 +536,7 @@ async fn a_tool_a_client_writes_acts_with_that_clients_policy() {
         Some(&builtins),
     )
     .unwrap();
-    options.tools.sources.push(user_tools.management());
-    options.tools.listed.push(user_tools.tools());
+    user_tools.add_to(&mut options.tools);
     options.tools.javascript = config;
     let mallory = ClientName::new("mallory").unwrap();
     options.policies = Arc::new(HashMap::from([(
@@ -608,5 +607,122 @@ async fn a_tool_a_client_writes_acts_with_that_clients_policy() {
         text.contains("web_fetch is not available to this caller"),
         "{text}"
     );
+    served.stop().await;
+}
+
+/// `name`'s JavaScript tool, created through `js_tool_management`, that
+/// answers `answer`.
+fn tool_answering(name: &str, answer: &str) -> serde_json::Value {
+    serde_json::json!({
+        "name": name,
+        "description": "Says whose it is",
+        "source": format!("function {name}() {{ return {answer:?}; }}"),
+    })
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn each_client_writes_and_runs_tools_of_its_own() {
+    let root = tempfile::tempdir().unwrap();
+    let mut options = options(root.path(), vec![]);
+    let config = toolgate_tools::JavaScriptConfig::default();
+    let user_tools = toolgate_tools::UserJsTools::new(
+        Arc::new(MemoryStore::new()) as Arc<dyn toolgate_store::JsToolStore>,
+        toolgate_store::ToolOwner::new(toolgate_tools::DEFAULT_TOOL_OWNER),
+        &config,
+        None,
+    )
+    .unwrap();
+    user_tools.add_to(&mut options.tools);
+    options.tools.javascript = config;
+    let http = HttpOptions {
+        clients: Clients::new([
+            (ClientName::new("alice").unwrap(), TokenHash::of(ALICE)),
+            (ClientName::new("bob").unwrap(), TokenHash::of(BOB)),
+        ])
+        .unwrap(),
+        ..HttpOptions::default()
+    };
+    let served = serve(options, MemoryStore::new(), loopback(), http).await;
+    user_tools.attach(served.gateway.toolbox());
+    let address = served.address;
+    let (alices, _) = open(address, ALICE).await;
+    let (bobs, _) = open(address, BOB).await;
+    for (token, session) in [(ALICE, &alices), (BOB, &bobs)] {
+        let (text, error) = load(address, token, session, "js_tool_management").await;
+        assert!(!error, "{text}");
+    }
+    let (text, error) = call(
+        address,
+        ALICE,
+        &alices,
+        "create_js_tool",
+        tool_answering("peek", "alice's"),
+    )
+    .await;
+    assert!(!error, "{text}");
+    let (text, error) = load(address, ALICE, &alices, "user_tools").await;
+    assert!(!error && text.contains("- peek:"), "{text}");
+    let (text, _) = call(address, ALICE, &alices, "peek", serde_json::json!({})).await;
+    assert_eq!(text, "alice's");
+
+    // Bob sees none of Alice's tools, cannot change them, and cannot run them.
+    let (text, error) = call(
+        address,
+        BOB,
+        &bobs,
+        "list_user_tools",
+        serde_json::json!({}),
+    )
+    .await;
+    assert!(!error && !text.contains("peek"), "{text}");
+    let (text, error) = call(
+        address,
+        BOB,
+        &bobs,
+        "update_js_tool",
+        tool_answering("peek", "bob's"),
+    )
+    .await;
+    assert!(
+        error && text.contains("you have no tool named 'peek'"),
+        "{text}"
+    );
+    let (text, error) = load(address, BOB, &bobs, "user_tools").await;
+    assert!(
+        error && text == "Tool group 'user_tools' has no available tools.",
+        "{text}"
+    );
+    let (text, error) = call(address, BOB, &bobs, "peek", serde_json::json!({})).await;
+    assert!(
+        error && text.starts_with("Tool 'peek' is not available"),
+        "{text}"
+    );
+    let through = serde_json::json!({"name": "peek", "arguments": {}});
+    let (text, error) = call(address, BOB, &bobs, "call_tool", through).await;
+    assert!(error && !text.contains("alice's"), "{text}");
+
+    // Bob's tool of the same name is his; each runs their own.
+    let (text, error) = call(
+        address,
+        BOB,
+        &bobs,
+        "create_js_tool",
+        tool_answering("peek", "bob's"),
+    )
+    .await;
+    assert!(!error, "{text}");
+    let (text, error) = load(address, BOB, &bobs, "user_tools").await;
+    assert!(!error && text.contains("- peek:"), "{text}");
+    let (text, _) = call(address, BOB, &bobs, "peek", serde_json::json!({})).await;
+    assert_eq!(text, "bob's");
+    let (text, _) = call(address, ALICE, &alices, "peek", serde_json::json!({})).await;
+    assert_eq!(text, "alice's");
+    let listed = tools(address, ALICE, &alices).await;
+    let descriptions: Vec<&str> = listed
+        .iter()
+        .filter(|tool| tool["name"] == "peek")
+        .filter_map(|tool| tool["description"].as_str())
+        .collect();
+    assert_eq!(descriptions, ["Says whose it is"]);
     served.stop().await;
 }

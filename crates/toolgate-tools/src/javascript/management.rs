@@ -10,11 +10,13 @@
 //! evaluating it in a fresh runtime under the call limits, so top-level code
 //! runs then too). Each refusal says what was wrong and where.
 //!
-//! Tools are stored per owner (an agent's id in `toolgate chat`, the
-//! configured owner in `toolgate serve`), in the store, not the manifest
-//! directory. After a change the management tool waits until the toolbox
-//! has relisted `user_tools`, so the tool it answers about can be called
-//! at once.
+//! Tools are stored per owner, in the store, not the manifest directory:
+//! an agent's id in `toolgate chat`; in `toolgate serve`, each named
+//! client's own (its authority names it), and the configured owner's for
+//! the operator, or for everyone when `[tools.javascript] owner` names one.
+//! After a change the management tool waits until the toolbox shows it (the
+//! listed owner's tools relisted, or a client's read again), so the tool it
+//! answers about can be called at once.
 
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::{Duration, SystemTime};
@@ -26,12 +28,13 @@ use toolgate_js::JsError;
 use toolgate_store::{JsToolRecord, JsToolStore, ToolOwner};
 
 use super::user_tools::{USER_TOOLS_GROUP, UserTools};
-use super::{JavaScriptConfig, JsRunner, run_off_workers};
+use super::{JavaScriptConfig, JsRunner, ToolOwnership, run_off_workers};
 use crate::builtin::BuiltinConfig;
+use crate::catalog_state::CatalogChange;
 use crate::context::CallContext;
 use crate::error::{ToolCallError, ToolboxError};
 use crate::output::ToolOutput;
-use crate::source::{CallDeadline, ListedSource, SourceCall, SourceOffer, ToolSource};
+use crate::source::{CallDeadline, ListedSource, OwnedTools, SourceCall, SourceOffer, ToolSource};
 use crate::toolbox::Toolbox;
 
 /// The group's id.
@@ -98,13 +101,14 @@ impl UserJsTools {
         let runner = JsRunner::with_builtins(config.clone(), builtins)?;
         let tools = Arc::new(UserTools::new(
             Arc::clone(&store),
-            owner.clone(),
+            owner,
+            config.ownership,
             runner.clone(),
         )?);
         let management = Arc::new(JsToolManagement {
             offer: offer()?,
             store,
-            owner,
+            ownership: config.ownership,
             runner,
             timeout: config.timeout,
             tools: Arc::clone(&tools),
@@ -123,6 +127,22 @@ impl UserJsTools {
         Arc::clone(&self.tools) as Arc<dyn ListedSource>
     }
 
+    /// The `user_tools` group as a source whose tools are each caller's own,
+    /// with per-caller ownership ([`ToolboxOptions::owned`](crate::ToolboxOptions::owned)).
+    pub fn owned(&self) -> Option<Arc<dyn OwnedTools>> {
+        (self.management.ownership == ToolOwnership::PerCaller)
+            .then(|| Arc::clone(&self.tools) as Arc<dyn OwnedTools>)
+    }
+
+    /// Offers these tools in `options`: the management group's source, the
+    /// `user_tools` group first among the listed sources, and its owned
+    /// tools.
+    pub fn add_to(&self, options: &mut crate::ToolboxOptions) {
+        options.sources.push(self.management());
+        options.listed.insert(0, self.tools());
+        options.owned = self.owned();
+    }
+
     /// Checks new tools' names against `toolbox`'s catalog from now on
     /// (without keeping it alive). Until then, creating a tool is refused.
     pub fn attach(&self, toolbox: &Arc<Toolbox>) {
@@ -135,7 +155,7 @@ impl UserJsTools {
 struct JsToolManagement {
     offer: SourceOffer,
     store: Arc<dyn JsToolStore>,
-    owner: ToolOwner,
+    ownership: ToolOwnership,
     runner: JsRunner,
     /// The time limit of the check of a source.
     timeout: Duration,
@@ -234,11 +254,18 @@ type Refusal = String;
 
 impl JsToolManagement {
     async fn run(&self, tool: &str, arguments: &Value, context: &CallContext) -> ToolOutput {
+        let owner = self.tools.owner_of(context);
         let (outcome, failed) = match tool {
-            CREATE => (self.create(arguments, context).await, "Tool not created"),
-            UPDATE => (self.update(arguments, context).await, "Tool not updated"),
-            DELETE => (self.delete(arguments).await, "Tool not deleted"),
-            _ => (self.list(arguments).await, "Tools not listed"),
+            CREATE => (
+                self.create(&owner, arguments, context).await,
+                "Tool not created",
+            ),
+            UPDATE => (
+                self.update(&owner, arguments, context).await,
+                "Tool not updated",
+            ),
+            DELETE => (self.delete(&owner, arguments).await, "Tool not deleted"),
+            _ => (self.list(&owner, arguments).await, "Tools not listed"),
         };
         match outcome {
             Ok(output) => output,
@@ -254,17 +281,18 @@ impl JsToolManagement {
 
     async fn create(
         &self,
+        owner: &ToolOwner,
         arguments: &Value,
         context: &CallContext,
     ) -> Result<ToolOutput, Refusal> {
         let name = Self::name(arguments)?;
         self.check_name_is_free(&name)?;
-        if self.stored(&name).await?.is_some() {
+        if self.stored(owner, &name).await?.is_some() {
             return Err(format!(
                 "you already have a tool named '{name}'; {UPDATE} changes it"
             ));
         }
-        let count = self.records().await?.len();
+        let count = self.records(owner).await?.len();
         if count >= MAX_TOOLS_PER_OWNER {
             return Err(format!(
                 "you have {count} tools, the most allowed; delete one first"
@@ -272,7 +300,7 @@ impl JsToolManagement {
         }
         let fields = Fields::read(arguments)?;
         let record = JsToolRecord::new(
-            self.owner.clone(),
+            owner.clone(),
             name.clone(),
             fields.description.unwrap_or_default(),
             fields.parameters.cloned().unwrap_or_default(),
@@ -290,7 +318,7 @@ impl JsToolManagement {
                 "you already have a tool named '{name}'; {UPDATE} changes it"
             ));
         }
-        self.relisted().await;
+        self.shown(owner).await;
         Ok(ToolOutput::text(format!(
             "Created tool '{name}' in group '{USER_TOOLS_GROUP}'. Call load_tool_group with \
              group_name '{USER_TOOLS_GROUP}' to use it (where that group is loaded, it is \
@@ -300,12 +328,13 @@ impl JsToolManagement {
 
     async fn update(
         &self,
+        owner: &ToolOwner,
         arguments: &Value,
         context: &CallContext,
     ) -> Result<ToolOutput, Refusal> {
         let name = Self::name(arguments)?;
-        let Some(stored) = self.stored(&name).await? else {
-            return Err(self.no_such_tool(&name).await);
+        let Some(stored) = self.stored(owner, &name).await? else {
+            return Err(self.no_such_tool(owner, &name).await);
         };
         let fields = Fields::read(arguments)?;
         let mut record = stored;
@@ -328,40 +357,40 @@ impl JsToolManagement {
             .await
             .map_err(|error| store_failed(&error))?;
         if updated.is_none() {
-            return Err(self.no_such_tool(&name).await);
+            return Err(self.no_such_tool(owner, &name).await);
         }
-        self.relisted().await;
+        self.shown(owner).await;
         Ok(ToolOutput::text(format!(
             "Updated tool '{name}'; calls run the new version now."
         )))
     }
 
-    async fn delete(&self, arguments: &Value) -> Result<ToolOutput, Refusal> {
+    async fn delete(&self, owner: &ToolOwner, arguments: &Value) -> Result<ToolOutput, Refusal> {
         let name = Self::name(arguments)?;
         let deleted = self
             .store
-            .delete_js_tool(&self.owner, &name)
+            .delete_js_tool(owner, &name)
             .await
             .map_err(|error| store_failed(&error))?;
         if !deleted {
-            return Err(self.no_such_tool(&name).await);
+            return Err(self.no_such_tool(owner, &name).await);
         }
-        self.relisted().await;
+        self.shown(owner).await;
         Ok(ToolOutput::text(format!("Deleted tool '{name}'.")))
     }
 
-    async fn list(&self, arguments: &Value) -> Result<ToolOutput, Refusal> {
+    async fn list(&self, owner: &ToolOwner, arguments: &Value) -> Result<ToolOutput, Refusal> {
         if text(arguments, "name")?.is_some() {
             let name = Self::name(arguments)?;
-            let Some(record) = self.stored(&name).await? else {
-                return Err(self.no_such_tool(&name).await);
+            let Some(record) = self.stored(owner, &name).await? else {
+                return Err(self.no_such_tool(owner, &name).await);
             };
             let mut shown = summary(&record);
             shown.insert("source".to_owned(), Value::String(record.source));
             return Ok(ToolOutput::json(json!({"tools": [shown]})));
         }
         let tools: Vec<Value> = self
-            .records()
+            .records(owner)
             .await?
             .iter()
             .map(|record| Value::Object(summary(record)))
@@ -466,24 +495,28 @@ impl JsToolManagement {
         }
     }
 
-    async fn stored(&self, name: &ToolName) -> Result<Option<JsToolRecord>, Refusal> {
+    async fn stored(
+        &self,
+        owner: &ToolOwner,
+        name: &ToolName,
+    ) -> Result<Option<JsToolRecord>, Refusal> {
         self.store
-            .js_tool(&self.owner, name)
+            .js_tool(owner, name)
             .await
             .map_err(|error| store_failed(&error))
     }
 
-    async fn records(&self) -> Result<Vec<JsToolRecord>, Refusal> {
+    async fn records(&self, owner: &ToolOwner) -> Result<Vec<JsToolRecord>, Refusal> {
         self.store
-            .js_tools(&self.owner)
+            .js_tools(owner)
             .await
             .map_err(|error| store_failed(&error))
     }
 
     /// That the owner has no tool `name`, and which it has.
-    async fn no_such_tool(&self, name: &ToolName) -> Refusal {
+    async fn no_such_tool(&self, owner: &ToolOwner, name: &ToolName) -> Refusal {
         let names: Vec<String> = self
-            .records()
+            .records(owner)
             .await
             .unwrap_or_default()
             .iter()
@@ -496,6 +529,20 @@ impl JsToolManagement {
                 "you have no tool named '{name}'; yours are: {}",
                 names.join(", ")
             )
+        }
+    }
+
+    /// Makes a change of `owner`'s tools shown: the listed owner's are
+    /// relisted (and the sessions that loaded the group told by the
+    /// toolbox); a caller's own are read again, and the sessions that loaded
+    /// the group told to list again.
+    async fn shown(&self, owner: &ToolOwner) {
+        if self.tools.lists(owner) {
+            return self.relisted().await;
+        }
+        self.tools.reload_owner(owner).await;
+        if let Some(toolbox) = self.toolbox.get().and_then(Weak::upgrade) {
+            toolbox.announce(CatalogChange::Group(self.tools.group().id.clone()));
         }
     }
 

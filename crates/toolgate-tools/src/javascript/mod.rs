@@ -57,10 +57,13 @@ pub struct JavaScriptConfig {
     /// Whether the core tool `js_eval` (run a snippet, answer its value) is
     /// offered: off unless enabled.
     pub eval: JsEval,
-    /// Whose JavaScript tools `toolgate serve`'s sessions write and see
-    /// ([`DEFAULT_TOOL_OWNER`] unless set); `toolgate chat` uses its
-    /// agent's id instead.
+    /// Whose JavaScript tools a caller that names no owner writes and sees
+    /// ([`DEFAULT_TOOL_OWNER`] unless set): the gateway's operator (stdio,
+    /// the shared token); `toolgate chat` uses its agent's id instead.
     pub owner: ToolOwner,
+    /// Whether a caller that names an owner (a gateway's named client) has
+    /// tools of its own, or every caller has `owner`'s.
+    pub ownership: ToolOwnership,
     /// The turns calls take, shared by every clone of this configuration:
     /// manifest tools, tools agents write and `js_eval` made from one
     /// configuration run at most `max_concurrent_calls` calls together.
@@ -86,8 +89,21 @@ impl PartialEq for JsSlots {
     }
 }
 
-/// The owner of the JavaScript tools written through a gateway unless
-/// `[tools.javascript] owner` says otherwise.
+/// Whose JavaScript tools a caller writes and runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ToolOwnership {
+    /// Each caller's own, as its [`Authority`](crate::Authority) names it
+    /// (each named client of a gateway); a caller that names none has the
+    /// configured owner's. The default.
+    #[default]
+    PerCaller,
+    /// The configured owner's, whoever calls (`[tools.javascript] owner`
+    /// set): every client of a gateway shares them.
+    Shared,
+}
+
+/// The owner of the JavaScript tools written through a gateway by callers
+/// that name none, unless `[tools.javascript] owner` says otherwise.
 pub const DEFAULT_TOOL_OWNER: &str = "gateway";
 
 /// Whether `js_eval` is offered.
@@ -110,6 +126,7 @@ impl Default for JavaScriptConfig {
             settings: BTreeMap::new(),
             eval: JsEval::Off,
             owner: ToolOwner::new(DEFAULT_TOOL_OWNER),
+            ownership: ToolOwnership::default(),
             slots: JsSlots::default(),
         }
     }

@@ -7,23 +7,32 @@
 //! tools really changed, tells the sessions that loaded it
 //! (`notifications/tools/list_changed` in the gateway). A call reads the
 //! tool's current record, so it runs the source as last stored.
+//!
+//! Whose tools: with [`ToolOwnership::PerCaller`], a caller whose authority
+//! names an owner (a gateway's named client) lists, writes and runs that
+//! owner's tools alone: the group is also an [`OwnedTools`] source, whose
+//! tools the toolbox shows that caller in place of the listed ones. Every
+//! other caller (and every caller with [`ToolOwnership::Shared`]) has the
+//! configured owner's, the ones listed.
 
+use std::collections::HashMap;
 use std::mem;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use async_trait::async_trait;
 use serde_json::{Map, Value};
 use tokio::sync::{Notify, oneshot};
-use toolgate_core::{GroupId, GroupVisibility, NameError, ToolName};
+use toolgate_core::{GroupId, GroupVisibility, NameError, ToolDefinition, ToolName};
 use toolgate_store::{JsToolRecord, JsToolStore, ToolOwner};
 
-use super::{JsCall, JsRunner};
+use super::{JsCall, JsRunner, ToolOwnership};
 use crate::context::CallContext;
 use crate::error::{SourceError, ToolCallError};
 use crate::output::ToolOutput;
 use crate::source::{
-    CallDeadline, ListedGroup, ListedSource, SourceCall, SourceChange, SourceListing, SourceTool,
-    Startup, ToolSource,
+    CallDeadline, ListedGroup, ListedSource, OwnedSet, OwnedTools, SourceCall, SourceChange,
+    SourceListing, SourceTool, Startup, ToolSource,
 };
 
 /// The group's id.
@@ -36,15 +45,22 @@ const DESCRIPTION: &str = "JavaScript tools written by agents";
 pub(crate) struct UserTools {
     group: ListedGroup,
     store: Arc<dyn JsToolStore>,
+    /// The owner of callers that name none, whose tools are listed.
     owner: ToolOwner,
+    ownership: ToolOwnership,
     runner: JsRunner,
     changes: ChangeSignal,
+    /// The tools of each owner callers named, as last read.
+    owned: Mutex<HashMap<ToolOwner, OwnedSet>>,
+    /// The revision the next read of an owner's tools gets.
+    next_revision: AtomicU64,
 }
 
 impl UserTools {
     pub(crate) fn new(
         store: Arc<dyn JsToolStore>,
         owner: ToolOwner,
+        ownership: ToolOwnership,
         runner: JsRunner,
     ) -> Result<Self, NameError> {
         Ok(Self {
@@ -59,9 +75,46 @@ impl UserTools {
             },
             store,
             owner,
+            ownership,
             runner,
             changes: ChangeSignal::default(),
+            owned: Mutex::new(HashMap::new()),
+            next_revision: AtomicU64::new(1),
         })
+    }
+
+    /// Whose tools the caller of `context` lists, writes and runs: the
+    /// owner its authority names, with per-caller ownership; else the
+    /// configured one.
+    pub(crate) fn owner_of(&self, context: &CallContext) -> ToolOwner {
+        match (self.ownership, context.authority.tool_owner()) {
+            (ToolOwnership::PerCaller, Some(owner)) => owner.clone(),
+            (ToolOwnership::PerCaller, None) | (ToolOwnership::Shared, _) => self.owner.clone(),
+        }
+    }
+
+    /// Whether `owner`'s tools are the listed ones (its changes are
+    /// relisted), rather than a caller's own.
+    pub(crate) fn lists(&self, owner: &ToolOwner) -> bool {
+        *owner == self.owner
+    }
+
+    /// Reads `owner`'s tools again (after a change of theirs): the toolbox
+    /// shows them from its next view on. A failed read keeps what was known.
+    pub(crate) async fn reload_owner(&self, owner: &ToolOwner) {
+        match self.store.js_tools(owner).await {
+            Ok(records) => {
+                let set = OwnedSet {
+                    revision: self.next_revision.fetch_add(1, Ordering::Relaxed),
+                    tools: records.into_iter().filter_map(definition).collect(),
+                };
+                self.owned
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .insert(owner.clone(), set);
+            }
+            Err(error) => tracing::error!(%owner, %error, "reading a client's JavaScript tools"),
+        }
     }
 
     /// The script's file name for tool `name`, as errors name it.
@@ -75,6 +128,16 @@ impl UserTools {
     pub(crate) fn announce(&self) -> oneshot::Receiver<()> {
         self.changes.announce()
     }
+}
+
+/// A stored tool's definition, as a caller's view shows it.
+fn definition(record: JsToolRecord) -> Option<ToolDefinition> {
+    ToolDefinition::new(
+        record.name,
+        record.description,
+        Value::Object(record.input_schema),
+    )
+    .ok()
 }
 
 /// A tool as the group lists it: an MCP tool listing (name, description,
@@ -114,8 +177,10 @@ impl ToolSource for UserTools {
         context: &CallContext,
     ) -> Result<ToolOutput, ToolCallError> {
         let tool = call.tool;
+        // The caller's own tool: never another owner's, whatever the name.
+        let owner = self.owner_of(context);
         let record = match ToolName::new(tool.as_str()) {
-            Ok(name) => self.store.js_tool(&self.owner, &name).await,
+            Ok(name) => self.store.js_tool(&owner, &name).await,
             Err(_) => Ok(None),
         };
         let record = match record {
@@ -144,6 +209,27 @@ impl ToolSource for UserTools {
             arguments: call.arguments,
         };
         self.runner.run(call, context).await
+    }
+}
+
+#[async_trait]
+impl OwnedTools for UserTools {
+    fn group_id(&self) -> &GroupId {
+        &self.group.id
+    }
+
+    async fn prepare(&self, owner: &ToolOwner) {
+        if self.tools_of(owner).is_none() {
+            self.reload_owner(owner).await;
+        }
+    }
+
+    fn tools_of(&self, owner: &ToolOwner) -> Option<OwnedSet> {
+        self.owned
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(owner)
+            .cloned()
     }
 }
 

@@ -6,10 +6,11 @@
 
 use std::sync::{Arc, PoisonError};
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 use toolgate_core::{
     ACTION_PARAMETER, ActionNotAvailable, ActionPolicy, Catalog, CatalogTool, GroupId,
-    NotAvailable, Origin, PolicyTarget, PolymorphicTool, ToolDefinition, ToolKind,
+    NotAvailable, Origin, OwnTools, PolicyTarget, PolymorphicTool, ToolDefinition, ToolKind,
+    ToolPolicy,
 };
 
 use super::Toolbox;
@@ -19,7 +20,8 @@ use crate::deadline::call_within_deadline;
 use crate::error::ToolCallError;
 use crate::output::ToolOutput;
 use crate::registry::{Consolidated, Route};
-use crate::source::SourceCall;
+use crate::source::{OwnedSet, SourceCall};
+use crate::validate::Validators;
 
 /// A call as it will run: the name the caller used, resolved once to the
 /// catalog tool that answers it (through an alias, whose fixed arguments
@@ -41,6 +43,8 @@ struct Target {
     group: Option<GroupId>,
     origin: Origin,
     route: Option<Route>,
+    /// The input schema of a caller's own tool, which no catalog holds.
+    own_schema: Option<Map<String, Value>>,
 }
 
 impl ResolvedCall {
@@ -81,10 +85,12 @@ impl Target {
 }
 
 impl Toolbox {
-    /// Resolves a call of `name` once: an alias becomes the tool it stands
-    /// for, its fixed arguments merged over `arguments`; the tool's group,
-    /// origin and route come with it.
-    pub fn resolve(&self, name: &str, arguments: Value) -> ResolvedCall {
+    /// Resolves a call of `name` by the caller with `authority` once: an
+    /// alias becomes the tool it stands for, its fixed arguments merged over
+    /// `arguments`; a name no catalog tool holds may be one of the caller's
+    /// own tools ([`ToolboxOptions::owned`](crate::ToolboxOptions::owned)).
+    /// The tool's group, origin and route come with it.
+    pub fn resolve(&self, name: &str, arguments: Value, authority: &Authority) -> ResolvedCall {
         let (tool, arguments, found) = self.with_catalog(|catalog| {
             let (tool, arguments) = match catalog.alias(name) {
                 Some(alias) => (alias.tool.to_string(), alias.arguments(arguments)),
@@ -102,15 +108,63 @@ impl Toolbox {
             .unwrap_or_else(PoisonError::into_inner)
             .get(&tool)
             .cloned();
-        ResolvedCall {
-            requested: name.to_owned(),
-            target: found.map(|(group, origin)| Target {
+        // A caller with tools of its own calls them by name: what the
+        // catalog lists in their group is another owner's.
+        let owns = |group: &Option<GroupId>| {
+            authority.tool_owner().is_some()
+                && self
+                    .owned
+                    .as_ref()
+                    .is_some_and(|(owned, _)| group.as_ref() == Some(owned.group_id()))
+        };
+        let target = match found {
+            Some((group, _)) if owns(&group) => self.own_tool(&tool, authority),
+            Some((group, origin)) => Some(Target {
                 tool,
                 group,
                 origin,
                 route,
+                own_schema: None,
             }),
+            None => self.own_tool(&tool, authority),
+        };
+        ResolvedCall {
+            requested: name.to_owned(),
+            target,
             arguments,
+        }
+    }
+
+    /// The caller's own tool `name`, when its authority names an owner who
+    /// has one.
+    fn own_tool(&self, name: &str, authority: &Authority) -> Option<Target> {
+        let (owned, source) = self.owned.as_ref()?;
+        let tools = owned.tools_of(authority.tool_owner()?)?;
+        let tool = tools
+            .tools
+            .into_iter()
+            .find(|tool| tool.name.as_str() == name)?;
+        let group = owned.group_id().clone();
+        Some(Target {
+            tool: name.to_owned(),
+            origin: Origin::Upstream {
+                server: group.to_string(),
+            },
+            group: Some(group),
+            route: Some(Route::Source {
+                source: *source,
+                tool: name.to_owned(),
+                listing: None,
+            }),
+            own_schema: Some(tool.input_schema),
+        })
+    }
+
+    /// Makes the caller's own tools known (read from their store), when its
+    /// authority names an owner: before its view and its calls.
+    pub async fn prepare_caller(&self, authority: &Authority) {
+        if let (Some((owned, _)), Some(owner)) = (&self.owned, authority.tool_owner()) {
+            owned.prepare(owner).await;
         }
     }
 
@@ -122,7 +176,8 @@ impl Toolbox {
         arguments: Value,
         context: &CallContext,
     ) -> Result<ToolOutput, ToolCallError> {
-        self.run(self.resolve(name, arguments), context).await
+        self.run(self.resolve(name, arguments, &context.authority), context)
+            .await
     }
 
     /// Runs a resolved call for `context`'s caller: a tool (or action) its
@@ -158,14 +213,18 @@ impl Toolbox {
         if !permitted || target.kind() == ToolKind::Meta {
             return Err(not_available(&requested));
         }
-        self.with_catalog(|catalog| match catalog.tool(&target.tool) {
-            Some(tool) => self
-                .state
-                .validators
-                .check(&target.tool, &tool.definition.input_schema, &arguments)
-                .map_err(ToolCallError::respond),
-            None => Err(not_available(&requested)),
-        })?;
+        match &target.own_schema {
+            Some(schema) => Validators::check_once(&target.tool, schema, &arguments)
+                .map_err(ToolCallError::respond)?,
+            None => self.with_catalog(|catalog| match catalog.tool(&target.tool) {
+                Some(tool) => self
+                    .state
+                    .validators
+                    .check(&target.tool, &tool.definition.input_schema, &arguments)
+                    .map_err(ToolCallError::respond),
+                None => Err(not_available(&requested)),
+            })?,
+        }
         self.dispatch(target.route.as_ref(), &target.tool, arguments, context)
             .await
     }
@@ -271,25 +330,78 @@ impl Toolbox {
         }
     }
 
+    /// What a caller with `authority` sees of the catalog besides what
+    /// every caller sees, and when that changes: `None` when its view is the
+    /// whole catalog, else the catalog's revision and the revision of the
+    /// caller's own tools (0 without any). A view made for one key serves
+    /// while the key stays the same.
+    pub fn view_key(&self, authority: &Authority) -> Option<(u64, u64)> {
+        let own = self.own_tools(authority);
+        if !authority.narrows() && own.is_none() {
+            return None;
+        }
+        let revision = self.with_catalog(Catalog::revision);
+        Some((revision, own.map_or(0, |(_, set)| set.revision)))
+    }
+
+    /// The caller's own tools and their group, when its authority names an
+    /// owner whose tools are known ([`Self::prepare_caller`]).
+    fn own_tools(&self, authority: &Authority) -> Option<(GroupId, OwnedSet)> {
+        let (owned, _) = self.owned.as_ref()?;
+        let set = owned.tools_of(authority.tool_owner()?)?;
+        Some((owned.group_id().clone(), set))
+    }
+
     /// The catalog as a caller with `authority` sees it
-    /// ([`Catalog::restricted`]): what it may not use is gone, and a
-    /// polymorphic tool offers only the actions it may call. `None` when
-    /// the authority narrows nothing (the whole catalog is its view).
+    /// ([`Catalog::restricted`]): what it may not use is gone, a
+    /// polymorphic tool offers only the actions it may call, and the group
+    /// of each caller's own tools holds this caller's. `None` when its view
+    /// is the whole catalog ([`Self::view_key`]).
     pub fn catalog_for(&self, authority: &Authority) -> Option<Catalog> {
-        let groups = authority.group_lists()?;
+        let own = self.own_tools(authority);
+        let groups = match authority.group_lists() {
+            Some(groups) => groups,
+            None if own.is_some() => Arc::new(ToolPolicy::default()),
+            None => return None,
+        };
+        let own = own.map(|(group, set)| {
+            let origin = Origin::Upstream {
+                server: group.to_string(),
+            };
+            let tools = set
+                .tools
+                .into_iter()
+                .filter(|tool| {
+                    let kind = ToolKind::Grouped(group.as_str());
+                    authority.permits(&PolicyTarget::tool(kind, tool.name.as_str()))
+                })
+                .map(|tool| (tool, origin.clone()))
+                .collect();
+            let scope = {
+                use std::hash::{Hash, Hasher};
+                let mut hasher = std::collections::hash_map::DefaultHasher::new();
+                (authority.tool_owner(), set.revision).hash(&mut hasher);
+                hasher.finish()
+            };
+            OwnTools {
+                group,
+                tools,
+                scope,
+            }
+        });
         // The polymorphic tools, taken before the catalog's lock: the
         // registry is never read under it.
         let polymorphic = self.polymorphic_tools();
         Some(self.with_catalog(|catalog| {
-            catalog.restricted(&groups, |tool| {
-                match polymorphic.get(tool.definition.name.as_str()) {
-                    Some(consolidated) => visible_actions(authority, tool, consolidated),
-                    None => {
-                        let target = PolicyTarget::tool(tool.kind(), tool.definition.name.as_str());
-                        authority.permits(&target).then(|| tool.definition.clone())
-                    }
+            let view = |tool: CatalogTool<'_>| match polymorphic.get(tool.definition.name.as_str())
+            {
+                Some(consolidated) => visible_actions(authority, tool, consolidated),
+                None => {
+                    let target = PolicyTarget::tool(tool.kind(), tool.definition.name.as_str());
+                    authority.permits(&target).then(|| tool.definition.clone())
                 }
-            })
+            };
+            catalog.restricted_with(&groups, view, own)
         }))
     }
 
@@ -319,6 +431,7 @@ fn visible_actions(
         group: tool.group.cloned(),
         origin: tool.origin.clone(),
         route: None,
+        own_schema: None,
     };
     match permitted_actions(authority, &target, consolidated)? {
         Some(narrowed) => Some(narrowed.definition().clone()),
