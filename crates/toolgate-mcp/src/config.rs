@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Deserialize;
-use toolgate_core::{GroupId, GroupVisibility, NameError, timeout_from_seconds};
+use toolgate_core::{GroupId, GroupVisibility, NameError, is_tool_name_char, timeout_from_seconds};
 use toolgate_tools::Startup;
 
 /// The only variables of the gateway's environment a stdio upstream gets
@@ -235,6 +235,16 @@ pub enum InvalidUpstream {
     /// The name holds `__`.
     #[error("names may not contain `__`, which separates server and tool in qualified names")]
     DoubleUnderscore,
+    /// The name holds a character a tool name may not (a space, say).
+    #[error(
+        "the name {name:?} has the character {character:?}: an upstream's name may hold only letters, digits, `_`, `-` and `.`, since it becomes a group id and qualifies tool names (`{name}__tool`)"
+    )]
+    NameCharacter {
+        /// The name.
+        name: String,
+        /// The first character it may not hold.
+        character: char,
+    },
     /// Both `command` and `url`.
     #[error("give either `command` (stdio) or `url` (HTTP), not both")]
     CommandAndUrl,
@@ -395,6 +405,10 @@ impl RawUpstream {
         let id = GroupId::new(name.clone()).map_err(InvalidUpstream::Name)?;
         if name.contains("__") {
             return Err(InvalidUpstream::DoubleUnderscore);
+        }
+        // `/` is a tool-name character too, but reads as a path in a name.
+        if let Some(character) = name.chars().find(|c| !is_tool_name_char(*c) || *c == '/') {
+            return Err(InvalidUpstream::NameCharacter { name, character });
         }
         let transport = match (raw.command, raw.url, raw.kind.as_deref()) {
             (Some(_), Some(_), _) => return Err(InvalidUpstream::CommandAndUrl),

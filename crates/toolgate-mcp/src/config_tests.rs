@@ -100,6 +100,10 @@ fn each_problem_of_an_upstream_is_named() {
             "`startup_timeout_seconds` must be a positive number of seconds, at most 86400 (a day), got inf",
         ),
         ("[[upstream]]\ncommand = \"x\"\n", "has no `name`"),
+        (
+            "[[upstream]]\nname = \"my server\"\ncommand = \"x\"\n",
+            "the name \"my server\" has the character ' ': an upstream's name may hold only letters, digits, `_`, `-` and `.`, since it becomes a group id and qualifies tool names (`my server__tool`)",
+        ),
     ];
     for (text, expected) in cases {
         assert_eq!(toml(text).unwrap_err().to_string(), expected, "{text}");

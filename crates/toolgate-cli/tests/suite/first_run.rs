@@ -1,0 +1,54 @@
+//! What a user meets on a first run, as they run it: an upstream that fails
+//! to start says why in the banner, a bad upstream name or `[routing]` key
+//! is refused with its file and line whatever the command, an address in
+//! use suggests `--listen`, and `toolgate chat` without a key says where a
+//! key goes before it tries the network.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+/// `toolgate` in `dir`, as on a fresh machine (no key, no token, no model).
+fn command(dir: &Path, args: &[&str]) -> Command {
+    let mut command = super::support::toolgate(dir);
+    command.args(args).stdin(Stdio::null());
+    command
+}
+
+fn run(dir: &Path, args: &[&str]) -> Output {
+    command(dir, args).output().unwrap()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// A directory holding `toolgate.toml` with `config`.
+fn project(config: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("toolgate.toml"), config).unwrap();
+    dir
+}
+
+const SERVE: &[&str] = &[
+    "serve",
+    "--memory-store",
+    "--no-builtins",
+    "--listen",
+    "127.0.0.1:0",
+];
+
+#[test]
+fn an_upstream_name_with_a_space_is_refused_with_its_file_and_line() {
+    let dir =
+        project("[model]\nmodel = \"m\"\n\n[[upstream]]\nname = \"my server\"\ncommand = \"x\"\n");
+    let output = run(dir.path(), SERVE);
+    assert!(!output.status.success());
+    assert!(
+        stderr(&output).contains(
+            "toolgate.toml:4: upstream 'my server': the name \"my server\" has the character ' ': \
+             an upstream's name may hold only letters, digits, `_`, `-` and `.`"
+        ),
+        "{}",
+        stderr(&output)
+    );
+}
