@@ -27,7 +27,7 @@ use toolgate_core::{
 use toolgate_store::{ConversationId, ConversationStore, ToolOwner};
 use toolgate_tools::{
     Authority, CatalogChange, ListedSource, ResolvedCall, StartReport, ToolCallError, Toolbox,
-    ToolboxError, ToolboxOptions,
+    ToolboxError, ToolboxOptions, ViewKey,
 };
 
 use crate::audit::{AuditLog, AuditedCall};
@@ -95,7 +95,7 @@ pub struct Gateway<S> {
     access: std::sync::RwLock<Arc<Access>>,
     /// Each client's view of the catalog (restricted, or showing its own
     /// tools), with the key it was made for ([`Toolbox::view_key`]).
-    views: std::sync::Mutex<HashMap<ClientName, ((u64, u64), Arc<Catalog>)>>,
+    views: std::sync::Mutex<HashMap<ClientName, (ViewKey, Arc<Catalog>)>>,
 }
 
 /// The named clients, their policies and the rate limits, as configured.

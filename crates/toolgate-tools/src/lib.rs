@@ -60,5 +60,5 @@ pub use source::{
     SourceListing, SourceOffer, SourceTool, Startup, ToolSource,
 };
 pub use toolbox::{
-    DEFAULT_CALL_TIMEOUT, Joined, ResolvedCall, StartReport, Toolbox, ToolboxOptions,
+    DEFAULT_CALL_TIMEOUT, Joined, ResolvedCall, StartReport, Toolbox, ToolboxOptions, ViewKey,
 };

@@ -39,7 +39,7 @@ use crate::validate::Validators;
 mod call;
 mod reconfigure;
 
-pub use call::ResolvedCall;
+pub use call::{ResolvedCall, ViewKey};
 pub use reconfigure::Joined;
 
 /// How long a tool call may run, by default, before the toolbox cancels it.

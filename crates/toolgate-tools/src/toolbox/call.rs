@@ -74,6 +74,16 @@ impl ResolvedCall {
     }
 }
 
+/// What one caller's view of the catalog was made from
+/// ([`Toolbox::view_key`]): a view serves while its key stays the same.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ViewKey {
+    /// The catalog's revision.
+    catalog: u64,
+    /// The revision of the caller's own tools (0 without any).
+    own: u64,
+}
+
 impl Target {
     fn kind(&self) -> ToolKind<'_> {
         match (&self.origin, &self.group) {
@@ -335,13 +345,15 @@ impl Toolbox {
     /// whole catalog, else the catalog's revision and the revision of the
     /// caller's own tools (0 without any). A view made for one key serves
     /// while the key stays the same.
-    pub fn view_key(&self, authority: &Authority) -> Option<(u64, u64)> {
+    pub fn view_key(&self, authority: &Authority) -> Option<ViewKey> {
         let own = self.own_tools(authority);
         if !authority.narrows() && own.is_none() {
             return None;
         }
-        let revision = self.with_catalog(Catalog::revision);
-        Some((revision, own.map_or(0, |(_, set)| set.revision)))
+        Some(ViewKey {
+            catalog: self.with_catalog(Catalog::revision),
+            own: own.map_or(0, |(_, set)| set.revision),
+        })
     }
 
     /// The caller's own tools and their group, when its authority names an
