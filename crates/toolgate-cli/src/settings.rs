@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use toml::Spanned;
-use toolgate_core::routing::RoutingConfig;
-use toolgate_core::{ActionPolicy, ToolPolicy};
+use toolgate_core::routing::{RoutingConfig, RoutingError, Taxonomy};
+use toolgate_core::{ActionPolicy, Catalog, ToolPolicy};
 use toolgate_llm::ModelSettings;
 
 use crate::commands::telemetry::TelemetrySettings;
@@ -24,6 +24,10 @@ use toolgate_mcp::{
     ClientName, Clients, OAuthError, OAuthSettings, RateLimit, RateLimitSettings, TokenHash,
 };
 use toolgate_tools::{RawAlias, RawGroupSettings, RawToolsSettings, RawWebSettings, ToolSettings};
+
+use self::routing::RoutingPlaces;
+
+mod routing;
 
 /// The configuration file read when `--config` is not given, if it exists.
 pub(crate) const DEFAULT_CONFIG_FILE: &str = "toolgate.toml";
@@ -53,8 +57,11 @@ pub(crate) struct Settings {
     pub(crate) upstreams: Vec<UpstreamConfig>,
     /// `[groups]`, `[aliases]`, `[web]` and `[tools]`.
     pub(crate) tools: ToolSettings,
-    /// `[routing]`.
+    /// `[routing]`: checked but for the groups it names, which
+    /// [`Settings::routing_taxonomy`] checks against the catalog.
     pub(crate) routing: RoutingConfig,
+    /// Where `[routing]`'s parts sit in the file, for its errors.
+    routing_places: RoutingPlaces,
     /// `[model]`.
     pub(crate) model: ModelSettings,
     /// `[agent]`.
@@ -154,6 +161,11 @@ impl Settings {
             place: None,
             reason: error.to_string().trim_end().to_owned(),
         })?;
+        let routing_table = raw.routing.as_ref().map(Spanned::span);
+        let routing = raw.routing.map(Spanned::into_inner).unwrap_or_default();
+        let routing_places = RoutingPlaces::find(&text, routing_table);
+        routing::check_alone(&routing)
+            .map_err(|error| routing_error(&path, &text, &routing_places, &error))?;
         let mut upstreams = Vec::new();
         let mut lines = Vec::new();
         for (index, entry) in raw.upstream.into_iter().enumerate() {
@@ -324,7 +336,8 @@ impl Settings {
         Ok(Self {
             upstreams,
             tools,
-            routing: raw.routing.unwrap_or_default(),
+            routing,
+            routing_places,
             model: raw.model.unwrap_or_default(),
             agent,
             store,
@@ -348,6 +361,23 @@ impl Settings {
                 agent_tools,
             }),
         })
+    }
+
+    /// `[routing]` checked against `catalog`: every group it names must be
+    /// one. The error names the file and the line, like those of
+    /// [`Settings::parse`].
+    pub(crate) fn routing_taxonomy(&self, catalog: &Catalog) -> anyhow::Result<Taxonomy> {
+        self.routing
+            .validate(catalog)
+            .map_err(|error| self.routing_error(&error))
+    }
+
+    /// `error` (about `[routing]`) with the file and line it is about.
+    pub(crate) fn routing_error(&self, error: &RoutingError) -> anyhow::Error {
+        match &self.file {
+            Some(file) => routing_error(&file.path, &file.text, &self.routing_places, error).into(),
+            None => anyhow::anyhow!("{error}"),
+        }
     }
 
     /// The configuration file's path, when there is one.
@@ -382,7 +412,7 @@ struct RawSettings {
     #[serde(default)]
     model: Option<ModelSettings>,
     #[serde(default)]
-    routing: Option<RoutingConfig>,
+    routing: Option<Spanned<RoutingConfig>>,
     #[serde(default)]
     web: Option<Spanned<RawWebSettings>>,
     #[serde(default)]
@@ -598,6 +628,22 @@ impl RawAgent {
             tools: tools.map(Spanned::into_inner).unwrap_or_default(),
         };
         (settings, span)
+    }
+}
+
+/// A `[routing]` error of the file at `path`, at the line of the key (or
+/// intent, or table) it is about.
+fn routing_error(
+    path: &Path,
+    text: &str,
+    places: &RoutingPlaces,
+    error: &RoutingError,
+) -> SettingsError {
+    SettingsError {
+        path: path.to_path_buf(),
+        line: places.of(error).map(|span| line_of(text, span.start)),
+        place: None,
+        reason: error.to_string(),
     }
 }
 

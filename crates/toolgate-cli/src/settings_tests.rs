@@ -477,3 +477,59 @@ fn a_client_policy_lists_groups_tools_and_actions() {
     let bob = parse(&format!("[clients.bob]\ntoken_sha256 = \"{alice}\"\n")).unwrap();
     assert!(bob.policies.is_empty());
 }
+
+#[test]
+fn routing_settings_are_checked_when_read_with_the_line_of_their_key() {
+    for (text, expected) in [
+        (
+            "[routing]\nmax_groups = 3\nthresholds = { high = 0.2, medium = 0.9 }\n",
+            "toolgate.toml:3: [routing]: thresholds must satisfy 0 <= medium <= high <= 1 (medium = 0.9, high = 0.2)",
+        ),
+        (
+            "[routing]\nsearch_tools = 11\n",
+            "toolgate.toml:2: [routing]: search_tools must be at most 10, not 11 (0 lists the groups alone)",
+        ),
+        (
+            "[routing]\nrecovery_groups = [\"web\"]\n\n[[routing.intent]]\nname = \"mail\"\ngroups = []\n",
+            "toolgate.toml:4: [routing]: intent 'mail' has no groups",
+        ),
+    ] {
+        assert_eq!(error(text), expected, "{text}");
+    }
+    // The groups it names wait for the catalog.
+    assert!(parse("[routing]\nrecovery_groups = [\"fils\"]\n").is_ok());
+}
+
+#[test]
+fn routing_groups_are_checked_against_the_catalog_with_the_line_that_names_them() {
+    let mut catalog = Catalog::new();
+    let group = toolgate_core::ToolGroup::new(
+        toolgate_core::GroupId::new("files").unwrap(),
+        "Files",
+        "Read files",
+    );
+    catalog
+        .register_group(group, toolgate_core::Origin::Builtin)
+        .unwrap();
+    let settings = parse(
+        "[model]\nmodel = \"m\"\n\n[routing]\nmax_groups = 2\nrecovery_groups = [\"fils\"]\n",
+    )
+    .unwrap();
+    assert_eq!(
+        settings.routing_taxonomy(&catalog).unwrap_err().to_string(),
+        "toolgate.toml:6: [routing]: recovery_groups names group 'fils', which is not in the catalog. Known groups: files"
+    );
+    let intent = parse(
+        "[routing]\n[[routing.intent]]\nname = \"read\"\ngroups = [\"files\"]\n\n[[routing.intent]]\nname = \"mail\"\ngroups = [\"gmail\"]\n",
+    )
+    .unwrap();
+    assert_eq!(
+        intent.routing_taxonomy(&catalog).unwrap_err().to_string(),
+        "toolgate.toml:6: [routing]: intent 'mail' names group 'gmail', which is not in the catalog. Known groups: files"
+    );
+    let fine = parse("[routing]\nrecovery_groups = [\"files\"]\n").unwrap();
+    assert_eq!(
+        fine.routing_taxonomy(&catalog).unwrap().recovery_groups,
+        [toolgate_core::GroupId::new("files").unwrap()]
+    );
+}

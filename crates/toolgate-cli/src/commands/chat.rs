@@ -177,6 +177,8 @@ impl Chat<'_> {
         let (toolbox, report) = Toolbox::start(options)
             .await
             .context("building the tool catalog")?;
+        // [routing] names groups of this catalog, with or without --route.
+        toolbox.with_catalog(|catalog| self.settings.routing_taxonomy(catalog))?;
         if let Some(user_js_tools) = &user_js_tools {
             user_js_tools.attach(&toolbox);
         }
@@ -236,7 +238,7 @@ async fn run_chat<S: ConversationStore + AgentStore + RoutingOutcomeStore + 'sta
             None => super::tool_setup::local_embeddings(config, false),
         };
         let router = toolbox.with_catalog(|catalog| -> anyhow::Result<Router> {
-            let taxonomy = config.validate(catalog)?;
+            let taxonomy = settings.routing_taxonomy(catalog)?;
             Ok(match &config.embeddings {
                 Some(_) => Router::lexical(catalog, taxonomy).counted(catalog),
                 None => Router::hybrid(catalog, taxonomy, embeddings.clone()),

@@ -38,18 +38,19 @@ pub(crate) fn run(args: &RouteArgs) -> anyhow::Result<()> {
         let mut options = setup.into_options();
         options.meta_tools = vec![MetaTool::UnloadToolGroup];
         let (toolbox, _) = Toolbox::start(options).await?;
-        let config = settings.routing;
+        let taxonomy = toolbox.with_catalog(|catalog| settings.routing_taxonomy(catalog))?;
+        let config = &settings.routing;
         let learned = if config.learn_online.unwrap_or(true) {
             let key = toolbox.with_catalog(super::learned::key);
             learned_outcomes(args.store.as_deref(), &settings.store, &key).await?
         } else {
             Vec::new()
         };
-        let embeddings = super::tool_setup::local_embeddings(&config, false);
+        let embeddings = super::tool_setup::local_embeddings(config, false);
         // The router counts the catalog with the same counter for its budget.
         let counter = TokenCounter::shared().context("loading the tokenizer")?;
         let output = toolbox.with_catalog(|catalog| -> anyhow::Result<String> {
-            let mut router = Router::hybrid(catalog, config.validate(catalog)?, embeddings.clone());
+            let mut router = Router::hybrid(catalog, taxonomy, embeddings.clone());
             if !learned.is_empty() {
                 router = super::learned::learning(router, &learned);
             }

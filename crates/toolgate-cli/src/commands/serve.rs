@@ -15,7 +15,7 @@ use toolgate_mcp::{
     HttpOptions, MCP_PATH, OAuth, OAuthSettings, RateLimits, SessionSource, serve_http,
 };
 use toolgate_store::{ConversationId, ConversationStore, JsToolStore, MemoryStore};
-use toolgate_tools::StartReport;
+use toolgate_tools::{StartReport, ToolboxError};
 
 use super::reload::WithoutTokens;
 use super::tool_setup::ToolSetup;
@@ -142,7 +142,14 @@ async fn serve<S: ConversationStore + 'static>(
         rate_limits: Arc::new(RateLimits::new(&settings.rate_limits, clients.names())),
         policies: Arc::new(settings.policies.clone()),
     };
-    let (gateway, report) = Gateway::start(options, store).await?;
+    let (gateway, report) = Gateway::start(options, store)
+        .await
+        .map_err(|error| match error {
+            ToolboxError::Routing(error) => settings.routing_error(&error),
+            other => other.into(),
+        })?;
+    // [routing] names groups of this catalog, whether or not it searches.
+    gateway.with_catalog(|catalog| settings.routing_taxonomy(catalog))?;
     let policy_warnings = check_policies(&gateway, &settings.policies)?;
     if let Some(user_js_tools) = &user_js_tools {
         user_js_tools.attach(gateway.toolbox());

@@ -52,3 +52,45 @@ fn an_upstream_name_with_a_space_is_refused_with_its_file_and_line() {
         stderr(&output)
     );
 }
+
+#[test]
+fn routing_names_a_group_of_the_catalog_whatever_the_command() {
+    let dir = project("[model]\nmodel = \"m\"\n\n[routing]\nrecovery_groups = [\"fils\"]\n");
+    let expected = "toolgate.toml:5: [routing]: recovery_groups names group 'fils', which is \
+                    not in the catalog. Known groups: ";
+    // On stdio with nothing on stdin, a gateway that starts ends at once.
+    let serve = ["serve", "--stdio", "--memory-store"].as_slice();
+    let serve_route = [serve, &["--route"]].concat();
+    // A server on this machine needs no key; the catalog is checked before
+    // any request.
+    let chat = [
+        "chat",
+        "--memory-store",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "-m",
+        "hi",
+    ]
+    .as_slice();
+    let route = ["route", "what time is it"].as_slice();
+    for args in [serve, &serve_route, chat, route] {
+        let output = run(dir.path(), args);
+        assert!(!output.status.success(), "{args:?}");
+        assert!(
+            stderr(&output).contains(expected),
+            "{args:?}\n{}",
+            stderr(&output)
+        );
+    }
+    // A setting that needs no catalog is checked as the file is read, by
+    // every command.
+    let dir = project("[routing]\n\nthresholds = { high = 0.2, medium = 0.9 }\n");
+    let catalog = run(dir.path(), &["catalog", "--config", "toolgate.toml"]);
+    assert!(
+        stderr(&catalog).contains(
+            "toolgate.toml:3: [routing]: thresholds must satisfy 0 <= medium <= high <= 1"
+        ),
+        "{}",
+        stderr(&catalog)
+    );
+}
