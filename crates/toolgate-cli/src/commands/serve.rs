@@ -232,7 +232,7 @@ async fn serve<S: ConversationStore + 'static>(
     } else {
         let listener = tokio::net::TcpListener::bind(args.listen)
             .await
-            .with_context(|| format!("listening on {}", args.listen))?;
+            .map_err(|error| listen_error(args.listen, error))?;
         let address = listener.local_addr()?;
         let url = format!("http://{address}{MCP_PATH}");
         if !clients.is_empty() {
@@ -342,6 +342,25 @@ pub(crate) fn open_to_other_machines(listen: std::net::SocketAddr) -> String {
          give each client a token ([clients.<name>], `toolgate token create <name>`), or sign \
          clients in with OAuth ([auth.oauth]), so only clients with a token get in"
     )
+}
+
+/// Why `--listen` could not be bound; for an address in use, how to pick
+/// another.
+fn listen_error(listen: std::net::SocketAddr, error: std::io::Error) -> anyhow::Error {
+    let hint = match error.kind() {
+        std::io::ErrorKind::AddrInUse => {
+            let next = std::net::SocketAddr::new(
+                listen.ip(),
+                listen.port().checked_add(1).unwrap_or(1024),
+            );
+            format!(
+                " (another process listens there: stop it, or give another address with \
+                 --listen <addr>, e.g. --listen {next})"
+            )
+        }
+        _ => String::new(),
+    };
+    anyhow::anyhow!("listening on {listen}: {error}{hint}")
 }
 
 fn bearer_token(args: &ServeArgs) -> anyhow::Result<Option<String>> {

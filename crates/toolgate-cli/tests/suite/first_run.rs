@@ -94,3 +94,35 @@ fn routing_names_a_group_of_the_catalog_whatever_the_command() {
         stderr(&catalog)
     );
 }
+
+#[test]
+fn an_address_in_use_suggests_another_with_listen() {
+    let dir = tempfile::tempdir().unwrap();
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = taken.local_addr().unwrap();
+    let listen = address.to_string();
+    let output = run(
+        dir.path(),
+        &[
+            "serve",
+            "--memory-store",
+            "--no-builtins",
+            "--listen",
+            &listen,
+        ],
+    );
+    assert!(!output.status.success());
+    let message = stderr(&output);
+    assert!(
+        message.contains(&format!("listening on {listen}: ")),
+        "{message}"
+    );
+    assert!(
+        message.contains(&format!(
+            "(another process listens there: stop it, or give another address with --listen \
+             <addr>, e.g. --listen 127.0.0.1:{})",
+            address.port() + 1
+        )),
+        "{message}"
+    );
+}
