@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use toolgate_core::{Catalog, GroupListing};
+use toolgate_core::{Catalog, GroupId, GroupListing};
 use toolgate_tools::{StartReport, USER_TOOLS_GROUP};
 
 /// Where the tools came from and what was skipped, one line each.
@@ -55,15 +55,26 @@ pub(crate) fn describe_sources(
     }
 }
 
-/// The core tools and each group with its state.
-pub(crate) fn describe_catalog(out: &mut String, catalog: &Catalog, report: &StartReport) {
+/// The core tools and each group with its state. `failed` are upstreams
+/// that start on first load but were started already (to list the tools of
+/// an eager one after them) and failed: why, not "starts on first load".
+pub(crate) fn describe_catalog(
+    out: &mut String,
+    catalog: &Catalog,
+    report: &StartReport,
+    failed: &[(GroupId, String)],
+) {
     let core: Vec<&str> = catalog.core_tools().map(|t| t.name.as_str()).collect();
     let _ = writeln!(out, "  core tools: {}", core.join(", "));
     let _ = writeln!(out, "  groups:");
     for group in catalog.groups() {
         let count = tool_count(catalog, group.id.as_str());
+        let failure = failed.iter().find(|(id, _)| id == &group.id);
         let state = match report.listed.iter().find(|(id, _)| id == &group.id) {
             Some((_, Err(error))) => format!("FAILED: {error}"),
+            None if let Some((_, reason)) = failure => {
+                format!("FAILED: {reason} (tried again on first load)")
+            }
             // Listed like an upstream, but from the store.
             Some((_, Ok(_))) if group.id.as_str() == USER_TOOLS_GROUP => {
                 format!("{count} written by agents")
@@ -78,6 +89,8 @@ pub(crate) fn describe_catalog(out: &mut String, catalog: &Catalog, report: &Sta
             }
             None => count,
         };
+        // An error's further lines (an upstream's stderr) under its group.
+        let state = state.replace('\n', "\n        ");
         let _ = writeln!(out, "    - {}: {state}", group.id);
     }
 }

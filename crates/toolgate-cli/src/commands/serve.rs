@@ -12,7 +12,8 @@ use rmcp::ServiceExt;
 use tokio_util::sync::CancellationToken;
 use toolgate_mcp::{
     AuditConfig, AuditLog, Gateway, GatewayHandler, GatewayOptions, HELD_IN_MEMORY, HttpLimits,
-    HttpOptions, MCP_PATH, OAuth, OAuthSettings, RateLimits, SessionSource, serve_http,
+    HttpOptions, MCP_PATH, OAuth, OAuthSettings, RateLimits, SessionSource, UpstreamHealth,
+    serve_http,
 };
 use toolgate_store::{ConversationId, ConversationStore, JsToolStore, MemoryStore};
 use toolgate_tools::{StartReport, ToolboxError};
@@ -420,7 +421,21 @@ fn describe_start<S: ConversationStore + 'static>(
     let _ = writeln!(out, "toolgate {} MCP gateway", env!("CARGO_PKG_VERSION"));
     super::banner::describe_sources(out, report, config_files, manifest_dirs);
     let _ = writeln!(out, "  sessions:  {store}");
-    gateway.with_catalog(|catalog| super::banner::describe_catalog(out, catalog, report));
+    let failed: Vec<(GroupId, String)> = gateway
+        .upstream_health()
+        .into_iter()
+        .filter_map(|(name, health)| match health {
+            UpstreamHealth::Failed { reason, .. } => Some((name, reason)),
+            UpstreamHealth::Idle
+            | UpstreamHealth::Busy
+            | UpstreamHealth::Running { .. }
+            | UpstreamHealth::Exited
+            | UpstreamHealth::Closed => None,
+        })
+        .collect();
+    gateway.with_catalog(|catalog| {
+        super::banner::describe_catalog(out, catalog, report, &failed);
+    });
 }
 
 /// Checks each client's policy against the catalog: a group no group

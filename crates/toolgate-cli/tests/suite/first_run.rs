@@ -4,8 +4,9 @@
 //! use suggests `--listen`, and `toolgate chat` without a key says where a
 //! key goes before it tries the network.
 
+use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 
 /// `toolgate` in `dir`, as on a fresh machine (no key, no token, no model).
 fn command(dir: &Path, args: &[&str]) -> Command {
@@ -36,6 +37,99 @@ const SERVE: &[&str] = &[
     "--listen",
     "127.0.0.1:0",
 ];
+
+/// `toolgate serve` once it listens, with what it printed so far.
+struct Serving {
+    child: Child,
+    printed: String,
+}
+
+impl Serving {
+    fn start(dir: &Path) -> Self {
+        let mut child = command(dir, SERVE)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        let mut printed = String::new();
+        while !printed.contains("Listening on") {
+            let mut line = String::new();
+            if stderr.read_line(&mut line).unwrap() == 0 {
+                panic!("toolgate serve ended before listening:\n{printed}");
+            }
+            printed.push_str(&line);
+        }
+        std::thread::spawn(move || {
+            let _ = std::io::copy(&mut stderr, &mut std::io::sink());
+        });
+        Self { child, printed }
+    }
+}
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn the_banner_says_why_upstreams_failed_even_one_that_starts_on_first_load() {
+    // The lazy one is started anyway, to list the tools of the eager one
+    // after it (their names must not change once given).
+    let dir = project(
+        r#"
+[[upstream]]
+name = "lazy"
+command = "sh"
+args = ["-c", "echo 'ModuleNotFoundError: No module named mcp' >&2; exit 3"]
+
+[[upstream]]
+name = "eager"
+command = "sh"
+args = ["-c", "echo 'error: invalid peer certificate: UnknownIssuer' >&2; echo 'hint: set SSL_CERT_FILE' >&2; exit 1"]
+eager = true
+"#,
+    );
+    let serving = Serving::start(dir.path());
+    let banner = &serving.printed;
+    let line = |group: &str| {
+        banner
+            .lines()
+            .position(|line| line.starts_with(&format!("    - {group}: ")))
+            .unwrap_or_else(|| panic!("no line for {group}:\n{banner}"))
+    };
+    let lines: Vec<&str> = banner.lines().collect();
+    let lazy = lines[line("lazy")];
+    assert!(
+        lazy.starts_with("    - lazy: FAILED: `sh` did not complete the MCP handshake: "),
+        "{banner}"
+    );
+    assert!(
+        lazy.ends_with(
+            "; stderr: ModuleNotFoundError: No module named mcp (tried again on first load)"
+        ),
+        "{banner}"
+    );
+    let eager = line("eager");
+    assert!(
+        lines[eager].starts_with(
+            "    - eager: FAILED: MCP server 'eager' failed to start: `sh` did not complete the MCP handshake: "
+        ),
+        "{banner}"
+    );
+    assert!(
+        lines[eager].ends_with("; stderr: error: invalid peer certificate: UnknownIssuer"),
+        "{banner}"
+    );
+    // Its next lines stay under its group.
+    assert_eq!(
+        lines[eager + 1],
+        "        hint: set SSL_CERT_FILE",
+        "{banner}"
+    );
+}
 
 #[test]
 fn an_upstream_name_with_a_space_is_refused_with_its_file_and_line() {
