@@ -6,6 +6,7 @@
 //! stored agent, the toolbox, the router); [`session`] runs the
 //! conversation and [`printer`] shows it.
 
+mod api_key;
 mod printer;
 mod session;
 
@@ -54,6 +55,8 @@ pub(crate) fn run(args: ChatArgs) -> anyhow::Result<()> {
     runtime.block_on(async move {
         let settings = Settings::load(args.tools.config.as_deref())?;
         let provider = provider_config(&args, &settings)?;
+        // Before anything starts, and before the first request.
+        api_key::check(&provider, settings.path())?;
         let endpoint = format!(
             "{} {} at {}",
             provider.kind, provider.model, provider.base_url

@@ -220,3 +220,23 @@ fn an_address_in_use_suggests_another_with_listen() {
         "{message}"
     );
 }
+
+#[test]
+fn chat_without_a_key_says_where_one_goes_before_any_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = command(dir.path(), &["chat", "--memory-store", "-m", "hi"])
+        .env("TOOLGATE_MODEL", "gpt-test")
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let message = stderr(&output);
+    assert!(
+        message.contains(
+            "no API key for openai at https://api.openai.com/v1: set OPENAI_API_KEY (or \
+             TOOLGATE_API_KEY), or name a key file or variable with `api_key_file` or \
+             `api_key_env` under [model] in toolgate.toml"
+        ),
+        "{message}"
+    );
+    assert!(!message.contains("cannot reach"), "{message}");
+}
