@@ -6,7 +6,8 @@
 pub enum LlmError {
     /// HTTP 401 or 403: the key is missing, wrong or not allowed this model.
     #[error(
-        "{url} refused the request (HTTP {status}): {message}. Check the API key ({key_source})"
+        "{url} refused the request (HTTP {status}): {}. Check the API key ({key_source})",
+        without_period(message)
     )]
     Unauthorized {
         /// The endpoint called.
@@ -95,6 +96,12 @@ pub enum LlmError {
     /// The configuration cannot make a working client.
     #[error("{0}")]
     Config(String),
+}
+
+/// A provider's message without its closing period, for a sentence that
+/// goes on after it (`...provided. Check`, not `...provided.. Check`).
+fn without_period(message: &str) -> &str {
+    message.trim_end().trim_end_matches('.')
 }
 
 fn attempts_note(attempts: u32) -> String {

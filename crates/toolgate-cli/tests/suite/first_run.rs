@@ -8,6 +8,8 @@ use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 
+use toolgate_llm::scripted::{ScriptedServer, Wire, error_reply};
+
 /// `toolgate` in `dir`, as on a fresh machine (no key, no token, no model).
 fn command(dir: &Path, args: &[&str]) -> Command {
     let mut command = super::support::toolgate(dir);
@@ -239,4 +241,36 @@ fn chat_without_a_key_says_where_one_goes_before_any_request() {
         "{message}"
     );
     assert!(!message.contains("cannot reach"), "{message}");
+}
+
+#[tokio::test]
+async fn a_local_server_needs_no_key_and_a_refusal_reads_as_one_sentence() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ScriptedServer::start().await.unwrap();
+    server.push(error_reply(
+        Wire::OpenAi,
+        401,
+        "Incorrect API key provided: none. You can find your API key at https://platform.openai.com/account/api-keys.",
+    ));
+    let base = format!("{}/v1", server.url());
+    let mut chat = command(
+        dir.path(),
+        &["chat", "--memory-store", "--no-builtins", "-m", "hi"],
+    );
+    chat.env("TOOLGATE_MODEL", "scripted-model")
+        .env("TOOLGATE_BASE_URL", &base);
+    let output = tokio::task::spawn_blocking(move || chat.output().unwrap())
+        .await
+        .unwrap();
+    let message = stderr(&output);
+    assert!(!output.status.success());
+    // The request was sent: a local server goes on without a key.
+    assert_eq!(server.requests().len(), 1, "{message}");
+    assert!(
+        message.contains(
+            "account/api-keys. Check the API key (no API key configured: set OPENAI_API_KEY or api_key_file)"
+        ),
+        "{message}"
+    );
+    assert!(!message.contains(".."), "{message}");
 }
