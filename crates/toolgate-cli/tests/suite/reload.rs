@@ -40,11 +40,8 @@ fn lines_of(read: impl std::io::Read + Send + 'static) -> Receiver<String> {
 
 impl Served {
     fn start(dir: &Path) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        let mut child = super::support::toolgate(dir)
             .args(["serve", "--stdio", "--memory-store", "--no-builtins"])
-            .current_dir(dir)
-            .env("XDG_CACHE_HOME", dir)
-            .env_remove("TOOLGATE_LOG")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

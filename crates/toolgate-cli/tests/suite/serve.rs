@@ -5,13 +5,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 fn toolgate(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_toolgate"))
-        .args(args)
-        .current_dir(cwd)
-        .env("XDG_CACHE_HOME", cwd)
-        .env_remove("TOOLGATE_TOKEN")
-        .output()
-        .unwrap()
+    super::support::toolgate(cwd).args(args).output().unwrap()
 }
 
 fn stderr(output: &Output) -> String {
@@ -148,10 +142,8 @@ fn stdio_answers_initialize_on_stdout() {
     use std::process::Stdio;
 
     let dir = tempfile::tempdir().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+    let mut child = super::support::toolgate(dir.path())
         .args(["serve", "--stdio", "--memory-store", "--no-builtins"])
-        .current_dir(dir.path())
-        .env("XDG_CACHE_HOME", dir.path())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -188,12 +180,9 @@ fn serve_in(dir: &Path, extra: &[&str]) -> (std::process::Child, String) {
     use std::io::{BufRead, BufReader};
     use std::process::Stdio;
 
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+    let mut child = super::support::toolgate(dir)
         .args(["serve", "--listen", "127.0.0.1:0", "--no-builtins"])
         .args(extra)
-        .current_dir(dir)
-        .env("XDG_CACHE_HOME", dir)
-        .env_remove("TOOLGATE_TOKEN")
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -269,11 +258,9 @@ impl StdioGateway {
         use std::io::{BufRead, BufReader};
         use std::process::Stdio;
 
-        let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        let mut child = super::support::toolgate(dir)
             .args(["serve", "--stdio"])
             .args(args)
-            .current_dir(dir)
-            .env("XDG_CACHE_HOME", dir)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -733,7 +720,7 @@ fn a_policy_naming_a_group_that_does_not_exist_stops_serve_naming_the_client_and
 /// `dir/serve.log`; the child and its MCP URL.
 pub(super) fn serve_logged(dir: &Path, listen: &str) -> (std::process::Child, String) {
     let log = std::fs::File::create(dir.join("serve.log")).unwrap();
-    let child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+    let child = super::support::toolgate(dir)
         .args([
             "serve",
             "--listen",
@@ -741,9 +728,6 @@ pub(super) fn serve_logged(dir: &Path, listen: &str) -> (std::process::Child, St
             "--no-builtins",
             "--memory-store",
         ])
-        .current_dir(dir)
-        .env("XDG_CACHE_HOME", dir)
-        .env_remove("TOOLGATE_TOKEN")
         .stdout(std::process::Stdio::null())
         .stderr(log)
         .spawn()
