@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use toolgate_core::{GroupId, GroupVisibility, NameError, is_tool_name_char, timeout_from_seconds};
-use toolgate_tools::Startup;
+use toolgate_tools::{Progress, Startup};
 
 /// The only variables of the gateway's environment a stdio upstream gets
 /// unless its `inherit_env` names more: what programs need to run (TLS
@@ -90,7 +90,7 @@ pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
 pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// One upstream MCP server, validated.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct UpstreamConfig {
     /// Its name: the group id of its tools, and the qualifier on collisions.
     pub name: GroupId,
@@ -108,6 +108,33 @@ pub struct UpstreamConfig {
     pub call_timeout: Duration,
     /// Longest start-up (process spawn or connection, then `initialize`).
     pub startup_timeout: Duration,
+    /// Hears each start ([`Step::Starting`](toolgate_tools::Step), then
+    /// `Started`): the command line shows a slow start on a terminal. Not
+    /// part of what the upstream is: configurations that differ only here
+    /// are equal.
+    pub progress: Option<Progress>,
+}
+
+impl PartialEq for UpstreamConfig {
+    fn eq(&self, other: &Self) -> bool {
+        let Self {
+            name,
+            description,
+            transport,
+            startup,
+            visibility,
+            call_timeout,
+            startup_timeout,
+            progress: _,
+        } = self;
+        *name == other.name
+            && *description == other.description
+            && *transport == other.transport
+            && *startup == other.startup
+            && *visibility == other.visibility
+            && *call_timeout == other.call_timeout
+            && *startup_timeout == other.startup_timeout
+    }
 }
 
 impl UpstreamConfig {
@@ -128,6 +155,7 @@ impl UpstreamConfig {
             visibility: GroupVisibility::OnLoad,
             call_timeout: DEFAULT_CALL_TIMEOUT,
             startup_timeout: DEFAULT_STARTUP_TIMEOUT,
+            progress: None,
         }
     }
 }
@@ -472,6 +500,7 @@ impl RawUpstream {
                 DEFAULT_STARTUP_TIMEOUT,
             )?,
             name: id,
+            progress: None,
         })
     }
 }

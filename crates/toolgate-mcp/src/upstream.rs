@@ -37,7 +37,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use toolgate_core::GroupId;
 use toolgate_store::ConversationId;
-use toolgate_tools::{ListedGroup, SourceChange, SourceListing};
+use toolgate_tools::{ListedGroup, SourceChange, SourceListing, Step};
 
 use crate::config::{UpstreamConfig, UpstreamTransport, redact, upstream_env};
 use crate::convert::source_tool;
@@ -675,7 +675,22 @@ impl Upstream {
         }
     }
 
+    /// Starts the server, telling the configuration's progress.
     async fn start(&self) -> Result<Service, String> {
+        let progress = self.config.progress.as_ref();
+        let source = &self.config.name;
+        if let Some(progress) = progress {
+            progress.report(Step::Starting { source });
+        }
+        let started = self.connect().await;
+        if let Some(progress) = progress {
+            progress.report(Step::Started { source });
+        }
+        started
+    }
+
+    /// Spawns or connects to the server and completes the handshake.
+    async fn connect(&self) -> Result<Service, String> {
         let client = UpstreamClient {
             changes: Arc::clone(&self.changes),
             in_flight: self.in_flight.clone(),

@@ -9,7 +9,9 @@
 //! background mode ([`LocalEmbeddings::in_background`], the gateway's), tool
 //! texts missing from the cache are embedded on a thread of their own and
 //! the caller is answered lexically meanwhile, so a cold cache of thousands
-//! of tools never holds up a request.
+//! of tools never holds up a request. Otherwise (`toolgate chat --route`,
+//! `toolgate route`) the caller waits, and a [`Progress`] given with
+//! [`LocalEmbeddings::with_progress`] hears how far the embedding got.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -18,11 +20,19 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use toolgate_core::routing::Embeddings;
 use toolgate_embed::{EmbedError, Embedder, MODEL_FILE, TOKENIZER_FILE, VectorCache};
 
+use crate::progress::{Progress, Step};
+
+/// Tool texts embedded between two progress reports: two of the model's
+/// batches, so a report costs nothing next to the work.
+const PROGRESS_CHUNK: usize = 64;
+
 /// The local model and its vector cache, loaded on first use.
 #[derive(Debug)]
 pub struct LocalEmbeddings {
     inner: Arc<Inner>,
     background: bool,
+    /// Hears how far an embedding of tool texts got.
+    progress: Option<Progress>,
 }
 
 #[derive(Debug)]
@@ -52,7 +62,16 @@ impl LocalEmbeddings {
                 warming: AtomicBool::new(false),
             }),
             background: false,
+            progress: None,
         }
+    }
+
+    /// Tool texts missing from the cache are embedded in chunks, each
+    /// reported to `progress` ([`Step::Embedding`]); a cached text costs
+    /// nothing and reports nothing.
+    pub fn with_progress(mut self, progress: Progress) -> Self {
+        self.progress = Some(progress);
+        self
     }
 
     /// Tool texts missing from the cache are embedded on a thread of their
@@ -139,7 +158,7 @@ impl LocalEmbeddings {
                     tracing::info!(tools = missing.len(), "embedding tools for routing");
                     if let Some(loaded) = inner.loaded() {
                         let texts: Vec<&str> = missing.iter().map(String::as_str).collect();
-                        loaded.embed_into_cache(&texts);
+                        loaded.embed_into_cache(&texts, None);
                     }
                     inner.warming.store(false, Ordering::Release);
                 });
@@ -154,9 +173,33 @@ impl LocalEmbeddings {
 
 impl Loaded {
     /// Embeds `texts` through the cache and saves it; the vectors, or
-    /// `None` (logged) when the model fails.
-    fn embed_into_cache(&self, texts: &[&str]) -> Option<Vec<Vec<f32>>> {
+    /// `None` (logged) when the model fails. The texts missing from the
+    /// cache are embedded a chunk at a time, each reported to `progress`.
+    fn embed_into_cache(
+        &self,
+        texts: &[&str],
+        progress: Option<&Progress>,
+    ) -> Option<Vec<Vec<f32>>> {
         let mut cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(progress) = progress {
+            let missing: Vec<&str> = texts
+                .iter()
+                .copied()
+                .filter(|text| cache.get(text).is_none())
+                .collect();
+            let mut done = 0;
+            for chunk in missing.chunks(PROGRESS_CHUNK) {
+                if let Err(error) = cache.embed(&self.embedder, chunk) {
+                    tracing::warn!(%error, "embedding the tools failed; routing lexically");
+                    return None;
+                }
+                done += chunk.len();
+                progress.report(Step::Embedding {
+                    done,
+                    total: missing.len(),
+                });
+            }
+        }
         let vectors = match cache.embed(&self.embedder, texts) {
             Ok(vectors) => vectors,
             Err(error) => {
@@ -210,7 +253,7 @@ impl Embeddings for LocalEmbeddings {
         if self.background {
             return self.cached_or_warming(loaded, texts);
         }
-        loaded.embed_into_cache(texts)
+        loaded.embed_into_cache(texts, self.progress.as_ref())
     }
 
     fn embed_query(&self, text: &str) -> Option<Vec<f32>> {

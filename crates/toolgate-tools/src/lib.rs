@@ -27,6 +27,7 @@ mod listing;
 mod manifests;
 mod naming;
 mod output;
+mod progress;
 mod registry;
 mod settings;
 mod source;
@@ -51,6 +52,7 @@ pub use javascript::{DEFAULT_TOOL_OWNER, JavaScriptConfig, JsEval, JsSlots, Tool
 pub use manifests::ReloadReport;
 pub use naming::{RenameReason, RenamedTool};
 pub use output::{Content, ToolOutput};
+pub use progress::{Progress, Step};
 pub use settings::{
     GroupExposure, GroupSettings, InvalidSetting, RawAlias, RawGroupSettings,
     RawJavaScriptSettings, RawToolsSettings, RawWebSettings, ToolSettings,

@@ -29,7 +29,7 @@ use toolgate_tools::{JS_TOOL_MANAGEMENT_GROUP, Toolbox, USER_TOOLS_GROUP};
 
 use self::session::{Session, new_conversation_id};
 use super::banner::describe_sources;
-use super::tool_setup::{ToolSetup, embeddings_client};
+use super::tool_setup::{TerminalProgress, ToolSetup, embeddings_client};
 use crate::cli::ChatArgs;
 use crate::output::{eprint, init_logging};
 use crate::settings::Settings;
@@ -68,6 +68,7 @@ pub(crate) fn run(args: ChatArgs) -> anyhow::Result<()> {
         }
         let store_settings = settings.store.clone();
         let chat = Chat {
+            progress: TerminalProgress::on_stderr(),
             model: toolgate_llm::connect(provider)?,
             banner: format!("toolgate {} chat: {endpoint}\n", env!("CARGO_PKG_VERSION")),
             args: &args,
@@ -134,6 +135,9 @@ struct Chat<'a> {
     model: Arc<dyn ChatModel>,
     /// The start-up summary so far.
     banner: String,
+    /// On a terminal, the upstreams starting and the tool texts being
+    /// embedded, shown until the conversation starts.
+    progress: Option<TerminalProgress>,
 }
 
 impl Chat<'_> {
@@ -173,6 +177,9 @@ impl Chat<'_> {
         } else {
             None
         };
+        if let Some(line) = &self.progress {
+            self.tools.show_progress(line);
+        }
         let config_files: Vec<PathBuf> = self.tools.config_files.clone();
         let manifest_dirs = self.tools.options.manifest_dirs.clone();
         let mut options = self.tools.into_options();
@@ -213,12 +220,22 @@ impl Chat<'_> {
             &toolbox,
             store,
             agent_id,
-            banner,
+            Opening {
+                banner,
+                progress: self.progress.as_ref(),
+            },
         )
         .await;
         toolbox.shutdown().await;
         result
     }
+}
+
+/// What is shown before the conversation: the start-up summary (in the
+/// interactive mode), and the progress line until then.
+struct Opening<'a> {
+    banner: String,
+    progress: Option<&'a TerminalProgress>,
 }
 
 /// The agent over `toolbox`, with the router when `--route` is on, then
@@ -230,15 +247,16 @@ async fn run_chat<S: ConversationStore + AgentStore + RoutingOutcomeStore + 'sta
     toolbox: &Arc<Toolbox>,
     store: Arc<S>,
     agent_id: AgentId,
-    banner: String,
+    opening: Opening<'_>,
 ) -> anyhow::Result<()> {
+    let Opening { banner, progress } = opening;
     let (router, semantic, outcomes) = if args.route {
         let config = &settings.routing;
         // The endpoint's group-level blend when one is configured, else
         // tools scored first, with the local model when it is there.
         let embeddings = match &config.embeddings {
             Some(_) => None,
-            None => super::tool_setup::local_embeddings(config, false),
+            None => super::tool_setup::local_embeddings(config, progress),
         };
         let router = toolbox.with_catalog(|catalog| -> anyhow::Result<Router> {
             let taxonomy = settings.routing_taxonomy(catalog)?;
@@ -309,6 +327,9 @@ async fn run_chat<S: ConversationStore + AgentStore + RoutingOutcomeStore + 'sta
         conversation,
         reports: Vec::new(),
     };
+    if let Some(line) = progress {
+        line.finish();
+    }
     session.bind_agent().await?;
     match &args.message {
         Some(text) => session.one_shot(text).await,

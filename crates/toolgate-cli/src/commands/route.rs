@@ -13,7 +13,7 @@ use toolgate_store::RoutingOutcome;
 use toolgate_tools::Toolbox;
 
 use super::partial_group::describe_partial;
-use super::tool_setup::ToolSetup;
+use super::tool_setup::{TerminalProgress, ToolSetup};
 use crate::cli::RouteArgs;
 use crate::output::print;
 use crate::settings::{Settings, StoreSettings};
@@ -35,6 +35,12 @@ pub(crate) fn run(args: &RouteArgs) -> anyhow::Result<()> {
         let mut setup = ToolSetup::new(&args.tools, &settings)?;
         // Route over what the upstreams really offer.
         setup.start_upstreams_eagerly();
+        // On a terminal, the upstreams starting and the tool texts being
+        // embedded are shown until the answer is ready.
+        let progress = TerminalProgress::on_stderr();
+        if let Some(line) = &progress {
+            setup.show_progress(line);
+        }
         let mut options = setup.into_options();
         options.meta_tools = vec![MetaTool::UnloadToolGroup];
         let (toolbox, _) = Toolbox::start(options).await?;
@@ -46,7 +52,7 @@ pub(crate) fn run(args: &RouteArgs) -> anyhow::Result<()> {
         } else {
             Vec::new()
         };
-        let embeddings = super::tool_setup::local_embeddings(config, false);
+        let embeddings = super::tool_setup::local_embeddings(config, progress.as_ref());
         // The router counts the catalog with the same counter for its budget.
         let counter = TokenCounter::shared().context("loading the tokenizer")?;
         let output = toolbox.with_catalog(|catalog| -> anyhow::Result<String> {
@@ -171,6 +177,9 @@ pub(crate) fn run(args: &RouteArgs) -> anyhow::Result<()> {
             Ok(text)
         });
         toolbox.shutdown().await;
+        if let Some(line) = &progress {
+            line.finish();
+        }
         print(&output?);
         Ok(())
     })

@@ -19,7 +19,7 @@ use toolgate_store::{ConversationId, ConversationStore, JsToolStore, MemoryStore
 use toolgate_tools::{StartReport, ToolboxError};
 
 use super::reload::WithoutTokens;
-use super::tool_setup::ToolSetup;
+use super::tool_setup::{TerminalProgress, ToolSetup};
 use crate::cli::ServeArgs;
 use crate::settings::Settings;
 use std::collections::HashMap;
@@ -97,6 +97,11 @@ async fn serve<S: ConversationStore + 'static>(
     }
     let telemetry = super::telemetry::Telemetry::start(&settings.telemetry)?;
     let mut setup = ToolSetup::new(&args.tools, &settings)?;
+    // On a terminal, the upstreams starting before the banner are shown.
+    let progress = TerminalProgress::on_stderr();
+    if let Some(line) = &progress {
+        setup.show_progress(line);
+    }
     let owner = settings.tools.javascript.owner.clone();
     let user_js_tools = setup.add_user_js_tools(js_tools, owner.clone())?;
     let config_files = setup.config_files;
@@ -143,12 +148,14 @@ async fn serve<S: ConversationStore + 'static>(
         rate_limits: Arc::new(RateLimits::new(&settings.rate_limits, clients.names())),
         policies: Arc::new(settings.policies.clone()),
     };
-    let (gateway, report) = Gateway::start(options, store)
-        .await
-        .map_err(|error| match error {
-            ToolboxError::Routing(error) => settings.routing_error(&error),
-            other => other.into(),
-        })?;
+    let started = Gateway::start(options, store).await;
+    if let Some(line) = &progress {
+        line.finish();
+    }
+    let (gateway, report) = started.map_err(|error| match error {
+        ToolboxError::Routing(error) => settings.routing_error(&error),
+        other => other.into(),
+    })?;
     // [routing] names groups of this catalog, whether or not it searches.
     gateway.with_catalog(|catalog| settings.routing_taxonomy(catalog))?;
     let policy_warnings = check_policies(&gateway, &settings.policies)?;

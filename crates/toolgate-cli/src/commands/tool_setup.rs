@@ -16,6 +16,10 @@ use toolgate_tools::{
 use crate::cli::ToolArgs;
 use crate::settings::Settings;
 
+pub(crate) use self::progress::TerminalProgress;
+
+mod progress;
+
 /// The tools the arguments describe: the toolbox options, the upstream MCP
 /// servers, and the configuration files they came from.
 pub(crate) struct ToolSetup {
@@ -120,6 +124,21 @@ impl ToolSetup {
         }
     }
 
+    /// Shows the upstreams' starts on `line`: those that start before the
+    /// command goes on are the eager ones and every one configured before
+    /// the last of them (listed first, so their tools' names never change).
+    pub(crate) fn show_progress(&mut self, line: &TerminalProgress) {
+        let starting = self
+            .upstreams
+            .iter()
+            .rposition(|upstream| upstream.startup == Startup::Eager)
+            .map_or(0, |last| last + 1);
+        line.expect_upstreams(starting);
+        for upstream in &mut self.upstreams {
+            upstream.progress = Some(line.progress());
+        }
+    }
+
     /// The toolbox options with the upstreams as its listed sources, after
     /// any given already.
     pub(crate) fn into_options(self) -> ToolboxOptions {
@@ -174,13 +193,26 @@ pub(crate) fn find_local_embeddings(
     routing: &toolgate_core::routing::RoutingConfig,
     background: bool,
 ) -> Result<Option<Arc<dyn toolgate_core::routing::Embeddings>>, String> {
+    find_embeddings(routing, background, None)
+}
+
+/// [`find_local_embeddings`], telling `line` how far a foreground
+/// embedding got.
+fn find_embeddings(
+    routing: &toolgate_core::routing::RoutingConfig,
+    background: bool,
+    line: Option<&TerminalProgress>,
+) -> Result<Option<Arc<dyn toolgate_core::routing::Embeddings>>, String> {
     if routing.semantic == Some(false) {
         return Ok(None);
     }
     let env = |name: &str| std::env::var(name).ok();
     match toolgate_tools::LocalEmbeddings::find(routing.embed_model.as_deref(), &env) {
         Ok(embeddings) if background => Ok(Some(Arc::new(embeddings.in_background()))),
-        Ok(embeddings) => Ok(Some(Arc::new(embeddings))),
+        Ok(embeddings) => Ok(Some(Arc::new(match line {
+            Some(line) => embeddings.with_progress(line.progress()),
+            None => embeddings,
+        }))),
         Err(error) => Err(format!(
             "note: routing lexically: {error} (scripts/install-model installs it; \
              `semantic = false` in [routing] silences this)\n"
@@ -188,13 +220,14 @@ pub(crate) fn find_local_embeddings(
     }
 }
 
-/// [`find_local_embeddings`] for a command that routes every turn: a
-/// missing model is said once on stderr.
+/// The local model for a command that routes every turn and waits for the
+/// tool texts to be embedded (shown on `line`): a missing model is said
+/// once on stderr.
 pub(crate) fn local_embeddings(
     routing: &toolgate_core::routing::RoutingConfig,
-    background: bool,
+    line: Option<&TerminalProgress>,
 ) -> Option<Arc<dyn toolgate_core::routing::Embeddings>> {
-    find_local_embeddings(routing, background).unwrap_or_else(|note| {
+    find_embeddings(routing, false, line).unwrap_or_else(|note| {
         crate::output::eprint(&note);
         None
     })

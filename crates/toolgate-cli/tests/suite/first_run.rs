@@ -274,3 +274,46 @@ async fn a_local_server_needs_no_key_and_a_refusal_reads_as_one_sentence() {
     );
     assert!(!message.contains(".."), "{message}");
 }
+
+#[test]
+fn embedding_tool_texts_reports_each_chunk_and_nothing_once_cached() {
+    use std::sync::{Arc, Mutex};
+    use toolgate_core::routing::Embeddings;
+    use toolgate_tools::{LocalEmbeddings, Progress, Step};
+
+    let model = super::support::peers().embed_model;
+    let cache = tempfile::tempdir().unwrap();
+    let steps = Arc::new(Mutex::new(Vec::new()));
+    let heard = Arc::clone(&steps);
+    let progress = Progress::new(move |step| {
+        if let Step::Embedding { done, total } = step {
+            heard.lock().unwrap().push((done, total));
+        }
+    });
+    let texts: Vec<String> = (0..150).map(|n| format!("tool number {n}")).collect();
+    let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let embeddings = LocalEmbeddings::new(&model, cache.path()).with_progress(progress.clone());
+    assert_eq!(embeddings.embed_texts(&texts).unwrap().len(), 150);
+    assert_eq!(*steps.lock().unwrap(), [(64, 150), (128, 150), (150, 150)]);
+    // Cached now: nothing to embed, nothing reported.
+    let again = LocalEmbeddings::new(&model, cache.path()).with_progress(progress);
+    assert_eq!(again.embed_texts(&texts).unwrap().len(), 150);
+    assert_eq!(steps.lock().unwrap().len(), 3);
+}
+
+#[test]
+fn progress_is_not_shown_when_stderr_is_not_a_terminal() {
+    let model = super::support::peers().embed_model;
+    let dir = project(
+        "[[upstream]]\nname = \"eager\"\ncommand = \"sh\"\nargs = [\"-c\", \"exit 1\"]\neager = true\n",
+    );
+    let output = command(dir.path(), &["route", "what time is it"])
+        .env("TOOLGATE_EMBED_MODEL", &model)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let message = stderr(&output);
+    assert!(!message.contains("starting upstream"), "{message}");
+    assert!(!message.contains("embedding tool texts"), "{message}");
+    assert!(!message.contains('\r'), "{message}");
+}

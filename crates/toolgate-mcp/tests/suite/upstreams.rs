@@ -502,3 +502,40 @@ async fn a_server_that_never_answers_initialize_is_reported_with_what_it_said() 
     );
     served.stop().await;
 }
+
+#[tokio::test]
+async fn each_start_of_an_upstream_is_reported_to_its_progress() {
+    use std::sync::{Arc, Mutex};
+    use toolgate_tools::{Progress, Step};
+
+    let root = tempfile::tempdir().unwrap();
+    let steps = Arc::new(Mutex::new(Vec::new()));
+    let heard = Arc::clone(&steps);
+    let progress = Progress::new(move |step| {
+        let seen = match step {
+            Step::Starting { source } => format!("starting {source}"),
+            Step::Started { source } => format!("started {source}"),
+            other => format!("{other:?}"),
+        };
+        heard.lock().unwrap().push(seen);
+    });
+    let mut lazy = shell("lazy", "exit 1");
+    let mut eager = shell("eager", "exit 1");
+    eager.startup = Startup::Eager;
+    for config in [&mut lazy, &mut eager] {
+        config.progress = Some(progress.clone());
+    }
+    let served = serve_default(root.path(), vec![lazy, eager]).await;
+    // Both start with the gateway: the lazy one too, as it comes first
+    // (the tools of those listed before an eager one are listed first).
+    assert_eq!(
+        *steps.lock().unwrap(),
+        [
+            "starting lazy",
+            "started lazy",
+            "starting eager",
+            "started eager"
+        ]
+    );
+    served.stop().await;
+}
