@@ -16,7 +16,7 @@ use toolgate_mcp::{
     serve_http,
 };
 use toolgate_store::{ConversationId, ConversationStore, JsToolStore, MemoryStore};
-use toolgate_tools::{StartReport, ToolboxError};
+use toolgate_tools::{StartReport, ToolOwnership, ToolboxError};
 
 use super::reload::WithoutTokens;
 use super::tool_setup::{TerminalProgress, ToolSetup};
@@ -209,9 +209,16 @@ async fn serve<S: ConversationStore + 'static>(
         ));
     }
     if user_js_tools.is_some() {
-        banner.push_str(&format!(
-            "  JavaScript tools agents write: owner '{owner}' ([tools.javascript] owner)\n"
-        ));
+        let whose = match settings.tools.javascript.ownership {
+            ToolOwnership::PerCaller => format!(
+                "each client's own; owner '{owner}' for the operator ([tools.javascript] owner \
+                 makes one shared set)"
+            ),
+            ToolOwnership::Shared => {
+                format!("owner '{owner}', shared by every client ([tools.javascript] owner)")
+            }
+        };
+        banner.push_str(&format!("  JavaScript tools agents write: {whose}\n"));
     }
     if args.stdio {
         let session = args.session.clone().unwrap_or_else(new_session_name);
@@ -582,12 +589,22 @@ fn connect_help(url: &str, token: bool) -> String {
     } else {
         ""
     };
+    // The binary running now, by its absolute path: a client that starts
+    // its servers itself finds it whatever its own PATH holds.
+    let program = std::env::current_exe()
+        .ok()
+        .and_then(|path| path.to_str().map(str::to_owned))
+        .unwrap_or_else(|| "toolgate".to_owned());
+    let desktop = serde_json::json!({
+        "mcpServers": {"toolgate": {"command": program, "args": ["serve", "--stdio"]}}
+    });
     format!(
         "Listening on {url}\n\
          Connect:\n  \
          Claude Code:     claude mcp add --transport http toolgate {url}{auth}\n  \
          MCP Inspector:   npx @modelcontextprotocol/inspector  (Transport: Streamable HTTP, URL: {url})\n  \
-         stdio clients:   command `toolgate serve --stdio`\n\
+         stdio clients:   command `{program} serve --stdio`\n  \
+         Claude Desktop:  {desktop}\n\
          Status page: {status}\n\
          Press Ctrl-C to stop.\n",
         status = url

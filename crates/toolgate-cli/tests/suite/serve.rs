@@ -946,3 +946,28 @@ async fn a_client_removed_with_an_upstream_is_out_before_that_upstreams_calls_fi
     let _ = child.kill();
     let _ = child.wait();
 }
+
+/// The banner names the running binary by its absolute path for clients
+/// that start their servers themselves: `toolgate` need not be on their PATH.
+#[test]
+fn the_banner_gives_stdio_clients_the_binarys_absolute_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, _url) = serve_logged(dir.path(), "127.0.0.1:0");
+    let banner = until_logged(dir.path(), "Press Ctrl-C to stop.");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let binary = env!("CARGO_BIN_EXE_toolgate");
+    assert!(
+        banner.contains(&format!("stdio clients:   command `{binary} serve --stdio`")),
+        "{banner}"
+    );
+    let desktop = banner
+        .lines()
+        .find_map(|line| line.trim().strip_prefix("Claude Desktop:"))
+        .unwrap_or_else(|| panic!("no Claude Desktop line:\n{banner}"));
+    let config: serde_json::Value = serde_json::from_str(desktop.trim()).unwrap();
+    assert_eq!(
+        config["mcpServers"]["toolgate"],
+        serde_json::json!({"command": binary, "args": ["serve", "--stdio"]})
+    );
+}
