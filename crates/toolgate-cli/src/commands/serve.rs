@@ -489,37 +489,25 @@ pub(crate) fn check_policies_against<S: ConversationStore + 'static>(
         }
         let mut warnings = String::new();
         for (client, policy) in clients {
-            let groups = [
-                (
-                    "allow_groups",
-                    policy.allow_groups.iter().flatten().collect::<Vec<_>>(),
-                ),
-                ("deny_groups", policy.deny_groups.iter().collect()),
-            ];
-            for (rule, names) in groups {
-                if let Some(unknown) = names.iter().find(|name| !known.contains(&name.as_str())) {
-                    bail!(
-                        "[clients.{client}] {rule} names '{unknown}', which is not a group \
-                         (groups: {})",
-                        known.join(", ")
-                    );
-                }
+            if let Some((rule, unknown)) = policy
+                .group_names()
+                .find(|(_, name)| !known.contains(name))
+            {
+                bail!(
+                    "[clients.{client}] {rule} names '{unknown}', which is not a group \
+                     (groups: {})",
+                    known.join(", ")
+                );
             }
-            let tools = [
-                (
-                    "allow_tools",
-                    policy.allow_tools.iter().flatten().collect::<Vec<_>>(),
-                ),
-                ("deny_tools", policy.deny_tools.iter().collect()),
-                (
-                    "allow_actions/deny_actions",
-                    policy.actions.keys().collect(),
-                ),
-            ];
-            for (rule, names) in tools {
-                for name in names.iter().filter(|name| catalog.tool(name).is_none()) {
-                    warnings.push_str(&no_tool_holds(&format!("[clients.{client}] {rule}"), name));
-                }
+            // A polymorphic tool's former tool names (aliases of its
+            // actions) are names a policy may use for those actions.
+            let holds = |rule: &str, name: &str| {
+                catalog.tool(name).is_some()
+                    || (rule != "allow_actions/deny_actions"
+                        && catalog.alias(name).is_some_and(|alias| alias.action.is_some()))
+            };
+            for (rule, name) in policy.tool_names().filter(|(rule, name)| !holds(rule, name)) {
+                warnings.push_str(&no_tool_holds(&format!("[clients.{client}] {rule}"), name));
             }
         }
         Ok(warnings)

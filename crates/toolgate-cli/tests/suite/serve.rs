@@ -174,15 +174,21 @@ fn stdio_answers_initialize_on_stdout() {
     );
 }
 
-/// Starts `toolgate serve` on a free port; returns it once it listens, with
-/// what it printed so far.
+/// Starts `toolgate serve` without the built-in groups on a free port;
+/// returns it once it listens, with what it printed so far.
 fn serve_in(dir: &Path, extra: &[&str]) -> (std::process::Child, String) {
+    serve_listening(dir, &[&["--no-builtins"], extra].concat())
+}
+
+/// Starts `toolgate serve` with `args` on a free port; returns it once it
+/// listens, with what it printed so far.
+fn serve_listening(dir: &Path, args: &[&str]) -> (std::process::Child, String) {
     use std::io::{BufRead, BufReader};
     use std::process::Stdio;
 
     let mut child = super::support::toolgate(dir)
-        .args(["serve", "--listen", "127.0.0.1:0", "--no-builtins"])
-        .args(extra)
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .args(args)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -696,6 +702,34 @@ fn a_rate_limit_on_a_tool_no_tool_holds_is_warned_about() {
 }
 
 #[test]
+fn a_policy_naming_no_tool_is_warned_about_but_a_former_tool_name_of_an_action_is_known() {
+    let dir = tempfile::tempdir().unwrap();
+    let hash = "0".repeat(64);
+    std::fs::write(
+        dir.path().join("toolgate.toml"),
+        format!(
+            "[clients.alice]\ntoken_sha256 = \"{hash}\"\n\
+             deny_tools = [\"web_fetch\", \"web_fetchh\", \"call_tool\", \"time_now\"]\n"
+        ),
+    )
+    .unwrap();
+    let (mut child, banner) = serve_listening(dir.path(), &["--memory-store"]);
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(
+        banner.contains(
+            "warning: [clients.alice] deny_tools names 'web_fetchh', which no tool holds now"
+        ),
+        "{banner}"
+    );
+    // `web_fetch` is web's fetch action by its former name; call_tool a
+    // meta-tool; time_now a tool.
+    for known in ["'web_fetch'", "'call_tool'", "'time_now'"] {
+        assert!(!banner.contains(&format!("names {known}")), "{banner}");
+    }
+}
+
+#[test]
 fn a_policy_naming_a_group_that_does_not_exist_stops_serve_naming_the_client_and_rule() {
     let dir = tempfile::tempdir().unwrap();
     let hash = "0".repeat(64);
@@ -958,7 +992,9 @@ fn the_banner_gives_stdio_clients_the_binarys_absolute_path() {
     child.wait().unwrap();
     let binary = env!("CARGO_BIN_EXE_toolgate");
     assert!(
-        banner.contains(&format!("stdio clients:   command `{binary} serve --stdio`")),
+        banner.contains(&format!(
+            "stdio clients:   command `{binary} serve --stdio`"
+        )),
         "{banner}"
     );
     let desktop = banner
