@@ -489,9 +489,8 @@ pub(crate) fn check_policies_against<S: ConversationStore + 'static>(
         }
         let mut warnings = String::new();
         for (client, policy) in clients {
-            if let Some((rule, unknown)) = policy
-                .group_names()
-                .find(|(_, name)| !known.contains(name))
+            if let Some((rule, unknown)) =
+                policy.group_names().find(|(_, name)| !known.contains(name))
             {
                 bail!(
                     "[clients.{client}] {rule} names '{unknown}', which is not a group \
@@ -504,9 +503,14 @@ pub(crate) fn check_policies_against<S: ConversationStore + 'static>(
             let holds = |rule: &str, name: &str| {
                 catalog.tool(name).is_some()
                     || (rule != "allow_actions/deny_actions"
-                        && catalog.alias(name).is_some_and(|alias| alias.action.is_some()))
+                        && catalog
+                            .alias(name)
+                            .is_some_and(|alias| alias.action.is_some()))
             };
-            for (rule, name) in policy.tool_names().filter(|(rule, name)| !holds(rule, name)) {
+            for (rule, name) in policy
+                .tool_names()
+                .filter(|(rule, name)| !holds(rule, name))
+            {
                 warnings.push_str(&no_tool_holds(&format!("[clients.{client}] {rule}"), name));
             }
         }
