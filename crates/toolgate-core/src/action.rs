@@ -73,6 +73,14 @@ pub struct ActionPolicy {
 }
 
 impl ActionPolicy {
+    /// Lists that refuse `actions` and allow every other.
+    pub fn deny<S: Into<String>>(actions: impl IntoIterator<Item = S>) -> Self {
+        Self {
+            allow: None,
+            deny: actions.into_iter().map(Into::into).collect(),
+        }
+    }
+
     /// Whether `action` may be called.
     pub fn allows(&self, action: &str) -> bool {
         let allowed = self

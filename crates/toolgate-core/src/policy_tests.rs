@@ -89,13 +89,7 @@ fn an_action_is_judged_by_its_lists_and_by_the_name_of_the_tool_it_runs() {
     let fetch = grouped("web", "web").with_action("fetch", Some("web_fetch"));
     let search = grouped("web", "web").with_action("search", Some("web_search"));
     let no_fetch = ToolPolicy {
-        actions: BTreeMap::from([(
-            "web".to_owned(),
-            ActionPolicy {
-                allow: None,
-                deny: vec!["fetch".to_owned()],
-            },
-        )]),
+        actions: BTreeMap::from([("web".to_owned(), ActionPolicy::deny(["fetch"]))]),
         ..ToolPolicy::default()
     };
     assert!(no_fetch.permits(&search));

@@ -36,13 +36,7 @@ fn a_host_function_is_judged_as_the_tool_it_does_under_either_name() {
     );
     assert!(no_files.reach("web", "web_fetch", "fetch").is_ok());
     let no_fetch = policy(ToolPolicy {
-        actions: BTreeMap::from([(
-            "web".to_owned(),
-            ActionPolicy {
-                allow: None,
-                deny: vec!["fetch".to_owned()],
-            },
-        )]),
+        actions: BTreeMap::from([("web".to_owned(), ActionPolicy::deny(["fetch"]))]),
         ..ToolPolicy::default()
     });
     assert!(no_fetch.reach("web", "web_fetch", "fetch").is_err());

@@ -4,7 +4,6 @@
 //! use suggests `--listen`, and `toolgate chat` without a key says where a
 //! key goes before it tries the network.
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 
@@ -48,23 +47,7 @@ struct Serving {
 
 impl Serving {
     fn start(dir: &Path) -> Self {
-        let mut child = command(dir, SERVE)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let mut printed = String::new();
-        while !printed.contains("Listening on") {
-            let mut line = String::new();
-            if stderr.read_line(&mut line).unwrap() == 0 {
-                panic!("toolgate serve ended before listening:\n{printed}");
-            }
-            printed.push_str(&line);
-        }
-        std::thread::spawn(move || {
-            let _ = std::io::copy(&mut stderr, &mut std::io::sink());
-        });
+        let (child, printed, _) = super::support::listening(&mut command(dir, SERVE));
         Self { child, printed }
     }
 }

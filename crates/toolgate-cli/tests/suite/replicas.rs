@@ -52,32 +52,12 @@ impl Replica {
     /// Starts the gateway in `dir` (its cache there too), with `files_root`
     /// as the built-in `files` tools' root; returns once it listens.
     fn start(dir: &Path, files_root: &Path, store: &str) -> Self {
-        use std::io::{BufRead, BufReader};
-
-        let mut child = super::support::toolgate(dir)
-            .args(["serve", "--listen", "127.0.0.1:0", "--store", store])
-            .arg("--files-root")
-            .arg(files_root)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let mut printed = String::new();
-        let url = loop {
-            let mut line = String::new();
-            if stderr.read_line(&mut line).unwrap() == 0 {
-                panic!("toolgate serve ended before listening:\n{printed}");
-            }
-            if let Some(url) = line.trim().strip_prefix("Listening on ") {
-                break url.to_owned();
-            }
-            printed.push_str(&line);
-        };
-        std::thread::spawn(move || {
-            // Keep draining, so the gateway never blocks on a full pipe.
-            let _ = std::io::copy(&mut stderr, &mut std::io::sink());
-        });
+        let (child, _, url) = super::support::listening(
+            super::support::toolgate(dir)
+                .args(["serve", "--listen", "127.0.0.1:0", "--store", store])
+                .arg("--files-root")
+                .arg(files_root),
+        );
         let address = url
             .strip_prefix("http://")
             .and_then(|rest| rest.strip_suffix("/mcp"))

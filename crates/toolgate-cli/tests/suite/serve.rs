@@ -183,29 +183,11 @@ fn serve_in(dir: &Path, extra: &[&str]) -> (std::process::Child, String) {
 /// Starts `toolgate serve` with `args` on a free port; returns it once it
 /// listens, with what it printed so far.
 fn serve_listening(dir: &Path, args: &[&str]) -> (std::process::Child, String) {
-    use std::io::{BufRead, BufReader};
-    use std::process::Stdio;
-
-    let mut child = super::support::toolgate(dir)
-        .args(["serve", "--listen", "127.0.0.1:0"])
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut printed = String::new();
-    while !printed.contains("Listening on") {
-        let mut line = String::new();
-        if stderr.read_line(&mut line).unwrap() == 0 {
-            panic!("toolgate serve ended before listening:\n{printed}");
-        }
-        printed.push_str(&line);
-    }
-    std::thread::spawn(move || {
-        // Keep draining, so the gateway never blocks on a full pipe.
-        let _ = std::io::copy(&mut stderr, &mut std::io::sink());
-    });
+    let (child, printed, _) = super::support::listening(
+        super::support::toolgate(dir)
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .args(args),
+    );
     (child, printed)
 }
 

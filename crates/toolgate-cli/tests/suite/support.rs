@@ -1,8 +1,9 @@
 //! What several test files share: the installed test peers, and the
 //! `toolgate` binary started the same way on every machine.
 
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, Command, Stdio};
 
 /// Variables of the test's own environment a `toolgate` child keeps: where
 /// programs are, and where temporary files go. Nothing else of the machine
@@ -64,4 +65,32 @@ pub(crate) fn peers() -> Peers {
         venv_bin: value("TOOLGATE_PEERS_VENV").join("bin"),
         embed_model: value("TOOLGATE_EMBED_MODEL"),
     }
+}
+
+/// Spawns `command` (a `toolgate serve` on an HTTP listener) with its
+/// stderr read until the gateway listens: the child, what it printed up to
+/// and with the `Listening on` line, and the MCP URL on it. Its stderr is
+/// drained from then on, so the gateway never blocks on a full pipe.
+pub(crate) fn listening(command: &mut Command) -> (Child, String, String) {
+    let mut child = command
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut printed = String::new();
+    let url = loop {
+        let mut line = String::new();
+        if stderr.read_line(&mut line).unwrap() == 0 {
+            panic!("toolgate serve ended before listening:\n{printed}");
+        }
+        printed.push_str(&line);
+        if let Some(url) = line.trim().strip_prefix("Listening on ") {
+            break url.to_owned();
+        }
+    };
+    std::thread::spawn(move || {
+        let _ = std::io::copy(&mut stderr, &mut std::io::sink());
+    });
+    (child, printed, url)
 }

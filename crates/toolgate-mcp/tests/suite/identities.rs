@@ -11,11 +11,13 @@ use toolgate_store::MemoryStore;
 
 use super::support::{Served, exchange, header_value, loopback, options, serve};
 
-const ALICE: &str = "tg_alice-0123456789abcdef";
-const BOB: &str = "tg_bob-0123456789abcdef";
+pub(super) const ALICE: &str = "tg_alice-0123456789abcdef";
+pub(super) const BOB: &str = "tg_bob-0123456789abcdef";
 const SHARED: &str = "shared-token-0123456789";
 
-async fn served() -> Served<MemoryStore> {
+/// Alice and Bob with tokens of their own, and the shared token; idle
+/// sessions leave memory after a second.
+pub(super) async fn served() -> Served<MemoryStore> {
     served_with(None).await
 }
 

@@ -31,13 +31,7 @@ async fn served() -> Served<MemoryStore> {
     let policy = ToolPolicy {
         allow_groups: Some(BTreeSet::from(["time".to_owned(), "web".to_owned()])),
         deny_tools: BTreeSet::from(["time_convert".to_owned()]),
-        actions: BTreeMap::from([(
-            "web".to_owned(),
-            ActionPolicy {
-                allow: None,
-                deny: vec!["fetch".to_owned()],
-            },
-        )]),
+        actions: BTreeMap::from([("web".to_owned(), ActionPolicy::deny(["fetch"]))]),
         ..ToolPolicy::default()
     };
     let mut options = options(root.path(), vec![]);
@@ -522,44 +516,58 @@ async fn an_alias_whose_fixed_arguments_set_the_action_stops_the_start() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn a_tool_a_client_writes_acts_with_that_clients_policy() {
-    let root = tempfile::tempdir().unwrap();
-    std::fs::write(root.path().join("secret.txt"), "the secret").unwrap();
-    let mut options = options(root.path(), vec![]);
-    let builtins = toolgate_tools::BuiltinConfig::new(root.path());
+/// A gateway whose clients (name, token, policy) write JavaScript tools
+/// of their own through `js_tool_management`, reaching the files under
+/// `root` and the web as the built-in tools do.
+async fn served_with_user_tools(
+    root: &std::path::Path,
+    clients: Vec<(&str, &str, ToolPolicy)>,
+) -> Served<MemoryStore> {
+    let mut options = options(root, vec![]);
+    let builtins = toolgate_tools::BuiltinConfig::new(root);
     let config = toolgate_tools::JavaScriptConfig::default();
     let user_tools = toolgate_tools::UserJsTools::new(
         Arc::new(MemoryStore::new()) as Arc<dyn toolgate_store::JsToolStore>,
-        toolgate_store::ToolOwner::new("team"),
+        toolgate_store::ToolOwner::new(toolgate_tools::DEFAULT_TOOL_OWNER),
         &config,
         Some(&builtins),
     )
     .unwrap();
     user_tools.add_to(&mut options.tools);
     options.tools.javascript = config;
-    let mallory = ClientName::new("mallory").unwrap();
-    options.policies = Arc::new(HashMap::from([(
-        mallory.clone(),
-        ToolPolicy {
-            deny_groups: BTreeSet::from(["files".to_owned()]),
-            actions: BTreeMap::from([(
-                "web".to_owned(),
-                ActionPolicy {
-                    allow: None,
-                    deny: vec!["fetch".to_owned()],
-                },
-            )]),
-            ..ToolPolicy::default()
-        },
-    )]));
-    let token = "tg_mallory-token";
+    let names = || {
+        clients
+            .iter()
+            .map(|(name, ..)| ClientName::new(name).unwrap())
+    };
+    options.policies = Arc::new(
+        names()
+            .zip(clients.iter().map(|(.., policy)| policy.clone()))
+            .collect(),
+    );
     let http = HttpOptions {
-        clients: Clients::new([(mallory, TokenHash::of(token))]).unwrap(),
+        clients: Clients::new(
+            names().zip(clients.iter().map(|(_, token, _)| TokenHash::of(token))),
+        )
+        .unwrap(),
         ..HttpOptions::default()
     };
     let served = serve(options, MemoryStore::new(), loopback(), http).await;
     user_tools.attach(served.gateway.toolbox());
+    served
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_tool_a_client_writes_acts_with_that_clients_policy() {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("secret.txt"), "the secret").unwrap();
+    let token = "tg_mallory-token";
+    let policy = ToolPolicy {
+        deny_groups: BTreeSet::from(["files".to_owned()]),
+        actions: BTreeMap::from([("web".to_owned(), ActionPolicy::deny(["fetch"]))]),
+        ..ToolPolicy::default()
+    };
+    let served = served_with_user_tools(root.path(), vec![("mallory", token, policy)]).await;
     let address = served.address;
     let (session, _) = open(address, token).await;
     let (text, error) = load(address, token, &session, "js_tool_management").await;
@@ -580,33 +588,16 @@ async fn a_tool_a_client_writes_acts_with_that_clients_policy() {
     assert!(!error, "{text}");
     let (text, error) = load(address, token, &session, "user_tools").await;
     assert!(!error, "{text}");
-    let (text, error) = call(
-        address,
-        token,
-        &session,
-        "peek",
-        serde_json::json!({"what": "file"}),
-    )
-    .await;
-    assert!(error, "{text}");
-    assert!(
-        text.contains("files_read is not available to this caller"),
-        "{text}"
-    );
-    assert!(!text.contains("the secret"), "{text}");
-    let (text, error) = call(
-        address,
-        token,
-        &session,
-        "peek",
-        serde_json::json!({"what": "page"}),
-    )
-    .await;
-    assert!(error, "{text}");
-    assert!(
-        text.contains("web_fetch is not available to this caller"),
-        "{text}"
-    );
+    for (what, refused) in [("file", "files_read"), ("page", "web_fetch")] {
+        let arguments = serde_json::json!({ "what": what });
+        let (text, error) = call(address, token, &session, "peek", arguments).await;
+        assert!(error, "{text}");
+        assert!(
+            text.contains(&format!("{refused} is not available to this caller")),
+            "{text}"
+        );
+        assert!(!text.contains("the secret"), "{text}");
+    }
     served.stop().await;
 }
 
@@ -623,27 +614,14 @@ fn tool_answering(name: &str, answer: &str) -> serde_json::Value {
 #[tokio::test(flavor = "multi_thread")]
 async fn each_client_writes_and_runs_tools_of_its_own() {
     let root = tempfile::tempdir().unwrap();
-    let mut options = options(root.path(), vec![]);
-    let config = toolgate_tools::JavaScriptConfig::default();
-    let user_tools = toolgate_tools::UserJsTools::new(
-        Arc::new(MemoryStore::new()) as Arc<dyn toolgate_store::JsToolStore>,
-        toolgate_store::ToolOwner::new(toolgate_tools::DEFAULT_TOOL_OWNER),
-        &config,
-        None,
+    let served = served_with_user_tools(
+        root.path(),
+        vec![
+            ("alice", ALICE, ToolPolicy::default()),
+            ("bob", BOB, ToolPolicy::default()),
+        ],
     )
-    .unwrap();
-    user_tools.add_to(&mut options.tools);
-    options.tools.javascript = config;
-    let http = HttpOptions {
-        clients: Clients::new([
-            (ClientName::new("alice").unwrap(), TokenHash::of(ALICE)),
-            (ClientName::new("bob").unwrap(), TokenHash::of(BOB)),
-        ])
-        .unwrap(),
-        ..HttpOptions::default()
-    };
-    let served = serve(options, MemoryStore::new(), loopback(), http).await;
-    user_tools.attach(served.gateway.toolbox());
+    .await;
     let address = served.address;
     let (alices, _) = open(address, ALICE).await;
     let (bobs, _) = open(address, BOB).await;

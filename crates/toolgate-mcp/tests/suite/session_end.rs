@@ -7,40 +7,8 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use toolgate_mcp::{ClientName, Clients, HttpLimits, HttpOptions, TokenHash};
-use toolgate_store::MemoryStore;
-
-use super::identities::{LIST, open, post, refused_as_unknown};
-use super::support::{Served, exchange, loopback, options, serve};
-
-const ALICE: &str = "tg_alice-0123456789abcdef";
-const BOB: &str = "tg_bob-0123456789abcdef";
-
-/// Alice and Bob with their own tokens; idle sessions leave memory after a
-/// second.
-async fn served() -> Served<MemoryStore> {
-    let root = tempfile::tempdir().unwrap();
-    let clients = Clients::new([
-        (ClientName::new("alice").unwrap(), TokenHash::of(ALICE)),
-        (ClientName::new("bob").unwrap(), TokenHash::of(BOB)),
-    ])
-    .unwrap();
-    let http = HttpOptions {
-        clients,
-        limits: HttpLimits {
-            idle_in_memory: Duration::from_secs(1),
-            ..HttpLimits::default()
-        },
-        ..HttpOptions::default()
-    };
-    serve(
-        options(root.path(), vec![]),
-        MemoryStore::new(),
-        loopback(),
-        http,
-    )
-    .await
-}
+use super::identities::{ALICE, BOB, LIST, open, post, refused_as_unknown, served};
+use super::support::exchange;
 
 /// `DELETE /mcp` over a fresh connection, with `token`, naming `session`
 /// when given.

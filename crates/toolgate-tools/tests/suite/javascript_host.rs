@@ -402,13 +402,7 @@ async fn a_script_reaches_only_what_its_caller_may_use() {
     // call of the built-in tool.
     let no_files = policy(ToolPolicy {
         deny_groups: BTreeSet::from(["files".to_owned()]),
-        actions: BTreeMap::from([(
-            "web".to_owned(),
-            ActionPolicy {
-                allow: None,
-                deny: vec!["fetch".to_owned()],
-            },
-        )]),
+        actions: BTreeMap::from([("web".to_owned(), ActionPolicy::deny(["fetch"]))]),
         ..ToolPolicy::default()
     });
     for (function, arguments, host) in [
