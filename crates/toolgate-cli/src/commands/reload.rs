@@ -90,11 +90,18 @@ fn watch_dirs(dirs: &[PathBuf], trigger: &Arc<Notify>) -> Option<RecommendedWatc
 }
 
 /// Whether `event` may change what the manifests load: a change (not a
-/// mere read) of a `.json` or `.js` file.
+/// mere read) of a `.json` or `.js` file, or of a ConfigMap's `..` entries.
 fn concerns_manifests(event: &notify::Event) -> bool {
+    // A manifest or its script; or, in a folder mounted from a Kubernetes
+    // ConfigMap, the `..data` link (and the `..<timestamp>` folder it
+    // names) swapped on each update: its files are links through it, and
+    // no event names them.
     let relevant = |path: &PathBuf| {
         path.extension()
             .is_some_and(|ext| ext == "json" || ext == "js")
+            || path
+                .file_name()
+                .is_some_and(|name| name.to_string_lossy().starts_with(".."))
     };
     !matches!(event.kind, EventKind::Access(_)) && event.paths.iter().any(relevant)
 }

@@ -388,3 +388,55 @@ fn a_reload_that_leaves_a_loopback_listener_without_tokens_is_applied_with_a_war
     let _ = child.kill();
     let _ = child.wait();
 }
+
+/// A manifests folder mounted from a Kubernetes ConfigMap: each file is a
+/// link into `..data`, itself a link to the current version, and an update
+/// swaps `..data` for a new version. No event names a `.json` file, and the
+/// update still reaches the sessions.
+#[test]
+fn a_manifests_folder_updated_as_a_config_map_is_reloaded() {
+    use std::os::unix::fs::symlink;
+
+    let dir = tempfile::tempdir().unwrap();
+    let tools = dir.path().join("tools");
+    let version = |name: &str, manifest: &[&str]| {
+        let folder = tools.join(name);
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(folder.join("mathx.json"), mathx(manifest)).unwrap();
+        std::fs::write(
+            folder.join("mathx.js"),
+            "function mathx_add({a, b}) { return a + b; }\nfunction mathx_mul({a, b}) { return a * b; }\n",
+        )
+        .unwrap();
+    };
+    version("..2026_11_28_a", &["mathx_add"]);
+    symlink("..2026_11_28_a", tools.join("..data")).unwrap();
+    for file in ["mathx.json", "mathx.js"] {
+        symlink(format!("..data/{file}"), tools.join(file)).unwrap();
+    }
+    let mut served = Served::start(dir.path());
+    served.request(
+        1,
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}),
+    );
+    served.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let loaded = served.request(
+        2,
+        "tools/call",
+        json!({"name": "load_tool_group", "arguments": {"group_name": "mathx"}}),
+    );
+    assert_ne!(loaded["result"]["isError"], true, "{loaded}");
+
+    // The update, as the kubelet writes it: a new version, a new link to it,
+    // renamed over `..data`.
+    version("..2026_11_28_b", &["mathx_add", "mathx_mul"]);
+    symlink("..2026_11_28_b", tools.join("..data_tmp")).unwrap();
+    std::fs::rename(tools.join("..data_tmp"), tools.join("..data")).unwrap();
+    served.said("manifests reloaded: groups changed: mathx");
+    let listed = served.request(3, "tools/list", json!({}));
+    assert!(
+        tool_names(&listed).contains(&"mathx_mul".to_owned()),
+        "{listed}"
+    );
+}
