@@ -354,7 +354,7 @@ impl<S: ConversationStore + 'static> Gateway<S> {
         };
         self.toolbox.prepare_visible(&active).await;
         let (tools, revision) = self.with_view(scope, |catalog| {
-            let mut tools = self.to_mcp(active.definitions(catalog));
+            let mut tools = self.to_mcp(active.definitions(catalog), scope.authority());
             // MCP has no system prompt, and many clients drop the server's
             // instructions: the group list rides in load_tool_group's
             // description, where every model sees it.
@@ -488,7 +488,10 @@ impl<S: ConversationStore + 'static> Gateway<S> {
                 let session = self.sessions.get(id).await;
                 let mut active = session.active.lock().await;
                 let reply = self.with_view(scope, |catalog| {
-                    self.render(meta.answer(&call, Some(&mut active), catalog))
+                    self.render(
+                        meta.answer(&call, Some(&mut active), catalog),
+                        scope.authority(),
+                    )
                 });
                 if let Some(event) = reply.history_event() {
                     self.sessions.record(id, event).await;
@@ -496,7 +499,7 @@ impl<S: ConversationStore + 'static> Gateway<S> {
                 reply
             }
             None => self.with_view(scope, |catalog| {
-                self.render(meta.answer(&call, None, catalog))
+                self.render(meta.answer(&call, None, catalog), scope.authority())
             }),
         };
         match reply {
@@ -520,12 +523,16 @@ impl<S: ConversationStore + 'static> Gateway<S> {
     }
 
     /// A meta-tool's answer as the MCP client receives it.
-    fn render(&self, answer: Result<MetaAnswer<'_>, toolgate_core::MetaError>) -> Reply {
+    fn render(
+        &self,
+        answer: Result<MetaAnswer<'_>, toolgate_core::MetaError>,
+        authority: &Authority,
+    ) -> Reply {
         match answer {
             Ok(MetaAnswer::Loaded(loaded)) => {
                 let mut result =
                     CallToolResult::success(vec![ContentBlock::text(loaded.to_string())]);
-                result.structured_content = Some(self.loaded_schemas(&loaded));
+                result.structured_content = Some(self.loaded_schemas(&loaded, authority));
                 let changed = loaded
                     .newly_loaded
                     .then(|| Change::Loaded(loaded.group.id.clone()));
@@ -675,18 +682,18 @@ impl<S: ConversationStore + 'static> Gateway<S> {
 
     /// Definitions as MCP lists them: an upstream's tools exactly as it
     /// listed them (but for the exposed name), the others from the catalog.
-    fn to_mcp(&self, definitions: Vec<&ToolDefinition>) -> Vec<Tool> {
+    fn to_mcp(&self, definitions: Vec<&ToolDefinition>, authority: &Authority) -> Vec<Tool> {
         let listings = self
             .toolbox
-            .listings(definitions.iter().map(|d| d.name.as_str()));
+            .listings(definitions.iter().map(|d| d.name.as_str()), authority);
         self.listed_tools.tools(&definitions, listings)
     }
 
     /// The structured content of a load: the group and its tools as
     /// `tools/list` gives them, for clients that never refresh their list.
-    fn loaded_schemas(&self, loaded: &GroupLoaded<'_>) -> Value {
+    fn loaded_schemas(&self, loaded: &GroupLoaded<'_>, authority: &Authority) -> Value {
         let tools: Vec<Value> = self
-            .to_mcp(loaded.tools.clone())
+            .to_mcp(loaded.tools.clone(), authority)
             .iter()
             .map(|tool| serde_json::to_value(tool).unwrap_or(Value::Null))
             .collect();

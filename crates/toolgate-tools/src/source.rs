@@ -10,6 +10,7 @@
 //! listed source when it announces a change.
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -197,5 +198,5 @@ pub trait OwnedTools: ToolSource {
     async fn prepare(&self, owner: &ToolOwner);
 
     /// `owner`'s tools as last read; `None` before [`Self::prepare`].
-    fn tools_of(&self, owner: &ToolOwner) -> Option<OwnedSet>;
+    fn tools_of(&self, owner: &ToolOwner) -> Option<Arc<OwnedSet>>;
 }

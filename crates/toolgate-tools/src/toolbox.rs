@@ -22,6 +22,7 @@ use toolgate_core::{
     import_jsonl,
 };
 
+use crate::authority::Authority;
 use crate::builtin::{BuiltinConfig, BuiltinTools};
 use crate::catalog_state::{CatalogChange, CatalogState};
 use crate::consolidate::{Consolidation, consolidate, polymorphic_groups};
@@ -437,11 +438,19 @@ impl Toolbox {
 
     /// How the source of each tool named described it (an MCP server's
     /// `tools/list` entry, under the exposed name), when it did; in order.
-    /// The same `Arc` comes back until the source is listed again.
+    /// The same `Arc` comes back until the source is listed again. A tool of
+    /// the caller's own ([`ToolboxOptions::owned`]) has none: a listed tool
+    /// of the same name is another owner's.
     pub fn listings<'a>(
         &self,
         names: impl IntoIterator<Item = &'a str>,
+        authority: &Authority,
     ) -> Vec<Option<Arc<Map<String, Value>>>> {
+        let own = self.own_tools(authority);
+        let is_own = |name: &str| {
+            own.as_ref()
+                .is_some_and(|(_, set)| set.tools.iter().any(|tool| tool.name.as_str() == name))
+        };
         let registry = self
             .state
             .registry
@@ -449,7 +458,13 @@ impl Toolbox {
             .unwrap_or_else(PoisonError::into_inner);
         names
             .into_iter()
-            .map(|name| registry.listing(name))
+            .map(|name| {
+                if is_own(name) {
+                    None
+                } else {
+                    registry.listing(name)
+                }
+            })
             .collect()
     }
 

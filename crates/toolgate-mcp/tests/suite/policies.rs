@@ -516,9 +516,14 @@ async fn an_alias_whose_fixed_arguments_set_the_action_stops_the_start() {
     );
 }
 
+/// The shared token of the gateways of the tools clients write: the
+/// operator's, whose tools are the ones listed.
+const OPERATOR: &str = "operator-token-0123456789";
+
 /// A gateway whose clients (name, token, policy) write JavaScript tools
 /// of their own through `js_tool_management`, reaching the files under
-/// `root` and the web as the built-in tools do.
+/// `root` and the web as the built-in tools do; the operator comes in with
+/// [`OPERATOR`].
 async fn served_with_user_tools(
     root: &std::path::Path,
     clients: Vec<(&str, &str, ToolPolicy)>,
@@ -550,6 +555,7 @@ async fn served_with_user_tools(
             names().zip(clients.iter().map(|(_, token, _)| TokenHash::of(token))),
         )
         .unwrap(),
+        bearer_token: Some(OPERATOR.to_owned()),
         ..HttpOptions::default()
     };
     let served = serve(options, MemoryStore::new(), loopback(), http).await;
@@ -606,7 +612,7 @@ async fn a_tool_a_client_writes_acts_with_that_clients_policy() {
 fn tool_answering(name: &str, answer: &str) -> serde_json::Value {
     serde_json::json!({
         "name": name,
-        "description": "Says whose it is",
+        "description": format!("Says {answer}"),
         "source": format!("function {name}() {{ return {answer:?}; }}"),
     })
 }
@@ -623,6 +629,13 @@ async fn each_client_writes_and_runs_tools_of_its_own() {
     )
     .await;
     let address = served.address;
+    // The operator's tool of the name is the one the catalog lists.
+    let (operators, _) = open(address, OPERATOR).await;
+    for group in ["js_tool_management", "user_tools"] {
+        let _ = load(address, OPERATOR, &operators, group).await;
+        let arguments = tool_answering("peek", "the operator's");
+        let _ = call(address, OPERATOR, &operators, "create_js_tool", arguments).await;
+    }
     let (alices, _) = open(address, ALICE).await;
     let (bobs, _) = open(address, BOB).await;
     for (token, session) in [(ALICE, &alices), (BOB, &bobs)] {
@@ -701,6 +714,8 @@ async fn each_client_writes_and_runs_tools_of_its_own() {
         .filter(|tool| tool["name"] == "peek")
         .filter_map(|tool| tool["description"].as_str())
         .collect();
-    assert_eq!(descriptions, ["Says whose it is"]);
+    assert_eq!(descriptions, ["Says alice's"]);
+    let (text, _) = call(address, OPERATOR, &operators, "peek", serde_json::json!({})).await;
+    assert_eq!(text, "the operator's");
     served.stop().await;
 }

@@ -51,7 +51,7 @@ pub(crate) struct UserTools {
     runner: JsRunner,
     changes: ChangeSignal,
     /// The tools of each owner callers named, as last read.
-    owned: Mutex<HashMap<ToolOwner, OwnedSet>>,
+    owned: Mutex<HashMap<ToolOwner, Arc<OwnedSet>>>,
     /// The revision the next read of an owner's tools gets.
     next_revision: AtomicU64,
 }
@@ -111,7 +111,7 @@ impl UserTools {
                 self.owned
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
-                    .insert(owner.clone(), set);
+                    .insert(owner.clone(), Arc::new(set));
             }
             Err(error) => tracing::error!(%owner, %error, "reading a client's JavaScript tools"),
         }
@@ -224,7 +224,7 @@ impl OwnedTools for UserTools {
         }
     }
 
-    fn tools_of(&self, owner: &ToolOwner) -> Option<OwnedSet> {
+    fn tools_of(&self, owner: &ToolOwner) -> Option<Arc<OwnedSet>> {
         self.owned
             .lock()
             .unwrap_or_else(PoisonError::into_inner)

@@ -150,10 +150,7 @@ impl Toolbox {
     fn own_tool(&self, name: &str, authority: &Authority) -> Option<Target> {
         let (owned, source) = self.owned.as_ref()?;
         let tools = owned.tools_of(authority.tool_owner()?)?;
-        let tool = tools
-            .tools
-            .into_iter()
-            .find(|tool| tool.name.as_str() == name)?;
+        let tool = tools.tools.iter().find(|tool| tool.name.as_str() == name)?;
         let group = owned.group_id().clone();
         Some(Target {
             tool: name.to_owned(),
@@ -166,7 +163,7 @@ impl Toolbox {
                 tool: name.to_owned(),
                 listing: None,
             }),
-            own_schema: Some(tool.input_schema),
+            own_schema: Some(tool.input_schema.clone()),
         })
     }
 
@@ -358,7 +355,7 @@ impl Toolbox {
 
     /// The caller's own tools and their group, when its authority names an
     /// owner whose tools are known ([`Self::prepare_caller`]).
-    fn own_tools(&self, authority: &Authority) -> Option<(GroupId, OwnedSet)> {
+    pub(super) fn own_tools(&self, authority: &Authority) -> Option<(GroupId, Arc<OwnedSet>)> {
         let (owned, _) = self.owned.as_ref()?;
         let set = owned.tools_of(authority.tool_owner()?)?;
         Some((owned.group_id().clone(), set))
@@ -382,12 +379,12 @@ impl Toolbox {
             };
             let tools = set
                 .tools
-                .into_iter()
+                .iter()
                 .filter(|tool| {
                     let kind = ToolKind::Grouped(group.as_str());
                     authority.permits(&PolicyTarget::tool(kind, tool.name.as_str()))
                 })
-                .map(|tool| (tool, origin.clone()))
+                .map(|tool| (tool.clone(), origin.clone()))
                 .collect();
             let scope = {
                 use std::hash::{Hash, Hasher};

@@ -341,7 +341,10 @@ async fn a_listed_source_starts_on_first_need_and_keeps_contested_names_qualifie
         .await
         .unwrap();
     assert_eq!(output.model_text(), "beta ran shared");
-    let listing = toolbox.listings(["beta__shared"]).remove(0).unwrap();
+    let listing = toolbox
+        .listings(["beta__shared"], &Authority::everything())
+        .remove(0)
+        .unwrap();
     assert_eq!(listing["name"], "beta__shared");
     assert_eq!(listing["title"], "The shared");
 }
@@ -488,7 +491,10 @@ async fn tools_with_names_mcp_refuses_are_exposed_under_stable_valid_names() {
             .await
             .unwrap();
         assert_eq!(output.model_text(), format!("docs ran {original}"));
-        let listing = toolbox.listings([exposed]).remove(0).unwrap();
+        let listing = toolbox
+            .listings([exposed], &Authority::everything())
+            .remove(0)
+            .unwrap();
         assert_eq!(listing["name"], exposed);
     }
     let renamed: Vec<String> = report.renamed.iter().map(ToString::to_string).collect();
