@@ -859,11 +859,7 @@ impl<'c> CatalogTool<'c> {
     /// Where the tool sits, as a policy judges it: a meta-tool, a core tool
     /// or a tool of its group.
     pub fn kind(&self) -> ToolKind<'c> {
-        match (self.origin, self.group) {
-            (Origin::MetaTool, _) => ToolKind::Meta,
-            (_, None) => ToolKind::Core,
-            (_, Some(group)) => ToolKind::Grouped(group.as_str()),
-        }
+        ToolKind::of(self.origin, self.group)
     }
 }
 

@@ -9,6 +9,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::action::ActionPolicy;
+use crate::name::GroupId;
+use crate::origin::Origin;
 
 /// Allow and deny lists at group, tool and action level.
 ///
@@ -50,6 +52,17 @@ pub enum ToolKind<'a> {
     Core,
     /// A tool of this group.
     Grouped(&'a str),
+}
+
+impl<'a> ToolKind<'a> {
+    /// Where a tool from `origin` in `group` (`None`: no group) sits.
+    pub fn of(origin: &Origin, group: Option<&'a GroupId>) -> Self {
+        match (origin, group) {
+            (Origin::MetaTool, _) => Self::Meta,
+            (_, None) => Self::Core,
+            (_, Some(group)) => Self::Grouped(group.as_str()),
+        }
+    }
 }
 
 /// One action of a polymorphic tool, as a call resolves it.

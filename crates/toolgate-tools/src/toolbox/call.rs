@@ -86,11 +86,7 @@ pub struct ViewKey {
 
 impl Target {
     fn kind(&self) -> ToolKind<'_> {
-        match (&self.origin, &self.group) {
-            (Origin::MetaTool, _) => ToolKind::Meta,
-            (_, None) => ToolKind::Core,
-            (_, Some(group)) => ToolKind::Grouped(group.as_str()),
-        }
+        ToolKind::of(&self.origin, self.group.as_ref())
     }
 }
 
