@@ -58,6 +58,10 @@ struct State {
     /// task calls `close_session` once a worker stops, and that late call
     /// must not close the session restored meanwhile.
     closing: HashMap<SessionId, (u32, Instant)>,
+    /// Owners of sessions not in memory, read from the store for the
+    /// request about to restore one: its restore takes the owner from here
+    /// instead of reading the history again.
+    read_owners: HashMap<SessionId, Owner>,
 }
 
 #[derive(Debug)]
@@ -140,6 +144,14 @@ impl<S: ConversationStore + 'static> HeldSessions<S> {
             .sessions()
             .stored_owner(&ConversationId::new(id.as_ref()))
             .await?;
+        if let Some(owner) = &stored {
+            let mut state = self.lock();
+            // Bounded: requests that restore nothing leave their owner here.
+            if state.read_owners.len() >= self.hold.max_sessions {
+                state.read_owners.clear();
+            }
+            state.read_owners.insert(id.clone(), owner.clone());
+        }
         Ok(stored.map_or(SessionOwner::Unknown, SessionOwner::Owned))
     }
 
@@ -444,18 +456,22 @@ impl<S: ConversationStore + 'static> SessionManager for HeldSessions<S> {
     ) -> Result<RestoreOutcome<Self::Transport>, Self::Error> {
         self.make_room().await;
         // A restored session is its stored owner's (the listener let only
-        // that owner's request through to restore it).
-        let owner = match self
-            .gateway
-            .sessions()
-            .stored_owner(&ConversationId::new(id.as_ref()))
-            .await
-        {
-            Ok(owner) => owner,
-            Err(error) => {
-                tracing::warn!(%error, "reading a restored session's owner failed");
-                None
-            }
+        // that owner's request through to restore it, having read it).
+        let read = self.lock().read_owners.remove(&id);
+        let owner = match read {
+            Some(owner) => Some(owner),
+            None => match self
+                .gateway
+                .sessions()
+                .stored_owner(&ConversationId::new(id.as_ref()))
+                .await
+            {
+                Ok(owner) => owner,
+                Err(error) => {
+                    tracing::warn!(%error, "reading a restored session's owner failed");
+                    None
+                }
+            },
         };
         let outcome = self.inner.restore_session(id.clone()).await?;
         if matches!(outcome, RestoreOutcome::Restored(_)) {
