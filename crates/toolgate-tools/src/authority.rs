@@ -108,11 +108,6 @@ impl Authority {
         }
     }
 
-    /// Whether the caller may use nothing at all.
-    pub fn is_nothing(&self) -> bool {
-        matches!(self.grant, Grant::Nothing)
-    }
-
     /// Whether the caller may list or call `target`.
     pub fn permits(&self, target: &PolicyTarget<'_>) -> bool {
         match &self.grant {
