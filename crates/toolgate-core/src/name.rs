@@ -6,6 +6,12 @@
 //! are sent to providers and MCP clients verbatim. Group ids are looser: public
 //! catalogs use ids such as `Public Health`, and a group id only ever travels
 //! inside a JSON string argument.
+//!
+//! A name from outside that breaks these rules is renamed, not dropped: the
+//! gateway exposes an upstream tool, and an import loads a tool or group,
+//! under the first free name of [`ToolName::candidates`] or
+//! [`GroupId::candidates`]. The rule lives here, once, so a tool gets the
+//! same name whichever way it enters.
 
 use std::borrow::Borrow;
 use std::fmt;
@@ -16,6 +22,12 @@ use serde::{Deserialize, Deserializer, Serialize};
 pub const MAX_TOOL_NAME_LEN: usize = 64;
 /// Longest group id toolgate accepts.
 pub const MAX_GROUP_ID_LEN: usize = 128;
+
+/// Length of a hashed name's suffix: `_` and 8 hex digits.
+const HASH_SUFFIX_LEN: usize = 9;
+/// Hashed names tried before giving up (a collision of 32-bit hashes among
+/// one catalog's names is already unlikely).
+const HASH_ATTEMPTS: u32 = 16;
 
 /// A tool name or group id that breaks the naming rules.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -84,10 +96,88 @@ impl ToolName {
         Self(name.to_owned())
     }
 
+    /// The names a tool its source calls `original` may be exposed under,
+    /// best first, valid ones only: `original` itself, `group__original`
+    /// (with a group), [`sanitize_tool_name`] of `original`, then that name
+    /// cut to 55 characters with `_` and 8 hex digits of a stable hash
+    /// ([`fnv1a`] of the group id, a NUL and `original`; the attempts after
+    /// the first add a NUL and the attempt number, 16 in all). The caller
+    /// takes the first one it holds free, so a name is kept when valid and
+    /// free, and a refused one gets the same name on every run and build.
+    ///
+    /// ```
+    /// use toolgate_core::ToolName;
+    /// let names: Vec<String> = ToolName::candidates(Some("pdf"), "PDF&URL")
+    ///     .take(2)
+    ///     .map(|name| name.to_string())
+    ///     .collect();
+    /// assert_eq!(names, ["PDF_URL", "PDF_URL_1b9c5ff4"]);
+    /// ```
+    pub fn candidates<'a>(
+        group: Option<&'a str>,
+        original: &'a str,
+    ) -> impl Iterator<Item = ToolName> + 'a {
+        let sanitized = sanitize_tool_name(original);
+        let prefix: String = sanitized
+            .chars()
+            .take(MAX_TOOL_NAME_LEN - HASH_SUFFIX_LEN)
+            .collect();
+        let qualified = group.map(|group| format!("{group}__{original}"));
+        let key = [group.unwrap_or_default(), "\0", original];
+        [Some(original.to_owned()), qualified, Some(sanitized)]
+            .into_iter()
+            .flatten()
+            .chain(hashed_names(prefix, key))
+            .filter_map(|name| Self::new(name).ok())
+    }
+
     /// The name as text.
     pub fn as_str(&self) -> &str {
         &self.0
     }
+}
+
+/// `name` with every character outside MCP's `A-Za-z0-9_./-` replaced by
+/// `_`. Not cut: a long name is cut by the hashed names of
+/// [`ToolName::candidates`].
+///
+/// ```
+/// assert_eq!(toolgate_core::sanitize_tool_name("PDF&URL Tool"), "PDF_URL_Tool");
+/// ```
+pub fn sanitize_tool_name(name: &str) -> String {
+    name.chars()
+        .map(|c| if is_tool_name_char(c) { c } else { '_' })
+        .collect()
+}
+
+/// 32-bit FNV-1a of the concatenated `parts`: the hash of hashed names,
+/// small, and stable across runs, platforms and Rust versions (unlike
+/// `DefaultHasher`).
+pub fn fnv1a(parts: &[&str]) -> u32 {
+    const OFFSET: u32 = 0x811c_9dc5;
+    const PRIME: u32 = 0x0100_0193;
+    parts
+        .iter()
+        .flat_map(|part| part.bytes())
+        .fold(OFFSET, |hash, byte| {
+            (hash ^ u32::from(byte)).wrapping_mul(PRIME)
+        })
+}
+
+/// `{prefix}_{hash:08x}` for each of the [`HASH_ATTEMPTS`] attempts: the
+/// hash of `key`, then of `key`, a NUL and the attempt number.
+fn hashed_names<const N: usize>(prefix: String, key: [&str; N]) -> impl Iterator<Item = String> {
+    (0..HASH_ATTEMPTS).map(move |attempt| {
+        let salt = attempt.to_string();
+        let hash = if attempt == 0 {
+            fnv1a(&key)
+        } else {
+            let mut salted = key.to_vec();
+            salted.extend(["\0", salt.as_str()]);
+            fnv1a(&salted)
+        };
+        format!("{prefix}_{hash:08x}")
+    })
 }
 
 /// Whether `c` may appear in a tool name: MCP allows `A-Za-z0-9_./-`.
@@ -122,10 +212,44 @@ impl GroupId {
         Ok(Self(id))
     }
 
+    /// The ids a group its file calls `original` may be loaded under, best
+    /// first, valid ones only: `original` itself, [`sanitize_group_id`] of
+    /// `original`, then that id cut to 119 characters with `_` and 8 hex
+    /// digits of a stable hash ([`fnv1a`] of `original`; the attempts after
+    /// the first add a NUL and the attempt number, 16 in all). As for
+    /// [`ToolName::candidates`], the caller takes the first free one.
+    ///
+    /// ```
+    /// use toolgate_core::GroupId;
+    /// let first = GroupId::candidates(" Public\tHealth").next().unwrap();
+    /// assert_eq!(first.as_str(), "Public Health");
+    /// ```
+    pub fn candidates(original: &str) -> impl Iterator<Item = GroupId> + '_ {
+        let sanitized = sanitize_group_id(original);
+        let prefix: String = sanitized
+            .chars()
+            .take(MAX_GROUP_ID_LEN - HASH_SUFFIX_LEN)
+            .collect();
+        [original.to_owned(), sanitized]
+            .into_iter()
+            .chain(hashed_names(prefix.trim_end().to_owned(), [original]))
+            .filter_map(|id| Self::new(id).ok())
+    }
+
     /// The id as text.
     pub fn as_str(&self) -> &str {
         &self.0
     }
+}
+
+/// `id` with every control character replaced by a space, then trimmed.
+/// Not cut: a long id is cut by the hashed ids of [`GroupId::candidates`].
+pub fn sanitize_group_id(id: &str) -> String {
+    let spaced: String = id
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    spaced.trim().to_owned()
 }
 
 macro_rules! string_newtype_impls {

@@ -6,12 +6,17 @@
 //! with every other character replaced by `_`, else that name cut short
 //! with `_` and 8 hex digits of a stable hash (32-bit FNV-1a of the group id
 //! and the original name, the same on every run and build). Calls to the
-//! exposed name reach the source under the original one.
+//! exposed name reach the source under the original one. The rule is
+//! toolgate-core's [`ToolName::candidates`], which a catalog import follows
+//! too; this file decides which names are free.
 
 use std::collections::HashMap;
 use std::fmt;
 
-use toolgate_core::{Catalog, GroupId, MAX_TOOL_NAME_LEN, NameError, ToolName, is_tool_name_char};
+use toolgate_core::{Catalog, GroupId, MAX_TOOL_NAME_LEN, NameError, ToolName};
+// The tests pin the rule's parts under the names they had here.
+#[cfg(test)]
+use toolgate_core::{fnv1a, sanitize_tool_name as sanitize};
 
 /// The characters of an original name a rename line shows.
 const SHOWN_CHARS: usize = 80;
@@ -88,18 +93,13 @@ impl RenamedTool {
     }
 }
 
-/// Length of the hash suffix, `_` included.
-const SUFFIX_LEN: usize = 9;
-/// Hashed names tried before giving up (a collision of 32-bit hashes among
-/// one catalog's names is already unlikely).
-const HASH_ATTEMPTS: u32 = 16;
-
 /// The name `original`, a tool of `group`, is exposed under: the first
-/// free one of its own name, `group__original`, the sanitized name and the
-/// hashed one; `None` if none is free. A name is free when no tool of
-/// another group has it and `taken` (exposed -> original, this group's
-/// names so far) gives it to no other tool: one lookup, so naming a
-/// listing of n tools costs n lookups, not n passes over the names given.
+/// free one of [`ToolName::candidates`] (its own name, `group__original`,
+/// the sanitized name and the hashed ones); `None` if none is free. A name
+/// is free when no tool of another group has it and `taken` (exposed ->
+/// original, this group's names so far) gives it to no other tool: one
+/// lookup, so naming a listing of n tools costs n lookups, not n passes
+/// over the names given.
 pub(crate) fn exposed_name(
     catalog: &Catalog,
     group: &str,
@@ -113,55 +113,7 @@ pub(crate) fn exposed_name(
                 .is_some_and(|g| g.as_str() == group);
         in_catalog && taken.get(name).is_none_or(|other| other == original)
     };
-    let sanitized = sanitize(original);
-    let plain = [
-        original.to_owned(),
-        format!("{group}__{original}"),
-        sanitized.clone(),
-    ];
-    if let Some(name) = plain
-        .into_iter()
-        .filter_map(|name| ToolName::new(name).ok())
-        .find(|name| free(name))
-    {
-        return Some(name);
-    }
-    let prefix: String = sanitized
-        .chars()
-        .take(MAX_TOOL_NAME_LEN - SUFFIX_LEN)
-        .collect();
-    (0..HASH_ATTEMPTS)
-        .filter_map(|attempt| {
-            let salt = attempt.to_string();
-            let hash = if attempt == 0 {
-                fnv1a(&[group, "\0", original])
-            } else {
-                fnv1a(&[group, "\0", original, "\0", &salt])
-            };
-            ToolName::new(format!("{prefix}_{hash:08x}")).ok()
-        })
-        .find(|name| free(name))
-}
-
-/// `name` with every character outside MCP's `A-Za-z0-9_./-` replaced by
-/// `_`.
-pub(crate) fn sanitize(name: &str) -> String {
-    name.chars()
-        .map(|c| if is_tool_name_char(c) { c } else { '_' })
-        .collect()
-}
-
-/// 32-bit FNV-1a of the concatenated `parts`: small, and stable across
-/// runs, platforms and Rust versions (unlike `DefaultHasher`).
-pub(crate) fn fnv1a(parts: &[&str]) -> u32 {
-    const OFFSET: u32 = 0x811c_9dc5;
-    const PRIME: u32 = 0x0100_0193;
-    parts
-        .iter()
-        .flat_map(|part| part.bytes())
-        .fold(OFFSET, |hash, byte| {
-            (hash ^ u32::from(byte)).wrapping_mul(PRIME)
-        })
+    ToolName::candidates(Some(group), original).find(|name| free(name))
 }
 
 #[cfg(test)]
