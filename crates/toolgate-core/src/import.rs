@@ -7,19 +7,40 @@
 //! A bad line is reported with its line number and skipped; the rest loads.
 //! Groups keep the order of `groups.jsonl`, then first appearance in
 //! `tools.jsonl`. A blank group description is generated from tool names.
+//!
+//! A name toolgate refuses does not make a line bad: the tool is loaded under
+//! the name the gateway would expose it by, so a dataset's queries can name
+//! it. A tool whose name MCP refuses (over 64 characters, or with a character
+//! such as `&` or a space) takes the first free name of
+//! [`ToolName::candidates`]: its name with such characters replaced by `_`,
+//! else that name cut short with a stable hash suffix. A group id that
+//! [`GroupId`] refuses (padded, over 128 characters, a control character)
+//! likewise takes the first free id of [`GroupId::candidates`]. A name is
+//! free when no line has it as its own valid name, no other renamed one took
+//! it and the catalog holds nothing by it; refused names are settled in the
+//! order of their text, so a file gives the same names whatever its line
+//! order. Each rename is reported ([`ImportReport::renamed_tools`],
+//! [`ImportReport::renamed_groups`]), never made silently.
 
+use std::collections::{HashMap, HashSet};
+use std::fmt;
 use std::fs;
-use std::path::Path;
+use std::hash::Hash;
+use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::catalog::Catalog;
 use crate::error::ImportError;
 use crate::group::{ToolGroup, generated_group_description};
-use crate::name::{GroupId, title_case};
+use crate::name::{GroupId, NameError, ToolName, title_case};
 use crate::origin::Origin;
-use crate::tool::{ToolDefinition, definition_from_parts};
+use crate::tool::ToolDefinition;
+
+/// The name a tool line's definition holds until its refused name is
+/// settled, once every line is read.
+const UNSETTLED_NAME: &str = "unsettled";
 
 #[derive(Debug, Deserialize)]
 struct RawImportTool {
@@ -46,8 +67,60 @@ pub struct ImportReport {
     pub tools: usize,
     /// Groups registered.
     pub groups: usize,
+    /// Tools loaded under another name than their line's, in line order.
+    pub renamed_tools: Vec<ImportRename<ToolName>>,
+    /// Groups loaded under another id than their lines', in order of first
+    /// appearance.
+    pub renamed_groups: Vec<ImportRename<GroupId>>,
     /// Lines skipped, with the reason.
     pub errors: Vec<ImportError>,
+}
+
+/// A tool or group loaded under a name other than the one its lines give,
+/// because toolgate refuses that one. `Display` is a line for the operator.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImportRename<N> {
+    /// The file of the first line giving the name.
+    pub path: PathBuf,
+    /// That line, one-based.
+    pub line: usize,
+    /// The name the lines give.
+    pub original: String,
+    /// The name it is loaded under.
+    pub loaded: N,
+    /// Why the original is refused.
+    pub reason: NameError,
+}
+
+impl<N: fmt::Display> fmt::Display for ImportRename<N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}:{}: loaded as `{}`: {}",
+            self.path.display(),
+            self.line,
+            self.loaded,
+            self.reason
+        )
+    }
+}
+
+/// A parsed tool line. Its definition has the line's name when valid, else
+/// [`UNSETTLED_NAME`] until the import gives it one.
+struct ToolLine {
+    line: usize,
+    original: String,
+    definition: ToolDefinition,
+    group: Option<String>,
+}
+
+/// Where a name first appears, and the group a tool name is hashed with.
+#[derive(Clone, Copy)]
+struct Appearance<'a> {
+    original: &'a str,
+    group: Option<&'a str>,
+    path: &'a Path,
+    line: usize,
 }
 
 /// Imports `tools_path` (and `groups.jsonl` beside it, if any) into `catalog`.
@@ -73,38 +146,116 @@ pub fn import_jsonl(catalog: &mut Catalog, tools_path: &Path) -> Result<ImportRe
         reason,
     };
 
-    // Pass 1: parse every line; groups keep groups.jsonl order, then first appearance.
-    let mut groups: Vec<(GroupId, String, Vec<ToolDefinition>)> = Vec::new();
+    // Pass 1: parse every line.
+    let mut group_lines: Vec<(usize, String, String)> = Vec::new();
     for (number, line) in numbered_lines(groups_text.as_deref().unwrap_or_default()) {
-        match serde_json::from_str::<RawImportGroup>(line)
-            .map_err(|e| e.to_string())
-            .and_then(|raw| {
-                Ok((
-                    GroupId::new(raw.group).map_err(|e| e.to_string())?,
-                    raw.description,
-                ))
-            }) {
-            Ok((id, description)) => {
-                if !groups.iter().any(|(seen, ..)| *seen == id) {
-                    groups.push((id, description, Vec::new()));
-                }
+        match serde_json::from_str::<RawImportGroup>(line) {
+            Ok(raw) if raw.group.trim().is_empty() => {
+                let reason = NameError::GroupIdShape { id: raw.group }.to_string();
+                report.errors.push(line_error(&groups_path, number, reason));
             }
-            Err(reason) => report.errors.push(line_error(&groups_path, number, reason)),
+            Ok(raw) => group_lines.push((number, raw.group, raw.description)),
+            Err(error) => {
+                let reason = error.to_string();
+                report.errors.push(line_error(&groups_path, number, reason));
+            }
         }
     }
-    let mut core = Vec::new();
+    let mut tool_lines = Vec::new();
     for (number, line) in numbered_lines(&tools_text) {
-        match parse_tool_line(line) {
-            Ok((tool, None)) => core.push(tool),
-            Ok((tool, Some(group))) => match groups.iter_mut().find(|(id, ..)| *id == group) {
-                Some((.., members)) => members.push(tool),
-                None => groups.push((group, String::new(), vec![tool])),
-            },
+        match parse_tool_line(number, line) {
+            Ok(tool) => tool_lines.push(tool),
             Err(reason) => report.errors.push(line_error(tools_path, number, reason)),
         }
     }
 
-    // Pass 2: register, group by group, reporting collisions without stopping.
+    // Pass 2: settle the names, groups first: a tool name is hashed with
+    // its group's loaded id, as the gateway hashes it with its server's.
+    let mut seen = HashSet::new();
+    let group_appearances: Vec<Appearance<'_>> = group_lines
+        .iter()
+        .map(|(line, id, _)| (groups_path.as_path(), *line, id.as_str()))
+        .chain(tool_lines.iter().filter_map(|tool| {
+            let id = tool.group.as_deref()?;
+            Some((tools_path, tool.line, id))
+        }))
+        .filter(|(.., id)| seen.insert(*id))
+        .map(|(path, line, original)| Appearance {
+            original,
+            group: None,
+            path,
+            line,
+        })
+        .collect();
+    let group_ids = settle_names(
+        &group_appearances,
+        |original| GroupId::new(original),
+        |appearance| GroupId::candidates(appearance.original),
+        |id| catalog.group(id.as_str()).is_none(),
+        &mut report.renamed_groups,
+    );
+    let mut seen = HashSet::new();
+    let tool_appearances: Vec<Appearance<'_>> = tool_lines
+        .iter()
+        .filter(|tool| seen.insert(tool.original.as_str()))
+        .map(|tool| Appearance {
+            original: &tool.original,
+            group: tool
+                .group
+                .as_deref()
+                .and_then(|id| group_ids.get(id))
+                .map(GroupId::as_str),
+            path: tools_path,
+            line: tool.line,
+        })
+        .collect();
+    let tool_names = settle_names(
+        &tool_appearances,
+        |original| ToolName::new(original),
+        |appearance| ToolName::candidates(appearance.group, appearance.original),
+        |name| catalog.tool_state(name.as_str()).is_none(),
+        &mut report.renamed_tools,
+    );
+
+    // Groups keep groups.jsonl order, then first appearance.
+    let mut groups: Vec<(GroupId, String, Vec<ToolDefinition>)> = Vec::new();
+    for (_, original, description) in group_lines {
+        if let Some(id) = group_ids.get(&original)
+            && !groups.iter().any(|(seen, ..)| seen == id)
+        {
+            groups.push((id.clone(), description, Vec::new()));
+        }
+    }
+    let no_free_name =
+        |kind: &str, original: &str| format!("no free name to load the {kind} `{original}` under");
+    let mut core = Vec::new();
+    for mut tool in tool_lines {
+        let Some(name) = tool_names.get(&tool.original) else {
+            let reason = no_free_name("tool", &tool.original);
+            report
+                .errors
+                .push(line_error(tools_path, tool.line, reason));
+            continue;
+        };
+        tool.definition.name = name.clone();
+        let Some(original) = tool.group else {
+            core.push(tool.definition);
+            continue;
+        };
+        let Some(group) = group_ids.get(&original) else {
+            let reason = no_free_name("group", &original);
+            report
+                .errors
+                .push(line_error(tools_path, tool.line, reason));
+            continue;
+        };
+        match groups.iter_mut().find(|(id, ..)| id == group) {
+            Some((.., members)) => members.push(tool.definition),
+            None => groups.push((group.clone(), String::new(), vec![tool.definition])),
+        }
+    }
+
+    // Pass 3: register, group by group, reporting collisions without stopping.
     let origin = Origin::Import {
         path: tools_path.to_path_buf(),
     };
@@ -144,6 +295,60 @@ pub fn import_jsonl(catalog: &mut Catalog, tools_path: &Path) -> Result<ImportRe
     Ok(report)
 }
 
+/// The loaded name of each of `appearances`' names: its own when `parse`
+/// accepts it, else the first of its `candidates` that no appearance has as
+/// its own, no other rename took and `free_in_catalog` accepts. Refused
+/// names are settled in the order of their text; each rename is added to
+/// `renamed` in order of appearance. A refused name with no free candidate
+/// is left out.
+fn settle_names<'a, N, I>(
+    appearances: &[Appearance<'a>],
+    parse: impl Fn(&str) -> Result<N, NameError>,
+    candidates: impl Fn(Appearance<'a>) -> I,
+    free_in_catalog: impl Fn(&N) -> bool,
+    renamed: &mut Vec<ImportRename<N>>,
+) -> HashMap<String, N>
+where
+    N: Clone + Eq + Hash,
+    I: Iterator<Item = N>,
+{
+    let mut loaded = HashMap::new();
+    let mut refused = Vec::new();
+    for appearance in appearances {
+        match parse(appearance.original) {
+            Ok(name) => {
+                loaded.insert(appearance.original.to_owned(), name);
+            }
+            Err(reason) => refused.push((*appearance, reason)),
+        }
+    }
+    let mut taken: HashSet<N> = loaded.values().cloned().collect();
+    let mut by_text: Vec<&(Appearance<'a>, NameError)> = refused.iter().collect();
+    by_text.sort_by_key(|(appearance, _)| appearance.original);
+    let mut given = HashMap::new();
+    for (appearance, _) in by_text {
+        let name =
+            candidates(*appearance).find(|name| !taken.contains(name) && free_in_catalog(name));
+        if let Some(name) = name {
+            taken.insert(name.clone());
+            given.insert(appearance.original, name);
+        }
+    }
+    for (appearance, reason) in refused {
+        if let Some(name) = given.remove(appearance.original) {
+            loaded.insert(appearance.original.to_owned(), name.clone());
+            renamed.push(ImportRename {
+                path: appearance.path.to_path_buf(),
+                line: appearance.line,
+                original: appearance.original.to_owned(),
+                loaded: name,
+                reason,
+            });
+        }
+    }
+    loaded
+}
+
 /// Non-blank lines with their one-based numbers.
 fn numbered_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
     text.lines()
@@ -152,17 +357,21 @@ fn numbered_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
         .filter(|(_, line)| !line.is_empty())
 }
 
-fn parse_tool_line(line: &str) -> Result<(ToolDefinition, Option<GroupId>), String> {
+/// A tool line, its definition checked before its name is settled, so a
+/// line skipped for its schema takes no name from another.
+fn parse_tool_line(number: usize, line: &str) -> Result<ToolLine, String> {
     let raw: RawImportTool = serde_json::from_str(line).map_err(|e| e.to_string())?;
-    let tool = definition_from_parts(raw.name, raw.description, raw.parameters)?;
-    let label = tool.name.to_string();
-    let group = raw
-        .group
-        .filter(|group| !group.trim().is_empty())
-        .map(GroupId::new)
-        .transpose()
-        .map_err(|e| format!("tool `{label}`: {e}"))?;
-    Ok((tool, group))
+    let name = ToolName::new(raw.name.as_str())
+        .unwrap_or_else(|_| ToolName::new_unchecked(UNSETTLED_NAME));
+    let schema = raw.parameters.unwrap_or_else(|| Value::Object(Map::new()));
+    let definition = ToolDefinition::new(name, raw.description, schema)
+        .map_err(|error| format!("tool `{}`: {error}", raw.name))?;
+    Ok(ToolLine {
+        line: number,
+        original: raw.name,
+        definition,
+        group: raw.group.filter(|group| !group.trim().is_empty()),
+    })
 }
 
 #[cfg(test)]

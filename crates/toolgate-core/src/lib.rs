@@ -49,7 +49,7 @@ pub use group::{ToolGroup, generated_group_description};
 pub use history::{
     Message, MessageKind, Restored, SkipReason, SkippedEvent, ToolStatus, restore_active_set,
 };
-pub use import::{ImportReport, import_jsonl};
+pub use import::{ImportRename, ImportReport, import_jsonl};
 pub use manifest::{
     Manifest, ManifestFile, ManifestReport, ManifestTool, load_manifest_dirs, parse_manifest,
     register_manifest, scan_manifest_dir,

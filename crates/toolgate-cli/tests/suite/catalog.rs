@@ -132,7 +132,7 @@ fn a_jsonl_catalog_imports_with_groups_and_line_errors() {
         concat!(
             r#"{"name": "a_tool", "description": "A", "parameters": {"type": "object"}, "group": "alpha"}"#,
             "\n",
-            r#"{"name": "bad name", "group": "alpha"}"#,
+            r#"{"name": "bad_schema", "parameters": {"type": "array"}, "group": "alpha"}"#,
             "\n",
         ),
     )
@@ -159,7 +159,7 @@ fn a_jsonl_catalog_imports_with_groups_and_line_errors() {
     ));
     assert!(text.contains("(token counts: cl100k_base)"), "{text}");
     assert!(
-        text.contains("tools.jsonl: line 2: tool name `bad name`"),
+        text.contains("tools.jsonl: line 2: tool `bad_schema`: input schema"),
         "{text}"
     );
 }
