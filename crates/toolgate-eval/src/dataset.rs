@@ -6,6 +6,13 @@
 //! else a stable 30% of the conversations. The 30% is chosen by a hash of the
 //! conversation id (the query id outside conversations), so the turns of one
 //! conversation stay on one side and a rerun picks the same queries.
+//!
+//! A tool or group whose name toolgate refuses is loaded under the name the
+//! gateway would expose it by (see `toolgate_core::import_jsonl`), and the
+//! queries' gold tools and groups that name it are renamed the same way, so
+//! such a tool can be found like any other. Gold tools that name no tool of
+//! the catalog are kept as they are; gold groups that name no group are
+//! dropped.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -28,6 +35,9 @@ pub struct Dataset {
     pub split_rule: String,
     /// Catalog lines that could not be imported, with the reason.
     pub skipped: Vec<String>,
+    /// Tools and groups loaded under another name than their lines', with
+    /// the reason: one line each for the operator.
+    pub renamed: Vec<String>,
 }
 
 /// One labelled user turn.
@@ -89,6 +99,16 @@ impl Dataset {
             path: tools,
             source,
         })?;
+        let tool_names: HashMap<&str, &str> = report
+            .renamed_tools
+            .iter()
+            .map(|renamed| (renamed.original.as_str(), renamed.loaded.as_str()))
+            .collect();
+        let group_ids: HashMap<&str, &GroupId> = report
+            .renamed_groups
+            .iter()
+            .map(|renamed| (renamed.original.as_str(), &renamed.loaded))
+            .collect();
         let path = dir.join("queries.jsonl");
         let text = std::fs::read_to_string(&path).map_err(|source| EvalError::ReadQueries {
             path: path.clone(),
@@ -149,15 +169,26 @@ impl Dataset {
             let gold_groups = query
                 .groups
                 .iter()
-                .filter_map(|g| GroupId::new(g.as_str()).ok())
+                .filter_map(|g| match group_ids.get(g.as_str()) {
+                    Some(&loaded) => Some(loaded.clone()),
+                    None => GroupId::new(g.as_str()).ok(),
+                })
                 .filter(|g| catalog.group(g.as_str()).is_some())
+                .collect();
+            let gold_tools = query
+                .tools
+                .into_iter()
+                .map(|tool| match tool_names.get(tool.as_str()) {
+                    Some(&loaded) => loaded.to_owned(),
+                    None => tool,
+                })
                 .collect();
             queries.push(Query {
                 index: queries.len(),
                 id,
                 text: query.query,
                 context,
-                gold_tools: query.tools,
+                gold_tools,
                 gold_groups,
                 tune,
             });
@@ -172,6 +203,9 @@ impl Dataset {
             queries,
             split_rule,
             skipped: report.errors.iter().map(ToString::to_string).collect(),
+            renamed: (report.renamed_tools.iter().map(ToString::to_string))
+                .chain(report.renamed_groups.iter().map(ToString::to_string))
+                .collect(),
         })
     }
 }

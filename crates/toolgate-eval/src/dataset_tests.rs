@@ -155,3 +155,73 @@ fn a_missing_queries_file_names_the_file() {
     assert!(matches!(error, EvalError::ReadQueries { .. }), "{error:?}");
     assert_eq!(error.to_string(), path.display().to_string());
 }
+
+#[test]
+fn a_query_keeps_gold_tools_and_groups_whose_names_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let long = "x".repeat(70);
+    let tool = |name: &str, group: &str| {
+        json!({"name": name, "description": "d", "parameters": {"type": "object"}, "group": group})
+            .to_string()
+    };
+    let tools = [
+        tool(&long, "docs"),
+        tool("PDF&URLTool", "docs"),
+        tool("a b", "docs"),
+        tool("a_b", "docs"),
+        tool("tab_tool", "Public\tHealth"),
+    ];
+    std::fs::write(dir.path().join("tools.jsonl"), tools.join("\n")).unwrap();
+    let query = json!({
+        "id": 1,
+        "query": "all of them",
+        "tools": [&long, "PDF&URLTool", "a b", "a_b", "tab_tool", "no such tool"],
+        "groups": ["docs", "Public\tHealth", "no such group"],
+    });
+    std::fs::write(dir.path().join("queries.jsonl"), query.to_string()).unwrap();
+    let dataset = Dataset::load(dir.path()).unwrap();
+    assert_eq!(dataset.skipped, Vec::<String>::new());
+    let names: Vec<String> = dataset
+        .catalog
+        .tools()
+        .filter(|tool| matches!(tool.origin, toolgate_core::Origin::Import { .. }))
+        .map(|tool| tool.definition.name.to_string())
+        .collect();
+    let long_loaded = names[0].clone();
+    let a_b_loaded = names[2].clone();
+    assert_eq!(
+        names,
+        [
+            long_loaded.as_str(),
+            "PDF_URLTool",
+            a_b_loaded.as_str(),
+            "a_b",
+            "tab_tool"
+        ]
+    );
+    assert!(long_loaded.starts_with(&"x".repeat(55)), "{long_loaded}");
+    assert!(a_b_loaded.starts_with("a_b_"), "{a_b_loaded}");
+    let query = &dataset.queries[0];
+    // Every gold tool names a loaded tool, but the one the catalog never had.
+    assert_eq!(
+        query.gold_tools,
+        [
+            long_loaded.as_str(),
+            "PDF_URLTool",
+            a_b_loaded.as_str(),
+            "a_b",
+            "tab_tool",
+            "no such tool"
+        ]
+    );
+    let groups: Vec<&str> = query.gold_groups.iter().map(GroupId::as_str).collect();
+    assert_eq!(groups, ["docs", "Public Health"]);
+    assert_eq!(dataset.renamed.len(), 4, "{:?}", dataset.renamed);
+    assert!(
+        dataset.renamed[1].ends_with(
+            ": loaded as `PDF_URLTool`: tool name `PDF&URLTool` has the character '&', outside MCP's A-Za-z0-9_./-"
+        ),
+        "{}",
+        dataset.renamed[1]
+    );
+}
