@@ -106,9 +106,14 @@ pub(crate) struct EvalArgs {
     pub(crate) json: Option<PathBuf>,
 
     /// Write an SVG plot of gold-group recall against visible tokens: the policies, and tool
-    /// search by every method as curves (--plot is the same).
-    #[arg(long, alias = "plot", value_name = "FILE")]
+    /// search by every method as curves.
+    #[arg(long, value_name = "FILE")]
     pub(crate) svg: Option<PathBuf>,
+
+    /// Write an SVG plot of what a task costs (billed tokens, uncached and with Anthropic's
+    /// prompt cache, as a share of all-tools') against its extra round trips, per policy.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) plot: Option<PathBuf>,
 
     /// Tokenizer for the token figures: o200k_base or cl100k_base.
     #[arg(long, value_name = "NAME", default_value = "o200k_base")]

@@ -9,7 +9,7 @@
 //! router's best 1 to 3 groups.
 
 use toolgate_core::routing::{
-    ConfidenceKind, DEFAULT_SEARCH_GROUPS, Decision, Router, RoutingConfig, Taxonomy,
+    ConfidenceKind, DEFAULT_SEARCH_GROUPS, Decision, Fusion, Router, RoutingConfig, Taxonomy,
 };
 use toolgate_core::{Origin, TokenCounter};
 
@@ -23,9 +23,10 @@ use crate::report::{
     WITH_ID_FINDERS, WITHOUT_ID_FINDERS, bands, curve_point, high_tier, mean, router_figures,
     share_at_cap, summary,
 };
+use crate::task_cost::{Routed, TaskCost, task_costs};
 use crate::tool_first::{
-    ChoiceSet, Measured, Prepared, RouterSetting, Vectors, best, fit, fit_labelled, fitted_for,
-    fitted_fusion, fusions, measure_on, settings,
+    ChoiceSet, Fitted, Measured, Prepared, RouterSetting, Vectors, best, fit, fit_labelled,
+    fitted_for, fitted_fusion, fusions, measure_on, settings,
 };
 
 /// Embeddings for the semantic policies: one vector per grouped tool (in
@@ -326,8 +327,8 @@ pub(crate) fn evaluate_prepared(
     let headline = fused(&chosen_per_fusion);
     let mut tool_router_setting = String::new();
     let mut tool_router_at_cap = 0.0;
-    if let Some((setting, model)) = headline.and_then(|s| Some((s, fitted_for(&fitted, s.fusion)?)))
-    {
+    let chosen = headline.and_then(|s| Some((s, fitted_for(&fitted, s.fusion)?)));
+    if let Some((setting, model)) = chosen {
         let (seen, decisions) = prepared.route(setting, model, &report);
         tool_router_calibration.push((setting.name(), bands(&decisions, &report)));
         let fitted_alone: Vec<Decision> = decisions
@@ -403,6 +404,15 @@ pub(crate) fn evaluate_prepared(
         ));
     }
 
+    let task_costs = costs_per_task(
+        prepared,
+        counter,
+        &report,
+        &router_seen,
+        chosen,
+        search_groups,
+    );
+
     let calibration = bands(&decisions, &report);
     Ok(Evaluation {
         dataset: dataset.name.clone(),
@@ -431,8 +441,52 @@ pub(crate) fn evaluate_prepared(
         tool_router_at_cap,
         search_groups,
         group_curves,
+        task_costs,
         fitted: fitted_settings,
     })
+}
+
+/// Tools per group the tool router's cost is measured at (0: whole groups).
+const COSTED_TOOLS_PER_GROUP: [usize; 4] = [1, 2, 3, 0];
+
+/// [`task_costs`] of every policy: the tiered router's showings
+/// (`tiered`), the headline tool router's setting (`chosen`) at each of
+/// [`COSTED_TOOLS_PER_GROUP`], the gateway's search listing at most
+/// `search_groups` groups, and tool search by the headline's fusion.
+fn costs_per_task(
+    prepared: &Prepared<'_>,
+    counter: &TokenCounter,
+    report: &[&Query],
+    tiered: &[Seen],
+    chosen: Option<(RouterSetting, &Fitted)>,
+    search_groups: usize,
+) -> Vec<TaskCost> {
+    let mut shown: Vec<(String, Vec<Seen>)> = Vec::new();
+    if let Some((setting, model)) = chosen {
+        for tools_per_group in COSTED_TOOLS_PER_GROUP {
+            let setting = RouterSetting {
+                tools_per_group,
+                ..setting
+            };
+            let (seen, _) = prepared.route(setting, model, report);
+            let label = match tools_per_group {
+                0 => "whole groups".to_owned(),
+                1 => "1 tool".to_owned(),
+                n => format!("{n} tools"),
+            };
+            shown.push((format!("tool_router({label})"), seen));
+        }
+    }
+    let mut routed: Routed<'_> = vec![("tiered_router".to_owned(), tiered)];
+    routed.extend(
+        shown
+            .iter()
+            .map(|(name, seen)| (name.clone(), seen.as_slice())),
+    );
+    let found =
+        crate::find::find_ranked(prepared, &prepared.taxonomy, search_groups, counter, report);
+    let fusion = chosen.map_or(Fusion::Lexical, |(setting, _)| setting.fusion);
+    task_costs(prepared, counter, report, &routed, &found, fusion)
 }
 
 #[cfg(test)]

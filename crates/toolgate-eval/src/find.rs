@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use toolgate_core::routing::{Embeddings, Taxonomy, tool_texts};
-use toolgate_core::{Catalog, MetaAnswer, MetaTool, MetaTools, TokenCounter};
+use toolgate_core::{Catalog, GroupId, MetaAnswer, MetaTool, MetaTools, TokenCounter};
 
 use crate::costs::{Costs, Seen};
 use crate::dataset::{Dataset, Query};
@@ -48,17 +48,37 @@ impl Embeddings for Precomputed {
     }
 }
 
-/// What `find_tool_groups` shows each of `queries`: the groups it names
-/// and the tools it lists, and the answer's tokens with the core tools and
-/// the listing.
+/// What one `find_tool_groups` call answered: the groups it named, most
+/// likely first, the tools it listed (each group's best, then the id
+/// finders) and the answer's tokens.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct FindAnswer {
+    pub(crate) groups: Vec<GroupId>,
+    pub(crate) tools: Vec<String>,
+    pub(crate) tokens: usize,
+    pub(crate) micros: f64,
+}
+
+impl FindAnswer {
+    /// What the answer shows on top of the core tools and the listing.
+    fn seen(&self, costs: &Costs) -> Seen {
+        let mut seen = costs.partial_seen(&[]);
+        seen.tokens += self.tokens;
+        seen.groups.extend(self.groups.iter().cloned());
+        seen.tools.extend(self.tools.iter().cloned());
+        seen.micros = self.micros;
+        seen
+    }
+}
+
+/// What `find_tool_groups` answers each of `queries`.
 fn find_answers(
     catalog: &Catalog,
     taxonomy: &Taxonomy,
     embeddings: Option<Arc<Precomputed>>,
-    costs: &Costs,
     counter: &TokenCounter,
     queries: &[&Query],
-) -> Vec<Seen> {
+) -> Vec<FindAnswer> {
     let mut meta = MetaTools::new([MetaTool::FindToolGroups]).with_taxonomy(taxonomy.clone());
     if let Some(embeddings) = embeddings {
         meta = meta.with_embeddings(embeddings);
@@ -75,14 +95,17 @@ fn find_answers(
                 .and_then(Result::ok)
                 .and_then(|call| meta.answer(&call, None, catalog).ok());
             let micros = started.elapsed().as_secs_f64() * 1e6;
-            let mut seen = costs.partial_seen(&[]);
+            let mut out = FindAnswer {
+                micros,
+                ..FindAnswer::default()
+            };
             if let Some(MetaAnswer::Found(found)) = answer {
-                seen.tokens += counter.count(&found.to_string());
+                out.tokens = counter.count(&found.to_string());
                 for group in &found.groups {
-                    seen.groups.insert(group.group.id.clone());
-                    seen.tools
+                    out.groups.push(group.group.id.clone());
+                    out.tools
                         .extend(group.tools.iter().map(|tool| tool.name.to_string()));
-                    seen.tools.extend(
+                    out.tools.extend(
                         group
                             .finders
                             .iter()
@@ -90,8 +113,7 @@ fn find_answers(
                     );
                 }
             }
-            seen.micros = micros;
-            seen
+            out
         })
         .collect()
 }
@@ -103,7 +125,8 @@ fn find_answers(
 /// 50 lines; longer, it becomes a second listing.
 pub(crate) const SEARCH_GROUPS: [usize; 3] = [5, 8, 12];
 
-/// [`find_answers`] under `taxonomy` listing at most `groups` groups.
+/// What each of `queries` sees from [`find_answers`] under `taxonomy`
+/// listing at most `groups` groups.
 pub(crate) fn find_listing(
     prepared: &Prepared<'_>,
     taxonomy: &Taxonomy,
@@ -111,13 +134,26 @@ pub(crate) fn find_listing(
     counter: &TokenCounter,
     queries: &[&Query],
 ) -> Vec<Seen> {
+    find_ranked(prepared, taxonomy, groups, counter, queries)
+        .iter()
+        .map(|answer| answer.seen(&prepared.costs))
+        .collect()
+}
+
+/// [`find_answers`] under `taxonomy` listing at most `groups` groups.
+pub(crate) fn find_ranked(
+    prepared: &Prepared<'_>,
+    taxonomy: &Taxonomy,
+    groups: usize,
+    counter: &TokenCounter,
+    queries: &[&Query],
+) -> Vec<FindAnswer> {
     let mut shaped = taxonomy.clone();
     shaped.search_groups = groups;
     find_answers(
         &prepared.dataset.catalog,
         &shaped,
         prepared.embeddings.clone(),
-        &prepared.costs,
         counter,
         queries,
     )

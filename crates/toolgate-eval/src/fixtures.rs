@@ -5,7 +5,9 @@ use std::path::Path;
 
 use serde_json::json;
 
+use crate::episode::Placement;
 use crate::report::{Band, CurvePoint, Evaluation, PolicyReport, TierFigures, TierMix};
+use crate::task_cost::{Job, TaskCost};
 
 /// The dataset of [`write_dataset`] with four labelled queries, loaded from
 /// a directory named `name`.
@@ -41,6 +43,34 @@ pub(crate) fn write_dataset(dir: &Path, queries: &[serde_json::Value]) {
     std::fs::write(dir.join("tools.jsonl"), tools.join("\n") + "\n").unwrap();
     let lines: Vec<String> = queries.iter().map(ToString::to_string).collect();
     std::fs::write(dir.join("queries.jsonl"), lines.join("\n") + "\n").unwrap();
+}
+
+/// A [`TaskCost`] of 4 tasks against an all-tools cost of 4,000 tokens
+/// uncached and 500 and 600 cached: `(first-call recall, uncached, cached)`
+/// and `(extra round trips, none extra, done)`.
+pub(crate) fn task_cost(
+    policy: &str,
+    job: Job,
+    placement: Option<Placement>,
+    agent: Option<&'static str>,
+    (first_call_tool_recall, uncached, cached): (f64, f64, [f64; 2]),
+    (extra_round_trips, no_extra_round_trip, done): (f64, f64, f64),
+) -> TaskCost {
+    TaskCost {
+        policy: policy.to_owned(),
+        job,
+        placement,
+        agent,
+        tasks: 4,
+        first_call_tool_recall,
+        uncached,
+        cached: cached.to_vec(),
+        uncached_share: uncached / 4000.0,
+        cached_share: vec![cached[0] / 500.0, cached[1] / 600.0],
+        extra_round_trips,
+        no_extra_round_trip,
+        done,
+    }
 }
 
 pub(crate) fn policy(name: &str, group_recall: f64, tokens: f64) -> PolicyReport {
@@ -136,6 +166,32 @@ pub(crate) fn evaluation() -> Evaluation {
         tool_router_at_cap: 0.0,
         search_groups: 5,
         bm25_groups_curve: vec![point(1, 0.5, 0.1)],
+        task_costs: vec![
+            task_cost(
+                "all_tools",
+                Job::Baseline,
+                None,
+                None,
+                (1.0, 4000.0, [500.0, 600.0]),
+                (0.0, 1.0, 1.0),
+            ),
+            task_cost(
+                "listing",
+                Job::Serve,
+                Some(Placement::Conversation),
+                Some("listing"),
+                (0.0, 900.0, [300.0, 330.0]),
+                (1.25, 0.0, 0.75),
+            ),
+            task_cost(
+                "tool_router(1 tool)",
+                Job::Chat,
+                Some(Placement::ToolList),
+                Some("oracle"),
+                (0.5, 700.0, [420.0, 480.0]),
+                (0.5, 0.5, 1.0),
+            ),
+        ],
         fitted: Vec::new(),
     }
 }

@@ -16,10 +16,14 @@
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod agent;
 mod baseline;
+mod cost_markdown;
+mod cost_svg;
 mod costs;
 mod cross;
 mod dataset;
+mod episode;
 mod error;
 mod evaluate;
 mod find;
@@ -29,10 +33,16 @@ mod markdown;
 mod policy;
 mod report;
 mod svg;
+mod task_cost;
 mod tool_first;
 
+pub use cost_markdown::{
+    GOAL_CACHED, GOAL_ROUND_TRIPS, GOAL_UNCACHED, cost_assumptions, cost_summary,
+};
+pub use cost_svg::cost_svg;
 pub use cross::{LeftOut, fit_across, leave_one_out};
 pub use dataset::{Dataset, Query};
+pub use episode::{ANTHROPIC, CACHES, CacheRules, OPENAI, Placement};
 pub use error::{EvalError, Result};
 pub use evaluate::{SemanticInputs, evaluate};
 pub use markdown::{
@@ -43,3 +53,4 @@ pub use report::{
     TierFigures, TierMix,
 };
 pub use svg::svg;
+pub use task_cost::{Job, TaskCost};

@@ -48,9 +48,10 @@ pub fn markdown(e: &Evaluation, encoding: &str) -> String {
         e.confidence_model,
         e.max_groups
     );
+    crate::cost_markdown::cost_section(&mut out, e);
     let _ = writeln!(
         out,
-        "| policy | group recall | tool recall | visible tokens | of all-tools | p50 decision |"
+        "What the first call shows (diagnostics):\n\n| policy | group recall | tool recall | visible tokens | of all-tools | p50 decision |"
     );
     let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|");
     for p in &e.policies {

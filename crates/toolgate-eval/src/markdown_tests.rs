@@ -23,6 +23,16 @@ fn an_evaluation_renders_as_its_tables() {
 
 9 tools in 3 groups, 2000 schema tokens (o200k_base). 4 queries reported, 2 for tuning: tuned on the `dev` split, reported on the others. Router settings from the tuning part: confidence per-group (weight 9.70, bias -8.30), at most 20 groups.
 
+What a task costs (4 tasks; all-tools: 4000 tokens uncached, 500 (Anthropic), 600 (OpenAI) under the caches; shares of all-tools'):
+
+| policy | job | schemas in | agent | first-call tool recall | tokens uncached | uncached | Anthropic cached | OpenAI cached | extra round trips | none extra | done |
+|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|
+| all_tools | baseline |  |  | 1.000 | 4000 | 100.0% | 100.0% | 100.0% | 0.00 | 100.0% | 100.0% |
+| listing | serve | conversation | listing | 0.000 | 900 | 22.5% | 60.0% | 55.0% | 1.25 | 0.0% | 75.0% |
+| tool_router(1 tool) | chat | tool list | oracle | 0.500 | 700 | 17.5% | 84.0% | 80.0% | 0.50 | 50.0% | 100.0% |
+
+What the first call shows (diagnostics):
+
 | policy | group recall | tool recall | visible tokens | of all-tools | p50 decision |
 |---|---:|---:|---:|---:|---:|
 | all_tools | 1.000 | 0.500 | 2000 | 100.0% | 12 µs |

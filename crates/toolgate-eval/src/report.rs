@@ -11,6 +11,7 @@ use toolgate_core::routing::{Decision, Fusion, Isotonic, PerGroup, Tier};
 
 use crate::costs::Seen;
 use crate::dataset::Query;
+use crate::task_cost::TaskCost;
 
 /// The policy name of the tool router as `toolgate chat --route` runs it,
 /// learning from its turns: the reported queries in order, each query's
@@ -172,6 +173,9 @@ pub struct Evaluation {
     /// The g best groups by each fusion method, each with its m best
     /// tools, at several g (one curve per method and m).
     pub group_curves: Vec<SearchCurve>,
+    /// What a task costs under each policy, agent and placement (the
+    /// headline: billed tokens and round trips).
+    pub task_costs: Vec<TaskCost>,
     /// What each fusion method's router was fitted to for these figures:
     /// on this dataset's tuning part, or on the others when it is left out.
     #[serde(skip)]

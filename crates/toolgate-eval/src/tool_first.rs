@@ -199,6 +199,19 @@ impl<'d> Prepared<'d> {
         per_k
     }
 
+    /// Every tool by `fusion`, best first, for `query` (none for a query
+    /// with no gold group).
+    pub(crate) fn tool_ranking(&self, fusion: Fusion, query: &Query) -> Vec<&str> {
+        let Some(raw) = self.raw[query.index].as_ref() else {
+            return Vec::new();
+        };
+        let names = self.scorer.tool_names();
+        ranking(&fusion.fuse(&raw.lexical, raw.semantic.as_deref()))
+            .into_iter()
+            .map(|i| names[i].as_str())
+            .collect()
+    }
+
     /// The `g` best groups by `fusion` (their best tools' scores), each
     /// with its `m` best tools, for each g of `gs`: one list per g.
     pub(crate) fn group_search(

@@ -13,7 +13,8 @@ use toolgate_core::TokenCounter;
 use toolgate_core::routing::RoutingConfig;
 use toolgate_core::routing::{CosineFloor, Fusion};
 use toolgate_eval::{
-    Dataset, SemanticInputs, evaluate, goal_summary, leave_one_out, markdown, svg,
+    Dataset, SemanticInputs, cost_assumptions, cost_summary, cost_svg, evaluate, goal_summary,
+    leave_one_out, markdown, svg,
 };
 
 use super::tool_setup::embeddings_client;
@@ -29,6 +30,8 @@ pub(crate) fn run(args: &EvalArgs) -> anyhow::Result<()> {
     } else {
         own_evaluations(args, &config, &counter)?
     };
+    print(&cost_summary(&evaluations));
+    print(&cost_assumptions());
     write_outputs(args, &evaluations)
 }
 
@@ -248,6 +251,10 @@ fn write_outputs(args: &EvalArgs, evaluations: &[toolgate_eval::Evaluation]) -> 
     }
     if let Some(path) = &args.svg {
         std::fs::write(path, svg(evaluations))
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    if let Some(path) = &args.plot {
+        std::fs::write(path, cost_svg(evaluations))
             .with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(())

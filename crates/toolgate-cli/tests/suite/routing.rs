@@ -242,6 +242,8 @@ fn eval_reports_every_policy_as_markdown_json_and_svg() {
             "eval.json",
             "--svg",
             "eval.svg",
+            "--plot",
+            "cost.svg",
         ],
         dir.path(),
     );
@@ -300,6 +302,23 @@ fn eval_reports_every_policy_as_markdown_json_and_svg() {
         polymorphic["mean_visible_tokens"],
         router["mean_visible_tokens"]
     );
+    // What a task costs: every policy against all-tools, the summary and
+    // the assumptions printed, the plot written.
+    let costs = json[0]["task_costs"].as_array().unwrap();
+    assert_eq!(costs[0]["policy"], "all_tools");
+    assert_eq!(costs[0]["uncached_share"], 1.0);
+    for policy in ["listing", "find_tool_groups", "tiered_router", "tool_search@3"] {
+        let rows: Vec<&Value> = costs.iter().filter(|c| c["policy"] == policy).collect();
+        assert_eq!(rows.len(), 4, "two agents, two placements: {policy}");
+        assert!(
+            rows.iter().all(|r| r["uncached_share"].as_f64().unwrap() > 0.0),
+            "{policy}"
+        );
+    }
+    assert!(stdout.contains("## What a task costs, per catalog"), "{stdout}");
+    assert!(stdout.contains("| cache | input $/M |"), "{stdout}");
+    let plot = std::fs::read_to_string(dir.path().join("cost.svg")).unwrap();
+    assert!(plot.contains("extra round trips per task"), "{plot}");
     let svg = std::fs::read_to_string(dir.path().join("eval.svg")).unwrap();
     assert!(
         svg.starts_with("<svg") && svg.contains("tiered_router"),

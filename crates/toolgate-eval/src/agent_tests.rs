@@ -1,0 +1,179 @@
+use std::collections::HashSet;
+
+use pretty_assertions::assert_eq;
+use serde_json::json;
+use toolgate_core::routing::ToolCosts;
+use toolgate_core::{Catalog, Encoding, TokenCounter, import_jsonl};
+
+use super::*;
+
+/// Three groups: `calendar` (one tool), `mail` (two), `weather` (one), with
+/// listing lines that say what they hold.
+fn catalog() -> Catalog {
+    let dir = tempfile::tempdir().unwrap();
+    let tools = [
+        ("calendar_add", "calendar", "Add an event"),
+        ("mail_send", "mail", "Send an email"),
+        ("mail_search", "mail", "Search emails"),
+        ("weather_forecast", "weather", "The forecast for a city"),
+    ]
+    .map(|(name, group, description)| {
+        json!({"name": name, "description": description, "group": group,
+               "parameters": {"type": "object", "properties": {"text": {"type": "string"}}}})
+        .to_string()
+    });
+    std::fs::write(dir.path().join("tools.jsonl"), tools.join("\n")).unwrap();
+    let groups = [
+        ("calendar", "Events and meetings"),
+        ("mail", "Send and search email"),
+        ("weather", "Forecasts and temperatures"),
+    ]
+    .map(|(group, description)| json!({"group": group, "description": description}).to_string());
+    std::fs::write(dir.path().join("groups.jsonl"), groups.join("\n")).unwrap();
+    let mut catalog = Catalog::new();
+    import_jsonl(&mut catalog, &dir.path().join("tools.jsonl")).unwrap();
+    catalog
+}
+
+fn names(list: &[&str]) -> Vec<String> {
+    list.iter().map(|n| (*n).to_owned()).collect()
+}
+
+#[test]
+fn the_oracle_loads_the_groups_of_the_missing_tools_in_one_round_trip() {
+    let catalog = catalog();
+    let counter = TokenCounter::new(Encoding::O200kBase).unwrap();
+    let costs = ToolCosts::measure(&catalog, &counter);
+    let stage = Stage::new(&catalog, &counter, &costs);
+    let needed = names(&["mail_send", "weather_forecast"]);
+    let listed = stage.load_groups(
+        "mail Oslo's forecast to Bob",
+        &needed,
+        Start::default(),
+        Agent::Oracle,
+        Placement::ToolList,
+    );
+    assert!(listed.done);
+    assert_eq!(listed.rounds.len(), 1);
+    assert_eq!(listed.using_calls, 3);
+    let schemas = costs.group(&GroupId::new("mail").unwrap())
+        + costs.group(&GroupId::new("weather").unwrap());
+    assert_eq!(listed.rounds[0].listed, schemas);
+    assert_eq!(listed.system, stage.listing);
+
+    let in_conversation = stage.load_groups(
+        "mail Oslo's forecast to Bob",
+        &needed,
+        Start::default(),
+        Agent::Oracle,
+        Placement::Conversation,
+    );
+    assert_eq!(in_conversation.rounds[0].listed, 0);
+    assert_eq!(
+        in_conversation.rounds[0].messages,
+        listed.rounds[0].messages + schemas
+    );
+}
+
+#[test]
+fn a_tool_shown_on_the_first_call_needs_no_round_trip() {
+    let catalog = catalog();
+    let counter = TokenCounter::new(Encoding::O200kBase).unwrap();
+    let costs = ToolCosts::measure(&catalog, &counter);
+    let stage = Stage::new(&catalog, &counter, &costs);
+    let start = Start {
+        visible: HashSet::from(["mail_send".to_owned()]),
+        tokens: costs.tool("mail_send"),
+        ..Start::default()
+    };
+    for agent in Agent::ALL {
+        let episode = stage.load_groups(
+            "send a mail",
+            &names(&["mail_send"]),
+            start.clone(),
+            agent,
+            Placement::ToolList,
+        );
+        assert!(episode.done);
+        assert!(episode.rounds.is_empty());
+        assert_eq!(episode.task_tools, costs.tool("mail_send"));
+    }
+}
+
+/// The listing agent finds a group its listing line names at once, and
+/// pays a round trip per guess where the request shares no word with it.
+#[test]
+fn the_listing_agent_pays_for_a_line_that_does_not_match() {
+    let catalog = catalog();
+    let counter = TokenCounter::new(Encoding::O200kBase).unwrap();
+    let costs = ToolCosts::measure(&catalog, &counter);
+    let stage = Stage::new(&catalog, &counter, &costs);
+    let play = |request: &str, needed: &[&str]| {
+        stage.load_groups(
+            request,
+            &names(needed),
+            Start::default(),
+            Agent::Listing,
+            Placement::ToolList,
+        )
+    };
+    let named = play("send an email to Bob", &["mail_send"]);
+    assert!(named.done);
+    assert_eq!(named.rounds.len(), 1);
+    // No word in common: two groups a round trip in catalog order, so the
+    // third group comes in the second round trip.
+    let unnamed = play("will it rain tomorrow", &["weather_forecast"]);
+    assert!(unnamed.done);
+    assert_eq!(unnamed.rounds.len(), 2);
+}
+
+/// What a search named is loaded first, in the search's order.
+#[test]
+fn the_listing_agent_loads_what_a_search_named_first() {
+    let catalog = catalog();
+    let counter = TokenCounter::new(Encoding::O200kBase).unwrap();
+    let costs = ToolCosts::measure(&catalog, &counter);
+    let stage = Stage::new(&catalog, &counter, &costs);
+    let start = Start {
+        named: vec![GroupId::new("weather").unwrap()],
+        ..Start::default()
+    };
+    let episode = stage.load_groups(
+        "will it rain tomorrow",
+        &names(&["weather_forecast"]),
+        start,
+        Agent::Listing,
+        Placement::ToolList,
+    );
+    assert_eq!(episode.rounds.len(), 1);
+    assert!(episode.done);
+}
+
+/// The oracle asks a tool search by name for what the first page missed;
+/// the listing agent reads the next page, and gives up after three.
+#[test]
+fn a_tool_search_pages_or_asks_by_name() {
+    let catalog = catalog();
+    let counter = TokenCounter::new(Encoding::O200kBase).unwrap();
+    let costs = ToolCosts::measure(&catalog, &counter);
+    let stage = Stage::new(&catalog, &counter, &costs);
+    let ranked = [
+        "mail_send",
+        "mail_search",
+        "calendar_add",
+        "weather_forecast",
+    ];
+    let needed = names(&["weather_forecast"]);
+    let play =
+        |agent, placement| stage.search_tools("forecast", &needed, &ranked, 1, agent, placement);
+    let oracle = play(Agent::Oracle, Placement::Conversation);
+    assert!(oracle.done);
+    assert_eq!(oracle.rounds.len(), 2);
+    assert_eq!(oracle.system, 0, "no listing");
+    let listing = play(Agent::Listing, Placement::Conversation);
+    assert!(!listing.done, "the fourth page is never read");
+    assert_eq!(listing.rounds.len(), MAX_ROUNDS);
+    let listed = play(Agent::Oracle, Placement::ToolList);
+    assert_eq!(listed.rounds[1].listed, costs.tool("weather_forecast"));
+    assert!(oracle.rounds[1].messages > listed.rounds[1].messages);
+}

@@ -1,0 +1,184 @@
+//! The cost of a task as markdown: per dataset, each policy's billed input
+//! tokens (uncached and under each provider's cache) and round trips; across
+//! datasets, the best policy for each job against the goals.
+
+use std::fmt::Write as _;
+
+use crate::agent::{LISTING_DEPTH, MAX_ROUNDS};
+use crate::episode::{CACHES, Placement};
+use crate::report::Evaluation;
+use crate::task_cost::{Job, TaskCost};
+
+/// Most billed tokens the best policy of a job may cost, as a share of
+/// all-tools', uncached.
+pub const GOAL_UNCACHED: f64 = 0.25;
+
+/// The same with prompt caching.
+pub const GOAL_CACHED: f64 = 0.60;
+
+/// Most extra round trips per task, on average.
+pub const GOAL_ROUND_TRIPS: f64 = 0.5;
+
+/// What the figures assume, once per report.
+pub fn cost_assumptions() -> String {
+    let mut out = String::from(
+        "### How a task's cost is counted\n\nA task is a reported query with a gold tool in the catalog. Each model call sends the tool list, then the system prompt (the group listing), then the messages; the tokens of the calls that use the gold tools, and of their results, are the same for every policy and left out, but each such call (one per gold tool, then the answer) carries the whole prompt and is counted. The `oracle` agent loads exactly the groups of the missing gold tools in one round trip (or asks a tool search for them by name); the `listing` agent ranks the groups by BM25 of the request against their listing lines and the lines of tools it has seen, loads ",
+    );
+    let _ = write!(
+        out,
+        "{LISTING_DEPTH} per round trip (a search's groups first) and gives up after {MAX_ROUNDS}; on a tool search it reads the next page. Loaded schemas go in the tool list (`tool list`) or in the load's answer, the tool list unchanged (`conversation`). With a cache, the prefix every task of a policy shares is warm, each call writes its prompt, and reads the longest prefix an earlier call of the task sent.\n\n| cache | input $/M | read | write | shortest prefix | hits in steps of | source |\n|---|---:|---:|---:|---:|---:|---|\n"
+    );
+    for rules in CACHES {
+        let _ = writeln!(
+            out,
+            "| {} | {:.2} | {}x | {}x | {} | {} | {} |",
+            rules.provider,
+            rules.input_per_million,
+            rules.read,
+            rules.write,
+            rules.min_tokens,
+            if rules.step == 1 {
+                "block".to_owned()
+            } else {
+                rules.step.to_string()
+            },
+            rules.source
+        );
+    }
+    out
+}
+
+/// One dataset's cost table: the listing agent, then the oracle.
+pub(crate) fn cost_section(out: &mut String, e: &Evaluation) {
+    let Some(base) = e.task_costs.first() else {
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "What a task costs ({} tasks; all-tools: {:.0} tokens uncached, {} under the caches; shares of all-tools'):\n",
+        base.tasks,
+        base.uncached,
+        base.cached
+            .iter()
+            .zip(CACHES)
+            .map(|(c, rules)| format!("{c:.0} ({})", short(rules.provider)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let _ = writeln!(
+        out,
+        "| policy | job | schemas in | agent | first-call tool recall | tokens uncached | uncached | Anthropic cached | OpenAI cached | extra round trips | none extra | done |\n|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+    );
+    for agent in ["listing", "oracle"] {
+        for row in e
+            .task_costs
+            .iter()
+            .filter(|r| r.agent.is_none_or(|a| a == agent))
+        {
+            if row.agent.is_none() && agent == "oracle" {
+                continue;
+            }
+            cost_row(out, row);
+        }
+    }
+    out.push('\n');
+}
+
+fn short(provider: &str) -> &str {
+    provider.split(',').next().unwrap_or(provider)
+}
+
+fn cost_row(out: &mut String, row: &TaskCost) {
+    let share = |s: f64| format!("{:.1}%", s * 100.0);
+    let _ = writeln!(
+        out,
+        "| {} | {} | {} | {} | {:.3} | {:.0} | {} | {} | {} | {:.2} | {:.1}% | {:.1}% |",
+        row.policy,
+        row.job.label(),
+        row.placement.map_or("", Placement::label),
+        row.agent.unwrap_or(""),
+        row.first_call_tool_recall,
+        row.uncached,
+        share(row.uncached_share),
+        row.cached_share
+            .first()
+            .map_or(String::new(), |s| share(*s)),
+        row.cached_share.get(1).map_or(String::new(), |s| share(*s)),
+        row.extra_round_trips,
+        row.no_extra_round_trip * 100.0,
+        row.done * 100.0,
+    );
+}
+
+/// The best row of `job` played by `agent`: the cheapest under the first
+/// cache among those within [`GOAL_ROUND_TRIPS`], else the one with the
+/// fewest round trips.
+pub(crate) fn best<'e>(e: &'e Evaluation, job: Job, agent: &str) -> Option<&'e TaskCost> {
+    let rows: Vec<&TaskCost> = e
+        .task_costs
+        .iter()
+        .filter(|r| r.job == job && r.agent == Some(agent))
+        .collect();
+    let cached = |r: &TaskCost| r.cached_share.first().copied().unwrap_or(f64::INFINITY);
+    let within: Vec<&TaskCost> = rows
+        .iter()
+        .copied()
+        .filter(|r| r.extra_round_trips <= GOAL_ROUND_TRIPS)
+        .collect();
+    if within.is_empty() {
+        rows.into_iter().min_by(|a, b| {
+            a.extra_round_trips
+                .total_cmp(&b.extra_round_trips)
+                .then(cached(a).total_cmp(&cached(b)))
+        })
+    } else {
+        within
+            .into_iter()
+            .min_by(|a, b| cached(a).total_cmp(&cached(b)))
+    }
+}
+
+/// Across datasets: the best policy of each job and the cheapest tool
+/// search, each against the goals, for each agent.
+pub fn cost_summary(evaluations: &[Evaluation]) -> String {
+    let mut out = format!(
+        "## What a task costs, per catalog\n\nThe best toolgate policy for each job (the cheapest with Anthropic's cache within {GOAL_ROUND_TRIPS} extra round trips, else the fewest round trips), and the cheapest tool search. Goals: at most {:.0}% of all-tools uncached, {:.0}% cached (both caches), {GOAL_ROUND_TRIPS} extra round trips.\n\n| catalog | agent | job | policy | schemas in | uncached | Anthropic | OpenAI | extra round trips | done | goals |\n|---|---|---|---|---|---:|---:|---:|---:|---:|---|\n",
+        GOAL_UNCACHED * 100.0,
+        GOAL_CACHED * 100.0
+    );
+    for e in evaluations {
+        for agent in ["listing", "oracle"] {
+            for job in [Job::Chat, Job::Serve, Job::Peer] {
+                let Some(row) = best(e, job, agent) else {
+                    continue;
+                };
+                let met = row.uncached_share <= GOAL_UNCACHED
+                    && row.cached_share.iter().all(|s| *s <= GOAL_CACHED)
+                    && row.extra_round_trips <= GOAL_ROUND_TRIPS;
+                let _ = writeln!(
+                    out,
+                    "| {} | {agent} | {} | {} | {} | {:.1}% | {:.1}% | {:.1}% | {:.2} | {:.1}% | {} |",
+                    e.dataset,
+                    job.label(),
+                    row.policy,
+                    row.placement.map_or("", Placement::label),
+                    row.uncached_share * 100.0,
+                    row.cached_share.first().copied().unwrap_or(0.0) * 100.0,
+                    row.cached_share.get(1).copied().unwrap_or(0.0) * 100.0,
+                    row.extra_round_trips,
+                    row.done * 100.0,
+                    match (job, met) {
+                        (Job::Peer, _) => "",
+                        (_, true) => "met",
+                        (_, false) => "missed",
+                    }
+                );
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+#[path = "cost_markdown_tests.rs"]
+mod tests;

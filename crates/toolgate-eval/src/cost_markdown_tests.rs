@@ -1,0 +1,39 @@
+use pretty_assertions::assert_eq;
+
+use super::*;
+use crate::fixtures::evaluation;
+
+/// The best row of each job and agent, against the goals: the serve row is
+/// chosen for its round trips when none is within the goal, and misses.
+#[test]
+fn the_summary_names_the_best_policy_of_each_job() {
+    let summary = cost_summary(&[evaluation()]);
+    let rows: Vec<&str> = summary
+        .lines()
+        .filter(|l| l.starts_with("| tiny"))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            "| tiny | listing | serve | listing | conversation | 22.5% | 60.0% | 55.0% | 1.25 | 75.0% | missed |",
+            "| tiny | oracle | chat | tool_router(1 tool) | tool list | 17.5% | 84.0% | 80.0% | 0.50 | 100.0% | missed |",
+        ]
+    );
+}
+
+/// Within the round-trip goal, the cheaper row under Anthropic's cache wins
+/// over one with fewer round trips.
+#[test]
+fn within_the_round_trip_goal_the_cheapest_wins() {
+    let mut e = evaluation();
+    let mut cheaper = e.task_costs[2].clone();
+    cheaper.policy = "tool_router(2 tools)".to_owned();
+    cheaper.cached_share = vec![0.5, 0.5];
+    cheaper.extra_round_trips = 0.4;
+    let mut fewer = e.task_costs[2].clone();
+    fewer.policy = "tool_router(3 tools)".to_owned();
+    fewer.extra_round_trips = 0.1;
+    e.task_costs.extend([fewer, cheaper]);
+    let chosen = best(&e, Job::Chat, "oracle").map(|r| r.policy.as_str());
+    assert_eq!(chosen, Some("tool_router(2 tools)"));
+}
