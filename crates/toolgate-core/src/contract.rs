@@ -10,6 +10,7 @@ use std::fmt;
 
 use serde_json::Value;
 
+use crate::meta_tools::LoadedSchemas;
 use crate::outcome::{
     ActionNotAvailable, CallTimedOut, CallToolError, FindGroupsError, GroupLoaded,
     GroupPartlyLoaded, GroupUnloaded, GroupsFound, LoadGroupError, MetaError, NotAvailable,
@@ -47,9 +48,8 @@ its tools are no longer offered. Load it again with load_tool_group when needed.
 /// `unload_tool_group`'s `group_name` parameter.
 pub(crate) const UNLOAD_GROUP_NAME_DESCRIPTION: &str = "The name of the tool group to unload";
 /// `call_tool`'s description.
-pub(crate) const CALL_TOOL_DESCRIPTION: &str = "Call a tool of a loaded group by name. For \
-clients that do not refresh their tool list after load_tool_group: the load result lists each \
-tool's full schema.";
+pub(crate) const CALL_TOOL_DESCRIPTION: &str = "Call a tool of a loaded group by name, when it \
+is not in your tool list: load_tool_group's result gives each loaded tool's full schema.";
 /// `call_tool`'s `name` parameter.
 pub(crate) const CALL_TOOL_NAME_DESCRIPTION: &str = "The tool's name, as load_tool_group listed it";
 /// `call_tool`'s `arguments` parameter.
@@ -100,6 +100,80 @@ impl fmt::Display for GroupLoaded<'_> {
             write!(f, "\n- {}: {}", tool.name, tool.one_line_description())?;
         }
         Ok(())
+    }
+}
+
+/// What the model reads for a `load_tool_group` that loaded (or had loaded)
+/// a group, by where the host puts the schemas: [`GroupLoaded`]'s text for
+/// [`LoadedSchemas::ToolList`]; for [`LoadedSchemas::Conversation`], `Loaded
+/// {n} tools from group '{display_name}'. They are not added to your tool
+/// list: ...` then one line of JSON per tool, `{"name", "description",
+/// "input_schema"}` in that order, the description whole.
+///
+/// ```
+/// use serde_json::json;
+/// use toolgate_core::{ActiveToolSet, Catalog, GroupId, LoadedSchemas, Origin, ToolDefinition, ToolGroup, ToolName};
+///
+/// let mut catalog = Catalog::new();
+/// let tool = ToolDefinition::new(ToolName::new("pdf_info")?, "Page count", json!({"type": "object"}))?;
+/// let group = ToolGroup::new(GroupId::new("pdf")?, "PDF Tools", "Read PDFs");
+/// catalog.register_group_with_tools(group, Origin::Builtin, vec![(tool, Origin::Builtin)])?;
+/// let loaded = ActiveToolSet::new().load(&catalog, "pdf")?;
+/// assert_eq!(
+///     loaded.answer(LoadedSchemas::Conversation).to_string(),
+///     "Loaded 1 tool from group 'PDF Tools'. They are not added to your tool list: call one \
+///      with call_tool, as {\"name\": \"<tool name>\", \"arguments\": {<its arguments>}}. \
+///      Their schemas, one JSON object per tool:\n\
+///      {\"name\":\"pdf_info\",\"description\":\"Page count\",\"input_schema\":{\"type\":\"object\"}}"
+/// );
+/// assert_eq!(loaded.answer(LoadedSchemas::ToolList).to_string(), loaded.to_string());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LoadAnswer<'a, 'c> {
+    loaded: &'a GroupLoaded<'c>,
+    schemas: LoadedSchemas,
+}
+
+impl<'c> GroupLoaded<'c> {
+    /// The answer the model reads for this load when the host puts loaded
+    /// schemas where `schemas` says.
+    pub fn answer(&self, schemas: LoadedSchemas) -> LoadAnswer<'_, 'c> {
+        LoadAnswer {
+            loaded: self,
+            schemas,
+        }
+    }
+}
+
+impl fmt::Display for LoadAnswer<'_, '_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let loaded = self.loaded;
+        match self.schemas {
+            LoadedSchemas::ToolList => loaded.fmt(f),
+            LoadedSchemas::Conversation => {
+                write!(
+                    f,
+                    "Loaded {} from group '{}'. They are not added to your tool list: call one \
+                     with {CALL_TOOL_TOOL_NAME}, as {{\"name\": \"<tool name>\", \"arguments\": \
+                     {{<its arguments>}}}}. Their schemas, one JSON object per tool:",
+                    ToolCount(loaded.tools.len()),
+                    loaded.group.display_name
+                )?;
+                for tool in &loaded.tools {
+                    // Written field by field: the same order whatever the
+                    // JSON map keeps.
+                    write!(
+                        f,
+                        "\n{{\"name\":{},\"description\":{},\"input_schema\":{}}}",
+                        json(&tool.name.as_str())?,
+                        json(&tool.description.as_str())?,
+                        json(&tool.input_schema)?
+                    )?;
+                }
+                Ok(())
+            }
+        }
     }
 }
 
@@ -339,6 +413,11 @@ impl fmt::Display for ActionFault<'_> {
     }
 }
 
+/// `value` as compact JSON.
+fn json<T: serde::Serialize + ?Sized>(value: &T) -> Result<String, fmt::Error> {
+    serde_json::to_string(value).map_err(|_| fmt::Error)
+}
+
 fn join(groups: &[crate::GroupId]) -> String {
     groups
         .iter()
@@ -350,7 +429,7 @@ fn join(groups: &[crate::GroupId]) -> String {
 #[cfg(test)]
 mod tests {
     use super::ToolCount;
-    use crate::{GroupId, GroupLoaded, ToolDefinition, ToolGroup, ToolName};
+    use crate::{GroupId, GroupLoaded, LoadedSchemas, ToolDefinition, ToolGroup, ToolName};
 
     #[test]
     fn a_group_of_one_tool_loads_one_tool_not_one_tools() {
@@ -369,6 +448,50 @@ mod tests {
         assert_eq!(
             loaded.to_string(),
             "Loaded 1 tool from group 'PDF Tools':\n- pdf: Read PDF files"
+        );
+    }
+
+    #[test]
+    fn a_load_in_the_conversation_carries_each_tools_whole_schema_one_per_line() {
+        let group = ToolGroup::new(GroupId::new("pdf").unwrap(), "PDF Tools", "Read PDFs");
+        let info = ToolDefinition::new(
+            ToolName::new("pdf_info").unwrap(),
+            "Page count and metadata.\nSay \"which\" file.",
+            serde_json::json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
+        )
+        .unwrap();
+        let merge = ToolDefinition::new(
+            ToolName::new("pdf_merge").unwrap(),
+            "Merge PDF files",
+            serde_json::json!({"type": "object"}),
+        )
+        .unwrap();
+        let loaded = GroupLoaded {
+            group: &group,
+            tools: vec![&info, &merge],
+            newly_loaded: true,
+        };
+        assert_eq!(
+            loaded.answer(LoadedSchemas::Conversation).to_string(),
+            "Loaded 2 tools from group 'PDF Tools'. They are not added to your tool list: call one \
+             with call_tool, as {\"name\": \"<tool name>\", \"arguments\": {<its arguments>}}. \
+             Their schemas, one JSON object per tool:\n\
+             {\"name\":\"pdf_info\",\"description\":\"Page count and metadata.\\nSay \\\"which\\\" file.\",\
+             \"input_schema\":{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"}},\"required\":[\"path\"]}}\n\
+             {\"name\":\"pdf_merge\",\"description\":\"Merge PDF files\",\"input_schema\":{\"type\":\"object\"}}"
+        );
+        // Each line after the first is the tool's JSON, read back whole.
+        let text = loaded.answer(LoadedSchemas::Conversation).to_string();
+        let first: serde_json::Value = serde_json::from_str(text.lines().nth(1).unwrap()).unwrap();
+        assert_eq!(first["description"], info.description.as_str());
+        assert_eq!(
+            first["input_schema"],
+            serde_json::json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]})
+        );
+        // In the tool list, the answer is the load's own text.
+        assert_eq!(
+            loaded.answer(LoadedSchemas::ToolList).to_string(),
+            "Loaded 2 tools from group 'PDF Tools':\n- pdf_info: Page count and metadata. Say \"which\" file.\n- pdf_merge: Merge PDF files"
         );
     }
 

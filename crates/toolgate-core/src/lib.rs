@@ -39,8 +39,8 @@ pub use catalog::{
 };
 pub use contract::{
     CALL_TOOL_TOOL_NAME, FIND_TOOL_GROUPS_TOOL_NAME, GROUP_NAME_PARAMETER,
-    LOAD_TOOL_GROUP_TOOL_NAME, MissingParameter, SECTION_SEPARATOR, TOOL_GROUPS_HEADING,
-    TOOL_GROUPS_INSTRUCTION, UNLOAD_TOOL_GROUP_TOOL_NAME,
+    LOAD_TOOL_GROUP_TOOL_NAME, LoadAnswer, MissingParameter, SECTION_SEPARATOR,
+    TOOL_GROUPS_HEADING, TOOL_GROUPS_INSTRUCTION, UNLOAD_TOOL_GROUP_TOOL_NAME,
 };
 pub use error::{
     CatalogError, ImportError, ManifestError, ManifestErrorReason, SchemaError, TokenizerError,
@@ -58,7 +58,7 @@ pub use meta_tool::{
     MetaCall, MetaTool, group_name_argument, load_tool_group_definition,
     unload_tool_group_definition,
 };
-pub use meta_tools::{MetaAnswer, MetaTools};
+pub use meta_tools::{LoadedSchemas, MetaAnswer, MetaTools};
 pub use name::{
     GroupId, MAX_GROUP_ID_LEN, MAX_TOOL_NAME_LEN, NameError, ToolName, fnv1a, is_tool_name_char,
     sanitize_group_id, sanitize_tool_name, title_case,

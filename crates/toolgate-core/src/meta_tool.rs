@@ -25,7 +25,8 @@ pub enum MetaTool {
     /// `unload_tool_group {"group_name"}`: takes a loaded group out again.
     UnloadToolGroup,
     /// `call_tool {"name", "arguments"}`: calls a tool of a loaded group by
-    /// name, for MCP clients that never refresh their tool list.
+    /// name, for a model whose tool list does not show it (an MCP client
+    /// that never refreshes its list, or [`crate::LoadedSchemas::Conversation`]).
     CallTool,
     /// `find_tool_groups {"query"}`: the router's ranking of the groups for
     /// a request.
