@@ -6,7 +6,9 @@
 //! Each turn starts from the store: the loaded groups are rebuilt from the
 //! history (RFC-044), the system prompt carries the group listing, and each
 //! model call sends the active set's schemas. A successful `load_tool_group`
-//! widens the set for the next model call of the same turn. The steps live
+//! widens the set for the next model call of the same turn; with
+//! [`LoadedSchemas::Conversation`] it widens what may be called but not the
+//! tool list, and its result carries the schemas instead. The steps live
 //! beside this file: `turn.rs` (one turn's state and its model calls),
 //! `routing.rs` (pre-loads and escalation) and `tool_calls.rs` (running one
 //! response's calls).
@@ -17,7 +19,8 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use toolgate_core::routing::Router;
 use toolgate_core::{
-    ActiveToolSet, GroupId, Message, MessageKind, TokenCounter, ToolStatus, restore_active_set,
+    ActiveToolSet, CALL_TOOL_TOOL_NAME, GroupId, LoadedSchemas, Message, MessageKind, TokenCounter,
+    ToolStatus, restore_active_set,
 };
 use toolgate_llm::{ChatModel, LlmError};
 use toolgate_store::{
@@ -56,6 +59,13 @@ pub struct AgentOptions {
     /// (`toolgate chat`'s user); a server that runs agents for several
     /// users passes each one's.
     pub authority: Authority,
+    /// Where a group the model loads puts its schemas. With
+    /// [`LoadedSchemas::Conversation`] the tool list is the core tools and
+    /// the groups the host loaded (the router's pre-loads), the same on
+    /// every call: the load's result carries the schemas, and the model
+    /// calls those tools through `call_tool` (which the toolbox must offer)
+    /// or by name.
+    pub loaded_schemas: LoadedSchemas,
 }
 
 /// A store of routing outcomes and the key of the catalog they are about
@@ -78,6 +88,7 @@ impl Default for AgentOptions {
             semantic: None,
             outcomes: None,
             authority: Authority::everything(),
+            loaded_schemas: LoadedSchemas::ToolList,
         }
     }
 }
@@ -126,6 +137,17 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
         options: AgentOptions,
         counter: Arc<TokenCounter>,
     ) -> Self {
+        if options.loaded_schemas == LoadedSchemas::Conversation
+            && toolbox
+                .meta_tools()
+                .recognize(CALL_TOOL_TOOL_NAME)
+                .is_none()
+        {
+            tracing::warn!(
+                "loaded schemas go in the conversation but the toolbox does not offer call_tool: \
+                 the model can call loaded tools only by name"
+            );
+        }
         Self {
             model,
             toolbox,

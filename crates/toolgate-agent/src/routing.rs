@@ -10,7 +10,7 @@ use std::collections::HashSet;
 
 use toolgate_core::routing::{Decision, Router, Visible};
 use toolgate_core::{
-    ActiveToolSet, GroupId, GroupSelection, Message, ToolDefinition, ToolName, ToolsLoaded,
+    ActiveToolSet, Catalog, GroupId, GroupSelection, Message, ToolDefinition, ToolName, ToolsLoaded,
 };
 use toolgate_llm::ToolLimits;
 use toolgate_store::{AgentStore, ConversationStore, RoutingOutcome, StoredMessage};
@@ -19,7 +19,7 @@ use crate::agent::{Agent, AgentError};
 use crate::event::{TurnEvent, TurnEvents};
 use crate::outcome::RouteOutcome;
 use crate::progress::CallOutcome;
-use crate::turn::{Scope, Turn};
+use crate::turn::{Listed, Scope, Turn};
 
 /// Earlier user turns the router reads as context.
 const ROUTING_CONTEXT_TURNS: usize = 3;
@@ -54,7 +54,8 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
         let scope = match &decision.visible {
             Visible::Catalog => Scope::Catalog,
             Visible::Groups(groups) => {
-                let mut carried = self.carried(&turn.active);
+                // What the requests carry: the listed groups.
+                let mut carried = self.carried(turn.listed());
                 for group in groups {
                     let tools = decision
                         .partial
@@ -154,27 +155,20 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
             // what the model takes is left out (the listing still names the
             // group), as the budget leaves out a group that would break it.
             let mut active = turn.active.clone();
-            let event = match tools {
-                None => match active.load(&catalog, group.as_str()) {
-                    Ok(loaded) if loaded.newly_loaded => {
-                        Some(Message::group_loaded_by_host(group, whole_note()))
-                    }
-                    Ok(_) | Err(_) => None,
-                },
-                Some(tools) => match active.load_tools(&catalog, group.as_str(), tools) {
-                    Ok(ToolsLoaded::Whole(loaded)) if loaded.newly_loaded => {
-                        Some(Message::group_loaded_by_host(group, whole_note()))
-                    }
-                    // What the model reads: the group has more tools.
-                    Ok(ToolsLoaded::Partial(loaded)) if loaded.newly_loaded => Some(
-                        Message::tools_loaded_by_host(group, tools, loaded.to_string()),
-                    ),
-                    Ok(_) | Err(_) => None,
-                },
+            let event = load_routed(&mut active, &catalog, group, tools, whole_note);
+            // A host's load is listed in either mode.
+            let mut listed = match &turn.listed {
+                Listed::Active => None,
+                Listed::HostLoads(listed) => Some(listed.clone()),
             };
+            if let Some(listed) = &mut listed {
+                load_routed(listed, &catalog, group, tools, whole_note);
+            }
             if let Some(carried) = carried {
-                // Only the tools the load added are counted.
-                let added: Vec<&ToolDefinition> = active
+                // Only the tools the load added to the request are counted.
+                let added: Vec<&ToolDefinition> = listed
+                    .as_ref()
+                    .unwrap_or(&active)
                     .definitions(&catalog)
                     .into_iter()
                     .filter(|d| !carried.names.contains(d.name.as_str()))
@@ -193,6 +187,9 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
                     .extend(added.iter().map(|d| d.name.to_string()));
             }
             turn.active = active;
+            if let Some(listed) = listed {
+                turn.listed = Listed::HostLoads(listed);
+            }
             event
         };
         if let Some(event) = event {
@@ -227,6 +224,36 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
             .await?;
         events(TurnEvent::Escalated { reason });
         Ok(())
+    }
+}
+
+/// Loads routed `group` into `set`, whole or (with `tools`) partly: the
+/// history event that records it when it changed the set. `whole_note` is
+/// the host's note for a whole load.
+fn load_routed(
+    set: &mut ActiveToolSet,
+    catalog: &Catalog,
+    group: &GroupId,
+    tools: Option<&[ToolName]>,
+    whole_note: impl Fn() -> String,
+) -> Option<Message> {
+    match tools {
+        None => match set.load(catalog, group.as_str()) {
+            Ok(loaded) if loaded.newly_loaded => {
+                Some(Message::group_loaded_by_host(group, whole_note()))
+            }
+            Ok(_) | Err(_) => None,
+        },
+        Some(tools) => match set.load_tools(catalog, group.as_str(), tools) {
+            Ok(ToolsLoaded::Whole(loaded)) if loaded.newly_loaded => {
+                Some(Message::group_loaded_by_host(group, whole_note()))
+            }
+            // What the model reads: the group has more tools.
+            Ok(ToolsLoaded::Partial(loaded)) if loaded.newly_loaded => Some(
+                Message::tools_loaded_by_host(group, tools, loaded.to_string()),
+            ),
+            Ok(_) | Err(_) => None,
+        },
     }
 }
 

@@ -239,7 +239,8 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
             let catalog = self.toolbox.catalog();
             match meta.answer(&call, Some(&mut turn.active), &catalog) {
                 Ok(MetaAnswer::Loaded(loaded)) => {
-                    MetaReply::Output(ToolOutput::text(loaded.to_string()))
+                    let schemas = turn.loaded_schemas_of(&catalog, &loaded.group.id);
+                    MetaReply::Output(ToolOutput::text(loaded.answer(schemas).to_string()))
                 }
                 Ok(MetaAnswer::Unloaded(unloaded)) => {
                     MetaReply::Output(ToolOutput::text(unloaded.to_string()))

@@ -1,14 +1,20 @@
 //! One turn's state ([`Turn`]) and its model calls: how a turn begins
 //! (who is calling, the base prompt, the active set rebuilt from history,
 //! the router's pre-loads) and what each model call is sent.
+//!
+//! What a call may use (the active set) and what it lists as tools are kept
+//! apart: with [`LoadedSchemas::Conversation`] the list is the groups the
+//! host loaded, fixed from the turn's first call on, so that a load changes
+//! no byte before the conversation and the provider's cached prefix holds.
 
 use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use toolgate_core::{
-    ActiveToolSet, Catalog, CatalogTool, GroupId, MessageKind, ToolDefinition, restore_active_set,
-    system_prompt,
+    ActiveToolSet, Catalog, CatalogTool, GroupId, GroupSelection, GroupVisibility,
+    LOAD_TOOL_GROUP_TOOL_NAME, LoadedSchemas, Message, MessageKind, ToolDefinition,
+    restore_active_set, system_prompt,
 };
 use toolgate_llm::{ChatRequest, ChatResponse, StreamEvent, ToolLimits, ToolSpec};
 use toolgate_store::{AgentStore, ConversationId, ConversationStore, StoredMessage};
@@ -29,6 +35,19 @@ pub(crate) enum Scope {
     Catalog,
 }
 
+/// Which loaded groups a turn's requests list as tools.
+#[derive(Clone, Debug)]
+pub(crate) enum Listed {
+    /// Every loaded group: the active set ([`LoadedSchemas::ToolList`]).
+    Active,
+    /// The groups the host loaded (the router's pre-loads, a compaction's
+    /// snapshot), rebuilt from history like the active set but without the
+    /// model's own loads, whose schemas are in their results
+    /// ([`LoadedSchemas::Conversation`]). Only the turn's routing changes
+    /// it, before the first call.
+    HostLoads(ActiveToolSet),
+}
+
 /// The tools of the whole catalog, and what sending every schema costs.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct CatalogCost {
@@ -45,6 +64,8 @@ pub(crate) struct Turn {
     /// The base system prompt.
     system: String,
     pub(crate) active: ActiveToolSet,
+    /// Which loaded groups the requests list.
+    pub(crate) listed: Listed,
     pub(crate) scope: Scope,
     pub(crate) progress: Progress,
     catalog_cost: CatalogCost,
@@ -83,11 +104,23 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
     ) -> Result<Turn, AgentError> {
         let history = self.store.messages(conversation).await?;
         let caller = self.caller(conversation, &history).await;
+        let listed = match self.options.loaded_schemas {
+            LoadedSchemas::ToolList => Listed::Active,
+            LoadedSchemas::Conversation => {
+                let catalog = self.toolbox.catalog();
+                let host_loads = history
+                    .iter()
+                    .map(|m| &m.message)
+                    .filter(|message| !is_model_load(message));
+                Listed::HostLoads(restore_active_set(host_loads, &catalog).active)
+            }
+        };
         let mut turn = Turn {
             conversation: conversation.clone(),
             caller: caller.context,
             system: caller.system_prompt,
             active: self.restore(conversation, &history).await,
+            listed,
             scope: Scope::Active,
             progress: Progress::default(),
             catalog_cost: self.catalog_cost(),
@@ -200,7 +233,7 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
 
     fn request(&self, turn: &Turn, history: &[StoredMessage]) -> Request {
         let catalog = self.toolbox.catalog();
-        let mut definitions = turn.active.definitions(&catalog);
+        let mut definitions = turn.listed().definitions(&catalog);
         if turn.scope == Scope::Catalog {
             // The loaded tools keep their place (a cache-friendly prefix); every
             // other tool follows, as many as the model takes.
@@ -250,6 +283,40 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
             tokens: self.counter.tools(tools),
         }
     }
+}
+
+impl Turn {
+    /// The loaded groups the requests list as tools.
+    pub(crate) fn listed(&self) -> &ActiveToolSet {
+        match &self.listed {
+            Listed::Active => &self.active,
+            Listed::HostLoads(listed) => listed,
+        }
+    }
+
+    /// Where the model's load of `group` puts its schemas: in the
+    /// conversation, unless the requests list the whole group already.
+    pub(crate) fn loaded_schemas_of(&self, catalog: &Catalog, group: &GroupId) -> LoadedSchemas {
+        match &self.listed {
+            Listed::Active => LoadedSchemas::ToolList,
+            Listed::HostLoads(listed) => {
+                let whole = listed.selection(group.as_str()) == Some(GroupSelection::Whole)
+                    || catalog.group_visibility(group.as_str()) == Some(GroupVisibility::Always);
+                if whole {
+                    LoadedSchemas::ToolList
+                } else {
+                    LoadedSchemas::Conversation
+                }
+            }
+        }
+    }
+}
+
+/// Whether `message` is the model's own `load_tool_group` call (a host's
+/// load is a system message).
+fn is_model_load(message: &Message) -> bool {
+    message.kind == MessageKind::ToolCall
+        && message.tool_name.as_deref() == Some(LOAD_TOOL_GROUP_TOOL_NAME)
 }
 
 /// The whole catalog's tools for one request: the `active` ones first, as

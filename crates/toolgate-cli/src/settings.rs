@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 use toolgate_core::routing::{RoutingConfig, RoutingError, Taxonomy};
-use toolgate_core::{ActionPolicy, Catalog, ToolPolicy};
+use toolgate_core::{ActionPolicy, Catalog, LoadedSchemas, ToolPolicy};
 use toolgate_llm::ModelSettings;
 
 use crate::commands::telemetry::TelemetrySettings;
@@ -23,7 +23,10 @@ use toolgate_mcp::config::{RawUpstream, UpstreamConfig, first_duplicate};
 use toolgate_mcp::{
     ClientName, Clients, OAuthError, OAuthSettings, RateLimit, RateLimitSettings, TokenHash,
 };
-use toolgate_tools::{RawAlias, RawGroupSettings, RawToolsSettings, RawWebSettings, ToolSettings};
+use toolgate_tools::{
+    RawAlias, RawGroupSettings, RawJavaScriptSettings, RawToolsSettings, RawWebSettings,
+    ToolSettings,
+};
 
 use self::routing::RoutingPlaces;
 
@@ -57,6 +60,9 @@ pub(crate) struct Settings {
     pub(crate) upstreams: Vec<UpstreamConfig>,
     /// `[groups]`, `[aliases]`, `[web]` and `[tools]`.
     pub(crate) tools: ToolSettings,
+    /// `[tools] loaded_schemas`: where a loaded group's schemas go, for
+    /// `toolgate chat` and `toolgate serve`.
+    pub(crate) loaded_schemas: LoadedSchemas,
     /// `[routing]`: checked but for the groups it names, which
     /// [`Settings::routing_taxonomy`] checks against the catalog.
     pub(crate) routing: RoutingConfig,
@@ -216,12 +222,40 @@ impl Settings {
                 .into_config()
                 .map_err(|error| at(span, "[web]".to_owned(), error.to_string()))?;
         }
+        let mut loaded_schemas = LoadedSchemas::default();
         if let Some(table) = raw.tools {
             let span = table.span();
+            let RawTools {
+                timeout_seconds,
+                javascript,
+                loaded_schemas: where_to,
+            } = table.into_inner();
+            let table = RawToolsSettings {
+                timeout_seconds,
+                javascript,
+            };
             (tools.call_timeout, tools.javascript) = table
-                .into_inner()
                 .into_config()
                 .map_err(|error| at(span, "[tools]".to_owned(), error.to_string()))?;
+            if let Some(where_to) = where_to {
+                let span = where_to.span();
+                loaded_schemas =
+                    LoadedSchemas::from_setting(where_to.get_ref()).ok_or_else(|| {
+                        let spellings: Vec<String> = LoadedSchemas::ALL
+                            .iter()
+                            .map(|value| format!("{:?}", value.as_str()))
+                            .collect();
+                        at(
+                            span,
+                            "[tools]".to_owned(),
+                            format!(
+                                "`loaded_schemas` is {}, not {:?}",
+                                spellings.join(" or "),
+                                where_to.get_ref()
+                            ),
+                        )
+                    })?;
+            }
         }
         let store = match raw.store {
             Some(store) => {
@@ -336,6 +370,7 @@ impl Settings {
         Ok(Self {
             upstreams,
             tools,
+            loaded_schemas,
             routing,
             routing_places,
             model: raw.model.unwrap_or_default(),
@@ -416,7 +451,7 @@ struct RawSettings {
     #[serde(default)]
     web: Option<Spanned<RawWebSettings>>,
     #[serde(default)]
-    tools: Option<Spanned<RawToolsSettings>>,
+    tools: Option<Spanned<RawTools>>,
     #[serde(default)]
     groups: BTreeMap<String, Spanned<RawGroupSettings>>,
     #[serde(default)]
@@ -435,6 +470,19 @@ struct RawSettings {
     auth: Option<Spanned<RawAuth>>,
     #[serde(default)]
     telemetry: Option<TelemetrySettings>,
+}
+
+/// `[tools]` as written: toolgate-tools' keys ([`RawToolsSettings`]) and
+/// `loaded_schemas`, which is the agent's and the gateway's.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTools {
+    #[serde(default)]
+    timeout_seconds: Option<f64>,
+    #[serde(default)]
+    javascript: Option<RawJavaScriptSettings>,
+    #[serde(default)]
+    loaded_schemas: Option<Spanned<String>>,
 }
 
 /// `[auth]` as written.

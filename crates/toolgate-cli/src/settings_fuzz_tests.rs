@@ -111,6 +111,13 @@ const SECTIONS: &[Section] = &[
         ],
     },
     Section {
+        header: "[tools]",
+        keys: &[
+            ("timeout_seconds", Kind::Number),
+            ("loaded_schemas", Kind::String),
+        ],
+    },
+    Section {
         header: "[groups.github]",
         keys: &[
             ("expose", Kind::String),
@@ -177,6 +184,8 @@ const STRINGS: &[&str] = &[
     "all",
     "recovery",
     "a__b",
+    "tool_list",
+    "conversation",
 ];
 
 /// The configurations of the README and the tests.

@@ -188,6 +188,52 @@ fn a_tool_call_timeout_is_above_0_and_at_most_a_day() {
 }
 
 #[test]
+fn loaded_schemas_go_in_the_tool_list_unless_set_to_the_conversation() {
+    assert_eq!(parse("").unwrap().loaded_schemas, LoadedSchemas::ToolList);
+    assert_eq!(
+        parse("[tools]\ntimeout_seconds = 30\n")
+            .unwrap()
+            .loaded_schemas,
+        LoadedSchemas::ToolList
+    );
+    for (value, expected) in [
+        ("tool_list", LoadedSchemas::ToolList),
+        ("conversation", LoadedSchemas::Conversation),
+    ] {
+        let settings = parse(&format!(
+            "[tools]\nloaded_schemas = \"{value}\"\ntimeout_seconds = 30\n"
+        ))
+        .unwrap();
+        assert_eq!(settings.loaded_schemas, expected, "{value}");
+        assert_eq!(settings.tools.call_timeout, Duration::from_secs(30));
+    }
+}
+
+#[test]
+fn an_unknown_place_for_loaded_schemas_is_an_error_with_its_line() {
+    for (value, shown) in [
+        ("\"Conversation\"", "\"Conversation\""),
+        ("\"tools\"", "\"tools\""),
+        ("\"\"", "\"\""),
+    ] {
+        assert_eq!(
+            error(&format!(
+                "# where schemas go\n\n[tools]\ntimeout_seconds = 30\nloaded_schemas = {value}\n"
+            )),
+            format!(
+                "toolgate.toml:5: [tools]: `loaded_schemas` is \"tool_list\" or \"conversation\", not {shown}"
+            )
+        );
+    }
+    let not_text = error("[tools]\nloaded_schemas = true\n");
+    assert!(not_text.starts_with("toolgate.toml: "), "{not_text}");
+    assert!(not_text.contains("line 2"), "{not_text}");
+    assert!(not_text.contains("loaded_schemas"), "{not_text}");
+    let typo = error("[tools]\nloaded_schema = \"conversation\"\n");
+    assert!(typo.contains("unknown field `loaded_schema`"), "{typo}");
+}
+
+#[test]
 fn a_typo_or_bad_toml_is_an_error_with_its_line() {
     let unknown = error("[[upstream]]\nname = \"a\"\ncommand = \"x\"\ncomand = \"y\"\n");
     assert!(unknown.starts_with("toolgate.toml: "), "{unknown}");

@@ -1,4 +1,5 @@
 mod faults;
+mod loaded_schemas;
 mod routing;
 mod support;
 mod turns;

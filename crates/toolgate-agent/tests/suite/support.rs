@@ -60,6 +60,12 @@ struct TestSource {
 
 impl TestHost {
     pub(crate) async fn new() -> Arc<Self> {
+        Self::offering(&[]).await
+    }
+
+    /// The test host with the meta-tools `extra` offered besides
+    /// `load_tool_group` and `unload_tool_group`.
+    pub(crate) async fn offering(extra: &[MetaTool]) -> Arc<Self> {
         let root = tempfile::tempdir().unwrap();
         let manifests = root.path().join("tools");
         std::fs::create_dir(&manifests).unwrap();
@@ -74,7 +80,10 @@ impl TestHost {
             cancelled: AtomicUsize::new(0),
         });
         let options = ToolboxOptions {
-            meta_tools: vec![MetaTool::UnloadToolGroup],
+            meta_tools: [MetaTool::UnloadToolGroup]
+                .into_iter()
+                .chain(extra.iter().copied())
+                .collect(),
             builtins: Some(BuiltinConfig::new(root.path())),
             sources: vec![Arc::clone(&source) as Arc<dyn ToolSource>],
             listed: vec![Arc::new(Broken::new()) as Arc<dyn ListedSource>],

@@ -19,7 +19,7 @@ use anyhow::Context;
 use toolgate_agent::{Agent, AgentOptions, DEFAULT_SYSTEM_PROMPT, OutcomeLog, SemanticRouting};
 use toolgate_core::routing::Router;
 use toolgate_core::routing::semantic::EmbeddingsConfig;
-use toolgate_core::{MetaTool, TokenCounter};
+use toolgate_core::{LoadedSchemas, MetaTool, TokenCounter};
 use toolgate_llm::{ChatModel, ProviderConfig};
 use toolgate_store::{
     AgentId, AgentRecord, AgentStore, ConversationId, ConversationStore, JsToolStore, MemoryStore,
@@ -184,6 +184,10 @@ impl Chat<'_> {
         let manifest_dirs = self.tools.options.manifest_dirs.clone();
         let mut options = self.tools.into_options();
         options.meta_tools = vec![MetaTool::UnloadToolGroup];
+        if self.settings.loaded_schemas == LoadedSchemas::Conversation {
+            // Loaded tools are not listed: the model calls them through it.
+            options.meta_tools.push(MetaTool::CallTool);
+        }
         let (toolbox, report) = Toolbox::start(options)
             .await
             .context("building the tool catalog")?;
@@ -303,6 +307,7 @@ async fn run_chat<S: ConversationStore + AgentStore + RoutingOutcomeStore + 'sta
         // The user at the terminal runs the agent: its calls may use every
         // tool the agent is given.
         authority: toolgate_tools::Authority::everything(),
+        loaded_schemas: settings.loaded_schemas,
     };
     // The router counts with the same counter for its budget.
     let counter = TokenCounter::shared()

@@ -152,6 +152,38 @@ async fn one_shot_streams_the_answer_and_shows_the_tool_calls() {
 }
 
 #[tokio::test]
+async fn loaded_schemas_in_the_conversation_keep_the_tools_sent_and_offer_call_tool() {
+    let wire = Wire::OpenAi;
+    let dir = project();
+    std::fs::write(
+        dir.path().join("toolgate.toml"),
+        "[tools]\nloaded_schemas = \"conversation\"\n",
+    )
+    .unwrap();
+    let server = ScriptedServer::start().await.unwrap();
+    server.push(
+        ScriptedTurn::tool_call("c1", "load_tool_group", json!({"group_name": "pdf"}))
+            .reply(wire, true),
+    );
+    server.push(ScriptedTurn::text("Loaded.").reply(wire, true));
+    let output = run(chat(&server, wire, dir.path(), &["-m", "load pdf"]), "").await;
+    let stderr = text(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(
+            "  ← load_tool_group: Loaded 1 tool from group 'PDF Tools'. They are not added to your tool list: "
+        ),
+        "{stderr}"
+    );
+    let requests = server.requests();
+    assert_eq!(
+        tool_names(&requests[0]),
+        ["load_tool_group", "unload_tool_group", "call_tool"]
+    );
+    assert_eq!(requests[1].body["tools"], requests[0].body["tools"]);
+}
+
+#[tokio::test]
 async fn interactive_commands_show_groups_tokens_and_clear_the_conversation() {
     let wire = Wire::OpenAi;
     let dir = project();

@@ -1,0 +1,260 @@
+//! `[tools] loaded_schemas = "conversation"` through the agent loop, on
+//! each provider's wire format: a load leaves the request's `tools` (and
+//! system prompt) byte for byte as they were, so the provider's cached
+//! prefix holds; the load's result carries the schemas, and the loaded
+//! tools run through `call_tool` or by name, in this turn, the next, and
+//! after a restore from the stored history.
+
+use std::sync::Arc;
+
+use pretty_assertions::assert_eq;
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+use toolgate_agent::{Agent, AgentOptions};
+use toolgate_core::routing::{Router, RoutingConfig};
+use toolgate_core::{LoadedSchemas, MetaTool};
+use toolgate_llm::scripted::{Recorded, ScriptedServer, ScriptedTurn, Wire};
+use toolgate_store::{ConversationId, MemoryStore};
+
+use super::support::{
+    Setup, TestHost, WIRES, agent_with, core_tools, system_prompt, tool_names, tool_results,
+};
+
+/// What `load_tool_group` of `pdf` answers when the schemas go in the
+/// conversation.
+const PDF_LOADED: &str = "Loaded 2 tools from group 'PDF Tools'. They are not added to your \
+tool list: call one with call_tool, as {\"name\": \"<tool name>\", \"arguments\": {<its \
+arguments>}}. Their schemas, one JSON object per tool:\n\
+{\"name\":\"pdf_info\",\"description\":\"Page count and metadata of a PDF\",\"input_schema\":\
+{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"}}}}\n\
+{\"name\":\"pdf_merge\",\"description\":\"Merge PDF files\",\"input_schema\":\
+{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"}}}}";
+
+fn conversation_options() -> AgentOptions {
+    AgentOptions {
+        loaded_schemas: LoadedSchemas::Conversation,
+        ..AgentOptions::default()
+    }
+}
+
+/// The request's `tools` array exactly as it was sent.
+fn tools_json(request: &Recorded) -> String {
+    serde_json::to_string(&request.body["tools"]).unwrap()
+}
+
+/// Sends `text` in `conversation`: the answer.
+async fn send(agent: &Agent<MemoryStore>, conversation: &ConversationId, text: &str) -> String {
+    let cancel = CancellationToken::new();
+    let outcome = agent.send(conversation, text, &mut |_| {}, &cancel).await;
+    outcome.unwrap().text
+}
+
+/// The core tools of a host that offers `call_tool`, in catalog order.
+fn core_with_call_tool() -> Vec<String> {
+    let mut core = core_tools();
+    core.insert(2, "call_tool".to_owned());
+    core
+}
+
+#[tokio::test]
+async fn a_load_leaves_the_tools_sent_as_they_were_and_answers_with_the_schemas() {
+    for (wire, stream) in WIRES {
+        let host = TestHost::offering(&[MetaTool::CallTool]).await;
+        let turns = vec![
+            ScriptedTurn::tool_call("c1", "load_tool_group", json!({"group_name": "pdf"})),
+            ScriptedTurn::tool_call(
+                "c2",
+                "call_tool",
+                json!({"name": "pdf_info", "arguments": {"path": "r.pdf"}}),
+            ),
+            // A call by name runs too, though the tool is not listed.
+            ScriptedTurn::tool_call("c3", "pdf_merge", json!({"path": "a.pdf"})),
+            ScriptedTurn::text("Done."),
+            // The next turn: still loaded, still not listed.
+            ScriptedTurn::tool_call(
+                "c4",
+                "call_tool",
+                json!({"name": "pdf_info", "arguments": {"path": "s.pdf"}}),
+            ),
+            ScriptedTurn::text("Again."),
+            // After a restore from the stored history.
+            ScriptedTurn::tool_call("c5", "pdf_info", json!({"path": "t.pdf"})),
+            ScriptedTurn::text("Restored."),
+        ];
+        let server = ScriptedServer::start().await.unwrap();
+        for turn in turns {
+            server.push(turn.reply(wire, stream));
+        }
+        let store = Arc::new(MemoryStore::new());
+        let agent = || {
+            let store = Arc::clone(&store);
+            agent_with(&server, wire, stream, &host, store, conversation_options())
+        };
+        let id = ConversationId::new("c");
+        let running = agent();
+        assert_eq!(
+            send(&running, &id, "how many pages has r.pdf?").await,
+            "Done."
+        );
+        assert_eq!(send(&running, &id, "and s.pdf?").await, "Again.");
+        // Another agent over the same store: a restarted process.
+        assert_eq!(send(&agent(), &id, "and t.pdf?").await, "Restored.");
+
+        let requests = server.requests();
+        assert_eq!(requests.len(), 8, "{wire:?} stream={stream}");
+        assert_eq!(tool_names(&requests[0], wire), core_with_call_tool());
+        let (tools, system) = (tools_json(&requests[0]), system_prompt(&requests[0], wire));
+        for (call, request) in requests.iter().enumerate() {
+            assert_eq!(
+                tools_json(request),
+                tools,
+                "call {call}, {wire:?} stream={stream}"
+            );
+            assert_eq!(system_prompt(request, wire), system, "call {call}");
+        }
+        let results = tool_results(&requests[7], wire);
+        assert_eq!(
+            results,
+            [
+                PDF_LOADED,
+                r#"pdf_info ran with {"path":"r.pdf"}"#,
+                r#"pdf_merge ran with {"path":"a.pdf"}"#,
+                r#"pdf_info ran with {"path":"s.pdf"}"#,
+                r#"pdf_info ran with {"path":"t.pdf"}"#,
+            ]
+        );
+        assert_eq!(
+            host.called(),
+            ["pdf_info", "pdf_merge", "pdf_info", "pdf_info"]
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_tool_of_a_group_not_loaded_is_still_not_available() {
+    let host = TestHost::offering(&[MetaTool::CallTool]).await;
+    let turns = vec![
+        ScriptedTurn::tool_call(
+            "c1",
+            "call_tool",
+            json!({"name": "pdf_info", "arguments": {"path": "r.pdf"}}),
+        )
+        .and_tool_call("c2", "pdf_merge", json!({})),
+        ScriptedTurn::text("Not yet."),
+    ];
+    let setup =
+        Setup::with_host_for_tests(Wire::Anthropic, false, turns, conversation_options(), host)
+            .await;
+    setup
+        .send(&ConversationId::new("c"), "pages of r.pdf?")
+        .await;
+    let not_available = |tool: &str| {
+        format!(
+            "Tool '{tool}' is not available for this agent. It belongs to tool group 'pdf'; \
+             call load_tool_group with group_name 'pdf' first."
+        )
+    };
+    assert_eq!(
+        tool_results(&setup.server.requests()[1], Wire::Anthropic),
+        [not_available("pdf_info"), not_available("pdf_merge")]
+    );
+    assert!(setup.host.called().is_empty());
+}
+
+#[tokio::test]
+async fn routed_groups_are_listed_and_the_models_own_loads_stay_in_the_conversation() {
+    for wire in [Wire::OpenAi, Wire::Anthropic] {
+        let host = TestHost::offering(&[MetaTool::CallTool]).await;
+        let router = {
+            let catalog = host.catalog();
+            let taxonomy = RoutingConfig::default().validate(&catalog).unwrap();
+            Arc::new(Router::lexical(&catalog, taxonomy))
+        };
+        let options = AgentOptions {
+            router: Some(router),
+            ..conversation_options()
+        };
+        let turns = vec![
+            ScriptedTurn::tool_call("c1", "load_tool_group", json!({"group_name": "config"})),
+            ScriptedTurn::tool_call("c2", "config_setting_3", json!({})),
+            ScriptedTurn::text("Read it."),
+            ScriptedTurn::text("Merged."),
+        ];
+        let setup = Setup::with_host_for_tests(wire, true, turns, options, host).await;
+        let id = ConversationId::new("c");
+        setup
+            .send(&id, "page count and metadata of the PDF r.pdf")
+            .await;
+        setup.send(&id, "merge the PDF files a.pdf and b.pdf").await;
+
+        let requests = setup.server.requests();
+        let mut expected = core_with_call_tool();
+        expected.extend(["pdf_info".to_owned(), "pdf_merge".to_owned()]);
+        // The router's pre-load is listed from the turn's first call.
+        assert_eq!(tool_names(&requests[0], wire), expected, "{wire:?}");
+        // The model's load is not, this turn or the next.
+        for (call, request) in requests.iter().enumerate() {
+            assert_eq!(tools_json(request), tools_json(&requests[0]), "call {call}");
+        }
+        let results = tool_results(&requests[2], wire);
+        assert!(
+            results[0].starts_with(
+                "Loaded 17 tools from group 'Config'. They are not added to your tool list: "
+            ),
+            "{}",
+            results[0]
+        );
+        assert_eq!(results[1], "config_setting_3 ran with {}");
+    }
+}
+
+#[tokio::test]
+async fn loading_a_listed_group_again_answers_as_the_tool_list_does() {
+    let host = TestHost::offering(&[MetaTool::CallTool]).await;
+    let router = {
+        let catalog = host.catalog();
+        let taxonomy = RoutingConfig::default().validate(&catalog).unwrap();
+        Arc::new(Router::lexical(&catalog, taxonomy))
+    };
+    let options = AgentOptions {
+        router: Some(router),
+        ..conversation_options()
+    };
+    let turns = vec![
+        ScriptedTurn::tool_call("c1", "load_tool_group", json!({"group_name": "pdf"})),
+        ScriptedTurn::text("Loaded."),
+    ];
+    let setup = Setup::with_host_for_tests(Wire::OpenAi, false, turns, options, host).await;
+    setup
+        .send(
+            &ConversationId::new("c"),
+            "page count and metadata of the PDF r.pdf",
+        )
+        .await;
+    assert_eq!(
+        tool_results(&setup.server.requests()[1], Wire::OpenAi),
+        [
+            "Loaded 2 tools from group 'PDF Tools':\n- pdf_info: Page count and metadata of a PDF\n- pdf_merge: Merge PDF files"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn in_the_tool_list_a_load_adds_its_tools_to_the_next_call() {
+    let host = TestHost::offering(&[MetaTool::CallTool]).await;
+    let turns = vec![
+        ScriptedTurn::tool_call("c1", "load_tool_group", json!({"group_name": "pdf"})),
+        ScriptedTurn::text("Loaded."),
+    ];
+    let setup =
+        Setup::with_host_for_tests(Wire::OpenAi, true, turns, AgentOptions::default(), host).await;
+    setup.send(&ConversationId::new("c"), "load pdf").await;
+    let mut expected = core_with_call_tool();
+    expected.extend(["pdf_info".to_owned(), "pdf_merge".to_owned()]);
+    assert_eq!(setup.tools_per_request(), [core_with_call_tool(), expected]);
+    let loaded = &tool_results(&setup.server.requests()[1], Wire::OpenAi)[0];
+    assert!(
+        loaded.starts_with("Loaded 2 tools from group 'PDF Tools':\n- pdf_info: "),
+        "{loaded}"
+    );
+}
