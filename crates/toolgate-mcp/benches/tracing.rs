@@ -49,6 +49,7 @@ fn gateway(runtime: &tokio::runtime::Runtime) -> std::sync::Arc<Gateway<MemorySt
         audit: None,
         rate_limits: Default::default(),
         policies: Default::default(),
+        loaded_schemas: Default::default(),
     };
     let (gateway, _) = runtime
         .block_on(Gateway::start(options, MemoryStore::new()))

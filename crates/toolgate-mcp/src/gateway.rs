@@ -7,6 +7,11 @@
 //! answer is [`toolgate_core::MetaTools`]'; the gateway keeps the session
 //! (its active set, rebuilt from history), records its loads, tells the
 //! client when its list changed, and converts at the MCP edge.
+//!
+//! With [`LoadedSchemas::Conversation`] a session's `tools/list` never
+//! shows its loads (so it never changes on one, and no `list_changed` is
+//! sent): the load's answer carries the schemas, and the loaded tools are
+//! called by name or through `call_tool`, checked as in either mode.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -20,9 +25,9 @@ use tokio::sync::broadcast;
 use toolgate_core::routing::RoutingConfig;
 use toolgate_core::{
     ActiveToolSet, Catalog, GROUP_NAME_PARAMETER, GroupId, GroupLoaded, GroupVisibility,
-    LOAD_TOOL_GROUP_TOOL_NAME, Message, MetaAnswer, MetaCall, MetaTool, NotAvailable, PolicyTarget,
-    ToolDefinition, ToolKind, ToolPolicy, ToolStatus, UNLOAD_TOOL_GROUP_TOOL_NAME,
-    tool_groups_section,
+    LOAD_TOOL_GROUP_TOOL_NAME, LoadedSchemas, Message, MetaAnswer, MetaCall, MetaTool,
+    NotAvailable, PolicyTarget, ToolDefinition, ToolKind, ToolPolicy, ToolStatus,
+    UNLOAD_TOOL_GROUP_TOOL_NAME, tool_groups_section,
 };
 use toolgate_store::{ConversationId, ConversationStore, ToolOwner};
 use toolgate_tools::{
@@ -73,6 +78,9 @@ pub struct GatewayOptions {
     /// What each named client may use; a client without one may use
     /// everything.
     pub policies: Arc<HashMap<ClientName, ToolPolicy>>,
+    /// Where a session's loads put their schemas: its `tools/list`, or
+    /// only the load's answer.
+    pub loaded_schemas: LoadedSchemas,
 }
 
 /// The gateway. Share it in an [`Arc`]; every method takes `&self`.
@@ -96,6 +104,8 @@ pub struct Gateway<S> {
     /// Each client's view of the catalog (restricted, or showing its own
     /// tools), with the key it was made for ([`Toolbox::view_key`]).
     views: std::sync::Mutex<HashMap<ClientName, (ViewKey, Arc<Catalog>)>>,
+    /// Where a session's loads put their schemas.
+    loaded_schemas: LoadedSchemas,
 }
 
 /// The named clients, their policies and the rate limits, as configured.
@@ -165,6 +175,7 @@ impl<S: ConversationStore + 'static> Gateway<S> {
                 oauth: None,
             })),
             views: std::sync::Mutex::default(),
+            loaded_schemas: options.loaded_schemas,
         });
         tokio::spawn(watch_changes(Arc::downgrade(&gateway), changes));
         if let Some(elsewhere) = elsewhere {
@@ -344,17 +355,22 @@ impl<S: ConversationStore + 'static> Gateway<S> {
     }
 
     /// `tools/list`: core tools, always-listed upstream tools, then the
-    /// session's loaded groups in load order. Loaded groups whose upstream is
-    /// not running yet (a restored session) are started first; one that
-    /// fails is left out of the list rather than failing it.
+    /// session's loaded groups in load order (none when loaded schemas go
+    /// in the conversation). Loaded groups whose upstream is not running yet
+    /// (a restored session) are started first; one that fails is left out
+    /// of the list rather than failing it.
     pub async fn list_tools(&self, scope: &RequestScope) -> Vec<Tool> {
         let active = match scope.session() {
             Some(id) => self.sessions.active_set(id).await,
             None => ActiveToolSet::new(),
         };
         self.toolbox.prepare_visible(&active).await;
+        let listed = match self.loaded_schemas {
+            LoadedSchemas::ToolList => active,
+            LoadedSchemas::Conversation => ActiveToolSet::new(),
+        };
         let (tools, revision) = self.with_view(scope, |catalog| {
-            let mut tools = self.to_mcp(active.definitions(catalog), scope.authority());
+            let mut tools = self.to_mcp(listed.definitions(catalog), scope.authority());
             // MCP has no system prompt, and many clients drop the server's
             // instructions: the group list rides in load_tool_group's
             // description, where every model sees it.
@@ -466,8 +482,8 @@ impl<S: ConversationStore + 'static> Gateway<S> {
     }
 
     /// A meta-tool call: a load's upstream is started first; loads and
-    /// unloads of a session are recorded in its history and announced with
-    /// `list_changed`.
+    /// unloads of a session are recorded in its history and, when they
+    /// change its `tools/list`, announced with `list_changed`.
     async fn answer_meta(
         &self,
         scope: &RequestScope,
@@ -490,6 +506,7 @@ impl<S: ConversationStore + 'static> Gateway<S> {
                 let reply = self.with_view(scope, |catalog| {
                     self.render(
                         meta.answer(&call, Some(&mut active), catalog),
+                        catalog,
                         scope.authority(),
                     )
                 });
@@ -499,7 +516,8 @@ impl<S: ConversationStore + 'static> Gateway<S> {
                 reply
             }
             None => self.with_view(scope, |catalog| {
-                self.render(meta.answer(&call, None, catalog), scope.authority())
+                let answer = meta.answer(&call, None, catalog);
+                self.render(answer, catalog, scope.authority())
             }),
         };
         match reply {
@@ -507,7 +525,11 @@ impl<S: ConversationStore + 'static> Gateway<S> {
                 if let Some(Change::Loaded(group)) = &changed {
                     self.metrics.group_loaded(group.as_str());
                 }
-                if changed.is_some() && scope.session().is_some() {
+                let listed = match self.loaded_schemas {
+                    LoadedSchemas::ToolList => true,
+                    LoadedSchemas::Conversation => false,
+                };
+                if listed && changed.is_some() && scope.session().is_some() {
                     notify_list_changed(scope.peer()).await;
                 }
                 Ok(result)
@@ -526,12 +548,18 @@ impl<S: ConversationStore + 'static> Gateway<S> {
     fn render(
         &self,
         answer: Result<MetaAnswer<'_>, toolgate_core::MetaError>,
+        catalog: &Catalog,
         authority: &Authority,
     ) -> Reply {
         match answer {
             Ok(MetaAnswer::Loaded(loaded)) => {
-                let mut result =
-                    CallToolResult::success(vec![ContentBlock::text(loaded.to_string())]);
+                // An always-listed group's tools are in the list either way.
+                let schemas = match catalog.group_visibility(loaded.group.id.as_str()) {
+                    Some(GroupVisibility::Always) => LoadedSchemas::ToolList,
+                    Some(GroupVisibility::OnLoad) | None => self.loaded_schemas,
+                };
+                let text = loaded.answer(schemas).to_string();
+                let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
                 result.structured_content = Some(self.loaded_schemas(&loaded, authority));
                 let changed = loaded
                     .newly_loaded
@@ -631,6 +659,11 @@ impl<S: ConversationStore + 'static> Gateway<S> {
                 return (error_result(text), Outcome::Error);
             }
             let active = session.active.lock().await.clone();
+            if self.loaded_schemas == LoadedSchemas::Conversation {
+                // Its client never lists the loaded tools, so a restored
+                // session's calls start their upstreams.
+                self.toolbox.prepare_visible(&active).await;
+            }
             let available = self.with_view(scope, |catalog| {
                 active
                     .check_available(catalog, &name)
@@ -815,6 +848,10 @@ async fn watch_changes<S: ConversationStore + 'static>(
                 catalog.group_visibility(group.as_str()) == Some(GroupVisibility::Always)
             })
         });
+        if !everyone && gateway.loaded_schemas == LoadedSchemas::Conversation {
+            // No session lists a loaded group's tools.
+            continue;
+        }
         gateway.sessions.notify_group_changed(group, everyone).await;
     }
 }

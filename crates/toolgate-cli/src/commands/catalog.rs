@@ -60,6 +60,7 @@ fn run_with_upstreams(args: &CatalogArgs, out: &mut dyn Write) -> Result<()> {
         audit: None,
         rate_limits: Default::default(),
         policies: Default::default(),
+        loaded_schemas: settings.loaded_schemas,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -147,6 +147,7 @@ async fn serve<S: ConversationStore + 'static>(
         audit,
         rate_limits: Arc::new(RateLimits::new(&settings.rate_limits, clients.names())),
         policies: Arc::new(settings.policies.clone()),
+        loaded_schemas: settings.loaded_schemas,
     };
     let started = Gateway::start(options, store).await;
     if let Some(line) = &progress {

@@ -44,6 +44,7 @@ async fn gateway(files_root: &Path, upstreams: Vec<UpstreamConfig>) -> Arc<Gatew
         audit: None,
         rate_limits: Default::default(),
         policies: Default::default(),
+        loaded_schemas: Default::default(),
     };
     Gateway::start(options, MemoryStore::new()).await.unwrap().0
 }

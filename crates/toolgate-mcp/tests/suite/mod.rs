@@ -5,6 +5,7 @@ mod http_gateway;
 mod http_limits;
 mod identities;
 mod live_upstreams;
+mod loaded_schemas;
 mod metrics;
 mod oauth;
 mod policies;

@@ -62,6 +62,7 @@ pub(crate) fn options(files_root: &Path, upstreams: Vec<UpstreamConfig>) -> Gate
         audit: None,
         rate_limits: Default::default(),
         policies: Default::default(),
+        loaded_schemas: Default::default(),
     }
 }
 
