@@ -445,6 +445,13 @@ impl<S: ConversationStore + 'static> Gateway<S> {
                 name.len()
             )));
         }
+        if let (LoadedSchemas::Conversation, Some(id)) = (self.loaded_schemas, scope.session()) {
+            // Its client never lists the loaded tools, so a restored
+            // session's calls start their upstreams before the name is
+            // resolved.
+            let active = self.sessions.active_set(id).await;
+            self.toolbox.prepare_visible(&active).await;
+        }
         let arguments = Value::Object(arguments.unwrap_or_default());
         let began = Instant::now();
         let audited = self.audit.is_some().then(|| arguments.clone());
@@ -659,11 +666,6 @@ impl<S: ConversationStore + 'static> Gateway<S> {
                 return (error_result(text), Outcome::Error);
             }
             let active = session.active.lock().await.clone();
-            if self.loaded_schemas == LoadedSchemas::Conversation {
-                // Its client never lists the loaded tools, so a restored
-                // session's calls start their upstreams.
-                self.toolbox.prepare_visible(&active).await;
-            }
             let available = self.with_view(scope, |catalog| {
                 active
                     .check_available(catalog, &name)

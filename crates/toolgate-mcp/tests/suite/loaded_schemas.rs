@@ -15,11 +15,13 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use serde_json::{Value, json};
 use toolgate_core::{LoadedSchemas, ToolPolicy};
 use toolgate_mcp::{ClientName, Clients, HttpOptions, TokenHash};
-use toolgate_store::MemoryStore;
+use toolgate_store::{MemoryStore, SqliteStore};
 
 use super::support::{
-    CORE, Client, Recorder, Served, call, is_error, loopback, options, serve, text, tool_names,
+    CORE, Client, Recorder, Served, call, connect, is_error, loopback, options, serve, text,
+    tool_names,
 };
+use super::upstreams::{peers, stdio};
 
 const ALICE: &str = "tg_alice-0123456789abcdef";
 const BOB: &str = "tg_bob-0123456789abcdef";
@@ -228,4 +230,51 @@ async fn in_the_tool_list_a_load_lists_its_tools_and_sends_list_changed() {
         tool_names(&client).await,
         [&CORE[..], &["time_now", "time_convert"]].concat()
     );
+}
+
+#[tokio::test]
+async fn a_restored_session_calls_a_loaded_upstream_tool_it_never_listed() {
+    let peers = peers();
+    let root = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("sessions.db");
+    let gateway_options = || {
+        let clock = stdio("clock", peers.venv_bin.join("mcp-server-time"), &[]);
+        let mut options = options(root.path(), vec![clock]);
+        options.loaded_schemas = LoadedSchemas::Conversation;
+        options
+    };
+    let http = HttpOptions::default;
+    let first = serve(
+        gateway_options(),
+        SqliteStore::open(&db).unwrap(),
+        loopback(),
+        http(),
+    )
+    .await;
+    let address = first.address;
+    let (client, _) = connect(&first.url).await;
+    let loaded = call(&client, "load_tool_group", json!({"group_name": "clock"})).await;
+    assert!(!is_error(&loaded), "{}", text(&loaded));
+    first.stop().await;
+
+    // The same session on a new gateway, whose upstream has not started:
+    // the client, whose list never changed, calls without listing again.
+    let second = serve(
+        gateway_options(),
+        SqliteStore::open(&db).unwrap(),
+        address,
+        http(),
+    )
+    .await;
+    let now = call(
+        &client,
+        "call_tool",
+        json!({"name": "get_current_time", "arguments": {"timezone": "Europe/Paris"}}),
+    )
+    .await;
+    assert!(!is_error(&now), "{}", text(&now));
+    assert!(text(&now).contains("Europe/Paris"), "{}", text(&now));
+    assert_eq!(tool_names(&client).await, CORE);
+    second.stop().await;
 }
