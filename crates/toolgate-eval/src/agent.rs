@@ -60,7 +60,8 @@ impl Agent {
 pub(crate) struct Start {
     /// Tools visible on the first call, beyond the meta-tools.
     pub(crate) visible: HashSet<String>,
-    /// Their tool-list tokens (the task's own).
+    /// Their tokens (the task's own), in the tool list or, with
+    /// [`Placement::ConversationRouted`], in a message after the request.
     pub(crate) tokens: usize,
     /// Groups a search named, best first: the listing agent loads them
     /// before any other.
@@ -189,9 +190,10 @@ impl<'a> Stage<'a> {
     /// `call_tool` when loads answer in the conversation, and
     /// `find_tool_groups` when `find`.
     pub(crate) fn meta_tools(&self, placement: Placement, find: bool) -> usize {
-        let call = match placement {
-            Placement::ToolList => 0,
-            Placement::Conversation => self.call_tool,
+        let call = if placement.lists_loads() {
+            0
+        } else {
+            self.call_tool
         };
         self.load_tool + call + if find { self.find_tool } else { 0 }
     }
@@ -248,25 +250,27 @@ impl<'a> Stage<'a> {
                 loaded.insert(group);
                 round.messages += self.load_tokens[group];
                 let members = &self.members[group];
-                match placement {
-                    Placement::ToolList => {
-                        round.listed += self.tool_tokens(
-                            members
-                                .iter()
-                                .filter(|t| !visible.contains(*t))
-                                .map(String::as_str),
-                        );
-                    }
-                    Placement::Conversation => {
-                        round.messages += self.tool_tokens(members.iter().map(String::as_str));
-                    }
+                if placement.lists_loads() {
+                    round.listed += self.tool_tokens(
+                        members
+                            .iter()
+                            .filter(|t| !visible.contains(*t))
+                            .map(String::as_str),
+                    );
+                } else {
+                    round.messages += self.tool_tokens(members.iter().map(String::as_str));
                 }
                 visible.extend(members.iter().cloned());
             }
             rounds.push(round);
         }
+        let (task_tools, routed_message) = match placement {
+            Placement::ConversationRouted => (0, start.tokens),
+            Placement::ToolList | Placement::Conversation => (start.tokens, 0),
+        };
         Episode {
-            task_tools: start.tokens,
+            task_tools,
+            routed_message,
             system: self.listing,
             request: self.counter.count(request),
             done: missing(&visible).is_empty(),
@@ -361,15 +365,16 @@ impl<'a> Stage<'a> {
             page += 1;
             let schemas = self.tool_tokens(found.iter().copied());
             let references: usize = found.iter().map(|n| self.counter.count(n)).sum();
-            rounds.push(match placement {
-                Placement::ToolList => Round {
+            rounds.push(if placement.lists_loads() {
+                Round {
                     listed: schemas,
                     messages: call + references,
-                },
-                Placement::Conversation => Round {
+                }
+            } else {
+                Round {
                     listed: 0,
                     messages: call + schemas,
-                },
+                }
             });
             visible.extend(found.iter().map(|n| (*n).to_owned()));
         }

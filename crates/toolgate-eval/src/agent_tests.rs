@@ -177,3 +177,33 @@ fn a_tool_search_pages_or_asks_by_name() {
     assert_eq!(listed.rounds[1].listed, costs.tool("weather_forecast"));
     assert!(oracle.rounds[1].messages > listed.rounds[1].messages);
 }
+
+/// What a router showed goes in the tool list, or in a message after the
+/// request when the routed schemas go in the conversation too.
+#[test]
+fn a_routed_showing_goes_where_the_placement_says() {
+    let catalog = catalog();
+    let counter = TokenCounter::new(Encoding::O200kBase).unwrap();
+    let costs = ToolCosts::measure(&catalog, &counter);
+    let stage = Stage::new(&catalog, &counter, &costs);
+    let start = Start {
+        visible: HashSet::from(["mail_send".to_owned()]),
+        tokens: 40,
+        ..Start::default()
+    };
+    let play = |placement| {
+        stage.load_groups(
+            "send a mail",
+            &names(&["mail_send"]),
+            start.clone(),
+            Agent::Oracle,
+            placement,
+        )
+    };
+    for placement in [Placement::ToolList, Placement::Conversation] {
+        let episode = play(placement);
+        assert_eq!((episode.task_tools, episode.routed_message), (40, 0));
+    }
+    let episode = play(Placement::ConversationRouted);
+    assert_eq!((episode.task_tools, episode.routed_message), (0, 40));
+}

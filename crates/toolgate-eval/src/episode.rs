@@ -34,20 +34,31 @@ pub enum Placement {
     /// and `list_changed` do).
     ToolList,
     /// In the answer of the call that loaded them; the tool list stays as
-    /// it was, and the model calls them through `call_tool`.
+    /// it was, and the model calls them through `call_tool` (`[tools]
+    /// loaded_schemas = "conversation"`). A router's showing stays in the
+    /// tool list.
     Conversation,
+    /// The same, and a router's showing too goes in a message after the
+    /// request, so every task sends the same tool list and system prompt.
+    ConversationRouted,
 }
 
 impl Placement {
-    /// Both, in report order.
-    pub const ALL: [Self; 2] = [Self::ToolList, Self::Conversation];
+    /// Every placement, in report order.
+    pub const ALL: [Self; 3] = [Self::ToolList, Self::Conversation, Self::ConversationRouted];
 
     /// How the report names it.
     pub fn label(self) -> &'static str {
         match self {
             Self::ToolList => "tool list",
             Self::Conversation => "conversation",
+            Self::ConversationRouted => "conversation, routed too",
         }
+    }
+
+    /// Where loaded schemas go: in the tool list or not.
+    pub(crate) fn lists_loads(self) -> bool {
+        self == Self::ToolList
     }
 }
 
@@ -74,6 +85,8 @@ pub(crate) struct Episode {
     pub(crate) system: usize,
     /// The request's tokens.
     pub(crate) request: usize,
+    /// A router's showing sent as a message after the request.
+    pub(crate) routed_message: usize,
     /// Extra round trips, in order.
     pub(crate) rounds: Vec<Round>,
     /// Calls once every needed tool is visible: one per needed tool (each
@@ -97,6 +110,7 @@ enum SegmentId {
     Listed(usize),
     System,
     Request,
+    RoutedMessage,
     Messages(usize),
 }
 
@@ -141,6 +155,10 @@ impl Episode {
         segments.push(Segment {
             id: SegmentId::Request,
             tokens: self.request,
+        });
+        segments.push(Segment {
+            id: SegmentId::RoutedMessage,
+            tokens: self.routed_message,
         });
         segments.extend(
             self.rounds[..done]

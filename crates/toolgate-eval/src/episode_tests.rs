@@ -90,3 +90,26 @@ fn a_task_s_own_tools_are_not_read_from_other_tasks() {
     };
     close(episode.cached(&ANTHROPIC), 3610.0 * 1.25);
 }
+
+/// A router's showing sent after the request leaves the tool list and the
+/// system prompt the same for every task, so they stay warm.
+#[test]
+fn a_routed_message_after_the_request_keeps_the_head_warm() {
+    let in_tools = Episode {
+        shared_tools: 100,
+        task_tools: 1500,
+        system: 2000,
+        request: 10,
+        using_calls: 1,
+        done: true,
+        ..Episode::default()
+    };
+    let in_message = Episode {
+        task_tools: 0,
+        routed_message: 1500,
+        ..in_tools.clone()
+    };
+    assert_eq!(in_message.uncached(), in_tools.uncached());
+    close(in_tools.cached(&ANTHROPIC), 3610.0 * 1.25);
+    close(in_message.cached(&ANTHROPIC), 210.0 + 1510.0 * 1.25);
+}

@@ -142,7 +142,11 @@ pub(crate) fn task_costs(
                    start: &dyn Fn(usize, Placement) -> Start,
                    find: bool| {
         for agent in Agent::ALL {
-            for placement in Placement::ALL {
+            // Only a router shows anything before the first call to move.
+            for placement in Placement::ALL
+                .into_iter()
+                .filter(|p| job == Job::Chat || *p != Placement::ConversationRouted)
+            {
                 let mut recall = Vec::new();
                 let episodes: Vec<Episode> = tasks
                     .iter()
@@ -182,9 +186,10 @@ pub(crate) fn task_costs(
         };
         if schemas {
             let tokens = stage.tool_tokens(answer.tools.iter().map(String::as_str));
-            match placement {
-                Placement::ToolList => round.listed = tokens,
-                Placement::Conversation => round.messages += tokens,
+            if placement.lists_loads() {
+                round.listed = tokens;
+            } else {
+                round.messages += tokens;
             }
             start.visible = answer.tools.iter().cloned().collect();
         }
@@ -228,7 +233,7 @@ pub(crate) fn task_costs(
     }
     for k in SEARCH_KS {
         for agent in Agent::ALL {
-            for placement in Placement::ALL {
+            for placement in [Placement::ToolList, Placement::Conversation] {
                 let episodes: Vec<Episode> = tasks
                     .iter()
                     .map(|(i, needed)| {

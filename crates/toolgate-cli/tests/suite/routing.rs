@@ -307,15 +307,27 @@ fn eval_reports_every_policy_as_markdown_json_and_svg() {
     let costs = json[0]["task_costs"].as_array().unwrap();
     assert_eq!(costs[0]["policy"], "all_tools");
     assert_eq!(costs[0]["uncached_share"], 1.0);
-    for policy in ["listing", "find_tool_groups", "tiered_router", "tool_search@3"] {
-        let rows: Vec<&Value> = costs.iter().filter(|c| c["policy"] == policy).collect();
-        assert_eq!(rows.len(), 4, "two agents, two placements: {policy}");
+    // Two agents, each with the schemas in the tool list and in the
+    // conversation (and a router's showing there too).
+    for (policy, rows) in [
+        ("listing", 4),
+        ("find_tool_groups", 4),
+        ("tiered_router", 6),
+        ("tool_search@3", 4),
+    ] {
+        let rows_of: Vec<&Value> = costs.iter().filter(|c| c["policy"] == policy).collect();
+        assert_eq!(rows_of.len(), rows, "{policy}");
+        let rows = rows_of;
         assert!(
-            rows.iter().all(|r| r["uncached_share"].as_f64().unwrap() > 0.0),
+            rows.iter()
+                .all(|r| r["uncached_share"].as_f64().unwrap() > 0.0),
             "{policy}"
         );
     }
-    assert!(stdout.contains("## What a task costs, per catalog"), "{stdout}");
+    assert!(
+        stdout.contains("## What a task costs, per catalog"),
+        "{stdout}"
+    );
     assert!(stdout.contains("| cache | input $/M |"), "{stdout}");
     let plot = std::fs::read_to_string(dir.path().join("cost.svg")).unwrap();
     assert!(plot.contains("extra round trips per task"), "{plot}");
@@ -339,7 +351,14 @@ fn eval_prints_the_settings_it_tuned_a_dataset_to_and_they_load_back() {
     let start = stdout.find(heading).unwrap_or_else(|| panic!("{stdout}")) + heading.len();
     // The first method's settings: up to the blank line before the next.
     let block = &stdout[start..];
-    let first = &block[..block.find("\n\n").or(block.find("```")).unwrap()];
+    // The first method's settings end at a blank line or at the fence,
+    // whichever comes first (more sections follow the block).
+    let end = [block.find("\n\n"), block.find("```")]
+        .into_iter()
+        .flatten()
+        .min()
+        .unwrap();
+    let first = &block[..end];
     assert!(first.starts_with("# bm25: group recall "), "{first}");
     assert!(
         !first.contains("hardest"),
