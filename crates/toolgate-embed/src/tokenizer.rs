@@ -153,11 +153,6 @@ impl WordPiece {
         ids
     }
 
-    /// The id of a vocabulary entry, if it is one.
-    pub fn token_id(&self, token: &str) -> Option<TokenId> {
-        self.vocab.get(token).copied()
-    }
-
     fn normalize(&self, text: &str) -> String {
         let mut cleaned = String::with_capacity(text.len());
         for c in text.chars() {
