@@ -15,7 +15,7 @@ mod recovery;
 mod router;
 mod self_test;
 pub mod semantic;
-mod taxonomy;
+mod config;
 mod text;
 
 pub use bm25::Bm25;
@@ -39,7 +39,7 @@ pub use router::{
     query_terms,
 };
 pub use self_test::{MAX_PROBES, ProbeNeeds, SelfTest, leave_out, probe_tools};
-pub use taxonomy::{
+pub use config::{
     ConfidenceKind, DEFAULT_SEARCH_GROUPS, DEFAULT_SEARCH_TOOLS, Intent, IntentConfig, NoProgress,
     RoutingConfig, RoutingError, Taxonomy, Thresholds, UnknownIntent,
 };

@@ -7,7 +7,7 @@ use super::*;
 use crate::group::ToolGroup;
 use crate::origin::Origin;
 use crate::routing::router::Router;
-use crate::routing::taxonomy::{RoutingConfig, RoutingError};
+use crate::routing::config::{RoutingConfig, RoutingError};
 use crate::tokens::Encoding;
 use crate::tool::ToolDefinition;
 

@@ -21,7 +21,7 @@ use crate::routing::router::{
     Confidence, Evidence, GroupScorer, LexicalScorer, Router, ToolScore, query_terms,
 };
 use crate::routing::self_test::{ProbeNeeds, leave_out, probe_tools};
-use crate::routing::taxonomy::Taxonomy;
+use crate::routing::config::Taxonomy;
 use crate::tool::ToolDefinition;
 
 /// A sentence-embedding model as the router uses it.

@@ -10,7 +10,7 @@ use crate::name::{GroupId, ToolName};
 use crate::origin::Origin;
 use crate::routing::fusion::Fusion;
 use crate::routing::router::{GroupScorer, Router};
-use crate::routing::taxonomy::RoutingConfig;
+use crate::routing::config::RoutingConfig;
 use crate::tool::ToolDefinition;
 
 fn catalog() -> Catalog {

@@ -9,7 +9,7 @@ use crate::origin::Origin;
 use crate::routing::budget::ToolCosts;
 use crate::routing::router::{Router, Tier, ToolScore, Visible};
 use crate::routing::self_test::{ProbeNeeds, probe_tools};
-use crate::routing::taxonomy::RoutingConfig;
+use crate::routing::config::RoutingConfig;
 use crate::tokens::{Encoding, TokenCounter};
 use crate::tool::ToolDefinition;
 

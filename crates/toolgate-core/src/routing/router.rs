@@ -25,7 +25,7 @@ use crate::routing::id_finders::{IdFinder, IdFinders};
 use crate::routing::online::{OnlineCalibration, Recalibration};
 use crate::routing::recovery::LearnedRecovery;
 use crate::routing::self_test::{ProbeNeeds, SelfTest};
-use crate::routing::taxonomy::{ConfidenceKind, Taxonomy, UnknownIntent};
+use crate::routing::config::{ConfidenceKind, Taxonomy, UnknownIntent};
 use crate::routing::text::{terms, tool_terms};
 use crate::tokens::TokenCounter;
 
@@ -929,7 +929,7 @@ impl Router {
             })
             .filter(|(shared, _)| *shared > 0)
             .fold(
-                None::<(usize, &crate::routing::taxonomy::Intent)>,
+                None::<(usize, &crate::routing::config::Intent)>,
                 |best, candidate| match best {
                     Some(b) if b.0 >= candidate.0 => Some(b),
                     _ => Some(candidate),
@@ -1024,7 +1024,7 @@ fn route_by_mass(ranked: &[(GroupId, f64)], max_groups: usize) -> (Vec<GroupId>,
 fn route_by_cover(
     ranked: &[(GroupId, f64)],
     max_groups: usize,
-    thresholds: crate::routing::taxonomy::Thresholds,
+    thresholds: crate::routing::config::Thresholds,
     calibrate: &dyn Fn(f64) -> f64,
 ) -> (Vec<GroupId>, f64) {
     let mut medium = None;

@@ -5,7 +5,7 @@ use super::*;
 use crate::group::ToolGroup;
 use crate::origin::Origin;
 use crate::routing::hybrid::RawEvidence;
-use crate::routing::taxonomy::RoutingConfig;
+use crate::routing::config::RoutingConfig;
 use crate::tool::ToolDefinition;
 
 /// Topics, each with words no other shares.

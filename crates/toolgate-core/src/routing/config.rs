@@ -2,6 +2,8 @@
 //! the groups they need, the recovery groups of the medium tier, the tier
 //! thresholds, what an unknown intent does, and when no progress escalates.
 //! Checked against the catalog at start-up: the groups are the one taxonomy.
+//! [`RoutingConfig`] is the section as written; [`RoutingConfig::validate`]
+//! turns it into the [`Taxonomy`] a router reads.
 
 use serde::Deserialize;
 
