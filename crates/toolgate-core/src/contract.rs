@@ -426,6 +426,109 @@ fn join(groups: &[crate::GroupId]) -> String {
         .join(", ")
 }
 
+/// What an MCP gateway's server instructions say, before the groups its
+/// caller sees.
+pub const GATEWAY_INSTRUCTIONS: &str = "toolgate gateway. Most tools sit in groups: call \
+load_tool_group with a group's name to add its tools. Clients that do not refresh their tool \
+list can run any loaded tool with call_tool.";
+
+/// `The gateway is shutting down and takes no new calls; retry once it is
+/// back.`: a call that came while the gateway drains.
+///
+/// ```
+/// assert_eq!(
+///     toolgate_core::GatewayShuttingDown.to_string(),
+///     "The gateway is shutting down and takes no new calls; retry once it is back."
+/// );
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GatewayShuttingDown;
+
+impl fmt::Display for GatewayShuttingDown {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("The gateway is shutting down and takes no new calls; retry once it is back.")
+    }
+}
+
+/// `No tool has a name that long ({length} bytes); tool names have at most
+/// {max}.`: a called name longer than any the gateway looks up.
+///
+/// ```
+/// use toolgate_core::NameTooLong;
+///
+/// assert_eq!(
+///     NameTooLong { length: 300, max: 128 }.to_string(),
+///     "No tool has a name that long (300 bytes); tool names have at most 128."
+/// );
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NameTooLong {
+    /// The called name's length, in bytes.
+    pub length: usize,
+    /// The longest name looked up, in bytes.
+    pub max: usize,
+}
+
+impl fmt::Display for NameTooLong {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "No tool has a name that long ({} bytes); tool names have at most {}.",
+            self.length, self.max
+        )
+    }
+}
+
+/// `Tool '{tool}' cannot be called right now: this session's loaded groups
+/// could not be read from the store ({reason}). Try again in a moment.`: a
+/// call in a session whose history is unreadable for now.
+///
+/// ```
+/// use toolgate_core::SessionUnreadable;
+///
+/// assert_eq!(
+///     SessionUnreadable { tool: "pdf_info", reason: "database is locked" }.to_string(),
+///     "Tool 'pdf_info' cannot be called right now: this session's loaded groups could not be \
+///      read from the store (database is locked). Try again in a moment."
+/// );
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SessionUnreadable<'a> {
+    /// The tool called.
+    pub tool: &'a str,
+    /// Why the store could not be read.
+    pub reason: &'a str,
+}
+
+impl fmt::Display for SessionUnreadable<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "Tool '{}' cannot be called right now: this session's loaded groups could not be read \
+             from the store ({}). Try again in a moment.",
+            self.tool, self.reason
+        )
+    }
+}
+
+/// `Tool '{tool}' failed inside the gateway.`: a call that failed in the
+/// gateway itself; why is the operator's to read, in the log.
+///
+/// ```
+/// assert_eq!(
+///     toolgate_core::FailedInGateway("pdf_info").to_string(),
+///     "Tool 'pdf_info' failed inside the gateway."
+/// );
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FailedInGateway<'a>(pub &'a str);
+
+impl fmt::Display for FailedInGateway<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Tool '{}' failed inside the gateway.", self.0)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::ToolCount;

@@ -42,6 +42,9 @@ pub use contract::{
     LOAD_TOOL_GROUP_TOOL_NAME, LoadAnswer, MissingParameter, SECTION_SEPARATOR,
     TOOL_GROUPS_HEADING, TOOL_GROUPS_INSTRUCTION, UNLOAD_TOOL_GROUP_TOOL_NAME,
 };
+pub use contract::{
+    FailedInGateway, GATEWAY_INSTRUCTIONS, GatewayShuttingDown, NameTooLong, SessionUnreadable,
+};
 pub use error::{
     CatalogError, ImportError, ManifestError, ManifestErrorReason, SchemaError, TokenizerError,
 };
