@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use crate::agent::{LISTING_DEPTH, MAX_ROUNDS};
 use crate::episode::{CACHES, Placement};
 use crate::report::Evaluation;
-use crate::task_cost::{Job, TaskCost};
+use crate::report::{Job, TaskCost};
 
 /// Most billed tokens the best policy of a job may cost, as a share of
 /// all-tools', uncached.
@@ -110,46 +110,92 @@ fn cost_row(out: &mut String, row: &TaskCost) {
     );
 }
 
-/// The best row of `job` played by `agent`: the cheapest under the first
-/// cache among those within [`GOAL_ROUND_TRIPS`], else the one with the
-/// fewest round trips.
-pub(crate) fn best<'e>(e: &'e Evaluation, job: Job, agent: &str) -> Option<&'e TaskCost> {
-    let rows: Vec<&TaskCost> = e
+/// A policy as the cost tables name it: its name and where its schemas go.
+type Key<'e> = (&'e str, Option<Placement>);
+
+/// The policy of `job` played by `agent` that does best over `chosen_on`:
+/// the cheapest on average under the first cache among those within
+/// [`GOAL_ROUND_TRIPS`] on average, else the one with the fewest round
+/// trips.
+pub(crate) fn choose<'e>(chosen_on: &[&'e Evaluation], job: Job, agent: &str) -> Option<Key<'e>> {
+    let first = chosen_on.first()?;
+    let keys: Vec<Key<'e>> = first
         .task_costs
         .iter()
         .filter(|r| r.job == job && r.agent == Some(agent))
+        .map(|r| (r.policy.as_str(), r.placement))
         .collect();
-    let cached = |r: &TaskCost| r.cached_share.first().copied().unwrap_or(f64::INFINITY);
-    let within: Vec<&TaskCost> = rows
-        .iter()
-        .copied()
-        .filter(|r| r.extra_round_trips <= GOAL_ROUND_TRIPS)
-        .collect();
-    if within.is_empty() {
-        rows.into_iter().min_by(|a, b| {
-            a.extra_round_trips
-                .total_cmp(&b.extra_round_trips)
-                .then(cached(a).total_cmp(&cached(b)))
+    let means: Vec<(Key<'e>, f64, f64)> = keys
+        .into_iter()
+        .filter_map(|key| {
+            let rows: Vec<&TaskCost> = chosen_on
+                .iter()
+                .map(|e| row_of(e, key, agent))
+                .collect::<Option<_>>()?;
+            let n = rows.len() as f64;
+            let cached = rows
+                .iter()
+                .map(|r| r.cached_share.first().copied().unwrap_or(f64::INFINITY))
+                .sum::<f64>()
+                / n;
+            let trips = rows.iter().map(|r| r.extra_round_trips).sum::<f64>() / n;
+            Some((key, cached, trips))
         })
-    } else {
-        within
-            .into_iter()
-            .min_by(|a, b| cached(a).total_cmp(&cached(b)))
+        .collect();
+    let within = means
+        .iter()
+        .filter(|(_, _, trips)| *trips <= GOAL_ROUND_TRIPS);
+    match within.min_by(|a, b| a.1.total_cmp(&b.1)) {
+        Some((key, _, _)) => Some(*key),
+        None => means
+            .iter()
+            .min_by(|a, b| a.2.total_cmp(&b.2).then(a.1.total_cmp(&b.1)))
+            .map(|(key, _, _)| *key),
     }
 }
 
-/// Across datasets: the best policy of each job and the cheapest tool
-/// search, each against the goals, for each agent.
+/// The row of `e` for `key` played by `agent`.
+fn row_of<'e>(e: &'e Evaluation, key: Key<'_>, agent: &str) -> Option<&'e TaskCost> {
+    e.task_costs
+        .iter()
+        .find(|r| r.policy == key.0 && r.placement == key.1 && r.agent == Some(agent))
+}
+
+/// The best row of `e` for `job` played by `agent` ([`choose`] on `e`
+/// alone).
+pub(crate) fn best<'e>(e: &'e Evaluation, job: Job, agent: &str) -> Option<&'e TaskCost> {
+    choose(&[e], job, agent).and_then(|key| row_of(e, key, agent))
+}
+
+/// Across datasets: for each job and agent, the policy chosen on the other
+/// datasets (on the dataset itself when there is one), with its figures on
+/// this one against the goals, and the cheapest tool search chosen alike.
 pub fn cost_summary(evaluations: &[Evaluation]) -> String {
     let mut out = format!(
-        "## What a task costs, per catalog\n\nThe best toolgate policy for each job (the cheapest with Anthropic's cache within {GOAL_ROUND_TRIPS} extra round trips, else the fewest round trips), and the cheapest tool search. Goals: at most {:.0}% of all-tools uncached, {:.0}% cached (both caches), {GOAL_ROUND_TRIPS} extra round trips.\n\n| catalog | agent | job | policy | schemas in | uncached | Anthropic | OpenAI | extra round trips | done | goals |\n|---|---|---|---|---|---:|---:|---:|---:|---:|---|\n",
+        "## What a task costs, per catalog\n\nFor each job, the policy chosen {}: the cheapest on average with Anthropic's cache within {GOAL_ROUND_TRIPS} extra round trips on average, else the one with the fewest round trips; its figures on the catalog. Goals: at most {:.0}% of all-tools uncached, {:.0}% cached (both caches), {GOAL_ROUND_TRIPS} extra round trips.\n\n| catalog | agent | job | policy | schemas in | uncached | Anthropic | OpenAI | extra round trips | done | goals |\n|---|---|---|---|---|---:|---:|---:|---:|---:|---|\n",
+        if evaluations.len() > 1 {
+            "on the other catalogs"
+        } else {
+            "on the catalog"
+        },
         GOAL_UNCACHED * 100.0,
         GOAL_CACHED * 100.0
     );
-    for e in evaluations {
+    for (index, e) in evaluations.iter().enumerate() {
+        let others: Vec<&Evaluation> = if evaluations.len() > 1 {
+            evaluations
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| *i != index)
+                .map(|(_, other)| other)
+                .collect()
+        } else {
+            vec![e]
+        };
         for agent in ["listing", "oracle"] {
             for job in [Job::Chat, Job::Serve, Job::Peer] {
-                let Some(row) = best(e, job, agent) else {
+                let Some(row) = choose(&others, job, agent).and_then(|key| row_of(e, key, agent))
+                else {
                     continue;
                 };
                 let met = row.uncached_share <= GOAL_UNCACHED

@@ -37,3 +37,36 @@ fn within_the_round_trip_goal_the_cheapest_wins() {
     let chosen = best(&e, Job::Chat, "oracle").map(|r| r.policy.as_str());
     assert_eq!(chosen, Some("tool_router(2 tools)"));
 }
+
+/// With several catalogs, each one's policy is the one chosen on the
+/// others: here the other catalog makes the 2-tool router the cheaper, and
+/// that row is reported on this one though its own figures favour another.
+#[test]
+fn with_several_catalogs_the_choice_is_made_on_the_others() {
+    let with = |cheaper: &str| {
+        let mut e = evaluation();
+        for (name, share) in [("tool_router(2 tools)", 0.7), ("tool_router(3 tools)", 0.7)] {
+            let mut row = e.task_costs[2].clone();
+            row.policy = name.to_owned();
+            row.cached_share = vec![if name == cheaper { 0.3 } else { share }, 0.5];
+            e.task_costs.push(row);
+        }
+        e
+    };
+    let mut left = with("tool_router(3 tools)");
+    left.dataset = "left".to_owned();
+    let mut right = with("tool_router(2 tools)");
+    right.dataset = "right".to_owned();
+    let summary = cost_summary(&[left, right]);
+    let chat: Vec<&str> = summary
+        .lines()
+        .filter(|l| l.contains("| oracle | chat |"))
+        .collect();
+    assert_eq!(
+        chat,
+        [
+            "| left | oracle | chat | tool_router(2 tools) | tool list | 17.5% | 70.0% | 50.0% | 0.50 | 100.0% | missed |",
+            "| right | oracle | chat | tool_router(3 tools) | tool list | 17.5% | 70.0% | 50.0% | 0.50 | 100.0% | missed |",
+        ]
+    );
+}

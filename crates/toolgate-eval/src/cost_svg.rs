@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use crate::cost_markdown::best;
 use crate::report::Evaluation;
-use crate::task_cost::{Job, TaskCost};
+use crate::report::{Job, TaskCost};
 
 /// Most extra round trips the x axis shows.
 const MAX_ROUND_TRIPS: f64 = 3.0;

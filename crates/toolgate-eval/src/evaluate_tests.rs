@@ -3,6 +3,7 @@ use serde_json::json;
 use toolgate_core::Encoding;
 
 use super::*;
+use crate::baseline::{GROUP_KS, TOOL_KS};
 use crate::error::EvalError;
 use crate::fixtures::write_dataset;
 

@@ -6,47 +6,15 @@
 //! `Router::hybrid_search` with the shipped defaults), the embeddings looked up
 //! from the ones already computed.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
-use toolgate_core::routing::{Embeddings, Taxonomy, tool_texts};
+use toolgate_core::routing::Taxonomy;
 use toolgate_core::{Catalog, GroupId, MetaAnswer, MetaTool, MetaTools, TokenCounter};
 
 use crate::costs::{Costs, Seen};
-use crate::dataset::{Dataset, Query};
-use crate::tool_first::{ChoiceSet, Measured, Prepared, Vectors, best};
-
-/// Vectors computed before, looked up by text.
-#[derive(Debug)]
-pub(crate) struct Precomputed(HashMap<String, Vec<f32>>);
-
-impl Precomputed {
-    /// The dataset's tool texts and query texts with their vectors.
-    pub(crate) fn new(dataset: &Dataset, vectors: Vectors<'_>) -> Self {
-        let (tools, queries) = vectors;
-        let mut map = HashMap::new();
-        for ((_, text), vector) in tool_texts(&dataset.catalog).into_iter().zip(tools) {
-            map.insert(text, vector.clone());
-        }
-        for (query, vector) in dataset.queries.iter().zip(queries) {
-            map.insert(query.text.clone(), vector.clone());
-        }
-        Self(map)
-    }
-}
-
-impl Embeddings for Precomputed {
-    fn embed_texts(&self, texts: &[&str]) -> Option<Vec<Vec<f32>>> {
-        texts
-            .iter()
-            .map(|text| self.0.get(*text).cloned())
-            .collect()
-    }
-
-    fn embed_query(&self, text: &str) -> Option<Vec<f32>> {
-        self.0.get(text).cloned()
-    }
-}
+use crate::dataset::Query;
+use crate::precomputed::Precomputed;
+use crate::tool_first::{ChoiceSet, Measured, Prepared, best};
 
 /// What one `find_tool_groups` call answered: the groups it named, most
 /// likely first, the tools it listed (each group's best, then the id

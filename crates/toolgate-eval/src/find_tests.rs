@@ -3,6 +3,7 @@ use toolgate_core::Encoding;
 use toolgate_core::routing::RoutingConfig;
 
 use super::*;
+use crate::dataset::Dataset;
 
 const WORDS: [&str; 7] = [
     "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf",

@@ -7,7 +7,7 @@ use serde_json::json;
 
 use crate::episode::Placement;
 use crate::report::{Band, CurvePoint, Evaluation, PolicyReport, TierFigures, TierMix};
-use crate::task_cost::{Job, TaskCost};
+use crate::report::{Job, TaskCost};
 
 /// The dataset of [`write_dataset`] with four labelled queries, loaded from
 /// a directory named `name`.

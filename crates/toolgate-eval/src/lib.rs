@@ -26,15 +26,20 @@ mod dataset;
 mod episode;
 mod error;
 mod evaluate;
+mod figures;
 mod find;
 #[cfg(test)]
 mod fixtures;
 mod markdown;
 mod policy;
+mod precomputed;
 mod report;
+mod reported;
 mod svg;
 mod task_cost;
 mod tool_first;
+mod tool_router;
+mod whole_groups;
 
 pub use cost_markdown::{
     GOAL_CACHED, GOAL_ROUND_TRIPS, GOAL_UNCACHED, cost_assumptions, cost_summary,
@@ -49,8 +54,7 @@ pub use markdown::{
     GOAL_BAND_DECISIONS, GOAL_BAND_POINTS, GOAL_RECALL, GOAL_TOKENS, goal_summary, markdown,
 };
 pub use report::{
-    Band, CurvePoint, Evaluation, FittedFusion, LEARNED_ROUTER, PolicyReport, SearchCurve,
-    TierFigures, TierMix,
+    Band, CurvePoint, Evaluation, FittedFusion, Job, LEARNED_ROUTER, PolicyReport, SearchCurve,
+    TaskCost, TierFigures, TierMix,
 };
 pub use svg::svg;
-pub use task_cost::{Job, TaskCost};

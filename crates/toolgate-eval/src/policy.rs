@@ -15,7 +15,7 @@ use toolgate_core::{Catalog, GroupId};
 
 use crate::costs::{Costs, Seen};
 use crate::dataset::Query;
-use crate::report::summary;
+use crate::figures::summary;
 
 /// Group caps tried when tuning.
 const MAX_GROUPS_TUNED: usize = 5;

@@ -1,17 +1,12 @@
-//! What an evaluation reports ([`Evaluation`] and its parts) and the maths
-//! that turns what each query saw into those figures.
-//!
-//! Every figure is a mean over the reported queries, each query weighing the
-//! same whatever its number of gold groups or tools, so a dataset of long
-//! multi-group turns is not dominated by its few largest queries.
+//! What an evaluation reports: [`Evaluation`] and its parts, plain data
+//! that the rest of the crate fills in ([`crate::figures`] computes them)
+//! and renders.
 
 use serde::Serialize;
 use toolgate_core::routing::SelfTest;
-use toolgate_core::routing::{Decision, Fusion, Isotonic, PerGroup, Tier};
+use toolgate_core::routing::{Fusion, Isotonic, PerGroup};
 
-use crate::costs::Seen;
-use crate::dataset::Query;
-use crate::task_cost::TaskCost;
+use crate::episode::Placement;
 
 /// The policy name of the tool router as `toolgate chat --route` runs it,
 /// learning from its turns: the reported queries in order, each query's
@@ -252,163 +247,61 @@ impl SearchCurve {
     }
 }
 
-/// A policy's figures from what each of `queries` saw under it (`seen`, in
-/// the same order); `all_tokens` is the all-tools cost.
-pub(crate) fn summary(
-    policy: String,
-    queries: &[&Query],
-    seen: &[Seen],
-    all_tokens: f64,
-) -> PolicyReport {
-    let mut micros: Vec<f64> = seen.iter().map(|s| s.micros).collect();
-    micros.sort_by(f64::total_cmp);
-    let percentile = |p: f64| {
-        micros
-            .get(((micros.len() as f64 - 1.0) * p).round() as usize)
-            .copied()
-            .unwrap_or(0.0)
-    };
-    let mean_tokens = mean(seen.iter().map(|s| s.tokens as f64));
-    PolicyReport {
-        policy,
-        group_recall: mean(
-            queries
-                .iter()
-                .zip(seen)
-                .map(|(q, s)| recall(&q.gold_groups, |g| s.shows_group(g))),
-        ),
-        tool_recall: mean(
-            queries
-                .iter()
-                .zip(seen)
-                .filter(|(q, _)| !q.gold_tools.is_empty())
-                .map(|(q, s)| recall(&q.gold_tools, |t| s.shows_tool(t))),
-        ),
-        mean_visible_tokens: mean_tokens,
-        token_fraction: mean_tokens / all_tokens.max(1.0),
-        p50_decision_us: percentile(0.5),
-        p95_decision_us: percentile(0.95),
-        tiers: None,
-        escalation_rate: None,
-        high_tier: None,
+/// Which job a policy serves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Job {
+    /// Sending everything: the baseline every cost is a share of.
+    Baseline,
+    /// `toolgate chat`: a router reads the request before the model's
+    /// first call.
+    Chat,
+    /// `toolgate serve`: no request reaches the gateway before the model
+    /// calls; it chooses from the listing or asks the gateway's search.
+    Serve,
+    /// A peer's design, measured beside toolgate's.
+    Peer,
+}
+
+impl Job {
+    /// How the report names it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Baseline => "baseline",
+            Self::Chat => "chat",
+            Self::Serve => "serve",
+            Self::Peer => "peer",
+        }
     }
 }
 
-/// A router's policy figures with its tier mix, escalation rate and
-/// high-tier figures.
-pub(crate) fn router_figures(
-    mut figures: PolicyReport,
-    decisions: &[Decision],
-    seen: &[Seen],
-    queries: &[&Query],
-    all_tokens: f64,
-) -> PolicyReport {
-    let share = |tier| {
-        decisions.iter().filter(|d| d.tier == tier).count() as f64 / decisions.len().max(1) as f64
-    };
-    figures.tiers = Some(TierMix {
-        high: share(Tier::High),
-        medium: share(Tier::Medium),
-        low: share(Tier::Low),
-    });
-    let covered = |i: usize| {
-        queries[i]
-            .gold_groups
-            .iter()
-            .all(|g| seen[i].shows_group(g))
-    };
-    let restricted: Vec<usize> = (0..decisions.len())
-        .filter(|i| decisions[*i].tier != Tier::Low)
-        .collect();
-    figures.escalation_rate = Some(
-        restricted.iter().filter(|i| !covered(**i)).count() as f64 / restricted.len().max(1) as f64,
-    );
-    let high = high_tier(decisions);
-    figures.high_tier = Some(TierFigures {
-        queries: high.len(),
-        group_recall: mean(
-            high.iter()
-                .map(|i| recall(&queries[*i].gold_groups, |g| seen[*i].shows_group(g))),
-        ),
-        token_fraction: mean(high.iter().map(|i| seen[*i].tokens as f64 / all_tokens)),
-    });
-    figures
+/// One policy's cost per task, played by one agent with one placement.
+#[derive(Clone, Debug, Serialize)]
+pub struct TaskCost {
+    /// The policy.
+    pub policy: String,
+    /// The job it serves.
+    pub job: Job,
+    /// Where loaded schemas go (none for all-tools).
+    pub placement: Option<Placement>,
+    /// `oracle` or `listing` (none for all-tools).
+    pub agent: Option<&'static str>,
+    /// Tasks played.
+    pub tasks: usize,
+    /// Mean share of a task's gold tools visible on the first call.
+    pub first_call_tool_recall: f64,
+    /// Mean billed input tokens per task, uncached.
+    pub uncached: f64,
+    /// The same under each cache of [`CACHES`] (input-token equivalents).
+    pub cached: Vec<f64>,
+    /// `uncached` as a share of all-tools'.
+    pub uncached_share: f64,
+    /// Each of `cached` as a share of all-tools' under the same cache.
+    pub cached_share: Vec<f64>,
+    /// Mean extra round trips per task.
+    pub extra_round_trips: f64,
+    /// Share of tasks done with no extra round trip.
+    pub no_extra_round_trip: f64,
+    /// Share of tasks where every gold tool became visible.
+    pub done: f64,
 }
-
-/// Positions of the high-tier decisions.
-pub(crate) fn high_tier(decisions: &[Decision]) -> Vec<usize> {
-    (0..decisions.len())
-        .filter(|i| decisions[*i].tier == Tier::High)
-        .collect()
-}
-
-/// Whether the groups `decision` relies on (routed and learned) hold every
-/// gold group of `query`: what its confidence states the chance of.
-pub(crate) fn held(decision: &Decision, query: &Query) -> bool {
-    query.gold_groups.iter().all(|g| decision.relies_on(g))
-}
-
-/// Share of `decisions` that routed `cap` groups or more: the cap, not
-/// the share of the best score, ended them.
-pub(crate) fn share_at_cap(decisions: &[Decision], cap: usize) -> f64 {
-    let at_cap = decisions.iter().filter(|d| d.routed.len() >= cap).count();
-    at_cap as f64 / decisions.len().max(1) as f64
-}
-
-/// The router's calibration: its decisions grouped by confidence band.
-pub(crate) fn bands(decisions: &[Decision], queries: &[&Query]) -> Vec<Band> {
-    let edges = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0];
-    edges
-        .windows(2)
-        .map(|edge| {
-            let (from, to) = (edge[0], edge[1]);
-            let inside: Vec<usize> = (0..decisions.len())
-                .filter(|i| {
-                    let c = decisions[*i].confidence;
-                    c >= from && (c < to || (to >= 1.0 && c <= 1.0))
-                })
-                .collect();
-            Band {
-                from,
-                to,
-                queries: inside.len(),
-                mean_confidence: mean(inside.iter().map(|i| decisions[*i].confidence)),
-                observed: mean(inside.iter().map(|i| {
-                    if held(&decisions[*i], queries[*i]) {
-                        1.0
-                    } else {
-                        0.0
-                    }
-                })),
-            }
-        })
-        .collect()
-}
-
-/// A top-k policy's figures as one point of its curve.
-pub(crate) fn curve_point(k: usize, report: &PolicyReport) -> CurvePoint {
-    CurvePoint {
-        k,
-        group_recall: report.group_recall,
-        tool_recall: report.tool_recall,
-        token_fraction: report.token_fraction,
-    }
-}
-
-/// Share of `gold` that is `visible`; 1 when nothing is needed.
-pub(crate) fn recall<T>(gold: &[T], visible: impl Fn(&T) -> bool) -> f64 {
-    if gold.is_empty() {
-        return 1.0;
-    }
-    gold.iter().filter(|g| visible(g)).count() as f64 / gold.len() as f64
-}
-
-/// The mean of `values`; 0 for none.
-pub(crate) fn mean(values: impl Iterator<Item = f64>) -> f64 {
-    let (sum, count) = values.fold((0.0, 0usize), |(s, c), v| (s + v, c + 1));
-    if count == 0 { 0.0 } else { sum / count as f64 }
-}
-
-#[cfg(test)]
-#[path = "report_tests.rs"]
-mod tests;

@@ -20,7 +20,6 @@
 
 use std::collections::HashSet;
 
-use serde::Serialize;
 use toolgate_core::TokenCounter;
 use toolgate_core::routing::Fusion;
 
@@ -28,71 +27,13 @@ use crate::agent::{Agent, Stage, Start};
 use crate::costs::Seen;
 use crate::dataset::Query;
 use crate::episode::{CACHES, Episode, Placement, Round};
+use crate::figures::mean;
 use crate::find::FindAnswer;
-use crate::report::mean;
+use crate::report::{Job, TaskCost};
 use crate::tool_first::Prepared;
 
 /// Results per tool search call tried.
 pub(crate) const SEARCH_KS: [usize; 3] = [3, 5, 10];
-
-/// Which job a policy serves.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Job {
-    /// Sending everything: the baseline every cost is a share of.
-    Baseline,
-    /// `toolgate chat`: a router reads the request before the model's
-    /// first call.
-    Chat,
-    /// `toolgate serve`: no request reaches the gateway before the model
-    /// calls; it chooses from the listing or asks the gateway's search.
-    Serve,
-    /// A peer's design, measured beside toolgate's.
-    Peer,
-}
-
-impl Job {
-    /// How the report names it.
-    pub fn label(self) -> &'static str {
-        match self {
-            Self::Baseline => "baseline",
-            Self::Chat => "chat",
-            Self::Serve => "serve",
-            Self::Peer => "peer",
-        }
-    }
-}
-
-/// One policy's cost per task, played by one agent with one placement.
-#[derive(Clone, Debug, Serialize)]
-pub struct TaskCost {
-    /// The policy.
-    pub policy: String,
-    /// The job it serves.
-    pub job: Job,
-    /// Where loaded schemas go (none for all-tools).
-    pub placement: Option<Placement>,
-    /// `oracle` or `listing` (none for all-tools).
-    pub agent: Option<&'static str>,
-    /// Tasks played.
-    pub tasks: usize,
-    /// Mean share of a task's gold tools visible on the first call.
-    pub first_call_tool_recall: f64,
-    /// Mean billed input tokens per task, uncached.
-    pub uncached: f64,
-    /// The same under each cache of [`CACHES`] (input-token equivalents).
-    pub cached: Vec<f64>,
-    /// `uncached` as a share of all-tools'.
-    pub uncached_share: f64,
-    /// Each of `cached` as a share of all-tools' under the same cache.
-    pub cached_share: Vec<f64>,
-    /// Mean extra round trips per task.
-    pub extra_round_trips: f64,
-    /// Share of tasks done with no extra round trip.
-    pub no_extra_round_trip: f64,
-    /// Share of tasks where every gold tool became visible.
-    pub done: f64,
-}
 
 /// The routers' first showings to cost: each name with what each reported
 /// query saw (in `report` order).

@@ -21,7 +21,9 @@ use toolgate_core::{Catalog, GroupId, TokenCounter, ToolName};
 use crate::costs::{Costs, Seen};
 use crate::dataset::{Dataset, Query};
 use crate::error::Result;
-use crate::report::{FittedFusion, held};
+use crate::figures::held;
+pub(crate) use crate::precomputed::Vectors;
+use crate::report::FittedFusion;
 
 /// Tools each routed group arrives with, tried.
 pub(crate) const TOOLS_PER_GROUP: [usize; 3] = [1, 2, 3];
@@ -58,10 +60,6 @@ pub(crate) fn fusions(semantic: bool) -> Vec<Fusion> {
     }
 }
 
-/// One vector per tool (in [`toolgate_core::routing::tool_texts`] order)
-/// and one per query (in dataset order).
-pub(crate) type Vectors<'a> = (&'a [Vec<f32>], &'a [Vec<f32>]);
-
 /// A dataset ready for the tool-first policies.
 pub(crate) struct Prepared<'d> {
     pub(crate) dataset: &'d Dataset,
@@ -82,7 +80,7 @@ pub(crate) struct Prepared<'d> {
     /// The catalog's id finders, for the settings that show them.
     id_finders: std::sync::Arc<IdFinders>,
     /// The vectors given, by text, for code that embeds as the gateway does.
-    pub(crate) embeddings: Option<std::sync::Arc<crate::find::Precomputed>>,
+    pub(crate) embeddings: Option<std::sync::Arc<crate::precomputed::Precomputed>>,
 }
 
 impl<'d> Prepared<'d> {
@@ -95,8 +93,9 @@ impl<'d> Prepared<'d> {
         counter: &TokenCounter,
     ) -> Result<Self> {
         let taxonomy = config.validate(&dataset.catalog)?;
-        let embeddings = vectors
-            .map(|vectors| std::sync::Arc::new(crate::find::Precomputed::new(dataset, vectors)));
+        let embeddings = vectors.map(|vectors| {
+            std::sync::Arc::new(crate::precomputed::Precomputed::new(dataset, vectors))
+        });
         // The vectors looked up as the router would embed: the turn's
         // cosines come with its raw evidence, and the self-test's probes
         // score by the tools' own.
@@ -537,7 +536,7 @@ impl ChoiceSet<'_> {
     /// `queries`.
     pub(crate) fn figures(&self, queries: &[&Query], seen: &[Seen]) -> (f64, f64) {
         let all_tools = self.prepared.costs.all_tools as f64;
-        let figures = crate::report::summary(String::new(), queries, seen, all_tools);
+        let figures = crate::figures::summary(String::new(), queries, seen, all_tools);
         (figures.group_recall, figures.token_fraction)
     }
 }
