@@ -18,6 +18,7 @@ mod error;
 mod group;
 mod history;
 mod import;
+mod loaded_schemas;
 mod manifest;
 mod meta_tool;
 mod meta_tools;
@@ -61,7 +62,8 @@ pub use meta_tool::{
     MetaCall, MetaTool, group_name_argument, load_tool_group_definition,
     unload_tool_group_definition,
 };
-pub use meta_tools::{LoadedSchemas, MetaAnswer, MetaTools};
+pub use loaded_schemas::LoadedSchemas;
+pub use meta_tools::{MetaAnswer, MetaTools};
 pub use name::{
     GroupId, MAX_GROUP_ID_LEN, MAX_TOOL_NAME_LEN, NameError, ToolName, fnv1a, is_tool_name_char,
     sanitize_group_id, sanitize_tool_name, title_case,
