@@ -11,6 +11,8 @@ use std::sync::Arc;
 use sha2::{Digest, Sha256};
 use toolgate_store::ConversationId;
 
+use crate::bounded::bounded;
+
 /// The longest client name.
 pub const MAX_CLIENT_NAME: usize = 64;
 
@@ -29,9 +31,7 @@ impl ClientName {
         if fits {
             Ok(Self(name.into()))
         } else {
-            Err(ClientError::Name(
-                crate::http::bounded(name, 80).into_owned(),
-            ))
+            Err(ClientError::Name(bounded(name, 80).into_owned()))
         }
     }
 

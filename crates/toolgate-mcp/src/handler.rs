@@ -21,6 +21,7 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use toolgate_core::tool_groups_section;
 use toolgate_store::{ConversationId, ConversationStore};
 
+use crate::bounded::bounded;
 use crate::clients::{Owner, RequestCaller};
 use crate::gateway::Gateway;
 use crate::rate_limit::{RATE_LIMITED_CODE, RateLimited};
@@ -396,7 +397,7 @@ const MAX_ECHOED_METHOD: usize = 64;
 
 fn custom_request_error(method: &str, params: Option<serde_json::Value>) -> McpError {
     if !MCP_METHODS.contains(&method) {
-        let shown = crate::http::bounded(method, MAX_ECHOED_METHOD);
+        let shown = bounded(method, MAX_ECHOED_METHOD);
         return McpError::new(
             ErrorCode::METHOD_NOT_FOUND,
             format!("Method not found: '{shown}'"),

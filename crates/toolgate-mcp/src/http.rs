@@ -19,6 +19,7 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use toolgate_store::{ConversationId, ConversationStore};
 
+use crate::bounded::bounded;
 use crate::clients::{Clients, Owner, RequestCaller};
 use crate::gateway::{Access, Gateway};
 use crate::handler::{GatewayHandler, SESSION_HEADER, SessionSource};
@@ -597,18 +598,6 @@ fn ended(response: Response<Body>) -> Response<Body> {
 
 /// The longest session id echoed back in an error.
 const MAX_ECHOED_ID: usize = 80;
-
-/// `text`, cut to at most `max` bytes (on a character boundary) with `…`.
-pub(crate) fn bounded(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
-    if text.len() <= max {
-        return text.into();
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &text[..end]).into()
-}
 
 /// rmcp's answer to a session it does not hold and could not restore.
 fn unknown_session(id: &str) -> Response<Body> {

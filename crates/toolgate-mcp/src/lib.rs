@@ -8,6 +8,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod audit;
+mod bounded;
 mod clients;
 pub mod config;
 mod convert;

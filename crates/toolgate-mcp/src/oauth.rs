@@ -15,6 +15,7 @@ use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use reqwest::Url;
 use serde_json::Value;
 
+use crate::bounded::bounded;
 use crate::clients::{ClientName, Clients};
 
 /// The path of the protected resource metadata at the root; the metadata
@@ -300,7 +301,7 @@ impl OAuth {
         let subject = claims
             .get("sub")
             .and_then(Value::as_str)
-            .map(|sub| Arc::from(crate::http::bounded(sub, 256).as_ref()));
+            .map(|sub| Arc::from(bounded(sub, 256).as_ref()));
         Ok(Verified { client, subject })
     }
 
@@ -362,7 +363,7 @@ impl OAuth {
             None => Err(Refusal::InsufficientScope(match values.first() {
                 Some(value) => format!(
                     "the token's `{claim}` '{}' names no configured client",
-                    crate::http::bounded(value, 80)
+                    bounded(value, 80)
                 ),
                 None => format!("the token has no `{claim}` claim naming its client"),
             })),

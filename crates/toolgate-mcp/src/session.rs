@@ -12,6 +12,7 @@ use toolgate_core::{ActiveToolSet, GroupId, Message, MessageKind, restore_active
 use toolgate_store::{ConversationId, ConversationStore, MessageId, StoreError};
 use toolgate_tools::Toolbox;
 
+use crate::bounded::truncate;
 use crate::clients::{ClientName, Owner};
 
 /// Content of the history message that records an MCP session's start; its
@@ -40,22 +41,13 @@ const MAX_STORED_STRING: usize = 1024;
 /// a character boundary.
 fn bound_strings(value: &mut serde_json::Value, max: usize) {
     use serde_json::Value;
-    let cut = |text: &mut String| {
-        if text.len() > max {
-            let mut end = max;
-            while !text.is_char_boundary(end) {
-                end -= 1;
-            }
-            text.truncate(end);
-        }
-    };
     match value {
-        Value::String(text) => cut(text),
+        Value::String(text) => truncate(text, max),
         Value::Array(items) => items.iter_mut().for_each(|item| bound_strings(item, max)),
         Value::Object(map) => {
             let entries = std::mem::take(map);
             for (mut key, mut item) in entries {
-                cut(&mut key);
+                truncate(&mut key, max);
                 bound_strings(&mut item, max);
                 map.insert(key, item);
             }
