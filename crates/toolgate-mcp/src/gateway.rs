@@ -24,10 +24,10 @@ use serde_json::{Value, json};
 use tokio::sync::broadcast;
 use toolgate_core::routing::RoutingConfig;
 use toolgate_core::{
-    ActiveToolSet, Catalog, GROUP_NAME_PARAMETER, GroupId, GroupLoaded, GroupVisibility,
-    LOAD_TOOL_GROUP_TOOL_NAME, LoadedSchemas, Message, MetaAnswer, MetaCall, MetaTool,
-    NotAvailable, PolicyTarget, ToolDefinition, ToolKind, ToolPolicy, ToolStatus,
-    UNLOAD_TOOL_GROUP_TOOL_NAME, tool_groups_section,
+    ActiveToolSet, Catalog, FailedInGateway, GROUP_NAME_PARAMETER, GatewayShuttingDown, GroupId,
+    GroupLoaded, GroupVisibility, LOAD_TOOL_GROUP_TOOL_NAME, LoadedSchemas, Message, MetaAnswer,
+    MetaCall, MetaTool, NameTooLong, NotAvailable, PolicyTarget, SessionUnreadable, ToolDefinition,
+    ToolKind, ToolPolicy, ToolStatus, UNLOAD_TOOL_GROUP_TOOL_NAME, tool_groups_section,
 };
 use toolgate_store::{ConversationId, ConversationStore, ToolOwner};
 use toolgate_tools::{
@@ -434,16 +434,13 @@ impl<S: ConversationStore + 'static> Gateway<S> {
         arguments: Option<JsonObject>,
     ) -> Result<CallToolResult, RateLimited> {
         let Some(_running) = self.calls.start() else {
-            return Ok(error_result(
-                "The gateway is shutting down and takes no new calls; retry once it is back."
-                    .to_owned(),
-            ));
+            return Ok(error_result(GatewayShuttingDown));
         };
         if name.len() > MAX_TOOL_NAME {
-            return Ok(error_result(format!(
-                "No tool has a name that long ({} bytes); tool names have at most {MAX_TOOL_NAME}.",
-                name.len()
-            )));
+            return Ok(error_result(NameTooLong {
+                length: name.len(),
+                max: MAX_TOOL_NAME,
+            }));
         }
         if let (LoadedSchemas::Conversation, Some(id)) = (self.loaded_schemas, scope.session()) {
             // Its client never lists the loaded tools, so a restored
@@ -469,8 +466,11 @@ impl<S: ConversationStore + 'static> Gateway<S> {
                 let checked = self.call_checked(scope, call, audited);
                 return self.traced(&labels, checked).await;
             }
-            Some(_) if !self.permits_meta(scope, name) => error_result(not_available(name)),
-            Some(Err(error)) => error_result(error.to_string()),
+            Some(_) if !self.permits_meta(scope, name) => error_result(NotAvailable {
+                tool: name.to_owned(),
+                group: None,
+            }),
+            Some(Err(error)) => error_result(error),
             Some(Ok(meta)) => {
                 let answer = self.answer_meta(scope, meta);
                 self.traced(&labels, answer).await?
@@ -503,7 +503,7 @@ impl<S: ConversationStore + 'static> Gateway<S> {
             MetaCall::Unload { .. } | MetaCall::FindGroups { .. } => true,
         });
         if visible && let Err(error) = self.toolbox.prepare_meta(&call).await {
-            return Ok(error_result(error.to_string()));
+            return Ok(error_result(error));
         }
         let meta = self.toolbox.meta_tools();
         let reply = match scope.session() {
@@ -588,7 +588,7 @@ impl<S: ConversationStore + 'static> Gateway<S> {
             }
             Ok(MetaAnswer::Call { tool, arguments }) => Reply::Call { tool, arguments },
             Err(error) => Reply::Result {
-                result: error_result(error.to_string()),
+                result: error_result(error),
                 changed: None,
             },
         }
@@ -660,20 +660,18 @@ impl<S: ConversationStore + 'static> Gateway<S> {
         if let Some(id) = scope.session() {
             let session = self.sessions.get(id).await;
             if let Some(reason) = session.unreadable() {
-                let text = format!(
-                    "Tool '{name}' cannot be called right now: this session's loaded groups could not be read from the store ({reason}). Try again in a moment."
-                );
-                return (error_result(text), Outcome::Error);
+                let unreadable = SessionUnreadable {
+                    tool: &name,
+                    reason,
+                };
+                return (error_result(unreadable), Outcome::Error);
             }
             let active = session.active.lock().await.clone();
             let available = self.with_view(scope, |catalog| {
-                active
-                    .check_available(catalog, &name)
-                    .map(|_| ())
-                    .map_err(|not_available| not_available.to_string())
+                active.check_available(catalog, &name).map(|_| ())
             });
-            if let Err(text) = available {
-                return (error_result(text), Outcome::Unavailable);
+            if let Err(not_available) = available {
+                return (error_result(not_available), Outcome::Unavailable);
             }
         }
         let context = scope.call_context();
@@ -681,7 +679,7 @@ impl<S: ConversationStore + 'static> Gateway<S> {
             Ok(output) | Err(ToolCallError::RespondToModel(output)) => result_from_output(output),
             Err(ToolCallError::Fatal(reason)) => {
                 tracing::error!(tool = %name, %reason, "tool call failed");
-                error_result(format!("Tool '{name}' failed inside the gateway."))
+                error_result(FailedInGateway(&name))
             }
         };
         let outcome = outcome_of(&result);
@@ -769,16 +767,6 @@ fn labels(call: &ResolvedCall) -> Labels {
         tool,
         origin: call.origin().cloned(),
     }
-}
-
-/// The text a caller reads for a tool it may not use: the same as for one
-/// that does not exist.
-fn not_available(name: &str) -> String {
-    NotAvailable {
-        tool: name.to_owned(),
-        group: None,
-    }
-    .to_string()
 }
 
 /// How a call's result counts.
@@ -904,6 +892,7 @@ async fn notify_list_changed(peer: Option<&Peer<RoleServer>>) {
     }
 }
 
-fn error_result(text: impl Into<String>) -> CallToolResult {
-    CallToolResult::error(vec![ContentBlock::text(text.into())])
+/// A tool's error result whose text is `text`, a value of the contract.
+fn error_result(text: impl std::fmt::Display) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(text.to_string())])
 }

@@ -18,7 +18,7 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
-use toolgate_core::tool_groups_section;
+use toolgate_core::{GATEWAY_INSTRUCTIONS, tool_groups_section};
 use toolgate_store::{ConversationId, ConversationStore};
 
 use crate::bounded::bounded;
@@ -187,7 +187,7 @@ impl<S: ConversationStore + 'static> ServerHandler for GatewayHandler<S> {
                 .build(),
         )
         .with_server_info(Implementation::new("toolgate", env!("CARGO_PKG_VERSION")))
-        .with_instructions(INSTRUCTIONS)
+        .with_instructions(GATEWAY_INSTRUCTIONS)
     }
 
     /// The handshake: the instructions list the groups this caller sees.
@@ -200,7 +200,7 @@ impl<S: ConversationStore + 'static> ServerHandler for GatewayHandler<S> {
         context.peer.set_peer_info(request.clone());
         let mut result = self.negotiate_initialize(&request)?;
         if let Some(groups) = self.gateway.with_view(&scope, tool_groups_section) {
-            result.instructions = Some(format!("{INSTRUCTIONS}\n\n{groups}"));
+            result.instructions = Some(format!("{GATEWAY_INSTRUCTIONS}\n\n{groups}"));
         }
         Ok(result)
     }
@@ -369,11 +369,6 @@ impl<S: ConversationStore + 'static> ServerHandler for GatewayHandler<S> {
         traced(span, self.gateway.set_level(&scope, request)).await
     }
 }
-
-/// What the server's instructions say, before the groups its caller sees.
-const INSTRUCTIONS: &str = "toolgate gateway. Most tools sit in groups: call load_tool_group with a \
-     group's name to add its tools. Clients that do not refresh their tool list can run any \
-     loaded tool with call_tool.";
 
 /// Methods of MCP that a client sends a server.
 const MCP_METHODS: [&str; 13] = [
