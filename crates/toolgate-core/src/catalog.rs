@@ -7,10 +7,11 @@
 //!
 //! Order is registration order everywhere (tools, groups, members), so that the
 //! tool list and the prompt section are byte-identical from one turn to the next.
+//!
+//! A caller's view of the catalog under its policy is built in `catalog/restricted.rs`,
+//! aliases (old names that keep working) are defined in `catalog/alias.rs`.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-
-use serde_json::{Map, Value};
 
 use crate::action::ACTION_PARAMETER;
 use crate::error::CatalogError;
@@ -18,8 +19,12 @@ use crate::group::ToolGroup;
 use crate::meta_tool::load_tool_group_definition;
 use crate::name::{GroupId, ToolName};
 use crate::origin::Origin;
-use crate::policy::{PolicyTarget, ToolKind, ToolPolicy};
 use crate::tool::ToolDefinition;
+
+mod alias;
+mod restricted;
+
+pub use alias::Alias;
 
 /// Whether a tool is offered at all.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -115,66 +120,6 @@ pub struct Catalog {
     /// view, a hash of its policy, so what is derived from a view is never
     /// taken for what is derived from another.
     scope: u64,
-}
-
-/// An old tool name that keeps working: a call to it goes to `tool`, with
-/// `action` (for a polymorphic tool) and fixed `arguments` added.
-///
-/// ```
-/// use serde_json::json;
-/// use toolgate_core::{Alias, ToolName};
-///
-/// let alias = Alias::new(ToolName::new("web")?).with_action("search");
-/// assert_eq!(
-///     alias.arguments(json!({"query": "rust"})),
-///     json!({"action": "search", "query": "rust"}),
-/// );
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-#[derive(Clone, Debug, PartialEq)]
-pub struct Alias {
-    /// The tool that answers now.
-    pub tool: ToolName,
-    /// The action to call, when `tool` is polymorphic.
-    pub action: Option<String>,
-    /// Arguments the old tool implied (`prompt_type: "system"` for a former
-    /// `view_system_prompt`); the caller's own arguments cannot override them.
-    pub arguments: Map<String, Value>,
-}
-
-impl Alias {
-    /// An alias to `tool` itself.
-    pub fn new(tool: ToolName) -> Self {
-        Self {
-            tool,
-            action: None,
-            arguments: Map::new(),
-        }
-    }
-
-    /// The alias calling `action` of its tool.
-    pub fn with_action(mut self, action: impl Into<String>) -> Self {
-        self.action = Some(action.into());
-        self
-    }
-
-    /// The arguments for the new tool: the call's, then the fixed ones, then
-    /// the action first.
-    pub fn arguments(&self, call: Value) -> Value {
-        let mut arguments = Map::new();
-        if let Some(action) = &self.action {
-            arguments.insert(ACTION_PARAMETER.to_owned(), Value::String(action.clone()));
-        }
-        if let Value::Object(call) = call {
-            for (key, value) in call {
-                arguments.entry(key).or_insert(value);
-            }
-        }
-        for (key, value) in &self.arguments {
-            arguments.insert(key.clone(), value.clone());
-        }
-        Value::Object(arguments)
-    }
 }
 
 /// One caller's own tools, shown in a group of its view of the catalog in
@@ -694,172 +639,6 @@ impl Catalog {
             origin,
             state: ToolState::Enabled,
         });
-    }
-}
-
-impl Catalog {
-    /// The catalog as a caller under `policy` sees it: the groups it may
-    /// not use are gone, as if never registered (a group left with no tool
-    /// goes too, unless its tools are not listed yet), each tool is what
-    /// `view` makes of it (its definition, narrowed to the allowed actions
-    /// for a polymorphic tool; `None`: the caller may not use it, and it is
-    /// gone), and so are the aliases of what is gone. Order and revision are
-    /// the catalog's. [`Catalog::permitted`] is the `view` of a catalog
-    /// without polymorphic tools.
-    pub fn restricted(
-        &self,
-        policy: &ToolPolicy,
-        view: impl Fn(CatalogTool<'_>) -> Option<ToolDefinition>,
-    ) -> Catalog {
-        self.restricted_with(policy, view, None)
-    }
-
-    /// [`Catalog::restricted`], with `own`'s group holding the caller's own
-    /// tools in place of the ones listed there (each client's JavaScript
-    /// tools, say). That group stays in the view while the policy allows it,
-    /// with no tool if the caller has none, as the place to write them. A
-    /// tool of `own` whose name the view holds elsewhere is left out.
-    pub fn restricted_with(
-        &self,
-        policy: &ToolPolicy,
-        view: impl Fn(CatalogTool<'_>) -> Option<ToolDefinition>,
-        own: Option<OwnTools>,
-    ) -> Catalog {
-        let own_group = own.as_ref().map(|own| own.group.clone());
-        let mut kept: Vec<Option<usize>> = Vec::with_capacity(self.tools.len());
-        let mut tools = Vec::new();
-        for entry in &self.tools {
-            let listed_in_own = own_group.is_some() && entry.group == own_group;
-            let definition = if listed_in_own {
-                None
-            } else {
-                view(entry.view())
-            };
-            kept.push(definition.map(|definition| {
-                tools.push(ToolEntry {
-                    definition,
-                    group: entry.group.clone(),
-                    origin: entry.origin.clone(),
-                    state: entry.state,
-                });
-                tools.len() - 1
-            }));
-        }
-        let mut own_members = Vec::new();
-        let mut own_scope = 0;
-        if let Some(own) = own {
-            own_scope = own.scope;
-            let taken: HashSet<ToolName> = tools
-                .iter()
-                .map(|entry| entry.definition.name.clone())
-                .collect();
-            for (definition, origin) in own.tools {
-                if taken.contains(&definition.name) {
-                    continue;
-                }
-                tools.push(ToolEntry {
-                    definition,
-                    group: Some(own.group.clone()),
-                    origin,
-                    state: ToolState::Enabled,
-                });
-                own_members.push(tools.len() - 1);
-            }
-        }
-        let mut groups = Vec::new();
-        for entry in &self.groups {
-            if !policy.allows_group(entry.group.id.as_str()) {
-                continue;
-            }
-            let is_own = own_group.as_ref() == Some(&entry.group.id);
-            let members: Vec<usize> = if is_own {
-                std::mem::take(&mut own_members)
-            } else {
-                entry
-                    .members
-                    .iter()
-                    .filter_map(|&index| kept[index])
-                    .collect()
-            };
-            if members.is_empty() && entry.listing == GroupListing::Listed && !is_own {
-                continue;
-            }
-            groups.push(GroupEntry {
-                group: entry.group.clone(),
-                origin: entry.origin.clone(),
-                listing: entry.listing,
-                visibility: entry.visibility,
-                members,
-            });
-        }
-        // A member whose group is gone goes with it.
-        let group_ids: HashSet<&GroupId> = groups.iter().map(|entry| &entry.group.id).collect();
-        let tool_index = tools
-            .iter()
-            .enumerate()
-            .filter(|(_, entry)| entry.group.as_ref().is_none_or(|id| group_ids.contains(id)))
-            .map(|(index, entry)| (entry.definition.name.clone(), index))
-            .collect::<HashMap<_, _>>();
-        let group_index = groups
-            .iter()
-            .enumerate()
-            .map(|(index, entry)| (entry.group.id.clone(), index))
-            .collect();
-        let aliases = self
-            .aliases
-            .iter()
-            .filter(|(old, alias)| {
-                let Some(&index) = tool_index.get(&alias.tool) else {
-                    return false;
-                };
-                alias.action.as_deref().is_none_or(|action| {
-                    let tool = &tools[index];
-                    let kind = tool.view().kind();
-                    let target = PolicyTarget::tool(kind, alias.tool.as_str())
-                        .with_action(action, Some(old.as_str()));
-                    policy.permits(&target)
-                })
-            })
-            .map(|(old, alias)| (old.clone(), alias.clone()))
-            .collect();
-        // Tools of a group gone stay in `tools` (indices hold) but disabled,
-        // so no query returns them.
-        for entry in &mut tools {
-            if !tool_index.contains_key(&entry.definition.name) {
-                entry.state = ToolState::Disabled;
-            }
-        }
-        Catalog {
-            tools,
-            tool_index,
-            groups,
-            group_index,
-            aliases,
-            revision: self.revision,
-            scope: {
-                use std::hash::{Hash, Hasher};
-                let mut hasher = std::collections::hash_map::DefaultHasher::new();
-                (policy, own_scope).hash(&mut hasher);
-                hasher.finish() | 1
-            },
-        }
-    }
-}
-
-impl Catalog {
-    /// The `view` of [`Catalog::restricted`] for tools that are not
-    /// polymorphic: each tool as it is, when `policy` permits it.
-    pub fn permitted(policy: &ToolPolicy, tool: CatalogTool<'_>) -> Option<ToolDefinition> {
-        let target = PolicyTarget::tool(tool.kind(), tool.definition.name.as_str());
-        policy.permits(&target).then(|| tool.definition.clone())
-    }
-}
-
-impl<'c> CatalogTool<'c> {
-    /// Where the tool sits, as a policy judges it: a meta-tool, a core tool
-    /// or a tool of its group.
-    pub fn kind(&self) -> ToolKind<'c> {
-        ToolKind::of(self.origin, self.group)
     }
 }
 

@@ -3,7 +3,7 @@ use serde_json::json;
 
 use super::*;
 
-fn tool(name: &str) -> ToolDefinition {
+pub(super) fn tool(name: &str) -> ToolDefinition {
     ToolDefinition::new(
         ToolName::new(name).unwrap(),
         format!("{name} does things"),
@@ -12,7 +12,7 @@ fn tool(name: &str) -> ToolDefinition {
     .unwrap()
 }
 
-fn group(id: &str) -> ToolGroup {
+pub(super) fn group(id: &str) -> ToolGroup {
     ToolGroup::new(
         GroupId::new(id).unwrap(),
         id.to_uppercase(),
@@ -20,23 +20,23 @@ fn group(id: &str) -> ToolGroup {
     )
 }
 
-fn id(text: &str) -> GroupId {
+pub(super) fn id(text: &str) -> GroupId {
     GroupId::new(text).unwrap()
 }
 
-fn manifest(path: &str) -> Origin {
+pub(super) fn manifest(path: &str) -> Origin {
     Origin::Manifest {
         path: path.into(),
         function: None,
     }
 }
 
-fn names<'a>(tools: impl Iterator<Item = &'a ToolDefinition>) -> Vec<&'a str> {
+pub(super) fn names<'a>(tools: impl Iterator<Item = &'a ToolDefinition>) -> Vec<&'a str> {
     tools.map(|tool| tool.name.as_str()).collect()
 }
 
 /// core_tool + config(2) + pdf(1), as in RFC-040's registry tests.
-fn seeded() -> Catalog {
+pub(super) fn seeded() -> Catalog {
     let mut catalog = Catalog::new();
     catalog
         .register_tool(tool("core_tool"), None, Origin::Builtin)
@@ -515,84 +515,6 @@ fn a_group_takes_a_new_description_and_keeps_its_tools() {
         catalog.update_group(group("nope")),
         Err(CatalogError::UnknownGroupId(_))
     ));
-}
-
-#[test]
-fn a_restricted_view_has_only_what_the_policy_allows() {
-    let mut catalog = seeded();
-    catalog
-        .register_alias("old_set", Alias::new(ToolName::new("set_config").unwrap()))
-        .unwrap();
-    let policy = ToolPolicy {
-        deny_groups: ["pdf".to_owned()].into(),
-        deny_tools: ["set_config".to_owned()].into(),
-        ..ToolPolicy::default()
-    };
-    let view = catalog.restricted(&policy, |tool| Catalog::permitted(&policy, tool));
-    assert_eq!(names(view.core_tools()), ["load_tool_group", "core_tool"]);
-    assert_eq!(names(view.group_tools("config")), ["get_config"]);
-    // A denied group is absent, not empty; a denied tool and its alias too.
-    assert!(view.group("pdf").is_none());
-    assert!(view.tool("pdf_info").is_none());
-    assert!(view.resolve("set_config").is_none());
-    assert!(view.resolve("old_set").is_none());
-    let groups: Vec<&str> = view.available_groups().map(|g| g.id.as_str()).collect();
-    assert_eq!(groups, ["config"]);
-    assert_eq!(view.revision(), catalog.revision());
-    assert_ne!(view.scope(), catalog.scope());
-    // A group left with no tool is gone as well.
-    let none = ToolPolicy {
-        deny_tools: ["get_config".to_owned(), "set_config".to_owned()].into(),
-        ..ToolPolicy::default()
-    };
-    let view = catalog.restricted(&none, |tool| Catalog::permitted(&none, tool));
-    assert!(view.group("config").is_none());
-    assert!(view.group("pdf").is_some());
-}
-
-#[test]
-fn a_callers_own_tools_take_the_place_of_those_listed_in_their_group() {
-    let catalog = seeded();
-    let everything = ToolPolicy::default();
-    let own = |tools: &[&str], scope: u64| OwnTools {
-        group: id("pdf"),
-        tools: tools
-            .iter()
-            .map(|name| (tool(name), Origin::Builtin))
-            .collect(),
-        scope,
-    };
-    let view = catalog.restricted_with(
-        &everything,
-        |tool| Catalog::permitted(&everything, tool),
-        Some(own(&["pdf_merge", "get_config"], 1)),
-    );
-    // The listed pdf_info is another owner's; get_config is config's.
-    assert_eq!(names(view.group_tools("pdf")), ["pdf_merge"]);
-    assert!(view.tool("pdf_info").is_none());
-    assert_eq!(view.group_of("get_config").unwrap().as_str(), "config");
-    // With no tool of its own, the group stays: where they are written.
-    let empty = catalog.restricted_with(
-        &everything,
-        |tool| Catalog::permitted(&everything, tool),
-        Some(own(&[], 2)),
-    );
-    assert!(empty.group("pdf").is_some());
-    assert_eq!(names(empty.group_tools("pdf")), Vec::<&str>::new());
-    // Another caller's tools (or another revision of them) are another view.
-    assert_ne!(view.scope(), empty.scope());
-    assert_eq!(view.revision(), catalog.revision());
-    // A policy that denies the group denies its own tools too.
-    let no_pdf = ToolPolicy {
-        deny_groups: ["pdf".to_owned()].into(),
-        ..ToolPolicy::default()
-    };
-    let denied = catalog.restricted_with(
-        &no_pdf,
-        |tool| Catalog::permitted(&no_pdf, tool),
-        Some(own(&["pdf_merge"], 1)),
-    );
-    assert!(denied.group("pdf").is_none() && denied.tool("pdf_merge").is_none());
 }
 
 #[test]
