@@ -105,6 +105,13 @@ impl<N: fmt::Display> fmt::Display for ImportRename<N> {
     }
 }
 
+/// A parsed `groups.jsonl` line.
+struct GroupLine {
+    line: usize,
+    original: String,
+    description: String,
+}
+
 /// A parsed tool line. Its definition has the line's name when valid, else
 /// [`UNSETTLED_NAME`] until the import gives it one.
 struct ToolLine {
@@ -123,58 +130,122 @@ struct Appearance<'a> {
     line: usize,
 }
 
+/// A group to register: its loaded id, its description (blank: generated)
+/// and its tools under their loaded names.
+struct ImportedGroup {
+    id: GroupId,
+    description: String,
+    tools: Vec<ToolDefinition>,
+}
+
 /// Imports `tools_path` (and `groups.jsonl` beside it, if any) into `catalog`.
 /// Fails only when `tools_path` itself cannot be read.
 pub fn import_jsonl(catalog: &mut Catalog, tools_path: &Path) -> Result<ImportReport, ImportError> {
-    let whole_file = |path: &Path, error: std::io::Error| ImportError {
-        path: path.to_path_buf(),
-        line: 0,
-        reason: error.to_string(),
-    };
     let tools_text = fs::read_to_string(tools_path).map_err(|e| whole_file(tools_path, e))?;
     let groups_path = tools_path.with_file_name("groups.jsonl");
     let groups_text = match fs::read_to_string(&groups_path) {
-        Ok(text) => Some(text),
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
+        Ok(text) => text,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => String::new(),
         Err(error) => return Err(whole_file(&groups_path, error)),
     };
-
     let mut report = ImportReport::default();
-    let line_error = |path: &Path, line: usize, reason: String| ImportError {
-        path: path.to_path_buf(),
-        line,
-        reason,
-    };
 
     // Pass 1: parse every line.
-    let mut group_lines: Vec<(usize, String, String)> = Vec::new();
-    for (number, line) in numbered_lines(groups_text.as_deref().unwrap_or_default()) {
-        match serde_json::from_str::<RawImportGroup>(line) {
-            Ok(raw) if raw.group.trim().is_empty() => {
-                let reason = NameError::GroupIdShape { id: raw.group }.to_string();
-                report.errors.push(line_error(&groups_path, number, reason));
-            }
-            Ok(raw) => group_lines.push((number, raw.group, raw.description)),
-            Err(error) => {
-                let reason = error.to_string();
-                report.errors.push(line_error(&groups_path, number, reason));
-            }
-        }
-    }
-    let mut tool_lines = Vec::new();
-    for (number, line) in numbered_lines(&tools_text) {
-        match parse_tool_line(number, line) {
-            Ok(tool) => tool_lines.push(tool),
-            Err(reason) => report.errors.push(line_error(tools_path, number, reason)),
-        }
-    }
+    let group_lines = parse_group_lines(&groups_path, &groups_text, &mut report.errors);
+    let tool_lines = parse_tool_lines(tools_path, &tools_text, &mut report.errors);
 
     // Pass 2: settle the names, groups first: a tool name is hashed with
     // its group's loaded id, as the gateway hashes it with its server's.
+    let group_ids = settle_group_ids(
+        catalog,
+        &groups_path,
+        &group_lines,
+        tools_path,
+        &tool_lines,
+        &mut report.renamed_groups,
+    );
+    let tool_names = settle_tool_names(
+        catalog,
+        tools_path,
+        &tool_lines,
+        &group_ids,
+        &mut report.renamed_tools,
+    );
+    let (core, groups) = arrange(
+        tools_path,
+        tool_lines,
+        group_lines,
+        &group_ids,
+        &tool_names,
+        &mut report.errors,
+    );
+
+    // Pass 3: register, group by group, reporting collisions without stopping.
+    register(catalog, tools_path, core, groups, &mut report);
+    Ok(report)
+}
+
+/// The error for a file that could not be read at all.
+fn whole_file(path: &Path, error: std::io::Error) -> ImportError {
+    line_error(path, 0, error.to_string())
+}
+
+/// The error for one line (0: no line in particular).
+fn line_error(path: &Path, line: usize, reason: String) -> ImportError {
+    ImportError {
+        path: path.to_path_buf(),
+        line,
+        reason,
+    }
+}
+
+/// The lines of `groups.jsonl`; a bad one (or one with a blank group) goes
+/// to `errors`.
+fn parse_group_lines(path: &Path, text: &str, errors: &mut Vec<ImportError>) -> Vec<GroupLine> {
+    let mut lines = Vec::new();
+    for (number, line) in numbered_lines(text) {
+        match serde_json::from_str::<RawImportGroup>(line) {
+            Ok(raw) if raw.group.trim().is_empty() => {
+                let reason = NameError::GroupIdShape { id: raw.group }.to_string();
+                errors.push(line_error(path, number, reason));
+            }
+            Ok(raw) => lines.push(GroupLine {
+                line: number,
+                original: raw.group,
+                description: raw.description,
+            }),
+            Err(error) => errors.push(line_error(path, number, error.to_string())),
+        }
+    }
+    lines
+}
+
+/// The lines of `tools.jsonl`; a bad one goes to `errors`.
+fn parse_tool_lines(path: &Path, text: &str, errors: &mut Vec<ImportError>) -> Vec<ToolLine> {
+    let mut lines = Vec::new();
+    for (number, line) in numbered_lines(text) {
+        match parse_tool_line(number, line) {
+            Ok(tool) => lines.push(tool),
+            Err(reason) => errors.push(line_error(path, number, reason)),
+        }
+    }
+    lines
+}
+
+/// The loaded id of every group the lines name, `groups.jsonl`'s first,
+/// then the tool lines' in first appearance ([`settle_names`]).
+fn settle_group_ids(
+    catalog: &Catalog,
+    groups_path: &Path,
+    group_lines: &[GroupLine],
+    tools_path: &Path,
+    tool_lines: &[ToolLine],
+    renamed: &mut Vec<ImportRename<GroupId>>,
+) -> HashMap<String, GroupId> {
     let mut seen = HashSet::new();
-    let group_appearances: Vec<Appearance<'_>> = group_lines
+    let appearances: Vec<Appearance<'_>> = group_lines
         .iter()
-        .map(|(line, id, _)| (groups_path.as_path(), *line, id.as_str()))
+        .map(|group| (groups_path, group.line, group.original.as_str()))
         .chain(tool_lines.iter().filter_map(|tool| {
             let id = tool.group.as_deref()?;
             Some((tools_path, tool.line, id))
@@ -187,15 +258,26 @@ pub fn import_jsonl(catalog: &mut Catalog, tools_path: &Path) -> Result<ImportRe
             line,
         })
         .collect();
-    let group_ids = settle_names(
-        &group_appearances,
+    settle_names(
+        &appearances,
         |original| GroupId::new(original),
         |appearance| GroupId::candidates(appearance.original),
         |id| catalog.group(id.as_str()).is_none(),
-        &mut report.renamed_groups,
-    );
+        renamed,
+    )
+}
+
+/// The loaded name of every tool the lines name, hashed with its group's
+/// loaded id ([`settle_names`]).
+fn settle_tool_names(
+    catalog: &Catalog,
+    tools_path: &Path,
+    tool_lines: &[ToolLine],
+    group_ids: &HashMap<String, GroupId>,
+    renamed: &mut Vec<ImportRename<ToolName>>,
+) -> HashMap<String, ToolName> {
     let mut seen = HashSet::new();
-    let tool_appearances: Vec<Appearance<'_>> = tool_lines
+    let appearances: Vec<Appearance<'_>> = tool_lines
         .iter()
         .filter(|tool| seen.insert(tool.original.as_str()))
         .map(|tool| Appearance {
@@ -209,21 +291,36 @@ pub fn import_jsonl(catalog: &mut Catalog, tools_path: &Path) -> Result<ImportRe
             line: tool.line,
         })
         .collect();
-    let tool_names = settle_names(
-        &tool_appearances,
+    settle_names(
+        &appearances,
         |original| ToolName::new(original),
         |appearance| ToolName::candidates(appearance.group, appearance.original),
         |name| catalog.tool_state(name.as_str()).is_none(),
-        &mut report.renamed_tools,
-    );
+        renamed,
+    )
+}
 
-    // Groups keep groups.jsonl order, then first appearance.
-    let mut groups: Vec<(GroupId, String, Vec<ToolDefinition>)> = Vec::new();
-    for (_, original, description) in group_lines {
-        if let Some(id) = group_ids.get(&original)
-            && !groups.iter().any(|(seen, ..)| seen == id)
+/// The core tools and the groups to register, under their loaded names:
+/// groups in `groups.jsonl` order, then first appearance. A tool whose name
+/// or group found no free name goes to `errors`.
+fn arrange(
+    tools_path: &Path,
+    tool_lines: Vec<ToolLine>,
+    group_lines: Vec<GroupLine>,
+    group_ids: &HashMap<String, GroupId>,
+    tool_names: &HashMap<String, ToolName>,
+    errors: &mut Vec<ImportError>,
+) -> (Vec<ToolDefinition>, Vec<ImportedGroup>) {
+    let mut groups: Vec<ImportedGroup> = Vec::new();
+    for line in group_lines {
+        if let Some(id) = group_ids.get(&line.original)
+            && !groups.iter().any(|group| group.id == *id)
         {
-            groups.push((id.clone(), description, Vec::new()));
+            groups.push(ImportedGroup {
+                id: id.clone(),
+                description: line.description,
+                tools: Vec::new(),
+            });
         }
     }
     let no_free_name =
@@ -232,9 +329,7 @@ pub fn import_jsonl(catalog: &mut Catalog, tools_path: &Path) -> Result<ImportRe
     for mut tool in tool_lines {
         let Some(name) = tool_names.get(&tool.original) else {
             let reason = no_free_name("tool", &tool.original);
-            report
-                .errors
-                .push(line_error(tools_path, tool.line, reason));
+            errors.push(line_error(tools_path, tool.line, reason));
             continue;
         };
         tool.definition.name = name.clone();
@@ -242,20 +337,32 @@ pub fn import_jsonl(catalog: &mut Catalog, tools_path: &Path) -> Result<ImportRe
             core.push(tool.definition);
             continue;
         };
-        let Some(group) = group_ids.get(&original) else {
+        let Some(id) = group_ids.get(&original) else {
             let reason = no_free_name("group", &original);
-            report
-                .errors
-                .push(line_error(tools_path, tool.line, reason));
+            errors.push(line_error(tools_path, tool.line, reason));
             continue;
         };
-        match groups.iter_mut().find(|(id, ..)| id == group) {
-            Some((.., members)) => members.push(tool.definition),
-            None => groups.push((group.clone(), String::new(), vec![tool.definition])),
+        match groups.iter_mut().find(|group| group.id == *id) {
+            Some(group) => group.tools.push(tool.definition),
+            None => groups.push(ImportedGroup {
+                id: id.clone(),
+                description: String::new(),
+                tools: vec![tool.definition],
+            }),
         }
     }
+    (core, groups)
+}
 
-    // Pass 3: register, group by group, reporting collisions without stopping.
+/// Registers the core tools, then each group with its tools, counting what
+/// landed in `report` and adding each collision to its errors.
+fn register(
+    catalog: &mut Catalog,
+    tools_path: &Path,
+    core: Vec<ToolDefinition>,
+    groups: Vec<ImportedGroup>,
+    report: &mut ImportReport,
+) {
     let origin = Origin::Import {
         path: tools_path.to_path_buf(),
     };
@@ -268,7 +375,12 @@ pub fn import_jsonl(catalog: &mut Catalog, tools_path: &Path) -> Result<ImportRe
                 .push(line_error(tools_path, 0, format!("{name}: {error}"))),
         }
     }
-    for (id, description, tools) in groups {
+    for ImportedGroup {
+        id,
+        description,
+        tools,
+    } in groups
+    {
         let description = if description.trim().is_empty() {
             generated_group_description(tools.iter().map(|tool| tool.name.as_str()))
         } else {
@@ -292,7 +404,6 @@ pub fn import_jsonl(catalog: &mut Catalog, tools_path: &Path) -> Result<ImportRe
             }
         }
     }
-    Ok(report)
 }
 
 /// The loaded name of each of `appearances`' names: its own when `parse`
