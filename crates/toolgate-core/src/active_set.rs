@@ -11,13 +11,13 @@
 //! [`crate::restore_active_set`], so a restarted process sees exactly what the
 //! model saw.
 
-use crate::catalog::{Catalog, GroupVisibility};
-use crate::group::ToolGroup;
-use crate::name::{GroupId, ToolName};
-use crate::outcome::{
+use crate::answers::{
     GroupLoaded, GroupPartlyLoaded, GroupUnloaded, LoadGroupError, NotAvailable, ToolsLoaded,
     UnloadGroupError,
 };
+use crate::catalog::{Catalog, GroupVisibility};
+use crate::group::ToolGroup;
+use crate::name::{GroupId, ToolName};
 use crate::tool::ToolDefinition;
 
 /// Core tools plus the loaded groups of one conversation.

@@ -2,11 +2,11 @@ use pretty_assertions::assert_eq;
 use serde_json::json;
 
 use super::*;
+use crate::answers::ToolsLoaded;
 use crate::catalog::ToolState;
 use crate::group::ToolGroup;
 use crate::name::ToolName;
 use crate::origin::Origin;
-use crate::outcome::ToolsLoaded;
 
 fn tool(name: &str, description: &str) -> ToolDefinition {
     ToolDefinition::new(ToolName::new(name).unwrap(), description, json!({})).unwrap()
@@ -353,7 +353,7 @@ fn tool_names(names: &[&str]) -> Vec<ToolName> {
         .collect()
 }
 
-fn partial(loaded: ToolsLoaded<'_>) -> crate::outcome::GroupPartlyLoaded<'_> {
+fn partial(loaded: ToolsLoaded<'_>) -> crate::answers::GroupPartlyLoaded<'_> {
     match loaded {
         ToolsLoaded::Partial(partial) => partial,
         ToolsLoaded::Whole(whole) => panic!("loaded whole: {whole}"),

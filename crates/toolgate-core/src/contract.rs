@@ -3,19 +3,28 @@
 //! available", the "Available Tool Groups" section, the polymorphic tools'
 //! errors) and the other meta-tools' answers and descriptions.
 //!
-//! A wording change is an edit here and nowhere else; the agent loop and the
-//! MCP gateway only render these values. Tests assert the texts whole.
+//! A wording change is an edit in this module and nowhere else; the agent
+//! loop and the MCP gateway only render these values. Tests assert the texts
+//! whole.
+//!
+//! One text is in a file of its own, `contract/groups_found.rs`:
+//! `find_tool_groups`' answer, which shows a routing decision's tier. The
+//! catalog and the router build on this file's texts (the meta-tools'
+//! definitions, the prompt section), so this file may not depend on the
+//! router.
 
 use std::fmt;
 
 use serde_json::Value;
 
-use crate::loaded_schemas::LoadedSchemas;
-use crate::outcome::{
+use crate::answers::{
     ActionNotAvailable, CallTimedOut, CallToolError, FindGroupsError, GroupLoaded,
-    GroupPartlyLoaded, GroupUnloaded, GroupsFound, LoadGroupError, MetaError, NotAvailable,
-    ToolsLoaded, UnloadGroupError,
+    GroupPartlyLoaded, GroupUnloaded, LoadGroupError, MetaError, NotAvailable, ToolsLoaded,
+    UnloadGroupError,
 };
+use crate::loaded_schemas::LoadedSchemas;
+
+mod groups_found;
 
 /// Name of the meta-tool that loads a group.
 pub const LOAD_TOOL_GROUP_TOOL_NAME: &str = "load_tool_group";
@@ -312,45 +321,6 @@ impl fmt::Display for FindGroupsError {
         match self {
             Self::MissingQuery => MissingParameter("query").fmt(f),
         }
-    }
-}
-
-impl fmt::Display for GroupsFound<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.intent.is_none() {
-            f.write_str(
-                "No group matches this request; any group may help: see load_tool_group's list.",
-            )?;
-        } else {
-            write!(
-                f,
-                "Groups for this request, most likely first ({} confidence {:.2}); load one with load_tool_group:",
-                self.tier, self.confidence
-            )?;
-        }
-        for found in &self.groups {
-            write!(
-                f,
-                "\n- {} ({:.2}, {}): {}",
-                found.group.id,
-                found.probability,
-                ToolCount(found.tool_count),
-                found.group.description
-            )?;
-            for tool in &found.tools {
-                write!(f, "\n  - {}: {}", tool.name, tool.one_line_description())?;
-            }
-            for finder in &found.finders {
-                write!(
-                    f,
-                    "\n  - {}: {} (finds the id {} requires)",
-                    finder.tool.name,
-                    finder.tool.one_line_description(),
-                    finder.needed_by
-                )?;
-            }
-        }
-        Ok(())
     }
 }
 

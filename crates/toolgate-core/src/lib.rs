@@ -12,10 +12,12 @@
 
 mod action;
 mod active_set;
+mod answers;
 mod catalog;
 mod contract;
 mod error;
 mod group;
+mod groups_found;
 mod history;
 mod import;
 mod loaded_schemas;
@@ -24,7 +26,6 @@ mod meta_tool;
 mod meta_tools;
 mod name;
 mod origin;
-mod outcome;
 mod policy;
 mod polymorphic;
 mod prompt;
@@ -35,6 +36,11 @@ mod tool;
 
 pub use action::{ACTION_PARAMETER, Action, ActionPolicy};
 pub use active_set::{ActiveToolSet, GroupSelection};
+pub use answers::{
+    ActionNotAvailable, CallTimedOut, CallToolError, FindGroupsError, GroupLoaded,
+    GroupPartlyLoaded, GroupUnloaded, LoadGroupError, MetaError, NotAvailable, ToolsLoaded,
+    UnloadGroupError,
+};
 pub use catalog::{
     Alias, Catalog, CatalogTool, GroupListing, GroupVisibility, OwnTools, ToolState,
 };
@@ -50,10 +56,12 @@ pub use error::{
     CatalogError, ImportError, ManifestError, ManifestErrorReason, SchemaError, TokenizerError,
 };
 pub use group::{ToolGroup, generated_group_description};
+pub use groups_found::{FoundGroup, GroupsFound};
 pub use history::{
     Message, MessageKind, Restored, SkipReason, SkippedEvent, ToolStatus, restore_active_set,
 };
 pub use import::{ImportRename, ImportReport, import_jsonl};
+pub use loaded_schemas::LoadedSchemas;
 pub use manifest::{
     Manifest, ManifestFile, ManifestReport, ManifestTool, load_manifest_dirs, parse_manifest,
     register_manifest, scan_manifest_dir,
@@ -62,18 +70,12 @@ pub use meta_tool::{
     MetaCall, MetaTool, group_name_argument, load_tool_group_definition,
     unload_tool_group_definition,
 };
-pub use loaded_schemas::LoadedSchemas;
 pub use meta_tools::{MetaAnswer, MetaTools};
 pub use name::{
     GroupId, MAX_GROUP_ID_LEN, MAX_TOOL_NAME_LEN, NameError, ToolName, fnv1a, is_tool_name_char,
     sanitize_group_id, sanitize_tool_name, title_case,
 };
 pub use origin::Origin;
-pub use outcome::{
-    ActionNotAvailable, CallTimedOut, CallToolError, FindGroupsError, FoundGroup, GroupLoaded,
-    GroupPartlyLoaded, GroupUnloaded, GroupsFound, LoadGroupError, MetaError, NotAvailable,
-    ToolsLoaded, UnloadGroupError,
-};
 pub use policy::{ActionTarget, PolicyTarget, ToolKind, ToolPolicy};
 pub use polymorphic::{
     ActionCall, ActionError, PolymorphicError, PolymorphicTool, action_names, typed_result,

@@ -4,6 +4,7 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::answers::{CallToolError, FindGroupsError, LoadGroupError, MetaError, UnloadGroupError};
 use crate::contract::{
     CALL_TOOL_ARGUMENTS_DESCRIPTION, CALL_TOOL_DESCRIPTION, CALL_TOOL_NAME_DESCRIPTION,
     CALL_TOOL_TOOL_NAME, FIND_QUERY_DESCRIPTION, FIND_TOOL_GROUPS_DESCRIPTION,
@@ -12,7 +13,6 @@ use crate::contract::{
     UNLOAD_TOOL_GROUP_DESCRIPTION, UNLOAD_TOOL_GROUP_TOOL_NAME,
 };
 use crate::name::ToolName;
-use crate::outcome::{CallToolError, FindGroupsError, LoadGroupError, MetaError, UnloadGroupError};
 use crate::tool::ToolDefinition;
 
 /// One of toolgate's meta-tools. They are core tools: always visible, never

@@ -2,17 +2,16 @@
 //! conversation's active set. The agent loop and the MCP gateway both call
 //! it; each only renders the answer for its wire and records what it must.
 
+use std::sync::{Arc, Mutex, PoisonError};
+
 use serde_json::Value;
 
 use crate::active_set::ActiveToolSet;
+use crate::answers::{GroupLoaded, GroupUnloaded, MetaError, UnloadGroupError};
 use crate::catalog::Catalog;
+use crate::groups_found::{FoundFinder, FoundGroup, GroupsFound};
 use crate::meta_tool::{MetaCall, MetaTool};
-use std::sync::{Arc, Mutex, PoisonError};
-
 use crate::name::{GroupId, ToolName};
-use crate::outcome::{
-    FoundFinder, FoundGroup, GroupLoaded, GroupUnloaded, GroupsFound, MetaError, UnloadGroupError,
-};
 use crate::routing::{Embeddings, IdFinders, Router, Taxonomy};
 use crate::tool::ToolDefinition;
 

@@ -1,16 +1,15 @@
-//! What the model reads back from a meta-tool or from a call it may not make,
-//! as values.
+//! The answers the model reads back from a meta-tool or from a call it may
+//! not make, as values: loads and unloads, their refusals, "not available",
+//! timeouts. `find_tool_groups`' ranking, made from a routing decision, is
+//! [`GroupsFound`](crate::GroupsFound), in `groups_found.rs`.
 //!
 //! These are results, not errors of this crate: a failed load is a normal tool
 //! result the model learns from. Each type's `Display` (written in
-//! in `contract.rs`, with every other text the model reads) is the exact
+//! `contract.rs`, with every other text the model reads) is the exact
 //! contract text, and `kind()` is the stable machine-readable code.
 
-use serde_json::{Value, json};
-
 use crate::group::ToolGroup;
-use crate::name::{GroupId, ToolName};
-use crate::routing::Tier;
+use crate::name::GroupId;
 use crate::tool::ToolDefinition;
 
 /// A successful load (also returned for an already-loaded group).
@@ -220,89 +219,6 @@ impl FindGroupsError {
 }
 
 impl std::error::Error for FindGroupsError {}
-
-/// The router's ranking of the groups for a request, as `find_tool_groups`
-/// answers it.
-#[derive(Clone, Debug, PartialEq)]
-pub struct GroupsFound<'c> {
-    /// The intent the router saw; `None` when nothing matched.
-    pub intent: Option<String>,
-    /// Its calibrated confidence.
-    pub confidence: f64,
-    /// The tier that confidence falls in.
-    pub tier: Tier,
-    /// The groups it would route.
-    pub routed: Vec<GroupId>,
-    /// The routed groups listed (at most `[routing] search_groups`), most
-    /// likely first.
-    pub groups: Vec<FoundGroup<'c>>,
-}
-
-/// One group of a [`GroupsFound`]: its chance of being needed and its
-/// tools that best match the request.
-#[derive(Clone, Debug, PartialEq)]
-pub struct FoundGroup<'c> {
-    /// The group.
-    pub group: &'c ToolGroup,
-    /// Its probability.
-    pub probability: f64,
-    /// Its best-matching tools, best first (none when no tool matches).
-    pub tools: Vec<&'c ToolDefinition>,
-    /// How many tools it has in all.
-    pub tool_count: usize,
-    /// Its tools that find an id a listed tool of another group requires
-    /// ([`IdFinders`](crate::routing::IdFinders)), when not listed already:
-    /// a group listed for them alone has no `tools`.
-    pub finders: Vec<FoundFinder<'c>>,
-}
-
-/// A tool listed because a listed tool requires an id it finds.
-#[derive(Clone, Debug, PartialEq)]
-pub struct FoundFinder<'c> {
-    /// The finder.
-    pub tool: &'c ToolDefinition,
-    /// The listed tool whose required id it finds.
-    pub needed_by: &'c ToolName,
-}
-
-impl GroupsFound<'_> {
-    /// The answer as structured content.
-    pub fn to_json(&self) -> Value {
-        json!({
-            "intent": self.intent,
-            "confidence": self.confidence,
-            "tier": self.tier.as_str(),
-            "routed": self.routed,
-            "groups": self
-                .groups
-                .iter()
-                .map(|found| json!({
-                    "group": found.group.id,
-                    "probability": found.probability,
-                    "description": found.group.description,
-                    "tool_count": found.tool_count,
-                    "tools": found
-                        .tools
-                        .iter()
-                        .map(|tool| json!({
-                            "name": tool.name,
-                            "description": tool.one_line_description(),
-                        }))
-                        .collect::<Vec<_>>(),
-                    "finders": found
-                        .finders
-                        .iter()
-                        .map(|finder| json!({
-                            "name": finder.tool.name,
-                            "description": finder.tool.one_line_description(),
-                            "needed_by": finder.needed_by,
-                        }))
-                        .collect::<Vec<_>>(),
-                }))
-                .collect::<Vec<_>>(),
-        })
-    }
-}
 
 /// A meta-tool call that could not be answered as asked: an error result
 /// whose `Display` the model reads.

@@ -1,0 +1,94 @@
+//! [`GroupsFound`]: `find_tool_groups`' answer, the router's ranking of the
+//! groups for a request. It holds a routing decision's [`Tier`], so it sits
+//! apart from the other answers (`answers.rs`), which the catalog and the
+//! router build on; its text is in `contract/groups_found.rs`.
+
+use serde_json::{Value, json};
+
+use crate::group::ToolGroup;
+use crate::name::{GroupId, ToolName};
+use crate::routing::Tier;
+use crate::tool::ToolDefinition;
+
+/// The router's ranking of the groups for a request, as `find_tool_groups`
+/// answers it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GroupsFound<'c> {
+    /// The intent the router saw; `None` when nothing matched.
+    pub intent: Option<String>,
+    /// Its calibrated confidence.
+    pub confidence: f64,
+    /// The tier that confidence falls in.
+    pub tier: Tier,
+    /// The groups it would route.
+    pub routed: Vec<GroupId>,
+    /// The routed groups listed (at most `[routing] search_groups`), most
+    /// likely first.
+    pub groups: Vec<FoundGroup<'c>>,
+}
+
+/// One group of a [`GroupsFound`]: its chance of being needed and its
+/// tools that best match the request.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FoundGroup<'c> {
+    /// The group.
+    pub group: &'c ToolGroup,
+    /// Its probability.
+    pub probability: f64,
+    /// Its best-matching tools, best first (none when no tool matches).
+    pub tools: Vec<&'c ToolDefinition>,
+    /// How many tools it has in all.
+    pub tool_count: usize,
+    /// Its tools that find an id a listed tool of another group requires
+    /// ([`IdFinders`](crate::routing::IdFinders)), when not listed already:
+    /// a group listed for them alone has no `tools`.
+    pub finders: Vec<FoundFinder<'c>>,
+}
+
+/// A tool listed because a listed tool requires an id it finds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FoundFinder<'c> {
+    /// The finder.
+    pub tool: &'c ToolDefinition,
+    /// The listed tool whose required id it finds.
+    pub needed_by: &'c ToolName,
+}
+
+impl GroupsFound<'_> {
+    /// The answer as structured content.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "intent": self.intent,
+            "confidence": self.confidence,
+            "tier": self.tier.as_str(),
+            "routed": self.routed,
+            "groups": self
+                .groups
+                .iter()
+                .map(|found| json!({
+                    "group": found.group.id,
+                    "probability": found.probability,
+                    "description": found.group.description,
+                    "tool_count": found.tool_count,
+                    "tools": found
+                        .tools
+                        .iter()
+                        .map(|tool| json!({
+                            "name": tool.name,
+                            "description": tool.one_line_description(),
+                        }))
+                        .collect::<Vec<_>>(),
+                    "finders": found
+                        .finders
+                        .iter()
+                        .map(|finder| json!({
+                            "name": finder.tool.name,
+                            "description": finder.tool.one_line_description(),
+                            "needed_by": finder.needed_by,
+                        }))
+                        .collect::<Vec<_>>(),
+                }))
+                .collect::<Vec<_>>(),
+        })
+    }
+}
