@@ -6,8 +6,8 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 
-use crate::conversation::{AgentId, ConversationId};
 use crate::error::{Result, StoreError};
+use crate::id::{AgentId, ConversationId};
 
 /// The prompt type of an agent's system prompt.
 pub const SYSTEM_PROMPT: &str = "system";

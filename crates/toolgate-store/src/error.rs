@@ -91,7 +91,7 @@ pub enum StoreError {
     InvalidConfidence(f64),
     /// A conversation was given an agent that is not stored.
     #[error("no agent with id `{0}` is stored")]
-    UnknownAgent(crate::conversation::AgentId),
+    UnknownAgent(crate::id::AgentId),
     /// The blocking worker running a query panicked or was cancelled.
     #[error("the storage worker stopped: {0}")]
     Worker(#[from] tokio::task::JoinError),

@@ -18,6 +18,7 @@
 mod agent;
 mod conversation;
 mod error;
+mod id;
 mod js_tool;
 mod memory;
 mod outcome;
@@ -26,8 +27,9 @@ mod sqlite;
 mod store;
 
 pub use agent::{AgentRecord, AgentStore, SYSTEM_PROMPT, StoreFuture};
-pub use conversation::{AgentId, ConversationId, MessageId, StoredMessage};
+pub use conversation::StoredMessage;
 pub use error::{Result, StoreError};
+pub use id::{AgentId, ConversationId, MessageId};
 pub use js_tool::{JsToolRecord, JsToolStore, ToolOwner};
 pub use memory::MemoryStore;
 pub use outcome::{KEPT_ROUTING_OUTCOMES, RoutingOutcome, RoutingOutcomeStore};

@@ -9,8 +9,9 @@ use std::time::SystemTime;
 use toolgate_core::{Message, MessageKind, ToolName, ToolStatus};
 
 use crate::agent::{AgentRecord, AgentStore, StoreFuture};
-use crate::conversation::{AgentId, ConversationId, MessageId, StoredMessage, now_millis};
+use crate::conversation::{StoredMessage, now_millis};
 use crate::error::{Result, StoreError};
+use crate::id::{AgentId, ConversationId, MessageId};
 use crate::js_tool::{JsToolRecord, JsToolStore, ToolOwner};
 use crate::outcome::{KEPT_ROUTING_OUTCOMES, RoutingOutcome, RoutingOutcomeStore};
 use crate::store::ConversationStore;

@@ -34,10 +34,9 @@ use tokio_postgres::{AsyncMessage, NoTls, Row};
 use toolgate_core::{Message, MessageKind, ToolName, ToolStatus};
 
 use crate::agent::{AgentRecord, AgentRow, AgentStore, StoreFuture};
-use crate::conversation::{
-    AgentId, ConversationId, MessageId, MessageRow, StoredMessage, now_millis, to_millis,
-};
+use crate::conversation::{MessageRow, StoredMessage, now_millis, to_millis};
 use crate::error::{Result, StoreError};
+use crate::id::{AgentId, ConversationId, MessageId};
 use crate::js_tool::{JS_TOOL_COLUMNS, JsToolRecord, JsToolRow, JsToolStore, ToolOwner};
 use crate::outcome::{KEPT_ROUTING_OUTCOMES, RoutingOutcome, RoutingOutcomeStore, sql_count};
 use crate::store::ConversationStore;

@@ -5,8 +5,9 @@ use std::time::SystemTime;
 
 use toolgate_core::{Message, ToolStatus};
 
-use crate::conversation::{ConversationId, MessageId, StoredMessage};
+use crate::conversation::StoredMessage;
 use crate::error::Result;
+use crate::id::{ConversationId, MessageId};
 
 /// Where conversations live. Every operation is atomic on its own; appending to
 /// a conversation that does not exist yet creates it, so a restarted process
