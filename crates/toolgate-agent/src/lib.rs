@@ -8,8 +8,8 @@
 
 mod agent;
 mod event;
-mod outcome;
 mod progress;
+mod route_outcome;
 mod routing;
 mod semantic;
 mod tool_calls;

@@ -17,8 +17,8 @@ use toolgate_store::{AgentStore, ConversationStore, RoutingOutcome, StoredMessag
 
 use crate::agent::{Agent, AgentError};
 use crate::event::{TurnEvent, TurnEvents};
-use crate::outcome::RouteOutcome;
 use crate::progress::CallOutcome;
+use crate::route_outcome::RouteOutcome;
 use crate::turn::{Listed, Scope, Turn};
 
 /// Earlier user turns the router reads as context.

@@ -22,8 +22,8 @@ use toolgate_tools::CallContext;
 
 use crate::agent::{Agent, AgentError};
 use crate::event::{CallReport, TurnEvent, TurnEvents};
-use crate::outcome::RouteOutcome;
 use crate::progress::Progress;
+use crate::route_outcome::RouteOutcome;
 use crate::transcript::chat_messages;
 
 /// What a turn's model calls may see and call.

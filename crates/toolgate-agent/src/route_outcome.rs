@@ -99,5 +99,5 @@ fn group_of(catalog: &Catalog, name: &str) -> Option<GroupId> {
 }
 
 #[cfg(test)]
-#[path = "outcome_tests.rs"]
+#[path = "route_outcome_tests.rs"]
 mod tests;
