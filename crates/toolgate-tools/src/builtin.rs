@@ -1,6 +1,7 @@
 //! The built-in tool groups: `time`, `files`, `web` and, when agents are
 //! stored, `prompt_manager`.
 
+mod arguments;
 mod files;
 mod html;
 mod prompt_manager;
@@ -12,7 +13,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::Value;
-use toolgate_core::{GroupId, MissingParameter, ToolDefinition, ToolGroup, ToolName};
+use toolgate_core::{GroupId, ToolDefinition, ToolGroup};
 use toolgate_store::AgentStore;
 
 use crate::context::CallContext;
@@ -179,49 +180,6 @@ impl ToolSource for BuiltinTools {
         };
         output
             .ok_or_else(|| ToolCallError::Fatal(format!("'{}' is not a built-in tool", call.tool)))
-    }
-}
-
-fn definition(
-    name: &str,
-    description: &str,
-    schema: Value,
-) -> Result<ToolDefinition, ToolboxError> {
-    Ok(ToolDefinition::new(
-        ToolName::new(name)?,
-        description,
-        schema,
-    )?)
-}
-
-/// A string argument, or the error the model reads.
-fn string_argument<'a>(arguments: &'a Value, name: &str) -> Result<&'a str, ToolOutput> {
-    optional_string(arguments, name)?
-        .ok_or_else(|| ToolOutput::error(MissingParameter(name).to_string()))
-}
-
-fn optional_string<'a>(arguments: &'a Value, name: &str) -> Result<Option<&'a str>, ToolOutput> {
-    match arguments.get(name) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(text)) => Ok(Some(text)),
-        Some(_) => Err(ToolOutput::error(format!(
-            "Parameter '{name}' must be a string."
-        ))),
-    }
-}
-
-fn optional_count(arguments: &Value, name: &str) -> Result<Option<usize>, ToolOutput> {
-    match arguments.get(name) {
-        None | Some(Value::Null) => Ok(None),
-        Some(value) => value
-            .as_u64()
-            .and_then(|count| usize::try_from(count).ok())
-            .map(Some)
-            .ok_or_else(|| {
-                ToolOutput::error(format!(
-                    "Parameter '{name}' must be a non-negative integer."
-                ))
-            }),
     }
 }
 

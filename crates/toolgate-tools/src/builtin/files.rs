@@ -24,7 +24,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use toolgate_core::ToolDefinition;
 
-use super::{definition, optional_count, optional_string, string_argument};
+use super::arguments::{definition, optional_count, optional_string, string_argument};
 use crate::error::ToolboxError;
 use crate::output::ToolOutput;
 use root::{Directory, EntryKind, Opened, Refusal, Resolution, RootDir, Special};

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use toolgate_core::ToolDefinition;
 use toolgate_store::{AgentRecord, AgentStore, SYSTEM_PROMPT};
 
-use super::{definition, optional_string, string_argument};
+use super::arguments::{definition, optional_string, string_argument};
 use crate::context::CallContext;
 use crate::error::ToolboxError;
 use crate::output::ToolOutput;

@@ -6,7 +6,7 @@ use jiff::{Timestamp, Zoned};
 use serde_json::{Value, json};
 use toolgate_core::ToolDefinition;
 
-use super::{definition, optional_string, string_argument};
+use super::arguments::{definition, optional_string, string_argument};
 use crate::error::ToolboxError;
 use crate::output::ToolOutput;
 

@@ -21,7 +21,7 @@ use toolgate_core::ToolDefinition;
 use toolgate_store::ConversationId;
 
 use super::html::{ConversionCancelled, html_to_text_until};
-use super::{definition, string_argument};
+use super::arguments::{definition, string_argument};
 use crate::context::CallContext;
 use crate::error::ToolboxError;
 use crate::output::ToolOutput;
