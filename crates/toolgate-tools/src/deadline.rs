@@ -13,6 +13,9 @@ use crate::error::ToolCallError;
 use crate::output::ToolOutput;
 use crate::source::{CallDeadline, SourceCall, ToolSource};
 
+/// How long a tool call may run, by default, before the toolbox cancels it.
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
+
 /// How long a source may take to stop once its call is cancelled, before the
 /// toolbox stops waiting for it (at most the deadline itself).
 const CANCEL_GRACE: Duration = Duration::from_secs(1);

@@ -43,6 +43,7 @@ pub use builtin::{
 pub use catalog_state::CatalogChange;
 pub use consolidate::ALL_GROUPS;
 pub use context::{CallContext, CallerChannel};
+pub use deadline::DEFAULT_CALL_TIMEOUT;
 pub use embeddings::{LocalEmbeddings, vector_cache_dir};
 pub use error::{ConsolidationError, SourceError, ToolCallError, ToolboxError};
 pub use javascript::eval::JsEvalTool;
@@ -61,6 +62,6 @@ pub use source::{
     CallDeadline, ListedGroup, ListedSource, OwnedSet, OwnedTools, SourceCall, SourceChange,
     SourceListing, SourceOffer, SourceTool, Startup, ToolSource,
 };
-pub use toolbox::{
-    DEFAULT_CALL_TIMEOUT, Joined, ResolvedCall, StartReport, Toolbox, ToolboxOptions, ViewKey,
-};
+pub use toolbox::call::{ResolvedCall, ViewKey};
+pub use toolbox::reconfigure::Joined;
+pub use toolbox::{StartReport, Toolbox, ToolboxOptions};

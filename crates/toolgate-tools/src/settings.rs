@@ -22,8 +22,8 @@ use toolgate_core::{
 use toolgate_store::ToolOwner;
 
 use crate::builtin::WebConfig;
+use crate::deadline::DEFAULT_CALL_TIMEOUT;
 use crate::javascript::{JavaScriptConfig, JsEval, ToolOwnership};
-use crate::toolbox::DEFAULT_CALL_TIMEOUT;
 
 /// One `[groups.<id>]` table, as written.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]

@@ -17,34 +17,26 @@ use serde_json::{Map, Value};
 use tokio::sync::broadcast;
 use toolgate_core::routing::{Embeddings, RoutingConfig};
 use toolgate_core::{
-    ActiveToolSet, Alias, Catalog, GroupId, GroupListing, GroupVisibility, ImportError,
-    ManifestError, MetaCall, MetaTool, MetaTools, Origin, ToolGroup, ToolName, ToolState,
-    import_jsonl,
+    ActiveToolSet, Alias, Catalog, GroupId, GroupVisibility, ImportError, ManifestError, MetaCall,
+    MetaTool, MetaTools, Origin, ToolGroup, ToolName, ToolState,
 };
 
 use crate::authority::Authority;
-use crate::builtin::{BuiltinConfig, BuiltinTools};
+use crate::builtin::BuiltinConfig;
 use crate::catalog_state::{CatalogChange, CatalogState};
-use crate::consolidate::{Consolidation, consolidate, polymorphic_groups};
+use crate::deadline::DEFAULT_CALL_TIMEOUT;
 use crate::error::{SourceError, ToolboxError};
-use crate::javascript::manifest::ManifestScripts;
-use crate::javascript::{JavaScriptConfig, JsRunner};
+use crate::javascript::JavaScriptConfig;
 use crate::listing::{Listed, ListedSlot, default_description};
 use crate::manifests::{ManifestTools, ReloadReport};
 use crate::naming::RenamedTool;
 use crate::registry::{Route, SourceId, ToolRegistry};
 use crate::settings::GroupSettings;
-use crate::source::{ListedGroup, ListedSource, OwnedTools, SourceChange, Startup, ToolSource};
-use crate::validate::Validators;
+use crate::source::{ListedGroup, ListedSource, OwnedTools, SourceChange, ToolSource};
 
-mod call;
-mod reconfigure;
-
-pub use call::{ResolvedCall, ViewKey};
-pub use reconfigure::Joined;
-
-/// How long a tool call may run, by default, before the toolbox cancels it.
-pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) mod call;
+pub(crate) mod reconfigure;
+mod start;
 
 /// The tools to offer.
 #[derive(Clone, Debug)]
@@ -180,174 +172,6 @@ pub struct Toolbox {
 }
 
 impl Toolbox {
-    /// Builds the catalog (meta-tools, built-ins, other sources, manifests,
-    /// catalogs, one deferred group per listed source) and starts the eager
-    /// listed sources. Their failures are reported, not fatal.
-    pub async fn start(options: ToolboxOptions) -> Result<(Arc<Self>, StartReport), ToolboxError> {
-        let mut catalog = Catalog::new();
-        let mut registry = ToolRegistry::default();
-        let mut report = StartReport::default();
-        let mut meta = MetaTools::new(options.meta_tools.iter().copied());
-        for definition in meta.extra_definitions() {
-            catalog.register_tool(definition, None, Origin::MetaTool)?;
-        }
-
-        let mut sources: Vec<Arc<dyn ToolSource>> = Vec::new();
-        let listed_ids: Vec<&GroupId> = options.listed.iter().map(|s| &s.group().id).collect();
-        if let Some(config) = &options.builtins {
-            let builtins = Arc::new(BuiltinTools::new(config)?);
-            let id = SourceId(sources.len());
-            for (group, tools) in builtins.offer().groups {
-                if listed_ids.contains(&&group.id) {
-                    report.shadowed_builtins.push(group.id);
-                    continue;
-                }
-                report.builtin_groups.push(group.id.clone());
-                register_offered_group(&mut catalog, &mut registry, id, group, tools)?;
-            }
-            sources.push(builtins);
-        }
-        for source in &options.sources {
-            let id = SourceId(sources.len());
-            let offer = source.offer();
-            for tool in offer.core_tools {
-                registry.insert(tool.name.clone(), source_route(id, &tool.name));
-                catalog.register_tool(tool, None, Origin::Builtin)?;
-            }
-            for (group, tools) in offer.groups {
-                register_offered_group(&mut catalog, &mut registry, id, group, tools)?;
-            }
-            sources.push(Arc::clone(source));
-        }
-
-        let reach = options.script_reach.as_ref().or(options.builtins.as_ref());
-        let runner = Arc::new(JsRunner::with_builtins(options.javascript.clone(), reach)?);
-        let scripts = Arc::new(ManifestScripts::new(runner));
-        let manifests = ManifestTools::new(
-            options.manifest_dirs.clone(),
-            Arc::clone(&scripts),
-            SourceId(sources.len()),
-            options.groups.clone(),
-        );
-        sources.push(scripts);
-        report.manifest_files =
-            manifests.load(&mut catalog, &mut registry, &mut report.manifest_errors);
-        for path in &options.jsonl_catalogs {
-            match import_jsonl(&mut catalog, path) {
-                Ok(imported) => {
-                    report.imported_tools += imported.tools;
-                    report.import_errors.extend(imported.errors);
-                }
-                Err(error) => report.import_errors.push(error),
-            }
-        }
-        for tool in catalog.tools() {
-            if matches!(tool.origin, Origin::Import { .. }) {
-                registry.insert(tool.definition.name.clone(), Route::Unbound);
-            }
-        }
-
-        let owned = options.owned.as_ref().map(|owned| {
-            let id = SourceId(sources.len());
-            sources.push(Arc::clone(owned) as Arc<dyn ToolSource>);
-            (Arc::clone(owned), id)
-        });
-        let mut listed = Vec::new();
-        for source in &options.listed {
-            register_listed_group(&mut catalog, source.group())?;
-            let id = SourceId(sources.len());
-            sources.push(Arc::clone(source) as Arc<dyn ToolSource>);
-            listed.push(Arc::new(ListedSlot::new(Arc::clone(source), id)));
-        }
-
-        let polymorphic = polymorphic_groups(&options.groups, &catalog);
-        for (group, (policy, scope)) in &polymorphic {
-            if catalog.group_listing(group.as_str()) != Some(GroupListing::Listed) {
-                continue;
-            }
-            if let Err(reason) = consolidate(&mut catalog, &mut registry, group, policy, *scope) {
-                if *scope == Consolidation::Named {
-                    return Err(ToolboxError::Polymorphic {
-                        group: group.clone(),
-                        reason,
-                    });
-                }
-                tracing::warn!(%group, %reason, "group left as separate tools");
-            }
-        }
-        for (old, alias) in &options.aliases {
-            catalog
-                .register_alias(old, alias.clone())
-                .map_err(|source| ToolboxError::Alias {
-                    alias: old.clone(),
-                    source: Box::new(source),
-                })?;
-        }
-        let groups = catalog.groups().count();
-        let add_search = !options.meta_tools.contains(&MetaTool::FindToolGroups)
-            && options
-                .search_above_groups
-                .is_some_and(|above| groups > above);
-        if add_search {
-            let mut offered = options.meta_tools.clone();
-            offered.push(MetaTool::FindToolGroups);
-            meta = MetaTools::new(offered);
-            catalog.register_tool(
-                MetaTool::FindToolGroups.definition(),
-                None,
-                Origin::MetaTool,
-            )?;
-            report.search_added = true;
-        }
-        // The router's settings matter (and are checked) only where
-        // `find_tool_groups` answers.
-        let searches = add_search || options.meta_tools.contains(&MetaTool::FindToolGroups);
-        let routing = match &options.routing {
-            Some(routing) if searches => Some(routing.clone()),
-            None if add_search => Some(RoutingConfig::default()),
-            Some(_) | None => None,
-        };
-        if let Some(routing) = routing {
-            meta = meta.with_taxonomy(routing.validate(&catalog)?);
-        }
-        if let Some(embeddings) = &options.embeddings {
-            meta = meta.with_embeddings(Arc::clone(embeddings));
-        }
-
-        let toolbox = Arc::new(Self {
-            state: CatalogState {
-                catalog: RwLock::new(catalog),
-                registry: RwLock::new(registry),
-                validators: Validators::default(),
-                polymorphic: RwLock::new(polymorphic),
-                changes: broadcast::channel(64).0,
-                renamed: Mutex::new(Vec::new()),
-            },
-            sources: RwLock::new(sources),
-            listed: RwLock::new(listed),
-            reconfiguring: tokio::sync::Mutex::new(()),
-            group_settings: options.groups.clone(),
-            manifests,
-            action_calls: Mutex::new(BTreeMap::new()),
-            meta,
-            call_timeout: options.call_timeout,
-            owned,
-        });
-        let listed = toolbox.listed();
-        for (index, slot) in listed.iter().enumerate() {
-            if slot.source.group().startup == Startup::Eager {
-                let listed = slot
-                    .ensure_listed(&toolbox.state, &listed[..index])
-                    .await
-                    .map(|listed| listed.tools);
-                report.listed.push((slot.source.group().id.clone(), listed));
-            }
-            tokio::spawn(watch_changes(Arc::downgrade(&toolbox), Arc::clone(slot)));
-        }
-        report.renamed = toolbox.state.take_renamed();
-        Ok((toolbox, report))
-    }
-
     /// The catalog as it is now. Hold the guard briefly: listing a source
     /// writes to the catalog.
     pub fn catalog(&self) -> RwLockReadGuard<'_, Catalog> {
