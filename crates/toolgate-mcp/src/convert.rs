@@ -1,7 +1,8 @@
 //! Between the tool runtime's types and rmcp's, in one place: a catalog
 //! definition as an MCP [`Tool`], an upstream's tool as a [`SourceTool`], and
-//! a [`ToolOutput`] to and from an MCP [`CallToolResult`]. rmcp types stop
-//! here: nothing of them reaches toolgate-tools.
+//! a [`ToolOutput`] to and from an MCP [`CallToolResult`], and a contract
+//! text as an error result. rmcp types stop here: nothing of them reaches
+//! toolgate-tools.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -143,6 +144,12 @@ pub(crate) fn result_from_output(output: ToolOutput) -> CallToolResult {
         .meta
         .and_then(|meta| serde_json::from_value(*meta).ok());
     result
+}
+
+/// An error result whose text is `text`: one of the texts of
+/// toolgate-core's contract, whose `Display` is what the model reads.
+pub(crate) fn error_result(text: impl std::fmt::Display) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(text.to_string())])
 }
 
 #[cfg(test)]

@@ -788,6 +788,14 @@ impl Upstream {
     }
 }
 
+/// Each upstream's name and restart counter, for `/metrics`.
+pub(crate) fn restart_counts(upstreams: &[Arc<Upstream>]) -> Vec<(String, Arc<AtomicU64>)> {
+    upstreams
+        .iter()
+        .map(|upstream| (upstream.name().to_string(), upstream.restarts()))
+        .collect()
+}
+
 /// No wait before the first retry, then 1 s doubling up to [`MAX_BACKOFF`].
 fn backoff(failures: u32) -> Duration {
     match failures {

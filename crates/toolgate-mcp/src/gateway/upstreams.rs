@@ -9,72 +9,15 @@
 //! Sessions keep their loaded groups; those whose visible tools changed
 //! are told by the toolbox's announcements.
 
-use std::fmt;
-use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, PoisonError};
 
 use toolgate_core::GroupId;
 use toolgate_store::ConversationStore;
 use toolgate_tools::{Joined, ListedSource, Toolbox};
 
-use super::Gateway;
+use super::{Gateway, UpstreamChanges};
 use crate::config::UpstreamConfig;
-use crate::upstream::Upstream;
-
-/// What applying a new list of upstreams did.
-#[derive(Debug, Default)]
-pub struct UpstreamChanges {
-    /// Upstreams new to the gateway, and how each came in.
-    pub added: Vec<(GroupId, Joined)>,
-    /// Upstreams whose configuration changed: restarted in place.
-    pub changed: Vec<(GroupId, Joined)>,
-    /// Upstreams gone from the configuration: stopped, their groups gone.
-    pub removed: Vec<GroupId>,
-    /// Upstreams that could not be added (their name is another group's),
-    /// with why.
-    pub refused: Vec<(GroupId, String)>,
-}
-
-impl UpstreamChanges {
-    /// Whether nothing changed.
-    pub fn is_empty(&self) -> bool {
-        self.added.is_empty()
-            && self.changed.is_empty()
-            && self.removed.is_empty()
-            && self.refused.is_empty()
-    }
-}
-
-impl fmt::Display for UpstreamChanges {
-    /// One clause per kind of change, `upstreams unchanged` when none.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.is_empty() {
-            return f.write_str("upstreams unchanged");
-        }
-        let mut clauses = Vec::new();
-        for (verb, joined) in [("added", &self.added), ("restarted", &self.changed)] {
-            if !joined.is_empty() {
-                let names: Vec<String> = joined
-                    .iter()
-                    .map(|(name, joined)| match joined {
-                        Joined::Waiting => format!("{name} (starts on first load)"),
-                        Joined::Listed(tools) => format!("{name} ({tools} tools)"),
-                        Joined::Failed(error) => format!("{name} (failed: {error})"),
-                    })
-                    .collect();
-                clauses.push(format!("upstreams {verb}: {}", names.join(", ")));
-            }
-        }
-        if !self.removed.is_empty() {
-            let names: Vec<&str> = self.removed.iter().map(GroupId::as_str).collect();
-            clauses.push(format!("upstreams removed: {}", names.join(", ")));
-        }
-        for (name, reason) in &self.refused {
-            clauses.push(format!("upstream {name} not added: {reason}"));
-        }
-        f.write_str(&clauses.join("; "))
-    }
-}
+use crate::upstream::{Upstream, restart_counts};
 
 impl<S: ConversationStore + 'static> Gateway<S> {
     /// The upstreams as they are now, in priority order.
@@ -167,12 +110,4 @@ async fn add(
 
 fn listed(upstream: &Arc<Upstream>) -> Arc<dyn ListedSource> {
     Arc::clone(upstream) as Arc<dyn ListedSource>
-}
-
-/// Each upstream's name and restart counter, for `/metrics`.
-pub(super) fn restart_counts(upstreams: &[Arc<Upstream>]) -> Vec<(String, Arc<AtomicU64>)> {
-    upstreams
-        .iter()
-        .map(|upstream| (upstream.name().to_string(), upstream.restarts()))
-        .collect()
 }

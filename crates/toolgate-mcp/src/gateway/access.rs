@@ -1,0 +1,161 @@
+//! Who is calling and what they see: a request's [`RequestScope`], built
+//! once where it comes in, and each client's view of the catalog, made
+//! from its policy and kept until the catalog or its own tools change.
+
+use std::sync::Arc;
+
+use toolgate_core::Catalog;
+use toolgate_store::{ConversationId, ConversationStore, ToolOwner};
+use toolgate_tools::Authority;
+
+use super::{Access, Gateway};
+use crate::clients::{Caller, ClientName, Clients, Owner};
+use crate::oauth::OAuth;
+use crate::scope::{RequestScope, ScopedLimits};
+
+impl<S: ConversationStore + 'static> Gateway<S> {
+    /// The scope of a request of `owner` in `session` (`None`: a stateless
+    /// request): what its client may use (its policy; everything for the
+    /// operator and for a client without one), counted against its rate
+    /// limits, and the client's own JavaScript tools. Decided once, where
+    /// the request comes in.
+    pub(crate) async fn scope(
+        &self,
+        session: Option<ConversationId>,
+        owner: Owner,
+    ) -> RequestScope {
+        let authority = self.authority_of(&owner.client);
+        self.toolbox.prepare_caller(&authority).await;
+        RequestScope::new(session, owner, authority)
+    }
+
+    /// The scope of a request of the operator (a stdio connection, the
+    /// shared token) in `session`, for front ends of this library that
+    /// serve one.
+    pub async fn operator_scope(&self, session: Option<ConversationId>) -> RequestScope {
+        self.scope(session, Owner::default()).await
+    }
+
+    /// What `caller` may use, as now: its policy (everything for the
+    /// operator and for a client without one), counted against its limits;
+    /// a named client's JavaScript tools are its own.
+    fn authority_of(&self, caller: &Caller) -> Authority {
+        let access = self.access();
+        let authority = match caller
+            .as_ref()
+            .and_then(|client| access.policies.get(client))
+        {
+            Some(policy) => Authority::policy(Arc::clone(policy)),
+            None => Authority::everything(),
+        };
+        let authority = authority.with_limits(Arc::new(ScopedLimits {
+            limits: Arc::clone(&access.rate_limits),
+            caller: caller.clone(),
+        }));
+        match caller {
+            Some(client) => authority.with_tool_owner(client_tool_owner(client)),
+            None => authority,
+        }
+    }
+
+    /// Runs `f` on the catalog as `caller` sees it: restricted by its
+    /// policy, when it has one.
+    pub fn with_view_of<T>(&self, caller: &Caller, f: impl FnOnce(&Catalog) -> T) -> T {
+        let authority = self.authority_of(caller);
+        self.with_view_as(caller, &authority, f)
+    }
+
+    /// Runs `f` on the catalog as the request of `scope` sees it.
+    pub(crate) fn with_view<T>(&self, scope: &RequestScope, f: impl FnOnce(&Catalog) -> T) -> T {
+        self.with_view_as(scope.caller(), scope.authority(), f)
+    }
+
+    fn with_view_as<T>(
+        &self,
+        caller: &Caller,
+        authority: &Authority,
+        f: impl FnOnce(&Catalog) -> T,
+    ) -> T {
+        match self.view(caller, authority) {
+            Some(view) => f(&view),
+            None => self.with_catalog(f),
+        }
+    }
+
+    /// Who may come in, what each may use, and how often, as now.
+    pub fn access(&self) -> Arc<Access> {
+        Arc::clone(
+            &self
+                .access
+                .read()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
+    }
+
+    /// Replaces the clients, their policies and the rate limits at once.
+    /// Sessions stay; every one is told to list its tools again, as what it
+    /// may see may have changed. Rate limits start full again.
+    pub async fn update_access(&self, access: Access) {
+        *self
+            .access
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(access);
+        self.views
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clear();
+        self.sessions.notify_group_changed(None, true).await;
+    }
+
+    /// Sets who signs in (the named clients and the OAuth issuer's
+    /// tokens), keeping the policies and rate limits.
+    pub fn set_sign_in(&self, clients: Clients, oauth: Option<Arc<OAuth>>) {
+        let mut access = self
+            .access
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        *access = Arc::new(Access {
+            clients,
+            policies: access.policies.clone(),
+            rate_limits: Arc::clone(&access.rate_limits),
+            oauth,
+        });
+    }
+
+    /// Whether `caller` sees the whole catalog (no policy narrows it).
+    pub(crate) fn sees_everything(&self, caller: &Caller) -> bool {
+        !self.authority_of(caller).narrows()
+    }
+
+    /// The view of the catalog of `caller`, allowed what `authority`
+    /// allows (and showing its own tools), made again when the catalog or
+    /// its own tools changed; `None` when it sees the whole catalog.
+    fn view(&self, caller: &Caller, authority: &Authority) -> Option<Arc<Catalog>> {
+        let key = self.toolbox.view_key(authority)?;
+        let Some(client) = caller.as_ref() else {
+            return self.toolbox.catalog_for(authority).map(Arc::new);
+        };
+        let cached = self
+            .views
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(client)
+            .filter(|(made_for, _)| *made_for == key)
+            .map(|(_, view)| Arc::clone(view));
+        if let Some(view) = cached {
+            return Some(view);
+        }
+        let view = Arc::new(self.toolbox.catalog_for(authority)?);
+        self.views
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(client.clone(), (key, Arc::clone(&view)));
+        Some(view)
+    }
+}
+
+/// Whose JavaScript tools a named client writes and runs: its own, apart
+/// from any agent's of `toolgate chat` sharing the store.
+fn client_tool_owner(client: &ClientName) -> ToolOwner {
+    ToolOwner::new(format!("client:{client}"))
+}
