@@ -55,7 +55,7 @@ pub(crate) fn cost_section(out: &mut String, e: &Evaluation) {
     };
     let _ = writeln!(
         out,
-        "What a task costs ({} tasks; all-tools: {:.0} tokens uncached, {} under the caches; shares of all-tools'):\n",
+        "What a task costs ({} tasks; all-tools: {:.0} tokens uncached, {} under the caches; shares of all-tools'). The listing (with the core tools) is {} tokens, {:.1}% of all-tools' schemas, on every call of every policy that lists the groups:\n",
         base.tasks,
         base.uncached,
         base.cached
@@ -63,7 +63,9 @@ pub(crate) fn cost_section(out: &mut String, e: &Evaluation) {
             .zip(CACHES)
             .map(|(c, rules)| format!("{c:.0} ({})", short(rules.provider)))
             .collect::<Vec<_>>()
-            .join(", ")
+            .join(", "),
+        e.listing_tokens,
+        e.listing_tokens as f64 * 100.0 / e.all_tools_tokens.max(1) as f64,
     );
     let _ = writeln!(
         out,

@@ -113,6 +113,7 @@ pub(crate) fn evaluate_prepared(
             .count(),
         groups: catalog.groups().count(),
         all_tools_tokens: costs.all_tools,
+        listing_tokens: costs.core_and_listing,
         tune_queries: dataset.queries.iter().filter(|q| q.tune).count(),
         max_groups: whole.max_groups,
         report_queries: reported.queries.len(),

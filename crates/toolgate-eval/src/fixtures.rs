@@ -127,6 +127,7 @@ pub(crate) fn evaluation() -> Evaluation {
         tools: 9,
         groups: 3,
         all_tools_tokens: 2000,
+        listing_tokens: 100,
         tune_queries: 2,
         report_queries: 4,
         split_rule: "tuned on the `dev` split, reported on the others".to_owned(),

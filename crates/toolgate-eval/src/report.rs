@@ -117,6 +117,9 @@ pub struct Evaluation {
     pub groups: usize,
     /// Tokens of every tool schema.
     pub all_tools_tokens: usize,
+    /// Tokens of the core tools and the group listing, sent on every call
+    /// by every policy that lists the groups.
+    pub listing_tokens: usize,
     /// Queries used to fit the temperature.
     pub tune_queries: usize,
     /// Queries the figures are measured on.
