@@ -1,6 +1,7 @@
 //! The `web` group: search through a SearXNG-compatible JSON endpoint, and
 //! fetch a page as text. Exposed as one polymorphic `web` tool by default
-//! (actions `search` and `fetch`).
+//! (actions `search` and `fetch`). Without an endpoint, search's description
+//! says it needs one, and a search answers an error.
 //!
 //! Every result is JSON with a `type`: `search_results`, `fetched_page`,
 //! `redirect` or `error`. Fetch refuses private, link-local and loopback
@@ -20,8 +21,8 @@ use tokio_util::sync::CancellationToken;
 use toolgate_core::ToolDefinition;
 use toolgate_store::ConversationId;
 
-use super::html::{ConversionCancelled, html_to_text_until};
 use super::arguments::{definition, string_argument};
+use super::html::{ConversionCancelled, html_to_text_until};
 use crate::context::CallContext;
 use crate::error::ToolboxError;
 use crate::output::ToolOutput;
@@ -88,11 +89,7 @@ impl Web {
         Ok(vec![
             definition(
                 SEARCH,
-                &format!(
-                    "Search the web. Returns up to {} results (url, title, snippet). At most {} searches per response.",
-                    self.config.max_results.min(MAX_SEARCH_RESULTS),
-                    self.config.searches_per_turn
-                ),
+                &self.search_description(),
                 json!({
                     "type": "object",
                     "properties": {
@@ -113,6 +110,20 @@ impl Web {
                 }),
             )?,
         ])
+    }
+
+    /// What the model reads of `web_search`: what a search returns, or,
+    /// while no search endpoint is configured, that it needs one (the tool
+    /// stays, so a configuration or policy naming it keeps working).
+    fn search_description(&self) -> String {
+        if self.config.search_url.is_none() {
+            return "Search the web. Needs a search endpoint, and none is configured: every search answers an error until `search_url` is set in the [web] table.".to_owned();
+        }
+        format!(
+            "Search the web. Returns up to {} results (url, title, snippet). At most {} searches per response.",
+            self.config.max_results.min(MAX_SEARCH_RESULTS),
+            self.config.searches_per_turn
+        )
     }
 
     /// Runs a `web` tool; `None` when `tool` is not one.

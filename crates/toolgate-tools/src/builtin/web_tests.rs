@@ -98,3 +98,31 @@ fn page_text_converts_html_and_cuts_by_characters() {
     cancelled.cancel();
     assert!(page_text(b"<p>a</p>", "text/html", 100, &cancelled).is_err());
 }
+
+/// Without a search endpoint, the search tool says it needs one (a search
+/// would only answer an error); with one, it says what a search returns.
+#[test]
+fn search_says_it_needs_an_endpoint_until_one_is_configured() {
+    let description = |config: WebConfig| {
+        let definitions = Web::new(config).definitions().unwrap();
+        let search = definitions
+            .iter()
+            .find(|tool| tool.name.as_str() == SEARCH)
+            .unwrap();
+        search.description.clone()
+    };
+    assert_eq!(
+        description(WebConfig::default()),
+        "Search the web. Needs a search endpoint, and none is configured: every search answers an error until `search_url` is set in the [web] table."
+    );
+    let configured = WebConfig {
+        search_url: Some("http://127.0.0.1:8888".to_owned()),
+        max_results: 5,
+        searches_per_turn: 3,
+        ..WebConfig::default()
+    };
+    assert_eq!(
+        description(configured),
+        "Search the web. Returns up to 5 results (url, title, snippet). At most 3 searches per response."
+    );
+}
