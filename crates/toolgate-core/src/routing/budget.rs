@@ -12,8 +12,9 @@ use std::collections::{HashMap, HashSet};
 
 use crate::catalog::Catalog;
 use crate::name::{GroupId, ToolName};
+use crate::routing::decision::PartialGroup;
 use crate::routing::id_finders::IdFinders;
-use crate::routing::router::{PartialGroup, ToolScore};
+use crate::routing::scorer::ToolScore;
 use crate::tokens::{CatalogCost, TokenCounter};
 
 /// The share of every tool's tokens a routed turn may cost when

@@ -6,8 +6,8 @@ use serde_json::json;
 use super::*;
 use crate::group::ToolGroup;
 use crate::origin::Origin;
-use crate::routing::router::Router;
 use crate::routing::config::{RoutingConfig, RoutingError};
+use crate::routing::router::Router;
 use crate::tokens::Encoding;
 use crate::tool::ToolDefinition;
 

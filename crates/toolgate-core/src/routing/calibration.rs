@@ -209,3 +209,7 @@ impl Isotonic {
         self.knots.last().map_or(raw, |k| k.1)
     }
 }
+
+#[cfg(test)]
+#[path = "calibration_tests.rs"]
+mod tests;

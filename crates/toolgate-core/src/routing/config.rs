@@ -475,3 +475,7 @@ impl Default for Taxonomy {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "config_tests.rs"]
+mod tests;

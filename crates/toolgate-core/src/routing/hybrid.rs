@@ -15,13 +15,13 @@ use crate::catalog::Catalog;
 use crate::name::{GroupId, ToolName};
 use crate::routing::budget::DEFAULT_MAX_TOKEN_SHARE;
 use crate::routing::calibration::{Isotonic, PerGroup};
+use crate::routing::config::Taxonomy;
 use crate::routing::fusion::{Fusion, group_scores};
 use crate::routing::id_finders::IdFinders;
-use crate::routing::router::{
-    Confidence, Evidence, GroupScorer, LexicalScorer, Router, ToolScore, query_terms,
-};
-use crate::routing::self_test::{ProbeNeeds, leave_out, probe_tools};
-use crate::routing::config::Taxonomy;
+use crate::routing::lexical::{LexicalScorer, query_terms};
+use crate::routing::router::{Confidence, Router};
+use crate::routing::scorer::{Evidence, GroupScorer, ToolScore};
+use crate::routing::self_test::{ProbeNeeds, probe_tools};
 use crate::tool::ToolDefinition;
 
 /// A sentence-embedding model as the router uses it.
@@ -279,6 +279,16 @@ pub struct RawEvidence {
     pub semantic: Option<Vec<f64>>,
     /// BM25 of each group's own document.
     pub documents: Vec<f64>,
+}
+
+/// `raw` with tool `index` left out of both kinds of evidence.
+pub fn leave_out(raw: &mut RawEvidence, index: usize) {
+    if let Some(score) = raw.lexical.get_mut(index) {
+        *score = 0.0;
+    }
+    if let Some(score) = raw.semantic.as_mut().and_then(|s| s.get_mut(index)) {
+        *score = 0.0;
+    }
 }
 
 /// Fused tool scores and the group scores they give.

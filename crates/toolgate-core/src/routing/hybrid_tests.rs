@@ -3,14 +3,15 @@ use std::sync::Arc;
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
-use super::{Embeddings, HybridScorer, dot, tool_text, tool_texts};
+use super::{Embeddings, HybridScorer, RawEvidence, dot, leave_out, tool_text, tool_texts};
 use crate::catalog::Catalog;
 use crate::group::ToolGroup;
 use crate::name::{GroupId, ToolName};
 use crate::origin::Origin;
-use crate::routing::fusion::Fusion;
-use crate::routing::router::{GroupScorer, Router};
 use crate::routing::config::RoutingConfig;
+use crate::routing::fusion::Fusion;
+use crate::routing::router::Router;
+use crate::routing::scorer::GroupScorer;
 use crate::tool::ToolDefinition;
 
 fn catalog() -> Catalog {
@@ -127,7 +128,8 @@ fn a_tool_is_embedded_by_its_spaced_name_description_and_parameters() {
 #[test]
 fn the_router_toolgate_runs_sends_each_routed_groups_best_tool_by_default() {
     use super::{HYBRID_DEFAULTS, LEXICAL_DEFAULTS};
-    use crate::routing::router::{Confidence, PartialGroup};
+    use crate::routing::decision::PartialGroup;
+    use crate::routing::router::Confidence;
 
     let catalog = catalog();
     let taxonomy = RoutingConfig::default().validate(&catalog).unwrap();
@@ -213,4 +215,19 @@ fn the_dot_product_counts_every_component_of_any_length() {
             "length {length}: {got} against {expected}"
         );
     }
+}
+
+#[test]
+fn leaving_a_tool_out_clears_both_kinds_of_its_evidence() {
+    let mut raw = RawEvidence {
+        lexical: vec![1.0, 2.0],
+        semantic: Some(vec![0.5, 0.7]),
+        documents: vec![3.0],
+    };
+    leave_out(&mut raw, 1);
+    assert_eq!(raw.lexical, [1.0, 0.0]);
+    assert_eq!(raw.semantic, Some(vec![0.5, 0.0]));
+    assert_eq!(raw.documents, [3.0]);
+    leave_out(&mut raw, 7);
+    assert_eq!(raw.lexical, [1.0, 0.0]);
 }

@@ -7,9 +7,11 @@ use super::*;
 use crate::group::ToolGroup;
 use crate::origin::Origin;
 use crate::routing::budget::ToolCosts;
-use crate::routing::router::{Router, Tier, ToolScore, Visible};
-use crate::routing::self_test::{ProbeNeeds, probe_tools};
 use crate::routing::config::RoutingConfig;
+use crate::routing::decision::{Tier, Visible};
+use crate::routing::router::Router;
+use crate::routing::scorer::ToolScore;
+use crate::routing::self_test::{ProbeNeeds, probe_tools};
 use crate::tokens::{Encoding, TokenCounter};
 use crate::tool::ToolDefinition;
 

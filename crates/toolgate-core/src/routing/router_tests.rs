@@ -1,75 +1,11 @@
 use pretty_assertions::assert_eq;
-use serde_json::json;
 
-use super::{
-    Confidence, Labelled, PartialGroup, PerGroup, Router, RoutingConfig, Tier, Visible,
-    fit_per_group, fit_per_group_pooled, fit_temperature,
-};
-use crate::catalog::Catalog;
-use crate::group::ToolGroup;
+use super::{Confidence, Router};
 use crate::name::{GroupId, ToolName};
-use crate::origin::Origin;
-use crate::routing::router::{affordable_first, route_prefix};
-use crate::tool::ToolDefinition;
-
-/// A group: its id, description and tools (name, description).
-type GroupSpec<'a> = (&'a str, &'a str, Vec<(&'a str, &'a str)>);
-
-fn catalog() -> Catalog {
-    catalog_of([
-        (
-            "gmail",
-            "Read and send email",
-            vec![
-                ("gmail_send", "Send an email message"),
-                ("gmail_search", "Search the inbox for emails"),
-            ],
-        ),
-        (
-            "calendar",
-            "Events and meetings",
-            vec![
-                ("calendar_create_event", "Create a calendar event"),
-                ("calendar_list", "List upcoming meetings"),
-            ],
-        ),
-        (
-            "weather",
-            "Forecasts",
-            vec![("weather_forecast", "Weather forecast for a city")],
-        ),
-    ])
-}
-
-fn catalog_of<'a>(groups: impl IntoIterator<Item = GroupSpec<'a>>) -> Catalog {
-    let mut catalog = Catalog::new();
-    for (group, description, tools) in groups {
-        let tools = tools
-            .into_iter()
-            .map(|(name, text)| {
-                let definition = ToolDefinition::new(
-                    ToolName::new(name).unwrap(),
-                    text,
-                    json!({"type": "object"}),
-                )
-                .unwrap();
-                (definition, Origin::Builtin)
-            })
-            .collect();
-        catalog
-            .register_group_with_tools(
-                ToolGroup::new(GroupId::new(group).unwrap(), group, description),
-                Origin::Builtin,
-                tools,
-            )
-            .unwrap();
-    }
-    catalog
-}
-
-fn ids(names: &[&str]) -> Vec<GroupId> {
-    names.iter().map(|n| GroupId::new(*n).unwrap()).collect()
-}
+use crate::routing::calibration::PerGroup;
+use crate::routing::config::RoutingConfig;
+use crate::routing::decision::{PartialGroup, Tier, Visible};
+use crate::routing::test_catalogs::{catalog, catalog_of, ids};
 
 #[test]
 fn a_clear_query_routes_high_to_its_group() {
@@ -192,72 +128,6 @@ fn intents_and_examples_steer_the_route() {
 }
 
 #[test]
-fn a_config_naming_an_unknown_group_is_refused_with_the_known_ones() {
-    let catalog = catalog();
-    let config: RoutingConfig =
-        toml::from_str("[[intent]]\nname = \"mail\"\ngroups = [\"gmial\"]\n").unwrap();
-    assert_eq!(
-        config.validate(&catalog).unwrap_err().to_string(),
-        "[routing]: intent 'mail' names group 'gmial', which is not in the catalog. Known groups: gmail, calendar, weather"
-    );
-    let thresholds: RoutingConfig =
-        toml::from_str("thresholds = { high = 0.5, medium = 0.8 }\n").unwrap();
-    assert!(
-        thresholds
-            .validate(&catalog)
-            .unwrap_err()
-            .to_string()
-            .contains("medium <= high")
-    );
-}
-
-#[test]
-fn the_fitted_temperature_follows_how_often_routes_are_right() {
-    let catalog = catalog();
-    let router = Router::lexical(
-        &catalog,
-        RoutingConfig::default().validate(&catalog).unwrap(),
-    );
-    let queries = [
-        ("send an email message", 0),
-        ("search the inbox", 0),
-        ("create a calendar event", 1),
-        ("list upcoming meetings", 1),
-        ("weather forecast for Rome", 2),
-        ("forecast for the city", 2),
-    ];
-    let labelled = |gold_of: &dyn Fn(usize, usize) -> usize| -> Vec<Labelled> {
-        queries
-            .iter()
-            .enumerate()
-            .map(|(i, (query, gold))| Labelled {
-                scores: router.scores(query, &[]),
-                gold: vec![gold_of(i, *gold)],
-            })
-            .collect()
-    };
-    // Every top route right: confidence may be high.
-    let right = fit_temperature(&router, &labelled(&|_, gold| gold));
-    // Half of them labelled with another group: confidence must come down.
-    let half = fit_temperature(
-        &router,
-        &labelled(&|i, gold| if i % 2 == 0 { gold } else { (gold + 1) % 3 }),
-    );
-    assert!(half > right, "{half} should exceed {right}");
-    // Less sure, it routes more groups to reach the same coverage.
-    let query = "search the inbox";
-    let confident = Router::lexical(
-        &catalog,
-        RoutingConfig::default().validate(&catalog).unwrap(),
-    )
-    .with_temperature(right)
-    .route(query, &[]);
-    let cautious = router.with_temperature(half).route(query, &[]);
-    assert_eq!(confident.routed, ids(&["gmail"]));
-    assert!(cautious.routed.len() > 1, "{cautious:?}");
-}
-
-#[test]
 fn the_per_group_model_routes_each_group_a_turn_needs() {
     let catalog = catalog();
     let router = Router::lexical(
@@ -273,90 +143,6 @@ fn the_per_group_model_routes_each_group_a_turn_needs() {
     // The confidence is the chance that no needed group is left out.
     let outside: f64 = one.ranked[1..].iter().map(|(_, p)| 1.0 - p).product();
     assert!((one.confidence - outside).abs() < 1e-9, "{one:?}");
-}
-
-#[test]
-fn the_per_group_fit_learns_how_far_below_the_best_a_needed_group_scores() {
-    // Turns that need only their best group, and turns that need every group
-    // that scores at all.
-    let only_best: Vec<Labelled> = (0..20)
-        .map(|_| Labelled {
-            scores: vec![10.0, 6.0, 0.0],
-            gold: vec![0],
-        })
-        .collect();
-    let every: Vec<Labelled> = (0..20)
-        .map(|_| Labelled {
-            scores: vec![10.0, 6.0, 0.0],
-            gold: vec![0, 1],
-        })
-        .collect();
-    let strict = fit_per_group(&only_best);
-    let broad = fit_per_group(&every);
-    assert!(strict.probability(1.0, 1) > 0.9, "{strict:?}");
-    assert!(strict.probability(0.6, 2) < 0.1, "{strict:?}");
-    assert!(broad.probability(0.6, 2) > 0.9, "{broad:?}");
-    assert_eq!(broad.probabilities(&[10.0, 6.0, 0.0])[2], 0.0, "{broad:?}");
-    assert_eq!(fit_per_group(&[]), super::DEFAULT_PER_GROUP);
-}
-
-#[test]
-fn the_per_group_fit_learns_that_deep_ranks_of_a_large_catalog_are_rarely_needed() {
-    // A small catalog whose second group, at half the best score, is needed
-    // every other turn; a large one where it is the same, and the eighteen
-    // groups below it score about as much and are never needed.
-    let small: Vec<Labelled> = (0..40)
-        .map(|turn| Labelled {
-            scores: vec![10.0, 5.0, 0.0],
-            gold: if turn % 2 == 0 { vec![0, 1] } else { vec![0] },
-        })
-        .collect();
-    let large: Vec<Labelled> = (0..40)
-        .map(|turn| Labelled {
-            scores: std::iter::once(10.0)
-                .chain((0..19).map(|place| 5.0 - 0.01 * f64::from(place)))
-                .collect(),
-            gold: if turn % 2 == 0 { vec![0, 1] } else { vec![0] },
-        })
-        .collect();
-    let model = fit_per_group_pooled(&[&small, &large]);
-    assert!(model.rank < 0.0, "{model:?}");
-    let second = model.probability(0.5, 2);
-    let deep = model.probability(0.5, 15);
-    assert!((0.25..0.75).contains(&second), "{model:?}: {second}");
-    assert!(deep < 0.1, "{model:?}: {deep}");
-    // Chances still fall with the score: the best group first.
-    let chances = model.probabilities(&large[0].scores);
-    assert!(
-        chances.windows(2).all(|pair| pair[0] >= pair[1]),
-        "{chances:?}"
-    );
-}
-
-#[test]
-fn ranks_count_places_best_first_and_ties_share_the_better_one() {
-    assert_eq!(
-        crate::routing::calibration::ranks(&[1.0, 3.0, 2.0, 3.0, 0.0]),
-        vec![4, 1, 3, 1, 5]
-    );
-    assert!(crate::routing::calibration::ranks(&[]).is_empty());
-}
-
-#[test]
-fn a_group_without_evidence_is_never_needed_however_small_the_catalog() {
-    // A high bias and a steep rank slope: the best of two groups that share
-    // no word with the request would otherwise look likely.
-    let model = PerGroup {
-        weight: 4.0,
-        bias: -1.0,
-        rank: -2.0,
-    };
-    assert_eq!(model.probabilities(&[0.0, 0.0]), vec![0.0, 0.0]);
-    let [best, none] = model.probabilities(&[2.0, 0.0])[..] else {
-        panic!("two groups, two chances");
-    };
-    assert!(best > 0.9, "{best}");
-    assert_eq!(none, 0.0);
 }
 
 #[test]
@@ -426,28 +212,6 @@ fn with_tools_per_group_a_routed_group_arrives_with_its_best_tools() {
         eleven.validate(&catalog).unwrap_err().to_string(),
         "[routing]: tools_per_group must be at most 10, not 11 (0 loads whole groups)"
     );
-}
-
-#[test]
-fn isotonic_calibration_pools_violators_and_interpolates() {
-    use crate::routing::calibration::Isotonic;
-    // Raw 0.9 succeeded half the time, raw 0.5 always: pooled to 2/3 over
-    // the three samples, at their mean raw value.
-    let fitted = Isotonic::fit(&[
-        (0.5, 1.0, 1.0),
-        (0.9, 1.0, 1.0),
-        (0.9, 0.0, 1.0),
-        (0.2, 0.0, 1.0),
-    ]);
-    assert_eq!(fitted.knots.len(), 2);
-    assert_eq!(fitted.knots[0], (0.2, 0.0));
-    assert!((fitted.knots[1].0 - 2.3 / 3.0).abs() < 1e-12);
-    assert!((fitted.knots[1].1 - 2.0 / 3.0).abs() < 1e-12);
-    assert_eq!(fitted.apply(0.0), 0.0);
-    assert_eq!(fitted.apply(1.0), fitted.knots[1].1);
-    let middle = fitted.apply((0.2 + fitted.knots[1].0) / 2.0);
-    assert!((middle - 1.0 / 3.0).abs() < 1e-9, "{middle}");
-    assert_eq!(Isotonic::fit(&[]).apply(0.37), 0.37);
 }
 
 #[test]
@@ -570,20 +334,4 @@ fn a_group_turns_keep_needing_unnamed_is_shown_on_later_restricted_turns() {
     plain.record_misses(&ids(&["weather"]));
     assert_eq!(plain.learned_recovery(), None);
     assert_eq!(plain.route(query, &[]).visible, before.visible);
-}
-
-#[test]
-fn the_groups_a_budget_passes_over_still_count_as_left_out() {
-    let ranked: Vec<(GroupId, f64)> = [("a", 0.9), ("b", 0.5), ("c", 0.4), ("d", 0.1)]
-        .iter()
-        .map(|(g, p)| (GroupId::new(*g).unwrap(), *p))
-        .collect();
-    // The budget affords a and c: they lead, b and d follow in their order.
-    let order = affordable_first(&ranked, &[0, 2]);
-    let names: Vec<&str> = order.iter().map(|(g, _)| g.as_str()).collect();
-    assert_eq!(names, ["a", "c", "b", "d"]);
-    let (routed, cover) = route_prefix(&order, 2);
-    assert_eq!(routed, [ranked[0].0.clone(), ranked[2].0.clone()]);
-    // b's and d's chances of being needed are what the cover leaves out.
-    assert!((cover - 0.5 * 0.9).abs() < 1e-9, "{cover}");
 }

@@ -17,15 +17,21 @@
 //! Turns that need a group nothing in the catalog ties to the one they name
 //! (a file server to save what a search found, say) are beyond them, and
 //! only outcomes of real turns teach those.
+//!
+//! This module holds the probes and what their outcomes come to; the
+//! router routes them ([`SelfTest::run`] sits beside the
+//! [`Router`](crate::routing::Router), whose decisions it takes), and a
+//! scorer gives their evidence ([`GroupScorer::probes`]).
+//!
+//! [`GroupScorer::probes`]: crate::routing::GroupScorer::probes
 
 use serde::Serialize;
 
 use crate::catalog::Catalog;
 use crate::name::{GroupId, ToolName};
-use crate::routing::hybrid::RawEvidence;
+use crate::routing::decision::Decision;
 use crate::routing::id_finders::IdFinders;
 use crate::routing::online::{OnlineCalibration, Recalibration};
-use crate::routing::router::{Decision, Evidence, Router};
 
 /// Most probes a self-test routes: enough to fit a slope and an intercept,
 /// few enough to cost well under a second at start-up on 4,000 tools.
@@ -91,16 +97,6 @@ pub fn probe_tools(
         .collect()
 }
 
-/// `raw` with tool `index` left out of both kinds of evidence.
-pub fn leave_out(raw: &mut RawEvidence, index: usize) {
-    if let Some(score) = raw.lexical.get_mut(index) {
-        *score = 0.0;
-    }
-    if let Some(score) = raw.semantic.as_mut().and_then(|s| s.get_mut(index)) {
-        *score = 0.0;
-    }
-}
-
 /// What routing the catalog's own tools as turns found.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct SelfTest {
@@ -115,28 +111,23 @@ pub struct SelfTest {
 }
 
 impl SelfTest {
-    /// Routes each probe (its evidence, tools best first, and what it
-    /// needs) through `router` and fits the recalibration to the outcomes,
-    /// drawn towards "no change" as [`OnlineCalibration`] draws it; `None`
-    /// without probes.
-    pub fn run(router: &Router, probes: &[(Evidence, ProbeNeeds)]) -> Option<Self> {
-        if probes.is_empty() {
+    /// What the probes' `outcomes` (each decision's fitted confidence and
+    /// whether it held what its probe needs) found: the recalibration fitted
+    /// to them, drawn towards "no change" as [`OnlineCalibration`] draws it;
+    /// `None` without outcomes. [`SelfTest::run`] routes the probes for
+    /// them.
+    pub(crate) fn from_outcomes(outcomes: Vec<(f64, bool)>) -> Option<Self> {
+        if outcomes.is_empty() {
             return None;
         }
-        let outcomes: Vec<(f64, bool)> = probes
-            .iter()
-            .map(|(evidence, needs)| {
-                let decision = router.decide_with_tools(evidence);
-                (decision.fitted_confidence, needs.held_by(&decision))
-            })
-            .collect();
+        let probes = outcomes.len();
         let held = outcomes.iter().filter(|(_, held)| *held).count();
-        let mean_fitted = outcomes.iter().map(|(c, _)| c).sum::<f64>() / outcomes.len() as f64;
+        let mean_fitted = outcomes.iter().map(|(c, _)| c).sum::<f64>() / probes as f64;
         let recalibration = OnlineCalibration::default()
             .with_outcomes(outcomes)
             .recalibration();
         Some(Self {
-            probes: probes.len(),
+            probes,
             held,
             mean_fitted,
             recalibration,

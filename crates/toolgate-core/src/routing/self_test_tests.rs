@@ -4,8 +4,8 @@ use serde_json::json;
 use super::*;
 use crate::group::ToolGroup;
 use crate::origin::Origin;
-use crate::routing::hybrid::RawEvidence;
 use crate::routing::config::RoutingConfig;
+use crate::routing::router::Router;
 use crate::tool::ToolDefinition;
 
 /// Topics, each with words no other shares.
@@ -98,21 +98,6 @@ fn probes_are_described_tools_with_a_sibling_spread_over_the_catalog() {
     assert!(probes.len() <= MAX_PROBES && probes.len() > MAX_PROBES / 2);
     assert_eq!(probes[0].0, 0);
     assert!(probes.last().unwrap().0 > many.len() - 10);
-}
-
-#[test]
-fn leaving_a_tool_out_clears_both_kinds_of_its_evidence() {
-    let mut raw = RawEvidence {
-        lexical: vec![1.0, 2.0],
-        semantic: Some(vec![0.5, 0.7]),
-        documents: vec![3.0],
-    };
-    leave_out(&mut raw, 1);
-    assert_eq!(raw.lexical, [1.0, 0.0]);
-    assert_eq!(raw.semantic, Some(vec![0.5, 0.0]));
-    assert_eq!(raw.documents, [3.0]);
-    leave_out(&mut raw, 7);
-    assert_eq!(raw.lexical, [1.0, 0.0]);
 }
 
 #[test]
