@@ -21,8 +21,8 @@ mod error;
 mod id;
 mod js_tool;
 mod memory;
-mod outcome;
 mod postgres;
+mod routing_outcome;
 mod sqlite;
 mod store;
 
@@ -32,7 +32,7 @@ pub use error::{Result, StoreError};
 pub use id::{AgentId, ConversationId, MessageId};
 pub use js_tool::{JsToolRecord, JsToolStore, ToolOwner};
 pub use memory::MemoryStore;
-pub use outcome::{KEPT_ROUTING_OUTCOMES, RoutingOutcome, RoutingOutcomeStore};
 pub use postgres::{PostgresOptions, PostgresStore};
+pub use routing_outcome::{KEPT_ROUTING_OUTCOMES, RoutingOutcome, RoutingOutcomeStore};
 pub use sqlite::SqliteStore;
 pub use store::ConversationStore;

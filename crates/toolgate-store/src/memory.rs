@@ -13,7 +13,7 @@ use crate::conversation::{StoredMessage, now_millis};
 use crate::error::{Result, StoreError};
 use crate::id::{AgentId, ConversationId, MessageId};
 use crate::js_tool::{JsToolRecord, JsToolStore, ToolOwner};
-use crate::outcome::{KEPT_ROUTING_OUTCOMES, RoutingOutcome, RoutingOutcomeStore};
+use crate::routing_outcome::{KEPT_ROUTING_OUTCOMES, RoutingOutcome, RoutingOutcomeStore};
 use crate::store::ConversationStore;
 
 #[derive(Debug)]

@@ -20,7 +20,9 @@ use crate::conversation::{MessageRow, StoredMessage, now_millis, to_millis};
 use crate::error::{Result, StoreError};
 use crate::id::{AgentId, ConversationId, MessageId};
 use crate::js_tool::{JS_TOOL_COLUMNS, JsToolRecord, JsToolRow, JsToolStore, ToolOwner};
-use crate::outcome::{KEPT_ROUTING_OUTCOMES, RoutingOutcome, RoutingOutcomeStore, sql_count};
+use crate::routing_outcome::{
+    KEPT_ROUTING_OUTCOMES, RoutingOutcome, RoutingOutcomeStore, sql_count,
+};
 use crate::store::ConversationStore;
 
 /// The migrations, in order; the schema version is their count.

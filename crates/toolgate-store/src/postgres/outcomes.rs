@@ -4,7 +4,9 @@ use super::rows::postgres_error;
 use super::{PostgresStore, ROUTING_OUTCOME_LOCK};
 use crate::agent::StoreFuture;
 use crate::conversation::{now_millis, to_millis};
-use crate::outcome::{KEPT_ROUTING_OUTCOMES, RoutingOutcome, RoutingOutcomeStore, sql_count};
+use crate::routing_outcome::{
+    KEPT_ROUTING_OUTCOMES, RoutingOutcome, RoutingOutcomeStore, sql_count,
+};
 
 impl RoutingOutcomeStore for PostgresStore {
     /// One transaction: the catalog's lock, then the insert and the prune
