@@ -1,5 +1,6 @@
 //! One module per `toolgate` subcommand, and what several of them share.
 
+mod access;
 mod banner;
 pub(crate) mod catalog;
 pub(crate) mod chat;

@@ -31,6 +31,7 @@ use toolgate_mcp::{Access, Gateway, RateLimits};
 use toolgate_store::ConversationStore;
 use toolgate_tools::{ReloadReport, Toolbox};
 
+use super::access::{check_policies_against, open_to_other_machines, start_oauth};
 use super::tool_setup::ToolSetup;
 use crate::settings::Settings;
 
@@ -425,7 +426,7 @@ async fn apply_config<S: ConversationStore + 'static>(
     {
         anyhow::bail!(
             "no client would have a token: {}",
-            super::serve::open_to_other_machines(listen)
+            open_to_other_machines(listen)
         );
     }
     let before = gateway.access();
@@ -436,7 +437,7 @@ async fn apply_config<S: ConversationStore + 'static>(
             Some(oauth) if oauth.settings() == wanted => (Some(oauth), String::new()),
             _ => {
                 let mut told = String::new();
-                let oauth = super::serve::start_oauth(wanted.clone(), &mut told).await?;
+                let oauth = start_oauth(wanted.clone(), &mut told).await?;
                 let told = told.trim().trim_start_matches("OAuth:").trim_start();
                 (
                     Some(Arc::new(oauth)),
@@ -449,7 +450,7 @@ async fn apply_config<S: ConversationStore + 'static>(
     };
     let upstreams = ToolSetup::upstreams(&settings, &reload.mcp_config)?.upstreams;
     let names: Vec<GroupId> = upstreams.iter().map(|u| u.name.clone()).collect();
-    let warnings = super::serve::check_policies_against(gateway, &settings.policies, Some(&names))?;
+    let warnings = check_policies_against(gateway, &settings.policies, Some(&names))?;
     let clients = settings.clients.len();
     let restricted = settings.policies.len();
     let rate_limits = Arc::new(RateLimits::new(

@@ -6,28 +6,25 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::store::StoreLocation;
 use anyhow::{Context, bail};
 use rmcp::ServiceExt;
 use tokio_util::sync::CancellationToken;
+use toolgate_core::GroupId;
 use toolgate_mcp::{
     AuditConfig, AuditLog, Gateway, GatewayHandler, GatewayOptions, HELD_IN_MEMORY, HttpLimits,
-    HttpOptions, MCP_PATH, OAuth, OAuthSettings, RateLimits, SessionSource, UpstreamHealth,
-    serve_http,
+    HttpOptions, MCP_PATH, RateLimits, SessionSource, UpstreamHealth, serve_http,
 };
 use toolgate_store::{ConversationId, ConversationStore, JsToolStore, MemoryStore};
 use toolgate_tools::{StartReport, ToolOwnership, ToolboxError};
 
+use super::access::{
+    TOKEN_VARIABLE, check_policies, open_to_other_machines, start_oauth, unknown_limited_tools,
+};
 use super::reload::WithoutTokens;
 use super::tool_setup::{TerminalProgress, ToolSetup};
 use crate::cli::ServeArgs;
 use crate::settings::Settings;
-use std::collections::HashMap;
-use toolgate_core::{GroupId, ToolPolicy};
-use toolgate_mcp::ClientName;
-
-/// The environment variable holding the HTTP bearer token.
-const TOKEN_VARIABLE: &str = "TOOLGATE_TOKEN";
+use crate::store::StoreLocation;
 
 /// The longest `--shutdown-grace-seconds` taken: an hour.
 const MAX_GRACE_SECONDS: u64 = 3600;
@@ -351,15 +348,6 @@ fn stopping_message(signal: &str, grace: Duration) -> String {
     )
 }
 
-/// Why a listener reachable from other machines may not go without tokens.
-pub(crate) fn open_to_other_machines(listen: std::net::SocketAddr) -> String {
-    format!(
-        "--listen {listen} is reachable from other machines: set {TOKEN_VARIABLE} or --token-file, \
-         give each client a token ([clients.<name>], `toolgate token create <name>`), or sign \
-         clients in with OAuth ([auth.oauth]), so only clients with a token get in"
-    )
-}
-
 /// Why `--listen` could not be bound; for an address in use, how to pick
 /// another.
 fn listen_error(listen: std::net::SocketAddr, error: std::io::Error) -> anyhow::Error {
@@ -451,129 +439,6 @@ fn describe_start<S: ConversationStore + 'static>(
     gateway.with_catalog(|catalog| {
         super::banner::describe_catalog(out, catalog, report, &failed);
     });
-}
-
-/// Checks each client's policy against the catalog: a group no group
-/// holds is an error naming the client and the rule; a tool or a
-/// polymorphic tool no tool holds is a warning (an upstream started on first
-/// load lists its tools only then).
-pub(crate) fn check_policies<S: ConversationStore + 'static>(
-    gateway: &Gateway<S>,
-    policies: &HashMap<ClientName, ToolPolicy>,
-) -> anyhow::Result<String> {
-    check_policies_against(gateway, policies, None)
-}
-
-/// [`check_policies`] against the groups there will be once the gateway's
-/// upstreams are `upstreams` (when given): groups of upstreams about to go
-/// are not groups, those of upstreams about to come are.
-pub(crate) fn check_policies_against<S: ConversationStore + 'static>(
-    gateway: &Gateway<S>,
-    policies: &HashMap<ClientName, ToolPolicy>,
-    upstreams: Option<&[GroupId]>,
-) -> anyhow::Result<String> {
-    let mut clients: Vec<(&ClientName, &ToolPolicy)> = policies.iter().collect();
-    clients.sort_by(|a, b| a.0.cmp(b.0));
-    let running = gateway.upstream_names();
-    gateway.with_catalog(|catalog| {
-        let mut known: Vec<&str> = catalog.groups().map(|g| g.id.as_str()).collect();
-        if let Some(upstreams) = upstreams {
-            known.retain(|group| {
-                !running.iter().any(|r| r.as_str() == *group)
-                    || upstreams.iter().any(|u| u.as_str() == *group)
-            });
-            for upstream in upstreams {
-                if !known.contains(&upstream.as_str()) {
-                    known.push(upstream.as_str());
-                }
-            }
-        }
-        let mut warnings = String::new();
-        for (client, policy) in clients {
-            if let Some((rule, unknown)) =
-                policy.group_names().find(|(_, name)| !known.contains(name))
-            {
-                bail!(
-                    "[clients.{client}] {rule} names '{unknown}', which is not a group \
-                     (groups: {})",
-                    known.join(", ")
-                );
-            }
-            // A polymorphic tool's former tool names (aliases of its
-            // actions) are names a policy may use for those actions.
-            let holds = |rule: &str, name: &str| {
-                catalog.tool(name).is_some()
-                    || (rule != "allow_actions/deny_actions"
-                        && catalog
-                            .alias(name)
-                            .is_some_and(|alias| alias.action.is_some()))
-            };
-            for (rule, name) in policy
-                .tool_names()
-                .filter(|(rule, name)| !holds(rule, name))
-            {
-                warnings.push_str(&no_tool_holds(&format!("[clients.{client}] {rule}"), name));
-            }
-        }
-        Ok(warnings)
-    })
-}
-
-/// The warning for a tool name in the configuration that no tool holds.
-fn no_tool_holds(rule: &str, name: &str) -> String {
-    format!(
-        "warning: {rule} names '{name}', which no tool holds now (a polymorphic group's tool \
-         is named after the group; an upstream that starts on first load lists its tools then)\n"
-    )
-}
-
-/// A warning for each `[rate_limits.tools]` name no tool holds: such a
-/// limit counts nothing. An upstream started on first load lists its tools
-/// only then, so its names may come later.
-fn unknown_limited_tools<S: ConversationStore + 'static>(
-    gateway: &Gateway<S>,
-    limits: &toolgate_mcp::RateLimitSettings,
-) -> String {
-    let mut warnings: Vec<String> = gateway.with_catalog(|catalog| {
-        limits
-            .tools
-            .keys()
-            .filter(|tool| catalog.tool(tool).is_none())
-            .map(|tool| match catalog.alias(tool) {
-                Some(alias) => format!(
-                    "warning: [rate_limits.tools] names '{tool}', an old name of '{}': calls \
-                     are counted under the tool's own name, so this limit counts nothing; \
-                     write '{}'\n",
-                    alias.tool, alias.tool
-                ),
-                None => no_tool_holds("[rate_limits.tools]", tool),
-            })
-            .collect()
-    });
-    warnings.sort_unstable();
-    warnings.concat()
-}
-
-/// The OAuth resource server, its keys fetched when the issuer answers (a
-/// gateway started while the issuer is away fetches them on the first
-/// token); a line of the banner says which.
-pub(crate) async fn start_oauth(
-    settings: OAuthSettings,
-    banner: &mut String,
-) -> anyhow::Result<OAuth> {
-    let oauth = OAuth::new(settings)?;
-    let issuer = &oauth.settings().issuer;
-    match oauth.prefetch().await {
-        Ok(keys) => banner.push_str(&format!(
-            "  OAuth:     tokens from {issuer} ({keys} signing key(s)); metadata at {}\n",
-            oauth.metadata_url()
-        )),
-        Err(error) => banner.push_str(&format!(
-            "  OAuth:     tokens from {issuer}; its keys are not fetched yet ({error}); tried \
-             again on the first token\n"
-        )),
-    }
-    Ok(oauth)
 }
 
 fn connect_help(url: &str, token: bool) -> String {
