@@ -1,0 +1,73 @@
+use super::ToolCount;
+use crate::{GroupId, GroupLoaded, LoadedSchemas, ToolDefinition, ToolGroup, ToolName};
+
+#[test]
+fn a_group_of_one_tool_loads_one_tool_not_one_tools() {
+    let group = ToolGroup::new(GroupId::new("pdf").unwrap(), "PDF Tools", "Read PDFs");
+    let tool = ToolDefinition::new(
+        ToolName::new("pdf").unwrap(),
+        "Read PDF files",
+        serde_json::json!({"type": "object"}),
+    )
+    .unwrap();
+    let loaded = GroupLoaded {
+        group: &group,
+        tools: vec![&tool],
+        newly_loaded: true,
+    };
+    assert_eq!(
+        loaded.to_string(),
+        "Loaded 1 tool from group 'PDF Tools':\n- pdf: Read PDF files"
+    );
+}
+
+#[test]
+fn a_load_in_the_conversation_carries_each_tools_whole_schema_one_per_line() {
+    let group = ToolGroup::new(GroupId::new("pdf").unwrap(), "PDF Tools", "Read PDFs");
+    let info = ToolDefinition::new(
+        ToolName::new("pdf_info").unwrap(),
+        "Page count and metadata.\nSay \"which\" file.",
+        serde_json::json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
+    )
+    .unwrap();
+    let merge = ToolDefinition::new(
+        ToolName::new("pdf_merge").unwrap(),
+        "Merge PDF files",
+        serde_json::json!({"type": "object"}),
+    )
+    .unwrap();
+    let loaded = GroupLoaded {
+        group: &group,
+        tools: vec![&info, &merge],
+        newly_loaded: true,
+    };
+    assert_eq!(
+        loaded.answer(LoadedSchemas::Conversation).to_string(),
+        "Loaded 2 tools from group 'PDF Tools'. They are not added to your tool list: call one \
+         with call_tool, as {\"name\": \"<tool name>\", \"arguments\": {<its arguments>}}. \
+         Their schemas, one JSON object per tool:\n\
+         {\"name\":\"pdf_info\",\"description\":\"Page count and metadata.\\nSay \\\"which\\\" file.\",\
+         \"input_schema\":{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"}},\"required\":[\"path\"]}}\n\
+         {\"name\":\"pdf_merge\",\"description\":\"Merge PDF files\",\"input_schema\":{\"type\":\"object\"}}"
+    );
+    // Each line after the first is the tool's JSON, read back whole.
+    let text = loaded.answer(LoadedSchemas::Conversation).to_string();
+    let first: serde_json::Value = serde_json::from_str(text.lines().nth(1).unwrap()).unwrap();
+    assert_eq!(first["description"], info.description.as_str());
+    assert_eq!(
+        first["input_schema"],
+        serde_json::json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]})
+    );
+    // In the tool list, the answer is the load's own text.
+    assert_eq!(
+        loaded.answer(LoadedSchemas::ToolList).to_string(),
+        "Loaded 2 tools from group 'PDF Tools':\n- pdf_info: Page count and metadata. Say \"which\" file.\n- pdf_merge: Merge PDF files"
+    );
+}
+
+#[test]
+fn a_groups_size_is_singular_for_one_tool() {
+    assert_eq!(ToolCount(1).to_string(), "1 tool");
+    assert_eq!(ToolCount(0).to_string(), "0 tools");
+    assert_eq!(ToolCount(12).to_string(), "12 tools");
+}
