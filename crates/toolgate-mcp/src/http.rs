@@ -23,9 +23,8 @@ use crate::bounded::bounded;
 use crate::clients::{Clients, Owner, RequestCaller};
 use crate::gateway::{Access, Gateway};
 use crate::handler::{GatewayHandler, SESSION_HEADER, SessionSource};
-use crate::held_sessions::{HeldSessions, Hold, SessionOwner, sweep_until};
 use crate::oauth::{OAuth, Refusal};
-use crate::session_store::HistorySessionStore;
+use crate::session::{HeldSessions, HistorySessionStore, Hold, SessionOwner, sweep_until};
 use crate::status::{History, SAMPLE_EVERY};
 
 /// The path the MCP endpoint answers on.
