@@ -16,8 +16,9 @@
 //! - `[routing]` and its checked form: `config.rs` ([`RoutingConfig`],
 //!   [`Taxonomy`]);
 //! - the routing rules: `cover.rs`; the token budget: `budget.rs`;
-//! - the scorers and the router: `lexical.rs`, `router.rs`, `hybrid.rs`
-//!   ([`Router::hybrid`], the router toolgate runs);
+//! - the scorers and the router: `lexical.rs`, `router.rs` (a decision's
+//!   steps in `router/decide.rs`), `hybrid.rs` ([`Router::hybrid`], the
+//!   router toolgate runs);
 //! - what only `toolgate eval` uses, fitting the confidence model: `fit.rs`.
 
 mod bm25;

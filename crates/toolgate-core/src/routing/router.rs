@@ -8,29 +8,27 @@
 //! rules (`cover.rs`) within the token budget (`budget.rs`), and states the
 //! chance that they hold every group the turn needs, calibrated on labelled
 //! turns (`fit.rs`, by `toolgate eval`) and restated for its own catalog
-//! ([`SelfTest`], [`OnlineCalibration`]).
+//! ([`SelfTest`], [`OnlineCalibration`]). This file builds a router and
+//! answers what it holds; `router/decide.rs` takes a decision's steps.
 
-use std::borrow::Cow;
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::catalog::Catalog;
-use crate::name::{GroupId, ToolName};
+use crate::name::GroupId;
 use crate::routing::budget::ToolCosts;
 use crate::routing::calibration::{DEFAULT_PER_GROUP, Isotonic, PerGroup};
-use crate::routing::config::{ConfidenceKind, Intent, Taxonomy, UnknownIntent};
-use crate::routing::cover::{
-    DEFAULT_TEMPERATURE, affordable_first, probabilities, route_by_cover, route_by_mass,
-    route_prefix,
-};
-use crate::routing::decision::{Decision, PartialGroup, Tier, Visible};
-use crate::routing::id_finders::{IdFinder, IdFinders};
+use crate::routing::config::{ConfidenceKind, Taxonomy};
+use crate::routing::cover::DEFAULT_TEMPERATURE;
+use crate::routing::decision::Decision;
+use crate::routing::id_finders::IdFinders;
 use crate::routing::lexical::LexicalScorer;
 use crate::routing::online::{OnlineCalibration, Recalibration};
 use crate::routing::recovery::LearnedRecovery;
 use crate::routing::scorer::{Evidence, GroupScorer, ToolScore};
 use crate::routing::self_test::{ProbeNeeds, SelfTest};
 use crate::tokens::TokenCounter;
+
+mod decide;
 
 /// Turns scores into decisions under a [`Taxonomy`].
 #[derive(Debug)]
@@ -350,308 +348,6 @@ impl Router {
     pub fn decide(&self, scores: &[f64]) -> Decision {
         self.decide_within(scores, None, &[])
     }
-
-    /// [`Self::decide`], the routed groups within the token budget when
-    /// there is one: each at the cost of its `per_group` best `tools`
-    /// (what it then arrives with), or whole.
-    fn decide_within(
-        &self,
-        scores: &[f64],
-        per_group: Option<usize>,
-        tools: &[ToolScore],
-    ) -> Decision {
-        let groups = self.groups();
-        let probabilities = match self.confidence {
-            Confidence::PerGroup(model) => model.probabilities(scores),
-            Confidence::Softmax { temperature } => probabilities(scores, temperature),
-        };
-        let mut ranked: Vec<(GroupId, f64)> = groups.iter().cloned().zip(probabilities).collect();
-        ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
-        let thresholds = self.taxonomy.thresholds;
-        if scores.iter().all(|s| *s <= 0.0) {
-            let (tier, visible) = match self.taxonomy.unknown_intent {
-                UnknownIntent::Catalog => (Tier::Low, Visible::Catalog),
-                UnknownIntent::Recovery => (
-                    Tier::Medium,
-                    Visible::Groups(self.taxonomy.recovery_groups.clone()),
-                ),
-            };
-            return Decision {
-                intent: None,
-                confidence: 0.0,
-                fitted_confidence: 0.0,
-                tier,
-                routed: Vec::new(),
-                learned: Vec::new(),
-                visible,
-                ranked,
-                partial: Vec::new(),
-                passed_over: Vec::new(),
-                finders: Vec::new(),
-            };
-        }
-        let recalibration = self
-            .online_calibration()
-            .map(|(recalibration, _)| recalibration)
-            .or(self.self_test.map(|test| test.recalibration))
-            .unwrap_or(Recalibration::IDENTITY);
-        let calibrate = |raw: f64| recalibration.apply(self.calibrate(raw));
-        // Learned groups this router does not route over (outcomes kept
-        // for another catalog, say) are left out. They are shown beside
-        // the routed ones, so the token budget counts them first.
-        let learned: Vec<GroupId> = self
-            .learned_recovery()
-            .map(|(learned, _)| learned)
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|group| groups.contains(group))
-            .collect();
-        // The places in `ranked` of the groups the budget affords, when
-        // there is one.
-        let affordable = match (&self.costs, self.taxonomy.max_token_share) {
-            (Some(costs), Some(share)) => Some(costs.affordable(
-                &ranked,
-                share,
-                per_group,
-                tools,
-                &learned,
-                self.id_finders.as_deref(),
-            )),
-            _ => None,
-        };
-        let every: Vec<usize> = (0..ranked.len()).collect();
-        let (routed, raw) = self.route_rule(
-            &ranked,
-            affordable.as_deref().unwrap_or(&every),
-            scores,
-            &calibrate,
-        );
-        // What the same rule routes without the budget, less what it
-        // routed within it.
-        let passed_over = match affordable {
-            // Nothing passed over: the same rule would route the same.
-            Some(places) if places.len() < ranked.len() => {
-                let (unbudgeted, _) = self.route_rule(&ranked, &every, scores, &calibrate);
-                unbudgeted
-                    .into_iter()
-                    .filter(|group| !routed.contains(group))
-                    .collect()
-            }
-            _ => Vec::new(),
-        };
-        let learned: Vec<GroupId> = learned
-            .into_iter()
-            .filter(|group| !routed.contains(group))
-            .collect();
-        let relied: Vec<GroupId> = routed.iter().chain(&learned).cloned().collect();
-        let shown = match per_group {
-            Some(count) => partial_groups(&relied, tools, count),
-            None => Vec::new(),
-        };
-        let finders = self.finders(&relied, &shown);
-        // A finder's group is held too: its chance of being needed leaves
-        // the chance that a needed group is outside.
-        let mut raw = raw;
-        let mut counted: Vec<&GroupId> = Vec::new();
-        for finder in &finders {
-            if !relied.contains(&finder.group) && !counted.contains(&&finder.group) {
-                counted.push(&finder.group);
-                if let Some((_, p)) = ranked.iter().find(|(g, _)| *g == finder.group) {
-                    raw = (raw / (1.0 - p).max(1e-12)).min(1.0);
-                }
-            }
-        }
-        let fitted_confidence = self.calibrate(raw);
-        let confidence = recalibration.apply(fitted_confidence);
-        let tier = if confidence >= thresholds.high {
-            Tier::High
-        } else if confidence >= thresholds.medium {
-            Tier::Medium
-        } else {
-            Tier::Low
-        };
-        let (visible, partial) = match tier {
-            Tier::High | Tier::Medium => {
-                let recovery = match tier {
-                    Tier::Medium => self.taxonomy.recovery_groups.as_slice(),
-                    _ => &[],
-                };
-                let mut groups = routed.clone();
-                for group in recovery.iter().chain(&learned) {
-                    if !groups.contains(group) {
-                        groups.push(group.clone());
-                    }
-                }
-                let mut partial = match per_group {
-                    Some(count) => partial_groups(&groups, tools, count),
-                    None => Vec::new(),
-                };
-                with_finders(&mut groups, &mut partial, &finders);
-                (Visible::Groups(groups), partial)
-            }
-            Tier::Low => (Visible::Catalog, Vec::new()),
-        };
-        Decision {
-            intent: self.intent(&routed),
-            confidence,
-            fitted_confidence,
-            tier,
-            routed,
-            learned,
-            visible,
-            ranked,
-            partial,
-            passed_over,
-            finders,
-        }
-    }
-
-    /// The finders the `shown` tools of the `relied` groups (routed, then
-    /// learned) need, a group not among `shown` shown whole, in that order,
-    /// each tool once: those the token budget still affords, when there is
-    /// one. None without [`Self::with_id_finders`].
-    fn finders(&self, relied: &[GroupId], shown: &[PartialGroup]) -> Vec<IdFinder> {
-        let Some(id_finders) = &self.id_finders else {
-            return Vec::new();
-        };
-        let tools_of = |group: &GroupId| {
-            shown
-                .iter()
-                .find(|p| p.group == *group)
-                .map(|p| p.tools.as_slice())
-        };
-        let mut left = match (&self.costs, self.taxonomy.max_token_share) {
-            (Some(costs), Some(share)) => {
-                Some(costs.budget(share) - costs.shown(relied, shown) as f64)
-            }
-            _ => None,
-        };
-        let mut out: Vec<IdFinder> = Vec::new();
-        for group in relied {
-            for finder in id_finders.needed_by(group, tools_of(group)) {
-                let already = relied.contains(&finder.group)
-                    && tools_of(&finder.group).is_none_or(|tools| tools.contains(&finder.tool));
-                if already || out.iter().any(|f| f.tool == finder.tool) {
-                    continue;
-                }
-                if let (Some(left), Some(costs)) = (&mut left, &self.costs) {
-                    let cost = costs.tool(finder.tool.as_str()) as f64;
-                    if cost > *left {
-                        continue;
-                    }
-                    *left -= cost;
-                }
-                out.push(finder.clone());
-            }
-        }
-        out
-    }
-
-    /// The groups the routing rule routes among the `affordable` ones
-    /// (their places in `ranked`, ascending), with their raw cover. They
-    /// lead the order the rules route a prefix of, the others after them,
-    /// so the groups left out still count as left out in the cover.
-    fn route_rule(
-        &self,
-        ranked: &[(GroupId, f64)],
-        affordable: &[usize],
-        scores: &[f64],
-        calibrate: &dyn Fn(f64) -> f64,
-    ) -> (Vec<GroupId>, f64) {
-        let max_groups = self.taxonomy.max_groups.min(affordable.len());
-        let order = if affordable.len() == ranked.len() {
-            Cow::Borrowed(ranked)
-        } else {
-            Cow::Owned(affordable_first(ranked, affordable))
-        };
-        match (self.confidence, self.taxonomy.route_above) {
-            (Confidence::PerGroup(_), Some(share)) => {
-                // Probabilities rise with scores: the groups scoring at
-                // least `share` of the best are the first `above` of
-                // `ranked`.
-                let top = scores.iter().copied().fold(0.0_f64, f64::max);
-                let above = scores.iter().filter(|s| **s >= share * top).count();
-                let count = affordable
-                    .iter()
-                    .take(max_groups)
-                    .filter(|place| **place < above)
-                    .count();
-                route_prefix(&order, count)
-            }
-            (Confidence::PerGroup(_), None) => {
-                route_by_cover(&order, max_groups, self.taxonomy.thresholds, calibrate)
-            }
-            (Confidence::Softmax { .. }, _) => route_by_mass(&order, max_groups),
-        }
-    }
-
-    /// The configured intent sharing the most groups with `routed` (ties go
-    /// to the earlier intent), else the top group's name.
-    fn intent(&self, routed: &[GroupId]) -> Option<String> {
-        let best = self
-            .taxonomy
-            .intents
-            .iter()
-            .map(|intent| {
-                let shared = intent.groups.iter().filter(|g| routed.contains(g)).count();
-                (shared, intent)
-            })
-            .filter(|(shared, _)| *shared > 0)
-            .fold(None::<(usize, &Intent)>, |best, candidate| match best {
-                Some(b) if b.0 >= candidate.0 => Some(b),
-                _ => Some(candidate),
-            });
-        match best {
-            Some((_, intent)) => Some(intent.name.clone()),
-            None => routed.first().map(|g| g.to_string()),
-        }
-    }
-}
-
-/// `finders` shown among the visible `groups` and the `partial` ones: a
-/// finder's group added to both when it is not visible, its tool added to
-/// the group's when the group arrives partly loaded; a group visible whole
-/// already shows it.
-fn with_finders(groups: &mut Vec<GroupId>, partial: &mut Vec<PartialGroup>, finders: &[IdFinder]) {
-    for finder in finders {
-        if !groups.contains(&finder.group) {
-            groups.push(finder.group.clone());
-            partial.push(PartialGroup {
-                group: finder.group.clone(),
-                tools: Vec::new(),
-            });
-        }
-        if let Some(group) = partial.iter_mut().find(|p| p.group == finder.group)
-            && !group.tools.contains(&finder.tool)
-        {
-            group.tools.push(finder.tool.clone());
-        }
-    }
-}
-
-/// Each of `groups` that has scored tools, with its `count` best (`scores`
-/// best first); a group without any arrives whole, so it is left out.
-fn partial_groups(groups: &[GroupId], scores: &[ToolScore], count: usize) -> Vec<PartialGroup> {
-    // One pass over the scored tools, however many groups.
-    let mut best: HashMap<&GroupId, Vec<ToolName>> =
-        groups.iter().map(|group| (group, Vec::new())).collect();
-    for scored in scores {
-        if let Some(tools) = best.get_mut(&scored.group)
-            && tools.len() < count
-        {
-            tools.push(scored.tool.clone());
-        }
-    }
-    groups
-        .iter()
-        .filter_map(|group| {
-            let tools = best.remove(group)?;
-            (!tools.is_empty()).then(|| PartialGroup {
-                group: group.clone(),
-                tools,
-            })
-        })
-        .collect()
 }
 
 impl SelfTest {
