@@ -15,7 +15,7 @@ use toolgate_mcp::{
     HttpOptions, MCP_PATH, RateLimits, SessionSource, UpstreamHealth, serve_http,
 };
 use toolgate_store::{ConversationId, ConversationStore, JsToolStore, MemoryStore};
-use toolgate_tools::{StartReport, ToolOwnership, ToolboxError};
+use toolgate_tools::{StartReport, ToolOwnership, ToolboxError, ToolboxOptions, UserJsTools};
 
 use super::access::{
     TOKEN_VARIABLE, check_policies, open_to_other_machines, start_oauth, unknown_limited_tools,
@@ -82,142 +82,22 @@ async fn serve<S: ConversationStore + 'static>(
     store_label: String,
 ) -> anyhow::Result<()> {
     let token = bearer_token(&args)?;
-    let clients = settings.clients.clone();
-    // Reachable from other machines with nothing but the clients' tokens
-    // to keep strangers out: there must be some, now and after a reload.
-    let without_tokens = WithoutTokens::of((!args.stdio).then_some(args.listen), token.as_deref());
-    if let WithoutTokens::OpenToOtherMachines(listen) = without_tokens
-        && clients.has_no_tokens()
-        && settings.oauth.is_none()
-    {
-        bail!("{}", open_to_other_machines(listen));
-    }
+    let without_tokens = refuse_open_without_tokens(&args, &settings, token.as_deref())?;
     let telemetry = super::telemetry::Telemetry::start(&settings.telemetry)?;
-    let mut setup = ToolSetup::new(&args.tools, &settings)?;
-    // On a terminal, the upstreams starting before the banner are shown.
-    let progress = TerminalProgress::on_stderr();
-    if let Some(line) = &progress {
-        setup.show_progress(line);
-    }
-    let owner = settings.tools.javascript.owner.clone();
-    let user_js_tools = setup.add_user_js_tools(js_tools, owner.clone())?;
-    let config_files = setup.config_files;
-    let manifest_dirs = setup.options.manifest_dirs.clone();
-    let grace = Duration::from_secs(args.shutdown_grace_seconds.min(MAX_GRACE_SECONDS));
-    let session_idle =
-        Duration::from_secs(args.session_idle_minutes.clamp(1, MAX_IDLE_MINUTES) * 60);
-    let mut tools = setup.options;
-    tools.search_above_groups = Some(args.search_above_groups);
-    // The search offered above that many groups answers with [routing]
-    // too, not only the one `--route` offers.
-    tools.routing = Some(settings.routing.clone());
-    // A missing model matters only where the gateway searches: said below,
-    // once the catalog says whether it does.
-    let missing_model = match super::tool_setup::find_local_embeddings(&settings.routing, true) {
-        Ok(embeddings) => {
-            tools.embeddings = embeddings;
-            None
-        }
-        Err(note) => Some(note),
-    };
-    let searches = args.route;
-    let audit_path = args.audit_log.clone().or(settings.audit.path.clone());
-    let audit = match &audit_path {
-        Some(path) => {
-            let config = AuditConfig {
-                path: path.clone(),
-                arguments: settings.audit.arguments,
-            };
-            Some(AuditLog::open(&config).await?)
-        }
-        None => None,
-    };
-    let options = GatewayOptions {
-        tools,
-        upstreams: setup.upstreams,
-        session_idle_timeout: session_idle,
-        routing: if args.route {
-            Some(settings.routing.clone())
-        } else {
-            None
-        },
-        audit,
-        rate_limits: Arc::new(RateLimits::new(&settings.rate_limits, clients.names())),
-        policies: Arc::new(settings.policies.clone()),
-        loaded_schemas: settings.loaded_schemas,
-    };
-    let started = Gateway::start(options, store).await;
-    if let Some(line) = &progress {
-        line.finish();
-    }
-    let (gateway, report) = started.map_err(|error| match error {
-        ToolboxError::Routing(error) => settings.routing_error(&error),
-        other => other.into(),
-    })?;
-    // [routing] names groups of this catalog, whether or not it searches.
-    gateway.with_catalog(|catalog| settings.routing_taxonomy(catalog))?;
-    let policy_warnings = check_policies(&gateway, &settings.policies)?;
-    if let Some(user_js_tools) = &user_js_tools {
-        user_js_tools.attach(gateway.toolbox());
-    }
+    let started = start_gateway(&args, &settings, store, js_tools).await?;
+    let gateway = Arc::clone(&started.gateway);
+    let grace = shutdown_grace(&args);
     let mut stop = StopSignals::new()?;
     let shutdown = CancellationToken::new();
-    tokio::spawn(expire_sessions(Arc::clone(&gateway), shutdown.clone()));
-    super::reload::watch_manifests(
-        Arc::clone(gateway.toolbox()),
-        &manifest_dirs,
-        shutdown.clone(),
-    )?;
-    if let Some(path) = settings.path() {
-        let reload = super::reload::ConfigReload {
-            path: path.to_path_buf(),
-            mcp_config: args.tools.mcp_config.clone(),
-            without_tokens,
-            serves_http: !args.stdio,
-        };
-        super::reload::watch_config(Arc::clone(&gateway), reload, shutdown.clone())?;
-    }
-
-    let mut banner = String::new();
-    if let Some(note) = missing_model
-        && (searches || report.search_added)
-    {
-        banner.push_str(&note);
-    }
-    banner.push_str(&unknown_limited_tools(&gateway, &settings.rate_limits));
-    banner.push_str(&policy_warnings);
-    describe_start(
-        &mut banner,
+    watch(
         &gateway,
-        &report,
-        &config_files,
-        &manifest_dirs,
-        &store_label,
-    );
-    if let Some(path) = &audit_path {
-        banner.push_str(&format!(
-            "  audit log: {} (one line per tool call)\n",
-            path.display()
-        ));
-    }
-    if let Some(telemetry) = &telemetry {
-        banner.push_str(&format!(
-            "  traces:    OTLP to {} ([telemetry])\n",
-            telemetry.endpoint
-        ));
-    }
-    if user_js_tools.is_some() {
-        let whose = match settings.tools.javascript.ownership {
-            ToolOwnership::PerCaller => format!(
-                "each client's own; owner '{owner}' for the operator ([tools.javascript] owner \
-                 makes one shared set)"
-            ),
-            ToolOwnership::Shared => {
-                format!("owner '{owner}', shared by every client ([tools.javascript] owner)")
-            }
-        };
-        banner.push_str(&format!("  JavaScript tools agents write: {whose}\n"));
-    }
+        &args,
+        &settings,
+        &started,
+        without_tokens,
+        &shutdown,
+    )?;
+    let mut banner = started_banner(&started, &args, &settings, telemetry.as_ref(), &store_label);
     if args.stdio {
         let session = args.session.clone().unwrap_or_else(new_session_name);
         banner.push_str(&format!("Serving MCP on stdio, session '{session}'.\n"));
@@ -243,55 +123,308 @@ async fn serve<S: ConversationStore + 'static>(
             }
         }
     } else {
-        let listener = tokio::net::TcpListener::bind(args.listen)
-            .await
-            .map_err(|error| listen_error(args.listen, error))?;
-        let address = listener.local_addr()?;
-        let url = format!("http://{address}{MCP_PATH}");
-        if !clients.is_empty() {
-            banner.push_str(&format!(
-                "  clients:   {} ([clients] in the config)\n",
-                clients.len()
-            ));
-        }
-        let oauth = match &settings.oauth {
-            Some(oauth) => Some(Arc::new(start_oauth(oauth.clone(), &mut banner).await?)),
-            None => None,
-        };
-        banner.push_str(&connect_help(
-            &url,
-            token.is_some() || !clients.has_no_tokens(),
-        ));
-        crate::output::eprint(&banner);
-        let http = HttpOptions {
-            bearer_token: token,
-            clients,
-            oauth,
-            allowed_hosts: args.allowed_host.clone(),
-            allowed_origins: args.allowed_origin.clone(),
-            session_keep_alive: Some(session_idle.min(HELD_IN_MEMORY)),
-            limits: HttpLimits {
-                max_sessions: args.max_sessions.max(1),
-                idle_in_memory: Duration::from_secs(args.session_memory_seconds.max(1)),
-                shutdown_grace: grace,
-                ..HttpLimits::default()
-            },
-        };
-        let server = serve_http(Arc::clone(&gateway), listener, http, shutdown.clone());
-        tokio::pin!(server);
-        tokio::select! {
-            result = &mut server => result.context("serving HTTP")?,
-            signal = stop.recv() => {
-                crate::output::eprint(&stopping_message(signal?, grace));
-                shutdown.cancel();
-                server.await.context("serving HTTP")?;
-            }
-        }
+        serve_over_http(
+            &args, &settings, &gateway, token, banner, &mut stop, &shutdown,
+        )
+        .await?;
     }
     shutdown.cancel();
     gateway.shutdown().await;
     if let Some(telemetry) = telemetry {
         telemetry.shutdown().await;
+    }
+    Ok(())
+}
+
+/// How long calls in flight get to finish at a stop.
+fn shutdown_grace(args: &ServeArgs) -> Duration {
+    Duration::from_secs(args.shutdown_grace_seconds.min(MAX_GRACE_SECONDS))
+}
+
+/// How long a session may stay idle before it is deleted.
+fn session_idle(args: &ServeArgs) -> Duration {
+    Duration::from_secs(args.session_idle_minutes.clamp(1, MAX_IDLE_MINUTES) * 60)
+}
+
+/// Whether the gateway is reachable from other machines with nothing but
+/// the clients' tokens to keep strangers out; an error when it would be
+/// and no client has one (nor is there OAuth). A reload keeps to the
+/// answer.
+fn refuse_open_without_tokens(
+    args: &ServeArgs,
+    settings: &Settings,
+    token: Option<&str>,
+) -> anyhow::Result<WithoutTokens> {
+    let without_tokens = WithoutTokens::of((!args.stdio).then_some(args.listen), token);
+    if let WithoutTokens::OpenToOtherMachines(listen) = without_tokens
+        && settings.clients.has_no_tokens()
+        && settings.oauth.is_none()
+    {
+        bail!("{}", open_to_other_machines(listen));
+    }
+    Ok(without_tokens)
+}
+
+/// The gateway as started, and what the banner says of its start.
+struct Started<S: ConversationStore + 'static> {
+    gateway: Arc<Gateway<S>>,
+    report: StartReport,
+    config_files: Vec<PathBuf>,
+    manifest_dirs: Vec<PathBuf>,
+    /// Why the local embedding model is missing, when it is: said only
+    /// where the gateway searches.
+    missing_model: Option<String>,
+    audit_path: Option<PathBuf>,
+    /// The warnings of the clients' policies checked against the catalog.
+    policy_warnings: String,
+    /// The JavaScript tools agents write, when offered.
+    user_js_tools: Option<UserJsTools>,
+}
+
+/// Starts the gateway over `store` with the tools, upstreams, audit log and
+/// access settings of `args` and `settings` (on a terminal, the upstreams
+/// starting are shown), and checks `[routing]` and the policies against its
+/// catalog.
+async fn start_gateway<S: ConversationStore + 'static>(
+    args: &ServeArgs,
+    settings: &Settings,
+    store: S,
+    js_tools: Arc<dyn JsToolStore>,
+) -> anyhow::Result<Started<S>> {
+    let mut setup = ToolSetup::new(&args.tools, settings)?;
+    // On a terminal, the upstreams starting before the banner are shown.
+    let progress = TerminalProgress::on_stderr();
+    if let Some(line) = &progress {
+        setup.show_progress(line);
+    }
+    let owner = settings.tools.javascript.owner.clone();
+    let user_js_tools = setup.add_user_js_tools(js_tools, owner)?;
+    let manifest_dirs = setup.options.manifest_dirs.clone();
+    let (tools, missing_model) = gateway_tools(args, settings, setup.options);
+    let audit_path = args.audit_log.clone().or(settings.audit.path.clone());
+    let options = GatewayOptions {
+        tools,
+        upstreams: setup.upstreams,
+        session_idle_timeout: session_idle(args),
+        routing: if args.route {
+            Some(settings.routing.clone())
+        } else {
+            None
+        },
+        audit: open_audit(audit_path.as_ref(), settings).await?,
+        rate_limits: Arc::new(RateLimits::new(
+            &settings.rate_limits,
+            settings.clients.names(),
+        )),
+        policies: Arc::new(settings.policies.clone()),
+        loaded_schemas: settings.loaded_schemas,
+    };
+    let started = Gateway::start(options, store).await;
+    if let Some(line) = &progress {
+        line.finish();
+    }
+    let (gateway, report) = started.map_err(|error| match error {
+        ToolboxError::Routing(error) => settings.routing_error(&error),
+        other => other.into(),
+    })?;
+    // [routing] names groups of this catalog, whether or not it searches.
+    gateway.with_catalog(|catalog| settings.routing_taxonomy(catalog))?;
+    let policy_warnings = check_policies(&gateway, &settings.policies)?;
+    if let Some(user_js_tools) = &user_js_tools {
+        user_js_tools.attach(gateway.toolbox());
+    }
+    Ok(Started {
+        gateway,
+        report,
+        config_files: setup.config_files,
+        manifest_dirs,
+        missing_model,
+        audit_path,
+        policy_warnings,
+        user_js_tools,
+    })
+}
+
+/// The toolbox options of the gateway: `tools` searching above
+/// `--search-above-groups` with `[routing]`, with the local embedding
+/// model when there is one (else why not).
+fn gateway_tools(
+    args: &ServeArgs,
+    settings: &Settings,
+    mut tools: ToolboxOptions,
+) -> (ToolboxOptions, Option<String>) {
+    tools.search_above_groups = Some(args.search_above_groups);
+    // The search offered above that many groups answers with [routing]
+    // too, not only the one `--route` offers.
+    tools.routing = Some(settings.routing.clone());
+    // A missing model matters only where the gateway searches: said in the
+    // banner, once the catalog says whether it does.
+    let missing_model = match super::tool_setup::find_local_embeddings(&settings.routing, true) {
+        Ok(embeddings) => {
+            tools.embeddings = embeddings;
+            None
+        }
+        Err(note) => Some(note),
+    };
+    (tools, missing_model)
+}
+
+/// The audit log at `path`, when one is configured.
+async fn open_audit(
+    path: Option<&PathBuf>,
+    settings: &Settings,
+) -> anyhow::Result<Option<AuditLog>> {
+    let Some(path) = path else {
+        return Ok(None);
+    };
+    let config = AuditConfig {
+        path: path.clone(),
+        arguments: settings.audit.arguments,
+    };
+    Ok(Some(AuditLog::open(&config).await?))
+}
+
+/// Until `shutdown`: idle sessions expire, the manifests reload when they
+/// change, and so does `toolgate.toml` (when there is one).
+fn watch<S: ConversationStore + 'static>(
+    gateway: &Arc<Gateway<S>>,
+    args: &ServeArgs,
+    settings: &Settings,
+    started: &Started<S>,
+    without_tokens: WithoutTokens,
+    shutdown: &CancellationToken,
+) -> anyhow::Result<()> {
+    tokio::spawn(expire_sessions(Arc::clone(gateway), shutdown.clone()));
+    super::reload::watch_manifests(
+        Arc::clone(gateway.toolbox()),
+        &started.manifest_dirs,
+        shutdown.clone(),
+    )?;
+    if let Some(path) = settings.path() {
+        let reload = super::reload::ConfigReload {
+            path: path.to_path_buf(),
+            mcp_config: args.tools.mcp_config.clone(),
+            without_tokens,
+            serves_http: !args.stdio,
+        };
+        super::reload::watch_config(Arc::clone(gateway), reload, shutdown.clone())?;
+    }
+    Ok(())
+}
+
+/// What the gateway says once started, before its transport's lines: the
+/// warnings, then what it serves and where it keeps and sends things.
+fn started_banner<S: ConversationStore + 'static>(
+    started: &Started<S>,
+    args: &ServeArgs,
+    settings: &Settings,
+    telemetry: Option<&super::telemetry::Telemetry>,
+    store_label: &str,
+) -> String {
+    let mut banner = String::new();
+    if let Some(note) = &started.missing_model
+        && (args.route || started.report.search_added)
+    {
+        banner.push_str(note);
+    }
+    banner.push_str(&unknown_limited_tools(
+        &started.gateway,
+        &settings.rate_limits,
+    ));
+    banner.push_str(&started.policy_warnings);
+    describe_start(
+        &mut banner,
+        &started.gateway,
+        &started.report,
+        &started.config_files,
+        &started.manifest_dirs,
+        store_label,
+    );
+    if let Some(path) = &started.audit_path {
+        banner.push_str(&format!(
+            "  audit log: {} (one line per tool call)\n",
+            path.display()
+        ));
+    }
+    if let Some(telemetry) = telemetry {
+        banner.push_str(&format!(
+            "  traces:    OTLP to {} ([telemetry])\n",
+            telemetry.endpoint
+        ));
+    }
+    if started.user_js_tools.is_some() {
+        let owner = &settings.tools.javascript.owner;
+        let whose = match settings.tools.javascript.ownership {
+            ToolOwnership::PerCaller => format!(
+                "each client's own; owner '{owner}' for the operator ([tools.javascript] owner \
+                 makes one shared set)"
+            ),
+            ToolOwnership::Shared => {
+                format!("owner '{owner}', shared by every client ([tools.javascript] owner)")
+            }
+        };
+        banner.push_str(&format!("  JavaScript tools agents write: {whose}\n"));
+    }
+    banner
+}
+
+/// Serves streamable HTTP on `--listen` until the server ends or a signal
+/// stops it (calls in flight get the grace to finish); prints the banner
+/// with how to connect once listening.
+async fn serve_over_http<S: ConversationStore + 'static>(
+    args: &ServeArgs,
+    settings: &Settings,
+    gateway: &Arc<Gateway<S>>,
+    token: Option<String>,
+    mut banner: String,
+    stop: &mut StopSignals,
+    shutdown: &CancellationToken,
+) -> anyhow::Result<()> {
+    let grace = shutdown_grace(args);
+    let listener = tokio::net::TcpListener::bind(args.listen)
+        .await
+        .map_err(|error| listen_error(args.listen, error))?;
+    let address = listener.local_addr()?;
+    let url = format!("http://{address}{MCP_PATH}");
+    let clients = settings.clients.clone();
+    if !clients.is_empty() {
+        banner.push_str(&format!(
+            "  clients:   {} ([clients] in the config)\n",
+            clients.len()
+        ));
+    }
+    let oauth = match &settings.oauth {
+        Some(oauth) => Some(Arc::new(start_oauth(oauth.clone(), &mut banner).await?)),
+        None => None,
+    };
+    banner.push_str(&connect_help(
+        &url,
+        token.is_some() || !clients.has_no_tokens(),
+    ));
+    crate::output::eprint(&banner);
+    let http = HttpOptions {
+        bearer_token: token,
+        clients,
+        oauth,
+        allowed_hosts: args.allowed_host.clone(),
+        allowed_origins: args.allowed_origin.clone(),
+        session_keep_alive: Some(session_idle(args).min(HELD_IN_MEMORY)),
+        limits: HttpLimits {
+            max_sessions: args.max_sessions.max(1),
+            idle_in_memory: Duration::from_secs(args.session_memory_seconds.max(1)),
+            shutdown_grace: grace,
+            ..HttpLimits::default()
+        },
+    };
+    let server = serve_http(Arc::clone(gateway), listener, http, shutdown.clone());
+    tokio::pin!(server);
+    tokio::select! {
+        result = &mut server => result.context("serving HTTP")?,
+        signal = stop.recv() => {
+            crate::output::eprint(&stopping_message(signal?, grace));
+            shutdown.cancel();
+            server.await.context("serving HTTP")?;
+        }
     }
     Ok(())
 }
