@@ -8,8 +8,11 @@
 use serde::Deserialize;
 
 use crate::catalog::Catalog;
-use crate::name::GroupId;
-use crate::routing::calibration::PerGroup;
+use crate::name::{GroupId, NameError};
+use crate::routing::calibration::{Isotonic, PerGroup};
+use crate::routing::fusion::Fusion;
+use crate::routing::scorer::NAMED_PER_GROUP;
+use crate::routing::semantic::EmbeddingsConfig;
 
 /// Groups a `find_tool_groups` answer lists at most, by default. Chosen
 /// among 5, 8 and 12 by leave-one-dataset-out evaluation (`toolgate eval
@@ -100,12 +103,12 @@ pub struct RoutingConfig {
     /// How a tool's lexical and semantic scores are fused (default
     /// [`DEFAULT_FUSION`](crate::routing::DEFAULT_FUSION)).
     #[serde(default)]
-    pub fusion: Option<crate::routing::Fusion>,
+    pub fusion: Option<Fusion>,
     /// The calibration of the confidence (`toolgate eval --leave-one-out`
     /// prints one fitted on its datasets; the default is fitted on the
     /// public sets).
     #[serde(default)]
-    pub calibration: Option<crate::routing::Isotonic>,
+    pub calibration: Option<Isotonic>,
     /// Learn the calibration of this deployment's catalog from the outcomes
     /// of the turns it routes (default true): each routed turn whose calls
     /// show whether its groups held restates later confidences
@@ -124,7 +127,7 @@ pub struct RoutingConfig {
     pub embed_model: Option<std::path::PathBuf>,
     /// An embeddings endpoint whose scores are blended with the lexical ones.
     #[serde(default)]
-    pub embeddings: Option<crate::routing::semantic::EmbeddingsConfig>,
+    pub embeddings: Option<EmbeddingsConfig>,
 }
 
 /// Which confidence model the router uses.
@@ -250,9 +253,9 @@ pub struct Taxonomy {
     /// Best tools it lists under each group, at most.
     pub search_tools: usize,
     /// The fusion method, if configured.
-    pub fusion: Option<crate::routing::Fusion>,
+    pub fusion: Option<Fusion>,
     /// The calibration, if configured.
-    pub calibration: Option<crate::routing::Isotonic>,
+    pub calibration: Option<Isotonic>,
 }
 
 /// A checked intent.
@@ -282,7 +285,7 @@ pub enum RoutingError {
     },
     /// A group name that cannot be a group id.
     #[error("[routing]: {0}")]
-    GroupName(crate::name::NameError),
+    GroupName(NameError),
     /// An intent that names no group.
     #[error("[routing]: intent '{0}' has no groups")]
     EmptyIntent(String),
@@ -331,41 +334,44 @@ pub enum RoutingError {
 }
 
 impl RoutingConfig {
-    /// Checks every named group against `catalog`.
+    /// Checks every named group against `catalog`, and every setting's
+    /// range; the first problem found is the error.
     pub fn validate(&self, catalog: &Catalog) -> Result<Taxonomy, RoutingError> {
-        let known: Vec<&str> = catalog.groups().map(|g| g.id.as_str()).collect();
-        let check = |group: &str, place: &str| {
-            if known.contains(&group) {
-                GroupId::new(group).map_err(RoutingError::GroupName)
-            } else {
-                Err(RoutingError::UnknownGroup {
-                    place: place.to_owned(),
-                    group: group.to_owned(),
-                    known: known.iter().map(|k| (*k).to_owned()).collect(),
-                })
-            }
-        };
-        let mut intents = Vec::new();
-        for intent in &self.intents {
-            if intent.groups.is_empty() {
-                return Err(RoutingError::EmptyIntent(intent.name.clone()));
-            }
-            let groups = intent
-                .groups
-                .iter()
-                .map(|g| check(g, &format!("intent '{}'", intent.name)))
-                .collect::<Result<_, _>>()?;
-            intents.push(Intent {
-                name: intent.name.clone(),
-                groups,
-                examples: intent.examples.clone(),
-            });
-        }
-        let recovery_groups = self
-            .recovery_groups
+        let known = KnownGroups(catalog.groups().map(|g| g.id.as_str()).collect());
+        let intents = self
+            .intents
             .iter()
-            .map(|g| check(g, "recovery_groups"))
+            .map(|intent| known.intent(intent))
             .collect::<Result<_, _>>()?;
+        let recovery_groups = known.all(&self.recovery_groups, "recovery_groups")?;
+        let max_groups = self.check_confidence_model()?;
+        self.check_fusion_and_calibration()?;
+        self.check_shares()?;
+        let (search_groups, search_tools) = self.check_tool_counts()?;
+        Ok(Taxonomy {
+            intents,
+            recovery_groups,
+            thresholds: self.thresholds,
+            unknown_intent: self.unknown_intent,
+            max_groups,
+            confidence: self.confidence,
+            per_group: self.per_group,
+            temperature: self.temperature,
+            no_progress: self.no_progress,
+            tools_per_group: self.tools_per_group,
+            route_above: self.route_above,
+            max_token_share: self.max_token_share,
+            id_finders: self.id_finders,
+            search_groups,
+            search_tools,
+            fusion: self.fusion,
+            calibration: self.calibration.clone(),
+        })
+    }
+
+    /// Checks the tier thresholds, the per-group model, the group cap and
+    /// the temperature; the group cap, defaulted for the confidence model.
+    fn check_confidence_model(&self) -> Result<usize, RoutingError> {
         let Thresholds { high, medium } = self.thresholds;
         if !(0.0..=1.0).contains(&medium) || !(0.0..=1.0).contains(&high) || medium > high {
             return Err(RoutingError::Thresholds { medium, high });
@@ -389,13 +395,18 @@ impl RoutingConfig {
         {
             return Err(RoutingError::Temperature(t));
         }
+        Ok(max_groups)
+    }
+
+    /// Checks the fusion's parameters and the calibration's knots.
+    fn check_fusion_and_calibration(&self) -> Result<(), RoutingError> {
         match self.fusion {
-            Some(crate::routing::Fusion::Rrf { k }) if !(k.is_finite() && k >= 0.0) => {
+            Some(Fusion::Rrf { k }) if !(k.is_finite() && k >= 0.0) => {
                 return Err(RoutingError::Fusion(format!(
                     "k must be a number of 0 or more, not {k}"
                 )));
             }
-            Some(crate::routing::Fusion::Blend { weight, .. })
+            Some(Fusion::Blend { weight, .. })
                 if !(weight.is_finite() && (0.0..=1.0).contains(&weight)) =>
             {
                 return Err(RoutingError::Fusion(format!(
@@ -407,6 +418,12 @@ impl RoutingConfig {
         if let Some(calibration) = &self.calibration {
             calibration.check().map_err(RoutingError::Calibration)?;
         }
+        Ok(())
+    }
+
+    /// Checks that `route_above` and `max_token_share` are shares: above 0
+    /// and at most 1.
+    fn check_shares(&self) -> Result<(), RoutingError> {
         if let Some(share) = self.route_above
             && !(share.is_finite() && share > 0.0 && share <= 1.0)
         {
@@ -417,8 +434,14 @@ impl RoutingConfig {
         {
             return Err(RoutingError::MaxTokenShare(share));
         }
+        Ok(())
+    }
+
+    /// Checks the counts of tools a routed group arrives with and of groups
+    /// and tools a `find_tool_groups` answer lists; those two, defaulted.
+    fn check_tool_counts(&self) -> Result<(usize, usize), RoutingError> {
         if let Some(count) = self.tools_per_group
-            && count > crate::routing::NAMED_PER_GROUP
+            && count > NAMED_PER_GROUP
         {
             return Err(RoutingError::ToolsPerGroup(count));
         }
@@ -427,27 +450,44 @@ impl RoutingConfig {
             return Err(RoutingError::SearchGroups);
         }
         let search_tools = self.search_tools.unwrap_or(DEFAULT_SEARCH_TOOLS);
-        if search_tools > crate::routing::NAMED_PER_GROUP {
+        if search_tools > NAMED_PER_GROUP {
             return Err(RoutingError::SearchTools(search_tools));
         }
-        Ok(Taxonomy {
-            intents,
-            recovery_groups,
-            thresholds: self.thresholds,
-            unknown_intent: self.unknown_intent,
-            max_groups,
-            confidence: self.confidence,
-            per_group: self.per_group,
-            temperature: self.temperature,
-            no_progress: self.no_progress,
-            tools_per_group: self.tools_per_group,
-            route_above: self.route_above,
-            max_token_share: self.max_token_share,
-            id_finders: self.id_finders,
-            search_groups,
-            search_tools,
-            fusion: self.fusion,
-            calibration: self.calibration.clone(),
+        Ok((search_groups, search_tools))
+    }
+}
+
+/// The catalog's group ids, which every group `[routing]` names must be.
+struct KnownGroups<'a>(Vec<&'a str>);
+
+impl KnownGroups<'_> {
+    /// `group`, named at `place`, as the catalog's group id.
+    fn check(&self, group: &str, place: &str) -> Result<GroupId, RoutingError> {
+        if self.0.contains(&group) {
+            GroupId::new(group).map_err(RoutingError::GroupName)
+        } else {
+            Err(RoutingError::UnknownGroup {
+                place: place.to_owned(),
+                group: group.to_owned(),
+                known: self.0.iter().map(|k| (*k).to_owned()).collect(),
+            })
+        }
+    }
+
+    /// Each of `groups`, named at `place`, in order.
+    fn all(&self, groups: &[String], place: &str) -> Result<Vec<GroupId>, RoutingError> {
+        groups.iter().map(|g| self.check(g, place)).collect()
+    }
+
+    /// `intent` checked: it names groups, each of the catalog.
+    fn intent(&self, intent: &IntentConfig) -> Result<Intent, RoutingError> {
+        if intent.groups.is_empty() {
+            return Err(RoutingError::EmptyIntent(intent.name.clone()));
+        }
+        Ok(Intent {
+            name: intent.name.clone(),
+            groups: self.all(&intent.groups, &format!("intent '{}'", intent.name))?,
+            examples: intent.examples.clone(),
         })
     }
 }
