@@ -55,126 +55,19 @@ pub(crate) fn run(args: &RouteArgs) -> anyhow::Result<()> {
         let embeddings = super::tool_setup::local_embeddings(config, progress.as_ref());
         // The router counts the catalog with the same counter for its budget.
         let counter = TokenCounter::shared().context("loading the tokenizer")?;
-        let output = toolbox.with_catalog(|catalog| -> anyhow::Result<String> {
+        let output = toolbox.with_catalog(|catalog| {
             let mut router = Router::hybrid(catalog, taxonomy, embeddings.clone());
             if !learned.is_empty() {
                 router = super::learned::learning(router, &learned);
             }
             let context: Vec<&str> = args.context.iter().map(String::as_str).collect();
             let decision = router.route(&args.query, &context);
-            let max_groups = router.taxonomy().max_groups;
-            let shown = Shown::new(catalog, &decision, counter);
-            let all_tokens = match router.costs() {
-                Some(costs) => costs.all_tools(),
-                None => counter.tools(catalog.tools().map(|t| t.definition)),
-            };
+            let routed = Routed::new(catalog, &router, &decision, counter, &learned);
             if args.json {
-                let ranked: Vec<_> = decision
-                    .ranked
-                    .iter()
-                    .take(SHOWN)
-                    .map(|(g, p)| json!({"group": g, "probability": p}))
-                    .collect();
-                let partial: Vec<_> = shown
-                    .partial(catalog)
-                    .map(|(group, tools, group_tools)| {
-                        json!({"group": group, "tools": tools, "group_tools": group_tools})
-                    })
-                    .collect();
-                let value = json!({
-                    "query": args.query,
-                    "intent": decision.intent,
-                    "confidence": decision.confidence,
-                    "fitted_confidence": decision.fitted_confidence,
-                    "self_test": router.self_test(),
-                    "learned_turns": learned.len(),
-                    "learned_groups": decision.learned,
-                    "tier": decision.tier.as_str(),
-                    "routed": decision.routed,
-                    "max_groups": max_groups,
-                    "max_token_share": router.taxonomy().max_token_share,
-                    "passed_over": decision.passed_over,
-                    "id_finders": decision
-                        .finders
-                        .iter()
-                        .map(|f| json!({"group": f.group, "tool": f.tool, "needed_by": f.needed_by}))
-                        .collect::<Vec<_>>(),
-                    "visible_groups": shown.groups,
-                    "partial_groups": partial,
-                    "visible_tools": shown.tools,
-                    "visible_tokens": shown.tokens,
-                    "all_tools_tokens": all_tokens,
-                    "ranked": ranked,
-                });
-                return Ok(serde_json::to_string_pretty(&value)? + "\n");
+                json_answer(&args.query, &routed)
+            } else {
+                Ok(text_answer(&args.query, &routed))
             }
-            let mut text = describe(
-                catalog,
-                &args.query,
-                &decision,
-                &shown,
-                all_tokens,
-                max_groups,
-            );
-            if let Some(share) = router.taxonomy().max_token_share {
-                let _ = writeln!(
-                    text,
-                    "budget:     routed tools, core tools and listing within {}% of every tool's tokens ([routing] max_token_share)",
-                    share * 100.0
-                );
-                if !decision.passed_over.is_empty() {
-                    let mut names: Vec<&str> = decision
-                        .passed_over
-                        .iter()
-                        .take(PASSED_OVER_SHOWN)
-                        .map(GroupId::as_str)
-                        .collect();
-                    let more = decision.passed_over.len().saturating_sub(PASSED_OVER_SHOWN);
-                    let more = format!("{more} more");
-                    if decision.passed_over.len() > PASSED_OVER_SHOWN {
-                        names.push(&more);
-                    }
-                    let _ = writeln!(
-                        text,
-                        "passed over: {} (scored to be routed, but their tools did not fit the budget)",
-                        names.join(", ")
-                    );
-                }
-            }
-            for finder in &decision.finders {
-                let _ = writeln!(
-                    text,
-                    "id finder:  {} ({}) finds the id {} requires ([routing] id_finders)",
-                    finder.tool, finder.group, finder.needed_by
-                );
-            }
-            if let Some(test) = router.self_test() {
-                let _ = writeln!(
-                    text,
-                    "self-test:  {} of this catalog's tools routed as turns, {:.1}% to their own group (and the finder of any id they require); the confidence restates the fitted {:.3}",
-                    test.probes,
-                    test.held_share() * 100.0,
-                    decision.fitted_confidence
-                );
-            }
-            if !learned.is_empty() {
-                let _ = writeln!(
-                    text,
-                    "learned:    from {} routed turn{} of this catalog (fitted confidence {:.3})",
-                    learned.len(),
-                    if learned.len() == 1 { "" } else { "s" },
-                    decision.fitted_confidence
-                );
-                if !decision.learned.is_empty() {
-                    let names: Vec<&str> = decision.learned.iter().map(GroupId::as_str).collect();
-                    let _ = writeln!(
-                        text,
-                        "recovery:   learned from missed turns, shown when restricted: {}",
-                        names.join(", ")
-                    );
-                }
-            }
-            Ok(text)
         });
         toolbox.shutdown().await;
         if let Some(line) = &progress {
@@ -183,6 +76,177 @@ pub(crate) fn run(args: &RouteArgs) -> anyhow::Result<()> {
         print(&output?);
         Ok(())
     })
+}
+
+/// A decision, and what the answer says with it: what the model would be
+/// shown, the catalog's tokens, the router and what it learned.
+struct Routed<'c> {
+    catalog: &'c Catalog,
+    router: &'c Router,
+    decision: &'c Decision,
+    shown: Shown<'c>,
+    /// Every tool's tokens.
+    all_tokens: usize,
+    /// The outcomes of routed turns the router learned from.
+    learned: &'c [RoutingOutcome],
+}
+
+impl<'c> Routed<'c> {
+    fn new(
+        catalog: &'c Catalog,
+        router: &'c Router,
+        decision: &'c Decision,
+        counter: &TokenCounter,
+        learned: &'c [RoutingOutcome],
+    ) -> Self {
+        let all_tokens = match router.costs() {
+            Some(costs) => costs.all_tools(),
+            None => counter.tools(catalog.tools().map(|t| t.definition)),
+        };
+        Self {
+            catalog,
+            router,
+            decision,
+            shown: Shown::new(catalog, decision, counter),
+            all_tokens,
+            learned,
+        }
+    }
+}
+
+/// The answer of `--json`.
+fn json_answer(query: &str, routed: &Routed<'_>) -> anyhow::Result<String> {
+    let Routed {
+        catalog,
+        router,
+        decision,
+        shown,
+        all_tokens,
+        learned,
+    } = routed;
+    let ranked: Vec<_> = decision
+        .ranked
+        .iter()
+        .take(SHOWN)
+        .map(|(g, p)| json!({"group": g, "probability": p}))
+        .collect();
+    let partial: Vec<_> = shown
+        .partial(catalog)
+        .map(|(group, tools, group_tools)| {
+            json!({"group": group, "tools": tools, "group_tools": group_tools})
+        })
+        .collect();
+    let value = json!({
+        "query": query,
+        "intent": decision.intent,
+        "confidence": decision.confidence,
+        "fitted_confidence": decision.fitted_confidence,
+        "self_test": router.self_test(),
+        "learned_turns": learned.len(),
+        "learned_groups": decision.learned,
+        "tier": decision.tier.as_str(),
+        "routed": decision.routed,
+        "max_groups": router.taxonomy().max_groups,
+        "max_token_share": router.taxonomy().max_token_share,
+        "passed_over": decision.passed_over,
+        "id_finders": decision
+            .finders
+            .iter()
+            .map(|f| json!({"group": f.group, "tool": f.tool, "needed_by": f.needed_by}))
+            .collect::<Vec<_>>(),
+        "visible_groups": shown.groups,
+        "partial_groups": partial,
+        "visible_tools": shown.tools,
+        "visible_tokens": shown.tokens,
+        "all_tools_tokens": all_tokens,
+        "ranked": ranked,
+    });
+    Ok(serde_json::to_string_pretty(&value)? + "\n")
+}
+
+/// The answer as text: the decision ([`describe`]), then the budget, the
+/// id finders, the self-test and what was learned, when there are any.
+fn text_answer(query: &str, routed: &Routed<'_>) -> String {
+    let Routed {
+        catalog,
+        router,
+        decision,
+        shown,
+        all_tokens,
+        learned,
+    } = routed;
+    let max_groups = router.taxonomy().max_groups;
+    let mut text = describe(catalog, query, decision, shown, *all_tokens, max_groups);
+    if let Some(share) = router.taxonomy().max_token_share {
+        describe_budget(&mut text, share, &decision.passed_over);
+    }
+    for finder in &decision.finders {
+        let _ = writeln!(
+            text,
+            "id finder:  {} ({}) finds the id {} requires ([routing] id_finders)",
+            finder.tool, finder.group, finder.needed_by
+        );
+    }
+    if let Some(test) = router.self_test() {
+        let _ = writeln!(
+            text,
+            "self-test:  {} of this catalog's tools routed as turns, {:.1}% to their own group (and the finder of any id they require); the confidence restates the fitted {:.3}",
+            test.probes,
+            test.held_share() * 100.0,
+            decision.fitted_confidence
+        );
+    }
+    if !learned.is_empty() {
+        describe_learned(&mut text, learned.len(), decision);
+    }
+    text
+}
+
+/// The `budget:` line, and the groups passed over for it (the first
+/// [`PASSED_OVER_SHOWN`]).
+fn describe_budget(text: &mut String, share: f64, passed_over: &[GroupId]) {
+    let _ = writeln!(
+        text,
+        "budget:     routed tools, core tools and listing within {}% of every tool's tokens ([routing] max_token_share)",
+        share * 100.0
+    );
+    if passed_over.is_empty() {
+        return;
+    }
+    let mut names: Vec<&str> = passed_over
+        .iter()
+        .take(PASSED_OVER_SHOWN)
+        .map(GroupId::as_str)
+        .collect();
+    let more = passed_over.len().saturating_sub(PASSED_OVER_SHOWN);
+    let more = format!("{more} more");
+    if passed_over.len() > PASSED_OVER_SHOWN {
+        names.push(&more);
+    }
+    let _ = writeln!(
+        text,
+        "passed over: {} (scored to be routed, but their tools did not fit the budget)",
+        names.join(", ")
+    );
+}
+
+/// What the router learned from `turns` routed turns, and the groups it
+/// shows for missed ones.
+fn describe_learned(text: &mut String, turns: usize, decision: &Decision) {
+    let _ = writeln!(
+        text,
+        "learned:    from {turns} routed turn{} of this catalog (fitted confidence {:.3})",
+        if turns == 1 { "" } else { "s" },
+        decision.fitted_confidence
+    );
+    if !decision.learned.is_empty() {
+        let names: Vec<&str> = decision.learned.iter().map(GroupId::as_str).collect();
+        let _ = writeln!(
+            text,
+            "recovery:   learned from missed turns, shown when restricted: {}",
+            names.join(", ")
+        );
+    }
 }
 
 /// The routing outcomes `toolgate chat --route` kept for the catalog
