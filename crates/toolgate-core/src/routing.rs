@@ -61,7 +61,7 @@ pub use id_finders::{IdFinder, IdFinders};
 pub use lexical::{LexicalScorer, query_terms};
 pub use online::{
     DEFAULT_STRENGTH as ONLINE_STRENGTH, KEPT_OUTCOMES, OnlineCalibration, Recalibration,
-    catalog_key, prequential,
+    catalog_key,
 };
 pub use recovery::{LearnedRecovery, MAX_LEARNED, MIN_MISSES};
 pub use router::{Confidence, Router};

@@ -292,23 +292,6 @@ fn logit(confidence: f64) -> f64 {
     (c / (1.0 - c)).ln()
 }
 
-/// Each decision's confidence as an online calibration starting from
-/// nothing states it, in order: `stream` holds each decision's fitted
-/// confidence and whether it held; a decision's outcome is recorded only
-/// after its own confidence is stated. What a deployment that learns from
-/// its turns would have said of each.
-pub fn prequential(stream: &[(f64, bool)], strength: f64) -> Vec<f64> {
-    let mut online = OnlineCalibration::new(strength);
-    stream
-        .iter()
-        .map(|(confidence, held)| {
-            let stated = online.apply(*confidence);
-            online.record(*confidence, *held);
-            stated
-        })
-        .collect()
-}
-
 #[cfg(test)]
 #[path = "online_tests.rs"]
 mod tests;

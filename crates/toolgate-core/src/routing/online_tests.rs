@@ -1,4 +1,21 @@
-use super::{KEPT_OUTCOMES, OnlineCalibration, Recalibration, catalog_key, prequential};
+use super::{KEPT_OUTCOMES, OnlineCalibration, Recalibration, catalog_key};
+
+/// Each decision's confidence as an online calibration starting from
+/// nothing states it, in order: `stream` holds each decision's fitted
+/// confidence and whether it held; a decision's outcome is recorded only
+/// after its own confidence is stated. What a deployment that learns from
+/// its turns would have said of each.
+fn prequential(stream: &[(f64, bool)], strength: f64) -> Vec<f64> {
+    let mut online = OnlineCalibration::new(strength);
+    stream
+        .iter()
+        .map(|(confidence, held)| {
+            let stated = online.apply(*confidence);
+            online.record(*confidence, *held);
+            stated
+        })
+        .collect()
+}
 
 /// `count` outcomes at `confidence`, `held` of every 10 holding.
 fn outcomes(online: &mut OnlineCalibration, confidence: f64, count: usize, held: usize) {
