@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What a JavaScript tool costs in `toolgate serve`, against a built-in tool (issue 15).
+"""What a JavaScript tool costs in `toolgate serve`, against a built-in tool.
 
 One gateway, `toolgate serve --stdio --memory-store --manifests <tmp>/tools` (built-ins on), serves a
 group `bench` written for this run: `bench_echo` returns `args.x`, `bench_work` loops `n` times.

@@ -4,7 +4,7 @@
 //! the conversation exactly as far as it got.
 //!
 //! Each turn starts from the store: the loaded groups are rebuilt from the
-//! history (RFC-044), the system prompt carries the group listing, and each
+//! history, the system prompt carries the group listing, and each
 //! model call sends the active set's schemas. A successful `load_tool_group`
 //! widens the set for the next model call of the same turn; with
 //! [`LoadedSchemas::Conversation`] it widens what may be called but not the
@@ -45,7 +45,7 @@ pub struct AgentOptions {
     pub max_model_calls: usize,
     /// How long a tool call may run, for tools that set no timeout of their own.
     pub tool_timeout: Duration,
-    /// Routes each user turn before the model is called (seed 004): the
+    /// Routes each user turn before the model is called: the
     /// routed groups are pre-loaded (and recorded in history), a low-confidence
     /// turn sees the whole catalog, and no progress escalates to it.
     pub router: Option<Arc<Router>>,

@@ -1,4 +1,4 @@
-//! The no-progress rule (seed 004): a restricted turn whose calls keep
+//! The no-progress rule: a restricted turn whose calls keep
 //! failing, or that calls a tool it cannot see, escalates to the whole
 //! catalog. [`Progress`] counts; the rule is the routing configuration's.
 

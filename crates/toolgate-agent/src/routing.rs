@@ -1,4 +1,4 @@
-//! Routing in the turn loop (seed 004): before the first model call the
+//! Routing in the turn loop: before the first model call the
 //! router's decision pre-loads the groups its tier shows (recorded in
 //! history like any load), the groups it names with their best tools only
 //! (`[routing] tools_per_group`), or opens the whole catalog for the turn; a

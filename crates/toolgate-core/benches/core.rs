@@ -84,7 +84,7 @@ fn synthetic_catalog(groups: usize, tools_per_group: usize) -> Catalog {
     catalog
 }
 
-/// One `load_tool_group` call on a fresh conversation (the seed budget is 10 ms).
+/// One `load_tool_group` call on a fresh conversation (its budget is 10 ms).
 #[divan::bench]
 fn load_tool_group(bencher: Bencher) {
     let catalog = &*EXAMPLES;
@@ -95,7 +95,7 @@ fn load_tool_group(bencher: Bencher) {
     });
 }
 
-/// The prompt section for 100 groups (the seed budget is 5 ms).
+/// The prompt section for 100 groups (its budget is 5 ms).
 #[divan::bench]
 fn prompt_section_100_groups(bencher: Bencher) {
     let catalog = &*HUNDRED_GROUPS;

@@ -35,7 +35,7 @@ pub(super) fn names<'a>(tools: impl Iterator<Item = &'a ToolDefinition>) -> Vec<
     tools.map(|tool| tool.name.as_str()).collect()
 }
 
-/// core_tool + config(2) + pdf(1), as in RFC-040's registry tests.
+/// core_tool + config(2) + pdf(1).
 pub(super) fn seeded() -> Catalog {
     let mut catalog = Catalog::new();
     catalog

@@ -1,5 +1,5 @@
 //! Every text the model reads from toolgate itself, in one place: the
-//! contract texts of DESIGN.md (`load_tool_group`'s answers, "not
+//! contract texts (`load_tool_group`'s answers, "not
 //! available", the "Available Tool Groups" section, the polymorphic tools'
 //! errors) and the other meta-tools' answers and descriptions.
 //!

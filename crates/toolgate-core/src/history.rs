@@ -1,5 +1,5 @@
 //! The message model and [`restore_active_set`]: rebuilding a conversation's
-//! loaded groups from its stored history (RFC-044).
+//! loaded groups from its stored history.
 //!
 //! History is the single source of truth for what is loaded. Nothing else is
 //! persisted, so a restarted gateway, another replica or a stateless transport

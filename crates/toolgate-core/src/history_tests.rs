@@ -53,7 +53,7 @@ fn loaded(restored: &Restored) -> Vec<&str> {
         .collect()
 }
 
-/// RFC-044's unit test: successful loads are restored, failed ones are not.
+/// Successful loads are restored, failed ones are not.
 #[test]
 fn restores_groups_from_successful_load_calls_only() {
     let history = vec![
@@ -73,7 +73,7 @@ fn restores_groups_from_successful_load_calls_only() {
     assert_eq!(restored.skipped, []);
 }
 
-/// Seed 003's edge-case table.
+/// The edge cases of a restore, one test each from here: first, a new conversation.
 #[test]
 fn a_new_conversation_restores_nothing() {
     let restored = restore_active_set(&[], &catalog());

@@ -16,7 +16,7 @@ fn group_of(manifest: Manifest) -> (ToolGroup, Vec<ManifestTool>) {
     }
 }
 
-/// TEST-040-10: the `_meta` entry supplies group metadata and is not a tool.
+/// The `_meta` entry supplies group metadata and is not a tool.
 #[test]
 fn a_meta_entry_is_group_metadata_not_a_tool() {
     let text = json!([
@@ -39,7 +39,7 @@ fn a_meta_entry_is_group_metadata_not_a_tool() {
     assert_eq!(tools[0].function.as_deref(), Some("gmailSearch"));
 }
 
-/// TEST-040-11: without `_meta`, the display name and description are generated.
+/// Without `_meta`, the display name and description are generated.
 #[test]
 fn without_meta_the_display_name_and_description_are_generated() {
     let text = json!([

@@ -1,5 +1,5 @@
 //! [`PolymorphicTool`]: one tool with an `action` enum standing for several
-//! related operations (seed 002).
+//! related operations.
 //!
 //! A polymorphic tool is built from actions, each with its own object schema
 //! (usually a former tool's input schema). The tool's input schema is the

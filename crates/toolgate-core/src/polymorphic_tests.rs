@@ -1,4 +1,4 @@
-//! The polymorphic tool contract (seed 002): the generated schema, the
+//! The polymorphic tool contract: the generated schema, the
 //! structured validation errors, consolidation and the `type` field.
 
 use pretty_assertions::assert_eq;
@@ -10,7 +10,7 @@ fn schema(value: Value) -> Map<String, Value> {
     value.as_object().cloned().unwrap()
 }
 
-/// Seed 002's prompt manager: `view` and `update` over four prompt types.
+/// A prompt manager like the built-in one: `view` and `update` over four prompt types.
 fn prompt_manager(policy: &ActionPolicy) -> PolymorphicTool {
     let prompt_type = json!({"type": "string",
         "enum": ["system", "conversation_consolidation", "memory_management", "name"]});

@@ -1,4 +1,4 @@
-//! Routing (seed 004): from a user turn to the groups it needs, before the
+//! Routing: from a user turn to the groups it needs, before the
 //! model is called. A [`Router`] scores the catalog's groups (BM25 by
 //! default, [`LexicalScorer`]), turns the scores into a calibrated
 //! confidence, and picks a [`Tier`]: high shows only the routed groups,

@@ -7,7 +7,7 @@
 //!
 //! - `all_tools`: every schema on every call, no round trip;
 //! - `listing`: the core tools and the group listing, groups loaded on
-//!   demand (the seeds' design, no router): what `toolgate serve` offers a
+//!   demand (loading on demand alone, no router): what `toolgate serve` offers a
 //!   client that never calls `find_tool_groups`;
 //! - `find_tool_groups`: the model asks the gateway's search first, then
 //!   loads; `find_tool_groups(schemas)` the same search answering with the

@@ -6,7 +6,7 @@
 //! [`Host`], which the embedder implements and guards: `fetch`, `files` and
 //! `console` end there. A fresh runtime per call is what isolates calls (QuickJS
 //! memory limits and interrupt handlers are per runtime), and at about
-//! 0.1 ms it is cheap enough (BENCHMARKS.md, issue 15). The same runtime
+//! 0.1 ms it is cheap enough (bench/js-engines/journal.md). The same runtime
 //! checks a script before it is stored ([`check_function`]) and runs a
 //! snippet for its value ([`eval_script`]).
 #![deny(missing_docs)]

@@ -1,6 +1,7 @@
-//! [`JsLimits`]: what one call may use. The defaults are issue 15's: 10 s and
-//! 64 MiB; the stack default leaves room under a 2 MiB thread (tokio's
-//! blocking threads, Rust's spawned threads).
+//! [`JsLimits`]: what one call may use. The defaults are 10 s and 64 MiB
+//! (`[tools.javascript]` in docs/javascript-tools.md); the stack default
+//! leaves room under a 2 MiB thread (tokio's blocking threads, Rust's
+//! spawned threads).
 
 use std::time::Duration;
 

@@ -1,4 +1,4 @@
-//! The router in the agent loop (seed 004): routed groups pre-loaded and
+//! The router in the agent loop: routed groups pre-loaded and
 //! recorded, a low-confidence turn shown the whole catalog, and no progress
 //! escalating to it.
 

@@ -1,5 +1,5 @@
-//! `toolgate migrate`: rewrites old tool names through the alias map (seed
-//! 002's data migration). The stored agents' tool lists and the
+//! `toolgate migrate`: rewrites old tool names through the alias map (the
+//! data migration of tools folded into polymorphic ones). The stored agents' tool lists and the
 //! configuration's `[agent] tools` list get the names that answer now; each
 //! change is printed; running it again changes nothing.
 //!

@@ -460,7 +460,7 @@ async fn groups_shows_a_group_routed_with_its_best_tool_only() {
     );
 }
 
-/// Seed 002 through the agent loop: the stored agent's prompt is what the
+/// The polymorphic `prompt_manager` through the agent loop: the stored agent's prompt is what the
 /// model is given; the agent rewrites it with the polymorphic
 /// `prompt_manager` tool; a wrong action gets the structured error; the next
 /// process's turn uses the new prompt.

@@ -1,5 +1,5 @@
 //! [`LearnedRecovery`]: recovery groups a deployment learns from the turns
-//! it routed. DESIGN.md's recovery groups are configured by hand; some
+//! it routed. The recovery groups of `[routing] recovery_groups` are configured by hand; some
 //! catalogs have groups that turns need without naming them (a task that
 //! ends "save it in /root/report.md" needs a server that writes files, a
 //! "next Wednesday" needs today's date). No ranking of the turn's words

@@ -1,5 +1,5 @@
 //! The personal-assistant catalog in `examples/tools`, loaded once per test.
-//! It mirrors FEAT-040's tool classification: 13 core tools (with
+//! Its tools are classified as a personal assistant's are: 13 core tools (with
 //! `load_tool_group`) and 14 groups, `config` holding 17 tools.
 
 use std::path::PathBuf;

@@ -1,5 +1,9 @@
-//! FEAT-040's acceptance criteria (TEST-040-01..13) at library level, on the
-//! shipped example catalog. The agent-loop versions of these run against a
+//! The acceptance criteria of groups loaded on demand, numbered 01 to 13 as
+//! the tests are (core tools always there, the listing in the system prompt,
+//! loads that succeed, fail, persist, add up and repeat, fewer tools at first,
+//! the schemas after a load, manifest metadata, a grouped tool refused before
+//! its load and run after it), at library level, on the shipped example
+//! catalog. The agent-loop versions of these run against a
 //! scripted provider in toolgate-agent.
 
 use pretty_assertions::assert_eq;

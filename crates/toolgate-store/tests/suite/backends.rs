@@ -25,7 +25,7 @@ async fn sqlite_file_conforms() {
     conformance(SqliteStore::open(dir.path().join("toolgate.db")).unwrap()).await;
 }
 
-/// RFC-044 across a restart: a new process opening the same file rebuilds the
+/// Restoring from history across a restart: a new process opening the same file rebuilds the
 /// conversation's loaded groups from the stored calls alone.
 #[tokio::test]
 async fn loaded_groups_survive_a_reopen_of_the_file() {

@@ -1,5 +1,5 @@
 //! The `prompt_manager` group: an agent views and updates its own system
-//! prompt, its other prompts and its name (seed 002). Exposed as one
+//! prompt, its other prompts and its name. Exposed as one
 //! polymorphic `prompt_manager` tool by default (actions `view` and
 //! `update`).
 //!

@@ -1,4 +1,4 @@
-//! The `js_tool_management` group (seed 000): an agent creates, lists,
+//! The `js_tool_management` group: an agent creates, lists,
 //! updates and deletes its own JavaScript tools, which the `user_tools`
 //! group ([`UserTools`]) then offers.
 //!

@@ -1,4 +1,4 @@
-//! The `prompt_manager` built-in (seed 002's PromptManagerTool tests) over a
+//! The `prompt_manager` built-in (views and updates of each prompt type) over a
 //! stored agent.
 
 use std::sync::Arc;

@@ -1,4 +1,4 @@
-//! The `js_tool_management` group and `user_tools` (issue 15): an agent
+//! The `js_tool_management` group and `user_tools`: an agent
 //! writes a tool, loads it, calls it, changes it and deletes it; whatever
 //! does not check is refused with what was wrong and nothing is stored;
 //! owners keep to their own tools; and `js_eval` is there only when

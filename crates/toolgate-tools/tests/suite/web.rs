@@ -1,4 +1,4 @@
-//! The `web` built-in (seed 002's WebTool tests) against a local HTTP server
+//! The `web` built-in (search and fetch) against a local HTTP server
 //! that plays both a SearXNG instance and the pages to fetch.
 
 use std::time::Duration;
