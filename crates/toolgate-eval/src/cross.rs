@@ -11,13 +11,14 @@ use toolgate_core::routing::{
 
 use crate::dataset::{Dataset, Query};
 use crate::error::{EvalError, Result};
-use crate::evaluate::{Fitting, SemanticInputs, evaluate_prepared, vectors};
+use crate::evaluate::{SemanticInputs, evaluate_prepared, vectors};
 use crate::find::choose_search_groups;
 use crate::policy::labelled;
 use crate::report::{Evaluation, FittedFusion};
 use crate::tool_first::{
     ChoiceSet, Fitted, Prepared, choose, fit, fitted_fusion, fusions, settings,
 };
+use crate::tool_router::Fitting;
 
 /// The per-group confidence model fitted on every labelled query of
 /// `datasets`, each dataset weighing the same. Intents and recovery groups

@@ -19,7 +19,7 @@ use crate::report::{Evaluation, FIND_WITHOUT_ID_FINDERS, PolicyReport, TaskCost}
 use crate::reported::Reported;
 use crate::task_cost::{Routed, task_costs};
 use crate::tool_first::{Fitted, Prepared, RouterSetting, Vectors};
-use crate::tool_router::tool_first;
+use crate::tool_router::{Fitting, tool_first};
 use crate::whole_groups::whole_groups;
 
 /// Embeddings for the semantic policies: one vector per grouped tool (in
@@ -33,14 +33,6 @@ pub struct SemanticInputs {
     pub queries: Vec<Vec<f32>>,
     /// What produced them.
     pub model: String,
-}
-
-/// Where the tool-first router's confidence model comes from.
-pub(crate) enum Fitting<'a> {
-    /// The dataset's own tuning part.
-    Own,
-    /// Other datasets only (leave one out).
-    Across(&'a [&'a Prepared<'a>]),
 }
 
 /// Evaluates every policy on `dataset`. `progress(done, total)` is called as

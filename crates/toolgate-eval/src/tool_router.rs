@@ -8,7 +8,6 @@ use toolgate_core::TokenCounter;
 use toolgate_core::routing::{DEFAULT_SEARCH_GROUPS, Decision, Fusion, SelfTest};
 
 use crate::baseline::TOOL_KS;
-use crate::evaluate::Fitting;
 use crate::figures::{bands, curve_point, router_figures, share_at_cap};
 use crate::report::{
     Band, FittedFusion, LEARNED_ROUTER, PolicyReport, SearchCurve, WITH_ID_FINDERS,
@@ -19,6 +18,14 @@ use crate::tool_first::{
     ChoiceSet, Fitted, Measured, Prepared, RouterSetting, best, fit, fit_labelled, fitted_for,
     fitted_fusion, fusions, measure_on, settings,
 };
+
+/// Where the tool-first router's confidence model comes from.
+pub(crate) enum Fitting<'a> {
+    /// The dataset's own tuning part.
+    Own,
+    /// Other datasets only (leave one out).
+    Across(&'a [&'a Prepared<'a>]),
+}
 
 /// Group counts the best-groups curves are drawn at.
 const CURVE_GROUPS: [usize; 10] = [1, 2, 3, 5, 8, 10, 15, 20, 30, 50];

@@ -1,6 +1,7 @@
 mod agent_over_gateway;
 mod catalog;
 mod chat;
+mod eval;
 mod first_run;
 mod js_examples;
 mod migrate;
