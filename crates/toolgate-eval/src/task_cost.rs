@@ -11,7 +11,8 @@
 //!   client that never calls `find_tool_groups`;
 //! - `find_tool_groups`: the model asks the gateway's search first, then
 //!   loads; `find_tool_groups(schemas)` the same search answering with the
-//!   schemas of the tools it names, so they can be called at once;
+//!   schemas of the tools it names, so they can be called at once, and
+//!   `find_tool_groups(schemas of k)` with the schemas of its first k;
 //! - the routers `toolgate chat` runs before the model's first call:
 //!   `tiered_router` (whole groups) and `tool_router` at several
 //!   `tools_per_group`;
@@ -31,6 +32,9 @@ use crate::figures::mean;
 use crate::find::FindAnswer;
 use crate::report::{Job, TaskCost};
 use crate::tool_first::Prepared;
+
+/// Tools of a `find_tool_groups` answer sent with their schemas, tried.
+pub(crate) const FIND_SCHEMAS: [usize; 3] = [3, 5, 10];
 
 /// Results per tool search call tried.
 pub(crate) const SEARCH_KS: [usize; 3] = [3, 5, 10];
@@ -113,7 +117,10 @@ pub(crate) fn task_costs(
         }
     };
     add("listing", Job::Serve, &|_, _| Start::default(), false);
-    let find_start = |i: usize, placement: Placement, schemas: bool| {
+    // `schemas`: how many of the tools the answer names come with their
+    // schemas, callable at once (in the answer's order: the most likely
+    // group's best tools first).
+    let find_start = |i: usize, placement: Placement, schemas: usize| {
         let answer = &found[i];
         let call = stage.call_tokens(toolgate_core::FIND_TOOL_GROUPS_TOOL_NAME, &report[i].text);
         let mut round = Round {
@@ -125,28 +132,35 @@ pub(crate) fn task_costs(
             read: answer.tools.clone(),
             ..Start::default()
         };
-        if schemas {
-            let tokens = stage.tool_tokens(answer.tools.iter().map(String::as_str));
-            if placement.lists_loads() {
-                round.listed = tokens;
-            } else {
-                round.messages += tokens;
-            }
-            start.visible = answer.tools.iter().cloned().collect();
+        let callable = &answer.tools[..schemas.min(answer.tools.len())];
+        let tokens = stage.tool_tokens(callable.iter().map(String::as_str));
+        if placement.lists_loads() {
+            round.listed = tokens;
+        } else {
+            round.messages += tokens;
         }
+        start.visible = callable.iter().cloned().collect();
         start.rounds = vec![round];
         start
     };
     add(
         "find_tool_groups",
         Job::Serve,
-        &|i, placement| find_start(i, placement, false),
+        &|i, placement| find_start(i, placement, 0),
         true,
     );
+    for k in FIND_SCHEMAS {
+        add(
+            &format!("find_tool_groups(schemas of {k})"),
+            Job::Serve,
+            &|i, placement| find_start(i, placement, k),
+            true,
+        );
+    }
     add(
         "find_tool_groups(schemas)",
         Job::Serve,
-        &|i, placement| find_start(i, placement, true),
+        &|i, placement| find_start(i, placement, usize::MAX),
         true,
     );
     for (name, seen) in routed {
