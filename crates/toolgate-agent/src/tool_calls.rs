@@ -12,7 +12,9 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
-use toolgate_core::{ActiveToolSet, Message, MetaAnswer, MetaCall, MetaTool, ToolStatus};
+use toolgate_core::{
+    ActiveToolSet, Message, MetaAnswer, MetaCall, MetaTool, ToolStatus, TurnCallTimedOut,
+};
 use toolgate_llm::ToolCall;
 use toolgate_store::{AgentStore, ConversationId, ConversationStore, StoreError};
 use toolgate_tools::{CallContext, ToolCallError, ToolOutput, Toolbox};
@@ -23,7 +25,7 @@ use crate::progress::CallOutcome;
 use crate::turn::{Scope, Turn};
 
 /// What the model reads for a call cancelled with its turn.
-pub const CANCELLED_RESULT: &str = "The tool call was cancelled.";
+pub const CANCELLED_RESULT: &str = toolgate_core::CALL_CANCELLED;
 
 /// What the model reads for a call whose source failed on the operator's
 /// side; the operator reads the reason in the log and the turn's error.
@@ -382,10 +384,13 @@ impl ToolTask {
                 self.context.cancel.cancel();
                 let _ = tokio::time::timeout(CANCEL_GRACE, call).await;
                 Finished::new(
-                    ToolOutput::error(format!(
-                        "Tool '{name}' did not finish within {} s and was cancelled.",
-                        timeout.as_secs_f64()
-                    )),
+                    ToolOutput::error(
+                        TurnCallTimedOut {
+                            tool: name.to_owned(),
+                            limit: timeout,
+                        }
+                        .to_string(),
+                    ),
                     CallOutcome::Failed,
                 )
             }

@@ -172,6 +172,17 @@ pub struct CallTimedOut {
 
 impl std::error::Error for CallTimedOut {}
 
+/// A call of the agent loop's turn that passed the turn's tool timeout and
+/// was cancelled (`toolgate chat --tool-timeout`). `Display` is the text the
+/// model reads as the call's result.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TurnCallTimedOut {
+    /// The tool that was called.
+    pub tool: String,
+    /// The timeout it passed.
+    pub limit: std::time::Duration,
+}
+
 /// Why a `call_tool` call was refused before the tool ran.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]

@@ -20,7 +20,7 @@ use serde_json::Value;
 use crate::answers::{
     ActionNotAvailable, CallTimedOut, CallToolError, FindGroupsError, GroupLoaded,
     GroupPartlyLoaded, GroupUnloaded, LoadGroupError, MetaError, NotAvailable, ToolsLoaded,
-    UnloadGroupError,
+    TurnCallTimedOut, UnloadGroupError,
 };
 use crate::loaded_schemas::LoadedSchemas;
 
@@ -290,6 +290,21 @@ impl fmt::Display for ActionNotAvailable {
             f,
             "Action '{}' of tool '{}' is not available for this agent.",
             self.action, self.tool
+        )
+    }
+}
+
+/// What the model reads for a call cancelled with its turn.
+pub const CALL_CANCELLED: &str = "The tool call was cancelled.";
+
+impl fmt::Display for TurnCallTimedOut {
+    /// `Tool '{tool}' did not finish within {seconds} s and was cancelled.`
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "Tool '{}' did not finish within {} s and was cancelled.",
+            self.tool,
+            self.limit.as_secs_f64()
         )
     }
 }

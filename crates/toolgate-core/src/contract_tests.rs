@@ -71,3 +71,18 @@ fn a_groups_size_is_singular_for_one_tool() {
     assert_eq!(ToolCount(0).to_string(), "0 tools");
     assert_eq!(ToolCount(12).to_string(), "12 tools");
 }
+
+/// The agent loop's turn timeout and a call cancelled with its turn read
+/// as these texts, whole.
+#[test]
+fn a_turn_s_timeout_and_cancel_read_as_their_texts() {
+    let timed_out = crate::TurnCallTimedOut {
+        tool: "slow_wait".to_owned(),
+        limit: std::time::Duration::from_millis(200),
+    };
+    assert_eq!(
+        timed_out.to_string(),
+        "Tool 'slow_wait' did not finish within 0.2 s and was cancelled."
+    );
+    assert_eq!(crate::CALL_CANCELLED, "The tool call was cancelled.");
+}

@@ -39,13 +39,13 @@ pub use active_set::{ActiveToolSet, GroupSelection};
 pub use answers::{
     ActionNotAvailable, CallTimedOut, CallToolError, FindGroupsError, GroupLoaded,
     GroupPartlyLoaded, GroupUnloaded, LoadGroupError, MetaError, NotAvailable, ToolsLoaded,
-    UnloadGroupError,
+    TurnCallTimedOut, UnloadGroupError,
 };
 pub use catalog::{
     Alias, Catalog, CatalogTool, GroupListing, GroupVisibility, OwnTools, ToolState,
 };
 pub use contract::{
-    CALL_TOOL_TOOL_NAME, FIND_TOOL_GROUPS_TOOL_NAME, GROUP_NAME_PARAMETER,
+    CALL_CANCELLED, CALL_TOOL_TOOL_NAME, FIND_TOOL_GROUPS_TOOL_NAME, GROUP_NAME_PARAMETER,
     LOAD_TOOL_GROUP_TOOL_NAME, LoadAnswer, MissingParameter, SECTION_SEPARATOR,
     TOOL_GROUPS_HEADING, TOOL_GROUPS_INSTRUCTION, UNLOAD_TOOL_GROUP_TOOL_NAME,
 };
