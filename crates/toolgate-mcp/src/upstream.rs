@@ -8,172 +8,53 @@
 //! to this upstream only: it becomes an [`UpstreamError`] for its own loads
 //! and calls, never a gateway failure.
 
-#![allow(
-    deprecated,
-    reason = "sampling and logging are deprecated in MCP 2026-07-28 but relayed for 2025-11-25 servers"
-)]
+//!
+//! Under `upstream/`: its connection's states, how one is made and how
+//! restarts are paced (`connection.rs`), the client side of a connection
+//! (`client.rs`), and what it says of itself: [`UpstreamError`]
+//! (`error.rs`) and [`UpstreamHealth`] (`health.rs`).
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
-use http::{HeaderName, HeaderValue};
 use opentelemetry::context::FutureExt as _;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
-    ClientCapabilities, ClientConfig, ClientRequest, CreateMessageRequestParams,
-    CreateMessageResult, ElicitRequestParams, ElicitResult, Implementation, JsonObject,
-    LoggingMessageNotificationParam, ProgressNotificationParam, ProtocolVersion, ServerResult,
+    ClientRequest, JsonObject, ServerResult,
 };
-use rmcp::service::{
-    InboundStreamOrigin, NotificationContext, PeerRequestOptions, RequestContext, RunningService,
-};
-use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::{ClientHandler, ErrorData as McpError, Peer, RoleClient, ServiceExt};
-use tokio::sync::{Mutex, Notify, mpsc, oneshot};
+use rmcp::service::PeerRequestOptions;
+use rmcp::{Peer, RoleClient};
+use tokio::sync::{Mutex, mpsc};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use toolgate_core::GroupId;
 use toolgate_store::ConversationId;
 use toolgate_tools::{ListedGroup, SourceChange, SourceListing, Step};
 
-use crate::config::{UpstreamConfig, UpstreamTransport, redact, upstream_env};
+use self::client::{Changes, UpstreamClient};
+use self::connection::{Connection, Failure, HEALTHY_AFTER, Running, Service, backoff, connect};
+use crate::config::{UpstreamConfig, UpstreamTransport, redact};
 use crate::convert::source_tool;
 use crate::relay::{InFlight, RelayEvent};
-use crate::stdio_child::{MAX_MESSAGE_BYTES, StderrTail, StdioChild};
+use crate::stdio_child::MAX_MESSAGE_BYTES;
 use crate::telemetry::{self, Transport};
+
+mod client;
+mod connection;
+mod error;
+mod health;
+
+pub use error::UpstreamError;
+pub use health::UpstreamHealth;
 
 /// Times a finished call yields before it stops hearing its upstream's
 /// notifications (see [`Upstream::call`]).
 const NOTIFICATION_YIELDS: usize = 8;
 
-/// Longest wait before another start attempt after repeated failures.
-const MAX_BACKOFF: Duration = Duration::from_secs(30);
-/// A connection that lived this long resets the failure count.
-const HEALTHY_AFTER: Duration = Duration::from_secs(60);
-
 /// How long, at most, a removed or changed upstream lets the calls under
 /// way finish before it stops (its own call timeout when shorter).
 const RETIRE_GRACE: Duration = Duration::from_secs(30);
-
-/// Why an upstream could not serve a load or a call. `Display` is the text the
-/// model reads: it names the upstream and the cause.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum UpstreamError {
-    /// It could not be started or connected to.
-    #[error("MCP server '{upstream}' failed to start: {reason}")]
-    Start {
-        /// The upstream.
-        upstream: GroupId,
-        /// The cause.
-        reason: String,
-    },
-    /// It failed recently and the next attempt waits.
-    #[error("MCP server '{upstream}' is unavailable: {reason}; it will be retried in {}s", retry_in.as_secs().max(1))]
-    BackingOff {
-        /// The upstream.
-        upstream: GroupId,
-        /// The last failure.
-        reason: String,
-        /// How long until the next attempt.
-        retry_in: Duration,
-    },
-    /// The call took longer than the upstream's timeout and was cancelled.
-    #[error("MCP server '{upstream}' did not answer '{tool}' within {}s; the call was cancelled", timeout.as_secs_f64())]
-    Timeout {
-        /// The upstream.
-        upstream: GroupId,
-        /// The tool called.
-        tool: String,
-        /// The limit.
-        timeout: Duration,
-    },
-    /// The server's answer was larger than a message may be.
-    #[error(
-        "MCP server '{upstream}' answered '{tool}' with a message of {bytes} bytes, over the {limit}-byte limit of one message; the gateway dropped it and cancelled the call"
-    )]
-    TooLarge {
-        /// The upstream.
-        upstream: GroupId,
-        /// The tool called.
-        tool: String,
-        /// The message's size.
-        bytes: usize,
-        /// The limit.
-        limit: usize,
-    },
-    /// The caller cancelled; the upstream was told.
-    #[error("the call to '{tool}' was cancelled")]
-    Cancelled {
-        /// The tool called.
-        tool: String,
-    },
-    /// The connection broke, or the server answered with a protocol error.
-    #[error("MCP server '{upstream}' failed on '{operation}': {reason}")]
-    Failed {
-        /// The upstream.
-        upstream: GroupId,
-        /// What was asked.
-        operation: String,
-        /// The cause.
-        reason: String,
-    },
-}
-
-impl UpstreamError {
-    /// A short name of the kind of failure (a span's `error.type`).
-    pub fn kind(&self) -> &'static str {
-        match self {
-            Self::Start { .. } => "start_failed",
-            Self::BackingOff { .. } => "unavailable",
-            Self::Timeout { .. } => "timeout",
-            Self::TooLarge { .. } => "too_large",
-            Self::Cancelled { .. } => "cancelled",
-            Self::Failed { .. } => "failed",
-        }
-    }
-}
-
-/// How an upstream is doing.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum UpstreamHealth {
-    /// Not started: lazy, and not used yet (or stopped until its next use).
-    Idle,
-    /// Being started or stopped right now.
-    Busy,
-    /// Connected.
-    Running {
-        /// Since it was started.
-        uptime: Duration,
-    },
-    /// It exited; its next use starts it again.
-    Exited,
-    /// Its last start failed; the next use waits until `retry_in` has passed.
-    Failed {
-        /// Why it failed.
-        reason: String,
-        /// How long until it is tried again.
-        retry_in: Duration,
-    },
-    /// Stopped for good, with the gateway.
-    Closed,
-}
-
-impl UpstreamHealth {
-    /// A word for it.
-    pub fn label(&self) -> &'static str {
-        match self {
-            Self::Idle => "idle",
-            Self::Busy => "starting",
-            Self::Running { .. } => "running",
-            Self::Exited => "exited",
-            Self::Failed { .. } => "failed",
-            Self::Closed => "closed",
-        }
-    }
-}
 
 /// One configured upstream and its connection.
 #[derive(Debug)]
@@ -189,138 +70,6 @@ pub struct Upstream {
     /// A reload removed or changed it: calls under way finish, new ones
     /// are refused.
     retiring: AtomicBool,
-}
-
-/// What the upstream announced since the toolbox last asked.
-#[derive(Debug, Default)]
-struct Changes {
-    /// Woken by `notifications/tools/list_changed` (and by shutdown).
-    notify: Notify,
-    /// Shut down for good.
-    closed: AtomicBool,
-}
-
-type Service = RunningService<RoleClient, UpstreamClient>;
-
-#[derive(Debug)]
-enum Connection {
-    Idle {
-        generation: u64,
-    },
-    /// Shut down with the gateway: never started again.
-    Closed,
-    Running(Running),
-    Failed(Failure),
-}
-
-#[derive(Debug)]
-struct Running {
-    service: Service,
-    started: Instant,
-    generation: u64,
-    failures: u32,
-}
-
-#[derive(Debug)]
-struct Failure {
-    reason: String,
-    retry_at: Instant,
-    failures: u32,
-    generation: u64,
-}
-
-/// The client side of one upstream connection: it reports `list_changed` to
-/// the gateway and passes what belongs to a call on to that call's client.
-#[derive(Clone, Debug)]
-struct UpstreamClient {
-    changes: Arc<Changes>,
-    in_flight: InFlight,
-}
-
-impl UpstreamClient {
-    /// Hands an upstream request to the call it belongs to and waits for
-    /// the calling client's answer; see [`InFlight::caller_for`].
-    async fn ask<T>(
-        &self,
-        context: &RequestContext<RoleClient>,
-        make: impl FnOnce(oneshot::Sender<Result<T, McpError>>) -> RelayEvent,
-        what: &str,
-    ) -> Result<T, McpError> {
-        let origin = context.extensions.get::<InboundStreamOrigin>();
-        let caller = self.in_flight.caller_for(origin).map_err(|unroutable| {
-            tracing::warn!(%what, ?unroutable, "upstream request not relayed");
-            unroutable.into_error(what)
-        })?;
-        let gone = || McpError::internal_error("the calling client is gone", None);
-        let (reply, answer) = oneshot::channel();
-        caller.send(make(reply)).await.map_err(|_| gone())?;
-        answer.await.map_err(|_| gone())?
-    }
-}
-
-impl ClientHandler for UpstreamClient {
-    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        self.changes.notify.notify_one();
-    }
-
-    async fn on_progress(
-        &self,
-        params: ProgressNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        if let Some(caller) = self.in_flight.by_token(&params.progress_token) {
-            let _ = caller.send(RelayEvent::Progress(params)).await;
-        }
-    }
-
-    async fn on_logging_message(
-        &self,
-        params: LoggingMessageNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        for caller in self.in_flight.all() {
-            let _ = caller.send(RelayEvent::Log(params.clone())).await;
-        }
-    }
-
-    async fn create_message(
-        &self,
-        params: CreateMessageRequestParams,
-        context: RequestContext<RoleClient>,
-    ) -> Result<CreateMessageResult, McpError> {
-        self.ask(
-            &context,
-            |reply| RelayEvent::Sampling(params, reply),
-            "sampling",
-        )
-        .await
-    }
-
-    async fn create_elicitation(
-        &self,
-        request: ElicitRequestParams,
-        context: RequestContext<RoleClient>,
-    ) -> Result<ElicitResult, McpError> {
-        self.ask(
-            &context,
-            |reply| RelayEvent::Elicitation(request, reply),
-            "elicitation",
-        )
-        .await
-    }
-
-    fn get_info(&self) -> ClientConfig {
-        // Sampling and elicitation are offered because they are relayed to
-        // the calling client; one that lacks them answers with an error.
-        let mut capabilities = ClientCapabilities::default();
-        capabilities.sampling = Some(Default::default());
-        capabilities.elicitation = Some(Default::default());
-        ClientConfig::new(
-            capabilities,
-            Implementation::new("toolgate", env!("CARGO_PKG_VERSION")),
-        )
-        .with_protocol_version(ProtocolVersion::V_2025_11_25)
-    }
 }
 
 impl Upstream {
@@ -682,86 +431,15 @@ impl Upstream {
         if let Some(progress) = progress {
             progress.report(Step::Starting { source });
         }
-        let started = self.connect().await;
-        if let Some(progress) = progress {
-            progress.report(Step::Started { source });
-        }
-        started
-    }
-
-    /// Spawns or connects to the server and completes the handshake.
-    async fn connect(&self) -> Result<Service, String> {
         let client = UpstreamClient {
             changes: Arc::clone(&self.changes),
             in_flight: self.in_flight.clone(),
         };
-        // What a stdio server writes on stderr ends the error of a failed
-        // start: often the only place the real cause is.
-        let stderr = StderrTail::default();
-        let started = async {
-            match &self.config.transport {
-                UpstreamTransport::Stdio {
-                    command,
-                    args,
-                    env,
-                    inherit_env,
-                    cwd,
-                } => {
-                    let mut process = tokio::process::Command::new(command);
-                    // Variables that are not Unicode are not passed on.
-                    let gateway_env = std::env::vars_os().filter_map(|(name, value)| {
-                        Some((name.into_string().ok()?, value.into_string().ok()?))
-                    });
-                    let env = upstream_env(gateway_env, inherit_env, env);
-                    process.args(args).env_clear().envs(env);
-                    if let Some(cwd) = cwd {
-                        if !cwd.is_dir() {
-                            return Err(format!(
-                                "its working directory `{}` is not a directory that exists",
-                                cwd.display()
-                            ));
-                        }
-                        process.current_dir(cwd);
-                    }
-                    let transport = StdioChild::spawn(
-                        process,
-                        self.in_flight.clone(),
-                        self.config.name.as_str(),
-                        &stderr,
-                    )
-                    .map_err(|error| format!("cannot run `{command}`: {error}"))?;
-                    client.serve(transport).await.map_err(|error| {
-                        format!("`{command}` did not complete the MCP handshake: {error}")
-                    })
-                }
-                UpstreamTransport::Http { url, headers } => {
-                    let mut custom = HashMap::new();
-                    for (name, value) in headers {
-                        let name = HeaderName::try_from(name.as_str())
-                            .map_err(|error| format!("header `{name}`: {error}"))?;
-                        let value = HeaderValue::try_from(value.as_str())
-                            .map_err(|error| format!("header `{name}`: {error}"))?;
-                        custom.insert(name, value);
-                    }
-                    let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
-                        .custom_headers(custom);
-                    let transport = StreamableHttpClientTransport::from_config(config);
-                    client.serve(transport).await.map_err(|error| {
-                        format!("{url} did not complete the MCP handshake: {error}")
-                    })
-                }
-            }
-        };
-        let reason = match tokio::time::timeout(self.config.startup_timeout, started).await {
-            Ok(Ok(service)) => return Ok(service),
-            Ok(Err(reason)) => reason,
-            Err(_) => format!(
-                "no answer to initialize within {}s",
-                self.config.startup_timeout.as_secs_f64()
-            ),
-        };
-        let reason = stderr.explain(reason).await;
-        Err(redact(&reason, &self.config.transport.secrets()))
+        let started = connect(&self.config, client, &self.in_flight).await;
+        if let Some(progress) = progress {
+            progress.report(Step::Started { source });
+        }
+        started
     }
 
     async fn mark_healthy(&self) {
@@ -794,23 +472,4 @@ pub(crate) fn restart_counts(upstreams: &[Arc<Upstream>]) -> Vec<(String, Arc<At
         .iter()
         .map(|upstream| (upstream.name().to_string(), upstream.restarts()))
         .collect()
-}
-
-/// No wait before the first retry, then 1 s doubling up to [`MAX_BACKOFF`].
-fn backoff(failures: u32) -> Duration {
-    match failures {
-        0 | 1 => Duration::ZERO,
-        n => Duration::from_secs(1u64 << (n - 2).min(5)).min(MAX_BACKOFF),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn backoff_retries_at_once_then_doubles_up_to_the_cap() {
-        let waits: Vec<u64> = (1..=8).map(|n| backoff(n).as_secs()).collect();
-        assert_eq!(waits, [0, 1, 2, 4, 8, 16, 30, 30]);
-    }
 }
