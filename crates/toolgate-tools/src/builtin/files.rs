@@ -303,18 +303,9 @@ impl Files {
                         .ok()
                         .and_then(|file| read_text(file).ok())
                 {
-                    for (number, line) in text.lines().enumerate() {
-                        if matches.len() >= limit {
-                            break 'walk;
-                        }
-                        if line.to_lowercase().contains(&needle) {
-                            matches.push(json!({
-                                "path": path,
-                                "match": "content",
-                                "line": number + 1,
-                                "text": line.trim(),
-                            }));
-                        }
+                    content_matches(&text, &path, &needle, limit, &mut matches);
+                    if matches.len() >= limit {
+                        break 'walk;
                     }
                 }
                 if entry.kind == EntryKind::Directory {
@@ -435,6 +426,24 @@ fn io_error(requested: &str, error: &std::io::Error) -> ToolOutput {
         _ => error.to_string(),
     };
     ToolOutput::error(format!("Cannot use '{requested}': {reason}."))
+}
+
+/// The lines of `text` (the file at `path`) holding `needle` (lowercase),
+/// added to `matches` as content matches until it holds `limit`.
+fn content_matches(text: &str, path: &str, needle: &str, limit: usize, matches: &mut Vec<Value>) {
+    for (number, line) in text.lines().enumerate() {
+        if matches.len() >= limit {
+            return;
+        }
+        if line.to_lowercase().contains(needle) {
+            matches.push(json!({
+                "path": path,
+                "match": "content",
+                "line": number + 1,
+                "text": line.trim(),
+            }));
+        }
+    }
 }
 
 #[cfg(test)]
