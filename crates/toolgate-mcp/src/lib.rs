@@ -1,9 +1,9 @@
 //! toolgate's MCP side, on rmcp: the [`Gateway`] that serves core tools, the
 //! meta-tools and each session's loaded groups; the [`Upstream`] MCP servers
 //! it fronts (tool sources of the shared toolgate-tools runtime); its rmcp
-//! [handler](GatewayHandler) for stdio and [streamable HTTP](serve_http);
-//! and the [configuration](config) of upstreams. rmcp types stay in this
-//! crate.
+//! [handler](GatewayHandler), served [on stdio](serve_stdio) and [over
+//! streamable HTTP](serve_http); and the [configuration](config) of
+//! upstreams. rmcp types stay in this crate.
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
@@ -23,6 +23,7 @@ mod relay;
 mod scope;
 mod session;
 mod status;
+mod stdio;
 mod stdio_child;
 pub mod telemetry;
 mod upstream;
@@ -41,4 +42,5 @@ pub use scope::RequestScope;
 pub use session::{
     HELD_IN_MEMORY, HeldSessions, HistorySessionStore, Hold, SESSION_STARTED, Session, Sessions,
 };
+pub use stdio::{StdioOptions, serve_pipe, serve_stdio};
 pub use upstream::{Upstream, UpstreamError, UpstreamHealth};

@@ -10,6 +10,7 @@ mod metrics;
 mod oauth;
 mod policies;
 mod polymorphic;
+mod refusals;
 mod relay;
 mod replicas;
 mod scopes;
