@@ -6,6 +6,8 @@
 //! tool in the catalog):
 //!
 //! - `all_tools`: every schema on every call, no round trip;
+//! - `gold_tools(ideal router)`: exactly the task's gold tools on the first
+//!   call, the listing beside them: the floor of every routed policy;
 //! - `listing`: the core tools and the group listing, groups loaded on
 //!   demand (loading on demand alone, no router): what `toolgate serve` offers a
 //!   client that never calls `find_tool_groups`;
@@ -32,6 +34,9 @@ use crate::figures::mean;
 use crate::find::FindAnswer;
 use crate::report::{Job, TaskCost};
 use crate::tool_first::Prepared;
+
+/// The policy name of the router that shows exactly a task's gold tools.
+pub(crate) const IDEAL_ROUTER: &str = "gold_tools(ideal router)";
 
 /// Tools of a `find_tool_groups` answer sent with their schemas, tried.
 pub(crate) const FIND_SCHEMAS: [usize; 3] = [3, 5, 10];
@@ -82,6 +87,33 @@ pub(crate) fn task_costs(
         1.0,
         &base,
     )];
+    // The floor of every routed policy: a router that shows exactly the
+    // task's gold tools on the first call, and nothing else.
+    for placement in [Placement::ToolList, Placement::ConversationRouted] {
+        let ideal: Vec<Episode> = tasks
+            .iter()
+            .map(|(i, needed)| {
+                let start = Start {
+                    visible: needed.iter().cloned().collect(),
+                    tokens: stage.tool_tokens(needed.iter().map(String::as_str)),
+                    ..Start::default()
+                };
+                let mut episode =
+                    stage.load_groups(&report[*i].text, needed, start, Agent::Oracle, placement);
+                episode.shared_tools = stage.meta_tools(placement, false);
+                episode
+            })
+            .collect();
+        rows.push(Totals::of(&ideal).row(
+            IDEAL_ROUTER,
+            Job::Baseline,
+            Some(placement),
+            None,
+            tasks.len(),
+            1.0,
+            &base,
+        ));
+    }
     let mut add = |policy: &str,
                    job: Job,
                    start: &dyn Fn(usize, Placement) -> Start,

@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use super::routing::{text, toolgate, write_dataset};
+use super::routing::{GROUPS, QUERIES, text, toolgate, write_dataset};
 
 #[test]
 fn eval_blends_in_the_local_embedding_model_when_given_one() {
@@ -213,6 +213,17 @@ fn eval_reports_every_policy_as_markdown_json_and_svg() {
                 .all(|r| r["uncached_share"].as_f64().unwrap() > 0.0),
             "{policy}"
         );
+    }
+    // The floor: exactly the gold tools on the first call, no round trip.
+    let ideal: Vec<&Value> = costs
+        .iter()
+        .filter(|c| c["policy"] == "gold_tools(ideal router)")
+        .collect();
+    assert_eq!(ideal.len(), 2, "in the tool list, and in the conversation");
+    for row in ideal {
+        assert_eq!(row["extra_round_trips"], 0.0, "{row}");
+        assert_eq!(row["done"], 1.0, "{row}");
+        assert!(row["uncached_share"].as_f64().unwrap() < 1.0, "{row}");
     }
     assert!(
         stdout.contains("## What a task costs, per catalog"),

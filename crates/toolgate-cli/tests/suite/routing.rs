@@ -7,13 +7,13 @@ use std::process::Output;
 use serde_json::{Value, json};
 
 /// A group: name, description, and its tools with their descriptions.
-type Group = (
+pub(super) type Group = (
     &'static str,
     &'static str,
     [(&'static str, &'static str); 3],
 );
 
-const GROUPS: [Group; 3] = [
+pub(super) const GROUPS: [Group; 3] = [
     (
         "mail",
         "Email",
@@ -52,7 +52,7 @@ const GROUPS: [Group; 3] = [
     ),
 ];
 
-const QUERIES: [(&str, &str, &str); 12] = [
+pub(super) const QUERIES: [(&str, &str, &str); 12] = [
     ("send an email to Anna", "mail_send", "dev"),
     ("what is the forecast for Paris", "weather_forecast", "dev"),
     ("create a meeting on Monday", "calendar_create_event", "dev"),
