@@ -401,6 +401,83 @@ fn machine() -> String {
     format!("{cores} cores, {cpu}")
 }
 
+/// Opens `count` sessions at once (initialize, initialized,
+/// load_tool_group time), each on a gateway of its own to start with.
+async fn open_sessions(
+    http: &reqwest::Client,
+    gateways: &[GatewayProcess],
+    count: usize,
+) -> Vec<Result<Session, Failure>> {
+    let tasks: Vec<_> = (0..count)
+        .map(|index| {
+            let http = http.clone();
+            // Each session starts on a gateway of its own and goes
+            // round them from there.
+            let mut urls: Vec<String> = gateways.iter().map(|g| g.url.clone()).collect();
+            urls.rotate_left(index % gateways.len());
+            tokio::spawn(async move { Session::open(&http, urls).await })
+        })
+        .collect();
+    let mut sessions = Vec::with_capacity(tasks.len());
+    for task in tasks {
+        sessions.push(task.await.unwrap_or(Err(Failure::Transport)));
+    }
+    sessions
+}
+
+/// Every session calling at once for `seconds`; what each got, and how
+/// long the calls took in all.
+async fn call_until(sessions: Vec<Session>, seconds: f64) -> (Vec<Outcome>, f64) {
+    let start = tokio::time::Instant::now() + Duration::from_millis(200);
+    let deadline = (start + Duration::from_secs_f64(seconds)).into_std();
+    let tasks: Vec<_> = sessions
+        .into_iter()
+        .enumerate()
+        .map(|(index, session)| {
+            tokio::spawn(async move {
+                tokio::time::sleep_until(start).await;
+                run_session(session, index, deadline).await
+            })
+        })
+        .collect();
+    let mut outcomes = Vec::with_capacity(tasks.len());
+    for task in tasks {
+        outcomes.push(task.await.unwrap_or_default());
+    }
+    (outcomes, start.elapsed().as_secs_f64())
+}
+
+/// Prints how many calls went through, how many failed and how, and
+/// their latencies; returns how many failed.
+#[expect(clippy::print_stdout, reason = "a benchmark prints its report")]
+fn report_calls(outcomes: &[Outcome], seconds: f64) -> usize {
+    let mut latencies: Vec<u32> = outcomes
+        .iter()
+        .flat_map(|o| o.latencies_us.clone())
+        .collect();
+    latencies.sort_unstable();
+    let mut failures: Vec<Failure> = outcomes.iter().flat_map(|o| o.failures.clone()).collect();
+    failures.sort_unstable();
+    let count = |kind: Failure| failures.iter().filter(|f| **f == kind).count();
+    let calls = latencies.len();
+    let mean = latencies.iter().map(|&l| f64::from(l)).sum::<f64>() / calls.max(1) as f64;
+    println!(
+        "calls: {calls} in {seconds:.1} s = {:.0} calls/s; errors: {} (transport {}, error results {}, mismatched answers {})",
+        calls as f64 / seconds,
+        failures.len(),
+        count(Failure::Transport),
+        count(Failure::Error),
+        count(Failure::Mismatch)
+    );
+    println!(
+        "latency per call: p50 {} µs, p99 {} µs, mean {mean:.0} µs, max {} µs",
+        percentile(&latencies, 50.0),
+        percentile(&latencies, 99.0),
+        latencies.last().copied().unwrap_or(0)
+    );
+    failures.len()
+}
+
 #[expect(clippy::print_stdout, reason = "a benchmark prints its report")]
 fn main() -> Result<(), String> {
     let options = Options::parse()?;
@@ -433,23 +510,7 @@ fn main() -> Result<(), String> {
 
     // Open every session (initialize, initialized, load_tool_group time).
     let opened = Instant::now();
-    let sessions: Vec<Result<Session, Failure>> = runtime.block_on(async {
-        let tasks: Vec<_> = (0..options.sessions)
-            .map(|index| {
-                let http = http.clone();
-                // Each session starts on a gateway of its own and goes
-                // round them from there.
-                let mut urls: Vec<String> = gateways.iter().map(|g| g.url.clone()).collect();
-                urls.rotate_left(index % gateways.len());
-                tokio::spawn(async move { Session::open(&http, urls).await })
-            })
-            .collect();
-        let mut sessions = Vec::with_capacity(tasks.len());
-        for task in tasks {
-            sessions.push(task.await.unwrap_or(Err(Failure::Transport)));
-        }
-        sessions
-    });
+    let sessions = runtime.block_on(open_sessions(&http, &gateways, options.sessions));
     let open_seconds = opened.elapsed().as_secs_f64();
     let open_failures = sessions.iter().filter(|s| s.is_err()).count();
     let sessions: Vec<Session> = sessions.into_iter().filter_map(Result::ok).collect();
@@ -468,54 +529,13 @@ fn main() -> Result<(), String> {
     let gateways_cpu = || gateway_pids.iter().map(|pid| cpu_seconds(pid)).sum::<f64>();
     let (gateway_cpu, client_cpu) = (gateways_cpu(), cpu_seconds("self"));
     let machine_busy = machine_busy_seconds();
-    let (outcomes, seconds) = runtime.block_on(async {
-        let start = tokio::time::Instant::now() + Duration::from_millis(200);
-        let deadline = (start + Duration::from_secs_f64(options.seconds)).into_std();
-        let tasks: Vec<_> = sessions
-            .into_iter()
-            .enumerate()
-            .map(|(index, session)| {
-                tokio::spawn(async move {
-                    tokio::time::sleep_until(start).await;
-                    run_session(session, index, deadline).await
-                })
-            })
-            .collect();
-        let mut outcomes = Vec::with_capacity(tasks.len());
-        for task in tasks {
-            outcomes.push(task.await.unwrap_or_default());
-        }
-        (outcomes, start.elapsed().as_secs_f64())
-    });
+    let (outcomes, seconds) = runtime.block_on(call_until(sessions, options.seconds));
     let rss_after = rss();
     let gateway_cpu = gateways_cpu() - gateway_cpu;
     let client_cpu = cpu_seconds("self") - client_cpu;
     let others_cpu = (machine_busy_seconds() - machine_busy - gateway_cpu - client_cpu).max(0.0);
 
-    let mut latencies: Vec<u32> = outcomes
-        .iter()
-        .flat_map(|o| o.latencies_us.clone())
-        .collect();
-    latencies.sort_unstable();
-    let mut failures: Vec<Failure> = outcomes.iter().flat_map(|o| o.failures.clone()).collect();
-    failures.sort_unstable();
-    let count = |kind: Failure| failures.iter().filter(|f| **f == kind).count();
-    let calls = latencies.len();
-    let mean = latencies.iter().map(|&l| f64::from(l)).sum::<f64>() / calls.max(1) as f64;
-    println!(
-        "calls: {calls} in {seconds:.1} s = {:.0} calls/s; errors: {} (transport {}, error results {}, mismatched answers {})",
-        calls as f64 / seconds,
-        failures.len(),
-        count(Failure::Transport),
-        count(Failure::Error),
-        count(Failure::Mismatch)
-    );
-    println!(
-        "latency per call: p50 {} µs, p99 {} µs, mean {mean:.0} µs, max {} µs",
-        percentile(&latencies, 50.0),
-        percentile(&latencies, 99.0),
-        latencies.last().copied().unwrap_or(0)
-    );
+    let failures = report_calls(&outcomes, seconds);
     println!(
         "CPU during the calls (100% = one core): gateway {:.0}%, this client {:.0}%, other processes {:.0}%; VmRSS after the calls: {:.1} MiB",
         100.0 * gateway_cpu / seconds,
@@ -531,7 +551,7 @@ fn main() -> Result<(), String> {
             mib(rss())
         );
     }
-    if failures.is_empty() && open_failures == 0 {
+    if failures == 0 && open_failures == 0 {
         Ok(())
     } else {
         Err("some requests failed".into())

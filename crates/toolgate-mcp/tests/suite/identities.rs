@@ -293,78 +293,8 @@ async fn rate_limits_count_per_client_and_per_tool_and_say_when_to_retry() {
     let alices = open(address, ALICE).await;
     let bobs = open(address, BOB).await;
 
-    // time_now once per minute per client, direct or through call_tool.
-    let now = post(
-        address,
-        Some(ALICE),
-        Some(&alices),
-        &call_of(10, "time_now", "{}"),
-    )
-    .await;
-    assert!(now.contains("\"result\""), "{now}");
-    let again = post(
-        address,
-        Some(ALICE),
-        Some(&alices),
-        &call_of(11, "time_now", "{}"),
-    )
-    .await;
-    assert!(again.contains("\"code\":-32000"), "{again}");
-    assert!(
-        again.contains("Rate limit reached: tool 'time_now' for client 'alice' may make 1 tool calls per 60 s; retry in"),
-        "{again}"
-    );
-    assert!(again.contains("\"retry_after_seconds\":"), "{again}");
-    let through = post(
-        address,
-        Some(ALICE),
-        Some(&alices),
-        &call_of(12, "call_tool", r#"{"name":"time_now","arguments":{}}"#),
-    )
-    .await;
-    assert!(
-        through.contains("tool 'time_now' for client 'alice'"),
-        "{through}"
-    );
-    // Bob's time_now is his own.
-    let bobs_now = post(
-        address,
-        Some(BOB),
-        Some(&bobs),
-        &call_of(13, "time_now", "{}"),
-    )
-    .await;
-    assert!(bobs_now.contains("\"result\""), "{bobs_now}");
-
-    // Alice has made 4 calls (the load, two of time_now, one of call_tool;
-    // the refused ones count too): her fifth is refused, whatever the tool.
-    let sixth = post(
-        address,
-        Some(ALICE),
-        Some(&alices),
-        &call_of(
-            14,
-            "time_convert",
-            r#"{"time":"2026-01-01T00:00","source_timezone":"UTC","target_timezone":"Europe/Paris"}"#,
-        ),
-    )
-    .await;
-    assert!(
-        sixth.contains("Rate limit reached: client 'alice' may make 4 tool calls per 60 s"),
-        "{sixth}"
-    );
-    let bobs_convert = post(
-        address,
-        Some(BOB),
-        Some(&bobs),
-        &call_of(
-            15,
-            "time_convert",
-            r#"{"time":"2026-01-01T00:00","source_timezone":"UTC","target_timezone":"Europe/Paris"}"#,
-        ),
-    )
-    .await;
-    assert!(bobs_convert.contains("\"result\""), "{bobs_convert}");
+    time_now_is_limited_per_client_direct_or_through_call_tool(address, &alices, &bobs).await;
+    the_fifth_call_of_a_client_is_refused_whatever_the_tool(address, &alices, &bobs).await;
     let metrics = served.gateway.metrics().render();
     assert!(
         metrics.contains(
@@ -394,6 +324,93 @@ async fn rate_limits_count_per_client_and_per_tool_and_say_when_to_retry() {
         "{lines:?}"
     );
     served.stop().await;
+}
+
+/// time_now once per minute per client, direct or through call_tool; Bob's
+/// time_now is his own.
+async fn time_now_is_limited_per_client_direct_or_through_call_tool(
+    address: SocketAddr,
+    alices: &str,
+    bobs: &str,
+) {
+    let now = post(
+        address,
+        Some(ALICE),
+        Some(alices),
+        &call_of(10, "time_now", "{}"),
+    )
+    .await;
+    assert!(now.contains("\"result\""), "{now}");
+    let again = post(
+        address,
+        Some(ALICE),
+        Some(alices),
+        &call_of(11, "time_now", "{}"),
+    )
+    .await;
+    assert!(again.contains("\"code\":-32000"), "{again}");
+    assert!(
+        again.contains("Rate limit reached: tool 'time_now' for client 'alice' may make 1 tool calls per 60 s; retry in"),
+        "{again}"
+    );
+    assert!(again.contains("\"retry_after_seconds\":"), "{again}");
+    let through = post(
+        address,
+        Some(ALICE),
+        Some(alices),
+        &call_of(12, "call_tool", r#"{"name":"time_now","arguments":{}}"#),
+    )
+    .await;
+    assert!(
+        through.contains("tool 'time_now' for client 'alice'"),
+        "{through}"
+    );
+    // Bob's time_now is his own.
+    let bobs_now = post(
+        address,
+        Some(BOB),
+        Some(bobs),
+        &call_of(13, "time_now", "{}"),
+    )
+    .await;
+    assert!(bobs_now.contains("\"result\""), "{bobs_now}");
+}
+
+/// Alice has made 4 calls (the load, two of time_now, one of call_tool; the
+/// refused ones count too): her fifth is refused, whatever the tool; Bob's
+/// is not.
+async fn the_fifth_call_of_a_client_is_refused_whatever_the_tool(
+    address: SocketAddr,
+    alices: &str,
+    bobs: &str,
+) {
+    let sixth = post(
+        address,
+        Some(ALICE),
+        Some(alices),
+        &call_of(
+            14,
+            "time_convert",
+            r#"{"time":"2026-01-01T00:00","source_timezone":"UTC","target_timezone":"Europe/Paris"}"#,
+        ),
+    )
+    .await;
+    assert!(
+        sixth.contains("Rate limit reached: client 'alice' may make 4 tool calls per 60 s"),
+        "{sixth}"
+    );
+    let bobs_convert = post(
+        address,
+        Some(BOB),
+        Some(bobs),
+        &call_of(
+            15,
+            "time_convert",
+            r#"{"time":"2026-01-01T00:00","source_timezone":"UTC","target_timezone":"Europe/Paris"}"#,
+        ),
+    )
+    .await;
+    assert!(bobs_convert.contains("\"result\""), "{bobs_convert}");
 }
 
 /// A memory store whose reads fail while `down` is set, as a database away.

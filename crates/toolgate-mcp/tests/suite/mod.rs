@@ -1,3 +1,4 @@
+mod client_tools;
 mod fuzz_config;
 mod fuzz_messages;
 mod fuzz_transports;

@@ -15,8 +15,8 @@ use toolgate_store::MemoryStore;
 
 use super::support::{Served, exchange, header_value, loopback, options, serve};
 
-const ALICE: &str = "tg_alice-0123456789abcdef";
-const BOB: &str = "tg_bob-0123456789abcdef";
+pub(super) const ALICE: &str = "tg_alice-0123456789abcdef";
+pub(super) const BOB: &str = "tg_bob-0123456789abcdef";
 
 async fn served() -> Served<MemoryStore> {
     let root = tempfile::tempdir().unwrap();
@@ -77,7 +77,7 @@ async fn post(
 }
 
 /// A client's session: its id and the instructions `initialize` gave it.
-async fn open(address: SocketAddr, token: &str) -> (String, String) {
+pub(super) async fn open(address: SocketAddr, token: &str) -> (String, String) {
     let params = serde_json::json!({
         "protocolVersion": "2025-11-25",
         "capabilities": {},
@@ -103,7 +103,7 @@ async fn open(address: SocketAddr, token: &str) -> (String, String) {
 }
 
 /// A tool call's text, and whether it is an error result.
-async fn call(
+pub(super) async fn call(
     address: SocketAddr,
     token: &str,
     session: &str,
@@ -124,13 +124,22 @@ async fn call(
 }
 
 /// `load_tool_group` of `group`: its text, and whether it is an error.
-async fn load(address: SocketAddr, token: &str, session: &str, group: &str) -> (String, bool) {
+pub(super) async fn load(
+    address: SocketAddr,
+    token: &str,
+    session: &str,
+    group: &str,
+) -> (String, bool) {
     let arguments = serde_json::json!({ "group_name": group });
     call(address, token, session, "load_tool_group", arguments).await
 }
 
 /// The session's tools, by name, with their JSON.
-async fn tools(address: SocketAddr, token: &str, session: &str) -> Vec<serde_json::Value> {
+pub(super) async fn tools(
+    address: SocketAddr,
+    token: &str,
+    session: &str,
+) -> Vec<serde_json::Value> {
     let (answer, _) = post(
         address,
         token,
@@ -153,14 +162,56 @@ fn names(tools: &[serde_json::Value]) -> Vec<&str> {
         .collect()
 }
 
+/// Alice's and Bob's sessions on one gateway: Alice is restricted, Bob
+/// is not.
+struct TwoClients {
+    address: SocketAddr,
+    alices: String,
+    bobs: String,
+}
+
 #[tokio::test]
 async fn a_policy_holds_on_every_path_and_only_for_its_client() {
     let served = served().await;
     let address = served.address;
     let (alices, alice_instructions) = open(address, ALICE).await;
     let (bobs, bob_instructions) = open(address, BOB).await;
+    let both = TwoClients {
+        address,
+        alices,
+        bobs,
+    };
 
-    // The group listing: in the instructions and in load_tool_group's description.
+    each_lists_the_groups_it_may_use(&both, &alice_instructions, &bob_instructions).await;
+    a_group_not_allowed_does_not_exist(&both).await;
+    each_lists_the_tools_and_actions_it_may_use(&both).await;
+    find_tool_groups_ranks_only_what_the_client_sees(&both).await;
+    what_is_not_allowed_is_not_available_never_forbidden(&both).await;
+
+    // A new policy applies at once, to the sessions already open.
+    let clients = served.gateway.access().clients.clone();
+    served
+        .gateway
+        .update_access(toolgate_mcp::Access {
+            clients,
+            ..toolgate_mcp::Access::default()
+        })
+        .await;
+    let (text, error) = load(address, ALICE, &both.alices, "files").await;
+    assert!(!error && text.contains("files_read"), "{text}");
+    served.stop().await;
+}
+
+/// The group listing: in the instructions and in load_tool_group's description.
+async fn each_lists_the_groups_it_may_use(
+    both: &TwoClients,
+    alice_instructions: &str,
+    bob_instructions: &str,
+) {
+    let TwoClients {
+        address, alices, ..
+    } = both;
+    let address = *address;
     assert!(
         alice_instructions.contains("- time:"),
         "{alice_instructions}"
@@ -170,7 +221,7 @@ async fn a_policy_holds_on_every_path_and_only_for_its_client() {
         "{alice_instructions}"
     );
     assert!(bob_instructions.contains("- files:"), "{bob_instructions}");
-    let listed = tools(address, ALICE, &alices).await;
+    let listed = tools(address, ALICE, alices).await;
     let load_tool = listed
         .iter()
         .find(|tool| tool["name"] == "load_tool_group")
@@ -179,9 +230,17 @@ async fn a_policy_holds_on_every_path_and_only_for_its_client() {
     assert!(description.contains("- web:"), "{description}");
     assert!(!description.contains("files"), "{description}");
     assert!(!description.contains("js_tool_management"), "{description}");
+}
 
-    // load_tool_group: a group not allowed does not exist.
-    let (text, error) = load(address, ALICE, &alices, "files").await;
+/// load_tool_group: a group not allowed does not exist.
+async fn a_group_not_allowed_does_not_exist(both: &TwoClients) {
+    let TwoClients {
+        address,
+        alices,
+        bobs,
+    } = both;
+    let address = *address;
+    let (text, error) = load(address, ALICE, alices, "files").await;
     assert!(error, "{text}");
     assert!(
         text.starts_with("Tool group 'files' not found. Available groups: "),
@@ -191,19 +250,27 @@ async fn a_policy_holds_on_every_path_and_only_for_its_client() {
         !text.contains("forbidden") && !text.contains("files_read"),
         "{text}"
     );
-    let (text, error) = load(address, BOB, &bobs, "files").await;
+    let (text, error) = load(address, BOB, bobs, "files").await;
     assert!(!error && text.contains("files_read"), "{text}");
+}
 
-    // The tool list: time without time_convert, web without its fetch action.
+/// The tool list: time without time_convert, web without its fetch action.
+async fn each_lists_the_tools_and_actions_it_may_use(both: &TwoClients) {
+    let TwoClients {
+        address,
+        alices,
+        bobs,
+    } = both;
+    let address = *address;
     for group in ["time", "web"] {
-        for (token, session) in [(ALICE, &alices), (BOB, &bobs)] {
+        for (token, session) in [(ALICE, alices), (BOB, bobs)] {
             let (text, error) = load(address, token, session, group).await;
             assert!(!error, "{text}");
         }
     }
-    let (text, _) = load(address, ALICE, &alices, "time").await;
+    let (text, _) = load(address, ALICE, alices, "time").await;
     assert!(!text.contains("time_convert"), "{text}");
-    let alice_tools = tools(address, ALICE, &alices).await;
+    let alice_tools = tools(address, ALICE, alices).await;
     assert!(names(&alice_tools).contains(&"time_now"));
     assert!(!names(&alice_tools).contains(&"time_convert"));
     assert!(
@@ -223,19 +290,27 @@ async fn a_policy_holds_on_every_path_and_only_for_its_client() {
         !web["description"].as_str().unwrap().contains("- fetch"),
         "{web}"
     );
-    let bob_tools = tools(address, BOB, &bobs).await;
+    let bob_tools = tools(address, BOB, bobs).await;
     assert!(names(&bob_tools).contains(&"time_convert"));
     let bobs_web = bob_tools.iter().find(|tool| tool["name"] == "web").unwrap();
     assert_eq!(
         bobs_web["inputSchema"]["properties"]["action"]["enum"],
         serde_json::json!(["search", "fetch"])
     );
+}
 
-    // find_tool_groups ranks only what the client sees.
+/// find_tool_groups ranks only what the client sees.
+async fn find_tool_groups_ranks_only_what_the_client_sees(both: &TwoClients) {
+    let TwoClients {
+        address,
+        alices,
+        bobs,
+    } = both;
+    let address = *address;
     let (text, error) = call(
         address,
         ALICE,
-        &alices,
+        alices,
         "find_tool_groups",
         serde_json::json!({"query": "read the text of a local file"}),
     )
@@ -245,16 +320,25 @@ async fn a_policy_holds_on_every_path_and_only_for_its_client() {
     let (text, _) = call(
         address,
         BOB,
-        &bobs,
+        bobs,
         "find_tool_groups",
         serde_json::json!({"query": "read the text of a local file"}),
     )
     .await;
     assert!(text.contains("files"), "{text}");
+}
 
-    // Direct calls and call_tool: not available, never forbidden.
+/// Direct calls and call_tool: not available, never forbidden; what Alice may
+/// use works, and Bob's calls are his.
+async fn what_is_not_allowed_is_not_available_never_forbidden(both: &TwoClients) {
+    let TwoClients {
+        address,
+        alices,
+        bobs,
+    } = both;
+    let address = *address;
     let convert = serde_json::json!({"time": "2026-01-01T09:00", "source_timezone": "Europe/Paris", "target_timezone": "Asia/Tokyo"});
-    let (text, error) = call(address, ALICE, &alices, "time_convert", convert.clone()).await;
+    let (text, error) = call(address, ALICE, alices, "time_convert", convert.clone()).await;
     assert!(
         error && text.starts_with("Tool 'time_convert' is not available"),
         "{text}"
@@ -262,7 +346,7 @@ async fn a_policy_holds_on_every_path_and_only_for_its_client() {
     let (text, error) = call(
         address,
         ALICE,
-        &alices,
+        alices,
         "call_tool",
         serde_json::json!({"name": "time_convert", "arguments": convert.clone()}),
     )
@@ -271,7 +355,7 @@ async fn a_policy_holds_on_every_path_and_only_for_its_client() {
     let (text, error) = call(
         address,
         ALICE,
-        &alices,
+        alices,
         "files_read",
         serde_json::json!({"path": "x"}),
     )
@@ -282,7 +366,7 @@ async fn a_policy_holds_on_every_path_and_only_for_its_client() {
     );
     assert!(!text.contains("belongs to tool group"), "{text}");
     let fetch = serde_json::json!({"action": "fetch", "url": "https://example.com"});
-    let (text, error) = call(address, ALICE, &alices, "web", fetch.clone()).await;
+    let (text, error) = call(address, ALICE, alices, "web", fetch.clone()).await;
     assert!(
         error && text == "Action 'fetch' of tool 'web' is not available for this agent.",
         "{text}"
@@ -290,7 +374,7 @@ async fn a_policy_holds_on_every_path_and_only_for_its_client() {
     let (text, error) = call(
         address,
         ALICE,
-        &alices,
+        alices,
         "call_tool",
         serde_json::json!({"name": "web", "arguments": fetch}),
     )
@@ -299,7 +383,7 @@ async fn a_policy_holds_on_every_path_and_only_for_its_client() {
     let (text, error) = call(
         address,
         ALICE,
-        &alices,
+        alices,
         "web_fetch",
         serde_json::json!({"url": "https://example.com"}),
     )
@@ -307,23 +391,10 @@ async fn a_policy_holds_on_every_path_and_only_for_its_client() {
     assert!(error && text.contains("not available"), "{text}");
     assert!(!text.to_lowercase().contains("forbidden"), "{text}");
     // What Alice may use works, and Bob's calls are his.
-    let (text, error) = call(address, ALICE, &alices, "time_now", serde_json::json!({})).await;
+    let (text, error) = call(address, ALICE, alices, "time_now", serde_json::json!({})).await;
     assert!(!error, "{text}");
-    let (text, error) = call(address, BOB, &bobs, "time_convert", convert).await;
+    let (text, error) = call(address, BOB, bobs, "time_convert", convert).await;
     assert!(!error, "{text}");
-
-    // A new policy applies at once, to the sessions already open.
-    let clients = served.gateway.access().clients.clone();
-    served
-        .gateway
-        .update_access(toolgate_mcp::Access {
-            clients,
-            ..toolgate_mcp::Access::default()
-        })
-        .await;
-    let (text, error) = load(address, ALICE, &alices, "files").await;
-    assert!(!error && text.contains("files_read"), "{text}");
-    served.stop().await;
 }
 
 /// A GET of `path` with `token`; the status line.
@@ -514,208 +585,4 @@ async fn an_alias_whose_fixed_arguments_set_the_action_stops_the_start() {
         error.contains("sneaky") && error.contains("`action`"),
         "{error}"
     );
-}
-
-/// The shared token of the gateways of the tools clients write: the
-/// operator's, whose tools are the ones listed.
-const OPERATOR: &str = "operator-token-0123456789";
-
-/// A gateway whose clients (name, token, policy) write JavaScript tools
-/// of their own through `js_tool_management`, reaching the files under
-/// `root` and the web as the built-in tools do; the operator comes in with
-/// [`OPERATOR`].
-async fn served_with_user_tools(
-    root: &std::path::Path,
-    clients: Vec<(&str, &str, ToolPolicy)>,
-) -> Served<MemoryStore> {
-    let mut options = options(root, vec![]);
-    let builtins = toolgate_tools::BuiltinConfig::new(root);
-    let config = toolgate_tools::JavaScriptConfig::default();
-    let user_tools = toolgate_tools::UserJsTools::new(
-        Arc::new(MemoryStore::new()) as Arc<dyn toolgate_store::JsToolStore>,
-        toolgate_store::ToolOwner::new(toolgate_tools::DEFAULT_TOOL_OWNER),
-        &config,
-        Some(&builtins),
-    )
-    .unwrap();
-    user_tools.add_to(&mut options.tools);
-    options.tools.javascript = config;
-    let names = || {
-        clients
-            .iter()
-            .map(|(name, ..)| ClientName::new(name).unwrap())
-    };
-    options.policies = Arc::new(
-        names()
-            .zip(clients.iter().map(|(.., policy)| policy.clone()))
-            .collect(),
-    );
-    let http = HttpOptions {
-        clients: Clients::new(
-            names().zip(clients.iter().map(|(_, token, _)| TokenHash::of(token))),
-        )
-        .unwrap(),
-        bearer_token: Some(OPERATOR.to_owned()),
-        ..HttpOptions::default()
-    };
-    let served = serve(options, MemoryStore::new(), loopback(), http).await;
-    user_tools.attach(served.gateway.toolbox());
-    served
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn a_tool_a_client_writes_acts_with_that_clients_policy() {
-    let root = tempfile::tempdir().unwrap();
-    std::fs::write(root.path().join("secret.txt"), "the secret").unwrap();
-    let token = "tg_mallory-token";
-    let policy = ToolPolicy {
-        deny_groups: BTreeSet::from(["files".to_owned()]),
-        actions: BTreeMap::from([("web".to_owned(), ActionPolicy::deny(["fetch"]))]),
-        ..ToolPolicy::default()
-    };
-    let served = served_with_user_tools(root.path(), vec![("mallory", token, policy)]).await;
-    let address = served.address;
-    let (session, _) = open(address, token).await;
-    let (text, error) = load(address, token, &session, "js_tool_management").await;
-    assert!(!error, "{text}");
-    let (text, error) = call(
-        address,
-        token,
-        &session,
-        "create_js_tool",
-        serde_json::json!({
-            "name": "peek",
-            "description": "Reads a file and fetches a page",
-            "parameters": {"type": "object", "properties": {"what": {"type": "string"}}},
-            "source": "async function peek({ what }) { if (what === 'file') return files.read('secret.txt'); return (await fetch('http://127.0.0.1:9/')).status; }"
-        }),
-    )
-    .await;
-    assert!(!error, "{text}");
-    let (text, error) = load(address, token, &session, "user_tools").await;
-    assert!(!error, "{text}");
-    for (what, refused) in [("file", "files_read"), ("page", "web_fetch")] {
-        let arguments = serde_json::json!({ "what": what });
-        let (text, error) = call(address, token, &session, "peek", arguments).await;
-        assert!(error, "{text}");
-        assert!(
-            text.contains(&format!("{refused} is not available to this caller")),
-            "{text}"
-        );
-        assert!(!text.contains("the secret"), "{text}");
-    }
-    served.stop().await;
-}
-
-/// `name`'s JavaScript tool, created through `js_tool_management`, that
-/// answers `answer`.
-fn tool_answering(name: &str, answer: &str) -> serde_json::Value {
-    serde_json::json!({
-        "name": name,
-        "description": format!("Says {answer}"),
-        "source": format!("function {name}() {{ return {answer:?}; }}"),
-    })
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn each_client_writes_and_runs_tools_of_its_own() {
-    let root = tempfile::tempdir().unwrap();
-    let served = served_with_user_tools(
-        root.path(),
-        vec![
-            ("alice", ALICE, ToolPolicy::default()),
-            ("bob", BOB, ToolPolicy::default()),
-        ],
-    )
-    .await;
-    let address = served.address;
-    // The operator's tool of the name is the one the catalog lists.
-    let (operators, _) = open(address, OPERATOR).await;
-    for group in ["js_tool_management", "user_tools"] {
-        let _ = load(address, OPERATOR, &operators, group).await;
-        let arguments = tool_answering("peek", "the operator's");
-        let _ = call(address, OPERATOR, &operators, "create_js_tool", arguments).await;
-    }
-    let (alices, _) = open(address, ALICE).await;
-    let (bobs, _) = open(address, BOB).await;
-    for (token, session) in [(ALICE, &alices), (BOB, &bobs)] {
-        let (text, error) = load(address, token, session, "js_tool_management").await;
-        assert!(!error, "{text}");
-    }
-    let (text, error) = call(
-        address,
-        ALICE,
-        &alices,
-        "create_js_tool",
-        tool_answering("peek", "alice's"),
-    )
-    .await;
-    assert!(!error, "{text}");
-    let (text, error) = load(address, ALICE, &alices, "user_tools").await;
-    assert!(!error && text.contains("- peek:"), "{text}");
-    let (text, _) = call(address, ALICE, &alices, "peek", serde_json::json!({})).await;
-    assert_eq!(text, "alice's");
-
-    // Bob sees none of Alice's tools, cannot change them, and cannot run them.
-    let (text, error) = call(
-        address,
-        BOB,
-        &bobs,
-        "list_user_tools",
-        serde_json::json!({}),
-    )
-    .await;
-    assert!(!error && !text.contains("peek"), "{text}");
-    let (text, error) = call(
-        address,
-        BOB,
-        &bobs,
-        "update_js_tool",
-        tool_answering("peek", "bob's"),
-    )
-    .await;
-    assert!(
-        error && text.contains("you have no tool named 'peek'"),
-        "{text}"
-    );
-    let (text, error) = load(address, BOB, &bobs, "user_tools").await;
-    assert!(
-        error && text == "Tool group 'user_tools' has no available tools.",
-        "{text}"
-    );
-    let (text, error) = call(address, BOB, &bobs, "peek", serde_json::json!({})).await;
-    assert!(
-        error && text.starts_with("Tool 'peek' is not available"),
-        "{text}"
-    );
-    let through = serde_json::json!({"name": "peek", "arguments": {}});
-    let (text, error) = call(address, BOB, &bobs, "call_tool", through).await;
-    assert!(error && !text.contains("alice's"), "{text}");
-
-    // Bob's tool of the same name is his; each runs their own.
-    let (text, error) = call(
-        address,
-        BOB,
-        &bobs,
-        "create_js_tool",
-        tool_answering("peek", "bob's"),
-    )
-    .await;
-    assert!(!error, "{text}");
-    let (text, error) = load(address, BOB, &bobs, "user_tools").await;
-    assert!(!error && text.contains("- peek:"), "{text}");
-    let (text, _) = call(address, BOB, &bobs, "peek", serde_json::json!({})).await;
-    assert_eq!(text, "bob's");
-    let (text, _) = call(address, ALICE, &alices, "peek", serde_json::json!({})).await;
-    assert_eq!(text, "alice's");
-    let listed = tools(address, ALICE, &alices).await;
-    let descriptions: Vec<&str> = listed
-        .iter()
-        .filter(|tool| tool["name"] == "peek")
-        .filter_map(|tool| tool["description"].as_str())
-        .collect();
-    assert_eq!(descriptions, ["Says alice's"]);
-    let (text, _) = call(address, OPERATOR, &operators, "peek", serde_json::json!({})).await;
-    assert_eq!(text, "the operator's");
-    served.stop().await;
 }
