@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-use super::serve::StdioGateway;
+use super::gateways::StdioGateway;
 
 fn examples() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/js-tools")

@@ -288,7 +288,7 @@ fn token(name: &str) -> String {
 
 /// Whether `name`'s token opens a session at `url`.
 fn admitted(url: &str, name: &str) -> bool {
-    let status = super::serve::initialize_status(url, Some(&token(name)));
+    let status = super::gateways::initialize_status(url, Some(&token(name)));
     assert!(
         status.contains("200") || status.contains("401"),
         "{name}: {status}"
@@ -306,12 +306,12 @@ fn a_config_file_that_is_a_symlink_is_followed_to_its_target() {
     let real = conf.join("real.toml");
     std::fs::write(&real, clients(&["alice", "bob"])).unwrap();
     symlink("conf/real.toml", dir.path().join("toolgate.toml")).unwrap();
-    let (mut child, url) = super::serve::serve_logged(dir.path(), "127.0.0.1:0");
+    let (mut child, url) = super::gateways::serve_logged(dir.path(), "127.0.0.1:0");
     assert!(admitted(&url, "alice") && admitted(&url, "bob"));
 
     // The target edited in place: Bob is revoked.
     std::fs::write(&real, clients(&["alice"])).unwrap();
-    super::serve::until_logged(dir.path(), "applied 1 client(s)");
+    super::gateways::until_logged(dir.path(), "applied 1 client(s)");
     assert!(admitted(&url, "alice"));
     assert!(!admitted(&url, "bob"));
 
@@ -319,7 +319,7 @@ fn a_config_file_that_is_a_symlink_is_followed_to_its_target() {
     let saved = conf.join(".real.toml.new");
     std::fs::write(&saved, clients(&["bob", "carol"])).unwrap();
     std::fs::rename(&saved, &real).unwrap();
-    super::serve::until_logged(dir.path(), "applied 2 client(s)");
+    super::gateways::until_logged(dir.path(), "applied 2 client(s)");
     assert!(!admitted(&url, "alice"));
     assert!(admitted(&url, "bob") && admitted(&url, "carol"));
     let _ = child.kill();
@@ -338,7 +338,7 @@ fn a_config_map_update_swapping_its_data_link_is_applied() {
     std::fs::write(first.join("toolgate.toml"), clients(&["alice", "bob"])).unwrap();
     symlink("..2026_01_01_00_00_00.1", dir.path().join("..data")).unwrap();
     symlink("..data/toolgate.toml", dir.path().join("toolgate.toml")).unwrap();
-    let (mut child, url) = super::serve::serve_logged(dir.path(), "127.0.0.1:0");
+    let (mut child, url) = super::gateways::serve_logged(dir.path(), "127.0.0.1:0");
     assert!(admitted(&url, "alice") && admitted(&url, "bob"));
 
     // The update, as the kubelet writes it: a new directory, a new link,
@@ -349,7 +349,7 @@ fn a_config_map_update_swapping_its_data_link_is_applied() {
     symlink("..2026_01_01_00_01_00.2", dir.path().join("..data_tmp")).unwrap();
     std::fs::rename(dir.path().join("..data_tmp"), dir.path().join("..data")).unwrap();
     std::fs::remove_dir_all(&first).unwrap();
-    super::serve::until_logged(dir.path(), "applied 1 client(s)");
+    super::gateways::until_logged(dir.path(), "applied 1 client(s)");
     assert!(admitted(&url, "alice"));
     assert!(!admitted(&url, "bob"));
 
@@ -360,7 +360,7 @@ fn a_config_map_update_swapping_its_data_link_is_applied() {
     symlink("..2026_01_01_00_02_00.3", dir.path().join("..data_tmp")).unwrap();
     std::fs::rename(dir.path().join("..data_tmp"), dir.path().join("..data")).unwrap();
     std::fs::remove_dir_all(&second).unwrap();
-    super::serve::until_logged(dir.path(), "applied 2 client(s)");
+    super::gateways::until_logged(dir.path(), "applied 2 client(s)");
     assert!(!admitted(&url, "alice"));
     assert!(admitted(&url, "bob") && admitted(&url, "carol"));
     let _ = child.kill();
@@ -372,11 +372,11 @@ fn a_reload_that_leaves_a_loopback_listener_without_tokens_is_applied_with_a_war
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("toolgate.toml");
     std::fs::write(&config, clients(&["alice"])).unwrap();
-    let (mut child, url) = super::serve::serve_logged(dir.path(), "127.0.0.1:0");
-    assert!(super::serve::initialize_status(&url, None).contains("401"));
+    let (mut child, url) = super::gateways::serve_logged(dir.path(), "127.0.0.1:0");
+    assert!(super::gateways::initialize_status(&url, None).contains("401"));
 
     std::fs::write(&config, "").unwrap();
-    let log = super::serve::until_logged(dir.path(), "applied 0 client(s)");
+    let log = super::gateways::until_logged(dir.path(), "applied 0 client(s)");
     assert!(
         log.contains(
             "toolgate.toml: no client has a token any more and there is no [auth.oauth]: \
@@ -384,7 +384,7 @@ fn a_reload_that_leaves_a_loopback_listener_without_tokens_is_applied_with_a_war
         ),
         "{log}"
     );
-    assert!(super::serve::initialize_status(&url, None).contains("200"));
+    assert!(super::gateways::initialize_status(&url, None).contains("200"));
     let _ = child.kill();
     let _ = child.wait();
 }

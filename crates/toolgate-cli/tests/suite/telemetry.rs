@@ -17,7 +17,7 @@ use opentelemetry_proto::tonic::trace::v1::span::SpanKind;
 use prost::Message;
 use serde_json::json;
 
-use super::serve::{StdioGateway, write_mathx};
+use super::gateways::{StdioGateway, write_mathx};
 use super::support::peers;
 
 /// A span as the collector decoded it.
