@@ -7,12 +7,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use rmcp::ServiceExt;
 use tokio_util::sync::CancellationToken;
 use toolgate_core::GroupId;
 use toolgate_mcp::{
-    AuditConfig, AuditLog, Gateway, GatewayHandler, GatewayOptions, HELD_IN_MEMORY, HttpLimits,
-    HttpOptions, MCP_PATH, RateLimits, SessionSource, UpstreamHealth, serve_http,
+    AuditConfig, AuditLog, Gateway, GatewayOptions, HELD_IN_MEMORY, HttpLimits, HttpOptions,
+    MCP_PATH, RateLimits, StdioOptions, UpstreamHealth, serve_http, serve_stdio,
 };
 use toolgate_store::{ConversationId, ConversationStore, JsToolStore, MemoryStore};
 use toolgate_tools::{StartReport, ToolOwnership, ToolboxError, ToolboxOptions, UserJsTools};
@@ -102,24 +101,19 @@ async fn serve<S: ConversationStore + 'static>(
         let session = args.session.clone().unwrap_or_else(new_session_name);
         banner.push_str(&format!("Serving MCP on stdio, session '{session}'.\n"));
         crate::output::eprint(&banner);
-        let handler = GatewayHandler::new(
-            Arc::clone(&gateway),
-            SessionSource::Fixed(ConversationId::new(session)),
-        );
-        let running = handler
-            .serve(rmcp::transport::stdio())
-            .await
-            .context("starting the MCP session on stdio")?;
-        let cancel = running.cancellation_token();
-        let waiting = running.waiting();
-        tokio::pin!(waiting);
+        let options = StdioOptions {
+            session: ConversationId::new(session),
+            shutdown_grace: grace,
+        };
+        let stop_serving = shutdown.child_token();
+        let serving = serve_stdio(Arc::clone(&gateway), options, stop_serving.clone());
+        tokio::pin!(serving);
         tokio::select! {
-            _ = &mut waiting => {}
+            result = &mut serving => result.context("starting the MCP session on stdio")?,
             signal = stop.recv() => {
                 crate::output::eprint(&stopping_message(signal?, grace));
-                gateway.drain(grace).await;
-                cancel.cancel();
-                let _ = waiting.await;
+                stop_serving.cancel();
+                serving.await.context("starting the MCP session on stdio")?;
             }
         }
     } else {
