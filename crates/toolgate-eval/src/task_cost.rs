@@ -57,8 +57,7 @@ pub(crate) fn task_costs(
     found: &[FindAnswer],
     search_fusion: Fusion,
 ) -> Vec<TaskCost> {
-    let catalog = &prepared.dataset.catalog;
-    let stage = Stage::new(catalog, counter, &prepared.costs.tools);
+    let stage = Stage::new(&prepared.dataset.catalog, counter, &prepared.costs.tools);
     // The tasks: reported queries needing a tool the catalog has.
     let tasks: Vec<(usize, Vec<String>)> = report
         .iter()
@@ -66,58 +65,116 @@ pub(crate) fn task_costs(
         .map(|(i, q)| (i, stage.needed(&q.gold_tools)))
         .filter(|(_, needed)| !needed.is_empty())
         .collect();
-    let all_tools = prepared.costs.all_tools;
     let baseline: Vec<Episode> = tasks
         .iter()
         .map(|(i, needed)| Episode {
-            shared_tools: all_tools,
+            shared_tools: prepared.costs.all_tools,
             request: counter.count(&report[*i].text),
             using_calls: needed.len() + 1,
             done: true,
             ..Episode::default()
         })
         .collect();
-    let base = Totals::of(&baseline);
-    let mut rows = vec![base.row(
-        "all_tools",
-        Job::Baseline,
-        None,
-        None,
-        tasks.len(),
-        1.0,
-        &base,
-    )];
-    // The floor of every routed policy: a router that shows exactly the
-    // task's gold tools on the first call, and nothing else.
-    for placement in [Placement::ToolList, Placement::ConversationRouted] {
-        let ideal: Vec<Episode> = tasks
-            .iter()
-            .map(|(i, needed)| {
-                let start = Start {
-                    visible: needed.iter().cloned().collect(),
-                    tokens: stage.tool_tokens(needed.iter().map(String::as_str)),
-                    ..Start::default()
-                };
-                let mut episode =
-                    stage.load_groups(&report[*i].text, needed, start, Agent::Oracle, placement);
-                episode.shared_tools = stage.meta_tools(placement, false);
-                episode
-            })
-            .collect();
-        rows.push(Totals::of(&ideal).row(
-            IDEAL_ROUTER,
-            Job::Baseline,
-            Some(placement),
-            None,
-            tasks.len(),
-            1.0,
-            &base,
-        ));
+    let costing = Costing {
+        prepared,
+        stage,
+        report,
+        base: Totals::of(&baseline),
+        tasks,
+    };
+    let mut rows = vec![costing.row("all_tools", Job::Baseline, None, None, &baseline, 1.0)];
+    rows.extend(costing.ideal());
+    rows.extend(costing.loading("listing", Job::Serve, false, &|_, _| Start::default()));
+    rows.extend(costing.searching_first(found));
+    for (name, seen) in routed {
+        rows.extend(costing.loading(name, Job::Chat, false, &|i, _| costing.routed(&seen[i])));
     }
-    let mut add = |policy: &str,
-                   job: Job,
-                   start: &dyn Fn(usize, Placement) -> Start,
-                   find: bool| {
+    rows.extend(costing.tool_search(search_fusion));
+    rows
+}
+
+/// What every policy's tasks are costed with.
+struct Costing<'a> {
+    prepared: &'a Prepared<'a>,
+    stage: Stage<'a>,
+    report: &'a [&'a Query],
+    /// All-tools' totals: what every cost is a share of.
+    base: Totals,
+    /// Each task's position in `report` and the gold tools it needs.
+    tasks: Vec<(usize, Vec<String>)>,
+}
+
+impl Costing<'_> {
+    /// A policy's row from its episodes.
+    fn row(
+        &self,
+        policy: &str,
+        job: Job,
+        placement: Option<Placement>,
+        agent: Option<Agent>,
+        episodes: &[Episode],
+        first_call_tool_recall: f64,
+    ) -> TaskCost {
+        Totals::of(episodes).row(
+            policy,
+            job,
+            placement,
+            agent.map(Agent::label),
+            self.tasks.len(),
+            first_call_tool_recall,
+            &self.base,
+        )
+    }
+
+    /// The floor of every routed policy: a router that shows exactly the
+    /// task's gold tools on the first call, and nothing else.
+    fn ideal(&self) -> Vec<TaskCost> {
+        [Placement::ToolList, Placement::ConversationRouted]
+            .into_iter()
+            .map(|placement| {
+                let episodes: Vec<Episode> = self
+                    .tasks
+                    .iter()
+                    .map(|(i, needed)| {
+                        let start = Start {
+                            visible: needed.iter().cloned().collect(),
+                            tokens: self.stage.tool_tokens(needed.iter().map(String::as_str)),
+                            ..Start::default()
+                        };
+                        let mut episode = self.stage.load_groups(
+                            &self.report[*i].text,
+                            needed,
+                            start,
+                            Agent::Oracle,
+                            placement,
+                        );
+                        episode.shared_tools = self.stage.meta_tools(placement, false);
+                        episode
+                    })
+                    .collect();
+                self.row(
+                    IDEAL_ROUTER,
+                    Job::Baseline,
+                    Some(placement),
+                    None,
+                    &episodes,
+                    1.0,
+                )
+            })
+            .collect()
+    }
+
+    /// A group-loading policy's rows (each agent, each placement), each
+    /// task begun as `start` says; `find` when it offers
+    /// `find_tool_groups`.
+    fn loading(
+        &self,
+        policy: &str,
+        job: Job,
+        find: bool,
+        start: &dyn Fn(usize, Placement) -> Start,
+    ) -> Vec<TaskCost> {
+        let mut rows = Vec::new();
         for agent in Agent::ALL {
             // Only a router shows anything before the first call to move.
             for placement in Placement::ALL
@@ -125,122 +182,145 @@ pub(crate) fn task_costs(
                 .filter(|p| job == Job::Chat || *p != Placement::ConversationRouted)
             {
                 let mut recall = Vec::new();
-                let episodes: Vec<Episode> = tasks
+                let episodes: Vec<Episode> = self
+                    .tasks
                     .iter()
                     .map(|(i, needed)| {
                         let start = start(*i, placement);
                         recall.push(share(needed, &start.visible));
-                        let mut episode =
-                            stage.load_groups(&report[*i].text, needed, start, agent, placement);
-                        episode.shared_tools = stage.meta_tools(placement, find);
+                        let mut episode = self.stage.load_groups(
+                            &self.report[*i].text,
+                            needed,
+                            start,
+                            agent,
+                            placement,
+                        );
+                        episode.shared_tools = self.stage.meta_tools(placement, find);
                         episode
                     })
                     .collect();
-                rows.push(Totals::of(&episodes).row(
-                    policy,
-                    job,
-                    Some(placement),
-                    Some(agent.label()),
-                    tasks.len(),
-                    mean(recall.into_iter()),
-                    &base,
-                ));
+                let recall = mean(recall.into_iter());
+                rows.push(self.row(policy, job, Some(placement), Some(agent), &episodes, recall));
             }
         }
-    };
-    add("listing", Job::Serve, &|_, _| Start::default(), false);
-    // `schemas`: how many of the tools the answer names come with their
-    // schemas, callable at once (in the answer's order: the most likely
-    // group's best tools first).
-    let find_start = |i: usize, placement: Placement, schemas: usize| {
-        let answer = &found[i];
-        let call = stage.call_tokens(toolgate_core::FIND_TOOL_GROUPS_TOOL_NAME, &report[i].text);
-        let mut round = Round {
-            listed: 0,
-            messages: call + answer.tokens,
+        rows
+    }
+
+    /// `find_tool_groups` first, its answer naming groups and tools; with
+    /// the schemas of none, some or all of the tools it names.
+    fn searching_first(&self, found: &[FindAnswer]) -> Vec<TaskCost> {
+        let mut rows = self.loading("find_tool_groups", Job::Serve, true, &|i, placement| {
+            self.found(&found[i], i, placement, 0)
+        });
+        for k in FIND_SCHEMAS {
+            rows.extend(self.loading(
+                &format!("find_tool_groups(schemas of {k})"),
+                Job::Serve,
+                true,
+                &|i, placement| self.found(&found[i], i, placement, k),
+            ));
+        }
+        rows.extend(self.loading(
+            "find_tool_groups(schemas)",
+            Job::Serve,
+            true,
+            &|i, placement| self.found(&found[i], i, placement, usize::MAX),
+        ));
+        rows
+    }
+
+    /// A task begun with a `find_tool_groups` call answered by `answer`,
+    /// whose first `schemas` tools come with their schemas, callable at once
+    /// (in the answer's order: the most likely group's best tools first).
+    fn found(&self, answer: &FindAnswer, i: usize, placement: Placement, schemas: usize) -> Start {
+        let call = self.stage.call_tokens(
+            toolgate_core::FIND_TOOL_GROUPS_TOOL_NAME,
+            &self.report[i].text,
+        );
+        let callable = &answer.tools[..schemas.min(answer.tools.len())];
+        let tokens = self.stage.tool_tokens(callable.iter().map(String::as_str));
+        let round = if placement.lists_loads() {
+            Round {
+                listed: tokens,
+                messages: call + answer.tokens,
+            }
+        } else {
+            Round {
+                listed: 0,
+                messages: call + answer.tokens + tokens,
+            }
         };
-        let mut start = Start {
+        Start {
+            visible: callable.iter().cloned().collect(),
             named: answer.groups.clone(),
             read: answer.tools.clone(),
+            rounds: vec![round],
             ..Start::default()
-        };
-        let callable = &answer.tools[..schemas.min(answer.tools.len())];
-        let tokens = stage.tool_tokens(callable.iter().map(String::as_str));
-        if placement.lists_loads() {
-            round.listed = tokens;
-        } else {
-            round.messages += tokens;
         }
-        start.visible = callable.iter().cloned().collect();
-        start.rounds = vec![round];
-        start
-    };
-    add(
-        "find_tool_groups",
-        Job::Serve,
-        &|i, placement| find_start(i, placement, 0),
-        true,
-    );
-    for k in FIND_SCHEMAS {
-        add(
-            &format!("find_tool_groups(schemas of {k})"),
-            Job::Serve,
-            &|i, placement| find_start(i, placement, k),
-            true,
-        );
     }
-    add(
-        "find_tool_groups(schemas)",
-        Job::Serve,
-        &|i, placement| find_start(i, placement, usize::MAX),
-        true,
-    );
-    for (name, seen) in routed {
-        let start = |i: usize, _: Placement| {
-            let seen = &seen[i];
-            if seen.all {
-                let everything: HashSet<String> = catalog
+
+    /// A task begun with what a router showed: its tools, or at the low
+    /// tier every tool.
+    fn routed(&self, seen: &Seen) -> Start {
+        if seen.all {
+            return Start {
+                visible: self
+                    .prepared
+                    .dataset
+                    .catalog
                     .tools()
                     .filter(|t| t.group.is_some())
                     .map(|t| t.definition.name.to_string())
-                    .collect();
-                return Start {
-                    visible: everything,
-                    tokens: all_tools,
-                    ..Start::default()
-                };
-            }
-            Start {
-                visible: seen.tools.clone(),
-                tokens: seen.tokens.saturating_sub(prepared.costs.core_and_listing),
+                    .collect(),
+                tokens: self.prepared.costs.all_tools,
                 ..Start::default()
-            }
-        };
-        add(name, Job::Chat, &start, false);
-    }
-    for k in SEARCH_KS {
-        for agent in Agent::ALL {
-            for placement in [Placement::ToolList, Placement::Conversation] {
-                let episodes: Vec<Episode> = tasks
-                    .iter()
-                    .map(|(i, needed)| {
-                        let ranked = prepared.tool_ranking(search_fusion, report[*i]);
-                        stage.search_tools(&report[*i].text, needed, &ranked, k, agent, placement)
-                    })
-                    .collect();
-                rows.push(Totals::of(&episodes).row(
-                    &format!("tool_search@{k}"),
-                    Job::Peer,
-                    Some(placement),
-                    Some(agent.label()),
-                    tasks.len(),
-                    0.0,
-                    &base,
-                ));
-            }
+            };
+        }
+        Start {
+            visible: seen.tools.clone(),
+            tokens: seen
+                .tokens
+                .saturating_sub(self.prepared.costs.core_and_listing),
+            ..Start::default()
         }
     }
-    rows
+
+    /// Tool search returning k tools a call, by `fusion`'s ranking.
+    fn tool_search(&self, fusion: Fusion) -> Vec<TaskCost> {
+        let mut rows = Vec::new();
+        for k in SEARCH_KS {
+            for agent in Agent::ALL {
+                for placement in [Placement::ToolList, Placement::Conversation] {
+                    let episodes: Vec<Episode> = self
+                        .tasks
+                        .iter()
+                        .map(|(i, needed)| {
+                            let query = self.report[*i];
+                            let ranked = self.prepared.tool_ranking(fusion, query);
+                            self.stage.search_tools(
+                                &query.text,
+                                needed,
+                                &ranked,
+                                k,
+                                agent,
+                                placement,
+                            )
+                        })
+                        .collect();
+                    let policy = format!("tool_search@{k}");
+                    rows.push(self.row(
+                        &policy,
+                        Job::Peer,
+                        Some(placement),
+                        Some(agent),
+                        &episodes,
+                        0.0,
+                    ));
+                }
+            }
+        }
+        rows
+    }
 }
 
 /// Share of `needed` in `visible`.

@@ -1,6 +1,6 @@
 //! `toolgate eval` on the small labelled dataset of the routing tests.
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::routing::{GROUPS, QUERIES, text, toolgate, write_dataset};
 
