@@ -18,7 +18,8 @@
 //! each: who is calling and what they see (`access.rs`), `tools/list`
 //! (`listing.rs`), `tools/call` (`call.rs`), the meta-tools' answers
 //! (`meta.rs`), everything MCP offers besides tools (`passthrough.rs`) and
-//! upstreams changed while serving (`upstreams.rs`).
+//! upstreams changed while serving (`upstreams.rs`, reported as an
+//! [`UpstreamChanges`] of `upstream_changes.rs`).
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -2,12 +2,11 @@
 //! called with a timeout and the caller's cancellation, restarted with backoff
 //! after a crash, and re-listed when it says its tools changed.
 //!
-//! It is a [`ListedSource`] of the tool runtime: the toolbox lists it into
-//! the catalog and routes its tools' calls here, whether they come from an
-//! MCP client of the gateway or from the agent loop. A failure here belongs
-//! to this upstream only: it becomes an [`UpstreamError`] for its own loads
-//! and calls, never a gateway failure.
-
+//! It is a [`ListedSource`](toolgate_tools::ListedSource) of the tool
+//! runtime: the toolbox lists it into the catalog and routes its tools'
+//! calls here, whether they come from an MCP client of the gateway or from
+//! the agent loop. A failure here belongs to this upstream only: it becomes
+//! an [`UpstreamError`] for its own loads and calls, never a gateway failure.
 //!
 //! Under `upstream/`: its connection's states, how one is made and how
 //! restarts are paced (`connection.rs`), the client side of a connection
@@ -49,7 +48,7 @@ pub use error::UpstreamError;
 pub use health::UpstreamHealth;
 
 /// Times a finished call yields before it stops hearing its upstream's
-/// notifications (see [`Upstream::call`]).
+/// notifications (see [`Upstream::call_tool`]).
 const NOTIFICATION_YIELDS: usize = 8;
 
 /// How long, at most, a removed or changed upstream lets the calls under
