@@ -27,6 +27,19 @@ fn chosen_where(e: &Evaluation) -> &'static str {
 /// token counts come from.
 pub fn markdown(e: &Evaluation, encoding: &str) -> String {
     let mut out = String::new();
+    heading(&mut out, e, encoding);
+    crate::cost_markdown::cost_section(&mut out, e);
+    policy_table(&mut out, e);
+    router_notes(&mut out, e);
+    find_note(&mut out, e);
+    search_comparison(&mut out, e);
+    calibrations(&mut out, e);
+    out.push('\n');
+    out
+}
+
+/// The dataset's line: its size, split and where its settings come from.
+fn heading(out: &mut String, e: &Evaluation, encoding: &str) {
     let tuned = if e.tuned_on.is_empty() {
         "Router settings from the tuning part".to_owned()
     } else {
@@ -48,7 +61,10 @@ pub fn markdown(e: &Evaluation, encoding: &str) -> String {
         e.confidence_model,
         e.max_groups
     );
-    crate::cost_markdown::cost_section(&mut out, e);
+}
+
+/// What the first call shows under each policy.
+fn policy_table(out: &mut String, e: &Evaluation) {
     let _ = writeln!(
         out,
         "What the first call shows (diagnostics):\n\n| policy | group recall | tool recall | visible tokens | of all-tools | p50 decision |"
@@ -66,6 +82,10 @@ pub fn markdown(e: &Evaluation, encoding: &str) -> String {
             p.p50_decision_us
         );
     }
+}
+
+/// The tiered router's tiers, and which setting `tool_router` is.
+fn router_notes(out: &mut String, e: &Evaluation) {
     if let Some(router) = e.policies.iter().find(|p| p.policy == "tiered_router")
         && let (Some(tiers), Some(escalation), Some(high)) =
             (router.tiers, router.escalation_rate, router.high_tier)
@@ -107,6 +127,10 @@ pub fn markdown(e: &Evaluation, encoding: &str) -> String {
             "`{WITHOUT_ID_FINDERS}` and `{WITH_ID_FINDERS}` are the router chosen the same way among the settings that show no id finders, and among those that show them (beside a shown tool that requires an `X_id`, the tool of another group that searches or lists X, within the token budget)."
         );
     }
+}
+
+/// What the `find_tool_groups` rows are.
+fn find_note(out: &mut String, e: &Evaluation) {
     let fewest = crate::find::SEARCH_GROUPS[0];
     let _ = writeln!(
         out,
@@ -124,12 +148,15 @@ pub fn markdown(e: &Evaluation, encoding: &str) -> String {
             format!("; `find_tool_groups({fewest} groups)` at most {fewest}")
         },
     );
-    search_comparison(&mut out, e);
+}
+
+/// The routers' calibration tables, and the tool router's self-test.
+fn calibrations(out: &mut String, e: &Evaluation) {
     let _ = writeln!(
         out,
         "\nCalibration (reported queries): confidence band, decisions, mean confidence, observed share whose routed groups held every gold group.\n"
     );
-    calibration_table(&mut out, &e.calibration);
+    calibration_table(out, &e.calibration);
     if let Some(test) = &e.tool_router_self_test {
         let _ = writeln!(
             out,
@@ -142,7 +169,7 @@ pub fn markdown(e: &Evaluation, encoding: &str) -> String {
         );
     }
     calibration_section(
-        &mut out,
+        out,
         "Calibration of `tool_router` as fitted on the other catalogs alone, before its self-test (reported queries); off by: points between mean confidence and observed.",
         &e.tool_router_calibration_fitted,
     );
@@ -151,19 +178,17 @@ pub fn markdown(e: &Evaluation, encoding: &str) -> String {
             out,
             "\nCalibration of `{policy}` as it states it, restated by its self-test (reported queries), as above.\n"
         );
-        calibration_table(&mut out, bands);
+        calibration_table(out, bands);
     }
     if !e.tool_router_calibration.is_empty() {
         calibration_section(
-            &mut out,
+            out,
             &format!(
                 "The router learning online, as `toolgate chat --route` runs it (`{LEARNED_ROUTER}`): the reported queries in order, each decision stated before its own outcome is recorded (a prior worth {ONLINE_STRENGTH} turns, centred on the self-test's restatement), the recovery groups it learned counted as relied on."
             ),
             &e.tool_router_calibration_online,
         );
     }
-    out.push('\n');
-    out
 }
 
 /// `heading` and its table of `bands`, when any band holds a decision.
