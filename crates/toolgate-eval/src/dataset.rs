@@ -18,7 +18,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use serde::Deserialize;
-use toolgate_core::{Catalog, GroupId, import_jsonl};
+use toolgate_core::{Catalog, GroupId, ImportReport, import_jsonl};
 
 use crate::error::{EvalError, Result};
 
@@ -99,35 +99,8 @@ impl Dataset {
             path: tools,
             source,
         })?;
-        let tool_names: HashMap<&str, &str> = report
-            .renamed_tools
-            .iter()
-            .map(|renamed| (renamed.original.as_str(), renamed.loaded.as_str()))
-            .collect();
-        let group_ids: HashMap<&str, &GroupId> = report
-            .renamed_groups
-            .iter()
-            .map(|renamed| (renamed.original.as_str(), &renamed.loaded))
-            .collect();
-        let path = dir.join("queries.jsonl");
-        let text = std::fs::read_to_string(&path).map_err(|source| EvalError::ReadQueries {
-            path: path.clone(),
-            source,
-        })?;
-        let mut raw = Vec::new();
-        for (number, line) in text
-            .lines()
-            .enumerate()
-            .filter(|(_, l)| !l.trim().is_empty())
-        {
-            let query: RawQuery =
-                serde_json::from_str(line).map_err(|source| EvalError::Query {
-                    path: path.clone(),
-                    line: number + 1,
-                    source,
-                })?;
-            raw.push(query);
-        }
+        let renames = Renames::of(&report);
+        let raw = read_queries(&dir.join("queries.jsonl"))?;
         let has_dev = raw.iter().any(|q| q.split.as_deref() == Some("dev"));
         let split_rule = if has_dev {
             "tuned on the `dev` split, reported on the others".to_owned()
@@ -135,15 +108,7 @@ impl Dataset {
             "tuned on 30% of the conversations (stable hash of the id), reported on the other 70%"
                 .to_owned()
         };
-        let mut turns: HashMap<String, Vec<(usize, String)>> = HashMap::new();
-        for query in &raw {
-            if let (Some(conversation), Some(turn)) = (&query.conversation_id, query.turn) {
-                turns
-                    .entry(conversation.clone())
-                    .or_default()
-                    .push((turn, query.query.clone()));
-            }
-        }
+        let turns = conversations(&raw);
         let mut queries = Vec::new();
         for query in raw {
             let id = match &query.id {
@@ -151,14 +116,7 @@ impl Dataset {
                 other => other.to_string(),
             };
             let context = match (&query.conversation_id, query.turn) {
-                (Some(conversation), Some(turn)) => {
-                    let mut earlier: Vec<&(usize, String)> = turns[conversation]
-                        .iter()
-                        .filter(|(t, _)| *t < turn)
-                        .collect();
-                    earlier.sort_by_key(|(t, _)| *t);
-                    earlier.into_iter().map(|(_, text)| text.clone()).collect()
-                }
+                (Some(conversation), Some(turn)) => earlier_turns(&turns[conversation], turn),
                 _ => Vec::new(),
             };
             let tune = if has_dev {
@@ -166,30 +124,13 @@ impl Dataset {
             } else {
                 stable_hash(query.conversation_id.as_deref().unwrap_or(&id)) % 10 < 3
             };
-            let gold_groups = query
-                .groups
-                .iter()
-                .filter_map(|g| match group_ids.get(g.as_str()) {
-                    Some(&loaded) => Some(loaded.clone()),
-                    None => GroupId::new(g.as_str()).ok(),
-                })
-                .filter(|g| catalog.group(g.as_str()).is_some())
-                .collect();
-            let gold_tools = query
-                .tools
-                .into_iter()
-                .map(|tool| match tool_names.get(tool.as_str()) {
-                    Some(&loaded) => loaded.to_owned(),
-                    None => tool,
-                })
-                .collect();
             queries.push(Query {
                 index: queries.len(),
                 id,
-                text: query.query,
                 context,
-                gold_tools,
-                gold_groups,
+                gold_tools: renames.tools(query.tools),
+                gold_groups: renames.groups(&query.groups, &catalog),
+                text: query.query,
                 tune,
             });
         }
@@ -208,6 +149,92 @@ impl Dataset {
                 .collect(),
         })
     }
+}
+
+/// The names the import loaded refused tools and groups under, by the
+/// names the dataset gives.
+struct Renames<'r> {
+    tools: HashMap<&'r str, &'r str>,
+    groups: HashMap<&'r str, &'r GroupId>,
+}
+
+impl<'r> Renames<'r> {
+    fn of(report: &'r ImportReport) -> Self {
+        Self {
+            tools: report
+                .renamed_tools
+                .iter()
+                .map(|renamed| (renamed.original.as_str(), renamed.loaded.as_str()))
+                .collect(),
+            groups: report
+                .renamed_groups
+                .iter()
+                .map(|renamed| (renamed.original.as_str(), &renamed.loaded))
+                .collect(),
+        }
+    }
+
+    /// Gold tools under the names they were loaded by (a name the catalog
+    /// lacks stays as it is).
+    fn tools(&self, gold: Vec<String>) -> Vec<String> {
+        gold.into_iter()
+            .map(|tool| match self.tools.get(tool.as_str()) {
+                Some(&loaded) => loaded.to_owned(),
+                None => tool,
+            })
+            .collect()
+    }
+
+    /// Gold groups under the ids they were loaded by, those the catalog has.
+    fn groups(&self, gold: &[String], catalog: &Catalog) -> Vec<GroupId> {
+        gold.iter()
+            .filter_map(|g| match self.groups.get(g.as_str()) {
+                Some(&loaded) => Some(loaded.clone()),
+                None => GroupId::new(g.as_str()).ok(),
+            })
+            .filter(|g| catalog.group(g.as_str()).is_some())
+            .collect()
+    }
+}
+
+/// The lines of `path`, each a query (blank lines skipped).
+fn read_queries(path: &Path) -> Result<Vec<RawQuery>> {
+    let text = std::fs::read_to_string(path).map_err(|source| EvalError::ReadQueries {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(number, line)| {
+            serde_json::from_str(line).map_err(|source| EvalError::Query {
+                path: path.to_path_buf(),
+                line: number + 1,
+                source,
+            })
+        })
+        .collect()
+}
+
+/// Each conversation's turns: (turn, text).
+fn conversations(raw: &[RawQuery]) -> HashMap<String, Vec<(usize, String)>> {
+    let mut turns: HashMap<String, Vec<(usize, String)>> = HashMap::new();
+    for query in raw {
+        if let (Some(conversation), Some(turn)) = (&query.conversation_id, query.turn) {
+            turns
+                .entry(conversation.clone())
+                .or_default()
+                .push((turn, query.query.clone()));
+        }
+    }
+    turns
+}
+
+/// The texts of the turns before `turn`, oldest first.
+fn earlier_turns(turns: &[(usize, String)], turn: usize) -> Vec<String> {
+    let mut earlier: Vec<&(usize, String)> = turns.iter().filter(|(t, _)| *t < turn).collect();
+    earlier.sort_by_key(|(t, _)| *t);
+    earlier.into_iter().map(|(_, text)| text.clone()).collect()
 }
 
 /// FNV-1a: stable across runs and platforms.
