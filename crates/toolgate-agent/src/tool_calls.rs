@@ -13,7 +13,8 @@ use serde_json::Value;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use toolgate_core::{
-    ActiveToolSet, Message, MetaAnswer, MetaCall, MetaTool, ToolStatus, TurnCallTimedOut,
+    ActiveToolSet, FailedInAgent, Message, MetaAnswer, MetaCall, MetaTool, ToolStatus,
+    TurnCallTimedOut,
 };
 use toolgate_llm::ToolCall;
 use toolgate_store::{AgentStore, ConversationId, ConversationStore, StoreError};
@@ -29,7 +30,7 @@ pub const CANCELLED_RESULT: &str = toolgate_core::CALL_CANCELLED;
 
 /// What the model reads for a call whose source failed on the operator's
 /// side; the operator reads the reason in the log and the turn's error.
-pub const FAILED_RESULT: &str = "The tool call failed inside the agent.";
+pub const FAILED_RESULT: &str = toolgate_core::CALL_FAILED_IN_AGENT;
 
 /// How long a timed-out call gets to wind down (tell its server) before it
 /// is dropped.
@@ -92,22 +93,8 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
         cancel: &CancellationToken,
     ) -> Result<Vec<CallOutcome>, AgentError> {
         let conversation = turn.conversation.clone();
-        for tool_call in tool_calls {
-            let pending = Message::tool_call(
-                &tool_call.id,
-                &tool_call.name,
-                &tool_call.arguments,
-                ToolStatus::Pending,
-            );
-            self.store.append(&conversation, pending).await?;
-        }
         let loaded_before = turn.active.loaded_groups().len();
-        if let Some(route) = &mut turn.route {
-            let catalog = self.toolbox.catalog();
-            for tool_call in tool_calls {
-                route.observe(&catalog, &tool_call.name, &tool_call.arguments);
-            }
-        }
+        self.begin_calls(turn, tool_calls).await?;
         // Calls are checked against what the model saw when it made them.
         let visible = Arc::new(turn.active.clone());
         let calls_cancel = cancel.child_token();
@@ -156,6 +143,60 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
             self.settle(&conversation, tool_call, finished, &mut tally, events)
                 .await?;
         }
+        self.join_calls(
+            &conversation,
+            &mut running,
+            unfinished,
+            (cancel, &calls_cancel),
+            &mut tally,
+            events,
+        )
+        .await?;
+        if turn.active.loaded_groups().len() != loaded_before {
+            self.recount_catalog(turn);
+        }
+        match tally.fatal {
+            Some((tool, reason)) => Err(AgentError::Tool { tool, reason }),
+            None => Ok(tally.outcomes),
+        }
+    }
+
+    /// Stores every call as pending, and lets the turn's route observe them.
+    async fn begin_calls(
+        &self,
+        turn: &mut Turn,
+        tool_calls: &[ToolCall],
+    ) -> Result<(), AgentError> {
+        for tool_call in tool_calls {
+            let pending = Message::tool_call(
+                &tool_call.id,
+                &tool_call.name,
+                &tool_call.arguments,
+                ToolStatus::Pending,
+            );
+            self.store.append(&turn.conversation, pending).await?;
+        }
+        if let Some(route) = &mut turn.route {
+            let catalog = self.toolbox.catalog();
+            for tool_call in tool_calls {
+                route.observe(&catalog, &tool_call.name, &tool_call.arguments);
+            }
+        }
+        Ok(())
+    }
+
+    /// Settles the tools' calls as they finish; on `cancel` (the turn's;
+    /// `calls` the calls' own), cancels those still running and stores them
+    /// abandoned.
+    async fn join_calls(
+        &self,
+        conversation: &ConversationId,
+        running: &mut JoinSet<Finished>,
+        mut unfinished: HashMap<tokio::task::Id, &ToolCall>,
+        (cancel, calls_cancel): (&CancellationToken, &CancellationToken),
+        tally: &mut Tally,
+        events: TurnEvents<'_>,
+    ) -> Result<(), AgentError> {
         loop {
             let joined = tokio::select! {
                 biased;
@@ -170,32 +211,24 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
                 Some(Err(error)) => (
                     error.id(),
                     Finished::new(
-                        ToolOutput::error(format!(
-                            "The tool call failed inside the agent: {error}"
-                        )),
+                        ToolOutput::error(FailedInAgent(&error.to_string()).to_string()),
                         CallOutcome::Failed,
                     ),
                 ),
                 None => {
                     calls_cancel.cancel();
                     running.shutdown().await;
-                    self.abandon(&conversation, unfinished.into_values(), events)
+                    self.abandon(conversation, unfinished.into_values(), events)
                         .await?;
                     return Err(AgentError::Cancelled);
                 }
             };
             if let Some(tool_call) = unfinished.remove(&id) {
-                self.settle(&conversation, tool_call, finished, &mut tally, events)
+                self.settle(conversation, tool_call, finished, tally, events)
                     .await?;
             }
         }
-        if turn.active.loaded_groups().len() != loaded_before {
-            self.recount_catalog(turn);
-        }
-        match tally.fatal {
-            Some((tool, reason)) => Err(AgentError::Tool { tool, reason }),
-            None => Ok(tally.outcomes),
-        }
+        Ok(())
     }
 
     /// Counts a finished call and stores its result.

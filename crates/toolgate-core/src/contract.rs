@@ -297,6 +297,21 @@ impl fmt::Display for ActionNotAvailable {
 /// What the model reads for a call cancelled with its turn.
 pub const CALL_CANCELLED: &str = "The tool call was cancelled.";
 
+/// What the model reads for a call whose result the agent loop lost (an
+/// interrupted turn, restored).
+pub const CALL_FAILED_IN_AGENT: &str = "The tool call failed inside the agent.";
+
+/// `The tool call failed inside the agent: {reason}`: a tool's task ended
+/// without a result (it panicked or was aborted).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FailedInAgent<'a>(pub &'a str);
+
+impl fmt::Display for FailedInAgent<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "The tool call failed inside the agent: {}", self.0)
+    }
+}
+
 impl fmt::Display for TurnCallTimedOut {
     /// `Tool '{tool}' did not finish within {seconds} s and was cancelled.`
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -86,3 +86,17 @@ fn a_turn_s_timeout_and_cancel_read_as_their_texts() {
     );
     assert_eq!(crate::CALL_CANCELLED, "The tool call was cancelled.");
 }
+
+/// A call the agent loop lost, or whose task ended without a result, reads
+/// as these texts, whole.
+#[test]
+fn a_call_failed_inside_the_agent_reads_as_its_text() {
+    assert_eq!(
+        crate::FailedInAgent("task 7 panicked").to_string(),
+        "The tool call failed inside the agent: task 7 panicked"
+    );
+    assert_eq!(
+        crate::CALL_FAILED_IN_AGENT,
+        "The tool call failed inside the agent."
+    );
+}
