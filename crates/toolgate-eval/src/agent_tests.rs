@@ -35,16 +35,38 @@ fn catalog() -> Catalog {
     catalog
 }
 
+/// The catalog of [`catalog`], its counter and its costs, for a [`Stage`].
+struct Fixture {
+    catalog: Catalog,
+    counter: TokenCounter,
+    costs: ToolCosts,
+}
+
+impl Fixture {
+    fn new() -> Self {
+        let catalog = catalog();
+        let counter = TokenCounter::new(Encoding::O200kBase).unwrap();
+        let costs = ToolCosts::measure(&catalog, &counter);
+        Self {
+            catalog,
+            counter,
+            costs,
+        }
+    }
+
+    fn stage(&self) -> Stage<'_> {
+        Stage::new(&self.catalog, &self.counter, &self.costs)
+    }
+}
+
 fn names(list: &[&str]) -> Vec<String> {
     list.iter().map(|n| (*n).to_owned()).collect()
 }
 
 #[test]
 fn the_oracle_loads_the_groups_of_the_missing_tools_in_one_round_trip() {
-    let catalog = catalog();
-    let counter = TokenCounter::new(Encoding::O200kBase).unwrap();
-    let costs = ToolCosts::measure(&catalog, &counter);
-    let stage = Stage::new(&catalog, &counter, &costs);
+    let fixture = Fixture::new();
+    let (stage, costs) = (fixture.stage(), &fixture.costs);
     let needed = names(&["mail_send", "weather_forecast"]);
     let listed = stage.load_groups(
         "mail Oslo's forecast to Bob",
@@ -77,10 +99,8 @@ fn the_oracle_loads_the_groups_of_the_missing_tools_in_one_round_trip() {
 
 #[test]
 fn a_tool_shown_on_the_first_call_needs_no_round_trip() {
-    let catalog = catalog();
-    let counter = TokenCounter::new(Encoding::O200kBase).unwrap();
-    let costs = ToolCosts::measure(&catalog, &counter);
-    let stage = Stage::new(&catalog, &counter, &costs);
+    let fixture = Fixture::new();
+    let (stage, costs) = (fixture.stage(), &fixture.costs);
     let start = Start {
         visible: HashSet::from(["mail_send".to_owned()]),
         tokens: costs.tool("mail_send"),
@@ -104,10 +124,8 @@ fn a_tool_shown_on_the_first_call_needs_no_round_trip() {
 /// pays a round trip per guess where the request shares no word with it.
 #[test]
 fn the_listing_agent_pays_for_a_line_that_does_not_match() {
-    let catalog = catalog();
-    let counter = TokenCounter::new(Encoding::O200kBase).unwrap();
-    let costs = ToolCosts::measure(&catalog, &counter);
-    let stage = Stage::new(&catalog, &counter, &costs);
+    let fixture = Fixture::new();
+    let stage = fixture.stage();
     let play = |request: &str, needed: &[&str]| {
         stage.load_groups(
             request,
@@ -130,10 +148,8 @@ fn the_listing_agent_pays_for_a_line_that_does_not_match() {
 /// What a search named is loaded first, in the search's order.
 #[test]
 fn the_listing_agent_loads_what_a_search_named_first() {
-    let catalog = catalog();
-    let counter = TokenCounter::new(Encoding::O200kBase).unwrap();
-    let costs = ToolCosts::measure(&catalog, &counter);
-    let stage = Stage::new(&catalog, &counter, &costs);
+    let fixture = Fixture::new();
+    let stage = fixture.stage();
     let start = Start {
         named: vec![GroupId::new("weather").unwrap()],
         ..Start::default()
@@ -153,10 +169,8 @@ fn the_listing_agent_loads_what_a_search_named_first() {
 /// the listing agent reads the next page, and gives up after three.
 #[test]
 fn a_tool_search_pages_or_asks_by_name() {
-    let catalog = catalog();
-    let counter = TokenCounter::new(Encoding::O200kBase).unwrap();
-    let costs = ToolCosts::measure(&catalog, &counter);
-    let stage = Stage::new(&catalog, &counter, &costs);
+    let fixture = Fixture::new();
+    let (stage, costs) = (fixture.stage(), &fixture.costs);
     let ranked = [
         "mail_send",
         "mail_search",
@@ -182,10 +196,8 @@ fn a_tool_search_pages_or_asks_by_name() {
 /// request when the routed schemas go in the conversation too.
 #[test]
 fn a_routed_showing_goes_where_the_placement_says() {
-    let catalog = catalog();
-    let counter = TokenCounter::new(Encoding::O200kBase).unwrap();
-    let costs = ToolCosts::measure(&catalog, &counter);
-    let stage = Stage::new(&catalog, &counter, &costs);
+    let fixture = Fixture::new();
+    let stage = fixture.stage();
     let start = Start {
         visible: HashSet::from(["mail_send".to_owned()]),
         tokens: 40,
