@@ -88,7 +88,8 @@ pub(crate) struct Stage<'a> {
     /// Per group: the load call and the answer's text.
     load_tokens: Vec<usize>,
     index: HashMap<GroupId, usize>,
-    /// The "Available Tool Groups" section.
+    /// The "Available Tool Groups" section (the meta-tools, core tools
+    /// among them, are counted apart: which a policy offers varies).
     pub(crate) listing: usize,
     load_tool: usize,
     call_tool: usize,

@@ -287,6 +287,12 @@ impl Costing<'_> {
 
     /// Tool search returning k tools a call, by `fusion`'s ranking.
     fn tool_search(&self, fusion: Fusion) -> Vec<TaskCost> {
+        // Each task's ranking once, for every k, agent and placement.
+        let rankings: Vec<Vec<&str>> = self
+            .tasks
+            .iter()
+            .map(|(i, _)| self.prepared.tool_ranking(fusion, self.report[*i]))
+            .collect();
         let mut rows = Vec::new();
         for k in SEARCH_KS {
             for agent in Agent::ALL {
@@ -294,17 +300,11 @@ impl Costing<'_> {
                     let episodes: Vec<Episode> = self
                         .tasks
                         .iter()
-                        .map(|(i, needed)| {
-                            let query = self.report[*i];
-                            let ranked = self.prepared.tool_ranking(fusion, query);
-                            self.stage.search_tools(
-                                &query.text,
-                                needed,
-                                &ranked,
-                                k,
-                                agent,
-                                placement,
-                            )
+                        .zip(&rankings)
+                        .map(|((i, needed), ranked)| {
+                            let text = &self.report[*i].text;
+                            self.stage
+                                .search_tools(text, needed, ranked, k, agent, placement)
                         })
                         .collect();
                     let policy = format!("tool_search@{k}");
