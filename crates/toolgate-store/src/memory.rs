@@ -81,6 +81,34 @@ impl ConversationStore for MemoryStore {
         Ok(id)
     }
 
+    async fn append_after(
+        &self,
+        conversation: &ConversationId,
+        last: Option<MessageId>,
+        message: Message,
+    ) -> Result<Option<MessageId>> {
+        let now = now_millis();
+        let mut state = self.state();
+        let latest = state
+            .conversations
+            .get(conversation)
+            .and_then(|entry| entry.messages.last())
+            .map(|stored| stored.id);
+        if latest != last {
+            return Ok(None);
+        }
+        state.next_id += 1;
+        let id = MessageId(state.next_id);
+        let entry = state.conversation(conversation, now);
+        entry.active = now;
+        entry.messages.push(StoredMessage {
+            id,
+            created: now,
+            message,
+        });
+        Ok(Some(id))
+    }
+
     async fn messages(&self, conversation: &ConversationId) -> Result<Vec<StoredMessage>> {
         Ok(self
             .state()

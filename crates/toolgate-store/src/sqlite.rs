@@ -11,7 +11,10 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime};
 
-use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, Row, params};
+use rusqlite::{
+    Connection, ErrorCode, OpenFlags, OptionalExtension, Row, Transaction, TransactionBehavior,
+    params,
+};
 use serde_json::Value;
 use toolgate_core::{Message, MessageKind, ToolName, ToolStatus};
 
@@ -178,35 +181,71 @@ fn read_message(row: &Row<'_>) -> rusqlite::Result<MessageRow> {
     })
 }
 
+/// Inserts `message` (and the conversation, if new) in `transaction`.
+fn insert_message(
+    transaction: &Transaction<'_>,
+    conversation: &ConversationId,
+    message: &Message,
+) -> Result<MessageId> {
+    let now = to_millis(now_millis());
+    transaction.execute(
+        "INSERT INTO conversations (id, created_ms, active_ms) VALUES (?1, ?2, ?2)
+         ON CONFLICT (id) DO UPDATE SET active_ms = excluded.active_ms",
+        params![conversation.as_str(), now],
+    )?;
+    transaction.execute(
+        "INSERT INTO messages (conversation_id, kind, content, tool_call_id, tool_name,
+                               tool_input, tool_status, created_ms)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        params![
+            conversation.as_str(),
+            message.kind.as_str(),
+            message.content,
+            message.tool_call_id,
+            message.tool_name,
+            message.tool_input,
+            message.tool_status.map(ToolStatus::as_str),
+            now,
+        ],
+    )?;
+    Ok(MessageId(transaction.last_insert_rowid()))
+}
+
 impl ConversationStore for SqliteStore {
     async fn append(&self, conversation: &ConversationId, message: Message) -> Result<MessageId> {
         let conversation = conversation.clone();
         self.with_connection(move |connection| {
-            let now = to_millis(now_millis());
             let transaction = connection.transaction()?;
-            transaction.execute(
-                "INSERT INTO conversations (id, created_ms, active_ms) VALUES (?1, ?2, ?2)
-                 ON CONFLICT (id) DO UPDATE SET active_ms = excluded.active_ms",
-                params![conversation.as_str(), now],
-            )?;
-            transaction.execute(
-                "INSERT INTO messages (conversation_id, kind, content, tool_call_id, tool_name,
-                                       tool_input, tool_status, created_ms)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                params![
-                    conversation.as_str(),
-                    message.kind.as_str(),
-                    message.content,
-                    message.tool_call_id,
-                    message.tool_name,
-                    message.tool_input,
-                    message.tool_status.map(ToolStatus::as_str),
-                    now,
-                ],
-            )?;
-            let id = transaction.last_insert_rowid();
+            let id = insert_message(&transaction, &conversation, &message)?;
             transaction.commit()?;
-            Ok(MessageId(id))
+            Ok(id)
+        })
+        .await
+    }
+
+    async fn append_after(
+        &self,
+        conversation: &ConversationId,
+        last: Option<MessageId>,
+        message: Message,
+    ) -> Result<Option<MessageId>> {
+        let conversation = conversation.clone();
+        self.with_connection(move |connection| {
+            // Immediate: the write lock is taken before the check, so no
+            // other process appends between the check and the insert.
+            let transaction =
+                connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let latest: Option<i64> = transaction.query_row(
+                "SELECT max(id) FROM messages WHERE conversation_id = ?1",
+                [conversation.as_str()],
+                |row| row.get(0),
+            )?;
+            if latest.map(MessageId) != last {
+                return Ok(None);
+            }
+            let id = insert_message(&transaction, &conversation, &message)?;
+            transaction.commit()?;
+            Ok(Some(id))
         })
         .await
     }

@@ -20,6 +20,19 @@ pub trait ConversationStore: Send + Sync {
         message: Message,
     ) -> impl Future<Output = Result<MessageId>> + Send;
 
+    /// Appends `message` only if the conversation's latest message is still
+    /// `last` (`None`: it has none), checked and written in one transaction;
+    /// `Ok(None)`, with nothing written, when another message came first.
+    /// A compaction record goes in this way: it stands for everything up to
+    /// `last`, so it is written whole, or not at all when the conversation
+    /// moved on while its summary was being written.
+    fn append_after(
+        &self,
+        conversation: &ConversationId,
+        last: Option<MessageId>,
+        message: Message,
+    ) -> impl Future<Output = Result<Option<MessageId>>> + Send;
+
     /// The conversation's messages in append order; empty when it is unknown.
     fn messages(
         &self,

@@ -15,9 +15,25 @@ use crate::store::ConversationStore;
 
 impl ConversationStore for PostgresStore {
     async fn append(&self, conversation: &ConversationId, message: Message) -> Result<MessageId> {
+        let mut client = self.client().await?;
+        let transaction = client.transaction().await.map_err(postgres_error)?;
+        let id = insert_message(&transaction, conversation, &message).await?;
+        transaction.commit().await.map_err(postgres_error)?;
+        Ok(id)
+    }
+
+    async fn append_after(
+        &self,
+        conversation: &ConversationId,
+        last: Option<MessageId>,
+        message: Message,
+    ) -> Result<Option<MessageId>> {
         let now = to_millis(now_millis());
         let mut client = self.client().await?;
         let transaction = client.transaction().await.map_err(postgres_error)?;
+        // The conversation's row, created if new and locked until the commit:
+        // every append writes it first, so none comes between the check and
+        // the insert.
         transaction
             .execute(
                 "INSERT INTO conversations (id, created_ms, active_ms) VALUES ($1, $2, $2)
@@ -26,26 +42,21 @@ impl ConversationStore for PostgresStore {
             )
             .await
             .map_err(postgres_error)?;
-        let row = transaction
+        let latest: Option<i64> = transaction
             .query_one(
-                "INSERT INTO messages (conversation_id, kind, content, tool_call_id, tool_name,
-                                       tool_input, tool_status, created_ms)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
-                &[
-                    &conversation.as_str(),
-                    &message.kind.as_str(),
-                    &message.content,
-                    &message.tool_call_id,
-                    &message.tool_name,
-                    &message.tool_input,
-                    &message.tool_status.map(ToolStatus::as_str),
-                    &now,
-                ],
+                "SELECT max(id) FROM messages WHERE conversation_id = $1",
+                &[&conversation.as_str()],
             )
             .await
-            .map_err(postgres_error)?;
+            .map_err(postgres_error)?
+            .get(0);
+        if latest.map(MessageId) != last {
+            transaction.rollback().await.map_err(postgres_error)?;
+            return Ok(None);
+        }
+        let id = insert_message(&transaction, conversation, &message).await?;
         transaction.commit().await.map_err(postgres_error)?;
-        Ok(MessageId(row.get(0)))
+        Ok(Some(id))
     }
 
     async fn messages(&self, conversation: &ConversationId) -> Result<Vec<StoredMessage>> {
@@ -178,4 +189,40 @@ impl ConversationStore for PostgresStore {
         transaction.commit().await.map_err(postgres_error)?;
         Ok(usize::try_from(deleted).unwrap_or(usize::MAX))
     }
+}
+
+/// Inserts `message` (and the conversation, if new) in `transaction`.
+async fn insert_message(
+    transaction: &tokio_postgres::Transaction<'_>,
+    conversation: &ConversationId,
+    message: &Message,
+) -> Result<MessageId> {
+    let now = to_millis(now_millis());
+    transaction
+        .execute(
+            "INSERT INTO conversations (id, created_ms, active_ms) VALUES ($1, $2, $2)
+             ON CONFLICT (id) DO UPDATE SET active_ms = excluded.active_ms",
+            &[&conversation.as_str(), &now],
+        )
+        .await
+        .map_err(postgres_error)?;
+    let row = transaction
+        .query_one(
+            "INSERT INTO messages (conversation_id, kind, content, tool_call_id, tool_name,
+                                   tool_input, tool_status, created_ms)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
+            &[
+                &conversation.as_str(),
+                &message.kind.as_str(),
+                &message.content,
+                &message.tool_call_id,
+                &message.tool_name,
+                &message.tool_input,
+                &message.tool_status.map(ToolStatus::as_str),
+                &now,
+            ],
+        )
+        .await
+        .map_err(postgres_error)?;
+    Ok(MessageId(row.get(0)))
 }

@@ -18,6 +18,7 @@ pub(crate) async fn conformance<
 ) {
     appends_keep_order_and_fields(&store).await;
     conversations_are_isolated(&store).await;
+    append_after_writes_only_behind_the_given_message(&store).await;
     tool_status_updates_the_latest_matching_call(&store).await;
     delete_removes_only_that_conversation(&store).await;
     expiry_removes_idle_conversations(&store).await;
@@ -85,6 +86,52 @@ async fn appends_keep_order_and_fields<S: ConversationStore>(store: &S) {
         ids
     );
     assert!(stored.iter().all(|stored| stored.created >= before));
+}
+
+/// A compaction record is written only behind the message its summary
+/// covers: once something else came in, nothing is written.
+async fn append_after_writes_only_behind_the_given_message<S: ConversationStore>(store: &S) {
+    let conversation = id("append-after");
+    let first = store
+        .append_after(&conversation, None, Message::user("first"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(store.exists(&conversation).await.unwrap());
+    assert_eq!(
+        store
+            .append_after(&conversation, None, Message::user("not behind nothing"))
+            .await
+            .unwrap(),
+        None
+    );
+    let second = store
+        .append(&conversation, Message::assistant("second"))
+        .await
+        .unwrap();
+    assert_eq!(
+        store
+            .append_after(&conversation, Some(first), Message::user("stale"))
+            .await
+            .unwrap(),
+        None
+    );
+    let compacted = store
+        .append_after(&conversation, Some(second), Message::user("summary"))
+        .await
+        .unwrap()
+        .unwrap();
+    let messages = store.messages(&conversation).await.unwrap();
+    let texts: Vec<&str> = messages
+        .iter()
+        .map(|m| m.message.content.as_str())
+        .collect();
+    assert_eq!(texts, ["first", "second", "summary"]);
+    assert_eq!(messages[2].id, compacted);
+    assert_eq!(
+        store.last_message_id(&conversation).await.unwrap(),
+        Some(compacted)
+    );
 }
 
 async fn conversations_are_isolated<S: ConversationStore>(store: &S) {
