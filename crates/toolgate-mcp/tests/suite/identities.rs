@@ -440,6 +440,15 @@ impl toolgate_store::ConversationStore for Flaky {
         self.check()?;
         self.inner.append(conversation, message).await
     }
+    async fn append_after(
+        &self,
+        conversation: &toolgate_store::ConversationId,
+        last: Option<toolgate_store::MessageId>,
+        message: toolgate_core::Message,
+    ) -> toolgate_store::Result<Option<toolgate_store::MessageId>> {
+        self.check()?;
+        self.inner.append_after(conversation, last, message).await
+    }
     async fn messages(
         &self,
         conversation: &toolgate_store::ConversationId,
