@@ -42,6 +42,12 @@ pub const TOOL_GROUPS_HEADING: &str = "## Available Tool Groups";
 /// The instruction under the heading.
 pub const TOOL_GROUPS_INSTRUCTION: &str =
     "Use `load_tool_group` to load tools from a group before using them.";
+/// The instruction of the search form, before the groups' count: there are
+/// too many groups to list.
+pub(crate) const TOOL_GROUPS_SEARCH_INSTRUCTION: &str = "Use `find_tool_groups` with what you need to \
+find the groups for it, then `load_tool_group` to load tools from a group before using them.";
+/// How many of the largest groups the search form names.
+pub(crate) const TOOL_GROUPS_SEARCH_NAMED: usize = 10;
 /// Separator between the base prompt and the section.
 pub const SECTION_SEPARATOR: &str = "\n\n---\n\n";
 

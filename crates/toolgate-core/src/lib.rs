@@ -20,6 +20,7 @@ mod group;
 mod groups_found;
 mod history;
 mod import;
+mod listing_form;
 mod loaded_schemas;
 mod manifest;
 mod meta_tool;
@@ -61,6 +62,10 @@ pub use history::{
     Message, MessageKind, Restored, SkipReason, SkippedEvent, ToolStatus, restore_active_set,
 };
 pub use import::{ImportRename, ImportReport, import_jsonl};
+pub use listing_form::{
+    GROUP_DESCRIPTION_MAX_CHARS, GroupSearch, ListingForm, ListingWeight, MAX_LINES_SHARE,
+    MIN_SHRUNK_CHARS, largest_groups, listing_description,
+};
 pub use loaded_schemas::LoadedSchemas;
 pub use manifest::{
     Manifest, ManifestFile, ManifestReport, ManifestTool, load_manifest_dirs, parse_manifest,
@@ -80,9 +85,7 @@ pub use policy::{ActionTarget, PolicyTarget, ToolKind, ToolPolicy};
 pub use polymorphic::{
     ActionCall, ActionError, PolymorphicError, PolymorphicTool, action_names, typed_result,
 };
-pub use prompt::{
-    GROUP_DESCRIPTION_MAX_CHARS, listing_description, system_prompt, tool_groups_section,
-};
+pub use prompt::{system_prompt, tool_groups_section, tool_groups_section_as};
 pub use timeout::{MAX_TIMEOUT_SECONDS, timeout_from_seconds};
 pub use tokens::{CatalogCost, Encoding, GroupCost, TokenCounter};
 pub use tool::{ToolAnnotations, ToolDefinition};

@@ -1,23 +1,27 @@
 //! The "Available Tool Groups" system-prompt section.
 //!
-//! The section lists one line per available group, in catalog order, and never
+//! The section lists one line per available group, in catalog order (on a
+//! catalog of many small groups, a shorter [`ListingForm`]), and never
 //! depends on what a conversation has loaded: it is the same bytes on every turn,
 //! so it sits in the cacheable prefix of the prompt.
 //!
 //! A description is put on one line (white space runs become one space) and cut
-//! at [`GROUP_DESCRIPTION_MAX_CHARS`] characters on a word boundary, with `…`.
+//! at [`GROUP_DESCRIPTION_MAX_CHARS`](crate::GROUP_DESCRIPTION_MAX_CHARS) characters on a word boundary, with `…`.
 //! 200 characters (about 40 tokens) keeps a 100-group listing near 4k tokens while
 //! leaving room for every description we have seen in real servers, whose
 //! toolset descriptions run 30-120 characters.
 
 use crate::catalog::Catalog;
-use crate::contract::{SECTION_SEPARATOR, TOOL_GROUPS_HEADING, TOOL_GROUPS_INSTRUCTION};
-use crate::tool::one_line;
+use crate::contract::{
+    SECTION_SEPARATOR, TOOL_GROUPS_HEADING, TOOL_GROUPS_INSTRUCTION, TOOL_GROUPS_SEARCH_INSTRUCTION,
+};
+use crate::group::ToolGroup;
+use crate::listing_form::{ListingForm, largest_groups, listing_description};
 
-/// Longest group description in the listing, in characters, ellipsis included.
-pub const GROUP_DESCRIPTION_MAX_CHARS: usize = 200;
-
-/// The section alone, or `None` when no group has an available tool.
+/// The section alone, or `None` when no group has an available tool: in the
+/// [`ListingForm`] that fits the catalog ([`ListingForm::of`]): one line per
+/// group; on a catalog of many small groups the names alone, or, where the
+/// catalog holds `find_tool_groups`, a count and the search instruction.
 ///
 /// ```
 /// use serde_json::json;
@@ -36,16 +40,61 @@ pub const GROUP_DESCRIPTION_MAX_CHARS: usize = 200;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn tool_groups_section(catalog: &Catalog) -> Option<String> {
-    let mut groups = catalog.available_groups().peekable();
-    groups.peek()?;
-    let mut section = format!("{TOOL_GROUPS_HEADING}\n\n{TOOL_GROUPS_INSTRUCTION}\n");
-    for group in groups {
-        section.push_str(&format!(
-            "\n- {}: {}",
-            group.id,
-            listing_description(&group.description)
-        ));
+    tool_groups_section_as(catalog, ListingForm::of(catalog))
+}
+
+/// The section in `form`, or `None` when no group has an available tool.
+///
+/// - [`ListingForm::Lines`]: `- id: description`, one line per group;
+/// - [`ListingForm::Names`]: the ids on one line, comma-separated;
+/// - [`ListingForm::Search`]: how many groups and tools there are, the
+///   search instruction, and the largest groups' ids.
+pub fn tool_groups_section_as(catalog: &Catalog, form: ListingForm) -> Option<String> {
+    let groups: Vec<&ToolGroup> = catalog.available_groups().collect();
+    if groups.is_empty() {
+        return None;
     }
+    let section = match form {
+        ListingForm::Lines => {
+            let mut section = format!("{TOOL_GROUPS_HEADING}\n\n{TOOL_GROUPS_INSTRUCTION}\n");
+            for group in groups {
+                section.push_str(&format!(
+                    "\n- {}: {}",
+                    group.id,
+                    listing_description(&group.description)
+                ));
+            }
+            section
+        }
+        ListingForm::Names => {
+            let names: Vec<&str> = groups.iter().map(|group| group.id.as_str()).collect();
+            format!(
+                "{TOOL_GROUPS_HEADING}\n\n{TOOL_GROUPS_INSTRUCTION}\n\nGroups: {}",
+                names.join(", ")
+            )
+        }
+        ListingForm::Search => {
+            let tools: usize = groups
+                .iter()
+                .map(|group| catalog.group_tools(group.id.as_str()).count())
+                .sum();
+            let named: Vec<&str> = largest_groups(catalog)
+                .into_iter()
+                .map(|(group, _)| group.id.as_str())
+                .collect();
+            let more = if groups.len() > named.len() {
+                ", …"
+            } else {
+                ""
+            };
+            format!(
+                "{TOOL_GROUPS_HEADING}\n\n{} groups hold {tools} tools, too many to list here. \
+                 {TOOL_GROUPS_SEARCH_INSTRUCTION}\n\nThe largest: {}{more}",
+                groups.len(),
+                named.join(", ")
+            )
+        }
+    };
     Some(section)
 }
 
@@ -58,30 +107,6 @@ pub fn system_prompt(base: &str, catalog: &Catalog) -> String {
         Some(section) if base.trim().is_empty() => section,
         Some(section) => format!("{base}{SECTION_SEPARATOR}{section}"),
     }
-}
-
-/// A group description as the listing shows it: one line, at most
-/// [`GROUP_DESCRIPTION_MAX_CHARS`] characters.
-pub fn listing_description(description: &str) -> String {
-    let line = one_line(description);
-    if line.chars().count() <= GROUP_DESCRIPTION_MAX_CHARS {
-        return line;
-    }
-    // Room for the ellipsis; then back up to the last word boundary.
-    let limit = GROUP_DESCRIPTION_MAX_CHARS - 1;
-    let cut = line
-        .char_indices()
-        .nth(limit)
-        .map_or(line.len(), |(at, _)| at);
-    let head = &line[..cut];
-    let head = match head.rfind(' ') {
-        // The cut already falls between two words.
-        _ if line[cut..].starts_with(' ') => head,
-        Some(space) if space > 0 => &head[..space],
-        // A single giant word has no boundary: cut inside it rather than drop it.
-        _ => head,
-    };
-    format!("{}…", head.trim_end_matches([',', ';', ':', '.', '-', ' ']))
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@ use serde_json::json;
 use super::*;
 use crate::catalog::ToolState;
 use crate::group::ToolGroup;
+use crate::listing_form::GROUP_DESCRIPTION_MAX_CHARS;
 use crate::name::{GroupId, ToolName};
 use crate::origin::Origin;
 use crate::tool::ToolDefinition;
