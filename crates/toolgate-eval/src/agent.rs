@@ -25,8 +25,8 @@ use std::collections::{HashMap, HashSet};
 use serde_json::json;
 use toolgate_core::routing::{Bm25, ToolCosts, terms};
 use toolgate_core::{
-    Catalog, GroupId, GroupLoaded, MetaTool, TokenCounter, ToolDefinition, ToolName,
-    listing_description, tool_groups_section,
+    Catalog, GroupId, GroupLoaded, ListingForm, MetaTool, TokenCounter, ToolDefinition, ToolName,
+    largest_groups, listing_description, tool_groups_section_as,
 };
 
 use crate::episode::{Episode, Placement, Round};
@@ -75,6 +75,7 @@ pub(crate) struct Start {
 }
 
 /// The catalog as the agents see it, its tokens counted once.
+#[derive(Clone)]
 pub(crate) struct Stage<'a> {
     catalog: &'a Catalog,
     counter: &'a TokenCounter,
@@ -83,11 +84,14 @@ pub(crate) struct Stage<'a> {
     groups: Vec<GroupId>,
     /// Per group: its tools, in catalog order.
     members: Vec<Vec<String>>,
-    /// Per group: its listing line's terms.
+    /// Per group: the terms the listing shows of it (in the listing's
+    /// form).
     listing_terms: Vec<Vec<(String, f64)>>,
     /// Per group: the load call and the answer's text.
     load_tokens: Vec<usize>,
     index: HashMap<GroupId, usize>,
+    /// The form the groups are listed in.
+    pub(crate) form: ListingForm,
     /// The "Available Tool Groups" section (the meta-tools, core tools
     /// among them, are counted apart: which a policy offers varies).
     pub(crate) listing: usize,
@@ -98,10 +102,12 @@ pub(crate) struct Stage<'a> {
 }
 
 impl<'a> Stage<'a> {
+    /// The stage of `catalog` with its groups listed in `form`.
     pub(crate) fn new(
         catalog: &'a Catalog,
         counter: &'a TokenCounter,
         tools: &'a ToolCosts,
+        form: ListingForm,
     ) -> Self {
         let groups: Vec<GroupId> = catalog.groups().map(|g| g.id.clone()).collect();
         let members: Vec<Vec<String>> = groups
@@ -111,19 +117,6 @@ impl<'a> Stage<'a> {
                     .group_tools(g.as_str())
                     .map(|t| t.name.to_string())
                     .collect()
-            })
-            .collect();
-        let listing_terms = catalog
-            .groups()
-            .map(|g| {
-                let mut out: Vec<(String, f64)> =
-                    terms(g.id.as_str()).into_iter().map(|t| (t, 2.0)).collect();
-                out.extend(
-                    terms(&listing_description(&g.description))
-                        .into_iter()
-                        .map(|t| (t, 1.0)),
-                );
-                out
             })
             .collect();
         let load_tokens = catalog
@@ -151,15 +144,55 @@ impl<'a> Stage<'a> {
             tools,
             groups,
             members,
-            listing_terms,
+            listing_terms: Vec::new(),
             load_tokens,
             index,
-            listing: tool_groups_section(catalog).map_or(0, |s| counter.count(&s)),
+            form,
+            listing: 0,
             load_tool: counter.tool(&MetaTool::LoadToolGroup.definition()),
             call_tool: counter.tool(&MetaTool::CallTool.definition()),
             find_tool: counter.tool(&MetaTool::FindToolGroups.definition()),
             search_tool: search_tool_definition().map_or(0, |d| counter.tool(&d)),
         }
+        .in_form(form)
+    }
+
+    /// The same stage with the groups listed in `form`: the section's
+    /// tokens, and what the listing agent reads of each group (its name
+    /// and description; its name alone; or, in the search form, the names
+    /// of the largest groups and nothing of the others).
+    pub(crate) fn in_form(mut self, form: ListingForm) -> Self {
+        self.listing =
+            tool_groups_section_as(self.catalog, form).map_or(0, |s| self.counter.count(&s));
+        let largest: HashSet<&GroupId> = largest_groups(self.catalog)
+            .into_iter()
+            .map(|(group, _)| &group.id)
+            .collect();
+        self.listing_terms = self
+            .catalog
+            .groups()
+            .map(|g| {
+                let named = match form {
+                    ListingForm::Lines | ListingForm::Names => true,
+                    ListingForm::Search => largest.contains(&g.id),
+                };
+                let mut out: Vec<(String, f64)> = if named {
+                    terms(g.id.as_str()).into_iter().map(|t| (t, 2.0)).collect()
+                } else {
+                    Vec::new()
+                };
+                if form == ListingForm::Lines {
+                    out.extend(
+                        terms(&listing_description(&g.description))
+                            .into_iter()
+                            .map(|t| (t, 1.0)),
+                    );
+                }
+                out
+            })
+            .collect();
+        self.form = form;
+        self
     }
 
     /// The gold tools of `gold` the catalog has.

@@ -55,7 +55,12 @@ impl Fixture {
     }
 
     fn stage(&self) -> Stage<'_> {
-        Stage::new(&self.catalog, &self.counter, &self.costs)
+        Stage::new(
+            &self.catalog,
+            &self.counter,
+            &self.costs,
+            ListingForm::Lines,
+        )
     }
 }
 
@@ -218,4 +223,33 @@ fn a_routed_showing_goes_where_the_placement_says() {
     }
     let episode = play(Placement::ConversationRouted);
     assert_eq!((episode.task_tools, episode.routed_message), (0, 40));
+}
+
+/// The listing agent reads what the listing's form shows: a description's
+/// words in the lines, the names alone in the names form, and in the search
+/// form only the largest groups' names.
+#[test]
+fn the_listing_agent_reads_only_what_the_form_shows() {
+    let fixture = Fixture::new();
+    let needed = names(&["weather_forecast"]);
+    let play = |form: ListingForm| {
+        let stage = fixture.stage().in_form(form);
+        let episode = stage.load_groups(
+            "temperatures in Oslo",
+            &needed,
+            Start::default(),
+            Agent::Listing,
+            Placement::Conversation,
+        );
+        (stage.listing, episode.rounds.len(), episode.done)
+    };
+    let (lines, lines_rounds, lines_done) = play(ListingForm::Lines);
+    let (names_tokens, names_rounds, names_done) = play(ListingForm::Names);
+    // "temperatures" is in weather's line: found in one round trip.
+    assert_eq!((lines_rounds, lines_done), (1, true));
+    // The names say nothing of it: the agent tries calendar and mail first.
+    assert_eq!((names_rounds, names_done), (2, true));
+    assert!(names_tokens < lines, "{names_tokens} < {lines}");
+    let stage = fixture.stage().in_form(ListingForm::Search);
+    assert!(stage.listing > 0);
 }

@@ -55,7 +55,7 @@ pub(crate) fn cost_section(out: &mut String, e: &Evaluation) {
     };
     let _ = writeln!(
         out,
-        "What a task costs ({} tasks; all-tools: {:.0} tokens uncached, {} under the caches; shares of all-tools'). The listing (with the core tools) is {} tokens, {:.1}% of all-tools' schemas, on every call of every policy that lists the groups:\n",
+        "What a task costs ({} tasks; all-tools: {:.0} tokens uncached, {} under the caches; shares of all-tools'). The listing (with the core tools) is {} tokens, {:.1}% of all-tools' schemas, on every call of every policy that lists the groups. The groups are listed as {} by `chat` and as {} by `serve` (the section alone: {}); rows marked [names listing] and the like are played in a form the hosts do not choose here, to compare:\n",
         base.tasks,
         base.uncached,
         base.cached
@@ -66,6 +66,16 @@ pub(crate) fn cost_section(out: &mut String, e: &Evaluation) {
             .join(", "),
         e.listing_tokens,
         e.listing_tokens as f64 * 100.0 / e.all_tools_tokens.max(1) as f64,
+        e.listing_form.0,
+        e.listing_form.1,
+        e.listing_forms
+            .iter()
+            .map(|(form, tokens)| format!(
+                "{form} {tokens} tokens, {:.1}%",
+                *tokens as f64 * 100.0 / e.all_tools_tokens.max(1) as f64
+            ))
+            .collect::<Vec<_>>()
+            .join("; "),
     );
     let _ = writeln!(
         out,
@@ -94,8 +104,10 @@ fn cost_row(out: &mut String, row: &TaskCost) {
     let share = |s: f64| format!("{:.1}%", s * 100.0);
     let _ = writeln!(
         out,
-        "| {} | {} | {} | {} | {:.3} | {:.0} | {} | {} | {} | {:.2} | {:.1}% | {:.1}% |",
+        "| {}{} | {} | {} | {} | {:.3} | {:.0} | {} | {} | {} | {:.2} | {:.1}% | {:.1}% |",
         row.policy,
+        row.listing
+            .map_or(String::new(), |form| format!(" [{form} listing]")),
         row.job.label(),
         row.placement.map_or("", Placement::label),
         row.agent.unwrap_or(""),
@@ -124,7 +136,7 @@ pub(crate) fn choose<'e>(chosen_on: &[&'e Evaluation], job: Job, agent: &str) ->
     let keys: Vec<Key<'e>> = first
         .task_costs
         .iter()
-        .filter(|r| r.job == job && r.agent == Some(agent))
+        .filter(|r| r.job == job && r.agent == Some(agent) && r.listing.is_none())
         .map(|r| (r.policy.as_str(), r.placement))
         .collect();
     let means: Vec<(Key<'e>, f64, f64)> = keys
@@ -158,9 +170,9 @@ pub(crate) fn choose<'e>(chosen_on: &[&'e Evaluation], job: Job, agent: &str) ->
 
 /// The row of `e` for `key` played by `agent`.
 fn row_of<'e>(e: &'e Evaluation, key: Key<'_>, agent: &str) -> Option<&'e TaskCost> {
-    e.task_costs
-        .iter()
-        .find(|r| r.policy == key.0 && r.placement == key.1 && r.agent == Some(agent))
+    e.task_costs.iter().find(|r| {
+        r.policy == key.0 && r.placement == key.1 && r.agent == Some(agent) && r.listing.is_none()
+    })
 }
 
 /// The best row of `e` for `job` played by `agent` ([`choose`] on `e`

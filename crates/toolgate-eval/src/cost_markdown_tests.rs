@@ -38,6 +38,26 @@ fn within_the_round_trip_goal_the_cheapest_wins() {
     assert_eq!(chosen, Some("tool_router(2 tools)"));
 }
 
+/// A row played in a listing form the hosts do not choose for the catalog
+/// is a comparison: however cheap, it is never a job's policy.
+#[test]
+fn a_row_in_a_form_the_hosts_do_not_choose_is_never_chosen() {
+    let mut e = evaluation();
+    let mut names = e.task_costs[2].clone();
+    names.policy = "tool_router(2 tools)".to_owned();
+    names.cached_share = vec![0.1, 0.1];
+    names.listing = Some("names");
+    e.task_costs.push(names);
+    let chosen = best(&e, Job::Chat, "oracle").map(|r| r.policy.as_str());
+    assert_eq!(chosen, Some("tool_router(1 tool)"));
+    let mut out = String::new();
+    cost_section(&mut out, &e);
+    assert!(
+        out.contains("| tool_router(2 tools) [names listing] | chat | tool list | oracle |"),
+        "{out}"
+    );
+}
+
 /// With several catalogs, each one's policy is the one chosen on the
 /// others: here the other catalog makes the 2-tool router the cheaper, and
 /// that row is reported on this one though its own figures favour another.

@@ -9,7 +9,7 @@
 //! router's best 1 to 3 groups.
 
 use toolgate_core::routing::{Fusion, RoutingConfig, Taxonomy};
-use toolgate_core::{Origin, TokenCounter};
+use toolgate_core::{GroupSearch, ListingForm, Origin, TokenCounter, tool_groups_section_as};
 
 use crate::costs::{Costs, Seen};
 use crate::dataset::{Dataset, Query};
@@ -106,6 +106,17 @@ pub(crate) fn evaluate_prepared(
         groups: catalog.groups().count(),
         all_tools_tokens: costs.all_tools,
         listing_tokens: costs.core_and_listing,
+        listing_forms: ListingForm::ALL
+            .into_iter()
+            .map(|form| {
+                let section = tool_groups_section_as(catalog, form);
+                (form.as_str(), section.map_or(0, |s| counter.count(&s)))
+            })
+            .collect(),
+        listing_form: (
+            ListingForm::fitting(catalog, GroupSearch::NotOffered).as_str(),
+            ListingForm::fitting(catalog, GroupSearch::Offered).as_str(),
+        ),
         tune_queries: dataset.queries.iter().filter(|q| q.tune).count(),
         max_groups: whole.max_groups,
         report_queries: reported.queries.len(),

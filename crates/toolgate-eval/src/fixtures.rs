@@ -70,6 +70,7 @@ pub(crate) fn task_cost(
         extra_round_trips,
         no_extra_round_trip,
         done,
+        listing: None,
     }
 }
 
@@ -128,6 +129,8 @@ pub(crate) fn evaluation() -> Evaluation {
         groups: 3,
         all_tools_tokens: 2000,
         listing_tokens: 100,
+        listing_forms: vec![("lines", 90), ("names", 40), ("search", 60)],
+        listing_form: ("lines", "lines"),
         tune_queries: 2,
         report_queries: 4,
         split_rule: "tuned on the `dev` split, reported on the others".to_owned(),

@@ -120,6 +120,13 @@ pub struct Evaluation {
     /// Tokens of the core tools and the group listing, sent on every call
     /// by every policy that lists the groups.
     pub listing_tokens: usize,
+    /// The group listing's tokens in each form (`lines`, `names`,
+    /// `search`), the section alone.
+    pub listing_forms: Vec<(&'static str, usize)>,
+    /// The form `chat` lists the groups in (no `find_tool_groups`), and the
+    /// one `serve` does (with it), by the rule of toolgate-core's
+    /// `ListingForm::fitting`.
+    pub listing_form: (&'static str, &'static str),
     /// Queries used to fit the temperature.
     pub tune_queries: usize,
     /// Queries the figures are measured on.
@@ -307,4 +314,8 @@ pub struct TaskCost {
     pub no_extra_round_trip: f64,
     /// Share of tasks where every gold tool became visible.
     pub done: f64,
+    /// The listing form the row was played with when it is not the one the
+    /// host chooses for the catalog (`lines`, `names`, `search`): a
+    /// comparison, never chosen as a job's policy.
+    pub listing: Option<&'static str>,
 }

@@ -23,8 +23,8 @@
 
 use std::collections::HashSet;
 
-use toolgate_core::TokenCounter;
 use toolgate_core::routing::Fusion;
+use toolgate_core::{GroupSearch, ListingForm, TokenCounter};
 
 use crate::agent::{Agent, Stage, Start};
 use crate::costs::Seen;
@@ -57,7 +57,18 @@ pub(crate) fn task_costs(
     found: &[FindAnswer],
     search_fusion: Fusion,
 ) -> Vec<TaskCost> {
-    let stage = Stage::new(&prepared.dataset.catalog, counter, &prepared.costs.tools);
+    let catalog = &prepared.dataset.catalog;
+    // Each host lists the groups in the form that fits the catalog: `chat`
+    // without `find_tool_groups`, `serve` with it.
+    let stage = Stage::new(
+        catalog,
+        counter,
+        &prepared.costs.tools,
+        ListingForm::fitting(catalog, GroupSearch::NotOffered),
+    );
+    let serve_stage = stage
+        .clone()
+        .in_form(ListingForm::fitting(catalog, GroupSearch::Offered));
     // The tasks: reported queries needing a tool the catalog has.
     let tasks: Vec<(usize, Vec<String>)> = report
         .iter()
@@ -78,25 +89,30 @@ pub(crate) fn task_costs(
     let costing = Costing {
         prepared,
         stage,
+        serve_stage,
         report,
         base: Totals::of(&baseline),
         tasks,
     };
     let mut rows = vec![costing.row("all_tools", Job::Baseline, None, None, &baseline, 1.0)];
     rows.extend(costing.ideal());
-    rows.extend(costing.loading("listing", Job::Serve, false, &|_, _| Start::default()));
-    rows.extend(costing.searching_first(found));
+    rows.extend(costing.serving(&costing.serve_stage, found, false));
     for (name, seen) in routed {
-        rows.extend(costing.loading(name, Job::Chat, false, &|i, _| costing.routed(&seen[i])));
+        let start = |i, _| costing.routed(&seen[i]);
+        rows.extend(costing.loading(&costing.stage, name, Job::Chat, false, &start));
     }
     rows.extend(costing.tool_search(search_fusion));
+    rows.extend(costing.other_forms(routed, found));
     rows
 }
 
 /// What every policy's tasks are costed with.
 struct Costing<'a> {
     prepared: &'a Prepared<'a>,
+    /// The catalog with its groups listed as `chat` lists them.
     stage: Stage<'a>,
+    /// The same, listed as `serve` lists them.
+    serve_stage: Stage<'a>,
     report: &'a [&'a Query],
     /// All-tools' totals: what every cost is a share of.
     base: Totals,
@@ -169,6 +185,7 @@ impl Costing<'_> {
     /// `find_tool_groups`.
     fn loading(
         &self,
+        stage: &Stage<'_>,
         policy: &str,
         job: Job,
         find: bool,
@@ -188,14 +205,14 @@ impl Costing<'_> {
                     .map(|(i, needed)| {
                         let start = start(*i, placement);
                         recall.push(share(needed, &start.visible));
-                        let mut episode = self.stage.load_groups(
+                        let mut episode = stage.load_groups(
                             &self.report[*i].text,
                             needed,
                             start,
                             agent,
                             placement,
                         );
-                        episode.shared_tools = self.stage.meta_tools(placement, find);
+                        episode.shared_tools = stage.meta_tools(placement, find);
                         episode
                     })
                     .collect();
@@ -206,39 +223,74 @@ impl Costing<'_> {
         rows
     }
 
-    /// `find_tool_groups` first, its answer naming groups and tools; with
-    /// the schemas of none, some or all of the tools it names.
-    fn searching_first(&self, found: &[FindAnswer]) -> Vec<TaskCost> {
-        let mut rows = self.loading("find_tool_groups", Job::Serve, true, &|i, placement| {
-            self.found(&found[i], i, placement, 0)
+    /// The policies of `serve` on `stage`: the listing with loads, then
+    /// `find_tool_groups` first, its answer naming groups and tools, with the
+    /// schemas of none, some or all of the tools it names; `few` keeps
+    /// `listing`, `find_tool_groups` and `find_tool_groups(schemas)` only.
+    fn serving(&self, stage: &Stage<'_>, found: &[FindAnswer], few: bool) -> Vec<TaskCost> {
+        let mut rows = self.loading(stage, "listing", Job::Serve, false, &|_, _| {
+            Start::default()
         });
-        for k in FIND_SCHEMAS {
-            rows.extend(self.loading(
-                &format!("find_tool_groups(schemas of {k})"),
-                Job::Serve,
-                true,
-                &|i, placement| self.found(&found[i], i, placement, k),
-            ));
+        let mut schemas = vec![0];
+        if !few {
+            schemas.extend(FIND_SCHEMAS);
         }
-        rows.extend(self.loading(
-            "find_tool_groups(schemas)",
-            Job::Serve,
-            true,
-            &|i, placement| self.found(&found[i], i, placement, usize::MAX),
-        ));
+        schemas.push(usize::MAX);
+        for k in schemas {
+            let policy = match k {
+                0 => "find_tool_groups".to_owned(),
+                usize::MAX => "find_tool_groups(schemas)".to_owned(),
+                k => format!("find_tool_groups(schemas of {k})"),
+            };
+            rows.extend(
+                self.loading(stage, &policy, Job::Serve, true, &|i, placement| {
+                    self.found(stage, &found[i], i, placement, k)
+                }),
+            );
+        }
+        rows
+    }
+
+    /// The main policies with the groups listed in each form the hosts do
+    /// not choose for this catalog, to see whether the rule chose well:
+    /// `serve`'s in every other form, `chat`'s routers in the other of lines
+    /// and names (`chat` offers no search).
+    fn other_forms(&self, routed: &Routed<'_>, found: &[FindAnswer]) -> Vec<TaskCost> {
+        let mut rows = Vec::new();
+        for form in ListingForm::ALL {
+            if form != self.serve_stage.form {
+                let stage = self.serve_stage.clone().in_form(form);
+                rows.extend(forced(self.serving(&stage, found, true), form));
+            }
+            if form != self.stage.form && form != ListingForm::Search {
+                let stage = self.stage.clone().in_form(form);
+                for (name, seen) in routed {
+                    let start = |i, _| self.routed(&seen[i]);
+                    let chat = self.loading(&stage, name, Job::Chat, false, &start);
+                    rows.extend(forced(chat, form));
+                }
+            }
+        }
         rows
     }
 
     /// A task begun with a `find_tool_groups` call answered by `answer`,
     /// whose first `schemas` tools come with their schemas, callable at once
     /// (in the answer's order: the most likely group's best tools first).
-    fn found(&self, answer: &FindAnswer, i: usize, placement: Placement, schemas: usize) -> Start {
-        let call = self.stage.call_tokens(
+    fn found(
+        &self,
+        stage: &Stage<'_>,
+        answer: &FindAnswer,
+        i: usize,
+        placement: Placement,
+        schemas: usize,
+    ) -> Start {
+        let call = stage.call_tokens(
             toolgate_core::FIND_TOOL_GROUPS_TOOL_NAME,
             &self.report[i].text,
         );
         let callable = &answer.tools[..schemas.min(answer.tools.len())];
-        let tokens = self.stage.tool_tokens(callable.iter().map(String::as_str));
+        let tokens = stage.tool_tokens(callable.iter().map(String::as_str));
         let round = if placement.lists_loads() {
             Round {
                 listed: tokens,
@@ -323,6 +375,15 @@ impl Costing<'_> {
     }
 }
 
+/// `rows` marked as played with the groups listed in `form`, which the
+/// hosts do not choose for the catalog.
+fn forced(mut rows: Vec<TaskCost>, form: ListingForm) -> Vec<TaskCost> {
+    for row in &mut rows {
+        row.listing = Some(form.as_str());
+    }
+    rows
+}
+
 /// Share of `needed` in `visible`.
 fn share(needed: &[String], visible: &HashSet<String>) -> f64 {
     needed.iter().filter(|n| visible.contains(*n)).count() as f64 / needed.len().max(1) as f64
@@ -385,6 +446,7 @@ impl Totals {
             extra_round_trips: self.extra / n,
             no_extra_round_trip: self.no_extra / n,
             done: self.done / n,
+            listing: None,
         }
     }
 }
