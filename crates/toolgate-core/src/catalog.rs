@@ -41,6 +41,8 @@ struct ToolEntry {
     group: Option<GroupId>,
     origin: Origin,
     state: ToolState,
+    /// The definition's [weight](ToolDefinition::weight), counted once.
+    weight: usize,
 }
 
 /// Whether a group's tools are known yet.
@@ -397,6 +399,7 @@ impl Catalog {
         self.tool_index.remove(old);
         self.tool_index.insert(definition.name.clone(), index);
         let entry = &mut self.tools[index];
+        entry.weight = definition.weight();
         entry.definition = definition;
         entry.origin = origin;
         Ok(())
@@ -453,6 +456,20 @@ impl Catalog {
             .map(|&index| &self.tools[index])
             .filter(|entry| entry.state == ToolState::Enabled)
             .map(|entry| &entry.definition)
+    }
+
+    /// The [weight](ToolDefinition::weight) of one group's enabled tools:
+    /// what the listing's form is chosen against.
+    pub(crate) fn group_weight(&self, id: &str) -> usize {
+        self.group_index.get(id).map_or(0, |&index| {
+            self.groups[index]
+                .members
+                .iter()
+                .map(|&member| &self.tools[member])
+                .filter(|entry| entry.state == ToolState::Enabled)
+                .map(|entry| entry.weight)
+                .sum()
+        })
     }
 
     /// Every registered group, in registration order, tools or not.
@@ -634,6 +651,7 @@ impl Catalog {
         }
         self.tool_index.insert(definition.name.clone(), index);
         self.tools.push(ToolEntry {
+            weight: definition.weight(),
             definition,
             group,
             origin,

@@ -165,20 +165,14 @@ impl ListingWeight {
     pub fn of(catalog: &Catalog) -> Self {
         let mut weight = Self::default();
         for group in catalog.available_groups() {
-            let mut tools = catalog.group_tools(group.id.as_str()).peekable();
-            if tools.peek().is_none() {
+            let schemas = catalog.group_weight(group.id.as_str());
+            if schemas == 0 {
                 continue;
             }
             // "\n- id: description", as the section writes it.
             weight.lines +=
                 5 + group.id.as_str().len() + listing_description(&group.description).len();
-            weight.schemas += tools
-                .map(|tool| {
-                    tool.name.as_str().len()
-                        + tool.description.len()
-                        + serde_json::to_string(&tool.input_schema).map_or(0, |s| s.len())
-                })
-                .sum::<usize>();
+            weight.schemas += schemas;
         }
         weight
     }

@@ -91,6 +91,15 @@ impl ToolDefinition {
         })
     }
 
+    /// Characters of the name, the description and the parameters' JSON: a
+    /// token-free measure of what the schema costs, which the group
+    /// listing's form is chosen against.
+    pub(crate) fn weight(&self) -> usize {
+        self.name.as_str().len()
+            + self.description.len()
+            + serde_json::to_string(&self.input_schema).map_or(0, |json| json.len())
+    }
+
     /// The description on one line: runs of white space (newlines included)
     /// become one space. Listings that promise one line per tool use this.
     pub fn one_line_description(&self) -> String {

@@ -96,6 +96,8 @@ impl Catalog {
             };
             kept.push(definition.map(|definition| {
                 tools.push(ToolEntry {
+                    // A narrowed definition weighs about what it narrows.
+                    weight: entry.weight,
                     definition,
                     group: entry.group.clone(),
                     origin: entry.origin.clone(),
@@ -193,6 +195,7 @@ fn add_own_tools(tools: &mut Vec<ToolEntry>, own: OwnTools) -> Vec<usize> {
             continue;
         }
         tools.push(ToolEntry {
+            weight: definition.weight(),
             definition,
             group: Some(own.group.clone()),
             origin,
