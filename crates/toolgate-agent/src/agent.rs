@@ -28,6 +28,7 @@ use toolgate_store::{
 };
 use toolgate_tools::{Authority, Toolbox};
 
+use crate::compaction::Compaction;
 use crate::event::{TurnEnd, TurnEvents, TurnOutcome};
 use crate::semantic::SemanticRouting;
 use crate::transcript::{INTERRUPTED_RESULT, unanswered_calls};
@@ -66,6 +67,9 @@ pub struct AgentOptions {
     /// calls those tools through `call_tool` (which the toolbox must offer)
     /// or by name.
     pub loaded_schemas: LoadedSchemas,
+    /// When the loop compacts a conversation grown too long by itself:
+    /// never by default ([`Agent::compact`] still does on request).
+    pub compaction: Compaction,
 }
 
 /// A store of routing outcomes and the key of the catalog they are about
@@ -89,6 +93,7 @@ impl Default for AgentOptions {
             outcomes: None,
             authority: Authority::everything(),
             loaded_schemas: LoadedSchemas::ToolList,
+            compaction: Compaction::Off,
         }
     }
 }
@@ -182,8 +187,11 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
         cancel: &CancellationToken,
     ) -> Result<TurnOutcome, AgentError> {
         self.settle_interrupted(conversation).await?;
+        let compaction_tried = self
+            .compact_before_turn(conversation, text, events, cancel)
+            .await?;
         self.store.append(conversation, Message::user(text)).await?;
-        self.run_turn(conversation, Some(text), events, cancel)
+        self.run_turn(conversation, Some(text), compaction_tried, events, cancel)
             .await
     }
 
@@ -196,7 +204,8 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
         cancel: &CancellationToken,
     ) -> Result<TurnOutcome, AgentError> {
         self.settle_interrupted(conversation).await?;
-        self.run_turn(conversation, None, events, cancel).await
+        self.run_turn(conversation, None, false, events, cancel)
+            .await
     }
 
     /// Whether the conversation's last turn stopped before the model answered:
@@ -242,7 +251,10 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
 
     /// Gives every call left without a result (the process stopped while it
     /// ran) an error result, so the history is whole again.
-    async fn settle_interrupted(&self, conversation: &ConversationId) -> Result<(), StoreError> {
+    pub(crate) async fn settle_interrupted(
+        &self,
+        conversation: &ConversationId,
+    ) -> Result<(), StoreError> {
         let history = self.store.messages(conversation).await?;
         for call in unanswered_calls(history.iter().map(|m| &m.message)) {
             let (Some(id), name) = (&call.tool_call_id, call.tool_name.as_deref()) else {
@@ -274,10 +286,13 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
         &self,
         conversation: &ConversationId,
         user_text: Option<&str>,
+        compaction_tried: bool,
         events: TurnEvents<'_>,
         cancel: &CancellationToken,
     ) -> Result<TurnOutcome, AgentError> {
-        let mut turn = self.begin_turn(conversation, user_text, events).await?;
+        let mut turn = self
+            .begin_turn(conversation, user_text, compaction_tried, events)
+            .await?;
         let limit = self.options.max_model_calls.max(1);
         for call in 1..=limit {
             let response = self.call_model(&mut turn, call, events, cancel).await?;

@@ -5,6 +5,8 @@ use toolgate_core::ToolStatus;
 use toolgate_core::routing::Decision;
 use toolgate_llm::{StreamEvent, Usage};
 
+use crate::compaction::Compacted;
+
 /// What happens during a turn, as it happens.
 #[derive(Clone, Debug, PartialEq)]
 pub enum TurnEvent {
@@ -17,6 +19,15 @@ pub enum TurnEvent {
     /// The turn made no progress while restricted: it now sees the whole
     /// catalog.
     Escalated {
+        /// Why.
+        reason: String,
+    },
+    /// The conversation was compacted before the next model call: the model
+    /// reads the summary and what follows it from now on.
+    Compacted(Compacted),
+    /// The conversation was due for compaction but its summary failed; it
+    /// is as it was, and the turn goes on.
+    CompactionFailed {
         /// Why.
         reason: String,
     },

@@ -7,6 +7,8 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod agent;
+mod compact;
+mod compaction;
 mod event;
 mod progress;
 mod route_outcome;
@@ -17,6 +19,7 @@ mod transcript;
 mod turn;
 
 pub use agent::{Agent, AgentError, AgentOptions, DEFAULT_SYSTEM_PROMPT, OutcomeLog};
+pub use compaction::{CompactError, Compacted, Compaction};
 pub use event::{CallReport, TurnEnd, TurnEvent, TurnEvents, TurnOutcome};
 pub use semantic::SemanticRouting;
 pub use tool_calls::{CANCELLED_RESULT, FAILED_RESULT};

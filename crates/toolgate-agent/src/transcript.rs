@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 
-use toolgate_core::{Message, MessageKind, ToolStatus};
+use toolgate_core::{COMPACTION_SUMMARY_HEADING, Message, MessageKind, ToolStatus};
 use toolgate_llm::{ChatMessage, ToolCall};
 
 /// What the model reads for a call that has no stored result.
@@ -18,7 +18,9 @@ pub const INTERRUPTED_RESULT: &str =
 
 /// The provider-neutral conversation for `history`, oldest first.
 ///
-/// - user messages and compaction summaries are user text;
+/// - a compaction summary stands for everything before it: the
+///   conversation starts at the last one, as user text;
+/// - user messages are user text;
 /// - an assistant message and the tool calls stored right after it form one
 ///   assistant message; its results follow, one per call, in call order;
 /// - host messages (`System`) are not sent, except a routed partial load:
@@ -27,7 +29,13 @@ pub const INTERRUPTED_RESULT: &str =
 /// - a tool call without an id or name, and a result without a call, are
 ///   dropped; an assistant message with neither text nor calls is dropped.
 pub fn chat_messages<'m>(history: impl IntoIterator<Item = &'m Message>) -> Vec<ChatMessage> {
-    let history: Vec<&Message> = history.into_iter().collect();
+    let mut history: Vec<&Message> = history.into_iter().collect();
+    if let Some(last) = history
+        .iter()
+        .rposition(|m| m.kind == MessageKind::Compaction)
+    {
+        history.drain(..last);
+    }
     let results: HashMap<&str, &Message> = history
         .iter()
         .filter(|m| m.kind == MessageKind::ToolResult)
@@ -40,7 +48,7 @@ pub fn chat_messages<'m>(history: impl IntoIterator<Item = &'m Message>) -> Vec<
         match message.kind {
             MessageKind::User => out.push(ChatMessage::User(message.content.clone())),
             MessageKind::Compaction => out.push(ChatMessage::User(format!(
-                "Summary of the conversation so far:\n{}",
+                "{COMPACTION_SUMMARY_HEADING}\n{}",
                 message.content
             ))),
             MessageKind::Assistant | MessageKind::ToolCall => {

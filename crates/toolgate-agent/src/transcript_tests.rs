@@ -127,3 +127,26 @@ fn a_routed_partial_load_is_read_by_the_model_and_other_host_events_are_not() {
         ]
     );
 }
+
+#[test]
+fn the_conversation_starts_at_the_last_compaction_summary() {
+    let active = toolgate_core::ActiveToolSet::new();
+    let history = [
+        Message::user("first request"),
+        Message::assistant("first answer"),
+        Message::compaction("the user asked one thing", &active),
+        Message::user("second request"),
+        Message::assistant("second answer"),
+        Message::compaction("the user asked two things", &active),
+        Message::user("third request"),
+    ];
+    assert_eq!(
+        chat_messages(&history),
+        vec![
+            ChatMessage::User(
+                "Summary of the conversation so far:\nthe user asked two things".to_owned()
+            ),
+            ChatMessage::User("third request".to_owned()),
+        ]
+    );
+}

@@ -21,6 +21,7 @@ use toolgate_store::{AgentStore, ConversationId, ConversationStore, StoredMessag
 use toolgate_tools::CallContext;
 
 use crate::agent::{Agent, AgentError};
+use crate::compaction::Context;
 use crate::event::{CallReport, TurnEvent, TurnEvents};
 use crate::progress::Progress;
 use crate::route_outcome::RouteOutcome;
@@ -77,12 +78,15 @@ pub(crate) struct Turn {
     /// first (empty when it was not routed): the order the whole catalog is
     /// sent in when the model takes fewer tools than it has.
     pub(crate) ranked: Vec<GroupId>,
+    /// Whether the turn has compacted the conversation, or tried to: it
+    /// does at most once.
+    pub(crate) compaction_tried: bool,
 }
 
 /// Who a turn's tool calls come from, and the base system prompt.
-struct Caller {
-    context: CallContext,
-    system_prompt: String,
+pub(crate) struct Caller {
+    pub(crate) context: CallContext,
+    pub(crate) system_prompt: String,
 }
 
 /// The next model call's request, with the count and token cost of the
@@ -100,21 +104,12 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
         &self,
         conversation: &ConversationId,
         user_text: Option<&str>,
+        compaction_tried: bool,
         events: TurnEvents<'_>,
     ) -> Result<Turn, AgentError> {
         let history = self.store.messages(conversation).await?;
         let caller = self.caller(conversation, &history).await;
-        let listed = match self.options.loaded_schemas {
-            LoadedSchemas::ToolList => Listed::Active,
-            LoadedSchemas::Conversation => {
-                let catalog = self.toolbox.catalog();
-                let host_loads = history
-                    .iter()
-                    .map(|m| &m.message)
-                    .filter(|message| !is_model_load(message));
-                Listed::HostLoads(restore_active_set(host_loads, &catalog).active)
-            }
-        };
+        let listed = self.listed(&history);
         let mut turn = Turn {
             conversation: conversation.clone(),
             caller: caller.context,
@@ -127,6 +122,7 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
             calls: Vec::new(),
             route: None,
             ranked: Vec::new(),
+            compaction_tried,
         };
         if let (Some(router), Some(text)) = (&self.options.router, user_text) {
             turn.scope = self
@@ -145,8 +141,29 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
         events: TurnEvents<'_>,
         cancel: &CancellationToken,
     ) -> Result<ChatResponse, AgentError> {
-        let history = self.store.messages(&turn.conversation).await?;
-        let request = self.request(turn, &history);
+        let mut history = self.store.messages(&turn.conversation).await?;
+        let mut request = self.request(turn, &history);
+        if !turn.compaction_tried {
+            let context = Context {
+                system: request.request.system.clone(),
+                messages: request.request.messages.clone(),
+                tools: request.request.tools.clone(),
+                tool_tokens: request.tool_tokens,
+            };
+            let compacted = self
+                .compact_if_due(&turn.conversation, &history, context, events, cancel)
+                .await?;
+            if compacted {
+                turn.compaction_tried = true;
+                history = self.store.messages(&turn.conversation).await?;
+                // The loads' results that carried schemas are summarized
+                // now: the record's snapshot lists them.
+                if let Listed::HostLoads(_) = turn.listed {
+                    turn.listed = self.listed(&history);
+                }
+                request = self.request(turn, &history);
+            }
+        }
         let response = {
             let mut sink = |event: StreamEvent| events(TurnEvent::Model(event));
             tokio::select! {
@@ -179,7 +196,11 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
     /// keeps its number), and the base system prompt: the agent's own when
     /// it has one, else the configured one. The agent is read each turn, so
     /// a prompt it changed applies from its next turn.
-    async fn caller(&self, conversation: &ConversationId, history: &[StoredMessage]) -> Caller {
+    pub(crate) async fn caller(
+        &self,
+        conversation: &ConversationId,
+        history: &[StoredMessage],
+    ) -> Caller {
         let agent = match self.store.conversation_agent(conversation).await {
             Ok(agent) => agent,
             Err(error) => {
@@ -210,6 +231,32 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
         Caller {
             context,
             system_prompt,
+        }
+    }
+
+    /// Which loaded groups a turn on `history` lists as tools.
+    fn listed(&self, history: &[StoredMessage]) -> Listed {
+        match self.options.loaded_schemas {
+            LoadedSchemas::ToolList => Listed::Active,
+            LoadedSchemas::Conversation => {
+                let catalog = self.toolbox.catalog();
+                Listed::HostLoads(self.listed_set(history, &catalog))
+            }
+        }
+    }
+
+    /// The loads whose tools a request on `history` lists: every load
+    /// ([`LoadedSchemas::ToolList`]), or the host's and a compaction's
+    /// snapshot, without the model's own loads since
+    /// ([`LoadedSchemas::Conversation`]).
+    pub(crate) fn listed_set(&self, history: &[StoredMessage], catalog: &Catalog) -> ActiveToolSet {
+        let messages = history.iter().map(|m| &m.message);
+        match self.options.loaded_schemas {
+            LoadedSchemas::ToolList => restore_active_set(messages, catalog).active,
+            LoadedSchemas::Conversation => {
+                restore_active_set(messages.filter(|message| !is_model_load(message)), catalog)
+                    .active
+            }
         }
     }
 
@@ -375,7 +422,7 @@ fn whole_catalog<'c>(
 }
 
 /// A tool definition as a provider receives it.
-fn tool_spec(definition: &ToolDefinition) -> ToolSpec {
+pub(crate) fn tool_spec(definition: &ToolDefinition) -> ToolSpec {
     ToolSpec {
         name: definition.name.to_string(),
         description: definition.description.clone(),

@@ -31,8 +31,8 @@ mod routing;
 pub(crate) const DEFAULT_CONFIG_FILE: &str = "toolgate.toml";
 
 /// The `[agent]` table: the agent `toolgate chat` speaks as, created from it
-/// on first use.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// on first use, and how its conversations are compacted.
+#[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct AgentSettings {
     /// Its id (default `default`).
     pub(crate) id: Option<String>,
@@ -44,7 +44,15 @@ pub(crate) struct AgentSettings {
     pub(crate) prompts: BTreeMap<String, String>,
     /// The groups and tools it may use; empty: all of them.
     pub(crate) tools: Vec<String>,
+    /// `compact_at`: the share of the model's context window past which a
+    /// conversation is compacted (checked: at most 1; 0 turns it off);
+    /// [`DEFAULT_COMPACT_AT`] when not set.
+    pub(crate) compact_at: Option<f64>,
 }
+
+/// The `[agent] compact_at` of a file that sets none: compaction leaves a
+/// fifth of the window for the summary call's answer and the next turn.
+pub(crate) const DEFAULT_COMPACT_AT: f64 = 0.8;
 
 /// Every section of the configuration, checked, with the file it came from.
 #[derive(Debug, Default)]

@@ -55,6 +55,7 @@ const SECTIONS: &[Section] = &[
             ("max_tokens", Kind::Number),
             ("max_tools", Kind::Number),
             ("max_tool_tokens", Kind::Number),
+            ("context_window", Kind::Number),
             ("connect_timeout_seconds", Kind::Number),
             ("read_timeout_seconds", Kind::Number),
             ("max_retries", Kind::Number),
@@ -148,6 +149,7 @@ const SECTIONS: &[Section] = &[
             ("name", Kind::String),
             ("system_prompt", Kind::String),
             ("tools", Kind::Strings),
+            ("compact_at", Kind::Number),
         ],
     },
     Section {

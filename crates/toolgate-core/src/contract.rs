@@ -300,6 +300,21 @@ impl fmt::Display for ActionNotAvailable {
     }
 }
 
+/// The request the agent loop adds, as the user's last message, when it
+/// has the model summarize a conversation grown too long: the summary then
+/// stands for everything before it.
+pub const COMPACTION_PROMPT: &str = "The conversation so far is about to be replaced by a \
+summary that you write now: after it, you will see only your summary and what comes next. \
+Do not call any tool; answer with the summary alone, as plain text. Keep what the rest of the \
+work needs: the user's requests (the latest one word for word) and preferences, what has been \
+done and what it found (names, identifiers, paths, figures, errors), the decisions taken and \
+why, and what remains to be done next. Leave out what no longer matters. The tool groups \
+loaded now stay loaded.";
+
+/// What the model reads before a compaction's summary, which it wrote
+/// itself in answer to [`COMPACTION_PROMPT`].
+pub const COMPACTION_SUMMARY_HEADING: &str = "Summary of the conversation so far:";
+
 /// What the model reads for a call cancelled with its turn.
 pub const CALL_CANCELLED: &str = "The tool call was cancelled.";
 

@@ -116,6 +116,10 @@ impl ChatModel for AnthropicChat {
         self.http.config().tool_limits()
     }
 
+    fn context_window(&self) -> usize {
+        self.http.config().context_window
+    }
+
     fn complete<'a>(&'a self, request: &'a ChatRequest, events: EventSink<'a>) -> ModelFuture<'a> {
         Box::pin(self.run(request, events))
     }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::model::ToolLimits;
+use crate::model::{DEFAULT_CONTEXT_WINDOW, ToolLimits};
 
 /// Which wire format a provider speaks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
@@ -125,6 +125,10 @@ pub struct ProviderConfig {
     /// o200k_base): [`DEFAULT_MAX_TOOL_TOKENS`] by default. A caller
     /// showing more trims to it.
     pub max_tool_tokens: Option<usize>,
+    /// Tokens the model reads at most in one request: told in `[model]`,
+    /// else known from the model's name ([`known_context_window`]), else
+    /// [`DEFAULT_CONTEXT_WINDOW`]. What compaction's threshold is a share of.
+    pub context_window: usize,
     /// Longest wait for a connection.
     pub connect_timeout: Duration,
     /// Longest silence while reading a response or between stream chunks.
@@ -143,15 +147,41 @@ pub const OPENAI_MAX_TOOLS: usize = 128;
 /// exactly; a model with a smaller window wants less.
 pub const DEFAULT_MAX_TOOL_TOKENS: usize = 100_000;
 
+/// The smallest `context_window` `[model]` takes.
+pub const MIN_CONTEXT_WINDOW: usize = 1_000;
+
+/// The context window of a hosted model known by its name's family, as its
+/// provider documents it (Anthropic's Claude models 200,000 tokens; OpenAI's
+/// GPT-4o 128,000, GPT-4.1 1,047,576, GPT-5 400,000, o1/o3/o4 200,000);
+/// `None` for any other name.
+pub fn known_context_window(model: &str) -> Option<usize> {
+    let model = model.trim().to_ascii_lowercase();
+    let model = model.rsplit('/').next().unwrap_or_default();
+    const KNOWN: [(&str, usize); 7] = [
+        ("claude-", 200_000),
+        ("gpt-4o", 128_000),
+        ("gpt-4.1", 1_047_576),
+        ("gpt-5", 400_000),
+        ("o1", 200_000),
+        ("o3", 200_000),
+        ("o4", 200_000),
+    ];
+    KNOWN
+        .iter()
+        .find(|(prefix, _)| model.starts_with(prefix))
+        .map(|(_, window)| *window)
+}
+
 impl ProviderConfig {
     /// A configuration with the defaults: streaming, no key, 10 s to
     /// connect, 120 s of silence at most, 3 retries, the wire's tool limit
     /// and [`DEFAULT_MAX_TOOL_TOKENS`].
     pub fn new(kind: ProviderKind, base_url: impl Into<String>, model: impl Into<String>) -> Self {
+        let model_name: String = model.into();
         Self {
             kind,
             base_url: base_url.into().trim_end_matches('/').to_owned(),
-            model: model.into(),
+            model: model_name.clone(),
             api_key: None,
             key_source: "no API key configured".to_owned(),
             stream: true,
@@ -161,6 +191,7 @@ impl ProviderConfig {
                 ProviderKind::Anthropic => None,
             },
             max_tool_tokens: Some(DEFAULT_MAX_TOOL_TOKENS),
+            context_window: known_context_window(&model_name).unwrap_or(DEFAULT_CONTEXT_WINDOW),
             connect_timeout: Duration::from_secs(10),
             read_timeout: Duration::from_secs(120),
             retry: RetryPolicy::default(),
@@ -201,6 +232,9 @@ pub struct ModelSettings {
     /// Most tokens of tool schemas one request may carry (default
     /// 100,000).
     pub max_tool_tokens: Option<usize>,
+    /// Tokens the model reads at most in one request (default: known from
+    /// the model's name, else 128,000).
+    pub context_window: Option<usize>,
     /// Seconds to wait for a connection.
     pub connect_timeout_seconds: Option<f64>,
     /// Seconds of silence allowed while reading.
@@ -219,6 +253,9 @@ pub enum ConfigError {
     /// `max_tools` or `max_tool_tokens` of 0.
     #[error("{0} must be at least 1 (the core tools alone need some)")]
     ToolLimit(&'static str),
+    /// A context window too small for any conversation.
+    #[error("context_window must be at least {MIN_CONTEXT_WINDOW} tokens, not {0}")]
+    ContextWindow(usize),
     /// No model anywhere.
     #[error("no model configured: set `model` under [model] in the config file, or TOOLGATE_MODEL")]
     NoModel,
@@ -292,6 +329,12 @@ impl ModelSettings {
         }
         if let Some(tokens) = self.max_tool_tokens {
             config.max_tool_tokens = Some(at_least_one("max_tool_tokens", tokens)?);
+        }
+        if let Some(window) = self.context_window {
+            if window < MIN_CONTEXT_WINDOW {
+                return Err(ConfigError::ContextWindow(window));
+            }
+            config.context_window = window;
         }
         if let Some(seconds) = self.connect_timeout_seconds {
             config.connect_timeout = seconds_setting("connect_timeout_seconds", seconds)?;

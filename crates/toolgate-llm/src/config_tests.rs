@@ -2,7 +2,9 @@ use std::collections::HashMap;
 
 use pretty_assertions::assert_eq;
 
-use super::{DEFAULT_MAX_TOOL_TOKENS, ModelSettings, OPENAI_MAX_TOOLS, ProviderKind};
+use super::{
+    DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_TOOL_TOKENS, ModelSettings, OPENAI_MAX_TOOLS, ProviderKind,
+};
 
 fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
     let map: HashMap<String, String> = pairs
@@ -163,4 +165,27 @@ fn the_tool_token_limit_has_a_default_for_every_wire_and_can_be_set() {
         .resolve(&env(&[]))
         .unwrap_err();
     assert!(zero.to_string().contains("max_tool_tokens"), "{zero}");
+}
+
+#[test]
+fn the_context_window_is_told_or_known_from_the_model_name_or_the_default() {
+    let window = |model: &str, told: Option<usize>| {
+        ModelSettings {
+            model: Some(model.into()),
+            context_window: told,
+            ..ModelSettings::default()
+        }
+        .resolve(&env(&[]))
+        .map(|config| config.context_window)
+    };
+    assert_eq!(window("claude-sonnet-4-5", None), Ok(200_000));
+    assert_eq!(window("gpt-4o-mini", None), Ok(128_000));
+    assert_eq!(window("openai/gpt-5-mini", None), Ok(400_000));
+    assert_eq!(window("llama3.1:8b", None), Ok(DEFAULT_CONTEXT_WINDOW));
+    assert_eq!(window("llama3.1:8b", Some(32_768)), Ok(32_768));
+    assert_eq!(window("claude-sonnet-4-5", Some(1_000_000)), Ok(1_000_000));
+    assert_eq!(
+        window("m", Some(10)).unwrap_err().to_string(),
+        "context_window must be at least 1000 tokens, not 10"
+    );
 }

@@ -43,14 +43,14 @@ use std::sync::Arc;
 
 pub use anthropic::{ANTHROPIC_VERSION, AnthropicChat, DEFAULT_MAX_TOKENS};
 pub use config::{
-    ApiKey, ConfigError, DEFAULT_MAX_TOOL_TOKENS, ModelSettings, OPENAI_MAX_TOOLS, ProviderConfig,
-    ProviderKind, RetryPolicy,
+    ApiKey, ConfigError, DEFAULT_MAX_TOOL_TOKENS, MIN_CONTEXT_WINDOW, ModelSettings,
+    OPENAI_MAX_TOOLS, ProviderConfig, ProviderKind, RetryPolicy, known_context_window,
 };
 pub use embeddings::EmbeddingsClient;
 pub use error::LlmError;
 pub use model::{
-    ChatMessage, ChatModel, ChatRequest, ChatResponse, EventSink, ModelFuture, StopReason,
-    StreamEvent, ToolCall, ToolLimits, ToolSpec, Usage,
+    ChatMessage, ChatModel, ChatRequest, ChatResponse, DEFAULT_CONTEXT_WINDOW, EventSink,
+    ModelFuture, StopReason, StreamEvent, ToolCall, ToolLimits, ToolSpec, Usage,
 };
 pub use openai::OpenAiChat;
 

@@ -161,6 +161,12 @@ impl ToolLimits {
 pub type ModelFuture<'a> =
     Pin<Box<dyn Future<Output = Result<ChatResponse, LlmError>> + Send + 'a>>;
 
+/// The context window assumed for a model whose window is neither told
+/// (`context_window` in `[model]`) nor known from its name: the smallest of
+/// the current hosted models' (128,000 tokens), so that compaction comes
+/// too early rather than after the provider refuses.
+pub const DEFAULT_CONTEXT_WINDOW: usize = 128_000;
+
 /// A chat model behind some provider's API.
 ///
 /// Dropping the future abandons the call (that is how callers cancel).
@@ -175,6 +181,13 @@ pub trait ChatModel: Send + Sync + fmt::Debug {
     /// may carry; no limit unless the provider has one.
     fn tool_limits(&self) -> ToolLimits {
         ToolLimits::default()
+    }
+
+    /// Tokens the model reads at most in one request (see
+    /// [`crate::ProviderConfig::context_window`]):
+    /// [`DEFAULT_CONTEXT_WINDOW`] unless the provider knows better.
+    fn context_window(&self) -> usize {
+        DEFAULT_CONTEXT_WINDOW
     }
 
     /// Sends `request` and returns the complete answer, reporting text deltas,

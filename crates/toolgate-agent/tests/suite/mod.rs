@@ -1,3 +1,4 @@
+mod compaction;
 mod faults;
 mod loaded_schemas;
 mod routing;

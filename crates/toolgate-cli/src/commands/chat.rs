@@ -16,7 +16,9 @@ use std::sync::Arc;
 
 use crate::store::StoreLocation;
 use anyhow::Context;
-use toolgate_agent::{Agent, AgentOptions, DEFAULT_SYSTEM_PROMPT, OutcomeLog, SemanticRouting};
+use toolgate_agent::{
+    Agent, AgentOptions, Compaction, DEFAULT_SYSTEM_PROMPT, OutcomeLog, SemanticRouting,
+};
 use toolgate_core::routing::Router;
 use toolgate_core::routing::semantic::EmbeddingsConfig;
 use toolgate_core::{LoadedSchemas, MetaTool, TokenCounter};
@@ -32,7 +34,7 @@ use super::banner::describe_sources;
 use super::tool_setup::{TerminalProgress, ToolSetup, embeddings_client};
 use crate::cli::ChatArgs;
 use crate::output::{eprint, init_logging};
-use crate::settings::Settings;
+use crate::settings::{DEFAULT_COMPACT_AT, Settings};
 
 /// `--tool-timeout` as a duration.
 fn tool_timeout(seconds: f64) -> anyhow::Result<std::time::Duration> {
@@ -308,6 +310,10 @@ async fn run_chat<S: ConversationStore + AgentStore + RoutingOutcomeStore + 'sta
         // tool the agent is given.
         authority: toolgate_tools::Authority::everything(),
         loaded_schemas: settings.loaded_schemas,
+        compaction: match settings.agent.compact_at.unwrap_or(DEFAULT_COMPACT_AT) {
+            share if share > 0.0 => Compaction::AtShare(share),
+            _ => Compaction::Off,
+        },
     };
     // The router counts with the same counter for its budget.
     let counter = TokenCounter::shared()

@@ -71,7 +71,9 @@ impl Settings {
         let (clients, rate_limits, policies) = file.checked_clients(tables)?;
         let oauth = file.oauth(auth, &clients)?;
         let (agent, agent_tools) = match agent {
-            Some(agent) => agent.into_settings(),
+            Some(agent) => agent
+                .into_settings()
+                .map_err(|(span, reason)| file.at(span, "[agent]".to_owned(), reason))?,
             None => (AgentSettings::default(), None),
         };
         Ok(Self {

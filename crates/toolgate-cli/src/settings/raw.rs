@@ -211,6 +211,9 @@ pub(super) struct RawRateLimits {
     pub(super) tools: BTreeMap<String, RawRateLimit>,
 }
 
+/// A key's place in the file and what is wrong with it.
+pub(super) type Misplaced = (Range<usize>, String);
+
 /// The `[agent]` table as written.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -225,18 +228,35 @@ pub(super) struct RawAgent {
     pub(super) prompts: BTreeMap<String, String>,
     #[serde(default)]
     pub(super) tools: Option<Spanned<Vec<String>>>,
+    #[serde(default)]
+    pub(super) compact_at: Option<Spanned<f64>>,
 }
 
 impl RawAgent {
-    /// The settings, and where the tools array sits.
-    pub(super) fn into_settings(self) -> (AgentSettings, Option<Range<usize>>) {
+    /// The settings, and where the tools array sits; `Err` with where
+    /// `compact_at` sits and why when it is not a share.
+    pub(super) fn into_settings(self) -> Result<(AgentSettings, Option<Range<usize>>), Misplaced> {
         let Self {
             id,
             name,
             system_prompt,
             prompts,
             tools,
+            compact_at,
         } = self;
+        let compact_at = match compact_at {
+            None => None,
+            Some(share) if (0.0..=1.0).contains(share.get_ref()) => Some(share.into_inner()),
+            Some(share) => {
+                return Err((
+                    share.span(),
+                    format!(
+                        "`compact_at` is a share of the context window, from 0 (off) to 1, not {}",
+                        share.get_ref()
+                    ),
+                ));
+            }
+        };
         let span = tools.as_ref().map(Spanned::span);
         let settings = AgentSettings {
             id,
@@ -244,7 +264,8 @@ impl RawAgent {
             system_prompt,
             prompts,
             tools: tools.map(Spanned::into_inner).unwrap_or_default(),
+            compact_at,
         };
-        (settings, span)
+        Ok((settings, span))
     }
 }

@@ -203,7 +203,7 @@ async fn interactive_commands_show_groups_tokens_and_clear_the_conversation() {
     let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
     assert!(output.status.success(), "{stderr}");
     assert!(
-        stderr.contains("Commands: /groups  /tokens  /clear  /resume  /exit"),
+        stderr.contains("Commands: /groups  /tokens  /compact  /clear  /resume  /exit"),
         "{stderr}"
     );
 

@@ -5,6 +5,7 @@ mod eval;
 mod first_run;
 mod gateways;
 mod js_examples;
+mod long_conversations;
 mod migrate;
 mod reload;
 mod replicas;

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::io::Write;
 
-use toolgate_agent::{CallReport, TurnEvent};
+use toolgate_agent::{CallReport, Compacted, TurnEvent};
 use toolgate_core::ToolStatus;
 use toolgate_core::routing::Visible;
 use toolgate_llm::StreamEvent;
@@ -62,6 +62,16 @@ impl Printer {
                 self.end_line();
                 eprint(&format!("  ⇡ whole catalog from now on: {reason}\n"));
             }
+            TurnEvent::Compacted(compacted) => {
+                self.end_line();
+                eprint(&compacted_line(&compacted));
+            }
+            TurnEvent::CompactionFailed { reason } => {
+                self.end_line();
+                eprint(&format!(
+                    "  ⇣ compaction failed, the conversation goes on as it was: {reason}\n"
+                ));
+            }
             TurnEvent::ToolStarted {
                 name, arguments, ..
             } => {
@@ -90,6 +100,24 @@ impl Printer {
             self.mid_line = false;
         }
     }
+}
+
+/// What a compaction did, on one line.
+pub(super) fn compacted_line(compacted: &Compacted) -> String {
+    let groups = if compacted.loaded_groups.is_empty() {
+        "no group".to_owned()
+    } else {
+        compacted
+            .loaded_groups
+            .iter()
+            .map(|g| g.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    format!(
+        "  ⇣ conversation compacted: {} → {} tokens; still loaded: {groups}\n",
+        compacted.tokens_before, compacted.tokens_after
+    )
 }
 
 /// The first line of `text`, cut to [`SHOWN_CHARS`].

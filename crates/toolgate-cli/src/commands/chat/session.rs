@@ -7,12 +7,14 @@ use std::sync::Arc;
 use anyhow::{Context, bail};
 use tokio::io::AsyncBufReadExt;
 use tokio_util::sync::CancellationToken;
-use toolgate_agent::{Agent, AgentError, CallReport, TurnEnd, TurnEvent, TurnOutcome};
+use toolgate_agent::{
+    Agent, AgentError, CallReport, CompactError, TurnEnd, TurnEvent, TurnOutcome,
+};
 use toolgate_core::GroupSelection;
 use toolgate_store::{AgentId, AgentStore, ConversationId, ConversationStore};
 use toolgate_tools::Toolbox;
 
-use super::printer::{Printer, action_table, token_table, turn_summary};
+use super::printer::{Printer, action_table, compacted_line, token_table, turn_summary};
 use crate::commands::partial_group::describe_partial;
 use crate::output::{eprint, print};
 
@@ -56,7 +58,7 @@ impl<S: ConversationStore + AgentStore> Session<S> {
         let _ = writeln!(
             banner,
             "Conversation {id} (resume it with --conversation {id}).\n\
-             Commands: /groups  /tokens  /clear  /resume  /exit",
+             Commands: /groups  /tokens  /compact  /clear  /resume  /exit",
             id = self.conversation
         );
         eprint(&banner);
@@ -94,6 +96,7 @@ impl<S: ConversationStore + AgentStore> Session<S> {
                     Ok(())
                 }
                 "/resume" => self.turn(None).await.map(|_| ()),
+                "/compact" => self.compact().await,
                 "/help" => {
                     eprint(HELP);
                     Ok(())
@@ -157,6 +160,31 @@ impl<S: ConversationStore + AgentStore> Session<S> {
         }
     }
 
+    /// Compacts the conversation now (Ctrl-C cancels), whatever its length.
+    async fn compact(&self) -> anyhow::Result<()> {
+        let cancel = CancellationToken::new();
+        let compaction = self.agent.compact(&self.conversation, &cancel);
+        tokio::pin!(compaction);
+        let compacted = tokio::select! {
+            compacted = &mut compaction => compacted,
+            _ = tokio::signal::ctrl_c() => {
+                cancel.cancel();
+                compaction.await
+            }
+        };
+        match compacted {
+            Ok(compacted) => {
+                eprint(&compacted_line(&compacted));
+                Ok(())
+            }
+            Err(CompactError::NothingToCompact) => {
+                eprint("Nothing to compact yet.\n");
+                Ok(())
+            }
+            Err(error) => bail!("{error}; the conversation is as it was"),
+        }
+    }
+
     async fn print_groups(&self) -> anyhow::Result<()> {
         let active = self.agent.active_set(&self.conversation).await?;
         let mut out = String::new();
@@ -183,7 +211,8 @@ impl<S: ConversationStore + AgentStore> Session<S> {
 }
 
 const HELP: &str = "/groups lists the groups (and which are loaded), /tokens the token report of \
-each model call, /clear starts a new conversation, /resume finishes an interrupted turn, /exit \
+each model call, /compact replaces the conversation so far by a summary the model writes (the \
+loaded groups stay loaded), /clear starts a new conversation, /resume finishes an interrupted turn, /exit \
 quits. Ctrl-C cancels the turn under way.\n";
 
 pub(super) fn new_conversation_id() -> String {
