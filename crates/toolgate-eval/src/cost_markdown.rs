@@ -55,7 +55,7 @@ pub(crate) fn cost_section(out: &mut String, e: &Evaluation) {
     };
     let _ = writeln!(
         out,
-        "What a task costs ({} tasks; all-tools: {:.0} tokens uncached, {} under the caches; shares of all-tools'). The listing (with the core tools) is {} tokens, {:.1}% of all-tools' schemas, on every call of every policy that lists the groups. The groups are listed as {} by `chat` and as {} by `serve` (the section alone: {}); rows marked [names listing] and the like are played in a form the hosts do not choose here, to compare:\n",
+        "What a task costs ({} tasks; all-tools: {:.0} tokens uncached, {} under the caches; shares of all-tools'). The listing (with the core tools) is {} tokens, {:.1}% of all-tools' schemas, on every call of every policy that lists the groups. The groups are listed as {} by `chat` and as {} by `serve` (the section alone: {}); rows marked [names listing] and the like are played in a form the hosts do not choose here, and [keyword query] with `find_tool_groups` asked the request's keyword rewrite, to compare:\n",
         base.tasks,
         base.uncached,
         base.cached
@@ -106,8 +106,9 @@ fn cost_row(out: &mut String, row: &TaskCost) {
         out,
         "| {}{} | {} | {} | {} | {:.3} | {:.0} | {} | {} | {} | {:.2} | {:.1}% | {:.1}% |",
         row.policy,
-        row.listing
-            .map_or(String::new(), |form| format!(" [{form} listing]")),
+        row.variant
+            .as_ref()
+            .map_or(String::new(), |variant| format!(" [{variant}]")),
         row.job.label(),
         row.placement.map_or("", Placement::label),
         row.agent.unwrap_or(""),
@@ -136,7 +137,7 @@ pub(crate) fn choose<'e>(chosen_on: &[&'e Evaluation], job: Job, agent: &str) ->
     let keys: Vec<Key<'e>> = first
         .task_costs
         .iter()
-        .filter(|r| r.job == job && r.agent == Some(agent) && r.listing.is_none())
+        .filter(|r| r.job == job && r.agent == Some(agent) && r.variant.is_none())
         .map(|r| (r.policy.as_str(), r.placement))
         .collect();
     let means: Vec<(Key<'e>, f64, f64)> = keys
@@ -171,7 +172,7 @@ pub(crate) fn choose<'e>(chosen_on: &[&'e Evaluation], job: Job, agent: &str) ->
 /// The row of `e` for `key` played by `agent`.
 fn row_of<'e>(e: &'e Evaluation, key: Key<'_>, agent: &str) -> Option<&'e TaskCost> {
     e.task_costs.iter().find(|r| {
-        r.policy == key.0 && r.placement == key.1 && r.agent == Some(agent) && r.listing.is_none()
+        r.policy == key.0 && r.placement == key.1 && r.agent == Some(agent) && r.variant.is_none()
     })
 }
 

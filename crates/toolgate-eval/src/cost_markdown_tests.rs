@@ -46,7 +46,7 @@ fn a_row_in_a_form_the_hosts_do_not_choose_is_never_chosen() {
     let mut names = e.task_costs[2].clone();
     names.policy = "tool_router(2 tools)".to_owned();
     names.cached_share = vec![0.1, 0.1];
-    names.listing = Some("names");
+    names.variant = Some("names listing".to_owned());
     e.task_costs.push(names);
     let chosen = best(&e, Job::Chat, "oracle").map(|r| r.policy.as_str());
     assert_eq!(chosen, Some("tool_router(1 tool)"));

@@ -15,9 +15,10 @@ use crate::costs::{Costs, Seen};
 use crate::dataset::{Dataset, Query};
 use crate::error::Result;
 use crate::figures::bands;
+use crate::keywords::keyword_query;
 use crate::report::{Evaluation, FIND_WITHOUT_ID_FINDERS, PolicyReport, TaskCost};
 use crate::reported::Reported;
-use crate::task_cost::{Routed, task_costs};
+use crate::task_cost::{FIND_BY_KEYWORDS, Found, Routed, task_costs};
 use crate::tool_first::{Fitted, Prepared, RouterSetting, Vectors};
 use crate::tool_router::{Fitting, tool_first};
 use crate::whole_groups::whole_groups;
@@ -31,6 +32,9 @@ pub struct SemanticInputs {
     pub tools: Vec<Vec<f32>>,
     /// Query vectors.
     pub queries: Vec<Vec<f32>>,
+    /// The vectors of the queries' [keyword rewrites](crate::keyword_query),
+    /// in dataset order; without them a rewrite is scored lexically.
+    pub keywords: Vec<Vec<f32>>,
     /// What produced them.
     pub model: String,
 }
@@ -64,7 +68,13 @@ pub fn evaluate(
 
 /// The vectors of `semantic`, as [`Prepared::new`] takes them.
 pub(crate) fn vectors(semantic: Option<&SemanticInputs>) -> Option<Vectors<'_>> {
-    semantic.map(|s| (s.tools.as_slice(), s.queries.as_slice()))
+    semantic.map(|s| {
+        (
+            s.tools.as_slice(),
+            s.queries.as_slice(),
+            s.keywords.as_slice(),
+        )
+    })
 }
 
 /// [`evaluate`] on a prepared dataset, the tool-first router fitted as
@@ -156,6 +166,16 @@ fn find_rows(
     };
     let mut rows =
         vec![reported.summarize("find_tool_groups", &find(&prepared.taxonomy, search_groups))];
+    let rewritten = keyword_queries(&reported.queries);
+    let rewritten: Vec<&Query> = rewritten.iter().collect();
+    let by_keywords = crate::find::find_listing(
+        prepared,
+        &prepared.taxonomy,
+        search_groups,
+        counter,
+        &rewritten,
+    );
+    rows.push(reported.summarize(FIND_BY_KEYWORDS, &by_keywords));
     let mut without = prepared.taxonomy.clone();
     without.id_finders = Some(false);
     rows.push(reported.summarize(FIND_WITHOUT_ID_FINDERS, &find(&without, search_groups)));
@@ -206,10 +226,36 @@ fn costs_per_task(
             .iter()
             .map(|(name, seen)| (name.clone(), seen.as_slice())),
     );
-    let found =
-        crate::find::find_ranked(prepared, &prepared.taxonomy, search_groups, counter, report);
+    let find = |queries: &[&Query]| {
+        crate::find::find_ranked(
+            prepared,
+            &prepared.taxonomy,
+            search_groups,
+            counter,
+            queries,
+        )
+    };
+    let found = find(report);
+    let rewritten = keyword_queries(report);
+    let found_by_keywords = find(&rewritten.iter().collect::<Vec<_>>());
     let fusion = chosen.map_or(Fusion::Lexical, |(setting, _)| setting.fusion);
-    task_costs(prepared, counter, report, &routed, &found, fusion)
+    let found = Found {
+        request: &found,
+        keywords: &found_by_keywords,
+    };
+    task_costs(prepared, counter, report, &routed, found, fusion)
+}
+
+/// `queries` with their text replaced by its [keyword rewrite](keyword_query):
+/// what a model would send `find_tool_groups`.
+fn keyword_queries(queries: &[&Query]) -> Vec<Query> {
+    queries
+        .iter()
+        .map(|query| Query {
+            text: keyword_query(&query.text),
+            ..(*query).clone()
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -42,6 +42,7 @@ fn every_policy_is_measured_on_the_reported_queries() {
             vec![0.0, 1.0],
             vec![0.5, 0.5],
         ],
+        keywords: Vec::new(),
         model: "fake".to_owned(),
     };
     let mut calls = Vec::new();
@@ -118,6 +119,7 @@ fn every_policy_is_measured_on_the_reported_queries() {
                 1.0
             ),
             ("find_tool_groups", 1.0),
+            ("find_tool_groups(keywords)", 1.0),
             ("find_tool_groups(no id finders)", 1.0),
         ]
     );
@@ -169,6 +171,19 @@ fn every_policy_is_measured_on_the_reported_queries() {
     assert_eq!(
         evaluation.bm25_tools_curve.len() + evaluation.bm25_groups_curve.len(),
         TOOL_KS.len() + GROUP_KS.len()
+    );
+    // The search asked with the request's keywords is costed beside it,
+    // marked so that it is never chosen as a host's policy.
+    let mut by_keywords: Vec<&str> = evaluation
+        .task_costs
+        .iter()
+        .filter(|r| r.variant.as_deref() == Some("keyword query"))
+        .map(|r| r.policy.as_str())
+        .collect();
+    by_keywords.dedup();
+    assert_eq!(
+        by_keywords,
+        ["find_tool_groups", "find_tool_groups(schemas)"]
     );
 }
 

@@ -21,6 +21,8 @@ use crate::tool_first::{ChoiceSet, Measured, Prepared, best};
 /// finders) and the answer's tokens.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct FindAnswer {
+    /// The query sent.
+    pub(crate) query: String,
     pub(crate) groups: Vec<GroupId>,
     pub(crate) tools: Vec<String>,
     pub(crate) tokens: usize,
@@ -64,6 +66,7 @@ fn find_answers(
                 .and_then(|call| meta.answer(&call, None, catalog).ok());
             let micros = started.elapsed().as_secs_f64() * 1e6;
             let mut out = FindAnswer {
+                query: query.text.clone(),
                 micros,
                 ..FindAnswer::default()
             };

@@ -70,7 +70,7 @@ pub(crate) fn task_cost(
         extra_round_trips,
         no_extra_round_trip,
         done,
-        listing: None,
+        variant: None,
     }
 }
 

@@ -30,6 +30,7 @@ mod figures;
 mod find;
 #[cfg(test)]
 mod fixtures;
+mod keywords;
 mod markdown;
 mod policy;
 mod precomputed;
@@ -50,6 +51,7 @@ pub use dataset::{Dataset, Query};
 pub use episode::{ANTHROPIC, CACHES, CacheRules, OPENAI, Placement};
 pub use error::{EvalError, Result};
 pub use evaluate::{SemanticInputs, evaluate};
+pub use keywords::{KEYWORDS, keyword_query};
 pub use markdown::{
     GOAL_BAND_DECISIONS, GOAL_BAND_POINTS, GOAL_RECALL, GOAL_TOKENS, goal_summary, markdown,
 };

@@ -23,7 +23,7 @@ fn an_evaluation_renders_as_its_tables() {
 
 9 tools in 3 groups, 2000 schema tokens (o200k_base). 4 queries reported, 2 for tuning: tuned on the `dev` split, reported on the others. Router settings from the tuning part: confidence per-group (weight 9.70, bias -8.30), at most 20 groups.
 
-What a task costs (4 tasks; all-tools: 4000 tokens uncached, 500 (Anthropic), 600 (OpenAI) under the caches; shares of all-tools'). The listing (with the core tools) is 100 tokens, 5.0% of all-tools' schemas, on every call of every policy that lists the groups. The groups are listed as lines by `chat` and as lines by `serve` (the section alone: lines 90 tokens, 4.5%; names 40 tokens, 2.0%; search 60 tokens, 3.0%); rows marked [names listing] and the like are played in a form the hosts do not choose here, to compare:
+What a task costs (4 tasks; all-tools: 4000 tokens uncached, 500 (Anthropic), 600 (OpenAI) under the caches; shares of all-tools'). The listing (with the core tools) is 100 tokens, 5.0% of all-tools' schemas, on every call of every policy that lists the groups. The groups are listed as lines by `chat` and as lines by `serve` (the section alone: lines 90 tokens, 4.5%; names 40 tokens, 2.0%; search 60 tokens, 3.0%); rows marked [names listing] and the like are played in a form the hosts do not choose here, and [keyword query] with `find_tool_groups` asked the request's keyword rewrite, to compare:
 
 | policy | job | schemas in | agent | first-call tool recall | tokens uncached | uncached | Anthropic cached | OpenAI cached | extra round trips | none extra | done |
 |---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|

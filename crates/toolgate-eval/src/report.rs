@@ -314,8 +314,9 @@ pub struct TaskCost {
     pub no_extra_round_trip: f64,
     /// Share of tasks where every gold tool became visible.
     pub done: f64,
-    /// The listing form the row was played with when it is not the one the
-    /// host chooses for the catalog (`lines`, `names`, `search`): a
-    /// comparison, never chosen as a job's policy.
-    pub listing: Option<&'static str>,
+    /// What the row varies that no host setting chooses (a listing form
+    /// the hosts do not choose for the catalog, `names listing`; the query
+    /// a model sends, `keyword query`): a comparison, never chosen as a
+    /// job's policy.
+    pub variant: Option<String>,
 }

@@ -44,6 +44,18 @@ pub(crate) const FIND_SCHEMAS: [usize; 3] = [3, 5, 10];
 /// Results per tool search call tried.
 pub(crate) const SEARCH_KS: [usize; 3] = [3, 5, 10];
 
+/// The policy name of `find_tool_groups` asked with the keyword rewrite of
+/// the request, as a model would ask it.
+pub(crate) const FIND_BY_KEYWORDS: &str = "find_tool_groups(keywords)";
+
+/// What `find_tool_groups` answered each task's request, and its keyword
+/// rewrite.
+#[derive(Clone, Copy)]
+pub(crate) struct Found<'f> {
+    pub(crate) request: &'f [FindAnswer],
+    pub(crate) keywords: &'f [FindAnswer],
+}
+
 /// The routers' first showings to cost: each name with what each reported
 /// query saw (in `report` order).
 pub(crate) type Routed<'s> = Vec<(String, &'s [Seen])>;
@@ -54,7 +66,7 @@ pub(crate) fn task_costs(
     counter: &TokenCounter,
     report: &[&Query],
     routed: &Routed<'_>,
-    found: &[FindAnswer],
+    found: Found<'_>,
     search_fusion: Fusion,
 ) -> Vec<TaskCost> {
     let catalog = &prepared.dataset.catalog;
@@ -96,13 +108,21 @@ pub(crate) fn task_costs(
     };
     let mut rows = vec![costing.row("all_tools", Job::Baseline, None, None, &baseline, 1.0)];
     rows.extend(costing.ideal());
-    rows.extend(costing.serving(&costing.serve_stage, found, false));
+    rows.extend(costing.serving(&costing.serve_stage, found.request, false));
     for (name, seen) in routed {
         let start = |i, _| costing.routed(&seen[i]);
         rows.extend(costing.loading(&costing.stage, name, Job::Chat, false, &start));
     }
     rows.extend(costing.tool_search(search_fusion));
-    rows.extend(costing.other_forms(routed, found));
+    rows.extend(costing.other_forms(routed, found.request));
+    let by_keywords = costing.serving(&costing.serve_stage, found.keywords, true);
+    rows.extend(varied(
+        by_keywords
+            .into_iter()
+            .filter(|r| r.policy != "listing")
+            .collect(),
+        "keyword query",
+    ));
     rows
 }
 
@@ -244,7 +264,7 @@ impl Costing<'_> {
             };
             rows.extend(
                 self.loading(stage, &policy, Job::Serve, true, &|i, placement| {
-                    self.found(stage, &found[i], i, placement, k)
+                    self.found(stage, &found[i], placement, k)
                 }),
             );
         }
@@ -281,14 +301,10 @@ impl Costing<'_> {
         &self,
         stage: &Stage<'_>,
         answer: &FindAnswer,
-        i: usize,
         placement: Placement,
         schemas: usize,
     ) -> Start {
-        let call = stage.call_tokens(
-            toolgate_core::FIND_TOOL_GROUPS_TOOL_NAME,
-            &self.report[i].text,
-        );
+        let call = stage.call_tokens(toolgate_core::FIND_TOOL_GROUPS_TOOL_NAME, &answer.query);
         let callable = &answer.tools[..schemas.min(answer.tools.len())];
         let tokens = stage.tool_tokens(callable.iter().map(String::as_str));
         let round = if placement.lists_loads() {
@@ -377,9 +393,14 @@ impl Costing<'_> {
 
 /// `rows` marked as played with the groups listed in `form`, which the
 /// hosts do not choose for the catalog.
-fn forced(mut rows: Vec<TaskCost>, form: ListingForm) -> Vec<TaskCost> {
+fn forced(rows: Vec<TaskCost>, form: ListingForm) -> Vec<TaskCost> {
+    varied(rows, &format!("{} listing", form.as_str()))
+}
+
+/// `rows` marked with what they vary that no host setting chooses.
+fn varied(mut rows: Vec<TaskCost>, variant: &str) -> Vec<TaskCost> {
     for row in &mut rows {
-        row.listing = Some(form.as_str());
+        row.variant = Some(variant.to_owned());
     }
     rows
 }
@@ -446,7 +467,7 @@ impl Totals {
             extra_round_trips: self.extra / n,
             no_extra_round_trip: self.no_extra / n,
             done: self.done / n,
-            listing: None,
+            variant: None,
         }
     }
 }

@@ -14,7 +14,7 @@ use toolgate_core::routing::RoutingConfig;
 use toolgate_core::routing::{CosineFloor, Fusion};
 use toolgate_eval::{
     Dataset, SemanticInputs, cost_assumptions, cost_summary, cost_svg, evaluate, goal_summary,
-    leave_one_out, markdown, svg,
+    keyword_query, leave_one_out, markdown, svg,
 };
 
 use super::tool_setup::embeddings_client;
@@ -379,6 +379,14 @@ impl Embedding {
             .with_context(|| format!("{}: embedding the tools with {model}", dataset.name))?;
         let queries = embed(&as_str(&query_texts))
             .with_context(|| format!("{}: embedding the queries with {model}", dataset.name))?;
+        // What a model would send `find_tool_groups`, measured beside the request.
+        let keyword_texts: Vec<String> = query_texts.iter().map(|q| keyword_query(q)).collect();
+        let keywords = embed(&as_str(&keyword_texts)).with_context(|| {
+            format!(
+                "{}: embedding the queries' keywords with {model}",
+                dataset.name
+            )
+        })?;
         self.save();
         eprint(&format!(
             "  {}: {} tools and {} queries embedded with {model} in {:.1} s\n",
@@ -390,6 +398,7 @@ impl Embedding {
         Ok(Some(SemanticInputs {
             tools,
             queries,
+            keywords,
             model,
         }))
     }
