@@ -26,7 +26,7 @@ pub fn cost_assumptions() -> String {
     );
     let _ = write!(
         out,
-        "{LISTING_DEPTH} per round trip (a search's groups first) and gives up after {MAX_ROUNDS}; on a tool search it reads the next page. Loaded schemas go in the tool list (`tool list`) or in the load's answer, the tool list unchanged (`conversation`). With a cache, the prefix every task of a policy shares is warm, each call writes its prompt, and reads the longest prefix an earlier call of the task sent.\n\n| cache | input $/M | read | write | shortest prefix | hits in steps of | source |\n|---|---:|---:|---:|---:|---:|---|\n"
+        "{LISTING_DEPTH} per round trip (a search's groups first) and gives up after {MAX_ROUNDS}; on a tool search it reads the next page. Loaded schemas go in the tool list (`tool list`) or in the load's answer, the tool list unchanged (`conversation`). With a cache, the prefix every task of a policy shares is warm (busy traffic: other tasks sent it moments ago), each call writes its prompt, and reads the longest prefix an earlier call of the task sent; `Anthropic, light traffic` is the same cache with nothing warm (no other task within five minutes).\n\n| cache | input $/M | read | write | shortest prefix | hits in steps of | source |\n|---|---:|---:|---:|---:|---:|---|\n"
     );
     for rules in CACHES {
         let _ = writeln!(
@@ -79,7 +79,7 @@ pub(crate) fn cost_section(out: &mut String, e: &Evaluation) {
     );
     let _ = writeln!(
         out,
-        "| policy | job | schemas in | agent | first-call tool recall | tokens uncached | uncached | Anthropic cached | OpenAI cached | extra round trips | none extra | done |\n|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+        "| policy | job | schemas in | agent | first-call tool recall | tokens uncached | uncached | Anthropic cached | OpenAI cached | Anthropic, light traffic | extra round trips | none extra | done |\n|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     );
     for agent in ["listing", "oracle"] {
         for row in e
@@ -104,7 +104,7 @@ fn cost_row(out: &mut String, row: &TaskCost) {
     let share = |s: f64| format!("{:.1}%", s * 100.0);
     let _ = writeln!(
         out,
-        "| {}{} | {} | {} | {} | {:.3} | {:.0} | {} | {} | {} | {:.2} | {:.1}% | {:.1}% |",
+        "| {}{} | {} | {} | {} | {:.3} | {:.0} | {} | {} | {} | {} | {:.2} | {:.1}% | {:.1}% |",
         row.policy,
         row.variant
             .as_ref()
@@ -119,6 +119,7 @@ fn cost_row(out: &mut String, row: &TaskCost) {
             .first()
             .map_or(String::new(), |s| share(*s)),
         row.cached_share.get(1).map_or(String::new(), |s| share(*s)),
+        share(row.light_traffic_share),
         row.extra_round_trips,
         row.no_extra_round_trip * 100.0,
         row.done * 100.0,

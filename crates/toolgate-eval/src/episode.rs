@@ -21,8 +21,9 @@
 //! them are counted, since each carries the whole prompt.
 //!
 //! The cache ([`CacheRules`]) reads the longest prefix an earlier call of
-//! the episode sent, or the prefix every task of the policy shares (warm:
-//! other tasks sent it moments ago, as in a deployment serving many).
+//! the episode sent, or, under [`Traffic::Busy`], the prefix every task of
+//! the policy shares (warm: other tasks sent it moments ago, as in a
+//! deployment serving many); under [`Traffic::Light`] no other task did.
 
 use serde::Serialize;
 
@@ -60,6 +61,17 @@ impl Placement {
     pub(crate) fn lists_loads(self) -> bool {
         self == Self::ToolList
     }
+}
+
+/// How much else the cache has seen when a task starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Traffic {
+    /// Other tasks of the policy sent its shared prefix moments ago: the
+    /// tools and listing every task shares are read from the cache.
+    Busy,
+    /// No other task within the cache's lifetime (five minutes): each task
+    /// writes its whole first prompt.
+    Light,
 }
 
 /// One extra round trip: what it adds to the tool list and to the
@@ -180,16 +192,24 @@ impl Episode {
             .sum()
     }
 
-    /// The bill under `rules`, in input-token equivalents (a token read
-    /// from the cache counts `rules.read`, one written `rules.write`).
+    /// The bill under `rules` with busy traffic ([`Self::cached_with`]).
     pub(crate) fn cached(&self, rules: &CacheRules) -> f64 {
-        let first = self.prompt(0);
-        let warm: Vec<Segment> = first
-            .iter()
-            .copied()
-            .take_while(|s| s.id.shared())
-            .collect();
-        let mut sent: Vec<Vec<Segment>> = vec![warm];
+        self.cached_with(rules, Traffic::Busy)
+    }
+
+    /// The bill under `rules` and `traffic`, in input-token equivalents (a
+    /// token read from the cache counts `rules.read`, one written
+    /// `rules.write`).
+    pub(crate) fn cached_with(&self, rules: &CacheRules, traffic: Traffic) -> f64 {
+        let mut sent: Vec<Vec<Segment>> = Vec::new();
+        if traffic == Traffic::Busy {
+            let warm = self
+                .prompt(0)
+                .into_iter()
+                .take_while(|s| s.id.shared())
+                .collect();
+            sent.push(warm);
+        }
         let mut bill = 0.0;
         for call in 0..self.calls() {
             let prompt = self.prompt(call);

@@ -113,3 +113,24 @@ fn a_routed_message_after_the_request_keeps_the_head_warm() {
     close(in_tools.cached(&ANTHROPIC), 3610.0 * 1.25);
     close(in_message.cached(&ANTHROPIC), 210.0 + 1510.0 * 1.25);
 }
+
+/// With light traffic nothing is warm: the first call writes its whole
+/// prompt, shared tools and listing included, and later calls read it.
+#[test]
+fn with_light_traffic_the_first_call_writes_the_shared_prefix_too() {
+    let episode = Episode {
+        shared_tools: 3000,
+        system: 500,
+        request: 100,
+        using_calls: 2,
+        done: true,
+        ..Episode::default()
+    };
+    // Busy: 3,500 read and the request written, then all 3,600 read.
+    close(episode.cached(&ANTHROPIC), 350.0 + 125.0 + 360.0);
+    // Light: all 3,600 written, then read.
+    close(
+        episode.cached_with(&ANTHROPIC, Traffic::Light),
+        4500.0 + 360.0,
+    );
+}

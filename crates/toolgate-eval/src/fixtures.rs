@@ -67,6 +67,7 @@ pub(crate) fn task_cost(
         cached: cached.to_vec(),
         uncached_share: uncached / 4000.0,
         cached_share: vec![cached[0] / 500.0, cached[1] / 600.0],
+        light_traffic_share: uncached / 4000.0,
         extra_round_trips,
         no_extra_round_trip,
         done,

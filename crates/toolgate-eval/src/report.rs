@@ -308,6 +308,9 @@ pub struct TaskCost {
     pub uncached_share: f64,
     /// Each of `cached` as a share of all-tools' under the same cache.
     pub cached_share: Vec<f64>,
+    /// The bill under the first cache of [`CACHES`] with light traffic (no
+    /// other task warmed the shared prefix), as a share of all-tools' alike.
+    pub light_traffic_share: f64,
     /// Mean extra round trips per task.
     pub extra_round_trips: f64,
     /// Share of tasks done with no extra round trip.

@@ -29,7 +29,7 @@ use toolgate_core::{GroupSearch, ListingForm, TokenCounter};
 use crate::agent::{Agent, Stage, Start};
 use crate::costs::Seen;
 use crate::dataset::Query;
-use crate::episode::{CACHES, Episode, Placement, Round};
+use crate::episode::{CACHES, Episode, Placement, Round, Traffic};
 use crate::figures::mean;
 use crate::find::FindAnswer;
 use crate::report::{Job, TaskCost};
@@ -414,6 +414,8 @@ fn share(needed: &[String], visible: &HashSet<String>) -> f64 {
 struct Totals {
     uncached: f64,
     cached: Vec<f64>,
+    /// Under the first cache, with light traffic.
+    light: f64,
     extra: f64,
     no_extra: f64,
     done: f64,
@@ -428,6 +430,10 @@ impl Totals {
                 .iter()
                 .map(|rules| episodes.iter().map(|e| e.cached(rules)).sum())
                 .collect(),
+            light: episodes
+                .iter()
+                .map(|e| e.cached_with(&CACHES[0], Traffic::Light))
+                .sum(),
             extra: episodes.iter().map(|e| e.rounds.len() as f64).sum(),
             no_extra: episodes.iter().filter(|e| e.rounds.is_empty()).count() as f64,
             done: episodes.iter().filter(|e| e.done).count() as f64,
@@ -464,6 +470,7 @@ impl Totals {
                 .zip(&base.cached)
                 .map(|(c, b)| ratio(*c, *b))
                 .collect(),
+            light_traffic_share: ratio(self.light, base.light),
             extra_round_trips: self.extra / n,
             no_extra_round_trip: self.no_extra / n,
             done: self.done / n,
