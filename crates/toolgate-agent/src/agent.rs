@@ -19,8 +19,8 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use toolgate_core::routing::Router;
 use toolgate_core::{
-    ActiveToolSet, CALL_TOOL_TOOL_NAME, GroupId, LoadedSchemas, Message, MessageKind, TokenCounter,
-    ToolStatus, restore_active_set,
+    ActiveToolSet, CALL_TOOL_TOOL_NAME, GroupId, LoadBudget, LoadedSchemas, Message, MessageKind,
+    TokenCounter, ToolStatus, restore_active_set,
 };
 use toolgate_llm::{ChatModel, LlmError};
 use toolgate_store::{
@@ -70,6 +70,11 @@ pub struct AgentOptions {
     /// When the loop compacts a conversation grown too long by itself:
     /// never by default ([`Agent::compact`] still does on request).
     pub compaction: Compaction,
+    /// The most tokens of schemas the loaded groups may hold: past it, a
+    /// load unloads the groups least recently called first (each unload
+    /// recorded in history), and its answer says which went. No bound by
+    /// default.
+    pub load_budget: LoadBudget,
 }
 
 /// A store of routing outcomes and the key of the catalog they are about
@@ -94,6 +99,7 @@ impl Default for AgentOptions {
             authority: Authority::everything(),
             loaded_schemas: LoadedSchemas::ToolList,
             compaction: Compaction::Off,
+            load_budget: LoadBudget::Unlimited,
         }
     }
 }

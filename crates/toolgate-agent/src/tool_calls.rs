@@ -13,8 +13,8 @@ use serde_json::Value;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use toolgate_core::{
-    ActiveToolSet, FailedInAgent, Message, MetaAnswer, MetaCall, MetaTool, ToolStatus,
-    TurnCallTimedOut,
+    ActiveToolSet, BudgetPlan, Catalog, FailedInAgent, Message, MetaAnswer, MetaCall, MetaTool,
+    ToolDefinition, ToolStatus, TurnCallTimedOut, UnloadedForBudget,
 };
 use toolgate_llm::ToolCall;
 use toolgate_store::{AgentStore, ConversationId, ConversationStore, StoreError};
@@ -23,7 +23,7 @@ use toolgate_tools::{CallContext, ToolCallError, ToolOutput, Toolbox};
 use crate::agent::{Agent, AgentError};
 use crate::event::{TurnEvent, TurnEvents};
 use crate::progress::CallOutcome;
-use crate::turn::{Scope, Turn};
+use crate::turn::{Listed, Scope, Turn};
 
 /// What the model reads for a call cancelled with its turn.
 pub const CANCELLED_RESULT: &str = toolgate_core::CALL_CANCELLED;
@@ -132,7 +132,7 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
                 () = cancel.cancelled() => None,
                 finished = self.answer_meta(tool_call, meta_tool, turn) => Some(finished),
             };
-            let Some(finished) = finished else {
+            let Some((finished, unloaded)) = finished else {
                 calls_cancel.cancel();
                 running.shutdown().await;
                 let left = meta_calls[index..].iter().map(|(tool_call, _)| *tool_call);
@@ -140,6 +140,11 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
                     .await?;
                 return Err(AgentError::Cancelled);
             };
+            // Before the load's result: a restore replays the load, then
+            // these unloads, and has what the turn has.
+            for message in unloaded {
+                self.store.append(&conversation, message).await?;
+            }
             self.settle(&conversation, tool_call, finished, &mut tally, events)
                 .await?;
         }
@@ -176,8 +181,13 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
             );
             self.store.append(&turn.conversation, pending).await?;
         }
+        let catalog = self.toolbox.catalog();
+        for tool_call in tool_calls {
+            let arguments = parse_arguments(&tool_call.arguments).ok();
+            turn.usage
+                .record(&catalog, &tool_call.name, arguments.as_ref());
+        }
         if let Some(route) = &mut turn.route {
-            let catalog = self.toolbox.catalog();
             for tool_call in tool_calls {
                 route.observe(&catalog, &tool_call.name, &tool_call.arguments);
             }
@@ -251,31 +261,45 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
     }
 
     /// A meta-tool call, answered for the turn's active set (a load starts
-    /// the group's source first).
+    /// the group's source first), with the host's unloads the load budget
+    /// made for it, to store before its result.
     async fn answer_meta(
         &self,
         tool_call: &ToolCall,
         meta_tool: MetaTool,
         turn: &mut Turn,
-    ) -> Finished {
+    ) -> (Finished, Vec<Message>) {
         // Unparsable arguments lack the group name, like absent ones.
         let arguments = parse_arguments(&tool_call.arguments).unwrap_or(Value::Null);
         let meta = self.toolbox.meta_tools();
         let call = match MetaCall::parse(meta_tool, &arguments) {
             Ok(call) => call,
             Err(error) => {
-                return Finished::new(ToolOutput::error(error.to_string()), CallOutcome::Failed);
+                let output = ToolOutput::error(error.to_string());
+                return (Finished::new(output, CallOutcome::Failed), Vec::new());
             }
         };
         if let Err(error) = self.toolbox.prepare_meta(&call).await {
-            return Finished::new(ToolOutput::error(error.to_string()), CallOutcome::Failed);
+            let output = ToolOutput::error(error.to_string());
+            return (Finished::new(output, CallOutcome::Failed), Vec::new());
         }
+        let mut unloaded = Vec::new();
         let reply = {
             let catalog = self.toolbox.catalog();
+            let plan = match &call {
+                MetaCall::Load { group } => self.make_room(turn, &catalog, group, &mut unloaded),
+                MetaCall::Unload { .. }
+                | MetaCall::CallTool { .. }
+                | MetaCall::FindGroups { .. } => BudgetPlan::default(),
+            };
             match meta.answer(&call, Some(&mut turn.active), &catalog) {
                 Ok(MetaAnswer::Loaded(loaded)) => {
                     let schemas = turn.loaded_schemas_of(&catalog, &loaded.group.id);
-                    MetaReply::Output(ToolOutput::text(loaded.answer(schemas).to_string()))
+                    let mut text = loaded.answer(schemas).to_string();
+                    if !plan.is_empty() {
+                        text = format!("{text}\n\n{}", UnloadedForBudget(&plan));
+                    }
+                    MetaReply::Output(ToolOutput::text(text))
                 }
                 Ok(MetaAnswer::Unloaded(unloaded)) => {
                     MetaReply::Output(ToolOutput::text(unloaded.to_string()))
@@ -288,7 +312,7 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
                 Err(error) => MetaReply::Output(ToolOutput::error(error.to_string())),
             }
         };
-        match reply {
+        let finished = match reply {
             MetaReply::Output(output) => Finished::from_result(Ok(output)),
             // call_tool: the tool it names runs like a direct call of it.
             MetaReply::Call { tool, arguments } => {
@@ -306,7 +330,34 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
                 };
                 task.run().await
             }
+        };
+        (finished, unloaded)
+    }
+
+    /// Unloads what the load budget says a load of `group` needs, least
+    /// recently called first, from the turn's active set (and its listed
+    /// tools); each unload's history event goes to `unloaded`.
+    fn make_room(
+        &self,
+        turn: &mut Turn,
+        catalog: &Catalog,
+        group: &str,
+        unloaded: &mut Vec<Message>,
+    ) -> BudgetPlan {
+        let cost = |definition: &ToolDefinition| self.schema_tokens(definition);
+        let plan = self
+            .options
+            .load_budget
+            .plan(&turn.active, catalog, group, &turn.usage, &cost);
+        for victim in &plan.unload {
+            if let Ok(gone) = turn.active.unload(catalog, victim.as_str()) {
+                unloaded.push(Message::group_unloaded_by_host(victim, gone.to_string()));
+            }
+            if let Listed::HostLoads(listed) = &mut turn.listed {
+                listed.unload(catalog, victim.as_str()).ok();
+            }
         }
+        plan
     }
 
     /// Stores a cancelled result for each call the cancel cut short.

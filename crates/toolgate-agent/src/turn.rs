@@ -12,7 +12,7 @@ use std::collections::{HashMap, HashSet};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use toolgate_core::{
-    ActiveToolSet, Catalog, CatalogTool, GroupId, GroupSelection, GroupVisibility,
+    ActiveToolSet, Catalog, CatalogTool, GroupId, GroupSelection, GroupUse, GroupVisibility,
     LOAD_TOOL_GROUP_TOOL_NAME, LoadedSchemas, Message, MessageKind, ToolDefinition,
     restore_active_set, system_prompt,
 };
@@ -81,6 +81,8 @@ pub(crate) struct Turn {
     /// Whether the turn has compacted the conversation, or tried to: it
     /// does at most once.
     pub(crate) compaction_tried: bool,
+    /// When each group was last called, for the load budget.
+    pub(crate) usage: GroupUse,
 }
 
 /// Who a turn's tool calls come from, and the base system prompt.
@@ -110,6 +112,10 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
         let history = self.store.messages(conversation).await?;
         let caller = self.caller(conversation, &history).await;
         let listed = self.listed(&history);
+        let usage = {
+            let catalog = self.toolbox.catalog();
+            GroupUse::from_history(history.iter().map(|m| &m.message), &catalog)
+        };
         let mut turn = Turn {
             conversation: conversation.clone(),
             caller: caller.context,
@@ -123,6 +129,7 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
             route: None,
             ranked: Vec::new(),
             compaction_tried,
+            usage,
         };
         if let (Some(router), Some(text)) = (&self.options.router, user_text) {
             turn.scope = self

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use toolgate_core::routing::{RoutingConfig, RoutingError, Taxonomy};
-use toolgate_core::{Catalog, LoadedSchemas, ToolPolicy};
+use toolgate_core::{Catalog, LoadBudget, LoadedSchemas, ToolPolicy};
 use toolgate_llm::ModelSettings;
 use toolgate_mcp::config::UpstreamConfig;
 use toolgate_mcp::{ClientName, Clients, OAuthSettings, RateLimitSettings};
@@ -66,6 +66,9 @@ pub(crate) struct Settings {
     /// `[tools] loaded_schemas`: where a loaded group's schemas go, for
     /// `toolgate chat` and `toolgate serve`.
     pub(crate) loaded_schemas: LoadedSchemas,
+    /// `[tools] max_loaded_tokens`: the bound on the tokens of the loaded
+    /// groups' schemas, for `toolgate chat` and `toolgate serve`.
+    pub(crate) load_budget: LoadBudget,
     /// `[routing]`: checked but for the groups it names, which
     /// [`Settings::routing_taxonomy`] checks against the catalog.
     pub(crate) routing: RoutingConfig,

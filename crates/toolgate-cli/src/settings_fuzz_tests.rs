@@ -116,6 +116,7 @@ const SECTIONS: &[Section] = &[
         keys: &[
             ("timeout_seconds", Kind::Number),
             ("loaded_schemas", Kind::String),
+            ("max_loaded_tokens", Kind::Number),
         ],
     },
     Section {

@@ -22,6 +22,7 @@ use crate::answers::{
     GroupPartlyLoaded, GroupUnloaded, LoadGroupError, MetaError, NotAvailable, ToolsLoaded,
     TurnCallTimedOut, UnloadGroupError,
 };
+use crate::load_budget::UnloadedForBudget;
 use crate::loaded_schemas::LoadedSchemas;
 
 mod groups_found;
@@ -314,6 +315,39 @@ loaded now stay loaded.";
 /// What the model reads before a compaction's summary, which it wrote
 /// itself in answer to [`COMPACTION_PROMPT`].
 pub const COMPACTION_SUMMARY_HEADING: &str = "Summary of the conversation so far:";
+
+impl fmt::Display for UnloadedForBudget<'_> {
+    /// `Unloaded 'a', 'b' (least recently used first) to keep the loaded
+    /// tools within their budget of {budget} tokens; load_tool_group loads a
+    /// group again.`, and for a group over the budget alone: `Group '{g}'
+    /// alone has {tokens} tokens of tools, over the budget of {budget}: it
+    /// is the only group loaded.` Empty when the plan unloads nothing.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let plan = self.0;
+        if !plan.unload.is_empty() {
+            let groups: Vec<String> = plan.unload.iter().map(|g| format!("'{g}'")).collect();
+            write!(
+                f,
+                "Unloaded {} (least recently used first) to keep the loaded tools within their \
+                 budget of {} tokens; load_tool_group loads a group again.",
+                groups.join(", "),
+                plan.budget
+            )?;
+        }
+        if let Some(oversized) = &plan.oversized {
+            if !plan.unload.is_empty() {
+                f.write_str(" ")?;
+            }
+            write!(
+                f,
+                "Group '{}' alone has {} tokens of tools, over the budget of {}: it is the only \
+                 group loaded.",
+                oversized.group, oversized.tokens, oversized.budget
+            )?;
+        }
+        Ok(())
+    }
+}
 
 /// What the model reads for a call cancelled with its turn.
 pub const CALL_CANCELLED: &str = "The tool call was cancelled.";

@@ -21,6 +21,7 @@ mod groups_found;
 mod history;
 mod import;
 mod listing_form;
+mod load_budget;
 mod loaded_schemas;
 mod manifest;
 mod meta_tool;
@@ -67,6 +68,7 @@ pub use listing_form::{
     GROUP_DESCRIPTION_MAX_CHARS, GroupSearch, ListingForm, ListingWeight, MAX_LINES_SHARE,
     MIN_SHRUNK_CHARS, largest_groups, listing_description,
 };
+pub use load_budget::{BudgetPlan, GroupUse, LoadBudget, Oversized, UnloadedForBudget};
 pub use loaded_schemas::LoadedSchemas;
 pub use manifest::{
     Manifest, ManifestFile, ManifestReport, ManifestTool, load_manifest_dirs, parse_manifest,

@@ -50,6 +50,7 @@ fn gateway(runtime: &tokio::runtime::Runtime) -> std::sync::Arc<Gateway<MemorySt
         rate_limits: Default::default(),
         policies: Default::default(),
         loaded_schemas: Default::default(),
+        load_budget: Default::default(),
     };
     let (gateway, _) = runtime
         .block_on(Gateway::start(options, MemoryStore::new()))

@@ -27,7 +27,7 @@ use std::time::Duration;
 
 use tokio::sync::broadcast;
 use toolgate_core::routing::RoutingConfig;
-use toolgate_core::{Catalog, GroupVisibility, LoadedSchemas, MetaTool, ToolPolicy};
+use toolgate_core::{Catalog, GroupVisibility, LoadBudget, LoadedSchemas, MetaTool, ToolPolicy};
 use toolgate_store::{ConversationId, ConversationStore};
 use toolgate_tools::{
     CatalogChange, ListedSource, StartReport, Toolbox, ToolboxError, ToolboxOptions, ViewKey,
@@ -79,6 +79,10 @@ pub struct GatewayOptions {
     /// Where a session's loads put their schemas: its `tools/list`, or
     /// only the load's answer.
     pub loaded_schemas: LoadedSchemas,
+    /// The most tokens of schemas a session's loaded groups may hold: past
+    /// it, a load unloads the groups the session called least recently
+    /// (each unload recorded in its history), and its answer says which.
+    pub load_budget: LoadBudget,
 }
 
 /// The gateway. Share it in an [`Arc`]; every method takes `&self`.
@@ -104,6 +108,8 @@ pub struct Gateway<S> {
     views: std::sync::Mutex<HashMap<ClientName, (ViewKey, Arc<Catalog>)>>,
     /// Where a session's loads put their schemas.
     loaded_schemas: LoadedSchemas,
+    /// The bound on a session's loaded schemas.
+    load_budget: LoadBudget,
 }
 
 /// The named clients, their policies and the rate limits, as configured.
@@ -172,6 +178,7 @@ impl<S: ConversationStore + 'static> Gateway<S> {
             })),
             views: std::sync::Mutex::default(),
             loaded_schemas: options.loaded_schemas,
+            load_budget: options.load_budget,
         });
         tokio::spawn(watch_changes(Arc::downgrade(&gateway), changes));
         if let Some(elsewhere) = elsewhere {

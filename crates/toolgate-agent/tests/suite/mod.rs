@@ -1,5 +1,6 @@
 mod compaction;
 mod faults;
+mod load_budget;
 mod loaded_schemas;
 mod routing;
 mod support;

@@ -61,6 +61,7 @@ fn run_with_upstreams(args: &CatalogArgs, out: &mut dyn Write) -> Result<()> {
         rate_limits: Default::default(),
         policies: Default::default(),
         loaded_schemas: settings.loaded_schemas,
+        load_budget: settings.load_budget,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

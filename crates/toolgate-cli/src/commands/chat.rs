@@ -314,6 +314,7 @@ async fn run_chat<S: ConversationStore + AgentStore + RoutingOutcomeStore + 'sta
             share if share > 0.0 => Compaction::AtShare(share),
             _ => Compaction::Off,
         },
+        load_budget: settings.load_budget,
     };
     // The router counts with the same counter for its budget.
     let counter = TokenCounter::shared()

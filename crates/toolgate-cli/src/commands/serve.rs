@@ -212,6 +212,7 @@ async fn start_gateway<S: ConversationStore + 'static>(
         )),
         policies: Arc::new(settings.policies.clone()),
         loaded_schemas: settings.loaded_schemas,
+        load_budget: settings.load_budget,
     };
     let started = Gateway::start(options, store).await;
     if let Some(line) = &progress {

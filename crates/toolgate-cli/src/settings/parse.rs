@@ -9,7 +9,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use toml::Spanned;
-use toolgate_core::{LoadedSchemas, ToolPolicy};
+use toolgate_core::{LoadBudget, LoadedSchemas, ToolPolicy};
 use toolgate_mcp::config::{RawUpstream, UpstreamConfig, first_duplicate};
 use toolgate_mcp::{ClientName, Clients, OAuthError, OAuthSettings, RateLimitSettings, TokenHash};
 use toolgate_tools::{RawAlias, RawGroupSettings, RawToolsSettings, RawWebSettings, ToolSettings};
@@ -57,6 +57,7 @@ impl Settings {
             .map_err(|error| routing_error(&path, &text, &routing_places, &error))?;
         let upstreams = file.upstreams(upstream)?;
         let mut tool_settings = file.tool_settings(groups, aliases, web)?;
+        let load_budget = file.load_budget(tools.as_ref())?;
         let loaded_schemas = file.tools_table(tools, &mut tool_settings)?;
         let store = file.store(store)?;
         let auth = auth.map(|auth| {
@@ -80,6 +81,7 @@ impl Settings {
             upstreams,
             tools: tool_settings,
             loaded_schemas,
+            load_budget,
             routing,
             routing_places,
             model: model.unwrap_or_default(),
@@ -229,6 +231,7 @@ impl Reader<'_> {
             timeout_seconds,
             javascript,
             loaded_schemas: where_to,
+            max_loaded_tokens: _,
         } = table.into_inner();
         let table = RawToolsSettings {
             timeout_seconds,
@@ -256,6 +259,22 @@ impl Reader<'_> {
                 ),
             )
         })
+    }
+
+    /// `[tools] max_loaded_tokens`: no bound without it; at least 1.
+    fn load_budget(&self, table: Option<&Spanned<RawTools>>) -> Result<LoadBudget, SettingsError> {
+        let Some(tokens) = table.and_then(|table| table.get_ref().max_loaded_tokens.as_ref())
+        else {
+            return Ok(LoadBudget::Unlimited);
+        };
+        match *tokens.get_ref() {
+            0 => Err(self.at(
+                tokens.span(),
+                "[tools]".to_owned(),
+                "`max_loaded_tokens` must be at least 1 (leave it out for no bound)".to_owned(),
+            )),
+            budget => Ok(LoadBudget::Tokens(budget)),
+        }
     }
 
     /// `[store]`, its password file relative to the configuration file.

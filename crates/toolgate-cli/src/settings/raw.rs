@@ -54,8 +54,9 @@ pub(super) struct RawSettings {
     pub(super) telemetry: Option<TelemetrySettings>,
 }
 
-/// `[tools]` as written: toolgate-tools' keys ([`RawToolsSettings`]) and
-/// `loaded_schemas`, which is the agent's and the gateway's.
+/// `[tools]` as written: toolgate-tools' keys ([`RawToolsSettings`]),
+/// `loaded_schemas` and `max_loaded_tokens`, which are the agent's and the
+/// gateway's.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawTools {
@@ -65,6 +66,8 @@ pub(super) struct RawTools {
     pub(super) javascript: Option<RawJavaScriptSettings>,
     #[serde(default)]
     pub(super) loaded_schemas: Option<Spanned<String>>,
+    #[serde(default)]
+    pub(super) max_loaded_tokens: Option<Spanned<usize>>,
 }
 
 /// `[auth]` as written.

@@ -45,6 +45,7 @@ async fn gateway(files_root: &Path, upstreams: Vec<UpstreamConfig>) -> Arc<Gatew
         rate_limits: Default::default(),
         policies: Default::default(),
         loaded_schemas: Default::default(),
+        load_budget: Default::default(),
     };
     Gateway::start(options, MemoryStore::new()).await.unwrap().0
 }

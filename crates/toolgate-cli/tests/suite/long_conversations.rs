@@ -2,7 +2,7 @@
 //! compaction (`[agent] compact_at` of `[model] context_window`, what the
 //! request after a compaction carries, `/compact`, and a process killed
 //! during a compaction, which leaves the conversation untouched or
-//! compacted, never half).
+//! compacted, never half) and `[tools] max_loaded_tokens`.
 
 use std::io::Write;
 use std::path::Path;
@@ -326,4 +326,87 @@ async fn compact_at_outside_0_and_1_is_refused_with_its_line() {
         "{stderr}"
     );
     assert!(server.requests().is_empty());
+}
+
+#[tokio::test]
+async fn max_loaded_tokens_unloads_what_a_load_needs_and_says_so() {
+    let dir = project("[tools]\nmax_loaded_tokens = 1\n");
+    std::fs::write(
+        dir.path().join("tools/notes.json"),
+        json!([
+            {"_meta": true, "display_name": "Notes", "description": "Keep notes"},
+            {"name": "notes_add", "description": "Add a note",
+             "input_schema": {"type": "object", "properties": {"text": {"type": "string"}}}}
+        ])
+        .to_string(),
+    )
+    .unwrap();
+    let server = ScriptedServer::start().await.unwrap();
+    push_first_turn(&server);
+    server.push(reply(ScriptedTurn::tool_call(
+        "c2",
+        "load_tool_group",
+        json!({"group_name": "notes"}),
+    )));
+    server.push(reply(ScriptedTurn::text("Notes loaded.")));
+    let first = run(
+        chat(
+            &server,
+            dir.path(),
+            &["--conversation", "b", "-m", "load pdf"],
+        ),
+        "",
+    )
+    .await;
+    assert!(first.status.success(), "{}", text(&first.stderr));
+    let second = run(
+        chat(
+            &server,
+            dir.path(),
+            &["--conversation", "b", "-m", "load notes"],
+        ),
+        "",
+    )
+    .await;
+    assert!(second.status.success(), "{}", text(&second.stderr));
+    let requests = server.requests();
+    let last = requests.last().unwrap();
+    assert_eq!(
+        tool_names(last),
+        ["load_tool_group", "unload_tool_group", "notes_add"]
+    );
+    let answer = last.body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "tool")
+        .and_then(|m| m["content"].as_str())
+        .unwrap()
+        .to_owned();
+    assert!(
+        answer.contains(
+            "\n\nUnloaded 'pdf' (least recently used first) to keep the loaded tools within \
+             their budget of 1 tokens; load_tool_group loads a group again. Group 'notes' alone \
+             has "
+        ) && answer
+            .ends_with("tokens of tools, over the budget of 1: it is the only group loaded."),
+        "{answer}"
+    );
+}
+
+#[tokio::test]
+async fn max_loaded_tokens_of_0_is_refused_with_its_line() {
+    let dir = project("[tools]\ntimeout_seconds = 30\nmax_loaded_tokens = 0\n");
+    let server = ScriptedServer::start().await.unwrap();
+    let output = run(chat(&server, dir.path(), &["-m", "hi"]), "").await;
+    assert!(!output.status.success());
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains(
+            "toolgate.toml:3: [tools]: `max_loaded_tokens` must be at least 1 (leave it out for \
+             no bound)"
+        ),
+        "{stderr}"
+    );
 }

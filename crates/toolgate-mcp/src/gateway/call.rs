@@ -9,8 +9,8 @@ use opentelemetry::context::FutureExt as _;
 use rmcp::model::{CallToolResult, JsonObject};
 use serde_json::Value;
 use toolgate_core::{
-    FailedInGateway, GatewayShuttingDown, GroupId, LoadedSchemas, NameTooLong, NotAvailable,
-    PolicyTarget, SessionUnreadable, ToolKind,
+    FailedInGateway, GatewayShuttingDown, GroupId, LoadBudget, LoadedSchemas, NameTooLong,
+    NotAvailable, PolicyTarget, SessionUnreadable, ToolKind,
 };
 use toolgate_store::{ConversationId, ConversationStore};
 use toolgate_tools::{ResolvedCall, ToolCallError};
@@ -56,6 +56,15 @@ impl<S: ConversationStore + 'static> Gateway<S> {
             self.toolbox.prepare_visible(&active).await;
         }
         let arguments = Value::Object(arguments.unwrap_or_default());
+        if self.load_budget != LoadBudget::Unlimited
+            && let Some(id) = scope.session()
+        {
+            // What the load budget unloads by: the session's calls.
+            let session = self.sessions.get(id).await;
+            self.with_view(scope, |catalog| {
+                session.usage().record(catalog, name, Some(&arguments));
+            });
+        }
         let began = Instant::now();
         let audited = self.audit.is_some().then(|| arguments.clone());
         let meta = self.toolbox.meta_tools().parse(name, &arguments);

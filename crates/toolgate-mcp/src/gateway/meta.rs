@@ -10,8 +10,9 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::{Peer, RoleServer};
 use serde_json::{Value, json};
 use toolgate_core::{
-    Catalog, GROUP_NAME_PARAMETER, GroupId, GroupVisibility, LOAD_TOOL_GROUP_TOOL_NAME,
-    LoadedSchemas, Message, MetaAnswer, MetaCall, ToolStatus, UNLOAD_TOOL_GROUP_TOOL_NAME,
+    ActiveToolSet, BudgetPlan, Catalog, GROUP_NAME_PARAMETER, GroupId, GroupUse, GroupVisibility,
+    LOAD_TOOL_GROUP_TOOL_NAME, LoadBudget, LoadedSchemas, Message, MetaAnswer, MetaCall,
+    TokenCounter, ToolDefinition, ToolStatus, UNLOAD_TOOL_GROUP_TOOL_NAME, UnloadedForBudget,
 };
 use toolgate_store::ConversationStore;
 use toolgate_tools::Authority;
@@ -46,7 +47,24 @@ impl<S: ConversationStore + 'static> Gateway<S> {
             Some(id) => {
                 let session = self.sessions.get(id).await;
                 let mut active = session.active.lock().await;
-                let reply = self.with_view(scope, |catalog| {
+                let plan = match &call {
+                    MetaCall::Load { group } => {
+                        let usage = session.usage().clone();
+                        self.with_view(scope, |catalog| {
+                            self.make_room(&mut active, catalog, group, &usage)
+                        })
+                    }
+                    MetaCall::Unload { .. }
+                    | MetaCall::CallTool { .. }
+                    | MetaCall::FindGroups { .. } => BudgetPlan::default(),
+                };
+                // Before the load's own event: the restore replays them in
+                // the order they happened.
+                for group in &plan.unload {
+                    let event = group_event(UNLOAD_TOOL_GROUP_TOOL_NAME, group);
+                    self.sessions.record(id, event).await;
+                }
+                let mut reply = self.with_view(scope, |catalog| {
                     self.render(
                         meta.answer(&call, Some(&mut active), catalog),
                         catalog,
@@ -55,6 +73,12 @@ impl<S: ConversationStore + 'static> Gateway<S> {
                 });
                 if let Some(event) = reply.history_event() {
                     self.sessions.record(id, event).await;
+                }
+                if let Reply::Result { result, .. } = &mut reply
+                    && !plan.is_empty()
+                {
+                    let text = UnloadedForBudget(&plan).to_string();
+                    result.content.push(ContentBlock::text(text));
                 }
                 reply
             }
@@ -85,6 +109,31 @@ impl<S: ConversationStore + 'static> Gateway<S> {
                 self.traced(&labels, checked).await
             }
         }
+    }
+
+    /// Unloads from a session's `active` set what the load budget says a
+    /// load of `group` needs, the groups `usage` shows least recently
+    /// called first.
+    fn make_room(
+        &self,
+        active: &mut ActiveToolSet,
+        catalog: &Catalog,
+        group: &str,
+        usage: &GroupUse,
+    ) -> BudgetPlan {
+        if self.load_budget == LoadBudget::Unlimited {
+            return BudgetPlan::default();
+        }
+        let Some(counter) = TokenCounter::shared() else {
+            tracing::warn!("the tokenizer is not available: the load budget is not kept");
+            return BudgetPlan::default();
+        };
+        let cost = |definition: &ToolDefinition| counter.tool(definition);
+        let plan = self.load_budget.plan(active, catalog, group, usage, &cost);
+        for victim in &plan.unload {
+            active.unload(catalog, victim.as_str()).ok();
+        }
+        plan
     }
 
     /// A meta-tool's answer as the MCP client receives it.

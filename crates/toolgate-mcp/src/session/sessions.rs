@@ -10,7 +10,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use rmcp::transport::streamable_http_server::session::{SessionState, SessionStoreError};
 use rmcp::{Peer, RoleServer};
-use toolgate_core::{ActiveToolSet, GroupId, Message, MessageKind, restore_active_set};
+use toolgate_core::{ActiveToolSet, GroupId, GroupUse, Message, MessageKind, restore_active_set};
 use toolgate_store::{ConversationId, ConversationStore, MessageId, StoreError};
 use toolgate_tools::Toolbox;
 
@@ -72,6 +72,10 @@ pub struct Session {
     unreadable: Option<String>,
     peer: Mutex<Option<Peer<RoleServer>>>,
     seen: Mutex<Seen>,
+    /// When each group was last called in this session, for the load
+    /// budget. Calls are not stored, so a session restored in another
+    /// process starts from its groups' load order.
+    usage: Mutex<GroupUse>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -86,6 +90,11 @@ impl Session {
     /// served without it: its loaded groups are unknown, not gone.
     pub(crate) fn unreadable(&self) -> Option<&str> {
         self.unreadable.as_deref()
+    }
+
+    /// The session's calls so far, for the load budget.
+    pub(crate) fn usage(&self) -> std::sync::MutexGuard<'_, GroupUse> {
+        self.usage.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -172,6 +181,7 @@ impl<S: ConversationStore + 'static> Sessions<S> {
                         last: now,
                         touched: now,
                     }),
+                    usage: Mutex::new(GroupUse::new()),
                 });
                 if unreadable.is_some() {
                     // Served with core tools this once, and not kept: the

@@ -6,6 +6,7 @@ mod http_gateway;
 mod http_limits;
 mod identities;
 mod live_upstreams;
+mod load_budget;
 mod loaded_schemas;
 mod metrics;
 mod oauth;

@@ -63,6 +63,7 @@ pub(crate) fn options(files_root: &Path, upstreams: Vec<UpstreamConfig>) -> Gate
         rate_limits: Default::default(),
         policies: Default::default(),
         loaded_schemas: Default::default(),
+        load_budget: Default::default(),
     }
 }
 

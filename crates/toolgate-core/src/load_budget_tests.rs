@@ -1,0 +1,174 @@
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+use super::{BudgetPlan, GroupUse, LoadBudget, Oversized, UnloadedForBudget};
+use crate::active_set::ActiveToolSet;
+use crate::catalog::Catalog;
+use crate::group::ToolGroup;
+use crate::history::{Message, ToolStatus};
+use crate::name::{GroupId, ToolName};
+use crate::origin::Origin;
+use crate::tool::ToolDefinition;
+
+/// Groups `a` to `d` of `tools` tools each; every tool costs 10 tokens.
+fn catalog(groups: &[(&str, usize)]) -> Catalog {
+    let mut catalog = Catalog::new();
+    for (name, tools) in groups {
+        let group = ToolGroup::new(GroupId::new(*name).unwrap(), *name, "test");
+        let tools = (1..=*tools)
+            .map(|n| {
+                let tool = ToolName::new(format!("{name}_{n}")).unwrap();
+                (
+                    ToolDefinition::new(tool, "t", json!({})).unwrap(),
+                    Origin::Builtin,
+                )
+            })
+            .collect();
+        catalog
+            .register_group_with_tools(group, Origin::Builtin, tools)
+            .unwrap();
+    }
+    catalog
+}
+
+fn ten(_: &ToolDefinition) -> usize {
+    10
+}
+
+fn ids(names: &[&str]) -> Vec<GroupId> {
+    names.iter().map(|n| GroupId::new(*n).unwrap()).collect()
+}
+
+fn loaded(catalog: &Catalog, names: &[&str]) -> ActiveToolSet {
+    let mut active = ActiveToolSet::new();
+    for name in names {
+        active.load(catalog, name).unwrap();
+    }
+    active
+}
+
+#[test]
+fn without_a_bound_or_within_it_nothing_is_unloaded() {
+    let catalog = catalog(&[("a", 2), ("b", 2), ("c", 2)]);
+    let active = loaded(&catalog, &["a", "b"]);
+    let usage = GroupUse::new();
+    let plan = LoadBudget::Unlimited.plan(&active, &catalog, "c", &usage, &ten);
+    assert!(plan.is_empty());
+    let plan = LoadBudget::Tokens(60).plan(&active, &catalog, "c", &usage, &ten);
+    assert!(plan.is_empty(), "{plan:?}");
+    // Already loaded whole, or unknown: nothing changes.
+    let plan = LoadBudget::Tokens(10).plan(&active, &catalog, "a", &usage, &ten);
+    assert!(plan.is_empty());
+    let plan = LoadBudget::Tokens(10).plan(&active, &catalog, "zzz", &usage, &ten);
+    assert!(plan.is_empty());
+}
+
+#[test]
+fn the_least_recently_called_go_first_never_called_before_called_ties_by_load_order() {
+    let catalog = catalog(&[("a", 2), ("b", 2), ("c", 2), ("d", 2), ("e", 2)]);
+    let active = loaded(&catalog, &["a", "b", "c", "d"]);
+    let mut usage = GroupUse::new();
+    // a called last, c before it; b and d never (b loaded before d).
+    usage.record(&catalog, "c_1", None);
+    usage.record(&catalog, "a_2", None);
+    // Loaded again does not count as use: only calls do.
+    let budget = LoadBudget::Tokens(60);
+    let plan = budget.plan(&active, &catalog, "e", &usage, &ten);
+    assert_eq!(plan.unload, ids(&["b", "d"]));
+    let plan = LoadBudget::Tokens(40).plan(&active, &catalog, "e", &usage, &ten);
+    assert_eq!(plan.unload, ids(&["b", "d", "c"]));
+    // call_tool counts as the tool it names; a core or unknown tool as nothing.
+    usage.record(&catalog, "call_tool", Some(&json!({"name": "b_1"})));
+    usage.record(
+        &catalog,
+        "load_tool_group",
+        Some(&json!({"group_name": "d"})),
+    );
+    let plan = budget.plan(&active, &catalog, "e", &usage, &ten);
+    assert_eq!(plan.unload, ids(&["d", "c"]));
+}
+
+#[test]
+fn usage_is_rebuilt_from_the_model_calls_in_history() {
+    let catalog = catalog(&[("a", 1), ("b", 1), ("c", 1)]);
+    let history = [
+        Message::tool_call(
+            "1",
+            "load_tool_group",
+            r#"{"group_name":"a"}"#,
+            ToolStatus::Success,
+        ),
+        Message::tool_call(
+            "2",
+            "load_tool_group",
+            r#"{"group_name":"b"}"#,
+            ToolStatus::Success,
+        ),
+        Message::tool_call("3", "b_1", "{}", ToolStatus::Success),
+        Message::tool_call("4", "a_1", "{}", ToolStatus::Error),
+        Message::tool_call("5", "call_tool", r#"{"name":"b_1"}"#, ToolStatus::Success),
+    ];
+    let rebuilt = GroupUse::from_history(&history, &catalog);
+    let mut live = GroupUse::new();
+    live.record(&catalog, "b_1", None);
+    live.record(&catalog, "a_1", None);
+    live.record(&catalog, "call_tool", Some(&json!({"name": "b_1"})));
+    assert_eq!(rebuilt, live);
+    let active = loaded(&catalog, &["a", "b"]);
+    let plan = LoadBudget::Tokens(20).plan(&active, &catalog, "c", &rebuilt, &ten);
+    assert_eq!(plan.unload, ids(&["a"]));
+}
+
+#[test]
+fn a_group_over_the_budget_alone_is_loaded_alone_and_the_answer_says_so() {
+    let catalog = catalog(&[("a", 1), ("b", 2), ("big", 5)]);
+    let active = loaded(&catalog, &["a", "b"]);
+    let plan = LoadBudget::Tokens(40).plan(&active, &catalog, "big", &GroupUse::new(), &ten);
+    assert_eq!(
+        plan,
+        BudgetPlan {
+            budget: 40,
+            unload: ids(&["a", "b"]),
+            oversized: Some(Oversized {
+                group: GroupId::new("big").unwrap(),
+                tokens: 50,
+                budget: 40,
+            }),
+        }
+    );
+    assert_eq!(
+        UnloadedForBudget(&plan).to_string(),
+        "Unloaded 'a', 'b' (least recently used first) to keep the loaded tools within their \
+         budget of 40 tokens; load_tool_group loads a group again. Group 'big' alone has 50 \
+         tokens of tools, over the budget of 40: it is the only group loaded."
+    );
+    let alone = ActiveToolSet::new();
+    let plan = LoadBudget::Tokens(40).plan(&alone, &catalog, "big", &GroupUse::new(), &ten);
+    assert_eq!(
+        UnloadedForBudget(&plan).to_string(),
+        "Group 'big' alone has 50 tokens of tools, over the budget of 40: it is the only group \
+         loaded."
+    );
+}
+
+#[test]
+fn a_partly_loaded_group_counts_its_loaded_tools_and_loads_whole() {
+    let catalog = catalog(&[("a", 4), ("b", 4)]);
+    let mut active = ActiveToolSet::new();
+    active.load_tools(&catalog, "a", &["a_1"]).unwrap();
+    active.load_tools(&catalog, "b", &["b_1"]).unwrap();
+    // b whole (40) with a's one tool (10) fits 50; not 49.
+    let usage = GroupUse::new();
+    assert!(
+        LoadBudget::Tokens(50)
+            .plan(&active, &catalog, "b", &usage, &ten)
+            .is_empty()
+    );
+    let plan = LoadBudget::Tokens(49).plan(&active, &catalog, "b", &usage, &ten);
+    assert_eq!(plan.unload, ids(&["a"]));
+    assert_eq!(
+        UnloadedForBudget(&plan).to_string(),
+        "Unloaded 'a' (least recently used first) to keep the loaded tools within their budget \
+         of 49 tokens; load_tool_group loads a group again."
+    );
+}
