@@ -1,8 +1,8 @@
 //! What a turn reports as it happens ([`TurnEvent`]) and when it ends
 //! ([`TurnOutcome`]).
 
-use toolgate_core::ToolStatus;
 use toolgate_core::routing::Decision;
+use toolgate_core::{GroupId, ToolStatus};
 use toolgate_llm::{StreamEvent, Usage};
 
 use crate::compaction::Compacted;
@@ -30,6 +30,13 @@ pub enum TurnEvent {
     CompactionFailed {
         /// Why.
         reason: String,
+    },
+    /// The load budget unloaded these groups, least recently called first,
+    /// to make room for a load the model asked for; the load's answer tells
+    /// the model.
+    BudgetUnloaded {
+        /// The groups unloaded.
+        groups: Vec<GroupId>,
     },
     /// A tool call is about to run.
     ToolStarted {

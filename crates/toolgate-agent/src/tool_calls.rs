@@ -13,8 +13,8 @@ use serde_json::Value;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use toolgate_core::{
-    ActiveToolSet, BudgetPlan, Catalog, FailedInAgent, Message, MetaAnswer, MetaCall, MetaTool,
-    ToolDefinition, ToolStatus, TurnCallTimedOut, UnloadedForBudget,
+    ActiveToolSet, BudgetPlan, Catalog, FailedInAgent, GroupId, Message, MetaAnswer, MetaCall,
+    MetaTool, ToolDefinition, ToolStatus, TurnCallTimedOut, UnloadedForBudget,
 };
 use toolgate_llm::ToolCall;
 use toolgate_store::{AgentStore, ConversationId, ConversationStore, StoreError};
@@ -142,8 +142,13 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
             };
             // Before the load's result: a restore replays the load, then
             // these unloads, and has what the turn has.
-            for message in unloaded {
-                self.store.append(&conversation, message).await?;
+            if !unloaded.is_empty() {
+                let mut groups = Vec::new();
+                for (group, message) in unloaded {
+                    self.store.append(&conversation, message).await?;
+                    groups.push(group);
+                }
+                events(TurnEvent::BudgetUnloaded { groups });
             }
             self.settle(&conversation, tool_call, finished, &mut tally, events)
                 .await?;
@@ -268,7 +273,7 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
         tool_call: &ToolCall,
         meta_tool: MetaTool,
         turn: &mut Turn,
-    ) -> (Finished, Vec<Message>) {
+    ) -> (Finished, Vec<(GroupId, Message)>) {
         // Unparsable arguments lack the group name, like absent ones.
         let arguments = parse_arguments(&tool_call.arguments).unwrap_or(Value::Null);
         let meta = self.toolbox.meta_tools();
@@ -342,7 +347,7 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
         turn: &mut Turn,
         catalog: &Catalog,
         group: &str,
-        unloaded: &mut Vec<Message>,
+        unloaded: &mut Vec<(GroupId, Message)>,
     ) -> BudgetPlan {
         let cost = |definition: &ToolDefinition| self.schema_tokens(definition);
         let plan = self
@@ -351,7 +356,8 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
             .plan(&turn.active, catalog, group, &turn.usage, &cost);
         for victim in &plan.unload {
             if let Ok(gone) = turn.active.unload(catalog, victim.as_str()) {
-                unloaded.push(Message::group_unloaded_by_host(victim, gone.to_string()));
+                let event = Message::group_unloaded_by_host(victim, gone.to_string());
+                unloaded.push((victim.clone(), event));
             }
             if let Listed::HostLoads(listed) = &mut turn.listed {
                 listed.unload(catalog, victim.as_str()).ok();

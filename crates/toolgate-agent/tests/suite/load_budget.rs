@@ -80,6 +80,14 @@ async fn a_load_past_the_budget_unloads_the_group_least_recently_called_and_says
         .await
         .unwrap();
 
+    let unloads: Vec<&Vec<GroupId>> = events
+        .iter()
+        .filter_map(|event| match event {
+            TurnEvent::BudgetUnloaded { groups } => Some(groups),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(unloads, [&vec![GroupId::new("slow").unwrap()]]);
     let requests = server.requests();
     let config_answer = tool_results(&requests[4], wire).pop().unwrap();
     assert!(

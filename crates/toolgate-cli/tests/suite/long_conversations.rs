@@ -368,7 +368,12 @@ async fn max_loaded_tokens_unloads_what_a_load_needs_and_says_so() {
         "",
     )
     .await;
-    assert!(second.status.success(), "{}", text(&second.stderr));
+    let stderr = text(&second.stderr);
+    assert!(second.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("  ⇣ unloaded to stay within [tools] max_loaded_tokens: pdf\n"),
+        "{stderr}"
+    );
     let requests = server.requests();
     let last = requests.last().unwrap();
     assert_eq!(

@@ -72,6 +72,14 @@ impl Printer {
                     "  ⇣ compaction failed, the conversation goes on as it was: {reason}\n"
                 ));
             }
+            TurnEvent::BudgetUnloaded { groups } => {
+                self.end_line();
+                let groups: Vec<&str> = groups.iter().map(|g| g.as_str()).collect();
+                eprint(&format!(
+                    "  ⇣ unloaded to stay within [tools] max_loaded_tokens: {}\n",
+                    groups.join(", ")
+                ));
+            }
             TurnEvent::ToolStarted {
                 name, arguments, ..
             } => {
