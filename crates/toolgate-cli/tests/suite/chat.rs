@@ -2,11 +2,11 @@
 //! one-shot and interactive modes, the commands, the key kept secret, and a
 //! process killed mid-turn then resumed.
 
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use super::support::{run, text};
 use serde_json::json;
 use toolgate_llm::scripted::{Recorded, Reply, ScriptedServer, ScriptedTurn, Wire, error_reply};
 
@@ -40,27 +40,6 @@ fn chat_command(server: &ScriptedServer, wire: Wire, dir: &Path) -> Command {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     command
-}
-
-/// Runs `command` with `input` on stdin, off the test's runtime threads.
-async fn run(mut command: Command, input: &str) -> Output {
-    let input = input.to_owned();
-    tokio::task::spawn_blocking(move || {
-        let mut child = command.spawn().unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.as_bytes())
-            .unwrap();
-        child.wait_with_output().unwrap()
-    })
-    .await
-    .unwrap()
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 /// A project directory with a `pdf` group manifest.

@@ -2,7 +2,8 @@
 
 use serde_json::Value;
 
-use super::routing::{GROUPS, QUERIES, text, toolgate, write_dataset};
+use super::routing::{GROUPS, QUERIES, toolgate, write_dataset};
+use super::support::text;
 
 #[test]
 fn eval_blends_in_the_local_embedding_model_when_given_one() {

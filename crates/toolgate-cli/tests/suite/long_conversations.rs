@@ -4,11 +4,11 @@
 //! during a compaction, which leaves the conversation untouched or
 //! compacted, never half) and `[tools] max_loaded_tokens`.
 
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use super::support::{run, text};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use toolgate_core::{COMPACTION_PROMPT, Message, MessageKind};
@@ -35,27 +35,6 @@ fn chat(server: &ScriptedServer, dir: &Path, args: &[&str]) -> Command {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     command
-}
-
-/// Runs `command` with `input` on stdin, off the test's runtime threads.
-async fn run(mut command: Command, input: &str) -> Output {
-    let input = input.to_owned();
-    tokio::task::spawn_blocking(move || {
-        let mut child = command.spawn().unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.as_bytes())
-            .unwrap();
-        child.wait_with_output().unwrap()
-    })
-    .await
-    .unwrap()
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 /// A project directory with a `pdf` group and `settings` as its

@@ -6,6 +6,8 @@ use std::process::Output;
 
 use serde_json::{Value, json};
 
+use super::support::text;
+
 /// A group: name, description, and its tools with their descriptions.
 pub(super) type Group = (
     &'static str,
@@ -108,10 +110,6 @@ pub(super) fn toolgate(args: &[&str], cwd: &Path) -> Output {
     // Tool vectors are cached, and `route` looks for chat's store, under
     // the test's directory, not the home.
     super::support::toolgate(cwd).args(args).output().unwrap()
-}
-
-pub(super) fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 #[test]

@@ -1,9 +1,9 @@
 //! What several test files share: the installed test peers, and the
 //! `toolgate` binary started the same way on every machine.
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 
 /// Variables of the test's own environment a `toolgate` child keeps: where
 /// programs are, and where temporary files go. Nothing else of the machine
@@ -93,4 +93,26 @@ pub(crate) fn listening(command: &mut Command) -> (Child, String, String) {
         let _ = std::io::copy(&mut stderr, &mut std::io::sink());
     });
     (child, printed, url)
+}
+
+/// Runs `command` with `input` on stdin, off the test's runtime threads.
+pub(crate) async fn run(mut command: Command, input: &str) -> Output {
+    let input = input.to_owned();
+    tokio::task::spawn_blocking(move || {
+        let mut child = command.spawn().unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    })
+    .await
+    .unwrap()
+}
+
+/// A process's output as text.
+pub(crate) fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
 }
