@@ -45,6 +45,18 @@ pub enum EvalError {
     /// The `[routing]` settings do not fit the dataset's catalog.
     #[error(transparent)]
     Routing(#[from] RoutingError),
+    /// The replay's toolbox did not start over the dataset's catalog.
+    #[error("starting the replay's tools")]
+    Toolbox(#[source] toolgate_tools::ToolboxError),
+    /// A turn of a replayed conversation failed.
+    #[error("replaying conversation {conversation}")]
+    Replay {
+        /// The conversation.
+        conversation: String,
+        /// What the agent loop said.
+        #[source]
+        source: toolgate_agent::AgentError,
+    },
 }
 
 /// The crate's result type.

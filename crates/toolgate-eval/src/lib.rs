@@ -9,6 +9,11 @@
 //! baselines) on the second, into an [`Evaluation`]; [`markdown`] and [`svg`]
 //! render it.
 //!
+//! [`replay`] plays a dataset's multi-turn conversations ([`Conversations`])
+//! through the agent loop against an oracle model that calls the gold tools,
+//! with and without a load budget, and [`replay_markdown`] renders what each
+//! conversation cost.
+//!
 //! This crate is apart from `toolgate-core` so that the routing core every
 //! user links keeps only what a running router needs. It is not published,
 //! prints nothing and reaches no network: embeddings come in as
@@ -18,6 +23,7 @@
 
 mod agent;
 mod baseline;
+mod conversations;
 mod cost_markdown;
 mod cost_svg;
 mod costs;
@@ -32,8 +38,12 @@ mod find;
 mod fixtures;
 mod keywords;
 mod markdown;
+mod oracle;
 mod policy;
 mod precomputed;
+mod python_call;
+mod replay;
+mod replay_markdown;
 mod report;
 mod reported;
 mod svg;
@@ -42,6 +52,7 @@ mod tool_first;
 mod tool_router;
 mod whole_groups;
 
+pub use conversations::{Conversation, Conversations, GoldCall, GoldTurn};
 pub use cost_markdown::{
     GOAL_CACHED, GOAL_ROUND_TRIPS, GOAL_UNCACHED, cost_assumptions, cost_summary,
 };
@@ -55,6 +66,12 @@ pub use keywords::{KEYWORDS, keyword_query};
 pub use markdown::{
     GOAL_BAND_DECISIONS, GOAL_BAND_POINTS, GOAL_RECALL, GOAL_TOKENS, goal_summary, markdown,
 };
+pub use oracle::FIXED_RESULT;
+pub use replay::{
+    ConversationFigures, GroupSize, Replay, ReplayMode, ReplayRun, default_modes,
+    median_group_tokens, replay,
+};
+pub use replay_markdown::{BudgetCheck, budget_check, replay_markdown};
 pub use report::{
     Band, CurvePoint, Evaluation, FittedFusion, Job, LEARNED_ROUTER, PolicyReport, SearchCurve,
     TaskCost, TierFigures, TierMix,
