@@ -25,7 +25,7 @@ use crate::answers::{
 use crate::load_budget::UnloadedForBudget;
 use crate::loaded_schemas::LoadedSchemas;
 
-mod groups_found;
+pub(crate) mod groups_found;
 
 /// Name of the meta-tool that loads a group.
 pub const LOAD_TOOL_GROUP_TOOL_NAME: &str = "load_tool_group";
@@ -72,8 +72,8 @@ pub(crate) const CALL_TOOL_NAME_DESCRIPTION: &str = "The tool's name, as load_to
 pub(crate) const CALL_TOOL_ARGUMENTS_DESCRIPTION: &str = "The tool's arguments";
 /// `find_tool_groups`' description.
 pub(crate) const FIND_TOOL_GROUPS_DESCRIPTION: &str = "Rank the tool groups for a request, with \
-the router's confidence. Use it when no group in load_tool_group's list obviously fits; then \
-load the best one.";
+the router's confidence and each group's best tools. Use it when no group in load_tool_group's \
+list obviously fits; the answer says what to do next.";
 /// `find_tool_groups`' `query` parameter.
 pub(crate) const FIND_QUERY_DESCRIPTION: &str = "What the user wants done, in their words";
 

@@ -25,6 +25,44 @@ pub struct GroupsFound<'c> {
     /// The routed groups listed (at most `[routing] search_groups`), most
     /// likely first.
     pub groups: Vec<FoundGroup<'c>>,
+    /// The tools listed that the search loaded ([`FoundTools::Loaded`]),
+    /// per group in the order listed; empty when it only names them.
+    pub loaded: Vec<FoundLoad<'c>>,
+}
+
+/// What `find_tool_groups` does with the tools it lists.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum FoundTools {
+    /// Names them: the model loads a group to call one (two round trips
+    /// from request to call).
+    #[default]
+    Named,
+    /// Loads them as well (each group's listed tools, a partial load), so
+    /// the model can call them at once. `toolgate eval`'s episode cost chose
+    /// it for the gateway: 0.4-1.7 fewer extra round trips per task on seven
+    /// catalogs left out.
+    Loaded,
+}
+
+/// The tools of one group a search loaded.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FoundLoad<'c> {
+    /// The group.
+    pub group: &'c ToolGroup,
+    /// The tools the search listed of it, now loaded.
+    pub tools: Vec<&'c ToolDefinition>,
+    /// `false` when all of them were loaded already.
+    pub newly_loaded: bool,
+}
+
+impl<'c> FoundGroup<'c> {
+    /// The tools listed of this group: its best, then its id finders.
+    pub fn listed_tools(&self) -> impl Iterator<Item = &'c ToolDefinition> + '_ {
+        self.tools
+            .iter()
+            .copied()
+            .chain(self.finders.iter().map(|finder| finder.tool))
+    }
 }
 
 /// One group of a [`GroupsFound`]: its chance of being needed and its

@@ -46,6 +46,7 @@ pub use answers::{
 pub use catalog::{
     Alias, Catalog, CatalogTool, GroupListing, GroupVisibility, OwnTools, ToolState,
 };
+pub use contract::groups_found::FoundAnswer;
 pub use contract::{
     CALL_CANCELLED, CALL_FAILED_IN_AGENT, CALL_TOOL_TOOL_NAME, COMPACTION_PROMPT,
     COMPACTION_SUMMARY_HEADING, FIND_TOOL_GROUPS_TOOL_NAME, FailedInAgent, GROUP_NAME_PARAMETER,
@@ -59,7 +60,7 @@ pub use error::{
     CatalogError, ImportError, ManifestError, ManifestErrorReason, SchemaError, TokenizerError,
 };
 pub use group::{ToolGroup, generated_group_description};
-pub use groups_found::{FoundGroup, GroupsFound};
+pub use groups_found::{FoundGroup, FoundLoad, FoundTools, GroupsFound};
 pub use history::{
     Message, MessageKind, Restored, SkipReason, SkippedEvent, ToolStatus, restore_active_set,
 };

@@ -7,9 +7,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use serde_json::Value;
 
 use crate::active_set::ActiveToolSet;
-use crate::answers::{GroupLoaded, GroupUnloaded, MetaError, UnloadGroupError};
+use crate::answers::{GroupLoaded, GroupUnloaded, MetaError, ToolsLoaded, UnloadGroupError};
 use crate::catalog::Catalog;
-use crate::groups_found::{FoundFinder, FoundGroup, GroupsFound};
+use crate::groups_found::{FoundFinder, FoundGroup, FoundLoad, FoundTools, GroupsFound};
 use crate::meta_tool::{MetaCall, MetaTool};
 use crate::name::{GroupId, ToolName};
 use crate::routing::{Embeddings, IdFinders, Router, Taxonomy};
@@ -33,6 +33,8 @@ pub struct MetaTools {
     taxonomy: Option<Taxonomy>,
     /// The embedding model `find_tool_groups` scores with, when there is one.
     embeddings: Option<Arc<dyn Embeddings>>,
+    /// What `find_tool_groups` does with the tools it lists.
+    found_tools: FoundTools,
     /// The routers `find_tool_groups` last used, with the catalog revision
     /// and scope each indexes (one per caller's view): rebuilt only when the
     /// catalog changed.
@@ -79,8 +81,16 @@ impl MetaTools {
             offered: tools,
             taxonomy: None,
             embeddings: None,
+            found_tools: FoundTools::default(),
             router: Arc::default(),
         }
+    }
+
+    /// What `find_tool_groups` does with the tools it lists: names them
+    /// (the default) or loads them as well.
+    pub fn with_found_tools(mut self, found_tools: FoundTools) -> Self {
+        self.found_tools = found_tools;
+        self
     }
 
     /// Answers `find_tool_groups` with a router under `taxonomy`.
@@ -154,7 +164,13 @@ impl MetaTools {
                 tool: tool.clone(),
                 arguments: arguments.clone(),
             }),
-            MetaCall::FindGroups { query } => Ok(MetaAnswer::Found(self.find(query, catalog))),
+            MetaCall::FindGroups { query } => {
+                let mut found = self.find(query, catalog);
+                if let (FoundTools::Loaded, Some(active)) = (self.found_tools, active) {
+                    found.loaded = load_found(&found.groups, active, catalog);
+                }
+                Ok(MetaAnswer::Found(found))
+            }
         }
     }
 
@@ -228,8 +244,40 @@ impl MetaTools {
             tier: decision.tier,
             routed: decision.routed,
             groups,
+            loaded: Vec::new(),
         }
     }
+}
+
+/// Loads the tools `groups` list into `active`, each group's as one partial
+/// load.
+fn load_found<'c>(
+    groups: &[FoundGroup<'c>],
+    active: &mut ActiveToolSet,
+    catalog: &'c Catalog,
+) -> Vec<FoundLoad<'c>> {
+    groups
+        .iter()
+        .filter_map(|found| {
+            let tools: Vec<&'c ToolDefinition> = found.listed_tools().collect();
+            let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_str()).collect();
+            if names.is_empty() {
+                return None;
+            }
+            let newly_loaded = match active.load_tools(catalog, found.group.id.as_str(), &names) {
+                Ok(ToolsLoaded::Whole(loaded)) => loaded.newly_loaded,
+                Ok(ToolsLoaded::Partial(loaded)) => loaded.newly_loaded,
+                // A group the search lists is loadable; one that is not
+                // stays listed, by name only.
+                Err(_) => return None,
+            };
+            Some(FoundLoad {
+                group: found.group,
+                tools,
+                newly_loaded,
+            })
+        })
+        .collect()
 }
 
 /// `groups` with the finder of each listed tool's required id

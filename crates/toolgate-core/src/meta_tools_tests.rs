@@ -3,6 +3,7 @@ use serde_json::json;
 
 use super::*;
 use crate::group::ToolGroup;
+use crate::loaded_schemas::LoadedSchemas;
 use crate::name::{GroupId, ToolName};
 use crate::origin::Origin;
 use crate::routing::RoutingConfig;
@@ -411,4 +412,85 @@ fn find_tool_groups_lists_the_groups_the_router_routes() {
     };
     assert_eq!(listed(0.05), ["time", "files"]);
     assert_eq!(listed(0.95), ["time"], "a group scoring under route_above");
+}
+
+/// With [`FoundTools::Loaded`] the search loads the tools it lists, each
+/// group's as a partial load, and its answer says so: callable by name in
+/// the tool list, or through call_tool with their schemas in the answer.
+#[test]
+fn a_search_that_loads_makes_the_tools_it_lists_callable_and_says_so() {
+    let catalog = catalog();
+    let query = json!({"query": "what is the current time"});
+    let call = all().parse("find_tool_groups", &query).unwrap().unwrap();
+    // Naming them (the default) loads nothing.
+    let mut active = ActiveToolSet::new();
+    let Ok(MetaAnswer::Found(named)) = all().answer(&call, Some(&mut active), &catalog) else {
+        panic!("a ranking");
+    };
+    assert!(named.loaded.is_empty());
+    assert!(active.loaded_groups().is_empty());
+    assert_eq!(
+        named.answer(LoadedSchemas::ToolList).to_string(),
+        named.to_string()
+    );
+
+    let meta = all().with_found_tools(FoundTools::Loaded);
+    let Ok(MetaAnswer::Found(found)) = meta.answer(&call, Some(&mut active), &catalog) else {
+        panic!("a ranking");
+    };
+    assert_eq!(found.groups[0].group.id.as_str(), "time");
+    let listed: Vec<&str> = found
+        .groups
+        .iter()
+        .flat_map(|group| group.listed_tools())
+        .map(|tool| tool.name.as_str())
+        .collect();
+    assert!(listed.contains(&"get_current_time"), "{listed:?}");
+    for name in &listed {
+        assert!(active.check_available(&catalog, name).is_ok(), "{name}");
+    }
+    assert!(found.loaded.iter().all(|load| load.newly_loaded));
+    let in_list = found.answer(LoadedSchemas::ToolList).to_string();
+    assert_eq!(
+        in_list,
+        format!(
+            "{}\n\nThe {} listed under the groups are loaded: call them by name. \
+             load_tool_group loads the rest of a group.",
+            found.to_string().replacen(
+                "load one with load_tool_group:",
+                "the tools listed are loaded:",
+                1
+            ),
+            if listed.len() == 1 {
+                "1 tool".to_owned()
+            } else {
+                format!("{} tools", listed.len())
+            }
+        )
+    );
+    let in_conversation = found.answer(LoadedSchemas::Conversation).to_string();
+    assert!(
+        in_conversation.contains(
+            "are loaded, but not added to your tool list: call one with call_tool, as \
+             {\"name\": \"<tool name>\", \"arguments\": {<its arguments>}}."
+        ),
+        "{in_conversation}"
+    );
+    assert!(
+        in_conversation.contains(
+            "\n{\"name\":\"get_current_time\",\"description\":\"get_current_time does it\",\
+             \"input_schema\":{\"type\":\"object\"}}"
+        ),
+        "{in_conversation}"
+    );
+    // Asked again, nothing new is loaded.
+    let Ok(MetaAnswer::Found(again)) = meta.answer(&call, Some(&mut active), &catalog) else {
+        panic!("a ranking");
+    };
+    assert!(again.loaded.iter().all(|load| !load.newly_loaded));
+    // Without a session there is nothing to load into.
+    let Ok(MetaAnswer::Found(sessionless)) = meta.answer(&call, None, &catalog) else {
+        panic!("a ranking");
+    };
+    assert!(sessionless.loaded.is_empty());
 }

@@ -17,8 +17,8 @@ use serde_json::{Map, Value};
 use tokio::sync::broadcast;
 use toolgate_core::routing::{Embeddings, RoutingConfig};
 use toolgate_core::{
-    ActiveToolSet, Alias, Catalog, GroupId, GroupVisibility, ImportError, ManifestError, MetaCall,
-    MetaTool, MetaTools, Origin, ToolGroup, ToolName, ToolState,
+    ActiveToolSet, Alias, Catalog, FoundTools, GroupId, GroupVisibility, ImportError,
+    ManifestError, MetaCall, MetaTool, MetaTools, Origin, ToolGroup, ToolName, ToolState,
 };
 
 use crate::authority::Authority;
@@ -93,6 +93,9 @@ pub struct ToolboxOptions {
     /// The embedding model `find_tool_groups` scores with beside BM25
     /// ([`crate::LocalEmbeddings`]); without it the search is lexical.
     pub embeddings: Option<Arc<dyn Embeddings>>,
+    /// What `find_tool_groups` does with the tools it lists: names them
+    /// (the default), or loads them for the caller's session as well.
+    pub found_tools: FoundTools,
 }
 
 impl Default for ToolboxOptions {
@@ -113,6 +116,7 @@ impl Default for ToolboxOptions {
             call_timeout: DEFAULT_CALL_TIMEOUT,
             search_above_groups: None,
             embeddings: None,
+            found_tools: FoundTools::default(),
         }
     }
 }

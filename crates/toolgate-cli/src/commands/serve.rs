@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use tokio_util::sync::CancellationToken;
-use toolgate_core::GroupId;
+use toolgate_core::{FoundTools, GroupId};
 use toolgate_mcp::{
     AuditConfig, AuditLog, Gateway, GatewayOptions, HELD_IN_MEMORY, HttpLimits, HttpOptions,
     MCP_PATH, RateLimits, StdioOptions, UpstreamHealth, serve_http, serve_stdio,
@@ -252,6 +252,9 @@ fn gateway_tools(
     // The search offered above that many groups answers with [routing]
     // too, not only the one `--route` offers.
     tools.routing = Some(settings.routing.clone());
+    // It loads the tools it lists: the model calls one at once instead of
+    // loading a group first (the episode cost's choice for the gateway).
+    tools.found_tools = FoundTools::Loaded;
     // A missing model matters only where the gateway searches: said in the
     // banner, once the catalog says whether it does.
     let missing_model = match super::tool_setup::find_local_embeddings(&settings.routing, true) {

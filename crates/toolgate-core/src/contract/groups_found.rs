@@ -3,44 +3,118 @@
 
 use std::fmt;
 
-use super::ToolCount;
+use super::{CALL_TOOL_TOOL_NAME, ToolCount, json};
 use crate::groups_found::GroupsFound;
+use crate::loaded_schemas::LoadedSchemas;
 
 impl fmt::Display for GroupsFound<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.intent.is_none() {
-            f.write_str(
-                "No group matches this request; any group may help: see load_tool_group's list.",
-            )?;
-        } else {
+        ranking(self, f, "load one with load_tool_group")
+    }
+}
+
+/// The ranking: its heading, ending with `what_next`, then each group with
+/// its listed tools.
+fn ranking(found: &GroupsFound<'_>, f: &mut fmt::Formatter<'_>, what_next: &str) -> fmt::Result {
+    if found.intent.is_none() {
+        f.write_str(
+            "No group matches this request; any group may help: see load_tool_group's list.",
+        )?;
+    } else {
+        write!(
+            f,
+            "Groups for this request, most likely first ({} confidence {:.2}); {what_next}:",
+            found.tier, found.confidence
+        )?;
+    }
+    for group in &found.groups {
+        write!(
+            f,
+            "\n- {} ({:.2}, {}): {}",
+            group.group.id,
+            group.probability,
+            ToolCount(group.tool_count),
+            group.group.description
+        )?;
+        for tool in &group.tools {
+            write!(f, "\n  - {}: {}", tool.name, tool.one_line_description())?;
+        }
+        for finder in &group.finders {
             write!(
                 f,
-                "Groups for this request, most likely first ({} confidence {:.2}); load one with load_tool_group:",
-                self.tier, self.confidence
+                "\n  - {}: {} (finds the id {} requires)",
+                finder.tool.name,
+                finder.tool.one_line_description(),
+                finder.needed_by
             )?;
         }
-        for found in &self.groups {
-            write!(
+    }
+    Ok(())
+}
+
+/// What the model reads for a `find_tool_groups` answer, by where the host
+/// puts the schemas of the tools it loaded: the ranking ([`GroupsFound`]'s
+/// text); when the search loaded the tools it lists, its heading ends
+/// `the tools listed are loaded:` instead, and a paragraph follows. With [`LoadedSchemas::ToolList`] they
+/// are in the tool list; with [`LoadedSchemas::Conversation`] the paragraph
+/// carries their schemas, one line of JSON per tool (`{"name",
+/// "description", "input_schema"}`), as a load's answer does.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FoundAnswer<'a, 'c> {
+    found: &'a GroupsFound<'c>,
+    schemas: LoadedSchemas,
+}
+
+impl<'c> GroupsFound<'c> {
+    /// The answer the model reads when the host puts loaded schemas where
+    /// `schemas` says.
+    pub fn answer(&self, schemas: LoadedSchemas) -> FoundAnswer<'_, 'c> {
+        FoundAnswer {
+            found: self,
+            schemas,
+        }
+    }
+}
+
+impl fmt::Display for FoundAnswer<'_, '_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let tools: Vec<_> = self
+            .found
+            .loaded
+            .iter()
+            .flat_map(|load| load.tools.iter())
+            .collect();
+        if tools.is_empty() {
+            return self.found.fmt(f);
+        }
+        ranking(self.found, f, "the tools listed are loaded")?;
+        match self.schemas {
+            LoadedSchemas::ToolList => write!(
                 f,
-                "\n- {} ({:.2}, {}): {}",
-                found.group.id,
-                found.probability,
-                ToolCount(found.tool_count),
-                found.group.description
-            )?;
-            for tool in &found.tools {
-                write!(f, "\n  - {}: {}", tool.name, tool.one_line_description())?;
-            }
-            for finder in &found.finders {
+                "\n\nThe {} listed under the groups are loaded: call them by name. \
+                 load_tool_group loads the rest of a group.",
+                ToolCount(tools.len())
+            ),
+            LoadedSchemas::Conversation => {
                 write!(
                     f,
-                    "\n  - {}: {} (finds the id {} requires)",
-                    finder.tool.name,
-                    finder.tool.one_line_description(),
-                    finder.needed_by
+                    "\n\nThe {} listed under the groups are loaded, but not added to your tool \
+                     list: call one with {CALL_TOOL_TOOL_NAME}, as {{\"name\": \"<tool name>\", \
+                     \"arguments\": {{<its arguments>}}}}. load_tool_group loads the rest of a \
+                     group. Their schemas, one JSON object per tool:",
+                    ToolCount(tools.len())
                 )?;
+                for tool in tools {
+                    write!(
+                        f,
+                        "\n{{\"name\":{},\"description\":{},\"input_schema\":{}}}",
+                        json(&tool.name.as_str())?,
+                        json(&tool.description.as_str())?,
+                        json(&tool.input_schema)?
+                    )?;
+                }
+                Ok(())
             }
         }
-        Ok(())
     }
 }

@@ -12,7 +12,8 @@ use serde_json::{Value, json};
 use toolgate_core::{
     ActiveToolSet, BudgetPlan, Catalog, GROUP_NAME_PARAMETER, GroupId, GroupUse, GroupVisibility,
     LOAD_TOOL_GROUP_TOOL_NAME, LoadBudget, LoadedSchemas, Message, MetaAnswer, MetaCall,
-    TokenCounter, ToolDefinition, ToolStatus, UNLOAD_TOOL_GROUP_TOOL_NAME, UnloadedForBudget,
+    TokenCounter, ToolDefinition, ToolName, ToolStatus, UNLOAD_TOOL_GROUP_TOOL_NAME,
+    UnloadedForBudget,
 };
 use toolgate_store::ConversationStore;
 use toolgate_tools::Authority;
@@ -71,7 +72,7 @@ impl<S: ConversationStore + 'static> Gateway<S> {
                         scope.authority(),
                     )
                 });
-                if let Some(event) = reply.history_event() {
+                for event in reply.history_events() {
                     self.sessions.record(id, event).await;
                 }
                 if let Reply::Result { result, .. } = &mut reply
@@ -163,13 +164,20 @@ impl<S: ConversationStore + 'static> Gateway<S> {
                 changed: Some(Change::Unloaded(unloaded.group.id.clone())),
             },
             Ok(MetaAnswer::Found(found)) => {
-                let mut result =
-                    CallToolResult::success(vec![ContentBlock::text(found.to_string())]);
+                let text = found.answer(self.loaded_schemas).to_string();
+                let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
                 result.structured_content = Some(found.to_json());
-                Reply::Result {
-                    result,
-                    changed: None,
-                }
+                let loads: Vec<(GroupId, Vec<ToolName>)> = found
+                    .loaded
+                    .iter()
+                    .filter(|load| load.newly_loaded)
+                    .map(|load| {
+                        let tools = load.tools.iter().map(|tool| tool.name.clone()).collect();
+                        (load.group.id.clone(), tools)
+                    })
+                    .collect();
+                let changed = (!loads.is_empty()).then_some(Change::ToolsLoaded(loads));
+                Reply::Result { result, changed }
             }
             Ok(MetaAnswer::Call { tool, arguments }) => Reply::Call { tool, arguments },
             Err(error) => Reply::Result {
@@ -197,21 +205,33 @@ enum Reply {
 enum Change {
     Loaded(GroupId),
     Unloaded(GroupId),
+    /// `find_tool_groups` loaded these tools of each group.
+    ToolsLoaded(Vec<(GroupId, Vec<ToolName>)>),
 }
 
 impl Reply {
-    /// The history event that replays this answer's change.
-    fn history_event(&self) -> Option<Message> {
+    /// The history events that replay this answer's change.
+    fn history_events(&self) -> Vec<Message> {
         match self {
             Self::Result {
                 changed: Some(Change::Loaded(group)),
                 ..
-            } => Some(group_event(LOAD_TOOL_GROUP_TOOL_NAME, group)),
+            } => vec![group_event(LOAD_TOOL_GROUP_TOOL_NAME, group)],
             Self::Result {
                 changed: Some(Change::Unloaded(group)),
                 ..
-            } => Some(group_event(UNLOAD_TOOL_GROUP_TOOL_NAME, group)),
-            Self::Result { changed: None, .. } | Self::Call { .. } => None,
+            } => vec![group_event(UNLOAD_TOOL_GROUP_TOOL_NAME, group)],
+            // Recorded as the host's partial loads (a router's are too): the
+            // restore replays them; the text is the search's answer, which
+            // the client holds.
+            Self::Result {
+                changed: Some(Change::ToolsLoaded(loads)),
+                ..
+            } => loads
+                .iter()
+                .map(|(group, tools)| Message::tools_loaded_by_host(group, tools, ""))
+                .collect(),
+            Self::Result { changed: None, .. } | Self::Call { .. } => Vec::new(),
         }
     }
 }

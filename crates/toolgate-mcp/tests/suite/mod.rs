@@ -16,6 +16,7 @@ mod refusals;
 mod relay;
 mod replicas;
 mod scopes;
+mod search_loads;
 mod session_end;
 mod shutdown;
 mod stdio;

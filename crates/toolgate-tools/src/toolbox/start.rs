@@ -317,6 +317,6 @@ impl Assembly {
         if let Some(embeddings) = &options.embeddings {
             meta = meta.with_embeddings(Arc::clone(embeddings));
         }
-        Ok(meta)
+        Ok(meta.with_found_tools(options.found_tools))
     }
 }
