@@ -126,29 +126,57 @@ impl fmt::Display for GroupLoaded<'_> {
 /// list: ...` then one line of JSON per tool, `{"name", "description",
 /// "input_schema"}` in that order, the description whole.
 ///
+/// A host's partial load ([`GroupPartlyLoaded::answer`]) reads the same way
+/// with [`GroupPartlyLoaded`]'s opening: `Loaded {k} of {n} tools from group
+/// '{display_name}' (load_tool_group '{name}' loads the other {n-k}). They
+/// are not added to your tool list: ...`, then the loaded tools' schemas.
+///
 /// ```
 /// use serde_json::json;
-/// use toolgate_core::{ActiveToolSet, Catalog, GroupId, LoadedSchemas, Origin, ToolDefinition, ToolGroup, ToolName};
+/// use toolgate_core::{ActiveToolSet, Catalog, GroupId, LoadedSchemas, Origin, ToolDefinition, ToolGroup, ToolName, ToolsLoaded};
 ///
 /// let mut catalog = Catalog::new();
 /// let tool = ToolDefinition::new(ToolName::new("pdf_info")?, "Page count", json!({"type": "object"}))?;
+/// let other = ToolDefinition::new(ToolName::new("pdf_merge")?, "Merge", json!({"type": "object"}))?;
 /// let group = ToolGroup::new(GroupId::new("pdf")?, "PDF Tools", "Read PDFs");
-/// catalog.register_group_with_tools(group, Origin::Builtin, vec![(tool, Origin::Builtin)])?;
+/// let tools = vec![(tool, Origin::Builtin), (other, Origin::Builtin)];
+/// catalog.register_group_with_tools(group, Origin::Builtin, tools)?;
 /// let loaded = ActiveToolSet::new().load(&catalog, "pdf")?;
 /// assert_eq!(
 ///     loaded.answer(LoadedSchemas::Conversation).to_string(),
-///     "Loaded 1 tool from group 'PDF Tools'. They are not added to your tool list: call one \
+///     "Loaded 2 tools from group 'PDF Tools'. They are not added to your tool list: call one \
 ///      with call_tool, as {\"name\": \"<tool name>\", \"arguments\": {<its arguments>}}. \
 ///      Their schemas, one JSON object per tool:\n\
-///      {\"name\":\"pdf_info\",\"description\":\"Page count\",\"input_schema\":{\"type\":\"object\"}}"
+///      {\"name\":\"pdf_info\",\"description\":\"Page count\",\"input_schema\":{\"type\":\"object\"}}\n\
+///      {\"name\":\"pdf_merge\",\"description\":\"Merge\",\"input_schema\":{\"type\":\"object\"}}"
 /// );
 /// assert_eq!(loaded.answer(LoadedSchemas::ToolList).to_string(), loaded.to_string());
+///
+/// let ToolsLoaded::Partial(partly) = ActiveToolSet::new().load_tools(&catalog, "pdf", &["pdf_info"])? else {
+///     panic!("one of two tools is a partial load");
+/// };
+/// assert_eq!(
+///     partly.answer(LoadedSchemas::Conversation).to_string(),
+///     "Loaded 1 of 2 tools from group 'PDF Tools' (load_tool_group 'pdf' loads the other 1). \
+///      They are not added to your tool list: call one with call_tool, as {\"name\": \
+///      \"<tool name>\", \"arguments\": {<its arguments>}}. Their schemas, one JSON object \
+///      per tool:\n\
+///      {\"name\":\"pdf_info\",\"description\":\"Page count\",\"input_schema\":{\"type\":\"object\"}}"
+/// );
+/// assert_eq!(partly.answer(LoadedSchemas::ToolList).to_string(), partly.to_string());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LoadAnswer<'a, 'c> {
-    loaded: &'a GroupLoaded<'c>,
+    loaded: Answered<'a, 'c>,
     schemas: LoadedSchemas,
+}
+
+/// The load a [`LoadAnswer`] answers.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Answered<'a, 'c> {
+    Whole(&'a GroupLoaded<'c>),
+    Partial(&'a GroupPartlyLoaded<'c>),
 }
 
 impl<'c> GroupLoaded<'c> {
@@ -156,40 +184,91 @@ impl<'c> GroupLoaded<'c> {
     /// schemas where `schemas` says.
     pub fn answer(&self, schemas: LoadedSchemas) -> LoadAnswer<'_, 'c> {
         LoadAnswer {
-            loaded: self,
+            loaded: Answered::Whole(self),
             schemas,
+        }
+    }
+}
+
+impl<'c> GroupPartlyLoaded<'c> {
+    /// What the model reads for this load (a host's: a router's pre-load)
+    /// when the host puts loaded schemas where `schemas` says.
+    pub fn answer(&self, schemas: LoadedSchemas) -> LoadAnswer<'_, 'c> {
+        LoadAnswer {
+            loaded: Answered::Partial(self),
+            schemas,
+        }
+    }
+}
+
+impl<'c> ToolsLoaded<'c> {
+    /// What the model reads for this load when the host puts loaded schemas
+    /// where `schemas` says.
+    pub fn answer(&self, schemas: LoadedSchemas) -> LoadAnswer<'_, 'c> {
+        match self {
+            Self::Whole(loaded) => loaded.answer(schemas),
+            Self::Partial(loaded) => loaded.answer(schemas),
         }
     }
 }
 
 impl fmt::Display for LoadAnswer<'_, '_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let loaded = self.loaded;
-        match self.schemas {
-            LoadedSchemas::ToolList => loaded.fmt(f),
-            LoadedSchemas::Conversation => {
+        let tools = match (self.schemas, self.loaded) {
+            (LoadedSchemas::ToolList, Answered::Whole(loaded)) => return loaded.fmt(f),
+            (LoadedSchemas::ToolList, Answered::Partial(loaded)) => return loaded.fmt(f),
+            (LoadedSchemas::Conversation, Answered::Whole(loaded)) => {
                 write!(
                     f,
-                    "Loaded {} from group '{}'. They are not added to your tool list: call one \
-                     with {CALL_TOOL_TOOL_NAME}, as {{\"name\": \"<tool name>\", \"arguments\": \
-                     {{<its arguments>}}}}. Their schemas, one JSON object per tool:",
+                    "Loaded {} from group '{}'.",
                     ToolCount(loaded.tools.len()),
                     loaded.group.display_name
                 )?;
-                for tool in &loaded.tools {
-                    // Written field by field: the same order whatever the
-                    // JSON map keeps.
-                    write!(
-                        f,
-                        "\n{{\"name\":{},\"description\":{},\"input_schema\":{}}}",
-                        json(&tool.name.as_str())?,
-                        json(&tool.description.as_str())?,
-                        json(&tool.input_schema)?
-                    )?;
-                }
-                Ok(())
+                &loaded.tools
             }
+            (LoadedSchemas::Conversation, Answered::Partial(loaded)) => {
+                PartlyLoadedOpening(loaded).fmt(f)?;
+                f.write_str(".")?;
+                &loaded.tools
+            }
+        };
+        write!(
+            f,
+            " They are not added to your tool list: call one with {CALL_TOOL_TOOL_NAME}, as \
+             {{\"name\": \"<tool name>\", \"arguments\": {{<its arguments>}}}}. Their schemas, \
+             one JSON object per tool:"
+        )?;
+        for tool in tools {
+            // Written field by field: the same order whatever the JSON map
+            // keeps.
+            write!(
+                f,
+                "\n{{\"name\":{},\"description\":{},\"input_schema\":{}}}",
+                json(&tool.name.as_str())?,
+                json(&tool.description.as_str())?,
+                json(&tool.input_schema)?
+            )?;
         }
+        Ok(())
+    }
+}
+
+/// `Loaded {k} of {n} tools from group '{display_name}' (load_tool_group
+/// '{name}' loads the other {n-k})`: how a partial load's answer opens.
+struct PartlyLoadedOpening<'a, 'c>(&'a GroupPartlyLoaded<'c>);
+
+impl fmt::Display for PartlyLoadedOpening<'_, '_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let loaded = self.0;
+        let count = loaded.tools.len();
+        write!(
+            f,
+            "Loaded {count} of {} tools from group '{}' ({LOAD_TOOL_GROUP_TOOL_NAME} '{}' loads the other {})",
+            loaded.group_tools,
+            loaded.group.display_name,
+            loaded.group.id,
+            loaded.group_tools.saturating_sub(count)
+        )
     }
 }
 
@@ -198,15 +277,7 @@ impl fmt::Display for GroupPartlyLoaded<'_> {
     /// '{name}' loads the other {n-k}):` then `- {name}: {description}` per
     /// loaded tool, each description on one line.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let loaded = self.tools.len();
-        write!(
-            f,
-            "Loaded {loaded} of {} tools from group '{}' ({LOAD_TOOL_GROUP_TOOL_NAME} '{}' loads the other {}):",
-            self.group_tools,
-            self.group.display_name,
-            self.group.id,
-            self.group_tools.saturating_sub(loaded)
-        )?;
+        write!(f, "{}:", PartlyLoadedOpening(self))?;
         for tool in &self.tools {
             write!(f, "\n- {}: {}", tool.name, tool.one_line_description())?;
         }
