@@ -8,7 +8,8 @@
 //! model call sends the active set's schemas. A successful `load_tool_group`
 //! widens the set for the next model call of the same turn; with
 //! [`LoadedSchemas::Conversation`] it widens what may be called but not the
-//! tool list, and its result carries the schemas instead. The steps live
+//! tool list, and its result carries the schemas instead (as the router's
+//! pre-loads' message does). The steps live
 //! beside this file: `turn.rs` (one turn's state and its model calls),
 //! `routing.rs` (pre-loads and escalation) and `tool_calls.rs` (running one
 //! response's calls).
@@ -60,12 +61,13 @@ pub struct AgentOptions {
     /// (`toolgate chat`'s user); a server that runs agents for several
     /// users passes each one's.
     pub authority: Authority,
-    /// Where a group the model loads puts its schemas. With
-    /// [`LoadedSchemas::Conversation`] the tool list is the core tools and
-    /// the groups the host loaded (the router's pre-loads), the same on
-    /// every call: the load's result carries the schemas, and the model
-    /// calls those tools through `call_tool` (which the toolbox must offer)
-    /// or by name.
+    /// Where a loaded group's schemas go. With
+    /// [`LoadedSchemas::Conversation`] the tool list is the core tools (and
+    /// the groups a compaction's snapshot holds), the same on every call: a
+    /// load's result carries the schemas, the router's pre-loads are a
+    /// message after the user's that carries them the same way, and the
+    /// model calls those tools through `call_tool` (which the toolbox must
+    /// offer) or by name.
     pub loaded_schemas: LoadedSchemas,
     /// When the loop compacts a conversation grown too long by itself:
     /// never by default ([`Agent::compact`] still does on request).

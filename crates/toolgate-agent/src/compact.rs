@@ -32,7 +32,7 @@ use toolgate_store::{AgentStore, ConversationId, ConversationStore, StoredMessag
 use crate::agent::{Agent, AgentError};
 use crate::compaction::{CompactError, Compacted, Compaction, Context};
 use crate::event::{TurnEvent, TurnEvents};
-use crate::transcript::chat_messages;
+use crate::transcript::chat_messages_with;
 use crate::turn::tool_spec;
 
 /// Whether `history` has anything a summary would replace: a message after
@@ -178,7 +178,10 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
         let definitions = listed.definitions(&catalog);
         Context {
             system: system_prompt(&caller.system_prompt, &catalog),
-            messages: chat_messages(history.iter().map(|m| &m.message)),
+            messages: chat_messages_with(
+                history.iter().map(|m| &m.message),
+                self.options.loaded_schemas,
+            ),
             tools: definitions.iter().map(|d| tool_spec(d)).collect(),
             tool_tokens: definitions.iter().map(|d| self.schema_tokens(d)).sum(),
         }

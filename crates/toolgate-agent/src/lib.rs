@@ -23,4 +23,4 @@ pub use compaction::{CompactError, Compacted, Compaction};
 pub use event::{CallReport, TurnEnd, TurnEvent, TurnEvents, TurnOutcome};
 pub use semantic::SemanticRouting;
 pub use tool_calls::{CANCELLED_RESULT, FAILED_RESULT};
-pub use transcript::{INTERRUPTED_RESULT, chat_messages};
+pub use transcript::{INTERRUPTED_RESULT, chat_messages, chat_messages_with};

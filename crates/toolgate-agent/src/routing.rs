@@ -4,13 +4,16 @@
 //! (`[routing] tools_per_group`), or opens the whole catalog for the turn; a
 //! restricted turn that makes no progress escalates to the whole catalog.
 //! Routed groups accumulate over a conversation's turns, so a pre-load that
-//! would take a request past the model's tool limits is left out.
+//! would take a request past the model's tool limits is left out. With
+//! `LoadedSchemas::Conversation` a pre-load joins no tool list: the model
+//! reads it after the user's message, its text carrying the schemas.
 
 use std::collections::HashSet;
 
 use toolgate_core::routing::{Decision, Router, Visible};
 use toolgate_core::{
-    ActiveToolSet, Catalog, GroupId, GroupSelection, Message, ToolDefinition, ToolName, ToolsLoaded,
+    ActiveToolSet, Catalog, GroupId, GroupLoaded, GroupSelection, LoadedSchemas, Message,
+    ToolDefinition, ToolName, ToolsLoaded,
 };
 use toolgate_llm::ToolLimits;
 use toolgate_store::{AgentStore, ConversationStore, RoutingOutcome, StoredMessage};
@@ -151,24 +154,22 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
         };
         let event = {
             let catalog = self.toolbox.catalog();
+            // What the model reads of the load: with schemas in the
+            // conversation, the event's text, as its own load would answer.
+            let shown = match turn.listed {
+                Listed::Active => None,
+                Listed::Fixed(_) => Some(turn.loaded_schemas_of(&catalog, group)),
+            };
             // Loaded on a copy first: a load that would take the request past
             // what the model takes is left out (the listing still names the
             // group), as the budget leaves out a group that would break it.
             let mut active = turn.active.clone();
-            let event = load_routed(&mut active, &catalog, group, tools, whole_note);
-            // A host's load is listed in either mode.
-            let mut listed = match &turn.listed {
-                Listed::Active => None,
-                Listed::HostLoads(listed) => Some(listed.clone()),
-            };
-            if let Some(listed) = &mut listed {
-                load_routed(listed, &catalog, group, tools, whole_note);
-            }
-            if let Some(carried) = carried {
+            let event = load_routed(&mut active, &catalog, group, tools, shown, whole_note);
+            // Only a load that joins the tool list adds to the request.
+            let grows = matches!(turn.listed, Listed::Active);
+            if let Some(carried) = carried.filter(|_| grows) {
                 // Only the tools the load added to the request are counted.
-                let added: Vec<&ToolDefinition> = listed
-                    .as_ref()
-                    .unwrap_or(&active)
+                let added: Vec<&ToolDefinition> = active
                     .definitions(&catalog)
                     .into_iter()
                     .filter(|d| !carried.names.contains(d.name.as_str()))
@@ -187,9 +188,6 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
                     .extend(added.iter().map(|d| d.name.to_string()));
             }
             turn.active = active;
-            if let Some(listed) = listed {
-                turn.listed = Listed::HostLoads(listed);
-            }
             event
         };
         if let Some(event) = event {
@@ -228,29 +226,39 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
 }
 
 /// Loads routed `group` into `set`, whole or (with `tools`) partly: the
-/// history event that records it when it changed the set. `whole_note` is
-/// the host's note for a whole load.
+/// history event that records it when it changed the set. Its text is what
+/// the model reads of the load: with every load shown (`shown`, where its
+/// schemas go: the conversation, or the tool list for a group listed
+/// anyway), the load's answer; otherwise the partial load's answer, and for
+/// a whole load the host's note (`whole_note`), which the model does not
+/// read.
 fn load_routed(
     set: &mut ActiveToolSet,
     catalog: &Catalog,
     group: &GroupId,
     tools: Option<&[ToolName]>,
+    shown: Option<LoadedSchemas>,
     whole_note: impl Fn() -> String,
 ) -> Option<Message> {
+    let whole_text = |loaded: &GroupLoaded<'_>| match shown {
+        None => whole_note(),
+        Some(schemas) => loaded.answer(schemas).to_string(),
+    };
+    let schemas = shown.unwrap_or(LoadedSchemas::ToolList);
     match tools {
         None => match set.load(catalog, group.as_str()) {
             Ok(loaded) if loaded.newly_loaded => {
-                Some(Message::group_loaded_by_host(group, whole_note()))
+                Some(Message::group_loaded_by_host(group, whole_text(&loaded)))
             }
             Ok(_) | Err(_) => None,
         },
         Some(tools) => match set.load_tools(catalog, group.as_str(), tools) {
             Ok(ToolsLoaded::Whole(loaded)) if loaded.newly_loaded => {
-                Some(Message::group_loaded_by_host(group, whole_note()))
+                Some(Message::group_loaded_by_host(group, whole_text(&loaded)))
             }
             // What the model reads: the group has more tools.
             Ok(ToolsLoaded::Partial(loaded)) if loaded.newly_loaded => Some(
-                Message::tools_loaded_by_host(group, tools, loaded.to_string()),
+                Message::tools_loaded_by_host(group, tools, loaded.answer(schemas).to_string()),
             ),
             Ok(_) | Err(_) => None,
         },

@@ -359,7 +359,7 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
                 let event = Message::group_unloaded_by_host(victim, gone.to_string());
                 unloaded.push((victim.clone(), event));
             }
-            if let Listed::HostLoads(listed) = &mut turn.listed {
+            if let Listed::Fixed(listed) = &mut turn.listed {
                 listed.unload(catalog, victim.as_str()).ok();
             }
         }

@@ -9,26 +9,43 @@
 
 use std::collections::HashMap;
 
-use toolgate_core::{COMPACTION_SUMMARY_HEADING, Message, MessageKind, ToolStatus};
+use toolgate_core::{
+    COMPACTION_SUMMARY_HEADING, LOAD_TOOL_GROUP_TOOL_NAME, LoadedSchemas, Message, MessageKind,
+    ToolStatus,
+};
 use toolgate_llm::{ChatMessage, ToolCall};
 
 /// What the model reads for a call that has no stored result.
 pub const INTERRUPTED_RESULT: &str =
     "The tool call did not finish: the agent stopped before its result arrived.";
 
-/// The provider-neutral conversation for `history`, oldest first.
+/// The provider-neutral conversation for `history`, oldest first, as a host
+/// that puts loaded schemas in the tool list ([`LoadedSchemas::ToolList`])
+/// sends it: [`chat_messages_with`] for that placement.
+pub fn chat_messages<'m>(history: impl IntoIterator<Item = &'m Message>) -> Vec<ChatMessage> {
+    chat_messages_with(history, LoadedSchemas::ToolList)
+}
+
+/// The provider-neutral conversation for `history`, oldest first, as a host
+/// that puts loaded schemas where `schemas` says sends it.
 ///
 /// - a compaction summary stands for everything before it: the
 ///   conversation starts at the last one, as user text;
 /// - user messages are user text;
 /// - an assistant message and the tool calls stored right after it form one
 ///   assistant message; its results follow, one per call, in call order;
-/// - host messages (`System`) are not sent, except a routed partial load:
-///   its text, user-side like a compaction summary, is the model's only news
-///   that the group has more tools than it was given;
+/// - host messages (`System`) are not sent, except the host's loads that
+///   the model reads, as user text like a compaction summary: a routed
+///   partial load (its text is the model's only news that the group has
+///   more tools than it was given) and, with [`LoadedSchemas::Conversation`],
+///   every load of the host (a router's pre-load, whose text carries the
+///   schemas the tool list does not);
 /// - a tool call without an id or name, and a result without a call, are
 ///   dropped; an assistant message with neither text nor calls is dropped.
-pub fn chat_messages<'m>(history: impl IntoIterator<Item = &'m Message>) -> Vec<ChatMessage> {
+pub fn chat_messages_with<'m>(
+    history: impl IntoIterator<Item = &'m Message>,
+    schemas: LoadedSchemas,
+) -> Vec<ChatMessage> {
     let mut history: Vec<&Message> = history.into_iter().collect();
     if let Some(last) = history
         .iter()
@@ -86,13 +103,26 @@ pub fn chat_messages<'m>(history: impl IntoIterator<Item = &'m Message>) -> Vec<
                 out.push(ChatMessage::Assistant { text, tool_calls });
                 out.extend(replies);
             }
-            MessageKind::System if message.is_partial_load_by_host() => {
+            MessageKind::System if shown_host_load(message, schemas) => {
                 out.push(ChatMessage::User(message.content.clone()));
             }
             MessageKind::ToolResult | MessageKind::System => {}
         }
     }
     out
+}
+
+/// Whether `message` is a host's load the model reads (see
+/// [`chat_messages_with`]).
+fn shown_host_load(message: &Message, schemas: LoadedSchemas) -> bool {
+    match schemas {
+        LoadedSchemas::ToolList => message.is_partial_load_by_host(),
+        LoadedSchemas::Conversation => {
+            message.kind == MessageKind::System
+                && message.tool_name.as_deref() == Some(LOAD_TOOL_GROUP_TOOL_NAME)
+                && message.tool_status == Some(ToolStatus::Success)
+        }
+    }
 }
 
 fn result_for(call: &ToolCall, stored: Option<&Message>) -> ChatMessage {

@@ -2,7 +2,7 @@ use pretty_assertions::assert_eq;
 use toolgate_core::{Message, ToolStatus};
 use toolgate_llm::{ChatMessage, ToolCall};
 
-use super::{INTERRUPTED_RESULT, chat_messages, unanswered_calls};
+use super::{INTERRUPTED_RESULT, chat_messages, chat_messages_with, unanswered_calls};
 
 fn call(id: &str, name: &str, arguments: &str) -> ToolCall {
     ToolCall {
@@ -124,6 +124,47 @@ fn a_routed_partial_load_is_read_by_the_model_and_other_host_events_are_not() {
                 text: "Sent.".to_owned(),
                 tool_calls: vec![],
             },
+        ]
+    );
+}
+
+#[test]
+fn with_schemas_in_the_conversation_every_load_of_the_host_is_read_after_the_request() {
+    use toolgate_core::{GroupId, LoadedSchemas, ToolName};
+    let pdf = GroupId::new("pdf").unwrap();
+    let history = [
+        Message::user("merge a.pdf and b.pdf"),
+        Message::group_loaded_by_host(&pdf, "Loaded 2 tools from group 'PDF Tools'. ..."),
+        Message::tools_loaded_by_host(
+            &GroupId::new("gmail").unwrap(),
+            &[ToolName::new("gmail_send").unwrap()],
+            "Loaded 1 of 3 tools from group 'Gmail' ...",
+        ),
+        Message::group_unloaded_by_host(&pdf, "Unloaded group 'PDF Tools'."),
+        Message::system("Escalated to the whole catalog."),
+        Message::assistant("Merged."),
+    ];
+    let read = |schemas| chat_messages_with(&history, schemas);
+    let answered = ChatMessage::Assistant {
+        text: "Merged.".to_owned(),
+        tool_calls: vec![],
+    };
+    assert_eq!(
+        read(LoadedSchemas::Conversation),
+        vec![
+            ChatMessage::User("merge a.pdf and b.pdf".to_owned()),
+            ChatMessage::User("Loaded 2 tools from group 'PDF Tools'. ...".to_owned()),
+            ChatMessage::User("Loaded 1 of 3 tools from group 'Gmail' ...".to_owned()),
+            answered.clone(),
+        ]
+    );
+    assert_eq!(read(LoadedSchemas::ToolList), chat_messages(&history));
+    assert_eq!(
+        read(LoadedSchemas::ToolList),
+        vec![
+            ChatMessage::User("merge a.pdf and b.pdf".to_owned()),
+            ChatMessage::User("Loaded 1 of 3 tools from group 'Gmail' ...".to_owned()),
+            answered,
         ]
     );
 }

@@ -3,9 +3,11 @@
 //! the router's pre-loads) and what each model call is sent.
 //!
 //! What a call may use (the active set) and what it lists as tools are kept
-//! apart: with [`LoadedSchemas::Conversation`] the list is the groups the
-//! host loaded, fixed from the turn's first call on, so that a load changes
-//! no byte before the conversation and the provider's cached prefix holds.
+//! apart: with [`LoadedSchemas::Conversation`] the list is the core tools and
+//! the groups a compaction's snapshot holds, the same on every call, so that
+//! neither the model's loads nor the router's pre-loads change a byte before
+//! the conversation and the provider's cached prefix holds: both put their
+//! schemas in the conversation.
 
 use std::collections::{HashMap, HashSet};
 
@@ -25,7 +27,7 @@ use crate::compaction::Context;
 use crate::event::{CallReport, TurnEvent, TurnEvents};
 use crate::progress::Progress;
 use crate::route_outcome::RouteOutcome;
-use crate::transcript::chat_messages;
+use crate::transcript::chat_messages_with;
 
 /// What a turn's model calls may see and call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,12 +43,12 @@ pub(crate) enum Scope {
 pub(crate) enum Listed {
     /// Every loaded group: the active set ([`LoadedSchemas::ToolList`]).
     Active,
-    /// The groups the host loaded (the router's pre-loads, a compaction's
-    /// snapshot), rebuilt from history like the active set but without the
-    /// model's own loads, whose schemas are in their results
-    /// ([`LoadedSchemas::Conversation`]). Only the turn's routing changes
-    /// it, before the first call.
-    HostLoads(ActiveToolSet),
+    /// The groups a compaction's snapshot holds, less those unloaded since,
+    /// rebuilt from history like the active set but without its loads (the
+    /// model's own and the router's pre-loads), whose schemas are in the
+    /// conversation ([`LoadedSchemas::Conversation`]). Within a turn, only a
+    /// compaction and the load budget's unloads change it.
+    Fixed(ActiveToolSet),
 }
 
 /// The tools of the whole catalog, and what sending every schema costs.
@@ -165,7 +167,7 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
                 history = self.store.messages(&turn.conversation).await?;
                 // The loads' results that carried schemas are summarized
                 // now: the record's snapshot lists them.
-                if let Listed::HostLoads(_) = turn.listed {
+                if let Listed::Fixed(_) = turn.listed {
                     turn.listed = self.listed(&history);
                 }
                 request = self.request(turn, &history);
@@ -247,22 +249,21 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
             LoadedSchemas::ToolList => Listed::Active,
             LoadedSchemas::Conversation => {
                 let catalog = self.toolbox.catalog();
-                Listed::HostLoads(self.listed_set(history, &catalog))
+                Listed::Fixed(self.listed_set(history, &catalog))
             }
         }
     }
 
     /// The loads whose tools a request on `history` lists: every load
-    /// ([`LoadedSchemas::ToolList`]), or the host's and a compaction's
-    /// snapshot, without the model's own loads since
+    /// ([`LoadedSchemas::ToolList`]), or a compaction's snapshot, without
+    /// the loads since, the model's or the router's
     /// ([`LoadedSchemas::Conversation`]).
     pub(crate) fn listed_set(&self, history: &[StoredMessage], catalog: &Catalog) -> ActiveToolSet {
         let messages = history.iter().map(|m| &m.message);
         match self.options.loaded_schemas {
             LoadedSchemas::ToolList => restore_active_set(messages, catalog).active,
             LoadedSchemas::Conversation => {
-                restore_active_set(messages.filter(|message| !is_model_load(message)), catalog)
-                    .active
+                restore_active_set(messages.filter(|message| !is_load(message)), catalog).active
             }
         }
     }
@@ -303,7 +304,10 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
         let tool_tokens = definitions.iter().map(|d| self.schema_tokens(d)).sum();
         let request = ChatRequest {
             system: system_prompt(&turn.system, &catalog),
-            messages: chat_messages(history.iter().map(|m| &m.message)),
+            messages: chat_messages_with(
+                history.iter().map(|m| &m.message),
+                self.options.loaded_schemas,
+            ),
             tools: definitions.iter().map(|d| tool_spec(d)).collect(),
         };
         Request {
@@ -344,7 +348,7 @@ impl Turn {
     pub(crate) fn listed(&self) -> &ActiveToolSet {
         match &self.listed {
             Listed::Active => &self.active,
-            Listed::HostLoads(listed) => listed,
+            Listed::Fixed(listed) => listed,
         }
     }
 
@@ -353,7 +357,7 @@ impl Turn {
     pub(crate) fn loaded_schemas_of(&self, catalog: &Catalog, group: &GroupId) -> LoadedSchemas {
         match &self.listed {
             Listed::Active => LoadedSchemas::ToolList,
-            Listed::HostLoads(listed) => {
+            Listed::Fixed(listed) => {
                 let whole = listed.selection(group.as_str()) == Some(GroupSelection::Whole)
                     || catalog.group_visibility(group.as_str()) == Some(GroupVisibility::Always);
                 if whole {
@@ -366,10 +370,10 @@ impl Turn {
     }
 }
 
-/// Whether `message` is the model's own `load_tool_group` call (a host's
-/// load is a system message).
-fn is_model_load(message: &Message) -> bool {
-    message.kind == MessageKind::ToolCall
+/// Whether `message` is a load: the model's own `load_tool_group` call, or
+/// a host's load (a system message, the router's pre-load).
+fn is_load(message: &Message) -> bool {
+    matches!(message.kind, MessageKind::ToolCall | MessageKind::System)
         && message.tool_name.as_deref() == Some(LOAD_TOOL_GROUP_TOOL_NAME)
 }
 

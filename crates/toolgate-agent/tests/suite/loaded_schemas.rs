@@ -3,21 +3,24 @@
 //! system prompt) byte for byte as they were, so the provider's cached
 //! prefix holds; the load's result carries the schemas, and the loaded
 //! tools run through `call_tool` or by name, in this turn, the next, and
-//! after a restore from the stored history.
+//! after a restore from the stored history. The router's pre-loads go in the
+//! conversation too: a message after the user's request carries their
+//! schemas, and the tool list stays the same from turn to turn.
 
 use std::sync::Arc;
 
 use pretty_assertions::assert_eq;
-use serde_json::json;
+use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use toolgate_agent::{Agent, AgentOptions};
 use toolgate_core::routing::{Router, RoutingConfig};
-use toolgate_core::{LoadedSchemas, MetaTool};
+use toolgate_core::{ActiveToolSet, LoadedSchemas, MetaTool};
 use toolgate_llm::scripted::{Recorded, ScriptedServer, ScriptedTurn, Wire};
 use toolgate_store::{ConversationId, MemoryStore};
 
 use super::support::{
     Setup, TestHost, WIRES, agent_with, core_tools, system_prompt, tool_names, tool_results,
+    user_texts,
 };
 
 /// What `load_tool_group` of `pdf` answers when the schemas go in the
@@ -161,63 +164,180 @@ async fn a_tool_of_a_group_not_loaded_is_still_not_available() {
     assert!(setup.host.called().is_empty());
 }
 
+/// A lexical router over `host`'s catalog, as `config` sets it.
+fn router(host: &TestHost, config: RoutingConfig) -> Arc<Router> {
+    let catalog = host.catalog();
+    let taxonomy = config.validate(&catalog).unwrap();
+    Arc::new(Router::lexical(&catalog, taxonomy))
+}
+
+/// The messages of a request, its system prompt included on OpenAI's wire.
+fn messages(request: &Recorded) -> &[Value] {
+    request.body["messages"].as_array().unwrap()
+}
+
+/// What a conversation-mode load of `group` answers on `host`.
+fn loaded_answer(host: &TestHost, group: &str) -> String {
+    let catalog = host.catalog();
+    let loaded = ActiveToolSet::new().load(&catalog, group).unwrap();
+    loaded.answer(LoadedSchemas::Conversation).to_string()
+}
+
+/// Two routed turns route different groups: the tool list sent is the same
+/// on every call, each routed group's schemas are a message after the
+/// user's request, its tools run through `call_tool` and by name, and an
+/// agent restarted over the same store sends the same tools and the same
+/// messages.
 #[tokio::test]
-async fn routed_groups_are_listed_and_the_models_own_loads_stay_in_the_conversation() {
-    for wire in [Wire::OpenAi, Wire::Anthropic] {
+async fn routed_groups_go_in_the_conversation_and_the_tools_sent_never_change() {
+    let pdf_query = "page count and metadata of the PDF r.pdf";
+    let files_query = "read the file notes from the files root";
+    let again_query = "page count and metadata of the PDF t.pdf";
+    for (wire, stream) in WIRES {
         let host = TestHost::offering(&[MetaTool::CallTool]).await;
-        let router = {
-            let catalog = host.catalog();
-            let taxonomy = RoutingConfig::default().validate(&catalog).unwrap();
-            Arc::new(Router::lexical(&catalog, taxonomy))
-        };
         let options = AgentOptions {
-            router: Some(router),
+            router: Some(router(&host, RoutingConfig::default())),
             ..conversation_options()
         };
         let turns = vec![
-            ScriptedTurn::tool_call("c1", "load_tool_group", json!({"group_name": "config"})),
-            ScriptedTurn::tool_call("c2", "config_setting_3", json!({})),
-            ScriptedTurn::text("Read it."),
-            ScriptedTurn::text("Merged."),
-        ];
-        let setup = Setup::with_host_for_tests(wire, true, turns, options, host).await;
-        let id = ConversationId::new("c");
-        setup
-            .send(&id, "page count and metadata of the PDF r.pdf")
-            .await;
-        setup.send(&id, "merge the PDF files a.pdf and b.pdf").await;
-
-        let requests = setup.server.requests();
-        let mut expected = core_with_call_tool();
-        expected.extend(["pdf_info".to_owned(), "pdf_merge".to_owned()]);
-        // The router's pre-load is listed from the turn's first call.
-        assert_eq!(tool_names(&requests[0], wire), expected, "{wire:?}");
-        // The model's load is not, this turn or the next.
-        for (call, request) in requests.iter().enumerate() {
-            assert_eq!(tools_json(request), tools_json(&requests[0]), "call {call}");
-        }
-        let results = tool_results(&requests[2], wire);
-        assert!(
-            results[0].starts_with(
-                "Loaded 17 tools from group 'Config'. They are not added to your tool list: "
+            ScriptedTurn::tool_call(
+                "c1",
+                "call_tool",
+                json!({"name": "pdf_info", "arguments": {"path": "r.pdf"}}),
             ),
-            "{}",
-            results[0]
+            ScriptedTurn::tool_call("c2", "pdf_merge", json!({"path": "a.pdf"})),
+            ScriptedTurn::text("Done."),
+            ScriptedTurn::tool_call(
+                "c3",
+                "call_tool",
+                json!({"name": "files_read", "arguments": {"path": "notes.txt"}}),
+            ),
+            ScriptedTurn::text("Read."),
+            // After a restart: routed to pdf again, loaded already.
+            ScriptedTurn::tool_call("c4", "pdf_info", json!({"path": "t.pdf"})),
+            ScriptedTurn::text("Restored."),
+        ];
+        let server = ScriptedServer::start().await.unwrap();
+        for turn in turns {
+            server.push(turn.reply(wire, stream));
+        }
+        let store = Arc::new(MemoryStore::new());
+        let agent = || {
+            let store = Arc::clone(&store);
+            agent_with(&server, wire, stream, &host, store, options.clone())
+        };
+        let id = ConversationId::new("c");
+        let running = agent();
+        assert_eq!(send(&running, &id, pdf_query).await, "Done.");
+        assert_eq!(send(&running, &id, files_query).await, "Read.");
+        // Another agent over the same store: a restarted process.
+        assert_eq!(send(&agent(), &id, again_query).await, "Restored.");
+
+        let requests = server.requests();
+        assert_eq!(requests.len(), 7, "{wire:?} stream={stream}");
+        assert_eq!(tool_names(&requests[0], wire), core_with_call_tool());
+        let (tools, system) = (tools_json(&requests[0]), system_prompt(&requests[0], wire));
+        for (call, request) in requests.iter().enumerate() {
+            assert_eq!(
+                tools_json(request),
+                tools,
+                "call {call}, {wire:?} stream={stream}"
+            );
+            assert_eq!(system_prompt(request, wire), system, "call {call}");
+        }
+        // Each turn's routed group follows its request, once.
+        let files_loaded = loaded_answer(&host, "files");
+        assert_eq!(user_texts(&requests[0], wire), [pdf_query, PDF_LOADED]);
+        assert_eq!(
+            user_texts(&requests[3], wire),
+            [pdf_query, PDF_LOADED, files_query, &files_loaded]
         );
-        assert_eq!(results[1], "config_setting_3 ran with {}");
+        assert_eq!(
+            user_texts(&requests[5], wire),
+            [
+                pdf_query,
+                PDF_LOADED,
+                files_query,
+                &files_loaded,
+                again_query
+            ]
+        );
+        // The restart changed no message the model had read.
+        let before = messages(&requests[4]);
+        assert_eq!(
+            messages(&requests[5])[..before.len()],
+            *before,
+            "{wire:?} stream={stream}"
+        );
+        let results = tool_results(&requests[6], wire);
+        assert_eq!(results.len(), 4, "{results:?}");
+        assert_eq!(results[0], r#"pdf_info ran with {"path":"r.pdf"}"#);
+        assert_eq!(results[1], r#"pdf_merge ran with {"path":"a.pdf"}"#);
+        assert!(results[2].contains("hello from notes"), "{}", results[2]);
+        assert_eq!(results[3], r#"pdf_info ran with {"path":"t.pdf"}"#);
+        assert_eq!(host.called(), ["pdf_info", "pdf_merge", "pdf_info"]);
     }
 }
 
+/// A group routed with its best tool only: the model reads that tool's
+/// schema and how many more the group has, calls it through `call_tool`,
+/// and `load_tool_group` loads the rest, the tools sent never changing.
 #[tokio::test]
-async fn loading_a_listed_group_again_answers_as_the_tool_list_does() {
+async fn a_group_routed_partly_goes_in_the_conversation_with_its_best_tool() {
+    let query = "page count and metadata of the PDF r.pdf";
+    let partial = "Loaded 1 of 2 tools from group 'PDF Tools' (load_tool_group 'pdf' loads the \
+other 1). They are not added to your tool list: call one with call_tool, as {\"name\": \
+\"<tool name>\", \"arguments\": {<its arguments>}}. Their schemas, one JSON object per tool:\n\
+{\"name\":\"pdf_info\",\"description\":\"Page count and metadata of a PDF\",\"input_schema\":\
+{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"}}}}";
+    for (wire, stream) in WIRES {
+        let host = TestHost::offering(&[MetaTool::CallTool]).await;
+        let config = RoutingConfig {
+            tools_per_group: Some(1),
+            ..RoutingConfig::default()
+        };
+        let options = AgentOptions {
+            router: Some(router(&host, config)),
+            ..conversation_options()
+        };
+        let turns = vec![
+            ScriptedTurn::tool_call(
+                "c1",
+                "call_tool",
+                json!({"name": "pdf_info", "arguments": {"path": "r.pdf"}}),
+            ),
+            ScriptedTurn::tool_call("c2", "load_tool_group", json!({"group_name": "pdf"})),
+            ScriptedTurn::tool_call("c3", "pdf_merge", json!({"path": "a.pdf"})),
+            ScriptedTurn::text("Done."),
+        ];
+        let setup = Setup::with_host_for_tests(wire, stream, turns, options, host).await;
+        setup.send(&ConversationId::new("c"), query).await;
+
+        let requests = setup.server.requests();
+        assert_eq!(requests.len(), 4, "{wire:?} stream={stream}");
+        for request in &requests {
+            assert_eq!(tool_names(request, wire), core_with_call_tool());
+        }
+        assert_eq!(user_texts(&requests[0], wire), [query, partial]);
+        assert_eq!(
+            tool_results(&requests[3], wire),
+            [
+                r#"pdf_info ran with {"path":"r.pdf"}"#,
+                PDF_LOADED,
+                r#"pdf_merge ran with {"path":"a.pdf"}"#,
+            ]
+        );
+        assert_eq!(setup.host.called(), ["pdf_info", "pdf_merge"]);
+    }
+}
+
+/// The model's load of a group the router loaded answers with its schemas
+/// again: the group is in the conversation, not the tool list.
+#[tokio::test]
+async fn loading_a_routed_group_again_answers_with_its_schemas() {
     let host = TestHost::offering(&[MetaTool::CallTool]).await;
-    let router = {
-        let catalog = host.catalog();
-        let taxonomy = RoutingConfig::default().validate(&catalog).unwrap();
-        Arc::new(Router::lexical(&catalog, taxonomy))
-    };
     let options = AgentOptions {
-        router: Some(router),
+        router: Some(router(&host, RoutingConfig::default())),
         ..conversation_options()
     };
     let turns = vec![
@@ -233,9 +353,7 @@ async fn loading_a_listed_group_again_answers_as_the_tool_list_does() {
         .await;
     assert_eq!(
         tool_results(&setup.server.requests()[1], Wire::OpenAi),
-        [
-            "Loaded 2 tools from group 'PDF Tools':\n- pdf_info: Page count and metadata of a PDF\n- pdf_merge: Merge PDF files"
-        ]
+        [PDF_LOADED]
     );
 }
 
