@@ -95,6 +95,10 @@ pub struct ReplayRun {
     pub total: ConversationFigures,
     /// The sum of the conversations' peaks.
     pub peak_tool_tokens_sum: usize,
+    /// Tokens of the tools every model call sends whatever is loaded (the
+    /// meta-tools; under [`ReplayMode::AllTools`], every tool): a peak less
+    /// these is what the loaded groups' schemas came to.
+    pub core_tokens: usize,
 }
 
 /// One group's size.
@@ -213,6 +217,7 @@ async fn replay_mode(
     })
     .await
     .map_err(EvalError::Toolbox)?;
+    let core_tokens = counter.tools(toolbox.catalog().core_tools());
     let oracle = Arc::new(OracleModel::new(&data.catalog, Arc::clone(counter)));
     // Each gold call may need a load before it, and the answer follows.
     let most_calls = data
@@ -263,6 +268,7 @@ async fn replay_mode(
     Ok(ReplayRun {
         mode,
         peak_tool_tokens_sum: conversations.iter().map(|c| c.peak_tool_tokens).sum(),
+        core_tokens,
         conversations,
         total,
     })

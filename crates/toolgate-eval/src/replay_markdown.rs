@@ -18,6 +18,11 @@ pub struct BudgetCheck {
     pub peak_sum: usize,
     /// The same without a budget.
     pub unbudgeted_peak_sum: usize,
+    /// Tokens of the tools every call sends whatever is loaded (the
+    /// meta-tools), in each peak.
+    pub core_tokens: usize,
+    /// Conversations compared.
+    pub conversations: usize,
     /// Conversations whose peak is at most half of their peak without a
     /// budget.
     pub halved: usize,
@@ -43,6 +48,16 @@ impl BudgetCheck {
     pub fn holds(&self) -> bool {
         2 * self.peak_sum <= self.unbudgeted_peak_sum
     }
+
+    /// The summed peaks less the tools every call sends: what the loaded
+    /// groups' schemas came to, with the budget and without.
+    pub fn loaded_peaks(&self) -> (usize, usize) {
+        let core = self.core_tokens * self.conversations;
+        (
+            self.peak_sum.saturating_sub(core),
+            self.unbudgeted_peak_sum.saturating_sub(core),
+        )
+    }
 }
 
 /// The best budget of `replay` against its run without one; `None` when it
@@ -64,6 +79,8 @@ pub fn budget_check(replay: &Replay) -> Option<BudgetCheck> {
         budget,
         peak_sum: run.peak_tool_tokens_sum,
         unbudgeted_peak_sum: unbudgeted.peak_tool_tokens_sum,
+        core_tokens: run.core_tokens,
+        conversations: run.conversations.len(),
         halved: 0,
         several_groups: 0,
         several_groups_halved: 0,
@@ -163,13 +180,16 @@ pub fn replay_markdown(replay: &Replay) -> String {
 
 fn check_text(out: &mut String, check: &BudgetCheck) {
     let verdict = if check.holds() { "met" } else { "not met" };
+    let loaded = check.loaded_peaks();
     let _ = writeln!(
         out,
         "Best budget ({} tokens, no call failed for an unloaded tool): peak schema tokens summed \
          over the conversations {} against {} without a budget, {}: at most half is {verdict}. \
          {} of the conversations peak at half or less of their own peak without a budget; of the \
          {} that use two groups or more, {} do, and their peaks sum to {} of the run without a \
-         budget. A conversation that uses one group peaks at that group either way.\n",
+         budget. A conversation that uses one group peaks at that group either way. Less the \
+         {} tokens of the tools every call sends, the loaded groups' schemas peak at {} against \
+         {} ({}).\n",
         thousands(check.budget),
         thousands(check.peak_sum),
         thousands(check.unbudgeted_peak_sum),
@@ -181,6 +201,10 @@ fn check_text(out: &mut String, check: &BudgetCheck) {
             check.several_groups_peak_sum,
             check.several_groups_unbudgeted
         ),
+        thousands(check.core_tokens),
+        thousands(loaded.0),
+        thousands(loaded.1),
+        percent(loaded.0, loaded.1),
     );
 }
 

@@ -244,6 +244,14 @@ async fn a_budget_of_one_group_unloads_and_reloads_without_a_failed_call_and_low
         )
     );
     assert_eq!((check.several_groups, check.halved), (2, 0));
+    assert_eq!(check.core_tokens, core);
+    assert_eq!(
+        check.loaded_peaks(),
+        (
+            files.max(mail) + math + mail.max(math),
+            files + mail + math + mail + math
+        )
+    );
     assert!(!check.holds());
     let markdown = replay_markdown(&replayed);
     assert!(
