@@ -93,15 +93,33 @@ pub(crate) struct RouteArgs {
 #[derive(Debug, Args)]
 pub(crate) struct EvalArgs {
     /// A dataset directory with tools.jsonl, groups.jsonl and queries.jsonl (repeatable).
-    #[arg(long, value_name = "DIR", required = true)]
+    #[arg(long, value_name = "DIR", required_unless_present = "replay")]
     pub(crate) dataset: Vec<PathBuf>,
+
+    /// Instead of the routing policies: replay this dataset's multi-turn conversations
+    /// (queries.jsonl lines with conversation_id, turn and ground_truth_calls) through the agent
+    /// loop against a model that calls each turn's gold tools, loading their groups as it needs
+    /// them, with no load budget, each --budget, and every tool on every call (repeatable).
+    #[arg(long, value_name = "DIR", conflicts_with = "dataset")]
+    pub(crate) replay: Vec<PathBuf>,
+
+    /// A load budget ([tools] max_loaded_tokens) to replay under (repeatable; default: one, two
+    /// and three groups of the dataset's median size).
+    #[arg(
+        long,
+        value_name = "TOKENS",
+        requires = "replay",
+        conflicts_with = "dataset"
+    )]
+    pub(crate) budget: Vec<usize>,
 
     /// toolgate.toml whose [routing] table configures the router (default: ./toolgate.toml when
     /// it exists, else the built-in settings).
     #[arg(long, value_name = "FILE")]
     pub(crate) config: Option<PathBuf>,
 
-    /// Write the results as JSON: per dataset, one entry per policy.
+    /// Write the results as JSON: per dataset, one entry per policy (with --replay, per mode
+    /// and conversation).
     #[arg(long, value_name = "FILE")]
     pub(crate) json: Option<PathBuf>,
 

@@ -1,5 +1,7 @@
 //! `toolgate eval`: routing policies side by side on labelled datasets, as a
-//! markdown table on stdout, and optionally JSON and an SVG plot.
+//! markdown table on stdout, and optionally JSON and an SVG plot; with
+//! `--replay`, multi-turn conversations replayed through the agent loop
+//! with and without a load budget.
 //!
 //! The harness and its rendering live in `toolgate-eval`; this command reads
 //! the arguments, embeds texts through the `[routing.embeddings]` endpoint
@@ -7,14 +9,16 @@
 //! harness returns.
 
 use std::io::IsTerminal;
+use std::sync::Arc;
 
 use anyhow::Context;
 use toolgate_core::TokenCounter;
 use toolgate_core::routing::RoutingConfig;
 use toolgate_core::routing::{CosineFloor, Fusion};
 use toolgate_eval::{
-    Dataset, SemanticInputs, cost_assumptions, cost_summary, cost_svg, evaluate, goal_summary,
-    keyword_query, leave_one_out, markdown, svg,
+    Conversations, Dataset, ReplayMode, SemanticInputs, cost_assumptions, cost_summary, cost_svg,
+    default_modes, evaluate, goal_summary, keyword_query, leave_one_out, markdown, replay,
+    replay_markdown, svg,
 };
 
 use super::tool_setup::embeddings_client;
@@ -23,6 +27,9 @@ use crate::output::{eprint, print};
 use crate::settings::Settings;
 
 pub(crate) fn run(args: &EvalArgs) -> anyhow::Result<()> {
+    if !args.replay.is_empty() {
+        return run_replays(args);
+    }
     let config = Settings::load(args.config.as_deref())?.routing;
     let counter = TokenCounter::new(args.encoding).context("loading the tokenizer")?;
     let evaluations = if args.leave_one_out {
@@ -33,6 +40,47 @@ pub(crate) fn run(args: &EvalArgs) -> anyhow::Result<()> {
     print(&cost_summary(&evaluations));
     print(&cost_assumptions());
     write_outputs(args, &evaluations)
+}
+
+/// Each `--replay` dataset replayed under no budget, each `--budget` (by
+/// default one, two and three median groups) and all tools; the markdown
+/// on stdout, the JSON to `--json`.
+fn run_replays(args: &EvalArgs) -> anyhow::Result<()> {
+    let counter = Arc::new(TokenCounter::new(args.encoding).context("loading the tokenizer")?);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let mut replays = Vec::new();
+    for dir in &args.replay {
+        let data = Conversations::load(dir)
+            .with_context(|| format!("loading the dataset {}", dir.display()))?;
+        let modes = if args.budget.is_empty() {
+            default_modes(&data.catalog, &counter)
+        } else {
+            std::iter::once(ReplayMode::NoBudget)
+                .chain(args.budget.iter().map(|&tokens| ReplayMode::Budget(tokens)))
+                .chain(std::iter::once(ReplayMode::AllTools))
+                .collect()
+        };
+        let mut bar = ProgressBar::new();
+        let replayed = runtime.block_on(replay(
+            &data,
+            &modes,
+            Arc::clone(&counter),
+            &mut |mode, done, total| {
+                bar.show(&format!("{} {}", data.name, mode.label()), done, total);
+            },
+        ))?;
+        bar.clear();
+        print(&replay_markdown(&replayed));
+        replays.push(replayed);
+    }
+    if let Some(path) = &args.json {
+        let json = serde_json::to_string_pretty(&replays)?;
+        std::fs::write(path, json + "\n").with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(())
 }
 
 /// Every dataset measured with the router fitted on the others.

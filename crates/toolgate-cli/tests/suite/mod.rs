@@ -8,6 +8,7 @@ mod js_examples;
 mod long_conversations;
 mod migrate;
 mod reload;
+mod replay;
 mod replicas;
 mod routing;
 mod serve;
