@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use toolgate_agent::{Agent, AgentOptions};
 use toolgate_core::routing::{Router, RoutingConfig};
-use toolgate_core::{ActiveToolSet, LoadedSchemas, MetaTool};
+use toolgate_core::{ActiveToolSet, GroupId, LoadedSchemas, MetaTool};
 use toolgate_llm::scripted::{Recorded, ScriptedServer, ScriptedTurn, Wire};
 use toolgate_store::{ConversationId, MemoryStore};
 
@@ -375,4 +375,52 @@ async fn in_the_tool_list_a_load_adds_its_tools_to_the_next_call() {
         loaded.starts_with("Loaded 2 tools from group 'PDF Tools':\n- pdf_info: "),
         "{loaded}"
     );
+}
+
+/// A compaction keeps what it always did: its record lists the groups loaded
+/// then, the routed ones included, and the requests after it list them as
+/// tools; the routed group's message, before the record, is summarized.
+#[tokio::test]
+async fn a_compaction_lists_the_routed_groups_it_summarized() {
+    let pdf_query = "page count and metadata of the PDF r.pdf";
+    let files_query = "read the file notes from the files root";
+    let summary = "The user asked the page count of r.pdf: 3 pages.";
+    for wire in [Wire::OpenAi, Wire::Anthropic] {
+        let host = TestHost::offering(&[MetaTool::CallTool]).await;
+        let options = AgentOptions {
+            router: Some(router(&host, RoutingConfig::default())),
+            ..conversation_options()
+        };
+        let turns = vec![
+            ScriptedTurn::text("3 pages."),
+            ScriptedTurn::text(summary),
+            ScriptedTurn::text("Read."),
+        ];
+        let setup = Setup::with_host_for_tests(wire, false, turns, options, host).await;
+        let id = ConversationId::new("c");
+        setup.send(&id, pdf_query).await;
+        let compacted = setup.agent.compact(&id, &CancellationToken::new()).await;
+        assert_eq!(
+            compacted.unwrap().loaded_groups,
+            [GroupId::new("pdf").unwrap()]
+        );
+        setup.send(&id, files_query).await;
+
+        let requests = setup.server.requests();
+        assert_eq!(requests.len(), 3, "{wire:?}");
+        // The summary is asked with the tools and messages the turn had.
+        assert_eq!(tools_json(&requests[1]), tools_json(&requests[0]));
+        assert_eq!(user_texts(&requests[1], wire)[..2], [pdf_query, PDF_LOADED]);
+        let mut listed = core_with_call_tool();
+        listed.extend(["pdf_info".to_owned(), "pdf_merge".to_owned()]);
+        assert_eq!(tool_names(&requests[2], wire), listed, "{wire:?}");
+        assert_eq!(
+            user_texts(&requests[2], wire),
+            [
+                format!("Summary of the conversation so far:\n{summary}"),
+                files_query.to_owned(),
+                loaded_answer(&setup.host, "files"),
+            ]
+        );
+    }
 }
