@@ -188,14 +188,13 @@ fn a_tool_call_timeout_is_above_0_and_at_most_a_day() {
 }
 
 #[test]
-fn loaded_schemas_go_in_the_tool_list_unless_set_to_the_conversation() {
-    assert_eq!(parse("").unwrap().loaded_schemas, LoadedSchemas::ToolList);
-    assert_eq!(
-        parse("[tools]\ntimeout_seconds = 30\n")
-            .unwrap()
-            .loaded_schemas,
-        LoadedSchemas::ToolList
-    );
+fn unless_set_chat_keeps_loaded_schemas_in_the_conversation_and_serve_in_the_tool_list() {
+    for unset in ["", "[tools]\ntimeout_seconds = 30\n"] {
+        let settings = parse(unset).unwrap();
+        assert_eq!(settings.loaded_schemas, None);
+        assert_eq!(settings.chat_loaded_schemas(), LoadedSchemas::Conversation);
+        assert_eq!(settings.gateway_loaded_schemas(), LoadedSchemas::ToolList);
+    }
     for (value, expected) in [
         ("tool_list", LoadedSchemas::ToolList),
         ("conversation", LoadedSchemas::Conversation),
@@ -204,7 +203,9 @@ fn loaded_schemas_go_in_the_tool_list_unless_set_to_the_conversation() {
             "[tools]\nloaded_schemas = \"{value}\"\ntimeout_seconds = 30\n"
         ))
         .unwrap();
-        assert_eq!(settings.loaded_schemas, expected, "{value}");
+        assert_eq!(settings.loaded_schemas, Some(expected), "{value}");
+        assert_eq!(settings.chat_loaded_schemas(), expected, "{value}");
+        assert_eq!(settings.gateway_loaded_schemas(), expected, "{value}");
         assert_eq!(settings.tools.call_timeout, Duration::from_secs(30));
     }
 }

@@ -45,6 +45,7 @@ fn run_with_upstreams(args: &CatalogArgs, out: &mut dyn Write) -> Result<()> {
     let mut setup = ToolSetup::upstreams(&settings, &args.mcp_config)?;
     setup.start_upstreams_eagerly();
     let files = setup.config_files;
+    let loaded_schemas = settings.gateway_loaded_schemas();
     let options = GatewayOptions {
         tools: ToolboxOptions {
             manifest_dirs: args.manifests.clone(),
@@ -60,7 +61,7 @@ fn run_with_upstreams(args: &CatalogArgs, out: &mut dyn Write) -> Result<()> {
         audit: None,
         rate_limits: Default::default(),
         policies: Default::default(),
-        loaded_schemas: settings.loaded_schemas,
+        loaded_schemas,
         load_budget: settings.load_budget,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()

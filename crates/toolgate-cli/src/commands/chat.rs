@@ -186,7 +186,7 @@ impl Chat<'_> {
         let manifest_dirs = self.tools.options.manifest_dirs.clone();
         let mut options = self.tools.into_options();
         options.meta_tools = vec![MetaTool::UnloadToolGroup];
-        if self.settings.loaded_schemas == LoadedSchemas::Conversation {
+        if self.settings.chat_loaded_schemas() == LoadedSchemas::Conversation {
             // Loaded tools are not listed: the model calls them through it.
             options.meta_tools.push(MetaTool::CallTool);
         }
@@ -309,7 +309,7 @@ async fn run_chat<S: ConversationStore + AgentStore + RoutingOutcomeStore + 'sta
         // The user at the terminal runs the agent: its calls may use every
         // tool the agent is given.
         authority: toolgate_tools::Authority::everything(),
-        loaded_schemas: settings.loaded_schemas,
+        loaded_schemas: settings.chat_loaded_schemas(),
         compaction: match settings.agent.compact_at.unwrap_or(DEFAULT_COMPACT_AT) {
             share if share > 0.0 => Compaction::AtShare(share),
             _ => Compaction::Off,

@@ -211,7 +211,7 @@ async fn start_gateway<S: ConversationStore + 'static>(
             settings.clients.names(),
         )),
         policies: Arc::new(settings.policies.clone()),
-        loaded_schemas: settings.loaded_schemas,
+        loaded_schemas: settings.gateway_loaded_schemas(),
         load_budget: settings.load_budget,
     };
     let started = Gateway::start(options, store).await;

@@ -217,14 +217,14 @@ impl Reader<'_> {
     }
 
     /// `[tools]`: toolgate-tools' keys into `tools`; `loaded_schemas`
-    /// returned (the default without the table or the key).
+    /// returned (`None` without the table or the key).
     fn tools_table(
         &self,
         table: Option<Spanned<RawTools>>,
         tools: &mut ToolSettings,
-    ) -> Result<LoadedSchemas, SettingsError> {
+    ) -> Result<Option<LoadedSchemas>, SettingsError> {
         let Some(table) = table else {
-            return Ok(LoadedSchemas::default());
+            return Ok(None);
         };
         let span = table.span();
         let RawTools {
@@ -241,10 +241,10 @@ impl Reader<'_> {
             .into_config()
             .map_err(|error| self.at(span, "[tools]".to_owned(), error.to_string()))?;
         let Some(where_to) = where_to else {
-            return Ok(LoadedSchemas::default());
+            return Ok(None);
         };
         let span = where_to.span();
-        LoadedSchemas::from_setting(where_to.get_ref()).ok_or_else(|| {
+        let value = LoadedSchemas::from_setting(where_to.get_ref()).ok_or_else(|| {
             let spellings: Vec<String> = LoadedSchemas::ALL
                 .iter()
                 .map(|value| format!("{:?}", value.as_str()))
@@ -258,7 +258,8 @@ impl Reader<'_> {
                     where_to.get_ref()
                 ),
             )
-        })
+        })?;
+        Ok(Some(value))
     }
 
     /// `[tools] max_loaded_tokens`: no bound without it; at least 1.

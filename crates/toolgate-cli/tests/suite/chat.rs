@@ -22,6 +22,7 @@ fn chat(server: &ScriptedServer, wire: Wire, dir: &Path, args: &[&str]) -> Comma
 
 /// `toolgate chat` with its SQLite store in `dir`; the caller adds the rest.
 fn chat_command(server: &ScriptedServer, wire: Wire, dir: &Path) -> Command {
+    super::support::pin_tool_list(dir);
     // Tool vectors are cached, and models looked for, under the test's
     // directory, not the home.
     let mut command = super::support::toolgate(dir);
@@ -154,6 +155,34 @@ async fn loaded_schemas_in_the_conversation_keep_the_tools_sent_and_offer_call_t
         ),
         "{stderr}"
     );
+    let requests = server.requests();
+    assert_eq!(
+        tool_names(&requests[0]),
+        ["load_tool_group", "unload_tool_group", "call_tool"]
+    );
+    assert_eq!(requests[1].body["tools"], requests[0].body["tools"]);
+}
+
+/// Without `[tools] loaded_schemas`, `toolgate chat` keeps loaded schemas
+/// in the conversation: the tools sent do not change on a load.
+#[tokio::test]
+async fn by_default_chat_keeps_loaded_schemas_in_the_conversation() {
+    let wire = Wire::Anthropic;
+    let dir = project();
+    // Says nothing of where loaded schemas go (and so is not pinned).
+    std::fs::write(
+        dir.path().join("toolgate.toml"),
+        "# loaded_schemas: toolgate chat's default\n",
+    )
+    .unwrap();
+    let server = ScriptedServer::start().await.unwrap();
+    server.push(
+        ScriptedTurn::tool_call("c1", "load_tool_group", json!({"group_name": "pdf"}))
+            .reply(wire, false),
+    );
+    server.push(ScriptedTurn::text("Loaded.").reply(wire, false));
+    let output = run(chat(&server, wire, dir.path(), &["-m", "load pdf"]), "").await;
+    assert!(output.status.success(), "{}", text(&output.stderr));
     let requests = server.requests();
     assert_eq!(
         tool_names(&requests[0]),

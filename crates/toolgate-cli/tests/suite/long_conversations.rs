@@ -22,6 +22,7 @@ const COMPACTING: &str = "[model]\ncontext_window = 4000\n\n[agent]\ncompact_at 
 /// `toolgate chat` in `dir` (its SQLite store there) against `server`,
 /// speaking OpenAI's wire, without the built-in tools.
 fn chat(server: &ScriptedServer, dir: &Path, args: &[&str]) -> Command {
+    super::support::pin_tool_list(dir);
     let mut command = super::support::toolgate(dir);
     command
         .arg("chat")

@@ -116,3 +116,28 @@ pub(crate) async fn run(mut command: Command, input: &str) -> Output {
 pub(crate) fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
+
+/// Pins `[tools] loaded_schemas = "tool_list"` in `dir`'s `toolgate.toml`
+/// (made if missing) unless the file sets it: the chat stories that read
+/// the tools each request lists are told in that placement; `toolgate
+/// chat`'s own default, the conversation, has tests of its own.
+pub(crate) fn pin_tool_list(dir: &Path) {
+    let path = dir.join("toolgate.toml");
+    let settings = std::fs::read_to_string(&path).unwrap_or_default();
+    if settings.contains("loaded_schemas") {
+        return;
+    }
+    let pin = "loaded_schemas = \"tool_list\"\n";
+    // Added last where it can be, so the lines a test's error names stay.
+    let pinned = match settings.find("[tools]\n") {
+        Some(at) if !settings[at..].contains("\n[") && settings.ends_with('\n') => {
+            format!("{settings}{pin}")
+        }
+        Some(at) => {
+            let after = at + "[tools]\n".len();
+            format!("{}{pin}{}", &settings[..after], &settings[after..])
+        }
+        None => format!("{settings}\n[tools]\n{pin}"),
+    };
+    std::fs::write(path, pinned).unwrap();
+}
