@@ -9,7 +9,7 @@ use crate::oracle::FIXED_RESULT;
 use crate::replay::{Replay, ReplayMode, ReplayRun};
 
 /// The best budget's peak schema tokens against the run without a budget.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BudgetCheck {
     /// The budget: the one whose conversations' peaks sum lowest, among
     /// those without a call refused for an unloaded tool.
@@ -35,6 +35,25 @@ pub struct BudgetCheck {
     pub several_groups_peak_sum: usize,
     /// The same without a budget.
     pub several_groups_unbudgeted: usize,
+    /// The same figures for the conversations using each number of groups,
+    /// fewest first.
+    pub by_groups: Vec<GroupsUsed>,
+}
+
+/// The best budget against no budget, on the conversations that use one
+/// number of groups.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GroupsUsed {
+    /// Groups each uses.
+    pub groups: usize,
+    /// Conversations.
+    pub conversations: usize,
+    /// Their peaks, summed, with the budget.
+    pub peak_sum: usize,
+    /// The same without a budget.
+    pub unbudgeted_peak_sum: usize,
+    /// Those whose peak is at most half of their peak without a budget.
+    pub halved: usize,
 }
 
 impl BudgetCheck {
@@ -86,10 +105,33 @@ pub fn budget_check(replay: &Replay) -> Option<BudgetCheck> {
         several_groups_halved: 0,
         several_groups_peak_sum: 0,
         several_groups_unbudgeted: 0,
+        by_groups: Vec::new(),
     };
     for (with, without) in run.conversations.iter().zip(&unbudgeted.conversations) {
         let halved = 2 * with.peak_tool_tokens <= without.peak_tool_tokens;
         check.halved += usize::from(halved);
+        let at = match check
+            .by_groups
+            .binary_search_by_key(&with.groups, |used| used.groups)
+        {
+            Ok(at) => at,
+            Err(at) => {
+                let used = GroupsUsed {
+                    groups: with.groups,
+                    conversations: 0,
+                    peak_sum: 0,
+                    unbudgeted_peak_sum: 0,
+                    halved: 0,
+                };
+                check.by_groups.insert(at, used);
+                at
+            }
+        };
+        let used = &mut check.by_groups[at];
+        used.conversations += 1;
+        used.peak_sum += with.peak_tool_tokens;
+        used.unbudgeted_peak_sum += without.peak_tool_tokens;
+        used.halved += usize::from(halved);
         if with.groups >= 2 {
             check.several_groups += 1;
             check.several_groups_halved += usize::from(halved);
@@ -114,7 +156,10 @@ pub fn replay_markdown(replay: &Replay) -> String {
     let groups: Vec<String> = replay
         .groups
         .iter()
-        .map(|g| format!("{} {} ({} tools)", g.group, thousands(g.tokens), g.tools))
+        .map(|g| {
+            let tools = if g.tools == 1 { "tool" } else { "tools" };
+            format!("{} {} ({} {tools})", g.group, thousands(g.tokens), g.tools)
+        })
         .collect();
     let _ = writeln!(out, "Groups, by schema tokens: {}.\n", groups.join(", "));
     let mut by_groups: Vec<(usize, usize)> = Vec::new();
@@ -206,6 +251,23 @@ fn check_text(out: &mut String, check: &BudgetCheck) {
         thousands(loaded.1),
         percent(loaded.0, loaded.1),
     );
+    out.push_str(
+        "| groups used | conversations | peak schema tokens, summed: best budget | no budget \
+         | share | at most half |\n|---:|---:|---:|---:|---:|---:|\n",
+    );
+    for used in &check.by_groups {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} |",
+            used.groups,
+            used.conversations,
+            thousands(used.peak_sum),
+            thousands(used.unbudgeted_peak_sum),
+            percent(used.peak_sum, used.unbudgeted_peak_sum),
+            used.halved,
+        );
+    }
+    out.push('\n');
 }
 
 fn conversations_table(out: &mut String, runs: &[ReplayRun]) {

@@ -245,6 +245,32 @@ async fn a_budget_of_one_group_unloads_and_reloads_without_a_failed_call_and_low
     );
     assert_eq!((check.several_groups, check.halved), (2, 0));
     assert_eq!(check.core_tokens, core);
+    let by_groups: Vec<(usize, usize, usize, usize, usize)> = check
+        .by_groups
+        .iter()
+        .map(|u| {
+            (
+                u.groups,
+                u.conversations,
+                u.peak_sum,
+                u.unbudgeted_peak_sum,
+                u.halved,
+            )
+        })
+        .collect();
+    assert_eq!(
+        by_groups,
+        [
+            (1, 1, core + math, core + math, 0),
+            (
+                2,
+                2,
+                2 * core + files.max(mail) + mail.max(math),
+                2 * core + files + 2 * mail + math,
+                0
+            )
+        ]
+    );
     assert_eq!(
         check.loaded_peaks(),
         (
@@ -268,4 +294,5 @@ async fn a_budget_of_one_group_unloads_and_reloads_without_a_failed_call_and_low
     );
     assert!(markdown.contains("at most half is not met."), "{markdown}");
     assert!(markdown.contains("\n| c3 | 3 | 2 | "), "{markdown}");
+    assert!(markdown.contains("\n| 2 | 2 | "), "{markdown}");
 }
