@@ -69,10 +69,12 @@ pub fn cost_svg(evaluations: &[Evaluation]) -> String {
             .into_iter()
             .filter_map(|job| best(e, job, "listing"))
             .collect();
+        // The policies as the hosts run them: rows in another listing form or
+        // with another query are the tables' comparisons.
         for row in e
             .task_costs
             .iter()
-            .filter(|r| r.agent.is_none_or(|a| a == "listing"))
+            .filter(|r| r.agent.is_none_or(|a| a == "listing") && r.variant.is_none())
         {
             let colour = match row.job {
                 Job::Baseline => "#555",

@@ -29,3 +29,16 @@ fn a_policy_is_two_points_at_its_round_trips() {
         ]
     );
 }
+
+/// A row played in another listing form, or with another query, is a
+/// comparison of the tables, not a policy the plot draws.
+#[test]
+fn rows_that_vary_what_no_host_chooses_are_not_drawn() {
+    let plain = cost_svg(&[evaluation()]);
+    let mut e = evaluation();
+    let mut names = e.task_costs[1].clone();
+    names.variant = Some("names listing".to_owned());
+    names.extra_round_trips = 2.0;
+    e.task_costs.push(names);
+    assert_eq!(cost_svg(&[e]), plain);
+}
