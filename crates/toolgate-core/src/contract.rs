@@ -24,6 +24,7 @@ use crate::answers::{
 };
 use crate::load_budget::UnloadedForBudget;
 use crate::loaded_schemas::LoadedSchemas;
+use crate::tool::ToolDefinition;
 
 pub(crate) mod groups_found;
 
@@ -238,19 +239,27 @@ impl fmt::Display for LoadAnswer<'_, '_> {
              {{\"name\": \"<tool name>\", \"arguments\": {{<its arguments>}}}}. Their schemas, \
              one JSON object per tool:"
         )?;
-        for tool in tools {
-            // Written field by field: the same order whatever the JSON map
-            // keeps.
-            write!(
-                f,
-                "\n{{\"name\":{},\"description\":{},\"input_schema\":{}}}",
-                json(&tool.name.as_str())?,
-                json(&tool.description.as_str())?,
-                json(&tool.input_schema)?
-            )?;
-        }
-        Ok(())
+        schema_lines(f, tools.iter().copied())
     }
+}
+
+/// One line per tool, each after a newline: `{"name", "description",
+/// "input_schema"}` as JSON, the description whole. Written field by field:
+/// the same order whatever the JSON map keeps.
+fn schema_lines<'c>(
+    f: &mut fmt::Formatter<'_>,
+    tools: impl Iterator<Item = &'c ToolDefinition>,
+) -> fmt::Result {
+    for tool in tools {
+        write!(
+            f,
+            "\n{{\"name\":{},\"description\":{},\"input_schema\":{}}}",
+            json(&tool.name.as_str())?,
+            json(&tool.description.as_str())?,
+            json(&tool.input_schema)?
+        )?;
+    }
+    Ok(())
 }
 
 /// `Loaded {k} of {n} tools from group '{display_name}' (load_tool_group

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use super::{CALL_TOOL_TOOL_NAME, ToolCount, json};
+use super::{CALL_TOOL_TOOL_NAME, ToolCount, schema_lines};
 use crate::groups_found::GroupsFound;
 use crate::loaded_schemas::LoadedSchemas;
 
@@ -104,16 +104,7 @@ impl fmt::Display for FoundAnswer<'_, '_> {
                      group. Their schemas, one JSON object per tool:",
                     ToolCount(tools.len())
                 )?;
-                for tool in tools {
-                    write!(
-                        f,
-                        "\n{{\"name\":{},\"description\":{},\"input_schema\":{}}}",
-                        json(&tool.name.as_str())?,
-                        json(&tool.description.as_str())?,
-                        json(&tool.input_schema)?
-                    )?;
-                }
-                Ok(())
+                schema_lines(f, tools.into_iter().copied())
             }
         }
     }
