@@ -1,6 +1,7 @@
 mod agent_over_gateway;
 mod catalog;
 mod chat;
+mod chat_placement;
 mod eval;
 mod first_run;
 mod gateways;
