@@ -113,6 +113,17 @@ pub(crate) struct EvalArgs {
     )]
     pub(crate) budget: Vec<usize>,
 
+    /// Where a replay's loads put the loaded tools' schemas: tool_list (the next request lists
+    /// them) or conversation (the load's answer carries them, as [tools] loaded_schemas says).
+    #[arg(
+        long,
+        value_name = "PLACEMENT",
+        default_value = "tool_list",
+        requires = "replay",
+        conflicts_with = "dataset"
+    )]
+    pub(crate) loaded_schemas: String,
+
     /// toolgate.toml whose [routing] table configures the router (default: ./toolgate.toml when
     /// it exists, else the built-in settings).
     #[arg(long, value_name = "FILE")]

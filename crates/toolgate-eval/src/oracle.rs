@@ -3,10 +3,12 @@
 //! tool source that answers every call with [`FIXED_RESULT`].
 //!
 //! The oracle takes each gold call in order: when its tool is in the
-//! request's tool list it calls it (one call per response, as the calls of
-//! a turn depend on each other), else it loads the tool's group with
-//! `load_tool_group` and calls it on the next response (so a group the
-//! load budget unloaded is loaded again). With no call left it answers.
+//! request's tool list, or loaded (as the conversation's history says: a
+//! load whose schemas went in the conversation leaves the tool list as it
+//! was), it calls it (one call per response, as the calls of a turn depend
+//! on each other), else it loads the tool's group with `load_tool_group`
+//! and calls it on the next response (so a group the load budget unloaded
+//! is loaded again). With no call left it answers.
 //! It calls a tool it loaded for and still does not see anyway, so a load
 //! that does not make a tool callable shows as a failed call, never as a
 //! loop. Every request's input is counted (system prompt, messages, tool
@@ -17,13 +19,17 @@ use std::sync::{Arc, Mutex, PoisonError};
 use async_trait::async_trait;
 use serde_json::json;
 use toolgate_core::{
-    Catalog, GROUP_NAME_PARAMETER, GroupId, LOAD_TOOL_GROUP_TOOL_NAME, TokenCounter, ToolDefinition,
+    Catalog, GROUP_NAME_PARAMETER, GroupId, LOAD_TOOL_GROUP_TOOL_NAME, TokenCounter,
+    ToolDefinition, restore_active_set,
 };
 use toolgate_llm::{
     ChatMessage, ChatModel, ChatRequest, ChatResponse, EventSink, ModelFuture, StopReason,
     ToolCall, Usage,
 };
-use toolgate_tools::{CallContext, SourceCall, SourceOffer, ToolCallError, ToolOutput, ToolSource};
+use toolgate_store::{ConversationId, ConversationStore, MemoryStore};
+use toolgate_tools::{
+    CallContext, SourceCall, SourceOffer, ToolCallError, ToolOutput, ToolSource, Toolbox,
+};
 
 use crate::conversations::GoldCall;
 
@@ -37,6 +43,10 @@ pub(crate) const ANSWER: &str = "Done.";
 #[derive(Debug)]
 pub(crate) struct OracleModel {
     counter: Arc<TokenCounter>,
+    /// Where the agent keeps the conversation, and its tools: what is
+    /// loaded is restored from there.
+    store: Arc<MemoryStore>,
+    toolbox: Arc<Toolbox>,
     /// Each tool's group.
     groups: std::collections::HashMap<String, GroupId>,
     state: Mutex<State>,
@@ -44,6 +54,7 @@ pub(crate) struct OracleModel {
 
 #[derive(Debug, Default)]
 struct State {
+    conversation: Option<ConversationId>,
     calls: Vec<GoldCall>,
     next: usize,
     /// The call the last load was for.
@@ -53,29 +64,61 @@ struct State {
 }
 
 impl OracleModel {
-    /// An oracle over `catalog`'s groups, counting input with `counter`.
-    pub(crate) fn new(catalog: &Catalog, counter: Arc<TokenCounter>) -> Self {
+    /// An oracle over `catalog`'s groups, counting input with `counter`,
+    /// for an agent over `toolbox` and `store`.
+    pub(crate) fn new(
+        catalog: &Catalog,
+        counter: Arc<TokenCounter>,
+        toolbox: Arc<Toolbox>,
+        store: Arc<MemoryStore>,
+    ) -> Self {
         let groups = catalog
             .tools()
             .filter_map(|tool| Some((tool.definition.name.to_string(), tool.group?.clone())))
             .collect();
         Self {
             counter,
+            store,
+            toolbox,
             groups,
             state: Mutex::new(State::default()),
         }
     }
 
-    /// The next turn's calls.
-    pub(crate) fn begin(&self, calls: &[GoldCall]) {
+    /// The next turn's calls, in `conversation`.
+    pub(crate) fn begin(&self, conversation: &ConversationId, calls: &[GoldCall]) {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        state.conversation = Some(conversation.clone());
         state.calls = calls.to_vec();
         state.next = 0;
         state.loaded_for = None;
     }
 
-    /// What to answer `request`.
-    fn respond(&self, request: &ChatRequest) -> ChatResponse {
+    /// Whether `tool` is loaded in `conversation`, as its stored history
+    /// restores it.
+    async fn loaded(&self, conversation: Option<ConversationId>, tool: &str) -> bool {
+        let Some(conversation) = conversation else {
+            return false;
+        };
+        let Ok(history) = self.store.messages(&conversation).await else {
+            return false;
+        };
+        let catalog = self.toolbox.catalog();
+        restore_active_set(history.iter().map(|m| &m.message), &catalog)
+            .active
+            .check_available(&catalog, tool)
+            .is_ok()
+    }
+
+    /// The tool of the turn's next call, and the conversation.
+    fn next_tool(&self) -> (Option<ConversationId>, Option<String>) {
+        let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let tool = state.calls.get(state.next).map(|call| call.tool.clone());
+        (state.conversation.clone(), tool)
+    }
+
+    /// What to answer `request`, the next call's tool `loaded` or not.
+    fn respond(&self, request: &ChatRequest, loaded: bool) -> ChatResponse {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         let Some(call) = state.calls.get(state.next).cloned() else {
             return ChatResponse {
@@ -85,7 +128,7 @@ impl OracleModel {
                 usage: Some(self.usage(request)),
             };
         };
-        let listed = request.tools.iter().any(|tool| tool.name == call.tool);
+        let listed = loaded || request.tools.iter().any(|tool| tool.name == call.tool);
         let group = self.groups.get(&call.tool);
         let tool_call = match group {
             Some(group) if !listed && state.loaded_for != Some(state.next) => {
@@ -166,8 +209,14 @@ impl ChatModel for OracleModel {
     }
 
     fn complete<'a>(&'a self, request: &'a ChatRequest, _events: EventSink<'a>) -> ModelFuture<'a> {
-        let response = self.respond(request);
-        Box::pin(std::future::ready(Ok(response)))
+        Box::pin(async move {
+            let (conversation, tool) = self.next_tool();
+            let loaded = match tool {
+                Some(tool) => self.loaded(conversation, &tool).await,
+                None => false,
+            };
+            Ok(self.respond(request, loaded))
+        })
     }
 }
 

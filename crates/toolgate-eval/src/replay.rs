@@ -19,8 +19,8 @@ use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 use toolgate_agent::{Agent, AgentOptions, TurnEvent};
 use toolgate_core::{
-    Catalog, LOAD_TOOL_GROUP_TOOL_NAME, LoadBudget, MetaTool, NotAvailable, TokenCounter,
-    ToolStatus,
+    Catalog, LOAD_TOOL_GROUP_TOOL_NAME, LoadBudget, LoadedSchemas, MetaTool, NotAvailable,
+    TokenCounter, ToolStatus,
 };
 use toolgate_store::{ConversationId, MemoryStore};
 use toolgate_tools::{ToolSource, Toolbox, ToolboxOptions};
@@ -117,6 +117,9 @@ pub struct GroupSize {
 pub struct Replay {
     /// The dataset.
     pub dataset: String,
+    /// Where a load put the loaded tools' schemas: `tool_list` or
+    /// `conversation` (`[tools] loaded_schemas`).
+    pub loaded_schemas: String,
     /// The tokenizer of every count.
     pub encoding: String,
     /// Its groups' sizes, in catalog order.
@@ -172,22 +175,31 @@ fn group_sizes(catalog: &Catalog, counter: &TokenCounter) -> Vec<GroupSize> {
         .collect()
 }
 
-/// Replays every conversation of `data` under each of `modes`, reporting
+/// Replays every conversation of `data` under each of `modes`, the loaded
+/// schemas placed by `loaded_schemas` (with
+/// [`LoadedSchemas::Conversation`] the toolbox offers `call_tool`, as
+/// `toolgate chat` does, and the oracle calls loaded tools by name), reporting
 /// each finished conversation to `progress` (mode, done, total). A
 /// conversation's turn that fails (the store, the toolbox) stops the
 /// replay with the error.
 pub async fn replay(
     data: &Conversations,
     modes: &[ReplayMode],
+    loaded_schemas: LoadedSchemas,
     counter: Arc<TokenCounter>,
     progress: &mut dyn FnMut(ReplayMode, usize, usize),
 ) -> Result<Replay> {
     let mut runs = Vec::new();
     for &mode in modes {
-        runs.push(replay_mode(data, mode, &counter, progress).await?);
+        runs.push(replay_mode(data, mode, loaded_schemas, &counter, progress).await?);
     }
     Ok(Replay {
         dataset: data.name.clone(),
+        loaded_schemas: match loaded_schemas {
+            LoadedSchemas::ToolList => "tool_list",
+            LoadedSchemas::Conversation => "conversation",
+        }
+        .to_owned(),
         encoding: counter.encoding().as_str().to_owned(),
         groups: group_sizes(&data.catalog, &counter),
         conversations: data.conversations.len(),
@@ -201,6 +213,7 @@ pub async fn replay(
 async fn replay_mode(
     data: &Conversations,
     mode: ReplayMode,
+    loaded_schemas: LoadedSchemas,
     counter: &Arc<TokenCounter>,
     progress: &mut dyn FnMut(ReplayMode, usize, usize),
 ) -> Result<ReplayRun> {
@@ -209,16 +222,26 @@ async fn replay_mode(
         ReplayMode::AllTools => Offered::AllCore,
     };
     let source = Arc::new(FixedSource::new(&data.catalog, offered));
+    // What `toolgate chat` offers.
+    let mut meta_tools = vec![MetaTool::UnloadToolGroup];
+    if loaded_schemas == LoadedSchemas::Conversation {
+        meta_tools.push(MetaTool::CallTool);
+    }
     let (toolbox, _) = Toolbox::start(ToolboxOptions {
-        // What `toolgate chat` offers.
-        meta_tools: vec![MetaTool::UnloadToolGroup],
+        meta_tools,
         sources: vec![source as Arc<dyn ToolSource>],
         ..ToolboxOptions::default()
     })
     .await
     .map_err(EvalError::Toolbox)?;
     let core_tokens = counter.tools(toolbox.catalog().core_tools());
-    let oracle = Arc::new(OracleModel::new(&data.catalog, Arc::clone(counter)));
+    let store = Arc::new(MemoryStore::new());
+    let oracle = Arc::new(OracleModel::new(
+        &data.catalog,
+        Arc::clone(counter),
+        Arc::clone(&toolbox),
+        Arc::clone(&store),
+    ));
     // Each gold call may need a load before it, and the answer follows.
     let most_calls = data
         .conversations
@@ -233,12 +256,13 @@ async fn replay_mode(
             ReplayMode::Budget(tokens) => LoadBudget::Tokens(tokens),
             ReplayMode::NoBudget | ReplayMode::AllTools => LoadBudget::Unlimited,
         },
+        loaded_schemas,
         ..AgentOptions::default()
     };
     let agent = Agent::new(
         Arc::clone(&oracle) as Arc<dyn toolgate_llm::ChatModel>,
         toolbox,
-        Arc::new(MemoryStore::new()),
+        store,
         options,
         Arc::clone(counter),
     );
@@ -290,7 +314,7 @@ async fn replay_conversation(
         ..ConversationFigures::default()
     };
     for turn in &conversation.turns {
-        oracle.begin(&turn.calls);
+        oracle.begin(&id, &turn.calls);
         let mut events = Vec::new();
         let outcome = agent
             .send(&id, &turn.text, &mut |event| events.push(event), &cancel)

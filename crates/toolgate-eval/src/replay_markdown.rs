@@ -150,8 +150,15 @@ pub fn replay_markdown(replay: &Replay) -> String {
         "{} conversations, {} user turns, replayed through the agent loop against an oracle model \
          that calls each turn's gold tools in order, one per model call, and loads a tool's group \
          whenever the tool is not in its tool list (again after a budget unloaded it). Every tool \
-         answers `{FIXED_RESULT}`. Tokens counted with {}.\n",
-        replay.conversations, replay.turns, replay.encoding
+         answers `{FIXED_RESULT}`. A load puts the schemas in {}. Tokens counted with {}.\n",
+        replay.conversations,
+        replay.turns,
+        if replay.loaded_schemas == "conversation" {
+            "its answer, in the conversation (the tool list stays as it is)"
+        } else {
+            "the tool list"
+        },
+        replay.encoding
     );
     let groups: Vec<String> = replay
         .groups

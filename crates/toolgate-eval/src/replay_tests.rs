@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
-use toolgate_core::{Encoding, MetaTool, TokenCounter};
+use toolgate_core::{Encoding, LoadedSchemas, MetaTool, TokenCounter};
 
 use super::{ConversationFigures, Replay, ReplayMode, replay};
 use crate::conversations::{Conversations, GoldCall};
@@ -178,6 +178,7 @@ async fn a_budget_of_one_group_unloads_and_reloads_without_a_failed_call_and_low
     let replayed: Replay = replay(
         &data,
         &modes,
+        LoadedSchemas::ToolList,
         Arc::clone(&counter),
         &mut |mode, done, total| {
             progress.push((mode, done, total));
@@ -295,4 +296,64 @@ async fn a_budget_of_one_group_unloads_and_reloads_without_a_failed_call_and_low
     assert!(markdown.contains("at most half is not met."), "{markdown}");
     assert!(markdown.contains("\n| c3 | 3 | 2 | "), "{markdown}");
     assert!(markdown.contains("\n| 2 | 2 | "), "{markdown}");
+}
+
+#[tokio::test]
+async fn with_the_schemas_in_the_conversation_the_tool_list_stays_and_a_reload_sends_them_again() {
+    let (_root, data) = load();
+    let counter = counter();
+    let one_group = ["files", "mail", "math"]
+        .map(|group| group_tokens(&data, &counter, group))
+        .into_iter()
+        .max()
+        .unwrap();
+    let modes = [ReplayMode::NoBudget, ReplayMode::Budget(one_group)];
+    let replayed = replay(
+        &data,
+        &modes,
+        LoadedSchemas::Conversation,
+        Arc::clone(&counter),
+        &mut |_, _, _| {},
+    )
+    .await
+    .unwrap();
+    assert_eq!(replayed.loaded_schemas, "conversation");
+    let [unbudgeted, budgeted] = &replayed.runs[..] else {
+        panic!("{:?}", replayed.runs);
+    };
+    // The oracle sees a load in the history, not in the tool list, and
+    // calls the loaded tools by name.
+    for run in &replayed.runs {
+        let total = &run.total;
+        assert_eq!(
+            (
+                total.gold_calls,
+                total.unavailable_calls,
+                total.other_failed_calls
+            ),
+            (9, 0, 0),
+            "{:?}",
+            run.mode
+        );
+    }
+    // The tool list: the meta-tools, `call_tool` among them, on every call.
+    let listed: usize = [
+        MetaTool::LoadToolGroup,
+        MetaTool::UnloadToolGroup,
+        MetaTool::CallTool,
+    ]
+    .iter()
+    .map(|tool| counter.tool(&tool.definition()))
+    .sum();
+    assert_eq!(
+        shape(&unbudgeted.conversations),
+        [(2, 0, listed), (1, 0, listed), (2, 0, listed)]
+    );
+    assert_eq!(
+        shape(&budgeted.conversations),
+        [(3, 2, listed), (1, 0, listed), (3, 2, listed)]
+    );
+    // An unload takes nothing out of the conversation, and a reload's
+    // answer carries the group's schemas again.
+    assert!(budgeted.total.input_tokens > unbudgeted.total.input_tokens);
 }

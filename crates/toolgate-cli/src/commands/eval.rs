@@ -12,9 +12,9 @@ use std::io::IsTerminal;
 use std::sync::Arc;
 
 use anyhow::Context;
-use toolgate_core::TokenCounter;
 use toolgate_core::routing::RoutingConfig;
 use toolgate_core::routing::{CosineFloor, Fusion};
+use toolgate_core::{LoadedSchemas, TokenCounter};
 use toolgate_eval::{
     Conversations, Dataset, ReplayMode, SemanticInputs, cost_assumptions, cost_summary, cost_svg,
     default_modes, evaluate, goal_summary, keyword_query, leave_one_out, markdown, replay,
@@ -51,6 +51,11 @@ fn run_replays(args: &EvalArgs) -> anyhow::Result<()> {
         .enable_all()
         .build()
         .context("starting the async runtime")?;
+    let loaded_schemas = match args.loaded_schemas.as_str() {
+        "tool_list" => LoadedSchemas::ToolList,
+        "conversation" => LoadedSchemas::Conversation,
+        other => anyhow::bail!("--loaded-schemas is tool_list or conversation, not {other:?}"),
+    };
     let mut replays = Vec::new();
     for dir in &args.replay {
         let data = Conversations::load(dir)
@@ -67,6 +72,7 @@ fn run_replays(args: &EvalArgs) -> anyhow::Result<()> {
         let replayed = runtime.block_on(replay(
             &data,
             &modes,
+            loaded_schemas,
             Arc::clone(&counter),
             &mut |mode, done, total| {
                 bar.show(&format!("{} {}", data.name, mode.label()), done, total);

@@ -138,3 +138,61 @@ fn eval_replays_conversations_without_a_budget_under_budgets_and_with_all_tools(
         text(&refused.stderr)
     );
 }
+
+#[test]
+fn eval_replays_with_the_loaded_schemas_in_the_conversation() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("multi");
+    std::fs::create_dir(&data).unwrap();
+    write_multi_turn(&data);
+    let output = toolgate(dir.path())
+        .args([
+            "eval",
+            "--replay",
+            "multi",
+            "--budget",
+            "1",
+            "--loaded-schemas",
+            "conversation",
+            "--json",
+            "replay.json",
+        ])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert!(
+        text(&output.stdout).contains("A load puts the schemas in its answer, in the conversation"),
+        "{}",
+        text(&output.stdout)
+    );
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("replay.json")).unwrap())
+            .unwrap();
+    assert_eq!(json[0]["loaded_schemas"], "conversation");
+    let runs = json[0]["runs"].as_array().unwrap();
+    let figures: Vec<(u64, u64, u64)> = runs
+        .iter()
+        .map(|run| {
+            let total = &run["total"];
+            let count = |key: &str| total[key].as_u64().unwrap();
+            (
+                count("loads"),
+                count("budget_unloads"),
+                count("unavailable_calls"),
+            )
+        })
+        .collect();
+    assert_eq!(figures, [(3, 0, 0), (4, 2, 0), (0, 0, 0)]);
+
+    let wrong = toolgate(dir.path())
+        .args(["eval", "--replay", "multi", "--loaded-schemas", "nowhere"])
+        .output()
+        .unwrap();
+    assert!(!wrong.status.success());
+    assert!(
+        text(&wrong.stderr)
+            .contains("--loaded-schemas is tool_list or conversation, not \"nowhere\""),
+        "{}",
+        text(&wrong.stderr)
+    );
+}
