@@ -223,7 +223,13 @@ pub fn replay_markdown(replay: &Replay) -> String {
         );
     }
     out.push('\n');
-    if let Some(check) = budget_check(replay) {
+    if replay.loaded_schemas == "conversation" {
+        out.push_str(
+            "The tool list is the same on every call: a load's schemas stay in the conversation \
+             after the group is unloaded, so a budget bounds what may be called, not what is \
+             sent, and a reload sends the schemas again. Compare the input tokens.\n\n",
+        );
+    } else if let Some(check) = budget_check(replay) {
         check_text(&mut out, &check);
     }
     conversations_table(&mut out, &replay.runs);

@@ -356,4 +356,10 @@ async fn with_the_schemas_in_the_conversation_the_tool_list_stays_and_a_reload_s
     // An unload takes nothing out of the conversation, and a reload's
     // answer carries the group's schemas again.
     assert!(budgeted.total.input_tokens > unbudgeted.total.input_tokens);
+    let markdown = replay_markdown(&replayed);
+    assert!(
+        markdown.contains("The tool list is the same on every call:")
+            && !markdown.contains("Best budget"),
+        "{markdown}"
+    );
 }
