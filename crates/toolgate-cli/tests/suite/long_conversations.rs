@@ -5,7 +5,7 @@
 //! compacted, never half) and `[tools] max_loaded_tokens`.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use super::support::{run, text};
@@ -22,37 +22,13 @@ const COMPACTING: &str = "[model]\ncontext_window = 4000\n\n[agent]\ncompact_at 
 /// `toolgate chat` in `dir` (its SQLite store there) against `server`,
 /// speaking OpenAI's wire, without the built-in tools.
 fn chat(server: &ScriptedServer, dir: &Path, args: &[&str]) -> Command {
-    super::support::pin_tool_list(dir);
-    let mut command = super::support::toolgate(dir);
-    command
-        .arg("chat")
-        .args(["--store", "conversations.db", "--no-builtins"])
-        .args(args)
-        .env("TOOLGATE_PROVIDER", "openai")
-        .env("TOOLGATE_BASE_URL", format!("{}/v1", server.url()))
-        .env("TOOLGATE_MODEL", "scripted-model")
-        .env("OPENAI_API_KEY", "sk-test")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    command
+    super::chat::chat(server, Wire::OpenAi, dir, args)
 }
 
 /// A project directory with a `pdf` group and `settings` as its
 /// `toolgate.toml`.
 fn project(settings: &str) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir(dir.path().join("tools")).unwrap();
-    std::fs::write(
-        dir.path().join("tools/pdf.json"),
-        json!([
-            {"_meta": true, "display_name": "PDF Tools", "description": "Read PDF files"},
-            {"name": "pdf_info", "description": "Page count of a PDF",
-             "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}}}
-        ])
-        .to_string(),
-    )
-    .unwrap();
+    let dir = super::chat::project();
     std::fs::write(dir.path().join("toolgate.toml"), settings).unwrap();
     dir
 }
