@@ -127,11 +127,7 @@ fn fit_fusions(prepared: &[Prepared<'_>], counter: &TokenCounter) -> Vec<FittedF
         .collect();
     let sets: Vec<ChoiceSet<'_>> = prepared
         .iter()
-        .map(|p| ChoiceSet {
-            prepared: p,
-            fitted: &fitted,
-            tune_only: false,
-        })
+        .map(|p| ChoiceSet::new(p, &fitted, false, counter))
         .collect();
     let search_groups =
         choose_search_groups(&sets, counter).map_or(DEFAULT_SEARCH_GROUPS, |(groups, _)| groups);

@@ -57,11 +57,7 @@ fn the_search_lists_as_many_groups_as_the_turns_need_among_those_offered() {
     let dataset = seven_groups(dir.path());
     let counter = TokenCounter::new(Encoding::O200kBase).unwrap();
     let prepared = Prepared::new(&dataset, &RoutingConfig::default(), None, &counter).unwrap();
-    let set = ChoiceSet {
-        prepared: &prepared,
-        fitted: &[],
-        tune_only: false,
-    };
+    let set = ChoiceSet::new(&prepared, &[], false, &counter);
     let queries = set.queries();
     let listed = |groups: usize| {
         find_listing(&prepared, &prepared.taxonomy, groups, &counter, &queries)

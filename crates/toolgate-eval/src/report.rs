@@ -220,6 +220,12 @@ pub struct FittedFusion {
     pub token_fraction: f64,
     /// Its token share on the dataset where that is highest.
     pub most_tokens: f64,
+    /// What a `chat` task cost with it, on average over the datasets it was
+    /// chosen on, where it kept the recall floor and was chosen by that
+    /// cost: the bill with Anthropic's cache as a share of all-tools', and
+    /// the extra round trips (the listing agent, schemas in the
+    /// conversation).
+    pub task_cost: Option<(f64, f64)>,
 }
 
 /// Tool search by one method at several k.

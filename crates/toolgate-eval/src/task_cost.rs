@@ -27,6 +27,7 @@ use toolgate_core::routing::Fusion;
 use toolgate_core::{GroupSearch, ListingForm, TokenCounter};
 
 use crate::agent::{Agent, Stage, Start};
+use crate::cost_markdown::GOAL_ROUND_TRIPS;
 use crate::costs::Seen;
 use crate::dataset::Query;
 use crate::episode::{CACHES, Episode, Placement, Round, Traffic};
@@ -69,44 +70,15 @@ pub(crate) fn task_costs(
     found: Found<'_>,
     search_fusion: Fusion,
 ) -> Vec<TaskCost> {
-    let catalog = &prepared.dataset.catalog;
-    // Each host lists the groups in the form that fits the catalog: `chat`
-    // without `find_tool_groups`, `serve` with it.
-    let stage = Stage::new(
-        catalog,
-        counter,
-        &prepared.costs.tools,
-        ListingForm::fitting(catalog, GroupSearch::NotOffered),
-    );
-    let serve_stage = stage
-        .clone()
-        .in_form(ListingForm::fitting(catalog, GroupSearch::Offered));
-    // The tasks: reported queries needing a tool the catalog has.
-    let tasks: Vec<(usize, Vec<String>)> = report
-        .iter()
-        .enumerate()
-        .map(|(i, q)| (i, stage.needed(&q.gold_tools)))
-        .filter(|(_, needed)| !needed.is_empty())
-        .collect();
-    let baseline: Vec<Episode> = tasks
-        .iter()
-        .map(|(i, needed)| Episode {
-            shared_tools: prepared.costs.all_tools,
-            request: counter.count(&report[*i].text),
-            using_calls: needed.len() + 1,
-            done: true,
-            ..Episode::default()
-        })
-        .collect();
-    let costing = Costing {
-        prepared,
-        stage,
-        serve_stage,
-        report,
-        base: Totals::of(&baseline),
-        tasks,
-    };
-    let mut rows = vec![costing.row("all_tools", Job::Baseline, None, None, &baseline, 1.0)];
+    let costing = Costing::new(prepared, counter, report);
+    let mut rows = vec![costing.row(
+        "all_tools",
+        Job::Baseline,
+        None,
+        None,
+        &costing.baseline,
+        1.0,
+    )];
     rows.extend(costing.ideal());
     rows.extend(costing.serving(&costing.serve_stage, found.request, false));
     for (name, seen) in routed {
@@ -133,14 +105,55 @@ struct Costing<'a> {
     stage: Stage<'a>,
     /// The same, listed as `serve` lists them.
     serve_stage: Stage<'a>,
-    report: &'a [&'a Query],
-    /// All-tools' totals: what every cost is a share of.
+    report: Vec<&'a Query>,
+    /// All-tools' episodes, and their totals: what every cost is a share of.
+    baseline: Vec<Episode>,
     base: Totals,
     /// Each task's position in `report` and the gold tools it needs.
     tasks: Vec<(usize, Vec<String>)>,
 }
 
-impl Costing<'_> {
+impl<'a> Costing<'a> {
+    /// The tasks of `report` (the queries needing a tool the catalog has)
+    /// on `prepared`'s catalog, each host listing its groups in the form
+    /// that fits it: `chat` without `find_tool_groups`, `serve` with it.
+    fn new(prepared: &'a Prepared<'a>, counter: &'a TokenCounter, report: &[&'a Query]) -> Self {
+        let catalog = &prepared.dataset.catalog;
+        let stage = Stage::new(
+            catalog,
+            counter,
+            &prepared.costs.tools,
+            ListingForm::fitting(catalog, GroupSearch::NotOffered),
+        );
+        let serve_stage = stage
+            .clone()
+            .in_form(ListingForm::fitting(catalog, GroupSearch::Offered));
+        let tasks: Vec<(usize, Vec<String>)> = report
+            .iter()
+            .enumerate()
+            .map(|(i, q)| (i, stage.needed(&q.gold_tools)))
+            .filter(|(_, needed)| !needed.is_empty())
+            .collect();
+        let baseline: Vec<Episode> = tasks
+            .iter()
+            .map(|(i, needed)| Episode {
+                shared_tools: prepared.costs.all_tools,
+                request: counter.count(&report[*i].text),
+                using_calls: needed.len() + 1,
+                done: true,
+                ..Episode::default()
+            })
+            .collect();
+        Self {
+            prepared,
+            stage,
+            serve_stage,
+            report: report.to_vec(),
+            base: Totals::of(&baseline),
+            baseline,
+            tasks,
+        }
+    }
     /// A policy's row from its episodes.
     fn row(
         &self,
@@ -218,29 +231,48 @@ impl Costing<'_> {
                 .into_iter()
                 .filter(|p| job == Job::Chat || *p != Placement::ConversationRouted)
             {
-                let mut recall = Vec::new();
-                let episodes: Vec<Episode> = self
-                    .tasks
-                    .iter()
-                    .map(|(i, needed)| {
-                        let start = start(*i, placement);
-                        recall.push(share(needed, &start.visible));
-                        let mut episode = stage.load_groups(
-                            &self.report[*i].text,
-                            needed,
-                            start,
-                            agent,
-                            placement,
-                        );
-                        episode.shared_tools = stage.meta_tools(placement, find);
-                        episode
-                    })
-                    .collect();
-                let recall = mean(recall.into_iter());
-                rows.push(self.row(policy, job, Some(placement), Some(agent), &episodes, recall));
+                let played = Played {
+                    job,
+                    find,
+                    agent,
+                    placement,
+                };
+                rows.push(self.played(stage, policy, played, start));
             }
         }
         rows
+    }
+
+    /// A group-loading policy's row as `played` says, each task begun as
+    /// `start` says.
+    fn played(
+        &self,
+        stage: &Stage<'_>,
+        policy: &str,
+        played: Played,
+        start: &dyn Fn(usize, Placement) -> Start,
+    ) -> TaskCost {
+        let Played {
+            job,
+            find,
+            agent,
+            placement,
+        } = played;
+        let mut recall = Vec::new();
+        let episodes: Vec<Episode> = self
+            .tasks
+            .iter()
+            .map(|(i, needed)| {
+                let start = start(*i, placement);
+                recall.push(share(needed, &start.visible));
+                let mut episode =
+                    stage.load_groups(&self.report[*i].text, needed, start, agent, placement);
+                episode.shared_tools = stage.meta_tools(placement, find);
+                episode
+            })
+            .collect();
+        let recall = mean(recall.into_iter());
+        self.row(policy, job, Some(placement), Some(agent), &episodes, recall)
     }
 
     /// The policies of `serve` on `stage`: the listing with loads, then
@@ -395,6 +427,78 @@ impl Costing<'_> {
 /// hosts do not choose for the catalog.
 fn forced(rows: Vec<TaskCost>, form: ListingForm) -> Vec<TaskCost> {
     varied(rows, &format!("{} listing", form.as_str()))
+}
+
+/// How a group-loading policy's tasks are played.
+#[derive(Clone, Copy)]
+struct Played {
+    job: Job,
+    /// It offers `find_tool_groups`.
+    find: bool,
+    agent: Agent,
+    placement: Placement,
+}
+
+/// Where `toolgate chat` places loaded schemas by default (`[tools]
+/// loaded_schemas = "conversation"`), the router's showing among them: how
+/// a router's settings are costed when they are chosen.
+pub(crate) const CHAT_PLACEMENT: Placement = Placement::ConversationRouted;
+
+/// What a task of `toolgate chat` costs with a router's first showing, as a
+/// router's settings are chosen by: played by the listing agent, schemas
+/// placed as [`CHAT_PLACEMENT`], billed under Anthropic's cache with busy
+/// traffic, as a share of all-tools' bill alike.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct RouterCost {
+    pub(crate) cached_share: f64,
+    pub(crate) extra_round_trips: f64,
+}
+
+impl RouterCost {
+    /// The mean over datasets (none of none).
+    pub(crate) fn mean(costs: &[Self]) -> Option<Self> {
+        let n = costs.len();
+        (n > 0).then(|| Self {
+            cached_share: costs.iter().map(|c| c.cached_share).sum::<f64>() / n as f64,
+            extra_round_trips: costs.iter().map(|c| c.extra_round_trips).sum::<f64>() / n as f64,
+        })
+    }
+
+    /// Within the goal's extra round trips on average.
+    pub(crate) fn within_round_trips(&self) -> bool {
+        self.extra_round_trips <= GOAL_ROUND_TRIPS
+    }
+}
+
+/// The tasks of one dataset's queries, ready to cost routers' showings on.
+pub(crate) struct RouterCosting<'a>(Costing<'a>);
+
+impl<'a> RouterCosting<'a> {
+    /// `queries`: those each showing is of, in the same order.
+    pub(crate) fn new(
+        prepared: &'a Prepared<'a>,
+        counter: &'a TokenCounter,
+        queries: &[&'a Query],
+    ) -> Self {
+        Self(Costing::new(prepared, counter, queries))
+    }
+
+    /// What a task costs when a router showed `seen` (one per query).
+    pub(crate) fn cost(&self, seen: &[Seen]) -> RouterCost {
+        let costing = &self.0;
+        let played = Played {
+            job: Job::Chat,
+            find: false,
+            agent: Agent::Listing,
+            placement: CHAT_PLACEMENT,
+        };
+        let start = |i: usize, _| costing.routed(&seen[i]);
+        let row = costing.played(&costing.stage, "", played, &start);
+        RouterCost {
+            cached_share: row.cached_share.first().copied().unwrap_or(f64::INFINITY),
+            extra_round_trips: row.extra_round_trips,
+        }
+    }
 }
 
 /// `rows` marked with what they vary that no host setting chooses.

@@ -24,9 +24,10 @@ use crate::error::Result;
 use crate::figures::held;
 pub(crate) use crate::precomputed::Vectors;
 use crate::report::FittedFusion;
+use crate::task_cost::{RouterCost, RouterCosting};
 
-/// Tools each routed group arrives with, tried.
-pub(crate) const TOOLS_PER_GROUP: [usize; 3] = [1, 2, 3];
+/// Tools each routed group arrives with, tried (0: the whole group).
+pub(crate) const TOOLS_PER_GROUP: [usize; 4] = [0, 1, 2, 3];
 
 /// Most groups one turn routes: the per-group router's default
 /// (`ConfidenceKind::default_max_groups`), what its confidence is fitted up
@@ -488,15 +489,18 @@ pub(crate) struct RouterSetting {
 
 impl RouterSetting {
     /// The policy name: `tool_router[rrf(k=60), above 0.5, 1 tool, 50
-    /// groups, within 15%, id finders]` (the last two parts only with a
-    /// token budget, with id finders).
+    /// groups, within 15%, id finders]` (`whole groups` for 0 tools; the
+    /// last two parts only with a token budget, with id finders).
     pub(crate) fn name(&self) -> String {
         format!(
-            "tool_router[{}, above {}, {} tool{}, {} groups{}{}]",
+            "tool_router[{}, above {}, {}, {} groups{}{}]",
             self.fusion.label(),
             self.route_above,
-            self.tools_per_group,
-            if self.tools_per_group == 1 { "" } else { "s" },
+            match self.tools_per_group {
+                0 => "whole groups".to_owned(),
+                1 => "1 tool".to_owned(),
+                n => format!("{n} tools"),
+            },
             self.max_groups,
             match self.max_token_share {
                 Some(share) => format!(", within {}%", share * 100.0),
@@ -514,22 +518,34 @@ pub(crate) struct ChoiceSet<'a> {
     pub(crate) fitted: &'a [(Fusion, Fitted)],
     /// Only its tuning part (a dataset chosen on for itself).
     pub(crate) tune_only: bool,
+    /// Its tasks, to cost what a setting shows them.
+    costing: RouterCosting<'a>,
 }
 
-impl ChoiceSet<'_> {
+impl<'a> ChoiceSet<'a> {
+    pub(crate) fn new(
+        prepared: &'a Prepared<'a>,
+        fitted: &'a [(Fusion, Fitted)],
+        tune_only: bool,
+        counter: &'a TokenCounter,
+    ) -> Self {
+        let queries = choice_queries(prepared, tune_only);
+        Self {
+            prepared,
+            fitted,
+            tune_only,
+            costing: RouterCosting::new(prepared, counter, &queries),
+        }
+    }
+
     fn fitted(&self, fusion: Fusion) -> Option<&Fitted> {
         fitted_for(self.fitted, fusion)
     }
 
     /// The queries a choice is measured on: every labelled one (its
     /// tuning part when `tune_only`).
-    pub(crate) fn queries(&self) -> Vec<&Query> {
-        self.prepared
-            .dataset
-            .queries
-            .iter()
-            .filter(|q| !q.gold_groups.is_empty() && (!self.tune_only || q.tune))
-            .collect()
+    pub(crate) fn queries(&self) -> Vec<&'a Query> {
+        choice_queries(self.prepared, self.tune_only)
     }
 
     /// Group recall and share of all-tools tokens of what `seen` shows
@@ -539,6 +555,16 @@ impl ChoiceSet<'_> {
         let figures = crate::figures::summary(String::new(), queries, seen, all_tools);
         (figures.group_recall, figures.token_fraction)
     }
+}
+
+/// The labelled queries of `prepared` (its tuning part when `tune_only`).
+fn choice_queries<'a>(prepared: &Prepared<'a>, tune_only: bool) -> Vec<&'a Query> {
+    prepared
+        .dataset
+        .queries
+        .iter()
+        .filter(|q| !q.gold_groups.is_empty() && (!tune_only || q.tune))
+        .collect()
 }
 
 /// The model fitted for `fusion` among `fitted`.
@@ -572,6 +598,9 @@ pub(crate) fn fitted_fusion(
         recall: measured.mean_recall,
         token_fraction: measured.token_fraction,
         most_tokens: measured.most_tokens,
+        task_cost: measured
+            .cost
+            .map(|cost| (cost.cached_share, cost.extra_round_trips)),
     }
 }
 
@@ -609,32 +638,74 @@ pub(crate) fn settings(fusion: Fusion) -> Vec<RouterSetting> {
     out
 }
 
+/// Group recall a setting must keep, on the dataset where its recall is
+/// lowest among those it is chosen on, to be chosen by what a task costs:
+/// the floor each catalog left out is held to. Where no setting within the
+/// token budget reaches it, the floor is the best worst-dataset recall
+/// within the budget.
+pub(crate) const RECALL_FLOOR: f64 = 0.95;
+
 /// Mean group recall and token share over `sets` of each of `settings`
 /// (all of one fusion method), each set with its own fitted model,
-/// measured on its labelled queries (its tuning part when `tune_only`).
+/// measured on its labelled queries (its tuning part when `tune_only`);
+/// and, for the settings that keep the recall floor within the token
+/// budget ([`RECALL_FLOOR`]), what a `chat` task costs with what they show
+/// ([`RouterCost`], the mean over `sets`).
 pub(crate) fn measure_on(settings: &[RouterSetting], sets: &[ChoiceSet<'_>]) -> Vec<Measured> {
-    let mut per_set = vec![Vec::new(); settings.len()];
     let Some(fusion) = settings.first().map(|s| s.fusion) else {
         return Vec::new();
     };
-    for set in sets {
-        let prepared = set.prepared;
-        let Some(fitted) = set.fitted(fusion) else {
-            continue;
-        };
-        let queries = set.queries();
-        for ((seen, _), figures) in prepared
-            .route_many(settings, fitted, &queries)
-            .into_iter()
-            .zip(&mut per_set)
-        {
-            figures.push(set.figures(&queries, &seen));
+    let per_set = |settings: &[RouterSetting],
+                   each: &mut dyn FnMut(usize, &ChoiceSet<'_>, &[Seen])| {
+        for set in sets {
+            let Some(fitted) = set.fitted(fusion) else {
+                continue;
+            };
+            let queries = set.queries();
+            for (index, (seen, _)) in set
+                .prepared
+                .route_many(settings, fitted, &queries)
+                .into_iter()
+                .enumerate()
+            {
+                each(index, set, &seen);
+            }
         }
-    }
-    per_set
+    };
+    let mut figures = vec![Vec::new(); settings.len()];
+    per_set(settings, &mut |index, set, seen| {
+        figures[index].push(set.figures(&set.queries(), seen));
+    });
+    let mut measured: Vec<Measured> = figures
         .iter()
         .map(|figures| Measured::over(figures, sets.len()))
-        .collect()
+        .collect();
+    // Only the settings that keep the floor are costed: the rest are never
+    // chosen by cost.
+    let floor = recall_floor(&measured);
+    let keeping: Vec<usize> = (0..settings.len())
+        .filter(|i| measured[*i].keeps(floor))
+        .collect();
+    let kept: Vec<RouterSetting> = keeping.iter().map(|i| settings[*i]).collect();
+    let mut costs = vec![Vec::new(); kept.len()];
+    per_set(&kept, &mut |index, set, seen| {
+        costs[index].push(set.costing.cost(seen));
+    });
+    for (i, costs) in keeping.into_iter().zip(costs) {
+        measured[i].cost = RouterCost::mean(&costs);
+    }
+    measured
+}
+
+/// The recall floor among `measured`: [`RECALL_FLOOR`], or the best
+/// worst-dataset recall within the token budget where that is lower.
+fn recall_floor(measured: &[Measured]) -> f64 {
+    let top = measured
+        .iter()
+        .filter(|m| m.within_budget())
+        .map(|m| m.worst_recall)
+        .fold(f64::NEG_INFINITY, f64::max);
+    RECALL_FLOOR.min(top)
 }
 
 /// A setting's figures over the datasets it is chosen on.
@@ -648,6 +719,8 @@ pub(crate) struct Measured {
     pub(crate) token_fraction: f64,
     /// Share of all-tools tokens on the dataset where it is highest.
     pub(crate) most_tokens: f64,
+    /// What a `chat` task costs with it, where it keeps the recall floor.
+    pub(crate) cost: Option<RouterCost>,
 }
 
 impl Measured {
@@ -661,6 +734,7 @@ impl Measured {
             mean_recall: figures.iter().map(|f| f.0).sum::<f64>() / n,
             token_fraction: figures.iter().map(|f| f.1).sum::<f64>() / n,
             most_tokens: figures.iter().map(|f| f.1).fold(0.0, f64::max),
+            cost: None,
         }
     }
 
@@ -670,9 +744,16 @@ impl Measured {
         self.token_fraction <= CHOICE_BUDGET && self.most_tokens <= CHOICE_BUDGET_EACH
     }
 
-    /// Better: within the budget, a higher worst-dataset recall (a router
-    /// that holds on catalogs it was not tuned on), then a higher mean, then
-    /// fewer tokens; outside it, fewer tokens on the costliest dataset.
+    /// Within the token budget with a worst-dataset recall of at least
+    /// `floor`.
+    fn keeps(&self, floor: f64) -> bool {
+        self.within_budget() && self.worst_recall >= floor
+    }
+
+    /// Better by recall alone: within the budget, a higher worst-dataset
+    /// recall (a router that holds on catalogs it was not tuned on), then a
+    /// higher mean, then fewer tokens; outside it, fewer tokens on the
+    /// costliest dataset.
     pub(crate) fn better_than(&self, other: &Self) -> bool {
         let key = |m: &Self| (m.within_budget(), m.worst_recall, m.mean_recall);
         let (a, b) = (key(self), key(other));
@@ -689,10 +770,8 @@ impl Measured {
     }
 }
 
-/// The best setting among `candidates` on `sets` ([`Measured::better_than`]:
-/// the highest worst-dataset recall within [`CHOICE_BUDGET`] on average and
-/// [`CHOICE_BUDGET_EACH`] on each, the cheapest when none is within them),
-/// with its figures there.
+/// The best setting among `candidates` on `sets` (see [`best`]), with its
+/// figures there.
 pub(crate) fn choose(
     candidates: &[RouterSetting],
     sets: &[ChoiceSet<'_>],
@@ -700,12 +779,48 @@ pub(crate) fn choose(
     best(candidates.iter().copied().zip(measure_on(candidates, sets)))
 }
 
-/// The best of measured settings.
+/// The best of measured settings: among those costed (they keep the recall
+/// floor, [`measure_on`]), what a `chat` task costs decides, as it decides
+/// each job's policy in the cost summary: the cheapest with Anthropic's
+/// cache among those within
+/// [`GOAL_ROUND_TRIPS`](crate::cost_markdown::GOAL_ROUND_TRIPS) extra round trips on
+/// average, else the one with the fewest round trips (a tie goes to the
+/// higher worst-dataset recall). Where none was costed, recall decides
+/// ([`Measured::better_than`]).
 pub(crate) fn best<S>(measured: impl IntoIterator<Item = (S, Measured)>) -> Option<(S, Measured)> {
+    let measured: Vec<(S, Measured)> = measured.into_iter().collect();
+    let costed = measured.iter().any(|(_, m)| m.cost.is_some());
+    let by_recall = |best: Option<(S, Measured)>, candidate: (S, Measured)| match best {
+        Some(b) if !candidate.1.better_than(&b.1) => Some(b),
+        _ => Some(candidate),
+    };
+    if !costed {
+        return measured.into_iter().fold(None, by_recall);
+    }
+    let cheaper = |a: &Measured, b: &Measured| -> bool {
+        let (Some(x), Some(y)) = (a.cost, b.cost) else {
+            return a.cost.is_some();
+        };
+        let (x_within, y_within) = (x.within_round_trips(), y.within_round_trips());
+        if x_within != y_within {
+            return x_within;
+        }
+        let order = if x_within {
+            x.cached_share.total_cmp(&y.cached_share)
+        } else {
+            x.extra_round_trips
+                .total_cmp(&y.extra_round_trips)
+                .then(x.cached_share.total_cmp(&y.cached_share))
+        };
+        match order {
+            std::cmp::Ordering::Equal => a.better_than(b),
+            ordering => ordering.is_lt(),
+        }
+    };
     measured
         .into_iter()
         .fold(None, |best, candidate| match best {
-            Some(b) if !candidate.1.better_than(&b.1) => Some(b),
+            Some(b) if !cheaper(&candidate.1, &b.1) => Some(b),
             _ => Some(candidate),
         })
 }

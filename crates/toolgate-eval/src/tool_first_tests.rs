@@ -19,7 +19,53 @@ fn measured(worst_recall: f64, token_fraction: f64, most_tokens: f64) -> Measure
         mean_recall: worst_recall,
         token_fraction,
         most_tokens,
+        cost: None,
     }
+}
+
+fn costed(worst_recall: f64, cached_share: f64, extra_round_trips: f64) -> Measured {
+    Measured {
+        cost: Some(RouterCost {
+            cached_share,
+            extra_round_trips,
+        }),
+        ..measured(worst_recall, 0.08, 0.12)
+    }
+}
+
+#[test]
+fn among_settings_keeping_the_floor_the_cheapest_task_wins_not_the_highest_recall() {
+    let safer = (setting(0.1), costed(0.99, 1.40, 0.45));
+    let cheaper = (setting(0.3), costed(0.96, 0.90, 0.30));
+    // Below the floor: never costed, never chosen while one keeps it.
+    let below = (setting(0.6), measured(0.90, 0.02, 0.03));
+    let chosen = best([safer, below, cheaper]).map(|(s, _)| s.route_above);
+    assert_eq!(chosen, Some(0.3));
+}
+
+#[test]
+fn a_cheaper_task_over_the_round_trip_goal_loses_to_one_within_it() {
+    let slow = (setting(0.1), costed(0.97, 0.50, 0.80));
+    let quick = (setting(0.2), costed(0.97, 0.90, 0.40));
+    let chosen = best([slow, quick]).map(|(s, _)| s.route_above);
+    assert_eq!(chosen, Some(0.2));
+    // None within it: the fewest round trips.
+    let slower = (setting(0.3), costed(0.97, 0.40, 1.20));
+    let chosen = best([slower, slow]).map(|(s, _)| s.route_above);
+    assert_eq!(chosen, Some(0.1));
+}
+
+#[test]
+fn the_floor_is_the_best_recall_within_budget_where_none_reaches_the_goal() {
+    let figures = [
+        measured(0.93, 0.08, 0.12),
+        measured(0.91, 0.05, 0.10),
+        // Over the budget: its recall sets no floor.
+        measured(0.99, 0.20, 0.30),
+    ];
+    assert_eq!(recall_floor(&figures), 0.93);
+    let reachable = [measured(0.97, 0.08, 0.12), measured(0.96, 0.05, 0.10)];
+    assert_eq!(recall_floor(&reachable), RECALL_FLOOR);
 }
 
 #[test]
@@ -211,4 +257,125 @@ fn a_fit_on_other_catalogs_is_restated_by_the_self_test_and_an_own_fit_is_not() 
         test.recalibration,
         toolgate_core::routing::Recalibration::IDENTITY
     );
+}
+
+/// A catalog of 24 groups of three tools each (`{noun}_create`,
+/// `{noun}_delete`, `{noun}_list`) and one turn per group needing two of
+/// its tools.
+fn two_tools_a_turn(dir: &std::path::Path) -> Dataset {
+    use serde_json::json;
+    const NOUNS: [&str; 24] = [
+        "invoice",
+        "ticket",
+        "playlist",
+        "calendar",
+        "contact",
+        "repository",
+        "bucket",
+        "cluster",
+        "printer",
+        "recipe",
+        "garden",
+        "vehicle",
+        "patient",
+        "course",
+        "warehouse",
+        "flight",
+        "hotel",
+        "podcast",
+        "photo",
+        "budget",
+        "contract",
+        "sensor",
+        "router",
+        "tenant",
+    ];
+    let mut tools = Vec::new();
+    let mut queries = Vec::new();
+    for (id, noun) in NOUNS.iter().enumerate() {
+        for verb in ["create", "delete", "list"] {
+            // Schemas large beside the listing's line, as real ones are.
+            let properties: serde_json::Map<String, serde_json::Value> = (0..8)
+                .map(|field| {
+                    let description = format!(
+                        "field {field} of the {noun} to {verb}: free text as the service stores it, up to 200 characters"
+                    );
+                    (format!("field_{field}"), json!({"type": "string", "description": description}))
+                })
+                .collect();
+            tools.push(
+                json!({"name": format!("{noun}_{verb}"), "group": noun,
+                       "description": format!("{verb} a {noun} record"),
+                       "parameters": {"type": "object", "properties": properties}})
+                .to_string(),
+            );
+        }
+        queries.push(
+            json!({"id": id, "query": format!("create a {noun} named draft, then delete the old {noun}"),
+                   "tools": [format!("{noun}_create"), format!("{noun}_delete")],
+                   "groups": [noun], "split": "test"})
+            .to_string(),
+        );
+    }
+    std::fs::write(dir.join("tools.jsonl"), tools.join("\n") + "\n").unwrap();
+    std::fs::write(dir.join("queries.jsonl"), queries.join("\n") + "\n").unwrap();
+    Dataset::load(dir).unwrap()
+}
+
+#[test]
+fn the_settings_keeping_the_floor_are_chosen_by_what_a_task_costs_not_by_fewest_tokens() {
+    use toolgate_core::Encoding;
+
+    let dir = tempfile::tempdir().unwrap();
+    let dataset = two_tools_a_turn(dir.path());
+    let counter = TokenCounter::new(Encoding::O200kBase).unwrap();
+    let prepared = Prepared::new(&dataset, &RoutingConfig::default(), None, &counter).unwrap();
+    // Sure of the group the turn names and of no other, so every turn is
+    // restricted to it.
+    let sure = Fitted {
+        model: PerGroup {
+            weight: 30.0,
+            bias: -20.0,
+            rank: 0.0,
+        },
+        ..fitted()
+    };
+    let fitted = [(Fusion::Lexical, sure)];
+    let sets = [ChoiceSet::new(&prepared, &fitted, false, &counter)];
+    let candidates: Vec<RouterSetting> = [1, 2, 0]
+        .map(|tools_per_group| RouterSetting {
+            tools_per_group,
+            max_token_share: Some(DEFAULT_MAX_TOKEN_SHARE),
+            ..setting(0.5)
+        })
+        .to_vec();
+    let measured = measure_on(&candidates, &sets);
+    // Every one routes the turn's own group, within the budget: all keep
+    // the floor and are costed.
+    assert!(
+        measured
+            .iter()
+            .all(|m| m.worst_recall == 1.0 && m.cost.is_some()),
+        "{measured:?}"
+    );
+    let trips: Vec<f64> = measured
+        .iter()
+        .map(|m| m.cost.unwrap().extra_round_trips)
+        .collect();
+    // One tool a group leaves the second tool to a load: a round trip
+    // every task. Two, or the whole group, none.
+    assert_eq!(trips, [1.0, 0.0, 0.0], "{measured:?}");
+    // By recall alone the fewest tokens would win: one tool.
+    let uncosted = candidates
+        .iter()
+        .copied()
+        .zip(measured.iter().map(|m| Measured { cost: None, ..*m }));
+    assert_eq!(best(uncosted).map(|(s, _)| s.tools_per_group), Some(1));
+    let (chosen, figures) = choose(&candidates, &sets).unwrap();
+    assert_ne!(chosen.tools_per_group, 1, "{figures:?}");
+    let cheapest = measured
+        .iter()
+        .map(|m| m.cost.unwrap().cached_share)
+        .fold(f64::INFINITY, f64::min);
+    assert_eq!(figures.cost.unwrap().cached_share, cheapest);
 }

@@ -80,18 +80,10 @@ pub(crate) fn tool_first(
     // reported: on the other datasets (leave one out), else on this one's
     // tuning part; then the best of them all, the headline.
     let choice_sets: Vec<ChoiceSet<'_>> = match fitting {
-        Fitting::Own => vec![ChoiceSet {
-            prepared,
-            fitted: &fitted,
-            tune_only: true,
-        }],
+        Fitting::Own => vec![ChoiceSet::new(prepared, &fitted, true, counter)],
         Fitting::Across(others) => others
             .iter()
-            .map(|other| ChoiceSet {
-                prepared: other,
-                fitted: &fitted,
-                tune_only: false,
-            })
+            .map(|other| ChoiceSet::new(other, &fitted, false, counter))
             .collect(),
     };
     // How many groups the gateway's search lists, chosen the same way.

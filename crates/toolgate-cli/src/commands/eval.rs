@@ -201,6 +201,13 @@ fn fitted_settings(
                 fitted.token_fraction * 100.0,
             )
         };
+        let figures = match fitted.task_cost {
+            Some((cached_share, extra_round_trips)) => format!(
+                "{figures}; chosen by what a chat task costs among the settings keeping the recall floor: {:.1}% of all-tools' bill with Anthropic's cache, {extra_round_trips:.2} extra round trips",
+                cached_share * 100.0
+            ),
+            None => figures,
+        };
         out.push_str(&format!(
             "# {}: {figures}\n[routing]\nfusion = {fusion}\nroute_above = {:?}\ntools_per_group = {}\nmax_groups = {}\nid_finders = {}\n{}search_groups = {}\nper_group = {{ weight = {:.3}, rank = {:.3}, bias = {:.3} }}\ncalibration = {{ knots = [{}] }}\n",
             fitted.fusion.label(),
