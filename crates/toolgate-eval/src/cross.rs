@@ -9,15 +9,13 @@ use toolgate_core::routing::{
     fit_per_group_pooled,
 };
 
+use crate::choice::{ChoiceSet, choose, choose_search_groups, fitted_fusion, settings};
 use crate::dataset::{Dataset, Query};
 use crate::error::{EvalError, Result};
 use crate::evaluate::{SemanticInputs, evaluate_prepared, vectors};
-use crate::find::choose_search_groups;
 use crate::policy::labelled;
 use crate::report::{Evaluation, FittedFusion};
-use crate::tool_first::{
-    ChoiceSet, Fitted, Prepared, choose, fit, fitted_fusion, fusions, settings,
-};
+use crate::tool_first::{Fitted, Prepared, fit, fusions};
 use crate::tool_router::Fitting;
 
 /// The per-group confidence model fitted on every labelled query of

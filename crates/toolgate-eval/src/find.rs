@@ -14,7 +14,7 @@ use toolgate_core::{Catalog, GroupId, MetaAnswer, MetaTool, MetaTools, TokenCoun
 use crate::costs::{Costs, Seen};
 use crate::dataset::Query;
 use crate::precomputed::Precomputed;
-use crate::tool_first::{ChoiceSet, Measured, Prepared, best};
+use crate::tool_first::Prepared;
 
 /// What one `find_tool_groups` call answered: the groups it named, most
 /// likely first, the tools it listed (each group's best, then the id
@@ -129,37 +129,3 @@ pub(crate) fn find_ranked(
         queries,
     )
 }
-
-/// The [`SEARCH_GROUPS`] value whose answers hold the most on `sets`, as
-/// the router's settings are chosen ([`best`]: the highest worst-dataset
-/// group recall within the token budget, then the highest mean, then the
-/// fewest tokens), with its figures there.
-pub(crate) fn choose_search_groups(
-    sets: &[ChoiceSet<'_>],
-    counter: &TokenCounter,
-) -> Option<(usize, Measured)> {
-    let mut per_value = vec![Vec::new(); SEARCH_GROUPS.len()];
-    for set in sets {
-        let queries = set.queries();
-        for (groups, figures) in SEARCH_GROUPS.iter().zip(&mut per_value) {
-            let seen = find_listing(
-                set.prepared,
-                &set.prepared.taxonomy,
-                *groups,
-                counter,
-                &queries,
-            );
-            figures.push(set.figures(&queries, &seen));
-        }
-    }
-    best(
-        SEARCH_GROUPS
-            .iter()
-            .zip(&per_value)
-            .map(|(groups, figures)| (*groups, Measured::over(figures, sets.len()))),
-    )
-}
-
-#[cfg(test)]
-#[path = "find_tests.rs"]
-mod tests;

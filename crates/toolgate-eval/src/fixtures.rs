@@ -200,3 +200,29 @@ pub(crate) fn evaluation() -> Evaluation {
         fitted: Vec::new(),
     }
 }
+
+/// A lexical router setting routing every group within `route_above` of
+/// the best, one tool each, 20 groups at most, no token budget.
+pub(crate) fn router_setting(route_above: f64) -> crate::tool_first::RouterSetting {
+    crate::tool_first::RouterSetting {
+        fusion: toolgate_core::routing::Fusion::Lexical,
+        route_above,
+        tools_per_group: 1,
+        max_groups: 20,
+        max_token_share: None,
+        id_finders: false,
+    }
+}
+
+/// A model routing a group whose tools the turn names.
+pub(crate) fn naming_model() -> crate::tool_first::Fitted {
+    crate::tool_first::Fitted {
+        model: toolgate_core::routing::PerGroup {
+            weight: 5.0,
+            bias: -2.0,
+            rank: 0.0,
+        },
+        calibration: None,
+        self_test: false,
+    }
+}

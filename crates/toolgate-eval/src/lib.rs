@@ -23,6 +23,7 @@
 
 mod agent;
 mod baseline;
+mod choice;
 mod conversations;
 mod cost_markdown;
 mod cost_svg;

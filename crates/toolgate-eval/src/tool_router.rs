@@ -8,16 +8,14 @@ use toolgate_core::TokenCounter;
 use toolgate_core::routing::{DEFAULT_SEARCH_GROUPS, Decision, Fusion, SelfTest};
 
 use crate::baseline::TOOL_KS;
+use crate::choice::{ChoiceSet, Measured, best, fitted_for, fitted_fusion, measure_on, settings};
 use crate::figures::{bands, curve_point, router_figures, share_at_cap};
 use crate::report::{
     Band, FittedFusion, LEARNED_ROUTER, PolicyReport, SearchCurve, WITH_ID_FINDERS,
     WITHOUT_ID_FINDERS,
 };
 use crate::reported::Reported;
-use crate::tool_first::{
-    ChoiceSet, Fitted, Measured, Prepared, RouterSetting, best, fit, fit_labelled, fitted_for,
-    fitted_fusion, fusions, measure_on, settings,
-};
+use crate::tool_first::{Fitted, Prepared, RouterSetting, fit, fit_labelled, fusions};
 
 /// Where the tool-first router's confidence model comes from.
 pub(crate) enum Fitting<'a> {
@@ -87,7 +85,7 @@ pub(crate) fn tool_first(
             .collect(),
     };
     // How many groups the gateway's search lists, chosen the same way.
-    out.search_groups = crate::find::choose_search_groups(&choice_sets, counter)
+    out.search_groups = crate::choice::choose_search_groups(&choice_sets, counter)
         .map_or(DEFAULT_SEARCH_GROUPS, |(groups, _)| groups);
     let chosen = choose(&fitted, &choice_sets, out.search_groups, &mut out.fitted);
     let headline = fused(&chosen.per_fusion);
