@@ -156,6 +156,10 @@ pub(crate) const RECALL_FLOOR: f64 = 0.95;
 /// between folds.
 pub(crate) const RECALL_SLACK: f64 = 0.01;
 
+/// What [`measure_on`] does with each setting's showing on a set: the
+/// setting's index, the set, its queries and what each was shown.
+type Showing<'e> = dyn FnMut(usize, &ChoiceSet<'_>, &[&Query], &[Seen]) + 'e;
+
 /// Mean group recall and token share over `sets` of each of `settings`
 /// (all of one fusion method), each set with its own fitted model,
 /// measured on its labelled queries (its tuning part when `tune_only`);
@@ -166,8 +170,7 @@ pub(crate) fn measure_on(settings: &[RouterSetting], sets: &[ChoiceSet<'_>]) -> 
     let Some(fusion) = settings.first().map(|s| s.fusion) else {
         return Vec::new();
     };
-    let per_set = |settings: &[RouterSetting],
-                   each: &mut dyn FnMut(usize, &ChoiceSet<'_>, &[Seen])| {
+    let per_set = |settings: &[RouterSetting], each: &mut Showing<'_>| {
         for set in sets {
             let Some(fitted) = set.fitted(fusion) else {
                 continue;
@@ -179,13 +182,13 @@ pub(crate) fn measure_on(settings: &[RouterSetting], sets: &[ChoiceSet<'_>]) -> 
                 .into_iter()
                 .enumerate()
             {
-                each(index, set, &seen);
+                each(index, set, &queries, &seen);
             }
         }
     };
     let mut figures = vec![Vec::new(); settings.len()];
-    per_set(settings, &mut |index, set, seen| {
-        figures[index].push(set.figures(&set.queries(), seen));
+    per_set(settings, &mut |index, set, queries, seen| {
+        figures[index].push(set.figures(queries, seen));
     });
     let mut measured: Vec<Measured> = figures
         .iter()
@@ -199,7 +202,7 @@ pub(crate) fn measure_on(settings: &[RouterSetting], sets: &[ChoiceSet<'_>]) -> 
         .collect();
     let kept: Vec<RouterSetting> = keeping.iter().map(|i| settings[*i]).collect();
     let mut costs = vec![Vec::new(); kept.len()];
-    per_set(&kept, &mut |index, set, seen| {
+    per_set(&kept, &mut |index, set, _, seen| {
         costs[index].push(set.costing.cost(seen));
     });
     for (i, costs) in keeping.into_iter().zip(costs) {
