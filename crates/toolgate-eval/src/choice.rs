@@ -306,49 +306,27 @@ pub(crate) fn choose(
 }
 
 /// The best of measured settings: among those costed (they keep the recall
-/// floor, [`measure_on`]), what a `chat` task costs decides, as it decides
-/// each job's policy in the cost summary: the cheapest with Anthropic's
-/// cache among those within
-/// [`GOAL_ROUND_TRIPS`](crate::cost_markdown::GOAL_ROUND_TRIPS) extra round trips on
-/// average, else the one with the fewest round trips (a tie goes to the
-/// higher worst-dataset recall). Where none was costed, recall decides
+/// floor, [`measure_on`]), what a `chat` task costs decides, by the rule
+/// that decides each job's policy in the cost summary
+/// ([`cheapest`](crate::cost_markdown::cheapest)), a tie going to the
+/// better by recall. Where none was costed, recall decides
 /// ([`Measured::better_than`]).
 pub(crate) fn best<S>(measured: impl IntoIterator<Item = (S, Measured)>) -> Option<(S, Measured)> {
-    let measured: Vec<(S, Measured)> = measured.into_iter().collect();
-    let costed = measured.iter().any(|(_, m)| m.cost.is_some());
-    let by_recall = |best: Option<(S, Measured)>, candidate: (S, Measured)| match best {
-        Some(b) if !candidate.1.better_than(&b.1) => Some(b),
-        _ => Some(candidate),
-    };
-    if !costed {
-        return measured.into_iter().fold(None, by_recall);
-    }
-    let cheaper = |a: &Measured, b: &Measured| -> bool {
-        let (Some(x), Some(y)) = (a.cost, b.cost) else {
-            return a.cost.is_some();
-        };
-        let (x_within, y_within) = (x.within_round_trips(), y.within_round_trips());
-        if x_within != y_within {
-            return x_within;
-        }
-        let order = if x_within {
-            x.cached_share.total_cmp(&y.cached_share)
-        } else {
-            x.extra_round_trips
-                .total_cmp(&y.extra_round_trips)
-                .then(x.cached_share.total_cmp(&y.cached_share))
-        };
-        match order {
-            std::cmp::Ordering::Equal => a.better_than(b),
-            ordering => ordering.is_lt(),
-        }
-    };
-    measured
-        .into_iter()
-        .fold(None, |best, candidate| match best {
-            Some(b) if !cheaper(&candidate.1, &b.1) => Some(b),
-            _ => Some(candidate),
-        })
+    let mut measured: Vec<(S, Measured)> = measured.into_iter().collect();
+    let index = crate::cost_markdown::cheapest(
+        &measured,
+        |(_, m)| m.cost.map(|c| (c.cached_share, c.extra_round_trips)),
+        |(_, a), (_, b)| {
+            if a.better_than(b) {
+                std::cmp::Ordering::Less
+            } else if b.better_than(a) {
+                std::cmp::Ordering::Greater
+            } else {
+                std::cmp::Ordering::Equal
+            }
+        },
+    )?;
+    Some(measured.swap_remove(index))
 }
 
 /// The [`SEARCH_GROUPS`] value (the groups `find_tool_groups` lists) whose answers hold the most on `sets`, as

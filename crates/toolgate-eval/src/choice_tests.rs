@@ -50,6 +50,25 @@ fn a_cheaper_task_over_the_round_trip_goal_loses_to_one_within_it() {
 }
 
 #[test]
+fn round_trips_within_the_tie_count_as_the_same_and_the_cheaper_wins() {
+    use crate::cost_markdown::ROUND_TRIP_TIE;
+    let fewest = (setting(0.1), costed(0.97, 1.20, 1.05));
+    let cheaper = (
+        setting(0.2),
+        costed(0.97, 1.10, 1.05 + ROUND_TRIP_TIE / 2.0),
+    );
+    let chosen = best([fewest, cheaper]).map(|(s, _)| s.route_above);
+    assert_eq!(chosen, Some(0.2));
+    // Beyond the tie, fewer round trips win over a cheaper bill.
+    let slower = (
+        setting(0.3),
+        costed(0.97, 0.60, 1.05 + ROUND_TRIP_TIE * 2.0),
+    );
+    let chosen = best([fewest, slower]).map(|(s, _)| s.route_above);
+    assert_eq!(chosen, Some(0.1));
+}
+
+#[test]
 fn each_dataset_holds_a_setting_to_the_goal_or_near_the_best_recall_reached_there() {
     // Two datasets; per setting, its (recall, token share) on each.
     let figures = vec![

@@ -55,7 +55,7 @@ mod whole_groups;
 
 pub use conversations::{Conversation, Conversations, GoldCall, GoldTurn};
 pub use cost_markdown::{
-    GOAL_CACHED, GOAL_ROUND_TRIPS, GOAL_UNCACHED, cost_assumptions, cost_summary,
+    GOAL_CACHED, GOAL_ROUND_TRIPS, GOAL_UNCACHED, ROUND_TRIP_TIE, cost_assumptions, cost_summary,
 };
 pub use cost_svg::cost_svg;
 pub use cross::{LeftOut, fit_across, leave_one_out};

@@ -27,7 +27,6 @@ use toolgate_core::routing::Fusion;
 use toolgate_core::{GroupSearch, ListingForm, TokenCounter};
 
 use crate::agent::{Agent, Stage, Start};
-use crate::cost_markdown::GOAL_ROUND_TRIPS;
 use crate::costs::Seen;
 use crate::dataset::Query;
 use crate::episode::{CACHES, Episode, Placement, Round, Traffic};
@@ -462,11 +461,6 @@ impl RouterCost {
             cached_share: costs.iter().map(|c| c.cached_share).sum::<f64>() / n as f64,
             extra_round_trips: costs.iter().map(|c| c.extra_round_trips).sum::<f64>() / n as f64,
         })
-    }
-
-    /// Within the goal's extra round trips on average.
-    pub(crate) fn within_round_trips(&self) -> bool {
-        self.extra_round_trips <= GOAL_ROUND_TRIPS
     }
 }
 
