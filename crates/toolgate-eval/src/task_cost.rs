@@ -21,7 +21,8 @@
 //! - `tool_search@k`: one search tool and no listing, each search returning
 //!   k tools (hosted tool search, as Anthropic and OpenAI offer it).
 
-use std::collections::HashSet;
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
 
 use toolgate_core::routing::Fusion;
 use toolgate_core::{GroupSearch, ListingForm, TokenCounter};
@@ -253,9 +254,9 @@ impl<'a> Costing<'a> {
     ) -> TaskCost {
         let Played {
             job,
-            find,
             agent,
             placement,
+            ..
         } = played;
         let mut recall = Vec::new();
         let episodes: Vec<Episode> = self
@@ -264,14 +265,32 @@ impl<'a> Costing<'a> {
             .map(|(i, needed)| {
                 let start = start(*i, placement);
                 recall.push(share(needed, &start.visible));
-                let mut episode =
-                    stage.load_groups(&self.report[*i].text, needed, start, agent, placement);
-                episode.shared_tools = stage.meta_tools(placement, find);
-                episode
+                self.play(stage, *i, needed, start, played)
             })
             .collect();
         let recall = mean(recall.into_iter());
         self.row(policy, job, Some(placement), Some(agent), &episodes, recall)
+    }
+
+    /// The task of `report[task]`, needing `needed`, played as `played`
+    /// says from `start`.
+    fn play(
+        &self,
+        stage: &Stage<'_>,
+        task: usize,
+        needed: &[String],
+        start: Start,
+        played: Played,
+    ) -> Episode {
+        let mut episode = stage.load_groups(
+            &self.report[task].text,
+            needed,
+            start,
+            played.agent,
+            played.placement,
+        );
+        episode.shared_tools = stage.meta_tools(played.placement, played.find);
+        episode
     }
 
     /// The policies of `serve` on `stage`: the listing with loads, then
@@ -465,7 +484,18 @@ impl RouterCost {
 }
 
 /// The tasks of one dataset's queries, ready to cost routers' showings on.
-pub(crate) struct RouterCosting<'a>(Costing<'a>);
+pub(crate) struct RouterCosting<'a> {
+    costing: Costing<'a>,
+    /// Each task's episode from each showing played so far, by the task,
+    /// the showing's tokens and its tools (sorted): settings and fusion
+    /// methods often show a task the same tools, and the listing agent's
+    /// play is most of what choosing a setting costs.
+    played: RefCell<HashMap<Showing, Episode>>,
+}
+
+/// A task (its index), and the tokens and sorted names of the tools a
+/// router showed it.
+type Showing = (usize, usize, Vec<String>);
 
 impl<'a> RouterCosting<'a> {
     /// `queries`: those each showing is of, in the same order.
@@ -474,20 +504,42 @@ impl<'a> RouterCosting<'a> {
         counter: &'a TokenCounter,
         queries: &[&'a Query],
     ) -> Self {
-        Self(Costing::new(prepared, counter, queries))
+        Self {
+            costing: Costing::new(prepared, counter, queries),
+            played: RefCell::new(HashMap::new()),
+        }
     }
 
     /// What a task costs when a router showed `seen` (one per query).
     pub(crate) fn cost(&self, seen: &[Seen]) -> RouterCost {
-        let costing = &self.0;
+        let costing = &self.costing;
         let played = Played {
             job: Job::Chat,
             find: false,
             agent: Agent::Listing,
             placement: CHAT_PLACEMENT,
         };
-        let start = |i: usize, _| costing.routed(&seen[i]);
-        let row = costing.played(&costing.stage, "", played, &start);
+        let mut memo = self.played.borrow_mut();
+        let episodes: Vec<Episode> = costing
+            .tasks
+            .iter()
+            .map(|(i, needed)| {
+                let start = costing.routed(&seen[*i]);
+                let mut tools: Vec<String> = start.visible.iter().cloned().collect();
+                tools.sort_unstable();
+                memo.entry((*i, start.tokens, tools))
+                    .or_insert_with(|| costing.play(&costing.stage, *i, needed, start, played))
+                    .clone()
+            })
+            .collect();
+        let row = costing.row(
+            "",
+            played.job,
+            Some(played.placement),
+            Some(played.agent),
+            &episodes,
+            0.0,
+        );
         RouterCost {
             cached_share: row.cached_share.first().copied().unwrap_or(f64::INFINITY),
             extra_round_trips: row.extra_round_trips,
