@@ -10,7 +10,7 @@ use toolgate_core::routing::{DEFAULT_MAX_TOKEN_SHARE, Fusion, Isotonic};
 use crate::costs::Seen;
 use crate::dataset::Query;
 use crate::find::{SEARCH_GROUPS, find_listing};
-use crate::report::FittedFusion;
+use crate::report::{Considered, FittedFusion, Shortfall};
 use crate::task_cost::{RouterCost, RouterCosting};
 use crate::tool_first::{Fitted, MAX_GROUPS, Prepared, RouterSetting};
 
@@ -85,6 +85,7 @@ pub(crate) fn fitted_fusion(
     fitted: &Fitted,
     setting: RouterSetting,
     measured: Measured,
+    considered: Vec<Considered>,
     search_groups: usize,
 ) -> FittedFusion {
     FittedFusion {
@@ -107,6 +108,7 @@ pub(crate) fn fitted_fusion(
         task_cost: measured
             .cost
             .map(|cost| (cost.cached_share, cost.extra_round_trips)),
+        considered,
     }
 }
 
@@ -166,9 +168,19 @@ type Showing<'e> = dyn FnMut(usize, &ChoiceSet<'_>, &[&Query], &[Seen]) + 'e;
 /// and, for the settings within the token budget that keep the recall
 /// floor on every dataset ([`RECALL_FLOOR`]), what a `chat` task costs with what they show
 /// ([`RouterCost`], the mean over `sets`).
-pub(crate) fn measure_on(settings: &[RouterSetting], sets: &[ChoiceSet<'_>]) -> Vec<Measured> {
+pub(crate) fn measure_on(settings: &[RouterSetting], sets: &[ChoiceSet<'_>]) -> Trials {
+    let mut trials = Trials {
+        settings: settings.to_vec(),
+        measured: Vec::new(),
+        figures: vec![Vec::new(); settings.len()],
+        floors: Vec::new(),
+        datasets: sets
+            .iter()
+            .map(|set| set.prepared.dataset.name.clone())
+            .collect(),
+    };
     let Some(fusion) = settings.first().map(|s| s.fusion) else {
-        return Vec::new();
+        return trials;
     };
     let per_set = |settings: &[RouterSetting], each: &mut Showing<'_>| {
         for set in sets {
@@ -186,19 +198,22 @@ pub(crate) fn measure_on(settings: &[RouterSetting], sets: &[ChoiceSet<'_>]) -> 
             }
         }
     };
-    let mut figures = vec![Vec::new(); settings.len()];
+    let figures = &mut trials.figures;
     per_set(settings, &mut |index, set, queries, seen| {
         figures[index].push(set.figures(queries, seen));
     });
-    let mut measured: Vec<Measured> = figures
+    trials.measured = trials
+        .figures
         .iter()
         .map(|figures| Measured::over(figures, sets.len()))
         .collect();
     // Only the settings that keep the floor are costed: the rest are never
     // chosen by cost.
-    let floors = recall_floors(&figures, &measured);
+    trials.floors = recall_floors(&trials.figures, &trials.measured);
     let keeping: Vec<usize> = (0..settings.len())
-        .filter(|i| measured[*i].within_budget() && keeps(&figures[*i], &floors))
+        .filter(|i| {
+            trials.measured[*i].within_budget() && keeps(&trials.figures[*i], &trials.floors)
+        })
         .collect();
     let kept: Vec<RouterSetting> = keeping.iter().map(|i| settings[*i]).collect();
     let mut costs = vec![Vec::new(); kept.len()];
@@ -206,9 +221,84 @@ pub(crate) fn measure_on(settings: &[RouterSetting], sets: &[ChoiceSet<'_>]) -> 
         costs[index].push(set.costing.cost(seen));
     });
     for (i, costs) in keeping.into_iter().zip(costs) {
-        measured[i].cost = RouterCost::mean(&costs);
+        trials.measured[i].cost = RouterCost::mean(&costs);
     }
-    measured
+    trials
+}
+
+/// What [`measure_on`] found of each setting tried.
+#[derive(Debug)]
+pub(crate) struct Trials {
+    pub(crate) settings: Vec<RouterSetting>,
+    /// Each setting's figures over the datasets.
+    pub(crate) measured: Vec<Measured>,
+    /// Each setting's `(group recall, token share)` on each dataset.
+    figures: Vec<Vec<(f64, f64)>>,
+    /// Each dataset's recall floor ([`recall_floors`]).
+    floors: Vec<f64>,
+    /// The datasets' names.
+    datasets: Vec<String>,
+}
+
+impl Trials {
+    /// Each setting with its figures.
+    pub(crate) fn each(&self) -> impl Iterator<Item = (RouterSetting, Measured)> + '_ {
+        self.settings
+            .iter()
+            .copied()
+            .zip(self.measured.iter().copied())
+    }
+
+    /// The best setting ([`best`]).
+    pub(crate) fn best(&self) -> Option<(RouterSetting, Measured)> {
+        best(self.each())
+    }
+
+    /// The best setting of each [`TOOLS_PER_GROUP`] value, and where it
+    /// fell short of the floors or of the token budget on one dataset;
+    /// `chosen` is marked.
+    pub(crate) fn considered(&self, chosen: Option<RouterSetting>) -> Vec<Considered> {
+        TOOLS_PER_GROUP
+            .iter()
+            .filter_map(|tools| {
+                let index = best(
+                    (0..self.settings.len())
+                        .filter(|i| self.settings[*i].tools_per_group == *tools)
+                        .map(|i| (i, self.measured[i])),
+                )?
+                .0;
+                let (setting, measured) = (self.settings[index], self.measured[index]);
+                let short = self.figures[index]
+                    .iter()
+                    .zip(&self.floors)
+                    .zip(&self.datasets)
+                    .filter(|(((recall, tokens), floor), _)| {
+                        recall < *floor || *tokens > CHOICE_BUDGET_EACH
+                    })
+                    .map(|(((recall, tokens), floor), dataset)| Shortfall {
+                        dataset: dataset.clone(),
+                        recall: *recall,
+                        floor: *floor,
+                        token_fraction: *tokens,
+                        over_budget: *tokens > CHOICE_BUDGET_EACH,
+                    })
+                    .collect();
+                Some(Considered {
+                    tools_per_group: *tools,
+                    route_above: setting.route_above,
+                    id_finders: setting.id_finders,
+                    worst_recall: measured.worst_recall,
+                    token_fraction: measured.token_fraction,
+                    most_tokens: measured.most_tokens,
+                    short,
+                    task_cost: measured
+                        .cost
+                        .map(|cost| (cost.cached_share, cost.extra_round_trips)),
+                    chosen: chosen == Some(setting),
+                })
+            })
+            .collect()
+    }
 }
 
 /// Each dataset's recall floor, from every setting's `(recall, token
@@ -301,8 +391,10 @@ impl Measured {
 pub(crate) fn choose(
     candidates: &[RouterSetting],
     sets: &[ChoiceSet<'_>],
-) -> Option<(RouterSetting, Measured)> {
-    best(candidates.iter().copied().zip(measure_on(candidates, sets)))
+) -> Option<(RouterSetting, Measured, Vec<Considered>)> {
+    let trials = measure_on(candidates, sets);
+    let (setting, measured) = trials.best()?;
+    Some((setting, measured, trials.considered(Some(setting))))
 }
 
 /// The best of measured settings: among those costed (they keep the recall

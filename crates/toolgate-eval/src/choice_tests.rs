@@ -92,6 +92,48 @@ fn each_dataset_holds_a_setting_to_the_goal_or_near_the_best_recall_reached_ther
 }
 
 #[test]
+fn what_was_considered_names_the_dataset_where_more_tools_fall_short() {
+    let with = |tools_per_group, route_above| RouterSetting {
+        tools_per_group,
+        ..setting(route_above)
+    };
+    let settings = vec![with(1, 0.3), with(3, 0.3), with(3, 0.5)];
+    // Per setting, its (recall, token share) on `large` then `small`.
+    let figures = vec![
+        vec![(0.99, 0.05), (0.96, 0.10)],
+        vec![(0.99, 0.07), (0.90, 0.12)],
+        vec![(0.97, 0.06), (0.88, 0.18)],
+    ];
+    let mut measured: Vec<Measured> = figures.iter().map(|f| Measured::over(f, 2)).collect();
+    measured[0].cost = Some(RouterCost {
+        cached_share: 1.2,
+        extra_round_trips: 0.6,
+    });
+    let trials = Trials {
+        settings,
+        floors: recall_floors(&figures, &measured),
+        measured,
+        figures,
+        datasets: vec!["large".to_owned(), "small".to_owned()],
+    };
+    let (chosen, _) = trials.best().unwrap();
+    let considered = trials.considered(Some(chosen));
+    let three = considered.iter().find(|c| c.tools_per_group == 3).unwrap();
+    // The better of the two with three tools by recall, short of the floor
+    // on `small` alone.
+    assert_eq!(three.route_above, 0.3);
+    assert!(!three.chosen && three.task_cost.is_none());
+    let short: Vec<(&str, f64)> = three
+        .short
+        .iter()
+        .map(|s| (s.dataset.as_str(), s.recall))
+        .collect();
+    assert_eq!(short, [("small", 0.90)]);
+    let one = considered.iter().find(|c| c.tools_per_group == 1).unwrap();
+    assert!(one.chosen && one.short.is_empty() && one.task_cost.is_some());
+}
+
+#[test]
 fn a_setting_over_the_goal_on_one_dataset_loses_to_one_within_it_on_each() {
     // Cheap on average, but 27% of the tokens on one small catalog.
     let lopsided = (setting(0.2), measured(0.99, 0.08, 0.27));
@@ -203,7 +245,8 @@ fn the_settings_keeping_the_floor_are_chosen_by_what_a_task_costs_not_by_fewest_
             ..setting(0.5)
         })
         .to_vec();
-    let measured = measure_on(&candidates, &sets);
+    let trials = measure_on(&candidates, &sets);
+    let measured = &trials.measured;
     // Every one routes the turn's own group, within the budget: all keep
     // the floor and are costed.
     assert!(
@@ -225,8 +268,22 @@ fn the_settings_keeping_the_floor_are_chosen_by_what_a_task_costs_not_by_fewest_
         .copied()
         .zip(measured.iter().map(|m| Measured { cost: None, ..*m }));
     assert_eq!(best(uncosted).map(|(s, _)| s.tools_per_group), Some(1));
-    let (chosen, figures) = choose(&candidates, &sets).unwrap();
+    let (chosen, figures, considered) = choose(&candidates, &sets).unwrap();
     assert_ne!(chosen.tools_per_group, 1, "{figures:?}");
+    // What the choice was between: the three tried, none short of the
+    // floor, the chosen one marked.
+    let tried: Vec<(usize, bool)> = considered
+        .iter()
+        .map(|c| (c.tools_per_group, c.chosen))
+        .collect();
+    assert_eq!(
+        tried,
+        [0, 1, 2].map(|tools| (tools, tools == chosen.tools_per_group)),
+    );
+    assert!(
+        considered.iter().all(|c| c.short.is_empty()),
+        "{considered:?}"
+    );
     let cheapest = measured
         .iter()
         .map(|m| m.cost.unwrap().cached_share)

@@ -132,8 +132,14 @@ fn fit_fusions(prepared: &[Prepared<'_>], counter: &TokenCounter) -> Vec<FittedF
     fitted
         .iter()
         .filter_map(|(fusion, model)| {
-            let (setting, measured) = choose(&settings(*fusion), &sets)?;
-            Some(fitted_fusion(model, setting, measured, search_groups))
+            let (setting, measured, considered) = choose(&settings(*fusion), &sets)?;
+            Some(fitted_fusion(
+                model,
+                setting,
+                measured,
+                considered,
+                search_groups,
+            ))
         })
         .collect()
 }

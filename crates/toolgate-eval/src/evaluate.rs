@@ -143,6 +143,7 @@ pub(crate) fn evaluate_prepared(
         tool_router_calibration_fitted: first.calibration_fitted,
         tool_router_self_test: first.self_test,
         tool_router_setting: first.setting_name,
+        tool_router_considered: first.considered,
         tool_router_at_cap: first.at_cap,
         search_groups: first.search_groups,
         group_curves: first.group_curves,

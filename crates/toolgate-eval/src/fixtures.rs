@@ -168,6 +168,7 @@ pub(crate) fn evaluation() -> Evaluation {
         tool_router_calibration_online: Vec::new(),
         group_curves: Vec::new(),
         tool_router_setting: String::new(),
+        tool_router_considered: Vec::new(),
         tool_router_at_cap: 0.0,
         search_groups: 5,
         bm25_groups_curve: vec![point(1, 0.5, 0.1)],

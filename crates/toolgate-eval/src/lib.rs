@@ -74,7 +74,7 @@ pub use replay::{
 };
 pub use replay_markdown::{BudgetCheck, budget_check, replay_markdown};
 pub use report::{
-    Band, CurvePoint, Evaluation, FittedFusion, Job, LEARNED_ROUTER, PolicyReport, SearchCurve,
-    TaskCost, TierFigures, TierMix,
+    Band, Considered, CurvePoint, Evaluation, FittedFusion, Job, LEARNED_ROUTER, PolicyReport,
+    SearchCurve, Shortfall, TaskCost, TierFigures, TierMix,
 };
 pub use svg::svg;

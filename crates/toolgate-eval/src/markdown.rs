@@ -63,6 +63,33 @@ fn heading(out: &mut String, e: &Evaluation, encoding: &str) {
     );
 }
 
+/// What the headline router's setting was chosen among.
+fn considered_table(out: &mut String, e: &Evaluation) {
+    if e.tool_router_considered.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\nIt was chosen among the best setting of each `tools_per_group` {}: a setting is costed as a `chat` task only where it keeps the recall floor on each catalog within the token budget; where it falls short is named.\n\n| tools per group | route_above | id finders | worst group recall | of all-tools tokens (mean, most) | short of the floor or budget | a `chat` task | chosen |\n|---|---:|---|---:|---:|---|---|---|",
+        chosen_where(e)
+    );
+    for c in &e.tool_router_considered {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {:.3} | {:.1}%, {:.1}% | {} | {} | {} |",
+            c.tools(),
+            c.route_above,
+            if c.id_finders { "yes" } else { "no" },
+            c.worst_recall,
+            c.token_fraction * 100.0,
+            c.most_tokens * 100.0,
+            c.shortfalls(),
+            c.cost(),
+            if c.chosen { "yes" } else { "" },
+        );
+    }
+}
+
 /// What the first call shows under each policy.
 fn policy_table(out: &mut String, e: &Evaluation) {
     let _ = writeln!(
@@ -122,6 +149,7 @@ fn router_notes(out: &mut String, e: &Evaluation) {
             chosen_where(e),
             e.tool_router_at_cap * 100.0
         );
+        considered_table(out, e);
         let _ = writeln!(
             out,
             "`{WITHOUT_ID_FINDERS}` and `{WITH_ID_FINDERS}` are the router chosen the same way among the settings that show no id finders, and among those that show them (beside a shown tool that requires an `X_id`, the tool of another group that searches or lists X, within the token budget)."

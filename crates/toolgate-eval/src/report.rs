@@ -168,6 +168,9 @@ pub struct Evaluation {
     /// The settings of the `tool_router` row, chosen where it is not
     /// reported.
     pub tool_router_setting: String,
+    /// What that setting was chosen among: the best of each
+    /// `tools_per_group` tried.
+    pub tool_router_considered: Vec<Considered>,
     /// Share of the `tool_router` row's decisions that routed as many
     /// groups as its `max_groups`: the cap, not `route_above`, ended them
     /// (a share worth raising the cap for).
@@ -226,6 +229,95 @@ pub struct FittedFusion {
     /// the extra round trips (the listing agent, schemas in the
     /// conversation).
     pub task_cost: Option<(f64, f64)>,
+    /// The best setting of each `tools_per_group` tried, the chosen one
+    /// among them: what the choice was between.
+    pub considered: Vec<Considered>,
+}
+
+/// The best of the settings with one `tools_per_group` that a fusion
+/// method tried, over the datasets the choice was made on, and where it
+/// fell short of what a setting must keep to be chosen by cost.
+#[derive(Clone, Debug, Serialize)]
+pub struct Considered {
+    /// Tools each routed group arrives with (0: the whole group).
+    pub tools_per_group: usize,
+    /// Its `route_above`.
+    pub route_above: f64,
+    /// Its `id_finders`.
+    pub id_finders: bool,
+    /// Its lowest group recall on one of the datasets.
+    pub worst_recall: f64,
+    /// Its mean share of all-tools tokens on the first call.
+    pub token_fraction: f64,
+    /// Its share on the dataset where that is highest.
+    pub most_tokens: f64,
+    /// The datasets it fell short on.
+    pub short: Vec<Shortfall>,
+    /// What a `chat` task cost with it (as [`FittedFusion::task_cost`]),
+    /// where it kept the floor and was costed.
+    pub task_cost: Option<(f64, f64)>,
+    /// It is the setting chosen.
+    pub chosen: bool,
+}
+
+impl Considered {
+    /// Its tools per group as the settings' names say it.
+    pub fn tools(&self) -> String {
+        match self.tools_per_group {
+            0 => "whole groups".to_owned(),
+            1 => "1 tool".to_owned(),
+            n => format!("{n} tools"),
+        }
+    }
+
+    /// Where it fell short, `-` when nowhere.
+    pub fn shortfalls(&self) -> String {
+        if self.short.is_empty() {
+            return "-".to_owned();
+        }
+        let each: Vec<String> = self.short.iter().map(ToString::to_string).collect();
+        each.join("; ")
+    }
+
+    /// Its `chat` task's cost, `-` when it was not costed.
+    pub fn cost(&self) -> String {
+        self.task_cost.map_or("-".to_owned(), |(cached, trips)| {
+            format!(
+                "{:.1}% of all-tools' bill with Anthropic's cache, {trips:.2} extra round trips",
+                cached * 100.0
+            )
+        })
+    }
+}
+
+impl std::fmt::Display for Shortfall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: ", self.dataset)?;
+        if self.recall < self.floor {
+            write!(f, "recall {:.3} < {:.3}", self.recall, self.floor)?;
+        }
+        if self.over_budget {
+            let sep = if self.recall < self.floor { ", " } else { "" };
+            write!(f, "{sep}{:.1}% of the tokens", self.token_fraction * 100.0)?;
+        }
+        Ok(())
+    }
+}
+
+/// A dataset where a setting fell short: recall under that dataset's
+/// floor, or first-call tokens over the budget on one dataset.
+#[derive(Clone, Debug, Serialize)]
+pub struct Shortfall {
+    /// The dataset.
+    pub dataset: String,
+    /// The setting's group recall there.
+    pub recall: f64,
+    /// The recall it had to keep there.
+    pub floor: f64,
+    /// Its share of all-tools tokens there.
+    pub token_fraction: f64,
+    /// That share is over what a setting may spend on one dataset.
+    pub over_budget: bool,
 }
 
 /// Tool search by one method at several k.

@@ -11,7 +11,7 @@ use crate::baseline::TOOL_KS;
 use crate::choice::{ChoiceSet, Measured, best, fitted_for, fitted_fusion, measure_on, settings};
 use crate::figures::{bands, curve_point, router_figures, share_at_cap};
 use crate::report::{
-    Band, FittedFusion, LEARNED_ROUTER, PolicyReport, SearchCurve, WITH_ID_FINDERS,
+    Band, Considered, FittedFusion, LEARNED_ROUTER, PolicyReport, SearchCurve, WITH_ID_FINDERS,
     WITHOUT_ID_FINDERS,
 };
 use crate::reported::Reported;
@@ -50,6 +50,8 @@ pub(crate) struct ToolFirst {
     pub(crate) search_groups: usize,
     /// The headline setting and its model.
     pub(crate) headline: Option<(RouterSetting, Fitted)>,
+    /// What the headline setting was chosen among.
+    pub(crate) considered: Vec<Considered>,
 }
 
 /// Measures the tool-first policies on `reported`, fitted as `fitting`
@@ -109,6 +111,12 @@ pub(crate) fn tool_first(
         out.calibration_online = bands(&learning, &reported.queries);
         out.policies.push(reported.summarize(LEARNED_ROUTER, &seen));
         out.headline = Some((setting, model.clone()));
+        out.considered = out
+            .fitted
+            .iter()
+            .find(|fitted| fitted.fusion == setting.fusion)
+            .map(|fitted| fitted.considered.clone())
+            .unwrap_or_default();
     }
     for (setting, _) in &chosen.per_fusion {
         let Some(model) = fitted_for(&fitted, setting.fusion) else {
@@ -170,23 +178,24 @@ fn choose(
         by_finders: [Vec::new(), Vec::new()],
     };
     for (fusion, model) in fitted {
-        let candidates = settings(*fusion);
-        let measured: Vec<_> = candidates
-            .iter()
-            .copied()
-            .zip(measure_on(&candidates, sets))
-            .collect();
-        if let Some(best) = best(measured.iter().copied()) {
+        let trials = measure_on(&settings(*fusion), sets);
+        if let Some(best) = trials.best() {
             chosen.per_fusion.push(best);
-            fitted_settings.push(fitted_fusion(model, best.0, best.1, search_groups));
+            let considered = trials.considered(Some(best.0));
+            fitted_settings.push(fitted_fusion(
+                model,
+                best.0,
+                best.1,
+                considered,
+                search_groups,
+            ));
         }
         // The same choice among the settings without id finders, and among
         // those with them: what the nested choice was between.
         for (shown, per) in chosen.by_finders.iter_mut().enumerate() {
             per.extend(best(
-                measured
-                    .iter()
-                    .copied()
+                trials
+                    .each()
                     .filter(|(setting, _)| setting.id_finders == (shown == 1)),
             ));
         }

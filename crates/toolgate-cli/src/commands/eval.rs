@@ -208,8 +208,20 @@ fn fitted_settings(
             ),
             None => figures,
         };
+        let mut considered = String::new();
+        for c in fitted.considered.iter().filter(|c| !c.chosen) {
+            considered.push_str(&format!(
+                "#   beside it, {} (route_above {}): worst recall {:.3}, {:.1}% of the tokens; short on {}; a chat task {}\n",
+                c.tools(),
+                c.route_above,
+                c.worst_recall,
+                c.token_fraction * 100.0,
+                c.shortfalls(),
+                c.cost(),
+            ));
+        }
         out.push_str(&format!(
-            "# {}: {figures}\n[routing]\nfusion = {fusion}\nroute_above = {:?}\ntools_per_group = {}\nmax_groups = {}\nid_finders = {}\n{}search_groups = {}\nper_group = {{ weight = {:.3}, rank = {:.3}, bias = {:.3} }}\ncalibration = {{ knots = [{}] }}\n",
+            "# {}: {figures}\n{considered}[routing]\nfusion = {fusion}\nroute_above = {:?}\ntools_per_group = {}\nmax_groups = {}\nid_finders = {}\n{}search_groups = {}\nper_group = {{ weight = {:.3}, rank = {:.3}, bias = {:.3} }}\ncalibration = {{ knots = [{}] }}\n",
             fitted.fusion.label(),
             fitted.route_above,
             fitted.tools_per_group,
