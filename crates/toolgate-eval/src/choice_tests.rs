@@ -129,6 +129,14 @@ fn what_was_considered_names_the_dataset_where_more_tools_fall_short() {
         .map(|s| (s.dataset.as_str(), s.recall))
         .collect();
     assert_eq!(short, [("small", 0.90)]);
+    assert_eq!(three.shortfalls(), "small: recall 0.900 < 0.950");
+    // Printed with the decimals that tell a near miss from its floor.
+    let near = Shortfall {
+        recall: 0.9329,
+        floor: 0.93304,
+        ..three.short[0].clone()
+    };
+    assert_eq!(near.to_string(), "small: recall 0.9329 < 0.9330");
     let one = considered.iter().find(|c| c.tools_per_group == 1).unwrap();
     assert!(one.chosen && one.short.is_empty() && one.task_cost.is_some());
 }

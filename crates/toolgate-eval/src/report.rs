@@ -294,7 +294,15 @@ impl std::fmt::Display for Shortfall {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}: ", self.dataset)?;
         if self.recall < self.floor {
-            write!(f, "recall {:.3} < {:.3}", self.recall, self.floor)?;
+            // As many decimals as tell the two apart.
+            let digits = (3..6)
+                .find(|d| format!("{:.*}", d, self.recall) != format!("{:.*}", d, self.floor))
+                .unwrap_or(6);
+            write!(
+                f,
+                "recall {:.*} < {:.*}",
+                digits, self.recall, digits, self.floor
+            )?;
         }
         if self.over_budget {
             let sep = if self.recall < self.floor { ", " } else { "" };
