@@ -213,11 +213,7 @@ fn costs_per_task(
                 ..setting
             };
             let (seen, _) = prepared.route(setting, model, report);
-            let label = match tools_per_group {
-                0 => "whole groups".to_owned(),
-                1 => "1 tool".to_owned(),
-                n => format!("{n} tools"),
-            };
+            let label = crate::report::tools_per_group_label(tools_per_group);
             shown.push((format!("tool_router({label})"), seen));
         }
     }

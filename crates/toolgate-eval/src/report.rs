@@ -260,14 +260,20 @@ pub struct Considered {
     pub chosen: bool,
 }
 
+/// `tools_per_group` as the routers' names say it: `whole groups` for 0,
+/// `1 tool`, `3 tools`.
+pub(crate) fn tools_per_group_label(tools_per_group: usize) -> String {
+    match tools_per_group {
+        0 => "whole groups".to_owned(),
+        1 => "1 tool".to_owned(),
+        n => format!("{n} tools"),
+    }
+}
+
 impl Considered {
     /// Its tools per group as the settings' names say it.
     pub fn tools(&self) -> String {
-        match self.tools_per_group {
-            0 => "whole groups".to_owned(),
-            1 => "1 tool".to_owned(),
-            n => format!("{n} tools"),
-        }
+        tools_per_group_label(self.tools_per_group)
     }
 
     /// Where it fell short, `-` when nowhere.

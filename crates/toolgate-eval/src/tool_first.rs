@@ -491,11 +491,7 @@ impl RouterSetting {
             "tool_router[{}, above {}, {}, {} groups{}{}]",
             self.fusion.label(),
             self.route_above,
-            match self.tools_per_group {
-                0 => "whole groups".to_owned(),
-                1 => "1 tool".to_owned(),
-                n => format!("{n} tools"),
-            },
+            crate::report::tools_per_group_label(self.tools_per_group),
             self.max_groups,
             match self.max_token_share {
                 Some(share) => format!(", within {}%", share * 100.0),
