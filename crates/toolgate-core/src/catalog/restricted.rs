@@ -87,9 +87,13 @@ impl Catalog {
     ) -> (Vec<ToolEntry>, Vec<Option<usize>>) {
         let mut kept = Vec::with_capacity(self.tools.len());
         let mut tools = Vec::new();
-        for entry in &self.tools {
+        for (index, entry) in self.tools.iter().enumerate() {
             let listed_in_own = own_group.is_some() && entry.group.as_ref() == own_group;
-            let definition = if listed_in_own {
+            // A retired tool (a group's earlier listing, a member of a group
+            // now one polymorphic tool) is in no view: its name may be an
+            // alias now, or another tool's.
+            let retired = self.tool_index.get(&entry.definition.name) != Some(&index);
+            let definition = if listed_in_own || retired {
                 None
             } else {
                 view(entry.view())

@@ -80,3 +80,31 @@ fn a_callers_own_tools_take_the_place_of_those_listed_in_their_group() {
     );
     assert!(denied.group("pdf").is_none() && denied.tool("pdf_merge").is_none());
 }
+
+#[test]
+fn a_retired_tools_name_resolves_in_a_view_as_in_the_catalog() {
+    // The group's tools become one tool; their names are aliases of it now.
+    let mut catalog = seeded();
+    catalog
+        .replace_group_tools("pdf", vec![(tool("pdf"), Origin::Builtin)])
+        .unwrap();
+    catalog
+        .register_alias("pdf_info", Alias::new(ToolName::new("pdf").unwrap()))
+        .unwrap();
+    assert_eq!(
+        catalog
+            .resolve("pdf_info")
+            .map(|t| t.definition.name.as_str()),
+        Some("pdf")
+    );
+    let policy = ToolPolicy {
+        deny_tools: ["core_tool".to_owned()].into(),
+        ..ToolPolicy::default()
+    };
+    let view = catalog.restricted(&policy, |tool| Catalog::permitted(&policy, tool));
+    assert_eq!(
+        view.resolve("pdf_info").map(|t| t.definition.name.as_str()),
+        Some("pdf")
+    );
+    assert_eq!(names(view.group_tools("pdf")), ["pdf"]);
+}
