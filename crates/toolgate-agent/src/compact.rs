@@ -172,12 +172,12 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
         conversation: &ConversationId,
         history: &[StoredMessage],
     ) -> Context {
-        let caller = self.caller(conversation, history).await;
+        let identity = self.identity(conversation, history).await;
         let catalog = self.toolbox.catalog();
         let listed = self.listed_set(history, &catalog);
         let definitions = listed.definitions(&catalog);
         Context {
-            system: system_prompt(&caller.system_prompt, &catalog),
+            system: system_prompt(&identity.system_prompt, &catalog),
             messages: chat_messages_with(
                 history.iter().map(|m| &m.message),
                 self.options.loaded_schemas,

@@ -22,7 +22,7 @@ use crate::agent::{Agent, AgentError};
 use crate::event::{TurnEvent, TurnEvents};
 use crate::progress::CallOutcome;
 use crate::route_outcome::RouteOutcome;
-use crate::turn::{Listed, Scope, Turn};
+use crate::turn::{Listed, Turn, Visibility};
 
 /// Earlier user turns the router reads as context.
 const ROUTING_CONTEXT_TURNS: usize = 3;
@@ -38,7 +38,7 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
         text: &str,
         history: &[StoredMessage],
         events: TurnEvents<'_>,
-    ) -> Result<Scope, AgentError> {
+    ) -> Result<Visibility, AgentError> {
         let earlier: Vec<&str> = history
             .iter()
             .filter(|m| m.message.kind == toolgate_core::MessageKind::User)
@@ -55,7 +55,7 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
             None => router.route(text, context),
         };
         let scope = match &decision.visible {
-            Visible::Catalog => Scope::Catalog,
+            Visible::Catalog => Visibility::Catalog,
             Visible::Groups(groups) => {
                 // What the requests carry: the listed groups.
                 let mut carried = self.carried(turn.listed());
@@ -68,7 +68,7 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
                     self.preload(turn, group, tools, &decision, carried.as_mut())
                         .await?;
                 }
-                Scope::Active
+                Visibility::Loaded
             }
         };
         turn.route = Some(RouteOutcome::new(&decision));
@@ -139,7 +139,7 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
         decision: &Decision,
         carried: Option<&mut Carried>,
     ) -> Result<(), AgentError> {
-        if turn.active.selection(group.as_str()) == Some(GroupSelection::Whole) {
+        if turn.tools.active.selection(group.as_str()) == Some(GroupSelection::Whole) {
             return Ok(());
         }
         if let Err(error) = self.toolbox.prepare(group.as_str()).await {
@@ -163,7 +163,7 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
             // Loaded on a copy first: a load that would take the request past
             // what the model takes is left out (the listing still names the
             // group), as the budget leaves out a group that would break it.
-            let mut active = turn.active.clone();
+            let mut active = turn.tools.active.clone();
             let event = load_routed(&mut active, &catalog, group, tools, shown, whole_note);
             // Only a load that joins the tool list adds to the request.
             let grows = matches!(turn.listed, Listed::Active);
@@ -187,7 +187,7 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
                     .names
                     .extend(added.iter().map(|d| d.name.to_string()));
             }
-            turn.active = active;
+            turn.tools.active = active;
             event
         };
         if let Some(event) = event {
@@ -204,7 +204,7 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
         outcomes: &[CallOutcome],
         events: TurnEvents<'_>,
     ) -> Result<(), AgentError> {
-        let (Some(router), Scope::Active) = (&self.options.router, turn.scope) else {
+        let (Some(router), Visibility::Loaded) = (&self.options.router, turn.visibility) else {
             return Ok(());
         };
         let Some(reason) = turn
@@ -213,7 +213,7 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
         else {
             return Ok(());
         };
-        turn.scope = Scope::Catalog;
+        turn.visibility = Visibility::Catalog;
         self.store
             .append(
                 &turn.conversation,
@@ -240,27 +240,23 @@ fn load_routed(
     shown: Option<LoadedSchemas>,
     whole_note: impl Fn() -> String,
 ) -> Option<Message> {
-    let whole_text = |loaded: &GroupLoaded<'_>| match shown {
-        None => whole_note(),
-        Some(schemas) => loaded.answer(schemas).to_string(),
+    let whole = |loaded: GroupLoaded<'_>| {
+        let text = match shown {
+            None => whole_note(),
+            Some(schemas) => loaded.answer(schemas).to_string(),
+        };
+        Some(loaded.event()?.message(None, text))
     };
     let schemas = shown.unwrap_or(LoadedSchemas::ToolList);
     match tools {
-        None => match set.load(catalog, group.as_str()) {
-            Ok(loaded) if loaded.newly_loaded => {
-                Some(Message::group_loaded_by_host(group, whole_text(&loaded)))
-            }
-            Ok(_) | Err(_) => None,
-        },
-        Some(tools) => match set.load_tools(catalog, group.as_str(), tools) {
-            Ok(ToolsLoaded::Whole(loaded)) if loaded.newly_loaded => {
-                Some(Message::group_loaded_by_host(group, whole_text(&loaded)))
-            }
+        None => whole(set.load(catalog, group.as_str()).ok()?),
+        Some(tools) => match set.load_tools(catalog, group.as_str(), tools).ok()? {
+            ToolsLoaded::Whole(loaded) => whole(loaded),
             // What the model reads: the group has more tools.
-            Ok(ToolsLoaded::Partial(loaded)) if loaded.newly_loaded => Some(
-                Message::tools_loaded_by_host(group, tools, loaded.answer(schemas).to_string()),
-            ),
-            Ok(_) | Err(_) => None,
+            ToolsLoaded::Partial(loaded) => {
+                let text = loaded.answer(schemas).to_string();
+                Some(loaded.event()?.message(None, text))
+            }
         },
     }
 }

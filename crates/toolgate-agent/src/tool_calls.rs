@@ -1,9 +1,12 @@
 //! Running one model response's tool calls. Every call is stored as pending
-//! first; tools run in parallel, each on its own task, and are checked
-//! against what the model saw when it made the calls; the meta-tools
-//! (`load_tool_group`, `unload_tool_group`) run one after the other in call
-//! order, so the active set grows in the order the model asked. Each result
-//! is stored as it arrives.
+//! first; tools run in parallel, each on its own task, admitted by the
+//! toolbox against what the model saw when it made the calls
+//! ([`Toolbox::admit`]); the meta-tools run one after the other in call
+//! order, answered by the toolbox's one meta-tool runtime
+//! ([`Toolbox::answer_meta`]), so the active set grows in the order the
+//! model asked, and each change they made is stored as the host's event,
+//! naming the call, before the call's result. Each result is stored as it
+//! arrives.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -13,17 +16,19 @@ use serde_json::Value;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use toolgate_core::{
-    ActiveToolSet, BudgetPlan, Catalog, FailedInAgent, GroupId, Message, MetaAnswer, MetaCall,
-    MetaTool, ToolDefinition, ToolStatus, TurnCallTimedOut, UnloadedForBudget,
+    ActiveToolSet, FailedInAgent, HostEvent, Message, MetaCall, MetaTool, ToolDefinition,
+    ToolStatus,
 };
 use toolgate_llm::ToolCall;
 use toolgate_store::{AgentStore, ConversationId, ConversationStore, StoreError};
-use toolgate_tools::{CallContext, ToolCallError, ToolOutput, Toolbox};
+use toolgate_tools::{
+    CallContext, MetaOutcome, Reach, Refusal, ToolCallError, ToolOutput, Toolbox,
+};
 
 use crate::agent::{Agent, AgentError};
 use crate::event::{TurnEvent, TurnEvents};
 use crate::progress::CallOutcome;
-use crate::turn::{Listed, Scope, Turn};
+use crate::turn::{Listed, Turn, Visibility};
 
 /// What the model reads for a call cancelled with its turn.
 pub const CANCELLED_RESULT: &str = toolgate_core::CALL_CANCELLED;
@@ -31,10 +36,6 @@ pub const CANCELLED_RESULT: &str = toolgate_core::CALL_CANCELLED;
 /// What the model reads for a call whose source failed on the operator's
 /// side; the operator reads the reason in the log and the turn's error.
 pub const FAILED_RESULT: &str = toolgate_core::CALL_FAILED_IN_AGENT;
-
-/// How long a timed-out call gets to wind down (tell its server) before it
-/// is dropped.
-const CANCEL_GRACE: Duration = Duration::from_secs(1);
 
 /// One call's end: what the model reads, for the no-progress rule how it
 /// went, and the operator's reason when the source failed fatally.
@@ -93,10 +94,10 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
         cancel: &CancellationToken,
     ) -> Result<Vec<CallOutcome>, AgentError> {
         let conversation = turn.conversation.clone();
-        let loaded_before = turn.active.loaded_groups().len();
+        let loaded_before = turn.tools.active.loaded_groups().len();
         self.begin_calls(turn, tool_calls).await?;
-        // Calls are checked against what the model saw when it made them.
-        let visible = Arc::new(turn.active.clone());
+        // Calls are admitted against what the model saw when it made them.
+        let visible = Arc::new(turn.tools.active.clone());
         let calls_cancel = cancel.child_token();
         let mut running = JoinSet::new();
         let mut unfinished: HashMap<tokio::task::Id, &ToolCall> = HashMap::new();
@@ -114,11 +115,11 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
                     toolbox: Arc::clone(&self.toolbox),
                     call: tool_call.clone(),
                     visible: Arc::clone(&visible),
-                    scope: turn.scope,
+                    visibility: turn.visibility,
                     timeout: self.options.tool_timeout,
                     context: CallContext {
                         cancel: calls_cancel.child_token(),
-                        ..turn.caller.clone()
+                        ..turn.context.clone()
                     },
                 };
                 let handle = running.spawn(task.run());
@@ -132,7 +133,7 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
                 () = cancel.cancelled() => None,
                 finished = self.answer_meta(tool_call, meta_tool, turn) => Some(finished),
             };
-            let Some((finished, unloaded)) = finished else {
+            let Some((finished, changes)) = finished else {
                 calls_cancel.cancel();
                 running.shutdown().await;
                 let left = meta_calls[index..].iter().map(|(tool_call, _)| *tool_call);
@@ -140,15 +141,21 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
                     .await?;
                 return Err(AgentError::Cancelled);
             };
-            // Before the load's result: a restore replays the load, then
-            // these unloads, and has what the turn has.
-            if !unloaded.is_empty() {
-                let mut groups = Vec::new();
-                for (group, message) in unloaded {
-                    self.store.append(&conversation, message).await?;
-                    groups.push(group);
-                }
-                events(TurnEvent::BudgetUnloaded { groups });
+            // Before the call's result, naming it: a restore replays these
+            // changes in place of the call, and has what the turn has.
+            for change in &changes {
+                let record = change.message(Some(&tool_call.id), "");
+                self.store.append(&conversation, record).await?;
+            }
+            let unloaded: Vec<_> = changes
+                .iter()
+                .filter_map(|change| match change {
+                    HostEvent::Unloaded(group) => Some(group.clone()),
+                    HostEvent::Loaded(_) | HostEvent::ToolsLoaded(..) | HostEvent::Used(_) => None,
+                })
+                .collect();
+            if meta_tool == MetaTool::LoadToolGroup && !unloaded.is_empty() {
+                events(TurnEvent::BudgetUnloaded { groups: unloaded });
             }
             self.settle(&conversation, tool_call, finished, &mut tally, events)
                 .await?;
@@ -162,7 +169,7 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
             events,
         )
         .await?;
-        if turn.active.loaded_groups().len() != loaded_before {
+        if turn.tools.active.loaded_groups().len() != loaded_before {
             self.recount_catalog(turn);
         }
         match tally.fatal {
@@ -189,7 +196,10 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
         let catalog = self.toolbox.catalog();
         for tool_call in tool_calls {
             let arguments = parse_arguments(&tool_call.arguments).ok();
-            turn.usage
+            // The call itself is the record of its use.
+            let _ = turn
+                .tools
+                .usage
                 .record(&catalog, &tool_call.name, arguments.as_ref());
         }
         if let Some(route) = &mut turn.route {
@@ -265,18 +275,18 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
             .await
     }
 
-    /// A meta-tool call, answered for the turn's active set (a load starts
-    /// the group's source first), with the host's unloads the load budget
-    /// made for it, to store before its result.
+    /// A meta-tool call, answered by the toolbox's runtime for the turn's
+    /// tools (a load starts the group's source first), with the changes it
+    /// made, to store before its result. `call_tool` runs the tool it names
+    /// as a direct call of it.
     async fn answer_meta(
         &self,
         tool_call: &ToolCall,
         meta_tool: MetaTool,
         turn: &mut Turn,
-    ) -> (Finished, Vec<(GroupId, Message)>) {
+    ) -> (Finished, Vec<HostEvent>) {
         // Unparsable arguments lack the group name, like absent ones.
         let arguments = parse_arguments(&tool_call.arguments).unwrap_or(Value::Null);
-        let meta = self.toolbox.meta_tools();
         let call = match MetaCall::parse(meta_tool, &arguments) {
             Ok(call) => call,
             Err(error) => {
@@ -284,43 +294,30 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
                 return (Finished::new(output, CallOutcome::Failed), Vec::new());
             }
         };
-        if let Err(error) = self.toolbox.prepare_meta(&call).await {
-            let output = ToolOutput::error(error.to_string());
-            return (Finished::new(output, CallOutcome::Failed), Vec::new());
+        let authority = &turn.context.authority;
+        if let Err(failed) = self.toolbox.prepare_meta(&call, authority).await {
+            let finished = Finished::from_result(Ok(failed.output));
+            return (finished, Vec::new());
         }
-        let mut unloaded = Vec::new();
-        let reply = {
-            let catalog = self.toolbox.catalog();
-            let plan = match &call {
-                MetaCall::Load { group } => self.make_room(turn, &catalog, group, &mut unloaded),
-                MetaCall::Unload { .. }
-                | MetaCall::CallTool { .. }
-                | MetaCall::FindGroups { .. } => BudgetPlan::default(),
-            };
-            match meta.answer(&call, Some(&mut turn.active), &catalog) {
-                Ok(MetaAnswer::Loaded(loaded)) => {
-                    let schemas = turn.loaded_schemas_of(&catalog, &loaded.group.id);
-                    let mut text = loaded.answer(schemas).to_string();
-                    if !plan.is_empty() {
-                        text = format!("{text}\n\n{}", UnloadedForBudget(&plan));
+        let tokens = |definition: &ToolDefinition| self.schema_tokens(definition);
+        let host = turn.listed.meta_host(self.options.load_budget, &tokens);
+        let outcome = self
+            .toolbox
+            .answer_meta(&call, Some(&mut turn.tools), authority, &host);
+        match outcome {
+            MetaOutcome::Answered(answered) => {
+                if let Listed::Fixed(listed) = &mut turn.listed {
+                    // An unload takes the group out of the list too; a load
+                    // puts its schemas in the conversation instead.
+                    for change in &answered.events {
+                        if let HostEvent::Unloaded(_) = change {
+                            listed.apply(change);
+                        }
                     }
-                    MetaReply::Output(ToolOutput::text(text))
                 }
-                Ok(MetaAnswer::Unloaded(unloaded)) => {
-                    MetaReply::Output(ToolOutput::text(unloaded.to_string()))
-                }
-                Ok(MetaAnswer::Found(found)) => MetaReply::Output(ToolOutput {
-                    structured: Some(found.to_json()),
-                    ..ToolOutput::text(found.to_string())
-                }),
-                Ok(MetaAnswer::Call { tool, arguments }) => MetaReply::Call { tool, arguments },
-                Err(error) => MetaReply::Output(ToolOutput::error(error.to_string())),
+                (Finished::from_result(Ok(answered.output)), answered.events)
             }
-        };
-        let finished = match reply {
-            MetaReply::Output(output) => Finished::from_result(Ok(output)),
-            // call_tool: the tool it names runs like a direct call of it.
-            MetaReply::Call { tool, arguments } => {
+            MetaOutcome::Call { tool, arguments } => {
                 let task = ToolTask {
                     toolbox: Arc::clone(&self.toolbox),
                     call: ToolCall {
@@ -328,42 +325,14 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
                         arguments: arguments.to_string(),
                         ..tool_call.clone()
                     },
-                    visible: Arc::new(turn.active.clone()),
-                    scope: turn.scope,
+                    visible: Arc::new(turn.tools.active.clone()),
+                    visibility: turn.visibility,
                     timeout: self.options.tool_timeout,
-                    context: turn.caller.clone(),
+                    context: turn.context.clone(),
                 };
-                task.run().await
-            }
-        };
-        (finished, unloaded)
-    }
-
-    /// Unloads what the load budget says a load of `group` needs, least
-    /// recently called first, from the turn's active set (and its listed
-    /// tools); each unload's history event goes to `unloaded`.
-    fn make_room(
-        &self,
-        turn: &mut Turn,
-        catalog: &Catalog,
-        group: &str,
-        unloaded: &mut Vec<(GroupId, Message)>,
-    ) -> BudgetPlan {
-        let cost = |definition: &ToolDefinition| self.schema_tokens(definition);
-        let plan = self
-            .options
-            .load_budget
-            .plan(&turn.active, catalog, group, &turn.usage, &cost);
-        for victim in &plan.unload {
-            if let Ok(gone) = turn.active.unload(catalog, victim.as_str()) {
-                let event = Message::group_unloaded_by_host(victim, gone.to_string());
-                unloaded.push((victim.clone(), event));
-            }
-            if let Listed::Fixed(listed) = &mut turn.listed {
-                listed.unload(catalog, victim.as_str()).ok();
+                (task.run().await, Vec::new())
             }
         }
-        plan
     }
 
     /// Stores a cancelled result for each call the cancel cut short.
@@ -416,19 +385,14 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
     }
 }
 
-/// A meta-tool's answer: the output to store, or (`call_tool`) the tool to
-/// run in its place.
-enum MetaReply {
-    Output(ToolOutput),
-    Call { tool: String, arguments: Value },
-}
-
 /// One tool call (not a meta-tool), run on its own task.
 struct ToolTask {
     toolbox: Arc<Toolbox>,
     call: ToolCall,
+    /// What the model saw when it made the call.
     visible: Arc<ActiveToolSet>,
-    scope: Scope,
+    visibility: Visibility,
+    /// How long the call may run, for a tool with no limit of its own.
     timeout: Duration,
     context: CallContext,
 }
@@ -447,44 +411,30 @@ impl ToolTask {
                 );
             }
         };
-        let timeout = {
-            let catalog = self.toolbox.catalog();
-            let checked = match self.scope {
-                Scope::Active => self.visible.check_available(&catalog, name),
-                Scope::Catalog => match catalog.resolve(name) {
-                    Some(tool) => Ok(tool.definition),
-                    None => ActiveToolSet::new().check_available(&catalog, name),
-                },
-            };
-            match checked {
-                Ok(definition) => definition.timeout.unwrap_or(self.timeout),
-                Err(not_available) => {
-                    return Finished::new(
-                        ToolOutput::error(not_available.to_string()),
-                        CallOutcome::Outside,
-                    );
-                }
+        let reach = match self.visibility {
+            Visibility::Loaded => Reach::Loaded(&self.visible),
+            Visibility::Catalog => Reach::Catalog,
+        };
+        let admitted = match self
+            .toolbox
+            .admit(name, arguments, &self.context.authority, reach)
+        {
+            Ok(admitted) => admitted,
+            Err(refused) => {
+                let outcome = match refused.refusal() {
+                    Refusal::OutOfReach => CallOutcome::Outside,
+                    Refusal::NotAllowed => CallOutcome::Failed,
+                };
+                return Finished::new(refused.output(), outcome);
             }
         };
-        let call = self.toolbox.call(name, arguments, &self.context);
-        tokio::pin!(call);
-        tokio::select! {
-            result = &mut call => Finished::from_result(result),
-            () = tokio::time::sleep(timeout) => {
-                self.context.cancel.cancel();
-                let _ = tokio::time::timeout(CANCEL_GRACE, call).await;
-                Finished::new(
-                    ToolOutput::error(
-                        TurnCallTimedOut {
-                            tool: name.to_owned(),
-                            limit: timeout,
-                        }
-                        .to_string(),
-                    ),
-                    CallOutcome::Failed,
-                )
-            }
-        }
+        // One deadline: the tool's own limit, else the turn's, and the
+        // source's when that is shorter.
+        let context = CallContext {
+            time_limit: Some(admitted.timeout().unwrap_or(self.timeout)),
+            ..self.context
+        };
+        Finished::from_result(self.toolbox.run(admitted, &context).await)
     }
 }
 

@@ -10,8 +10,7 @@
 use std::collections::HashMap;
 
 use toolgate_core::{
-    COMPACTION_SUMMARY_HEADING, LOAD_TOOL_GROUP_TOOL_NAME, LoadedSchemas, Message, MessageKind,
-    ToolStatus,
+    COMPACTION_SUMMARY_HEADING, HostEvent, LoadedSchemas, Message, MessageKind, ToolStatus,
 };
 use toolgate_llm::{ChatMessage, ToolCall};
 
@@ -38,8 +37,9 @@ pub fn chat_messages<'m>(history: impl IntoIterator<Item = &'m Message>) -> Vec<
 ///   the model reads, as user text like a compaction summary: a routed
 ///   partial load (its text is the model's only news that the group has
 ///   more tools than it was given) and, with [`LoadedSchemas::Conversation`],
-///   every load of the host (a router's pre-load, whose text carries the
-///   schemas the tool list does not);
+///   every load of the host with a text (a router's pre-load, whose text
+///   carries the schemas the tool list does not); the changes a meta-tool
+///   call made have no text: its result tells the model;
 /// - a tool call without an id or name, and a result without a call, are
 ///   dropped; an assistant message with neither text nor calls is dropped.
 pub fn chat_messages_with<'m>(
@@ -116,11 +116,13 @@ pub fn chat_messages_with<'m>(
 /// [`chat_messages_with`]).
 fn shown_host_load(message: &Message, schemas: LoadedSchemas) -> bool {
     match schemas {
-        LoadedSchemas::ToolList => message.is_partial_load_by_host(),
+        LoadedSchemas::ToolList => HostEvent::is_read_by_model(message),
         LoadedSchemas::Conversation => {
-            message.kind == MessageKind::System
-                && message.tool_name.as_deref() == Some(LOAD_TOOL_GROUP_TOOL_NAME)
-                && message.tool_status == Some(ToolStatus::Success)
+            !message.content.is_empty()
+                && matches!(
+                    HostEvent::read(message),
+                    Some(Ok(HostEvent::Loaded(_) | HostEvent::ToolsLoaded(..)))
+                )
         }
     }
 }

@@ -101,17 +101,18 @@ fn an_empty_assistant_message_is_not_sent() {
 
 #[test]
 fn a_routed_partial_load_is_read_by_the_model_and_other_host_events_are_not() {
-    use toolgate_core::{GroupId, ToolName};
+    use toolgate_core::{GroupId, HostEvent, ToolName};
     let gmail = GroupId::new("gmail").unwrap();
     let partial_text = "Loaded 1 of 3 tools from group 'Gmail' (load_tool_group 'gmail' loads the other 2):\n- gmail_send: Send an email";
     let history = [
         Message::user("email Bob"),
-        Message::tools_loaded_by_host(
-            &gmail,
-            &[ToolName::new("gmail_send").unwrap()],
-            partial_text,
-        ),
-        Message::group_loaded_by_host(&GroupId::new("pdf").unwrap(), "Routed: loaded group 'pdf'."),
+        HostEvent::ToolsLoaded(gmail.clone(), vec![ToolName::new("gmail_send").unwrap()])
+            .message(None, partial_text),
+        HostEvent::Loaded(GroupId::new("pdf").unwrap())
+            .message(None, "Routed: loaded group 'pdf'."),
+        // A change a meta-tool call made: its result told the model.
+        HostEvent::ToolsLoaded(gmail, vec![ToolName::new("gmail_read").unwrap()])
+            .message(Some("c1"), ""),
         Message::system("Escalated to the whole catalog."),
         Message::assistant("Sent."),
     ];
@@ -130,17 +131,18 @@ fn a_routed_partial_load_is_read_by_the_model_and_other_host_events_are_not() {
 
 #[test]
 fn with_schemas_in_the_conversation_every_load_of_the_host_is_read_after_the_request() {
-    use toolgate_core::{GroupId, LoadedSchemas, ToolName};
+    use toolgate_core::{GroupId, HostEvent, LoadedSchemas, ToolName};
     let pdf = GroupId::new("pdf").unwrap();
     let history = [
         Message::user("merge a.pdf and b.pdf"),
-        Message::group_loaded_by_host(&pdf, "Loaded 2 tools from group 'PDF Tools'. ..."),
-        Message::tools_loaded_by_host(
-            &GroupId::new("gmail").unwrap(),
-            &[ToolName::new("gmail_send").unwrap()],
-            "Loaded 1 of 3 tools from group 'Gmail' ...",
-        ),
-        Message::group_unloaded_by_host(&pdf, "Unloaded group 'PDF Tools'."),
+        HostEvent::Loaded(pdf.clone()).message(None, "Loaded 2 tools from group 'PDF Tools'. ..."),
+        HostEvent::ToolsLoaded(
+            GroupId::new("gmail").unwrap(),
+            vec![ToolName::new("gmail_send").unwrap()],
+        )
+        .message(None, "Loaded 1 of 3 tools from group 'Gmail' ..."),
+        HostEvent::Loaded(GroupId::new("gmail").unwrap()).message(Some("c2"), ""),
+        HostEvent::Unloaded(pdf).message(None, "Unloaded group 'PDF Tools'."),
         Message::system("Escalated to the whole catalog."),
         Message::assistant("Merged."),
     ];

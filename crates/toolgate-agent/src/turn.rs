@@ -14,13 +14,13 @@ use std::collections::{HashMap, HashSet};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use toolgate_core::{
-    ActiveToolSet, Catalog, CatalogTool, GroupId, GroupSelection, GroupUse, GroupVisibility,
-    LOAD_TOOL_GROUP_TOOL_NAME, LoadedSchemas, Message, MessageKind, ToolDefinition,
-    restore_active_set, system_prompt,
+    ActiveToolSet, Catalog, CatalogTool, GroupId, LOAD_TOOL_GROUP_TOOL_NAME, LoadBudget,
+    LoadedSchemas, Message, MessageKind, SessionTools, ToolDefinition, restore_active_set,
+    system_prompt,
 };
 use toolgate_llm::{ChatRequest, ChatResponse, StreamEvent, ToolLimits, ToolSpec};
 use toolgate_store::{AgentStore, ConversationId, ConversationStore, StoredMessage};
-use toolgate_tools::CallContext;
+use toolgate_tools::{CallContext, MetaHost};
 
 use crate::agent::{Agent, AgentError};
 use crate::compaction::Context;
@@ -31,9 +31,9 @@ use crate::transcript::chat_messages_with;
 
 /// What a turn's model calls may see and call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Scope {
+pub(crate) enum Visibility {
     /// The active set: core tools and the loaded groups.
-    Active,
+    Loaded,
     /// The whole catalog (a low-confidence route, or an escalation).
     Catalog,
 }
@@ -47,7 +47,7 @@ pub(crate) enum Listed {
     /// rebuilt from history like the active set but without its loads (the
     /// model's own and the router's pre-loads), whose schemas are in the
     /// conversation ([`LoadedSchemas::Conversation`]). Within a turn, only a
-    /// compaction and the load budget's unloads change it.
+    /// compaction and unloads change it.
     Fixed(ActiveToolSet),
 }
 
@@ -63,13 +63,15 @@ pub(crate) struct CatalogCost {
 pub(crate) struct Turn {
     pub(crate) conversation: ConversationId,
     /// Who the turn's tool calls come from.
-    pub(crate) caller: CallContext,
+    pub(crate) context: CallContext,
     /// The base system prompt.
     system: String,
-    pub(crate) active: ActiveToolSet,
+    /// What the conversation may call, and when it called each group (for
+    /// the load budget).
+    pub(crate) tools: SessionTools,
     /// Which loaded groups the requests list.
     pub(crate) listed: Listed,
-    pub(crate) scope: Scope,
+    pub(crate) visibility: Visibility,
     pub(crate) progress: Progress,
     catalog_cost: CatalogCost,
     /// Each model call's report, in order.
@@ -83,12 +85,10 @@ pub(crate) struct Turn {
     /// Whether the turn has compacted the conversation, or tried to: it
     /// does at most once.
     pub(crate) compaction_tried: bool,
-    /// When each group was last called, for the load budget.
-    pub(crate) usage: GroupUse,
 }
 
 /// Who a turn's tool calls come from, and the base system prompt.
-pub(crate) struct Caller {
+pub(crate) struct TurnIdentity {
     pub(crate) context: CallContext,
     pub(crate) system_prompt: String,
 }
@@ -112,29 +112,24 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
         events: TurnEvents<'_>,
     ) -> Result<Turn, AgentError> {
         let history = self.store.messages(conversation).await?;
-        let caller = self.caller(conversation, &history).await;
+        let identity = self.identity(conversation, &history).await;
         let listed = self.listed(&history);
-        let usage = {
-            let catalog = self.toolbox.catalog();
-            GroupUse::from_history(history.iter().map(|m| &m.message), &catalog)
-        };
         let mut turn = Turn {
             conversation: conversation.clone(),
-            caller: caller.context,
-            system: caller.system_prompt,
-            active: self.restore(conversation, &history).await,
+            context: identity.context,
+            system: identity.system_prompt,
+            tools: self.restore(conversation, &history).await,
             listed,
-            scope: Scope::Active,
+            visibility: Visibility::Loaded,
             progress: Progress::default(),
             catalog_cost: self.catalog_cost(),
             calls: Vec::new(),
             route: None,
             ranked: Vec::new(),
             compaction_tried,
-            usage,
         };
         if let (Some(router), Some(text)) = (&self.options.router, user_text) {
-            turn.scope = self
+            turn.visibility = self
                 .route(router, &mut turn, text, &history, events)
                 .await?;
         }
@@ -205,11 +200,11 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
     /// keeps its number), and the base system prompt: the agent's own when
     /// it has one, else the configured one. The agent is read each turn, so
     /// a prompt it changed applies from its next turn.
-    pub(crate) async fn caller(
+    pub(crate) async fn identity(
         &self,
         conversation: &ConversationId,
         history: &[StoredMessage],
-    ) -> Caller {
+    ) -> TurnIdentity {
         let agent = match self.store.conversation_agent(conversation).await {
             Ok(agent) => agent,
             Err(error) => {
@@ -237,7 +232,7 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
             turn: Some(turn),
             ..CallContext::default()
         };
-        Caller {
+        TurnIdentity {
             context,
             system_prompt,
         }
@@ -268,28 +263,28 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
         }
     }
 
-    /// The active set rebuilt from history, with the tools it shows made
-    /// known (a restored group's MCP server is started).
+    /// The conversation's tools rebuilt from history, with the tools they
+    /// show made known (a restored group's MCP server is started).
     async fn restore(
         &self,
         conversation: &ConversationId,
         history: &[StoredMessage],
-    ) -> ActiveToolSet {
-        let restored = {
+    ) -> SessionTools {
+        let (tools, skipped) = {
             let catalog = self.toolbox.catalog();
-            restore_active_set(history.iter().map(|m| &m.message), &catalog)
+            SessionTools::restore(history.iter().map(|m| &m.message), &catalog)
         };
-        for skipped in &restored.skipped {
+        for skipped in &skipped {
             tracing::info!(%conversation, index = skipped.index, reason = ?skipped.reason, "history event skipped");
         }
-        self.toolbox.prepare_visible(&restored.active).await;
-        restored.active
+        self.toolbox.prepare_visible(&tools.active).await;
+        tools
     }
 
     fn request(&self, turn: &Turn, history: &[StoredMessage]) -> Request {
         let catalog = self.toolbox.catalog();
         let mut definitions = turn.listed().definitions(&catalog);
-        if turn.scope == Scope::Catalog {
+        if turn.visibility == Visibility::Catalog {
             // The loaded tools keep their place (a cache-friendly prefix); every
             // other tool follows, as many as the model takes.
             let cost = |definition: &ToolDefinition| self.schema_tokens(definition);
@@ -347,25 +342,38 @@ impl Turn {
     /// The loaded groups the requests list as tools.
     pub(crate) fn listed(&self) -> &ActiveToolSet {
         match &self.listed {
-            Listed::Active => &self.active,
+            Listed::Active => &self.tools.active,
             Listed::Fixed(listed) => listed,
         }
     }
 
-    /// Where the model's load of `group` puts its schemas: in the
-    /// conversation, unless the requests list the whole group already.
+    /// Where a load of `group` puts its schemas: in the conversation,
+    /// unless the requests list the whole group already.
     pub(crate) fn loaded_schemas_of(&self, catalog: &Catalog, group: &GroupId) -> LoadedSchemas {
-        match &self.listed {
-            Listed::Active => LoadedSchemas::ToolList,
-            Listed::Fixed(listed) => {
-                let whole = listed.selection(group.as_str()) == Some(GroupSelection::Whole)
-                    || catalog.group_visibility(group.as_str()) == Some(GroupVisibility::Always);
-                if whole {
-                    LoadedSchemas::ToolList
-                } else {
-                    LoadedSchemas::Conversation
-                }
-            }
+        let no_tokens = |_: &ToolDefinition| 0;
+        self.listed
+            .meta_host(LoadBudget::Unlimited, &no_tokens)
+            .placement(catalog, group)
+    }
+}
+
+impl Listed {
+    /// How the meta-tools answer for requests that list these loads, within
+    /// `budget`, each tool's schema counted by `tokens`.
+    pub(crate) fn meta_host<'a>(
+        &'a self,
+        budget: LoadBudget,
+        tokens: &'a (dyn Fn(&ToolDefinition) -> usize + Sync),
+    ) -> MetaHost<'a> {
+        let (schemas, listed) = match self {
+            Self::Active => (LoadedSchemas::ToolList, None),
+            Self::Fixed(listed) => (LoadedSchemas::Conversation, Some(listed)),
+        };
+        MetaHost {
+            schemas,
+            listed,
+            budget,
+            tokens,
         }
     }
 }

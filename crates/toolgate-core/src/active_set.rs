@@ -7,9 +7,13 @@
 //! so the tool list a provider receives is a stable prefix from turn to turn
 //! and its prompt cache keeps hitting: a whole load of a partly loaded group
 //! appends the group's other tools after everything already there, and never
-//! moves a tool the model has seen. The same value is rebuilt from history by
-//! [`crate::restore_active_set`], so a restarted process sees exactly what the
-//! model saw.
+//! moves a tool the model has seen.
+//!
+//! Every change is a [`HostEvent`] applied by [`ActiveToolSet::apply`]: a
+//! live load decides what changes (against the catalog its caller sees) and
+//! applies the event, which its host records; [`crate::restore_active_set`]
+//! applies the recorded events the same way, deciding nothing again, so a
+//! restarted process sees exactly what the model saw.
 
 use crate::answers::{
     GroupLoaded, GroupPartlyLoaded, GroupUnloaded, LoadGroupError, NotAvailable, ToolsLoaded,
@@ -17,6 +21,7 @@ use crate::answers::{
 };
 use crate::catalog::{Catalog, GroupVisibility};
 use crate::group::ToolGroup;
+use crate::host_event::HostEvent;
 use crate::name::{GroupId, ToolName};
 use crate::tool::ToolDefinition;
 
@@ -79,14 +84,6 @@ pub enum GroupSelection<'a> {
     Tools(Vec<&'a ToolName>),
 }
 
-/// What a selection of a group's tools did to an active set.
-enum Added {
-    /// The group is loaded whole (it was already, or the selection made it so).
-    Whole { changed: bool },
-    /// The group is partly loaded.
-    Partial { changed: bool },
-}
-
 impl ActiveToolSet {
     /// Core tools only: a new conversation.
     pub fn new() -> Self {
@@ -122,16 +119,14 @@ impl ActiveToolSet {
     /// Loads a group: the `load_tool_group` outcome. Idempotent: loading a loaded
     /// group succeeds with the same text and changes nothing. A partly loaded
     /// group gets its other tools, appended after every tool already loaded.
+    /// [`GroupLoaded::event`] is the change to record.
     pub fn load<'c>(
         &mut self,
         catalog: &'c Catalog,
         group_name: &str,
     ) -> Result<GroupLoaded<'c>, LoadGroupError> {
         let (group, tools) = loadable(catalog, group_name)?;
-        let newly_loaded = !self.is_whole(group_name);
-        if newly_loaded {
-            self.push(Load::Whole(group.id.clone()));
-        }
+        let newly_loaded = self.apply(&HostEvent::Loaded(group.id.clone()));
         Ok(GroupLoaded {
             group,
             tools,
@@ -182,13 +177,10 @@ impl ActiveToolSet {
         tools: &[S],
     ) -> Result<ToolsLoaded<'c>, LoadGroupError> {
         let (group, group_tools) = loadable(catalog, group_name)?;
-        Ok(match self.add_tools(catalog, &group.id, tools) {
-            Added::Whole { changed } => ToolsLoaded::Whole(GroupLoaded {
-                group,
-                tools: group_tools,
-                newly_loaded: changed,
-            }),
-            Added::Partial { changed } => ToolsLoaded::Partial(GroupPartlyLoaded {
+        let event = self.tools_event(catalog, &group.id, tools);
+        let newly_loaded = self.apply(&event);
+        Ok(match event {
+            HostEvent::ToolsLoaded(_, added) => ToolsLoaded::Partial(GroupPartlyLoaded {
                 group,
                 tools: self
                     .selected(group.id.as_str())
@@ -196,8 +188,16 @@ impl ActiveToolSet {
                     .filter_map(|name| member(catalog, &group.id, name))
                     .collect(),
                 group_tools: group_tools.len(),
-                newly_loaded: changed,
+                newly_loaded,
+                added,
             }),
+            HostEvent::Loaded(_) | HostEvent::Unloaded(_) | HostEvent::Used(_) => {
+                ToolsLoaded::Whole(GroupLoaded {
+                    group,
+                    tools: group_tools,
+                    newly_loaded,
+                })
+            }
         })
     }
 
@@ -210,10 +210,8 @@ impl ActiveToolSet {
     ) -> Result<GroupUnloaded<'c>, UnloadGroupError> {
         let position = self.loaded.iter().position(|id| id.as_str() == group_name);
         match (position, catalog.group(group_name)) {
-            (Some(position), Some(group)) => {
-                self.loaded.remove(position);
-                self.loads
-                    .retain(|load| load.group().as_str() != group_name);
+            (Some(_), Some(group)) => {
+                self.apply(&HostEvent::Unloaded(group.id.clone()));
                 Ok(GroupUnloaded { group })
             }
             _ => Err(UnloadGroupError::NotLoaded {
@@ -223,23 +221,48 @@ impl ActiveToolSet {
         }
     }
 
-    /// Marks a group loaded whole without the availability checks: replaying
-    /// a load that history says succeeded.
-    pub(crate) fn replay_load(&mut self, group: GroupId) {
-        if !self.is_whole(group.as_str()) {
-            self.push(Load::Whole(group));
+    /// Applies a recorded change, deciding nothing: a whole load appends
+    /// the group (unless it is loaded whole already), a partial load appends
+    /// exactly the tools it names that are not loaded yet (never the whole
+    /// group, whatever the catalog holds), an unload takes every load of the
+    /// group out. [`HostEvent::Used`] changes nothing here. Returns whether
+    /// the set changed. Live loads and a restore both come through here.
+    pub fn apply(&mut self, event: &HostEvent) -> bool {
+        match event {
+            HostEvent::Loaded(group) => {
+                if self.is_whole(group.as_str()) {
+                    return false;
+                }
+                self.push(Load::Whole(group.clone()));
+                true
+            }
+            HostEvent::ToolsLoaded(group, tools) => {
+                if self.is_whole(group.as_str()) {
+                    return false;
+                }
+                let already = self.selected(group.as_str());
+                let mut new: Vec<ToolName> = Vec::new();
+                for tool in tools {
+                    if !already.contains(&tool) && !new.contains(tool) {
+                        new.push(tool.clone());
+                    }
+                }
+                if new.is_empty() {
+                    return false;
+                }
+                self.push(Load::Tools(group.clone(), new));
+                true
+            }
+            HostEvent::Unloaded(group) => {
+                let Some(position) = self.loaded.iter().position(|id| id == group) else {
+                    return false;
+                };
+                self.loaded.remove(position);
+                self.loads.retain(|load| load.group() != group);
+                true
+            }
+            HostEvent::Used(_) => false,
         }
-    }
-
-    /// Replays a partial load that history says succeeded, by the rules of
-    /// [`Self::load_tools`] without its availability checks.
-    pub(crate) fn replay_load_tools<S: AsRef<str>>(
-        &mut self,
-        catalog: &Catalog,
-        group: &GroupId,
-        tools: &[S],
-    ) {
-        self.add_tools(catalog, group, tools);
     }
 
     /// The definitions to send: core tools, then the tools of the groups
@@ -338,16 +361,18 @@ impl ActiveToolSet {
         self.loads.push(load);
     }
 
-    /// Adds the tools of `group` named in `tools` by the rules of
-    /// [`Self::load_tools`].
-    fn add_tools<S: AsRef<str>>(
-        &mut self,
+    /// The change a load of the tools of `group` named in `tools` makes, by
+    /// the rules of [`Self::load_tools`]: a whole load when no name is a tool
+    /// of the group in `catalog` or the names cover it with those loaded
+    /// already, else a partial load of the named tools not loaded yet.
+    fn tools_event<S: AsRef<str>>(
+        &self,
         catalog: &Catalog,
         group: &GroupId,
         tools: &[S],
-    ) -> Added {
+    ) -> HostEvent {
         if self.is_whole(group.as_str()) {
-            return Added::Whole { changed: false };
+            return HostEvent::Loaded(group.clone());
         }
         let members: Vec<&ToolName> = catalog
             .group_tools(group.as_str())
@@ -366,19 +391,14 @@ impl ActiveToolSet {
             .iter()
             .all(|tool| already.contains(tool) || named.contains(tool));
         if named.is_empty() || covered {
-            self.push(Load::Whole(group.clone()));
-            return Added::Whole { changed: true };
+            return HostEvent::Loaded(group.clone());
         }
-        let new: Vec<ToolName> = named
+        let new = named
             .into_iter()
             .filter(|tool| !already.contains(tool))
             .cloned()
             .collect();
-        let changed = !new.is_empty();
-        if changed {
-            self.push(Load::Tools(group.clone(), new));
-        }
-        Added::Partial { changed }
+        HostEvent::ToolsLoaded(group.clone(), new)
     }
 }
 

@@ -9,7 +9,7 @@
 //! contract text, and `kind()` is the stable machine-readable code.
 
 use crate::group::ToolGroup;
-use crate::name::GroupId;
+use crate::name::{GroupId, ToolName};
 use crate::tool::ToolDefinition;
 
 /// A successful load (also returned for an already-loaded group).
@@ -36,6 +36,9 @@ pub struct GroupPartlyLoaded<'c> {
     /// `false` when every tool asked for was loaded already and nothing
     /// changed.
     pub newly_loaded: bool,
+    /// The tools this load added (none when nothing changed), in order: the
+    /// change recorded ([`Self::event`]).
+    pub added: Vec<ToolName>,
 }
 
 /// What [`crate::ActiveToolSet::load_tools`] did: the group is partly
@@ -171,17 +174,6 @@ pub struct CallTimedOut {
 }
 
 impl std::error::Error for CallTimedOut {}
-
-/// A call of the agent loop's turn that passed the turn's tool timeout and
-/// was cancelled (`toolgate chat --tool-timeout`). `Display` is the text the
-/// model reads as the call's result.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TurnCallTimedOut {
-    /// The tool that was called.
-    pub tool: String,
-    /// The timeout it passed.
-    pub limit: std::time::Duration,
-}
 
 /// Why a `call_tool` call was refused before the tool ran.
 #[derive(Clone, Debug, PartialEq, Eq)]

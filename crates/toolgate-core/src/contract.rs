@@ -20,7 +20,7 @@ use serde_json::Value;
 use crate::answers::{
     ActionNotAvailable, CallTimedOut, CallToolError, FindGroupsError, GroupLoaded,
     GroupPartlyLoaded, GroupUnloaded, LoadGroupError, MetaError, NotAvailable, ToolsLoaded,
-    TurnCallTimedOut, UnloadGroupError,
+    UnloadGroupError,
 };
 use crate::load_budget::UnloadedForBudget;
 use crate::loaded_schemas::LoadedSchemas;
@@ -444,18 +444,6 @@ pub struct FailedInAgent<'a>(pub &'a str);
 impl fmt::Display for FailedInAgent<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "The tool call failed inside the agent: {}", self.0)
-    }
-}
-
-impl fmt::Display for TurnCallTimedOut {
-    /// `Tool '{tool}' did not finish within {seconds} s and was cancelled.`
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "Tool '{}' did not finish within {} s and was cancelled.",
-            self.tool,
-            self.limit.as_secs_f64()
-        )
     }
 }
 

@@ -72,17 +72,17 @@ fn a_groups_size_is_singular_for_one_tool() {
     assert_eq!(ToolCount(12).to_string(), "12 tools");
 }
 
-/// The agent loop's turn timeout and a call cancelled with its turn read
-/// as these texts, whole.
+/// A call past its deadline (its source's, or the caller's when shorter)
+/// and a call cancelled with its turn read as these texts, whole.
 #[test]
-fn a_turn_s_timeout_and_cancel_read_as_their_texts() {
-    let timed_out = crate::TurnCallTimedOut {
+fn a_timeout_and_a_cancel_read_as_their_texts() {
+    let timed_out = crate::CallTimedOut {
         tool: "slow_wait".to_owned(),
         limit: std::time::Duration::from_millis(200),
     };
     assert_eq!(
         timed_out.to_string(),
-        "Tool 'slow_wait' did not finish within 0.2 s and was cancelled."
+        "Tool 'slow_wait' did not finish within 0.2s; the call was cancelled."
     );
     assert_eq!(crate::CALL_CANCELLED, "The tool call was cancelled.");
 }

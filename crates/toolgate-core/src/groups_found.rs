@@ -6,6 +6,7 @@
 use serde_json::{Value, json};
 
 use crate::group::ToolGroup;
+use crate::host_event::HostEvent;
 use crate::name::{GroupId, ToolName};
 use crate::routing::Tier;
 use crate::tool::ToolDefinition;
@@ -53,6 +54,8 @@ pub struct FoundLoad<'c> {
     pub tools: Vec<&'c ToolDefinition>,
     /// `false` when all of them were loaded already.
     pub newly_loaded: bool,
+    /// The change the load made, to record: `None` when it made none.
+    pub event: Option<HostEvent>,
 }
 
 impl<'c> FoundGroup<'c> {

@@ -19,6 +19,7 @@ mod error;
 mod group;
 mod groups_found;
 mod history;
+mod host_event;
 mod import;
 mod listing_form;
 mod load_budget;
@@ -31,6 +32,7 @@ mod origin;
 mod policy;
 mod polymorphic;
 mod prompt;
+mod restore;
 pub mod routing;
 mod timeout;
 mod tokens;
@@ -41,7 +43,7 @@ pub use active_set::{ActiveToolSet, GroupSelection};
 pub use answers::{
     ActionNotAvailable, CallTimedOut, CallToolError, FindGroupsError, GroupLoaded,
     GroupPartlyLoaded, GroupUnloaded, LoadGroupError, MetaError, NotAvailable, ToolsLoaded,
-    TurnCallTimedOut, UnloadGroupError,
+    UnloadGroupError,
 };
 pub use catalog::{
     Alias, Catalog, CatalogTool, GroupListing, GroupVisibility, OwnTools, ToolState,
@@ -61,9 +63,8 @@ pub use error::{
 };
 pub use group::{ToolGroup, generated_group_description};
 pub use groups_found::{FoundGroup, FoundLoad, FoundTools, GroupsFound};
-pub use history::{
-    Message, MessageKind, Restored, SkipReason, SkippedEvent, ToolStatus, restore_active_set,
-};
+pub use history::{Message, MessageKind, ToolStatus};
+pub use host_event::{GROUP_USED_EVENT, HostEvent, SkipReason};
 pub use import::{ImportRename, ImportReport, import_jsonl};
 pub use listing_form::{
     GROUP_DESCRIPTION_MAX_CHARS, GroupSearch, ListingForm, ListingWeight, MAX_LINES_SHARE,
@@ -90,6 +91,7 @@ pub use polymorphic::{
     ActionCall, ActionError, PolymorphicError, PolymorphicTool, action_names, typed_result,
 };
 pub use prompt::{system_prompt, tool_groups_section, tool_groups_section_as};
+pub use restore::{Restored, SessionTools, SkippedEvent, restore_active_set};
 pub use timeout::{MAX_TIMEOUT_SECONDS, timeout_from_seconds};
 pub use tokens::{CatalogCost, Encoding, GroupCost, TokenCounter};
 pub use tool::{ToolAnnotations, ToolDefinition};

@@ -14,6 +14,12 @@
 //! budget ([`UnloadedForBudget`]). The caller records each unload in the
 //! conversation's history as an unload of the group, so a restore replays
 //! it exactly.
+//!
+//! A caller's policy narrows what it sees, never what its loads count: each
+//! loaded group counts the tokens of its loaded tools in the caller's view
+//! or in the whole catalog, whichever is more, so a group the policy hides
+//! counts too, and a reload that shows more cannot take a session past the
+//! budget.
 
 use std::collections::HashMap;
 
@@ -23,6 +29,7 @@ use crate::active_set::{ActiveToolSet, GroupSelection};
 use crate::catalog::{Catalog, GroupVisibility};
 use crate::contract::CALL_TOOL_TOOL_NAME;
 use crate::history::{Message, MessageKind};
+use crate::host_event::HostEvent;
 use crate::name::GroupId;
 use crate::tool::ToolDefinition;
 
@@ -58,25 +65,36 @@ impl GroupUse {
         Self::default()
     }
 
-    /// The calls of `history` (the model's tool calls, in order), counted as
-    /// [`Self::record`] counts them.
+    /// The calls of `history`, counted as [`Self::record`] counts them: the
+    /// model's tool calls and the uses a host recorded ([`HostEvent::Used`]),
+    /// in order.
     pub fn from_history<'m>(
         history: impl IntoIterator<Item = &'m Message>,
         catalog: &Catalog,
     ) -> Self {
         let mut usage = Self::new();
         for message in history {
-            if message.kind != MessageKind::ToolCall {
-                continue;
+            match message.kind {
+                MessageKind::ToolCall => {
+                    let Some(tool) = message.tool_name.as_deref() else {
+                        continue;
+                    };
+                    let arguments = message
+                        .tool_input
+                        .as_deref()
+                        .and_then(|input| serde_json::from_str::<Value>(input).ok());
+                    usage.record(catalog, tool, arguments.as_ref());
+                }
+                MessageKind::System => {
+                    if let Some(Ok(HostEvent::Used(group))) = HostEvent::read(message) {
+                        usage.mark(&group);
+                    }
+                }
+                MessageKind::User
+                | MessageKind::Assistant
+                | MessageKind::ToolResult
+                | MessageKind::Compaction => {}
             }
-            let Some(tool) = message.tool_name.as_deref() else {
-                continue;
-            };
-            let arguments = message
-                .tool_input
-                .as_deref()
-                .and_then(|input| serde_json::from_str::<Value>(input).ok());
-            usage.record(catalog, tool, arguments.as_ref());
         }
         usage
     }
@@ -84,20 +102,30 @@ impl GroupUse {
     /// A call of `tool` with `arguments`: its group (an alias's target's;
     /// for `call_tool`, the group of the tool its `name` names) is used now.
     /// A core tool, or a name the catalog does not know, uses no group.
-    pub fn record(&mut self, catalog: &Catalog, tool: &str, arguments: Option<&Value>) {
+    /// Returns the use to record for a host whose history does not hold the
+    /// call ([`HostEvent::Used`]): `None` when the group was the one used
+    /// last already, which changes no order the budget reads.
+    pub fn record(
+        &mut self,
+        catalog: &Catalog,
+        tool: &str,
+        arguments: Option<&Value>,
+    ) -> Option<HostEvent> {
         let tool = if tool == CALL_TOOL_TOOL_NAME {
-            match arguments.and_then(|arguments| arguments.get("name")?.as_str()) {
-                Some(named) => named,
-                None => return,
-            }
+            arguments.and_then(|arguments| arguments.get("name")?.as_str())?
         } else {
             tool
         };
-        let Some(group) = catalog.resolve(tool).and_then(|entry| entry.group) else {
-            return;
-        };
+        let group = catalog.resolve(tool).and_then(|entry| entry.group)?.clone();
+        self.mark(&group).then_some(HostEvent::Used(group))
+    }
+
+    /// Marks `group` used now; whether it was not the one used last.
+    fn mark(&mut self, group: &GroupId) -> bool {
+        let latest = self.last.get(group) == Some(&self.calls) && self.calls > 0;
         self.calls += 1;
         self.last.insert(group.clone(), self.calls);
+        !latest
     }
 
     /// When `group` was last called; `None` when never.
@@ -107,16 +135,18 @@ impl GroupUse {
 }
 
 impl LoadBudget {
-    /// What to unload before `group` is loaded whole into `active` so that
-    /// the loaded groups' schemas (each tool's tokens by `tokens`) stay
-    /// within the budget: the least recently used groups by `usage`, as
-    /// few as it takes. Nothing when there is no bound, when the load
-    /// changes nothing (an unknown or empty group, one loaded whole or
-    /// always listed) or when everything fits.
+    /// What to unload before `group` is loaded whole into `active` by a
+    /// caller who sees `view` of `catalog`, so that the loaded groups'
+    /// schemas (each tool's tokens by `tokens`, counted in the view or the
+    /// catalog, whichever holds more) stay within the budget: the least
+    /// recently used groups by `usage`, as few as it takes. Nothing when
+    /// there is no bound, when the load changes nothing (a group the caller
+    /// cannot see, an empty one, one loaded whole or always listed) or when
+    /// everything fits.
     pub fn plan(
         self,
         active: &ActiveToolSet,
-        catalog: &Catalog,
+        (view, catalog): (&Catalog, &Catalog),
         group: &str,
         usage: &GroupUse,
         tokens: &dyn Fn(&ToolDefinition) -> usize,
@@ -124,14 +154,16 @@ impl LoadBudget {
         let Self::Tokens(budget) = self else {
             return BudgetPlan::default();
         };
-        let always = |id: &str| catalog.group_visibility(id) == Some(GroupVisibility::Always);
-        let Some(target) = catalog.group(group) else {
+        let always = |id: &str| view.group_visibility(id) == Some(GroupVisibility::Always);
+        let Some(target) = view.group(group) else {
             return BudgetPlan::default();
         };
         if always(group) || active.selection(group) == Some(GroupSelection::Whole) {
             return BudgetPlan::default();
         }
-        let incoming: usize = catalog.group_tools(group).map(tokens).sum();
+        let whole_tokens =
+            |catalog: &Catalog| -> usize { catalog.group_tools(group).map(tokens).sum() };
+        let incoming: usize = whole_tokens(view).max(whole_tokens(catalog));
         if incoming == 0 {
             return BudgetPlan::default();
         }
@@ -143,7 +175,11 @@ impl LoadBudget {
             .iter()
             .enumerate()
             .filter(|(_, id)| id.as_str() != group && !always(id.as_str()))
-            .map(|(place, id)| (place, id, loaded_tokens(active, catalog, id, tokens)))
+            .map(|(place, id)| {
+                let counted = loaded_tokens(active, view, id, tokens)
+                    .max(loaded_tokens(active, catalog, id, tokens));
+                (place, id, counted)
+            })
             .collect();
         others.sort_by_key(|(place, id, _)| (usage.last_call(id), *place));
         let mut total = incoming + others.iter().map(|(_, _, t)| t).sum::<usize>();

@@ -6,6 +6,7 @@ use crate::active_set::ActiveToolSet;
 use crate::catalog::Catalog;
 use crate::group::ToolGroup;
 use crate::history::{Message, ToolStatus};
+use crate::host_event::HostEvent;
 use crate::name::{GroupId, ToolName};
 use crate::origin::Origin;
 use crate::tool::ToolDefinition;
@@ -52,14 +53,14 @@ fn without_a_bound_or_within_it_nothing_is_unloaded() {
     let catalog = catalog(&[("a", 2), ("b", 2), ("c", 2)]);
     let active = loaded(&catalog, &["a", "b"]);
     let usage = GroupUse::new();
-    let plan = LoadBudget::Unlimited.plan(&active, &catalog, "c", &usage, &ten);
+    let plan = LoadBudget::Unlimited.plan(&active, (&catalog, &catalog), "c", &usage, &ten);
     assert!(plan.is_empty());
-    let plan = LoadBudget::Tokens(60).plan(&active, &catalog, "c", &usage, &ten);
+    let plan = LoadBudget::Tokens(60).plan(&active, (&catalog, &catalog), "c", &usage, &ten);
     assert!(plan.is_empty(), "{plan:?}");
     // Already loaded whole, or unknown: nothing changes.
-    let plan = LoadBudget::Tokens(10).plan(&active, &catalog, "a", &usage, &ten);
+    let plan = LoadBudget::Tokens(10).plan(&active, (&catalog, &catalog), "a", &usage, &ten);
     assert!(plan.is_empty());
-    let plan = LoadBudget::Tokens(10).plan(&active, &catalog, "zzz", &usage, &ten);
+    let plan = LoadBudget::Tokens(10).plan(&active, (&catalog, &catalog), "zzz", &usage, &ten);
     assert!(plan.is_empty());
 }
 
@@ -73,9 +74,9 @@ fn the_least_recently_called_go_first_never_called_before_called_ties_by_load_or
     usage.record(&catalog, "a_2", None);
     // Loaded again does not count as use: only calls do.
     let budget = LoadBudget::Tokens(60);
-    let plan = budget.plan(&active, &catalog, "e", &usage, &ten);
+    let plan = budget.plan(&active, (&catalog, &catalog), "e", &usage, &ten);
     assert_eq!(plan.unload, ids(&["b", "d"]));
-    let plan = LoadBudget::Tokens(40).plan(&active, &catalog, "e", &usage, &ten);
+    let plan = LoadBudget::Tokens(40).plan(&active, (&catalog, &catalog), "e", &usage, &ten);
     assert_eq!(plan.unload, ids(&["b", "d", "c"]));
     // call_tool counts as the tool it names; a core or unknown tool as nothing.
     usage.record(&catalog, "call_tool", Some(&json!({"name": "b_1"})));
@@ -84,7 +85,7 @@ fn the_least_recently_called_go_first_never_called_before_called_ties_by_load_or
         "load_tool_group",
         Some(&json!({"group_name": "d"})),
     );
-    let plan = budget.plan(&active, &catalog, "e", &usage, &ten);
+    let plan = budget.plan(&active, (&catalog, &catalog), "e", &usage, &ten);
     assert_eq!(plan.unload, ids(&["d", "c"]));
 }
 
@@ -115,7 +116,7 @@ fn usage_is_rebuilt_from_the_model_calls_in_history() {
     live.record(&catalog, "call_tool", Some(&json!({"name": "b_1"})));
     assert_eq!(rebuilt, live);
     let active = loaded(&catalog, &["a", "b"]);
-    let plan = LoadBudget::Tokens(20).plan(&active, &catalog, "c", &rebuilt, &ten);
+    let plan = LoadBudget::Tokens(20).plan(&active, (&catalog, &catalog), "c", &rebuilt, &ten);
     assert_eq!(plan.unload, ids(&["a"]));
 }
 
@@ -123,7 +124,8 @@ fn usage_is_rebuilt_from_the_model_calls_in_history() {
 fn a_group_over_the_budget_alone_is_loaded_alone_and_the_answer_says_so() {
     let catalog = catalog(&[("a", 1), ("b", 2), ("big", 5)]);
     let active = loaded(&catalog, &["a", "b"]);
-    let plan = LoadBudget::Tokens(40).plan(&active, &catalog, "big", &GroupUse::new(), &ten);
+    let plan =
+        LoadBudget::Tokens(40).plan(&active, (&catalog, &catalog), "big", &GroupUse::new(), &ten);
     assert_eq!(
         plan,
         BudgetPlan {
@@ -143,7 +145,8 @@ fn a_group_over_the_budget_alone_is_loaded_alone_and_the_answer_says_so() {
          tokens of tools, over the budget of 40: it is the only group loaded."
     );
     let alone = ActiveToolSet::new();
-    let plan = LoadBudget::Tokens(40).plan(&alone, &catalog, "big", &GroupUse::new(), &ten);
+    let plan =
+        LoadBudget::Tokens(40).plan(&alone, (&catalog, &catalog), "big", &GroupUse::new(), &ten);
     assert_eq!(
         UnloadedForBudget(&plan).to_string(),
         "Group 'big' alone has 50 tokens of tools, over the budget of 40: it is the only group \
@@ -161,14 +164,73 @@ fn a_partly_loaded_group_counts_its_loaded_tools_and_loads_whole() {
     let usage = GroupUse::new();
     assert!(
         LoadBudget::Tokens(50)
-            .plan(&active, &catalog, "b", &usage, &ten)
+            .plan(&active, (&catalog, &catalog), "b", &usage, &ten)
             .is_empty()
     );
-    let plan = LoadBudget::Tokens(49).plan(&active, &catalog, "b", &usage, &ten);
+    let plan = LoadBudget::Tokens(49).plan(&active, (&catalog, &catalog), "b", &usage, &ten);
     assert_eq!(plan.unload, ids(&["a"]));
     assert_eq!(
         UnloadedForBudget(&plan).to_string(),
         "Unloaded 'a' (least recently used first) to keep the loaded tools within their budget \
          of 49 tokens; load_tool_group loads a group again."
     );
+}
+
+#[test]
+fn a_group_the_callers_view_hides_still_counts_toward_the_budget() {
+    let catalog = catalog(&[("a", 2), ("b", 2), ("c", 2)]);
+    let active = loaded(&catalog, &["a", "b"]);
+    // The caller's policy hides `a` now; a later policy may show it again.
+    let policy = crate::policy::ToolPolicy {
+        deny_groups: ["a".to_owned()].into(),
+        ..crate::policy::ToolPolicy::default()
+    };
+    let view = catalog.restricted(&policy, |tool| Catalog::permitted(&policy, tool));
+    assert!(view.group("a").is_none());
+    let usage = GroupUse::new();
+    let plan = LoadBudget::Tokens(40).plan(&active, (&view, &catalog), "c", &usage, &ten);
+    assert_eq!(
+        plan.unload,
+        ids(&["a"]),
+        "a's 20 tokens count although hidden"
+    );
+    // A group the caller cannot see is not loaded for it.
+    let plan = LoadBudget::Tokens(10).plan(&active, (&view, &catalog), "a", &usage, &ten);
+    assert!(plan.is_empty());
+}
+
+#[test]
+fn a_use_is_recorded_only_when_it_changes_which_group_was_used_last() {
+    let catalog = catalog(&[("a", 2), ("b", 2), ("c", 2)]);
+    let mut live = GroupUse::new();
+    let a = GroupId::new("a").unwrap();
+    let b = GroupId::new("b").unwrap();
+    assert_eq!(
+        live.record(&catalog, "a_1", None),
+        Some(HostEvent::Used(a.clone()))
+    );
+    assert_eq!(live.record(&catalog, "a_2", None), None, "a is the latest");
+    assert_eq!(
+        live.record(&catalog, "b_1", None),
+        Some(HostEvent::Used(b.clone()))
+    );
+    assert_eq!(
+        live.record(&catalog, "a_1", None),
+        Some(HostEvent::Used(a.clone()))
+    );
+    assert_eq!(live.record(&catalog, "nowhere", None), None);
+    // A host that stores only the recorded uses rebuilds the same order.
+    let history: Vec<Message> = [a.clone(), b, a]
+        .into_iter()
+        .map(|group| HostEvent::Used(group).message(None, ""))
+        .collect();
+    let rebuilt = GroupUse::from_history(&history, &catalog);
+    let active = loaded(&catalog, &["a", "b"]);
+    let plan = |usage: &GroupUse| {
+        LoadBudget::Tokens(40)
+            .plan(&active, (&catalog, &catalog), "c", usage, &ten)
+            .unload
+    };
+    assert_eq!(plan(&rebuilt), plan(&live));
+    assert_eq!(plan(&live), ids(&["b"]));
 }

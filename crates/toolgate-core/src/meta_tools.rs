@@ -10,6 +10,7 @@ use crate::active_set::ActiveToolSet;
 use crate::answers::{GroupLoaded, GroupUnloaded, MetaError, ToolsLoaded, UnloadGroupError};
 use crate::catalog::Catalog;
 use crate::groups_found::{FoundFinder, FoundGroup, FoundLoad, FoundTools, GroupsFound};
+use crate::host_event::HostEvent;
 use crate::meta_tool::{MetaCall, MetaTool};
 use crate::name::{GroupId, ToolName};
 use crate::routing::{Embeddings, IdFinders, Router, Taxonomy};
@@ -64,6 +65,22 @@ pub enum MetaAnswer<'c> {
     },
     /// `find_tool_groups`: the ranking.
     Found(GroupsFound<'c>),
+}
+
+impl MetaAnswer<'_> {
+    /// The changes the answer made to the active set, in order, to record.
+    pub fn events(&self) -> Vec<HostEvent> {
+        match self {
+            Self::Loaded(loaded) => loaded.event().into_iter().collect(),
+            Self::Unloaded(unloaded) => vec![unloaded.event()],
+            Self::Found(found) => found
+                .loaded
+                .iter()
+                .filter_map(|load| load.event.clone())
+                .collect(),
+            Self::Call { .. } => Vec::new(),
+        }
+    }
 }
 
 impl MetaTools {
@@ -264,17 +281,20 @@ fn load_found<'c>(
             if names.is_empty() {
                 return None;
             }
-            let newly_loaded = match active.load_tools(catalog, found.group.id.as_str(), &names) {
-                Ok(ToolsLoaded::Whole(loaded)) => loaded.newly_loaded,
-                Ok(ToolsLoaded::Partial(loaded)) => loaded.newly_loaded,
-                // A group the search lists is loadable; one that is not
-                // stays listed, by name only.
-                Err(_) => return None,
+            // A group the search lists is loadable; one that is not stays
+            // listed, by name only.
+            let loaded = active
+                .load_tools(catalog, found.group.id.as_str(), &names)
+                .ok()?;
+            let newly_loaded = match &loaded {
+                ToolsLoaded::Whole(loaded) => loaded.newly_loaded,
+                ToolsLoaded::Partial(loaded) => loaded.newly_loaded,
             };
             Some(FoundLoad {
                 group: found.group,
                 tools,
                 newly_loaded,
+                event: loaded.event(),
             })
         })
         .collect()

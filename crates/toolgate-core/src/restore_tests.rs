@@ -5,6 +5,7 @@ use serde_json::json;
 use super::*;
 use crate::active_set::GroupSelection;
 use crate::group::ToolGroup;
+use crate::meta_tool::group_name_argument;
 use crate::name::ToolName;
 use crate::origin::Origin;
 use crate::tool::ToolDefinition;
@@ -165,7 +166,7 @@ fn unloads_and_host_events_replay_in_order() {
     let catalog = catalog();
     let pdf = GroupId::new("pdf").unwrap();
     let history = [
-        Message::group_loaded_by_host(&pdf, "Router loaded pdf"),
+        HostEvent::Loaded(pdf).message(None, "Router loaded pdf"),
         load("a", "google_gmail", ToolStatus::Success),
         Message::tool_call(
             "b",
@@ -180,7 +181,7 @@ fn unloads_and_host_events_replay_in_order() {
             ToolStatus::Error,
         ),
         load("d", "pdf", ToolStatus::Success),
-        Message::group_unloaded_by_host(&GroupId::new("google_drive").unwrap(), "no-op"),
+        HostEvent::Unloaded(GroupId::new("google_drive").unwrap()).message(None, "no-op"),
     ];
     let restored = restore_active_set(&history, &catalog);
     assert_eq!(loaded(&restored), ["google_gmail", "pdf"]);
@@ -284,11 +285,9 @@ proptest! {
                     history.push(Message::tool_call(id, "load_tool_group", arguments.to_string(), status));
                 }
                 Operation::LoadTools(group, tools) => {
-                    // The host records only the loads that succeeded.
-                    if live.load_tools(&catalog, group, &tools).is_ok() {
-                        let tools: Vec<ToolName> = tools.iter().map(|t| ToolName::new(*t).unwrap()).collect();
-                        let group = GroupId::new(group).unwrap();
-                        history.push(Message::tools_loaded_by_host(&group, &tools, "partial"));
+                    // The host records the change a load made, when it made one.
+                    if let Some(event) = live.load_tools(&catalog, group, &tools).ok().and_then(|loaded| loaded.event()) {
+                        history.push(event.message(Some(&id), "partial"));
                     }
                 }
                 Operation::Unload(group) => {
@@ -373,7 +372,7 @@ fn a_partial_load_by_the_host_round_trips_through_its_stored_form() {
         .load_tools(&catalog, "google_gmail", &selected)
         .unwrap()
         .to_string();
-    let message = Message::tools_loaded_by_host(&gmail(), &selected, text);
+    let message = HostEvent::ToolsLoaded(gmail(), selected.clone()).message(None, text);
     let stored = serde_json::to_string(&message).unwrap();
     assert_eq!(
         stored,
@@ -391,28 +390,36 @@ fn a_partial_load_by_the_host_round_trips_through_its_stored_form() {
 }
 
 #[test]
-fn only_a_hosts_partial_load_is_read_by_the_model() {
-    let partial = Message::tools_loaded_by_host(&gmail(), &tools(&["gmail_send"]), "Loaded 1 of 3");
-    assert!(partial.is_partial_load_by_host());
-    assert!(!Message::group_loaded_by_host(&gmail(), "routed").is_partial_load_by_host());
+fn only_a_hosts_partial_load_with_text_is_read_by_the_model() {
+    let partial =
+        HostEvent::ToolsLoaded(gmail(), tools(&["gmail_send"])).message(None, "Loaded 1 of 3");
+    assert!(HostEvent::is_read_by_model(&partial));
+    assert!(!HostEvent::is_read_by_model(
+        &HostEvent::Loaded(gmail()).message(None, "routed")
+    ));
+    let silent = HostEvent::ToolsLoaded(gmail(), tools(&["gmail_send"])).message(None, "");
+    assert!(
+        !HostEvent::is_read_by_model(&silent),
+        "an event with no text"
+    );
     let failed = Message {
         tool_status: Some(ToolStatus::Error),
         ..partial.clone()
     };
-    assert!(!failed.is_partial_load_by_host());
+    assert!(!HostEvent::is_read_by_model(&failed));
     let by_the_model = Message {
         kind: MessageKind::ToolCall,
         ..partial
     };
-    assert!(!by_the_model.is_partial_load_by_host());
-    assert!(!Message::system("Escalated").is_partial_load_by_host());
+    assert!(!HostEvent::is_read_by_model(&by_the_model));
+    assert!(!HostEvent::is_read_by_model(&Message::system("Escalated")));
 }
 
 #[test]
 fn a_whole_load_after_a_partial_one_restores_the_order_the_model_saw() {
     let catalog = catalog();
     let history = [
-        Message::tools_loaded_by_host(&gmail(), &tools(&["gmail_read"]), "partial"),
+        HostEvent::ToolsLoaded(gmail(), tools(&["gmail_read"])).message(None, "partial"),
         load("a", "pdf", ToolStatus::Success),
         load("b", "google_gmail", ToolStatus::Success),
     ];
@@ -455,7 +462,7 @@ fn loads_stored_without_tools_restore_whole_groups() {
 
     let null_tools = Message {
         tool_input: Some(r#"{"group_name":"google_gmail","tools":null}"#.into()),
-        ..Message::group_loaded_by_host(&gmail(), "")
+        ..HostEvent::Loaded(gmail()).message(None, "")
     };
     let restored = restore_active_set(&[null_tools], &catalog);
     assert_eq!(
@@ -488,7 +495,7 @@ fn a_host_load_whose_tools_are_not_a_list_of_names_is_skipped() {
     .into_iter()
     .map(|input| Message {
         tool_input: Some(input.into()),
-        ..Message::group_loaded_by_host(&gmail(), "")
+        ..HostEvent::Loaded(gmail()).message(None, "")
     })
     .collect();
     let restored = restore_active_set(&history, &catalog);
@@ -579,4 +586,105 @@ fn a_snapshot_stored_before_partial_loads_restores_whole_groups() {
         restored.skipped[0].reason,
         SkipReason::UnknownGroup("retired".into())
     );
+}
+
+#[test]
+fn a_partial_load_restores_exactly_its_tools_whatever_the_catalog_holds_now() {
+    // A lazy source's group, not listed yet in the restarted process: no
+    // tool of the load is known, and still the load stays partial.
+    let mut lazy = Catalog::new();
+    let group = ToolGroup::new(gmail(), "Mail", "d");
+    lazy.register_deferred_group(group, Origin::Builtin)
+        .unwrap();
+    let event = HostEvent::ToolsLoaded(gmail(), tools(&["gmail_send", "gmail_read"]));
+    let history = [event.message(None, "")];
+    let restored = restore_active_set(&history, &lazy);
+    assert_eq!(
+        restored.active.selection("google_gmail"),
+        Some(GroupSelection::Tools(
+            tools(&["gmail_send", "gmail_read"]).iter().collect()
+        ))
+    );
+    // Listed later, the group shows the two tools loaded, not its third.
+    assert_eq!(
+        definition_names(&restored.active, &catalog()),
+        ["load_tool_group", "gmail_send", "gmail_read"]
+    );
+    // Naming every tool of the group keeps it a partial load too: only a
+    // load recorded whole restores whole.
+    let all = HostEvent::ToolsLoaded(
+        gmail(),
+        tools(&["gmail_search", "gmail_read", "gmail_send"]),
+    );
+    let restored = restore_active_set(&[all.message(None, "")], &catalog());
+    assert_ne!(
+        restored.active.selection("google_gmail"),
+        Some(GroupSelection::Whole)
+    );
+}
+
+#[test]
+fn a_models_call_whose_changes_the_host_recorded_replays_through_them() {
+    let catalog = catalog();
+    // One response: a search that loaded one tool of gmail, then a load of
+    // the whole group. Both calls are stored before either runs; the host
+    // records each change as it makes it, naming the call.
+    let mut live = ActiveToolSet::new();
+    let search = live
+        .load_tools(&catalog, "google_gmail", &["gmail_send"])
+        .unwrap()
+        .event()
+        .unwrap();
+    let load_event = live
+        .load(&catalog, "google_gmail")
+        .unwrap()
+        .event()
+        .unwrap();
+    let history = [
+        Message::tool_call(
+            "s",
+            "find_tool_groups",
+            r#"{"query":"mail"}"#,
+            ToolStatus::Success,
+        ),
+        load("l", "google_gmail", ToolStatus::Success),
+        search.message(Some("s"), ""),
+        load_event.message(Some("l"), ""),
+    ];
+    let restored = restore_active_set(&history, &catalog);
+    assert_eq!(restored.active, live);
+    assert_eq!(
+        definition_names(&restored.active, &catalog),
+        [
+            "load_tool_group",
+            "gmail_send",
+            "gmail_search",
+            "gmail_read"
+        ],
+        "the order the model saw, not the call's place"
+    );
+}
+
+#[test]
+fn a_gateways_loads_stored_as_calls_with_made_up_ids_still_restore() {
+    // How gateways recorded a client's loads and the budget's unloads before
+    // they recorded host events.
+    let history = [
+        Message::system("MCP session started"),
+        load("mcp-1764380000000000001", "pdf", ToolStatus::Success),
+        load(
+            "mcp-1764380000000000002",
+            "google_gmail",
+            ToolStatus::Success,
+        ),
+        Message::tool_call(
+            "mcp-1764380000000000003",
+            "unload_tool_group",
+            r#"{"group_name":"pdf"}"#,
+            ToolStatus::Success,
+        ),
+    ];
+    let restored = restore_active_set(&history, &catalog());
+    assert_eq!(loaded(&restored), ["google_gmail"]);
+    assert_eq!(restored.skipped, []);
 }

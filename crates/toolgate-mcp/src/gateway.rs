@@ -30,7 +30,7 @@ use toolgate_core::routing::RoutingConfig;
 use toolgate_core::{Catalog, GroupVisibility, LoadBudget, LoadedSchemas, MetaTool, ToolPolicy};
 use toolgate_store::{ConversationId, ConversationStore};
 use toolgate_tools::{
-    CatalogChange, ListedSource, StartReport, Toolbox, ToolboxError, ToolboxOptions, ViewKey,
+    CatalogChange, ListedSource, StartReport, Toolbox, ToolboxError, ToolboxOptions,
 };
 
 use crate::audit::AuditLog;
@@ -103,9 +103,6 @@ pub struct Gateway<S> {
     /// Who may come in, what each may use, and how often: replaced whole
     /// by [`update_access`](Self::update_access).
     access: std::sync::RwLock<Arc<Access>>,
-    /// Each client's view of the catalog (restricted, or showing its own
-    /// tools), with the key it was made for ([`Toolbox::view_key`]).
-    views: std::sync::Mutex<HashMap<ClientName, (ViewKey, Arc<Catalog>)>>,
     /// Where a session's loads put their schemas.
     loaded_schemas: LoadedSchemas,
     /// The bound on a session's loaded schemas.
@@ -176,7 +173,6 @@ impl<S: ConversationStore + 'static> Gateway<S> {
                 rate_limits: options.rate_limits,
                 oauth: None,
             })),
-            views: std::sync::Mutex::default(),
             loaded_schemas: options.loaded_schemas,
             load_budget: options.load_budget,
         });

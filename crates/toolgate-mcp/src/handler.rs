@@ -211,11 +211,8 @@ impl<S: ConversationStore + 'static> ServerHandler for GatewayHandler<S> {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         let scope = self.scope(&context).await?;
-        if let Some(id) = scope.session() {
-            self.gateway
-                .sessions()
-                .remember_peer(id, &context.peer)
-                .await;
+        if let Some(session) = scope.held(self.gateway.sessions()).await {
+            session.remember_peer(&context.peer);
         }
         let span = self.span("tools/list", None, &context);
         traced(span, async {
@@ -232,11 +229,8 @@ impl<S: ConversationStore + 'static> ServerHandler for GatewayHandler<S> {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let scope = self.scope(&context).await?;
-        if let Some(id) = scope.session() {
-            self.gateway
-                .sessions()
-                .remember_peer(id, &context.peer)
-                .await;
+        if let Some(session) = scope.held(self.gateway.sessions()).await {
+            session.remember_peer(&context.peer);
         }
         let call = self
             .gateway

@@ -9,13 +9,15 @@ use std::sync::Arc;
 
 use rmcp::model::ProgressToken;
 use rmcp::{Peer, RoleServer};
+use tokio::sync::OnceCell;
 use tokio_util::sync::CancellationToken;
-use toolgate_store::ConversationId;
+use toolgate_store::{ConversationId, ConversationStore};
 use toolgate_tools::{Authority, CallContext, CallerChannel, CallerLimits};
 
 use crate::clients::{Caller, Owner};
 use crate::rate_limit::RateLimits;
 use crate::relay::Downstream;
+use crate::session::{Session, Sessions};
 
 /// One request: its session, who sent it and what it may do, how it is
 /// cancelled, and where what happens during it goes.
@@ -36,6 +38,8 @@ pub struct RequestScope {
     peer: Option<Peer<RoleServer>>,
     /// The progress token the client sent, if any.
     progress_token: Option<ProgressToken>,
+    /// The session's state, once looked up: once per request.
+    held: Arc<OnceCell<Arc<Session>>>,
 }
 
 impl RequestScope {
@@ -48,7 +52,21 @@ impl RequestScope {
             cancel: CancellationToken::new(),
             peer: None,
             progress_token: None,
+            held: Arc::new(OnceCell::new()),
         }
+    }
+
+    /// The session's state, looked up in `sessions` the first time it is
+    /// asked for and kept for the rest of the request (a lookup of a shared
+    /// store asks it whether another gateway changed the session); `None`
+    /// for a stateless request.
+    pub(crate) async fn held<S: ConversationStore + 'static>(
+        &self,
+        sessions: &Sessions<S>,
+    ) -> Option<Arc<Session>> {
+        let id = self.session.as_ref()?;
+        let session = self.held.get_or_init(|| sessions.get(id)).await;
+        Some(Arc::clone(session))
     }
 
     /// This request, cancelled by `cancel`.

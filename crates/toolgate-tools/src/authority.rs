@@ -84,6 +84,18 @@ impl Authority {
         self.tool_owner.as_ref()
     }
 
+    /// Whether `other` sees what this authority sees: the same grant (the
+    /// same policy, not an equal one: a reload makes a new one) and the
+    /// same tool owner. A view of the catalog made for one serves the other.
+    pub(crate) fn sees_as(&self, other: &Self) -> bool {
+        let grant = match (&self.grant, &other.grant) {
+            (Grant::Nothing, Grant::Nothing) | (Grant::Everything, Grant::Everything) => true,
+            (Grant::Policy(one), Grant::Policy(two)) => Arc::ptr_eq(one, two),
+            (Grant::Nothing | Grant::Everything | Grant::Policy(_), _) => false,
+        };
+        grant && self.tool_owner == other.tool_owner
+    }
+
     /// Whether the caller sees less than the whole catalog: a policy that
     /// restricts something, or nothing at all.
     pub fn narrows(&self) -> bool {

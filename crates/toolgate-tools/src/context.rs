@@ -4,6 +4,7 @@
 use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 use toolgate_store::{AgentId, ConversationId};
@@ -31,6 +32,10 @@ pub struct CallContext {
     /// Cancelled when the caller gives up on the call; a source stops the
     /// call (and tells its server so).
     pub cancel: CancellationToken,
+    /// The longest the caller waits for the call, when it sets a limit of
+    /// its own (an agent's turn): the call's deadline is this or its
+    /// source's, whichever is shorter.
+    pub time_limit: Option<Duration>,
     /// Where a source may send what it hears during the call.
     pub caller: CallerChannel,
 }

@@ -1,5 +1,7 @@
 //! The deadline every tool call the toolbox runs is under: its source's own
-//! ([`CallDeadline::Own`]), else the toolbox's `call_timeout`. A call past
+//! ([`CallDeadline::Own`]), else the toolbox's `call_timeout`, or the
+//! caller's limit ([`CallContext::time_limit`]) when that is shorter: the
+//! one deadline of a call, whoever asked for it. A call past
 //! its deadline is cancelled and answered with [`CallTimedOut`], so no tool
 //! (a built-in stuck on the file system or the network included) holds a
 //! turn or a client's request forever.
@@ -33,6 +35,7 @@ pub(crate) async fn call_within_deadline(
         CallDeadline::Toolbox => toolbox_default,
         CallDeadline::Own(limit) => limit,
     };
+    let limit = context.time_limit.map_or(limit, |caller| caller.min(limit));
     // The call's own token: cancelling it at the deadline leaves the
     // caller's token (a turn's, a request's) as it is.
     let context = CallContext {

@@ -62,6 +62,7 @@ pub use source::{
     CallDeadline, ListedGroup, ListedSource, OwnedSet, OwnedTools, SourceCall, SourceChange,
     SourceListing, SourceOffer, SourceTool, Startup, ToolSource,
 };
-pub use toolbox::call::{ResolvedCall, ViewKey};
+pub use toolbox::call::{AdmittedCall, Reach, Refusal, RefusedCall, ResolvedCall, ViewKey};
+pub use toolbox::meta::{LoadedTools, MetaAnswered, MetaHost, MetaOutcome};
 pub use toolbox::reconfigure::Joined;
 pub use toolbox::{StartReport, Toolbox, ToolboxOptions};

@@ -18,7 +18,7 @@ use tokio::sync::broadcast;
 use toolgate_core::routing::{Embeddings, RoutingConfig};
 use toolgate_core::{
     ActiveToolSet, Alias, Catalog, FoundTools, GroupId, GroupVisibility, ImportError,
-    ManifestError, MetaCall, MetaTool, MetaTools, Origin, ToolGroup, ToolName, ToolState,
+    ManifestError, MetaTool, MetaTools, Origin, ToolGroup, ToolName, ToolState,
 };
 
 use crate::authority::Authority;
@@ -35,8 +35,10 @@ use crate::settings::GroupSettings;
 use crate::source::{ListedGroup, ListedSource, OwnedTools, SourceChange, ToolSource};
 
 pub(crate) mod call;
+pub(crate) mod meta;
 pub(crate) mod reconfigure;
 mod start;
+mod view;
 
 /// The tools to offer.
 #[derive(Clone, Debug)]
@@ -173,6 +175,8 @@ pub struct Toolbox {
     call_timeout: Duration,
     /// The group of each caller's own tools, and the source that runs them.
     owned: Option<(Arc<dyn OwnedTools>, SourceId)>,
+    /// The callers' views of the catalog, kept while they serve.
+    views: Mutex<Vec<view::KeptView>>,
 }
 
 impl Toolbox {
@@ -229,20 +233,6 @@ impl Toolbox {
         let listed = self.listed();
         match position_of(&listed, group) {
             Some(index) => self.ensure_listed(&listed, index).await.map(|_| ()),
-            None => Ok(()),
-        }
-    }
-
-    /// Makes a meta-tool call answerable: a load's group is prepared first,
-    /// and a failure is the answer the model reads.
-    pub async fn prepare_meta(&self, call: &MetaCall) -> Result<(), toolgate_core::MetaError> {
-        match call.group_to_prepare() {
-            Some(group) => self.prepare(group).await.map_err(|error| {
-                toolgate_core::LoadGroupError::Unavailable {
-                    reason: error.to_string(),
-                }
-                .into()
-            }),
             None => Ok(()),
         }
     }

@@ -125,6 +125,8 @@ async fn a_truncated_stream_is_a_clear_error() {
     }
 }
 
+/// The turn's tool timeout is the call's deadline when it is the shorter:
+/// one deadline, the toolbox's, answers it.
 #[tokio::test]
 async fn a_hanging_tool_times_out_and_the_turn_goes_on() {
     for (wire, stream) in WIRES {
@@ -153,7 +155,7 @@ async fn a_hanging_tool_times_out_and_the_turn_goes_on() {
         assert_eq!(
             results[1..],
             [
-                "Tool 'slow_wait' did not finish within 0.2 s and was cancelled.".to_owned(),
+                "Tool 'slow_wait' did not finish within 0.2s; the call was cancelled.".to_owned(),
                 r#"echo ran with {"text":"still here"}"#.to_owned(),
             ]
         );

@@ -427,6 +427,8 @@ async fn every_step_is_stored_in_order() {
                 Some("load_tool_group"),
                 Some(ToolStatus::Success)
             ),
+            // The change the load made, naming the call, before its result.
+            step("system", Some("load_tool_group"), Some(ToolStatus::Success)),
             step(
                 "tool_result",
                 Some("load_tool_group"),

@@ -191,7 +191,7 @@ async fn an_upstream_tool_past_the_agents_timeout_is_cancelled_and_the_server_se
     let results = tool_results(&server.requests()[3]);
     assert_eq!(
         results[1],
-        "Tool 'trigger-long-running-operation' did not finish within 1 s and was cancelled."
+        "Tool 'trigger-long-running-operation' did not finish within 1s; the call was cancelled."
     );
     assert!(results[2].contains("still here"), "{}", results[2]);
     gateway.shutdown().await;

@@ -1,6 +1,6 @@
 //! Who is calling and what they see: a request's [`RequestScope`], built
-//! once where it comes in, and each client's view of the catalog, made
-//! from its policy and kept until the catalog or its own tools change.
+//! once where it comes in, and the catalog as its client sees it (the
+//! toolbox's view for its authority).
 
 use std::sync::Arc;
 
@@ -58,28 +58,10 @@ impl<S: ConversationStore + 'static> Gateway<S> {
         }
     }
 
-    /// Runs `f` on the catalog as `caller` sees it: restricted by its
-    /// policy, when it has one.
-    pub fn with_view_of<T>(&self, caller: &Caller, f: impl FnOnce(&Catalog) -> T) -> T {
-        let authority = self.authority_of(caller);
-        self.with_view_as(caller, &authority, f)
-    }
-
-    /// Runs `f` on the catalog as the request of `scope` sees it.
+    /// Runs `f` on the catalog as the request of `scope` sees it
+    /// ([`Toolbox::view`](toolgate_tools::Toolbox::view)).
     pub(crate) fn with_view<T>(&self, scope: &RequestScope, f: impl FnOnce(&Catalog) -> T) -> T {
-        self.with_view_as(scope.caller(), scope.authority(), f)
-    }
-
-    fn with_view_as<T>(
-        &self,
-        caller: &Caller,
-        authority: &Authority,
-        f: impl FnOnce(&Catalog) -> T,
-    ) -> T {
-        match self.view(caller, authority) {
-            Some(view) => f(&view),
-            None => self.with_catalog(f),
-        }
+        self.toolbox.with_view(scope.authority(), f)
     }
 
     /// Who may come in, what each may use, and how often, as now.
@@ -100,10 +82,7 @@ impl<S: ConversationStore + 'static> Gateway<S> {
             .access
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(access);
-        self.views
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clear();
+        self.toolbox.forget_views();
         self.sessions.notify_group_changed(None, true).await;
     }
 
@@ -125,32 +104,6 @@ impl<S: ConversationStore + 'static> Gateway<S> {
     /// Whether `caller` sees the whole catalog (no policy narrows it).
     pub(crate) fn sees_everything(&self, caller: &Caller) -> bool {
         !self.authority_of(caller).narrows()
-    }
-
-    /// The view of the catalog of `caller`, allowed what `authority`
-    /// allows (and showing its own tools), made again when the catalog or
-    /// its own tools changed; `None` when it sees the whole catalog.
-    fn view(&self, caller: &Caller, authority: &Authority) -> Option<Arc<Catalog>> {
-        let key = self.toolbox.view_key(authority)?;
-        let Some(client) = caller.as_ref() else {
-            return self.toolbox.catalog_for(authority).map(Arc::new);
-        };
-        let cached = self
-            .views
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .get(client)
-            .filter(|(made_for, _)| *made_for == key)
-            .map(|(_, view)| Arc::clone(view));
-        if let Some(view) = cached {
-            return Some(view);
-        }
-        let view = Arc::new(self.toolbox.catalog_for(authority)?);
-        self.views
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(client.clone(), (key, Arc::clone(&view)));
-        Some(view)
     }
 }
 

@@ -1,7 +1,7 @@
-//! `tools/call`: the caller's rate limits, the name resolved once, then a
-//! meta-tool's answer (`meta.rs`) or the catalog tool, run through the
-//! toolbox if the caller may use it as it will run; each call counted,
-//! audited and traced.
+//! `tools/call`: the session looked up once, then a meta-tool's answer
+//! (`meta.rs`) or the catalog tool, admitted by the toolbox (exists, loaded,
+//! allowed as it will run) and run within the caller's rate limits; each
+//! call counted, audited and traced.
 
 use std::time::Instant;
 
@@ -9,11 +9,11 @@ use opentelemetry::context::FutureExt as _;
 use rmcp::model::{CallToolResult, JsonObject};
 use serde_json::Value;
 use toolgate_core::{
-    FailedInGateway, GatewayShuttingDown, GroupId, LoadBudget, LoadedSchemas, NameTooLong,
-    NotAvailable, PolicyTarget, SessionUnreadable, ToolKind,
+    Catalog, FailedInGateway, GatewayShuttingDown, GroupId, LoadBudget, NameTooLong, NotAvailable,
+    PolicyTarget, SessionUnreadable, ToolKind,
 };
 use toolgate_store::{ConversationId, ConversationStore};
-use toolgate_tools::{ResolvedCall, ToolCallError};
+use toolgate_tools::{AdmittedCall, Reach, Refusal, RefusedCall, ResolvedCall, ToolCallError};
 
 use super::Gateway;
 use crate::audit::AuditedCall;
@@ -21,6 +21,7 @@ use crate::convert::{error_result, result_from_output};
 use crate::metrics::{CORE, Outcome, UNKNOWN};
 use crate::rate_limit::{RATE_LIMITED_CODE, RateLimited};
 use crate::scope::RequestScope;
+use crate::session::Session;
 use crate::telemetry;
 
 /// The longest tool name looked up (and echoed in an answer); MCP allows 64.
@@ -31,8 +32,10 @@ impl<S: ConversationStore + 'static> Gateway<S> {
     /// error result, never a protocol error; a call beyond the caller's
     /// rate limits is refused with when to retry. The scope's client
     /// receives `list_changed` after a load or an unload that changed its
-    /// list. The name is resolved once (alias, route); what the caller may
-    /// not use is not available, as a tool that does not exist.
+    /// list. Whether the call may run is decided once, by the toolbox
+    /// ([`Toolbox::admit`](toolgate_tools::Toolbox::admit)): what the
+    /// caller may not use is not available, as a tool that does not exist,
+    /// and a refused call does nothing else. The session is looked up once.
     pub async fn call_tool(
         &self,
         scope: &RequestScope,
@@ -48,46 +51,35 @@ impl<S: ConversationStore + 'static> Gateway<S> {
                 max: MAX_TOOL_NAME,
             }));
         }
-        if let (LoadedSchemas::Conversation, Some(id)) = (self.loaded_schemas, scope.session()) {
-            // Its client never lists the loaded tools, so a restored
-            // session's calls start their upstreams before the name is
-            // resolved.
-            let active = self.sessions.active_set(id).await;
-            self.toolbox.prepare_visible(&active).await;
-        }
         let arguments = Value::Object(arguments.unwrap_or_default());
-        if self.load_budget != LoadBudget::Unlimited
-            && let Some(id) = scope.session()
-        {
-            // What the load budget unloads by: the session's calls.
-            let session = self.sessions.get(id).await;
-            self.with_view(scope, |catalog| {
-                session.usage().record(catalog, name, Some(&arguments));
-            });
-        }
         let began = Instant::now();
         let audited = self.audit.is_some().then(|| arguments.clone());
-        let meta = self.toolbox.meta_tools().parse(name, &arguments);
-        let call = self.toolbox.resolve(name, arguments, scope.authority());
-        let labels = labels(&call);
+        let session = scope.held(&self.sessions).await;
+        let Some(meta) = self.toolbox.meta_tools().parse(name, &arguments) else {
+            let call = Checked {
+                name,
+                arguments,
+                audited,
+                began,
+            };
+            return self
+                .call_checked(scope, session.as_deref(), call, CallerLimit::Count)
+                .await;
+        };
+        let labels = labels(&self.toolbox.resolve(name, Value::Null, scope.authority()));
         if let Err(limited) = self.access().rate_limits.admit_call(scope.caller()) {
-            let outcome = Outcome::Limited;
-            self.finished(scope, &labels, outcome, began, audited.as_ref())
+            self.finished(scope, &labels, Outcome::Limited, began, audited.as_ref())
                 .await;
             return Err(limited);
         }
         let result = match meta {
-            None => {
-                let checked = self.call_checked(scope, call, audited);
-                return self.traced(&labels, checked).await;
-            }
-            Some(_) if !self.permits_meta(scope, name) => error_result(NotAvailable {
+            _ if !self.permits_meta(scope, name) => error_result(NotAvailable {
                 tool: name.to_owned(),
                 group: None,
             }),
-            Some(Err(error)) => error_result(error),
-            Some(Ok(meta)) => {
-                let answer = self.answer_meta(scope, meta);
+            Err(error) => error_result(error),
+            Ok(meta) => {
+                let answer = self.answer_meta(scope, session.as_deref(), meta, audited.as_ref());
                 self.traced(&labels, answer).await?
             }
         };
@@ -103,34 +95,135 @@ impl<S: ConversationStore + 'static> Gateway<S> {
             .permits(&PolicyTarget::tool(ToolKind::Meta, name))
     }
 
-    /// A call to a catalog tool: the caller's per-tool limit, availability
-    /// (for a session), then the tool, through the toolbox.
+    /// A call of a catalog tool in `session` (`None`: a stateless request,
+    /// which reaches every tool its caller sees): the toolbox's admission,
+    /// the caller's rate limit (unless `limit` says it was counted: a
+    /// `call_tool` counted as itself), the per-tool limit, the session's use
+    /// of the group (for the load budget), then the tool.
     pub(super) async fn call_checked(
         &self,
         scope: &RequestScope,
-        call: ResolvedCall,
-        audited: Option<Value>,
+        session: Option<&Session>,
+        call: Checked<'_>,
+        limit: CallerLimit,
     ) -> Result<CallToolResult, RateLimited> {
-        let began = Instant::now();
-        let labels = labels(&call);
-        if let Err(limited) = self
-            .access()
-            .rate_limits
-            .admit_tool(scope.caller(), &labels.tool)
+        let Checked {
+            name,
+            arguments,
+            audited,
+            began,
+        } = call;
+        let audited = audited.as_ref();
+        if let Some(reason) = session.and_then(Session::unreadable) {
+            let unreadable = SessionUnreadable { tool: name, reason };
+            let labels = labels(&self.toolbox.resolve(name, Value::Null, scope.authority()));
+            self.finished(scope, &labels, Outcome::Error, began, audited)
+                .await;
+            return Ok(error_result(unreadable));
+        }
+        let admitted = self.admit(scope, session, name, arguments).await;
+        let labels = match &admitted {
+            Ok(admitted) => labels(admitted.call()),
+            Err(refused) => labels(refused.call()),
+        };
+        if let (CallerLimit::Count, Err(limited)) =
+            (limit, self.access().rate_limits.admit_call(scope.caller()))
         {
-            self.finished(scope, &labels, Outcome::Limited, began, audited.as_ref())
+            self.finished(scope, &labels, Outcome::Limited, began, audited)
                 .await;
             return Err(limited);
         }
-        let (result, outcome) = self.run_checked(scope, call).await;
-        let outcome = if labels.tool == UNKNOWN {
-            Outcome::Unavailable
-        } else {
-            outcome
+        let admitted = match admitted {
+            Ok(admitted) => admitted,
+            Err(refused) => {
+                self.finished(scope, &labels, Outcome::Unavailable, began, audited)
+                    .await;
+                return Ok(result_from_output(refused.output()));
+            }
         };
-        self.finished(scope, &labels, outcome, began, audited.as_ref())
-            .await;
-        Ok(result)
+        let run = async {
+            if let Err(limited) = self
+                .access()
+                .rate_limits
+                .admit_tool(scope.caller(), &labels.tool)
+            {
+                self.finished(scope, &labels, Outcome::Limited, began, audited)
+                    .await;
+                return Err(limited);
+            }
+            if let (Some(session), Some(id)) = (session, scope.session()) {
+                self.record_use(scope, session, id, &admitted).await;
+            }
+            let result = self.run_admitted(scope, admitted).await;
+            self.finished(scope, &labels, outcome_of(&result), began, audited)
+                .await;
+            Ok(result)
+        };
+        self.traced(&labels, run).await
+    }
+
+    /// The toolbox's admission of a call in `session`. A restored session's
+    /// loaded upstreams may not run yet (its client lists no tools before
+    /// calling, as with loaded schemas in the conversation): a call out of
+    /// reach starts them and is admitted again.
+    async fn admit(
+        &self,
+        scope: &RequestScope,
+        session: Option<&Session>,
+        name: &str,
+        arguments: Value,
+    ) -> Result<AdmittedCall, RefusedCall> {
+        let authority = scope.authority();
+        let Some(session) = session else {
+            return self
+                .toolbox
+                .admit(name, arguments, authority, Reach::Catalog);
+        };
+        let active = session.tools.lock().await.active.clone();
+        let first = self
+            .toolbox
+            .admit(name, arguments.clone(), authority, Reach::Loaded(&active));
+        match first {
+            Err(refused)
+                if refused.refusal() == Refusal::OutOfReach
+                    && !active.loaded_groups().is_empty() =>
+            {
+                let before = self.with_catalog(Catalog::revision);
+                self.toolbox.prepare_visible(&active).await;
+                if self.with_catalog(Catalog::revision) == before {
+                    return Err(refused);
+                }
+                self.toolbox
+                    .admit(name, arguments, authority, Reach::Loaded(&active))
+            }
+            admitted => admitted,
+        }
+    }
+
+    /// Marks the group of an admitted call used in the session, for the
+    /// load budget; the use is recorded when it changes which group was
+    /// used last, so a restored session unloads as this one would.
+    async fn record_use(
+        &self,
+        scope: &RequestScope,
+        session: &Session,
+        id: &ConversationId,
+        admitted: &AdmittedCall,
+    ) {
+        if self.load_budget == LoadBudget::Unlimited {
+            return;
+        }
+        let call = admitted.call();
+        let used = {
+            let mut tools = session.tools.lock().await;
+            self.with_view(scope, |catalog| {
+                let tool = call.tool().unwrap_or(call.requested());
+                tools.usage.record(catalog, tool, Some(call.arguments()))
+            })
+        };
+        if let Some(used) = used {
+            self.sessions.record(id, &used).await;
+        }
     }
 
     /// `call`, in a span of its own while spans are on.
@@ -157,42 +250,17 @@ impl<S: ConversationStore + 'static> Gateway<S> {
         result
     }
 
-    /// A catalog tool's call: availability for the session, then the tool,
-    /// which the toolbox runs if the scope's authority permits it as it
-    /// will run (after the alias and the action).
-    async fn run_checked(
-        &self,
-        scope: &RequestScope,
-        call: ResolvedCall,
-    ) -> (CallToolResult, Outcome) {
-        let name = call.requested().to_owned();
-        if let Some(id) = scope.session() {
-            let session = self.sessions.get(id).await;
-            if let Some(reason) = session.unreadable() {
-                let unreadable = SessionUnreadable {
-                    tool: &name,
-                    reason,
-                };
-                return (error_result(unreadable), Outcome::Error);
-            }
-            let active = session.active.lock().await.clone();
-            let available = self.with_view(scope, |catalog| {
-                active.check_available(catalog, &name).map(|_| ())
-            });
-            if let Err(not_available) = available {
-                return (error_result(not_available), Outcome::Unavailable);
-            }
-        }
+    /// Runs an admitted call through the toolbox.
+    async fn run_admitted(&self, scope: &RequestScope, admitted: AdmittedCall) -> CallToolResult {
+        let name = admitted.call().requested().to_owned();
         let context = scope.call_context();
-        let result = match self.toolbox.run(call, &context).await {
+        match self.toolbox.run(admitted, &context).await {
             Ok(output) | Err(ToolCallError::RespondToModel(output)) => result_from_output(output),
             Err(ToolCallError::Fatal(reason)) => {
                 tracing::error!(tool = %name, %reason, "tool call failed");
                 error_result(FailedInGateway(&name))
             }
-        };
-        let outcome = outcome_of(&result);
-        (result, outcome)
+        }
     }
 
     /// Counts a finished call and writes its audit line.
@@ -221,6 +289,24 @@ impl<S: ConversationStore + 'static> Gateway<S> {
                 .await;
         }
     }
+}
+
+/// A call of a catalog tool as `tools/call` received it.
+pub(super) struct Checked<'a> {
+    pub(super) name: &'a str,
+    pub(super) arguments: Value,
+    /// Its arguments for the audit log, when there is one.
+    pub(super) audited: Option<Value>,
+    pub(super) began: Instant,
+}
+
+/// Whether a call counts against its caller's rate limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum CallerLimit {
+    /// It does.
+    Count,
+    /// It was counted already: the `call_tool` call that names it.
+    Counted,
 }
 
 /// What a call is counted, audited and traced under: the catalog's names

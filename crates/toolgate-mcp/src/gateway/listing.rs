@@ -5,10 +5,9 @@
 use std::sync::Arc;
 
 use rmcp::model::Tool;
-use serde_json::{Value, json};
 use toolgate_core::{
-    ActiveToolSet, Catalog, GroupId, GroupLoaded, LOAD_TOOL_GROUP_TOOL_NAME, LoadedSchemas,
-    ToolDefinition, tool_groups_section,
+    ActiveToolSet, Catalog, GroupId, LOAD_TOOL_GROUP_TOOL_NAME, LoadedSchemas, ToolDefinition,
+    tool_groups_section,
 };
 use toolgate_store::ConversationStore;
 use toolgate_tools::Authority;
@@ -25,8 +24,8 @@ impl<S: ConversationStore + 'static> Gateway<S> {
     /// (a restored session) are started first; one that fails is left out
     /// of the list rather than failing it.
     pub async fn list_tools(&self, scope: &RequestScope) -> Vec<Tool> {
-        let active = match scope.session() {
-            Some(id) => self.sessions.active_set(id).await,
+        let active = match scope.held(&self.sessions).await {
+            Some(session) => session.tools.lock().await.active.clone(),
             None => ActiveToolSet::new(),
         };
         self.toolbox.prepare_visible(&active).await;
@@ -88,25 +87,14 @@ impl<S: ConversationStore + 'static> Gateway<S> {
 
     /// Definitions as MCP lists them: an upstream's tools exactly as it
     /// listed them (but for the exposed name), the others from the catalog.
-    fn to_mcp(&self, definitions: Vec<&ToolDefinition>, authority: &Authority) -> Vec<Tool> {
+    pub(super) fn to_mcp(
+        &self,
+        definitions: Vec<&ToolDefinition>,
+        authority: &Authority,
+    ) -> Vec<Tool> {
         let listings = self
             .toolbox
             .listings(definitions.iter().map(|d| d.name.as_str()), authority);
         self.listed_tools.tools(&definitions, listings)
-    }
-
-    /// The structured content of a load: the group and its tools as
-    /// `tools/list` gives them, for clients that never refresh their list.
-    pub(super) fn loaded_schemas(&self, loaded: &GroupLoaded<'_>, authority: &Authority) -> Value {
-        let tools: Vec<Value> = self
-            .to_mcp(loaded.tools.clone(), authority)
-            .iter()
-            .map(|tool| serde_json::to_value(tool).unwrap_or(Value::Null))
-            .collect();
-        json!({
-            "group": loaded.group.id,
-            "display_name": loaded.group.display_name,
-            "tools": tools,
-        })
     }
 }

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use rmcp::transport::streamable_http_server::session::{SessionState, SessionStoreError};
 use rmcp::{Peer, RoleServer};
-use toolgate_core::{ActiveToolSet, GroupId, GroupUse, Message, MessageKind, restore_active_set};
+use toolgate_core::{GroupId, HostEvent, Message, MessageKind, SessionTools};
 use toolgate_store::{ConversationId, ConversationStore, MessageId, StoreError};
 use toolgate_tools::Toolbox;
 
@@ -62,8 +62,11 @@ fn bound_strings(value: &mut serde_json::Value, max: usize) {
 /// One live session.
 #[derive(Debug)]
 pub struct Session {
-    pub(crate) active: tokio::sync::Mutex<ActiveToolSet>,
-    /// The latest stored message `active` was rebuilt from, for a store
+    /// What the session may call and when it called each group: changed by
+    /// the toolbox's meta-tool runtime alone, and rebuilt from history by
+    /// [`SessionTools::restore`] alone.
+    pub(crate) tools: tokio::sync::Mutex<SessionTools>,
+    /// The latest stored message `tools` was rebuilt from, for a store
     /// other processes write to: when the store's latest differs, another
     /// gateway served the session meanwhile.
     rebuilt_at: Mutex<Option<MessageId>>,
@@ -72,10 +75,6 @@ pub struct Session {
     unreadable: Option<String>,
     peer: Mutex<Option<Peer<RoleServer>>>,
     seen: Mutex<Seen>,
-    /// When each group was last called in this session, for the load
-    /// budget. Calls are not stored, so a session restored in another
-    /// process starts from its groups' load order.
-    usage: Mutex<GroupUse>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -92,9 +91,9 @@ impl Session {
         self.unreadable.as_deref()
     }
 
-    /// The session's calls so far, for the load budget.
-    pub(crate) fn usage(&self) -> std::sync::MutexGuard<'_, GroupUse> {
-        self.usage.lock().unwrap_or_else(PoisonError::into_inner)
+    /// Remembers where to send the session's `list_changed` notifications.
+    pub(crate) fn remember_peer(&self, peer: &Peer<RoleServer>) {
+        *self.peer.lock().unwrap_or_else(PoisonError::into_inner) = Some(peer.clone());
     }
 }
 
@@ -171,9 +170,9 @@ impl<S: ConversationStore + 'static> Sessions<S> {
                 let restored = self.restore(id).await;
                 let now = Instant::now();
                 let unreadable = restored.as_ref().err().map(ToString::to_string);
-                let (active, rebuilt_at) = restored.unwrap_or_default();
+                let (tools, rebuilt_at) = restored.unwrap_or_default();
                 let session = Arc::new(Session {
-                    active: tokio::sync::Mutex::new(active),
+                    tools: tokio::sync::Mutex::new(tools),
                     rebuilt_at: Mutex::new(rebuilt_at),
                     unreadable: unreadable.clone(),
                     peer: Mutex::new(None),
@@ -181,7 +180,6 @@ impl<S: ConversationStore + 'static> Sessions<S> {
                         last: now,
                         touched: now,
                     }),
-                    usage: Mutex::new(GroupUse::new()),
                 });
                 if unreadable.is_some() {
                     // Served with core tools this once, and not kept: the
@@ -200,7 +198,7 @@ impl<S: ConversationStore + 'static> Sessions<S> {
         session
     }
 
-    /// Rebuilds a live session's active set when the shared store holds
+    /// Rebuilds a live session's tools when the shared store holds
     /// messages it was not built from (another gateway served the session):
     /// one indexed query per request, and a rebuild only after a change.
     async fn catch_up(&self, id: &ConversationId, session: &Session) {
@@ -218,40 +216,31 @@ impl<S: ConversationStore + 'static> Sessions<S> {
         if latest == known {
             return;
         }
-        let mut active = session.active.lock().await;
+        let mut tools = session.tools.lock().await;
         // History that cannot be read now leaves the session as held: the
         // next request checks again.
         let Ok((rebuilt, rebuilt_at)) = self.restore(id).await else {
             return;
         };
-        *active = rebuilt;
+        *tools = rebuilt;
         *session
             .rebuilt_at
             .lock()
             .unwrap_or_else(PoisonError::into_inner) = rebuilt_at;
     }
 
-    /// A copy of the session's active set.
-    pub(crate) async fn active_set(&self, id: &ConversationId) -> ActiveToolSet {
-        self.get(id).await.active.lock().await.clone()
-    }
-
-    /// Remembers where to send the session's `list_changed` notifications.
-    pub(crate) async fn remember_peer(&self, id: &ConversationId, peer: &Peer<RoleServer>) {
-        let session = self.get(id).await;
-        *session.peer.lock().unwrap_or_else(PoisonError::into_inner) = Some(peer.clone());
-    }
-
-    /// Appends a history event. A store failure is logged: the live session
-    /// still has the change, only a restart would miss it.
-    pub(crate) async fn record(&self, id: &ConversationId, message: Message) {
-        if let Err(error) = self.store.append(id, message).await {
+    /// Appends a change the toolbox made to the session's tools. A store
+    /// failure is logged: the live session still has the change, only a
+    /// restart would miss it.
+    pub(crate) async fn record(&self, id: &ConversationId, event: &HostEvent) {
+        if let Err(error) = self.store.append(id, event.message(None, "")).await {
             tracing::error!(session = %id, %error, "history event not stored");
             return;
         }
-        // Gateways sharing the store hear of it: one may hold the client's
-        // stream.
-        if self.store.is_shared()
+        // Gateways sharing the store hear of a change of its tools: one may
+        // hold the client's stream.
+        if event.changes_tools()
+            && self.store.is_shared()
             && let Err(error) = self.store.announce_change(id).await
         {
             tracing::warn!(session = %id, %error, "change not announced to the other gateways");
@@ -264,9 +253,9 @@ impl<S: ConversationStore + 'static> Sessions<S> {
         let Some(session) = self.live.lock().await.get(id).cloned() else {
             return;
         };
-        let before = session.active.lock().await.clone();
+        let before = session.tools.lock().await.active.clone();
         self.catch_up(id, &session).await;
-        let changed = *session.active.lock().await != before;
+        let changed = session.tools.lock().await.active != before;
         let peer = session
             .peer
             .lock()
@@ -285,7 +274,7 @@ impl<S: ConversationStore + 'static> Sessions<S> {
         for session in sessions {
             let affected = everyone
                 || match group {
-                    Some(group) => session.active.lock().await.is_loaded(group.as_str()),
+                    Some(group) => session.tools.lock().await.active.is_loaded(group.as_str()),
                     None => false,
                 };
             let peer = session
@@ -413,24 +402,24 @@ impl<S: ConversationStore + 'static> Sessions<S> {
         (self.idle_timeout / 4).clamp(Duration::from_secs(1), Duration::from_secs(60))
     }
 
-    /// The session's active set rebuilt from its history, and the latest
-    /// message it was rebuilt from; `Err` (logged) when the history cannot
-    /// be read.
+    /// The session's tools rebuilt from its history, and the latest
+    /// message they were rebuilt from; `Err` (logged) when the history
+    /// cannot be read.
     async fn restore(
         &self,
         id: &ConversationId,
-    ) -> Result<(ActiveToolSet, Option<MessageId>), StoreError> {
+    ) -> Result<(SessionTools, Option<MessageId>), StoreError> {
         let messages = self.store.messages(id).await.inspect_err(|error| {
             tracing::error!(session = %id, %error, "history unreadable");
         })?;
         let rebuilt_at = messages.last().map(|stored| stored.id);
-        let restored = self.toolbox.with_catalog(|catalog| {
-            restore_active_set(messages.iter().map(|stored| &stored.message), catalog)
+        let (tools, skipped) = self.toolbox.with_catalog(|catalog| {
+            SessionTools::restore(messages.iter().map(|stored| &stored.message), catalog)
         });
-        for skipped in &restored.skipped {
+        for skipped in &skipped {
             tracing::info!(session = %id, index = skipped.index, reason = ?skipped.reason, "history event skipped");
         }
-        Ok((restored.active, rebuilt_at))
+        Ok((tools, rebuilt_at))
     }
 
     /// Keeps a session in use from expiring: the store hears of it at most

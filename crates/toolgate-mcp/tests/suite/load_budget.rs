@@ -70,15 +70,14 @@ async fn a_session_past_the_budget_loses_its_least_recently_called_group_even_af
     assert!(tool_names(&client).await.contains(&files_tools[0]));
     let web = call(&client, "load_tool_group", json!({"group_name": "web"})).await;
     assert!(!is_error(&web), "{}", text(&web));
-    assert_eq!(
-        web.content
-            .last()
-            .and_then(|block| block.as_text())
-            .map(|t| t.text.clone()),
-        Some(format!(
-            "Unloaded 'files' (least recently used first) to keep the loaded tools within \
+    // The same answer the agent loop gives: the load's, then the budget's.
+    assert!(
+        text(&web).ends_with(&format!(
+            "\n\nUnloaded 'files' (least recently used first) to keep the loaded tools within \
              their budget of {budget} tokens; load_tool_group loads a group again."
-        ))
+        )),
+        "{}",
+        text(&web)
     );
     let expected = [
         &CORE[..],
@@ -99,4 +98,16 @@ async fn a_session_past_the_budget_loses_its_least_recently_called_group_even_af
     .await;
     assert_eq!(second.gateway.sessions().live_count().await, 0);
     assert_eq!(tool_names(&client).await, expected);
+    // And with the calls it had made: loading files again unloads web
+    // (never called), not time (loaded first, but called), as the live
+    // session would have.
+    let files = call(&client, "load_tool_group", json!({"group_name": "files"})).await;
+    assert!(
+        text(&files).contains("Unloaded 'web' (least recently used first)"),
+        "{}",
+        text(&files)
+    );
+    let names = tool_names(&client).await;
+    assert!(names.contains(&"time_now".to_owned()), "{names:?}");
+    assert!(!names.contains(&web_tools[0]), "{names:?}");
 }

@@ -1,16 +1,20 @@
-//! One call of a catalog tool: its name resolved once ([`ResolvedCall`]:
-//! alias, route, fixed arguments), judged against the caller's
-//! [`Authority`](crate::Authority) as it will run (for a polymorphic tool:
-//! the action the merged arguments name), checked against the input schema
-//! of the tool that runs, and run by its source under its deadline.
+//! One call of a catalog tool, decided once and then run: [`Toolbox::admit`]
+//! resolves its name ([`ResolvedCall`]: alias, route, fixed arguments) and
+//! decides whether it may run, in one place for every front end: the tool
+//! exists, the caller's conversation has it loaded ([`Reach`]), and the
+//! caller's [`Authority`](crate::Authority) allows it as it will run (for a
+//! polymorphic tool: the action the merged arguments name). Only an
+//! [`AdmittedCall`] runs ([`Toolbox::run`]): checked against the input
+//! schema of the tool that runs, and run by its source under its deadline.
 
 use std::sync::{Arc, PoisonError};
+use std::time::Duration;
 
 use serde_json::{Map, Value};
 use toolgate_core::{
-    ACTION_PARAMETER, ActionNotAvailable, ActionPolicy, Catalog, CatalogTool, GroupId,
-    NotAvailable, Origin, OwnTools, PolicyTarget, PolymorphicTool, ToolDefinition, ToolKind,
-    ToolPolicy,
+    ACTION_PARAMETER, ActionNotAvailable, ActionPolicy, ActiveToolSet, Catalog, CatalogTool,
+    GroupId, NotAvailable, Origin, OwnTools, PolicyTarget, PolymorphicTool, ToolDefinition,
+    ToolKind, ToolPolicy,
 };
 
 use super::Toolbox;
@@ -71,6 +75,86 @@ impl ResolvedCall {
     /// The arguments as the tool receives them (an alias's merged in).
     pub fn arguments(&self) -> &Value {
         &self.arguments
+    }
+}
+
+/// What a call may reach besides the core tools.
+#[derive(Clone, Copy, Debug)]
+pub enum Reach<'a> {
+    /// What a conversation has loaded ([`ActiveToolSet::check_available`]):
+    /// a tool of a group it has not loaded is not available, with the hint
+    /// to load the group.
+    Loaded(&'a ActiveToolSet),
+    /// Every tool the caller sees: a turn escalated to the whole catalog, a
+    /// request of no session.
+    Catalog,
+}
+
+/// A call [`Toolbox::admit`] let through: the tool exists, is loaded for
+/// the caller, and its authority allows it as it will run. The only thing
+/// [`Toolbox::run`] runs.
+#[derive(Clone, Debug)]
+pub struct AdmittedCall {
+    call: ResolvedCall,
+    /// For a polymorphic tool the caller may use only some actions of: the
+    /// tool narrowed to those.
+    actions: Option<PolymorphicTool>,
+    /// The tool's own time limit, when its definition sets one.
+    timeout: Option<Duration>,
+}
+
+impl AdmittedCall {
+    /// The call as resolved: what the front end counts it under.
+    pub fn call(&self) -> &ResolvedCall {
+        &self.call
+    }
+
+    /// The tool's own time limit, when its definition sets one (a
+    /// manifest's `timeout_seconds`).
+    pub fn timeout(&self) -> Option<Duration> {
+        self.timeout
+    }
+}
+
+/// A call [`Toolbox::admit`] refused: what the model reads (the tool is not
+/// available, or not this action of it), why, and what the name resolved to.
+#[derive(Clone, Debug)]
+pub struct RefusedCall {
+    call: Box<ResolvedCall>,
+    refusal: Refusal,
+    text: String,
+}
+
+/// Why a call was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// No tool of that name is within the call's reach: none the caller
+    /// sees, or one of a group its conversation has not loaded.
+    OutOfReach,
+    /// The caller's authority does not allow the tool (or the action) as it
+    /// would run.
+    NotAllowed,
+}
+
+impl RefusedCall {
+    /// Why it was refused.
+    pub fn refusal(&self) -> Refusal {
+        self.refusal
+    }
+
+    /// The call as resolved: what the front end counts it under.
+    pub fn call(&self) -> &ResolvedCall {
+        &self.call
+    }
+
+    /// What the model reads.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// What the model reads, as a tool's error result.
+    pub fn output(&self) -> ToolOutput {
+        ToolOutput::error(self.text.clone())
     }
 }
 
@@ -171,50 +255,140 @@ impl Toolbox {
         }
     }
 
-    /// Runs catalog tool `name` for `context`'s caller: [`Self::resolve`],
-    /// then [`Self::run`].
+    /// Decides whether a call of `name` by the caller with `authority` may
+    /// run, once for every front end: its name resolved ([`Self::resolve`]);
+    /// the tool in what the caller may `reach`, as the caller sees the
+    /// catalog ([`Self::view`]); allowed by the authority as it will run (a
+    /// polymorphic tool's action, named in the merged arguments, included).
+    /// A refusal is the answer the model reads: the tool is "not available",
+    /// as one that does not exist (with the hint to load its group when the
+    /// conversation has not), or the action is not available to this caller.
+    /// Nothing runs, starts or is counted here.
+    pub fn admit(
+        &self,
+        name: &str,
+        arguments: Value,
+        authority: &Authority,
+        reach: Reach<'_>,
+    ) -> Result<AdmittedCall, RefusedCall> {
+        let call = self.resolve(name, arguments, authority);
+        let refuse = |call: ResolvedCall, refusal: Refusal, text: String| {
+            Err(RefusedCall {
+                call: Box::new(call),
+                refusal,
+                text,
+            })
+        };
+        let Some(target) = &call.target else {
+            return refuse(call, Refusal::OutOfReach, not_available_text(name));
+        };
+        // Within reach, as the caller sees the catalog: the tool that runs,
+        // whatever name led to it (an alias is judged as the call it makes).
+        let checked = self.with_view(authority, |view| {
+            let definition = match reach {
+                Reach::Loaded(active) => active.check_available(view, &target.tool),
+                Reach::Catalog => {
+                    view.tool(&target.tool)
+                        .map(|tool| tool.definition)
+                        .ok_or(NotAvailable {
+                            tool: name.to_owned(),
+                            group: None,
+                        })
+                }
+            };
+            definition
+                .map(|definition| definition.timeout)
+                .map_err(|not_available| NotAvailable {
+                    tool: name.to_owned(),
+                    ..not_available
+                })
+        });
+        let timeout = match checked {
+            Ok(timeout) => timeout,
+            Err(not_available) => {
+                return refuse(call, Refusal::OutOfReach, not_available.to_string());
+            }
+        };
+        let actions = match &target.route {
+            Some(Route::Polymorphic(consolidated)) => {
+                let Some(narrowed) = permitted_actions(authority, target, consolidated) else {
+                    return refuse(call, Refusal::NotAllowed, not_available_text(name));
+                };
+                if let Some(narrowed) = &narrowed
+                    && let Some(action) =
+                        call.arguments.get(ACTION_PARAMETER).and_then(Value::as_str)
+                    && consolidated.tool.actions().iter().any(|a| a.name == action)
+                    && !narrowed.actions().iter().any(|a| a.name == action)
+                {
+                    // An action the tool has but this caller may not use.
+                    let text = ActionNotAvailable {
+                        tool: target.tool.clone(),
+                        action: action.to_owned(),
+                    }
+                    .to_string();
+                    return refuse(call, Refusal::NotAllowed, text);
+                }
+                narrowed
+            }
+            Some(Route::Source { .. } | Route::Unbound) | None => {
+                let permitted = authority.permits(&PolicyTarget::tool(target.kind(), &target.tool));
+                if !permitted || target.kind() == ToolKind::Meta {
+                    return refuse(call, Refusal::NotAllowed, not_available_text(name));
+                }
+                None
+            }
+        };
+        Ok(AdmittedCall {
+            call,
+            actions,
+            timeout,
+        })
+    }
+
+    /// Runs catalog tool `name` for `context`'s caller, reaching every tool
+    /// it sees: [`Self::admit`], then [`Self::run`].
     pub async fn call(
         &self,
         name: &str,
         arguments: Value,
         context: &CallContext,
     ) -> Result<ToolOutput, ToolCallError> {
-        self.run(self.resolve(name, arguments, &context.authority), context)
-            .await
+        match self.admit(name, arguments, &context.authority, Reach::Catalog) {
+            Ok(admitted) => self.run(admitted, context).await,
+            Err(refused) => Err(ToolCallError::RespondToModel(refused.output())),
+        }
     }
 
-    /// Runs a resolved call for `context`'s caller: a tool (or action) its
-    /// authority does not permit is not available, as a tool that does not
-    /// exist; a polymorphic tool resolves its action from the merged
-    /// arguments (a mistake answers the structured error, listing the
-    /// actions this caller may use) and runs the member tool behind it;
-    /// arguments are checked against the input schema of the tool that runs;
-    /// then its source runs it, under its deadline: past it, `context.cancel`
-    /// is cancelled and the model reads that the call timed out.
-    /// Availability in a session is the caller's business.
+    /// Runs an admitted call for `context`'s caller: a polymorphic tool
+    /// resolves its action from the merged arguments among those the caller
+    /// may use (a mistake answers the structured error, listing them) and
+    /// runs the member tool behind it; arguments are checked against the
+    /// input schema of the tool that runs; then its source runs it, under
+    /// its deadline: past it, `context.cancel` is cancelled and the model
+    /// reads that the call timed out.
     pub async fn run(
         &self,
-        call: ResolvedCall,
+        call: AdmittedCall,
         context: &CallContext,
     ) -> Result<ToolOutput, ToolCallError> {
-        let ResolvedCall {
-            requested,
-            target,
-            arguments,
+        let AdmittedCall {
+            call:
+                ResolvedCall {
+                    requested,
+                    target,
+                    arguments,
+                },
+            actions,
+            ..
         } = call;
         let Some(target) = target else {
             return Err(not_available(&requested));
         };
         if let Some(Route::Polymorphic(consolidated)) = &target.route {
+            let tool = actions.as_ref().unwrap_or(&consolidated.tool);
             return self
-                .call_action(&requested, &target, consolidated, &arguments, context)
+                .call_action(&requested, &target, consolidated, tool, &arguments, context)
                 .await;
-        }
-        let permitted = context
-            .authority
-            .permits(&PolicyTarget::tool(target.kind(), &target.tool));
-        if !permitted || target.kind() == ToolKind::Meta {
-            return Err(not_available(&requested));
         }
         match &target.own_schema {
             Some(schema) => Validators::check_once(&target.tool, schema, &arguments)
@@ -233,34 +407,18 @@ impl Toolbox {
     }
 
     /// Runs one action of a consolidated group: resolved among the actions
-    /// the caller may use, counted, checked against the member's schema,
-    /// run, and answered with a `type` field.
+    /// of `tool` (the group's tool, narrowed to what the caller may use),
+    /// counted, checked against the member's schema, run, and answered with
+    /// a `type` field.
     async fn call_action(
         &self,
         requested: &str,
         target: &Target,
         consolidated: &Consolidated,
+        tool: &PolymorphicTool,
         arguments: &Value,
         context: &CallContext,
     ) -> Result<ToolOutput, ToolCallError> {
-        let Some(narrowed) = permitted_actions(&context.authority, target, consolidated) else {
-            return Err(not_available(requested));
-        };
-        if let Some(narrowed) = &narrowed
-            && let Some(action) = arguments.get(ACTION_PARAMETER).and_then(Value::as_str)
-            && consolidated.tool.actions().iter().any(|a| a.name == action)
-            && !narrowed.actions().iter().any(|a| a.name == action)
-        {
-            // An action the tool has but this caller may not use.
-            return Err(ToolCallError::respond(
-                ActionNotAvailable {
-                    tool: target.tool.clone(),
-                    action: action.to_owned(),
-                }
-                .to_string(),
-            ));
-        }
-        let tool = narrowed.as_ref().unwrap_or(&consolidated.tool);
         let call = match tool.resolve(arguments) {
             Ok(call) => call,
             Err(error) => {
@@ -488,11 +646,14 @@ fn permitted_actions(
 }
 
 pub(super) fn not_available(name: &str) -> ToolCallError {
-    ToolCallError::respond(
-        NotAvailable {
-            tool: name.to_owned(),
-            group: None,
-        }
-        .to_string(),
-    )
+    ToolCallError::respond(not_available_text(name))
+}
+
+/// "Not available", as for a tool that does not exist.
+fn not_available_text(name: &str) -> String {
+    NotAvailable {
+        tool: name.to_owned(),
+        group: None,
+    }
+    .to_string()
 }

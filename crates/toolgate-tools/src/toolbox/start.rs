@@ -73,6 +73,7 @@ impl Toolbox {
             meta,
             call_timeout: options.call_timeout,
             owned,
+            views: Mutex::new(Vec::new()),
         });
         toolbox.start_listed(&mut report).await;
         report.renamed = toolbox.state.take_renamed();

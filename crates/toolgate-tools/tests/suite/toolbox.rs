@@ -12,8 +12,7 @@ use pretty_assertions::assert_eq;
 use serde_json::{Map, Value, json};
 use tokio::sync::Notify;
 use toolgate_core::{
-    ActiveToolSet, Alias, GroupId, GroupVisibility, LoadGroupError, MetaError, ToolDefinition,
-    ToolGroup, ToolName,
+    ActiveToolSet, Alias, GroupId, GroupVisibility, ToolDefinition, ToolGroup, ToolName,
 };
 use toolgate_tools::{
     Authority, BuiltinConfig, CallContext, GroupExposure, GroupSettings, ListedGroup, ListedSource,
@@ -362,17 +361,19 @@ async fn a_source_that_fails_to_start_fails_its_load_with_its_reason() {
         .parse("load_tool_group", &json!({"group_name": "broken"}))
         .unwrap()
         .unwrap();
-    let error = toolbox.prepare_meta(&call).await.unwrap_err();
+    let failed = toolbox
+        .prepare_meta(&call, &Authority::everything())
+        .await
+        .unwrap_err();
+    assert!(failed.output.is_error);
     assert_eq!(
-        error,
-        MetaError::Load(LoadGroupError::Unavailable {
-            reason: "MCP server 'broken' failed to start: cannot run it".to_owned()
-        })
-    );
-    assert_eq!(
-        error.to_string(),
+        failed.output.model_text(),
         "MCP server 'broken' failed to start: cannot run it"
     );
+    assert!(failed.events.is_empty());
+    // What the caller may not see is not started for it.
+    let nothing = toolbox.prepare_meta(&call, &Authority::nothing()).await;
+    assert!(nothing.is_ok(), "not started: the load answers not found");
 }
 
 #[tokio::test]

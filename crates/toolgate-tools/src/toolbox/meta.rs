@@ -1,0 +1,260 @@
+//! The meta-tools' one answer path, for the agent loop and the gateway
+//! alike: a load's source started first ([`Toolbox::prepare_meta`]), then
+//! ([`Toolbox::answer_meta`]) the load budget kept (least recently used
+//! groups unloaded), the call answered for the conversation's tools
+//! ([`SessionTools`]), and every change returned as a [`HostEvent`] for the
+//! front end to store, in the order it happened. A front end stores the
+//! events, tells its client what changed and converts the output; it
+//! decides nothing here.
+
+use serde_json::Value;
+use toolgate_core::{
+    ActiveToolSet, BudgetPlan, Catalog, GroupId, GroupSelection, GroupVisibility, HostEvent,
+    LoadBudget, LoadGroupError, LoadedSchemas, MetaAnswer, MetaCall, SessionTools, ToolDefinition,
+    UnloadedForBudget,
+};
+
+use super::Toolbox;
+use crate::authority::Authority;
+use crate::output::ToolOutput;
+
+/// How the front end asking shows the meta-tools' answers, and what bounds
+/// its loads.
+#[derive(Clone, Copy)]
+pub struct MetaHost<'a> {
+    /// Where the schemas of loaded tools go.
+    pub schemas: LoadedSchemas,
+    /// What the front end's tool list holds of the loads when that is fixed
+    /// ([`LoadedSchemas::Conversation`] in the agent: a compaction's
+    /// snapshot): a load of a group listed whole there answers as with
+    /// [`LoadedSchemas::ToolList`]. `None`: nothing beyond the core tools
+    /// and the always-listed groups.
+    pub listed: Option<&'a ActiveToolSet>,
+    /// The bound on the loaded groups' schemas.
+    pub budget: LoadBudget,
+    /// The tokens of one tool's schema, as the host counts them.
+    pub tokens: &'a (dyn Fn(&ToolDefinition) -> usize + Sync),
+}
+
+impl std::fmt::Debug for MetaHost<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MetaHost")
+            .field("schemas", &self.schemas)
+            .field("listed", &self.listed)
+            .field("budget", &self.budget)
+            .finish_non_exhaustive()
+    }
+}
+
+impl MetaHost<'_> {
+    /// Where a load of `group` puts its schemas: in the tool list when the
+    /// front end lists loads, or lists this group anyway; else where the
+    /// front end puts them.
+    pub fn placement(&self, catalog: &Catalog, group: &GroupId) -> LoadedSchemas {
+        let listed_anyway = catalog.group_visibility(group.as_str())
+            == Some(GroupVisibility::Always)
+            || self.listed.is_some_and(|listed| {
+                listed.selection(group.as_str()) == Some(GroupSelection::Whole)
+            });
+        if listed_anyway {
+            LoadedSchemas::ToolList
+        } else {
+            self.schemas
+        }
+    }
+}
+
+/// A meta-tool call answered.
+#[derive(Clone, Debug)]
+pub enum MetaOutcome {
+    /// The answer the model reads, after the changes it made.
+    Answered(MetaAnswered),
+    /// `call_tool`: the tool it names runs in its place, as a direct call of
+    /// it by the same caller, through the same checks
+    /// ([`Toolbox::admit`](super::Toolbox::admit)).
+    Call {
+        /// The tool's name, as the model gave it.
+        tool: String,
+        /// Its arguments, an object.
+        arguments: Value,
+    },
+}
+
+/// A meta-tool's answer and what it changed.
+#[derive(Clone, Debug)]
+pub struct MetaAnswered {
+    /// What the model reads.
+    pub output: ToolOutput,
+    /// The changes to the conversation's tools, in the order they were
+    /// made, for the front end to store before the answer: the load
+    /// budget's unloads, then the call's own loads or unload.
+    pub events: Vec<HostEvent>,
+    /// The group a `load_tool_group` loaded and its tools, for a front end
+    /// that describes them in a form of its own (an MCP client's structured
+    /// content).
+    pub loaded: Option<LoadedTools>,
+}
+
+impl MetaAnswered {
+    fn output(output: ToolOutput) -> Self {
+        Self {
+            output,
+            events: Vec::new(),
+            loaded: None,
+        }
+    }
+
+    /// Whether what the conversation may call changed.
+    pub fn changed_tools(&self) -> bool {
+        self.events.iter().any(HostEvent::changes_tools)
+    }
+}
+
+/// A loaded group and its tools.
+#[derive(Clone, Debug)]
+pub struct LoadedTools {
+    /// The group.
+    pub group: GroupId,
+    /// Its display name.
+    pub display_name: String,
+    /// Its tools, as the caller sees them.
+    pub tools: Vec<ToolDefinition>,
+}
+
+impl Toolbox {
+    /// Makes a meta-tool call of the caller with `authority` answerable: a
+    /// load's group is started and listed first, when the caller sees it
+    /// (what it may not see is not started for it). A failure is the answer
+    /// the model reads. Call it before [`Self::answer_meta`], without
+    /// holding the conversation's tools: starting a source may take a while.
+    pub async fn prepare_meta(
+        &self,
+        call: &MetaCall,
+        authority: &Authority,
+    ) -> Result<(), MetaAnswered> {
+        let visible = self.with_view(authority, |view| match call {
+            MetaCall::Load { group } => view.group(group).is_some(),
+            MetaCall::CallTool { tool, .. } => view.resolve(tool).is_some(),
+            MetaCall::Unload { .. } | MetaCall::FindGroups { .. } => true,
+        });
+        let Some(group) = call.group_to_prepare().filter(|_| visible) else {
+            return Ok(());
+        };
+        self.prepare(group).await.map_err(|error| {
+            let error = LoadGroupError::Unavailable {
+                reason: error.to_string(),
+            };
+            MetaAnswered::output(ToolOutput::error(error.to_string()))
+        })
+    }
+
+    /// Answers a meta-tool call of the caller with `authority` for its
+    /// conversation's tools (`None`: a request of no conversation, whose
+    /// loads last for that answer only and which can unload nothing), as
+    /// the front end `host` shows answers, once [`Self::prepare_meta`] has
+    /// prepared it. Before a load the budget unloads the groups least
+    /// recently used. The changes come back as events, applied already to
+    /// `session`, for the front end to store.
+    pub fn answer_meta(
+        &self,
+        call: &MetaCall,
+        session: Option<&mut SessionTools>,
+        authority: &Authority,
+        host: &MetaHost<'_>,
+    ) -> MetaOutcome {
+        self.with_view_and_catalog(authority, |view, catalog| {
+            self.answer_prepared(call, session, (view, catalog), host)
+        })
+    }
+
+    /// [`Self::answer_meta`] on the caller's view and the whole catalog.
+    fn answer_prepared(
+        &self,
+        call: &MetaCall,
+        mut session: Option<&mut SessionTools>,
+        (view, catalog): (&Catalog, &Catalog),
+        host: &MetaHost<'_>,
+    ) -> MetaOutcome {
+        let mut events = Vec::new();
+        let plan = match (call, session.as_deref_mut()) {
+            (MetaCall::Load { group }, Some(session)) => {
+                make_room(session, (view, catalog), group, host, &mut events)
+            }
+            (MetaCall::Load { .. }, None)
+            | (
+                MetaCall::Unload { .. } | MetaCall::CallTool { .. } | MetaCall::FindGroups { .. },
+                _,
+            ) => BudgetPlan::default(),
+        };
+        let answer = self
+            .meta
+            .answer(call, session.map(|session| &mut session.active), view);
+        let answer = match answer {
+            Ok(answer) => answer,
+            Err(error) => {
+                let mut answered = MetaAnswered::output(ToolOutput::error(error.to_string()));
+                answered.events = events;
+                return MetaOutcome::Answered(answered);
+            }
+        };
+        events.extend(answer.events());
+        let (output, loaded) = match answer {
+            MetaAnswer::Loaded(loaded) => {
+                let mut text = loaded
+                    .answer(host.placement(view, &loaded.group.id))
+                    .to_string();
+                if !plan.is_empty() {
+                    text = format!("{text}\n\n{}", UnloadedForBudget(&plan));
+                }
+                let tools = LoadedTools {
+                    group: loaded.group.id.clone(),
+                    display_name: loaded.group.display_name.clone(),
+                    tools: loaded.tools.iter().map(|&tool| tool.clone()).collect(),
+                };
+                (ToolOutput::text(text), Some(tools))
+            }
+            MetaAnswer::Unloaded(unloaded) => (ToolOutput::text(unloaded.to_string()), None),
+            MetaAnswer::Found(found) => {
+                let output = ToolOutput {
+                    structured: Some(found.to_json()),
+                    ..ToolOutput::text(found.answer(host.schemas).to_string())
+                };
+                (output, None)
+            }
+            MetaAnswer::Call { tool, arguments } => {
+                return MetaOutcome::Call { tool, arguments };
+            }
+        };
+        MetaOutcome::Answered(MetaAnswered {
+            output,
+            events,
+            loaded,
+        })
+    }
+}
+
+/// Unloads from `session` what the load budget says a load of `group` needs,
+/// the groups least recently called first; each unload's event goes to
+/// `events`.
+fn make_room(
+    session: &mut SessionTools,
+    catalogs: (&Catalog, &Catalog),
+    group: &str,
+    host: &MetaHost<'_>,
+    events: &mut Vec<HostEvent>,
+) -> BudgetPlan {
+    let plan = host.budget.plan(
+        &session.active,
+        catalogs,
+        group,
+        &session.usage,
+        host.tokens,
+    );
+    for victim in &plan.unload {
+        let event = HostEvent::Unloaded(victim.clone());
+        if session.active.apply(&event) {
+            events.push(event);
+        }
+    }
+    plan
+}
