@@ -1,6 +1,8 @@
 //! [`JsToolRecord`] and [`JsToolStore`]: the JavaScript tools agents write,
 //! stored per owner beside the conversations (not in a manifest directory:
-//! a tool an agent writes is data, like its prompts).
+//! a tool an agent writes is data, like its prompts). Each owner's tools
+//! have a revision, raised with every change, so processes sharing a store
+//! can tell cheaply that another changed them.
 
 use std::fmt;
 use std::time::SystemTime;
@@ -95,6 +97,19 @@ pub trait JsToolStore: Send + Sync + fmt::Debug {
         owner: &'a ToolOwner,
         name: &'a ToolName,
     ) -> StoreFuture<'a, Option<JsToolRecord>>;
+
+    /// The revision of the owner's tools: raised with every create, update
+    /// and delete of one of them, in the same transaction, so a process
+    /// holding what it read can tell, with one read by key, that another
+    /// changed them. 0 for an owner whose tools never changed.
+    fn js_tools_revision<'a>(&'a self, owner: &'a ToolOwner) -> StoreFuture<'a, u64>;
+
+    /// Whether other processes may change these tools while this one runs
+    /// (a database server, not a file this process owns): then what was
+    /// read must be checked against [`Self::js_tools_revision`] before use.
+    fn is_shared(&self) -> bool {
+        false
+    }
 
     /// Stores a new tool (created and updated now) and returns it as
     /// stored; `None` when its owner already has a tool of that name, which

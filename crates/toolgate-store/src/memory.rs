@@ -29,11 +29,18 @@ struct State {
     conversations: HashMap<ConversationId, Conversation>,
     agents: BTreeMap<AgentId, AgentRecord>,
     js_tools: BTreeMap<(ToolOwner, ToolName), JsToolRecord>,
+    /// The revision of each owner's tools that ever changed.
+    js_tool_revisions: HashMap<ToolOwner, u64>,
     /// Catalog -> its newest outcomes, oldest first.
     routing_outcomes: HashMap<String, VecDeque<RoutingOutcome>>,
 }
 
 impl State {
+    /// Raises the revision of `owner`'s tools.
+    fn raise_js_tools_revision(&mut self, owner: &ToolOwner) {
+        *self.js_tool_revisions.entry(owner.clone()).or_default() += 1;
+    }
+
     /// The conversation, created (active `now`) if it is new.
     fn conversation(&mut self, id: &ConversationId, now: SystemTime) -> &mut Conversation {
         self.conversations
@@ -243,6 +250,16 @@ impl JsToolStore for MemoryStore {
         Box::pin(async move { Ok(tool) })
     }
 
+    fn js_tools_revision<'a>(&'a self, owner: &'a ToolOwner) -> StoreFuture<'a, u64> {
+        let revision = self
+            .state()
+            .js_tool_revisions
+            .get(owner)
+            .copied()
+            .unwrap_or(0);
+        Box::pin(async move { Ok(revision) })
+    }
+
     fn create_js_tool(&self, mut tool: JsToolRecord) -> StoreFuture<'_, Option<JsToolRecord>> {
         let mut state = self.state();
         let key = (tool.owner.clone(), tool.name.clone());
@@ -255,6 +272,9 @@ impl JsToolStore for MemoryStore {
                 Some(tool)
             }
         };
+        if let Some(tool) = &created {
+            state.raise_js_tools_revision(&tool.owner);
+        }
         Box::pin(async move { Ok(created) })
     }
 
@@ -267,6 +287,9 @@ impl JsToolStore for MemoryStore {
             *stored = tool.clone();
             tool
         });
+        if let Some(tool) = &updated {
+            state.raise_js_tools_revision(&tool.owner);
+        }
         Box::pin(async move { Ok(updated) })
     }
 
@@ -275,11 +298,14 @@ impl JsToolStore for MemoryStore {
         owner: &'a ToolOwner,
         name: &'a ToolName,
     ) -> StoreFuture<'a, bool> {
-        let deleted = self
-            .state()
+        let mut state = self.state();
+        let deleted = state
             .js_tools
             .remove(&(owner.clone(), name.clone()))
             .is_some();
+        if deleted {
+            state.raise_js_tools_revision(owner);
+        }
         Box::pin(async move { Ok(deleted) })
     }
 }

@@ -47,6 +47,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/postgres/0002_js_tools.sql"),
     include_str!("../migrations/postgres/0003_routing_outcomes.sql"),
     include_str!("../migrations/postgres/0004_routing_outcome_misses.sql"),
+    include_str!("../migrations/postgres/0005_js_tool_revisions.sql"),
 ];
 
 /// Advisory lock keys (`pg_advisory_xact_lock` takes a bigint): "toolgate"

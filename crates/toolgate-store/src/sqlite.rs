@@ -35,6 +35,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../migrations/sqlite/0003_js_tools.sql"),
     include_str!("../migrations/sqlite/0004_routing_outcomes.sql"),
     include_str!("../migrations/sqlite/0005_routing_outcome_misses.sql"),
+    include_str!("../migrations/sqlite/0006_js_tool_revisions.sql"),
 ];
 
 /// Conversations in a SQLite database file.
@@ -480,10 +481,22 @@ impl JsToolStore for SqliteStore {
         Box::pin(self.with_connection(move |connection| read_js_tool(connection, &owner, &name)))
     }
 
+    fn js_tools_revision<'a>(&'a self, owner: &'a ToolOwner) -> StoreFuture<'a, u64> {
+        let owner = owner.clone();
+        Box::pin(self.with_connection(move |connection| {
+            let revision: Option<i64> = connection
+                .prepare_cached("SELECT revision FROM js_tool_revisions WHERE owner = ?1")?
+                .query_row([owner.as_str()], |row| row.get(0))
+                .optional()?;
+            Ok(revision.map_or(0, |revision| revision as u64))
+        }))
+    }
+
     fn create_js_tool(&self, tool: JsToolRecord) -> StoreFuture<'_, Option<JsToolRecord>> {
         Box::pin(self.with_connection(move |connection| {
             let schema = Value::Object(tool.input_schema.clone()).to_string();
-            let inserted = connection.execute(
+            let transaction = connection.transaction()?;
+            let inserted = transaction.execute(
                 "INSERT INTO js_tools (owner, name, description, input_schema, function, source,
                                        created_ms, updated_ms)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)
@@ -501,14 +514,18 @@ impl JsToolStore for SqliteStore {
             if inserted == 0 {
                 return Ok(None);
             }
-            read_js_tool(connection, &tool.owner, &tool.name)
+            raise_js_tools_revision(&transaction, &tool.owner)?;
+            let created = read_js_tool(&transaction, &tool.owner, &tool.name)?;
+            transaction.commit()?;
+            Ok(created)
         }))
     }
 
     fn update_js_tool(&self, tool: JsToolRecord) -> StoreFuture<'_, Option<JsToolRecord>> {
         Box::pin(self.with_connection(move |connection| {
             let schema = Value::Object(tool.input_schema.clone()).to_string();
-            let updated = connection.execute(
+            let transaction = connection.transaction()?;
+            let updated = transaction.execute(
                 "UPDATE js_tools SET description = ?3, input_schema = ?4, function = ?5,
                                      source = ?6, updated_ms = ?7
                  WHERE owner = ?1 AND name = ?2",
@@ -525,7 +542,10 @@ impl JsToolStore for SqliteStore {
             if updated == 0 {
                 return Ok(None);
             }
-            read_js_tool(connection, &tool.owner, &tool.name)
+            raise_js_tools_revision(&transaction, &tool.owner)?;
+            let updated = read_js_tool(&transaction, &tool.owner, &tool.name)?;
+            transaction.commit()?;
+            Ok(updated)
         }))
     }
 
@@ -536,13 +556,29 @@ impl JsToolStore for SqliteStore {
     ) -> StoreFuture<'a, bool> {
         let (owner, name) = (owner.clone(), name.clone());
         Box::pin(self.with_connection(move |connection| {
-            let deleted = connection.execute(
+            let transaction = connection.transaction()?;
+            let deleted = transaction.execute(
                 "DELETE FROM js_tools WHERE owner = ?1 AND name = ?2",
                 params![owner.as_str(), name.as_str()],
             )?;
+            if deleted > 0 {
+                raise_js_tools_revision(&transaction, &owner)?;
+            }
+            transaction.commit()?;
             Ok(deleted > 0)
         }))
     }
+}
+
+/// Raises the revision of `owner`'s tools, in the transaction that changes
+/// them.
+fn raise_js_tools_revision(transaction: &Transaction<'_>, owner: &ToolOwner) -> Result<()> {
+    transaction.execute(
+        "INSERT INTO js_tool_revisions (owner, revision) VALUES (?1, 1)
+         ON CONFLICT (owner) DO UPDATE SET revision = revision + 1",
+        [owner.as_str()],
+    )?;
+    Ok(())
 }
 
 fn read_js_tool(

@@ -75,7 +75,7 @@ async fn a_database_from_a_newer_toolgate_is_refused() {
     let error = SqliteStore::open(&path).unwrap_err();
     assert_eq!(
         error.to_string(),
-        "the database schema is version 99, newer than this toolgate's 5"
+        "the database schema is version 99, newer than this toolgate's 6"
     );
 }
 
@@ -226,7 +226,7 @@ async fn a_version_3_database_gains_routing_outcomes_and_keeps_its_js_tools() {
             .unwrap();
     }
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 5);
+    assert_eq!(store.schema_version().unwrap(), MIGRATIONS.len() as i64);
     let owner = crate::ToolOwner::new("team");
     let names: Vec<String> = store
         .js_tools(&owner)
@@ -258,7 +258,7 @@ async fn a_version_4_databases_outcomes_gain_no_misses_and_are_kept() {
             .unwrap();
     }
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 5);
+    assert_eq!(store.schema_version().unwrap(), MIGRATIONS.len() as i64);
     assert_eq!(
         store.routing_outcomes("catalog", 10).await.unwrap(),
         [crate::RoutingOutcome {
@@ -281,6 +281,34 @@ async fn a_version_4_databases_outcomes_gain_no_misses_and_are_kept() {
         "a stored routing outcome of catalog `catalog` is corrupt: its missed groups are not a \
          JSON array of names: expected ident at line 1 column 2"
     );
+}
+
+#[tokio::test]
+async fn a_version_5_databases_js_tools_are_kept_at_revision_0_until_they_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("toolgate.db");
+    {
+        let connection = Connection::open(&path).unwrap();
+        for sql in &MIGRATIONS[..5] {
+            connection.execute_batch(sql).unwrap();
+        }
+        connection.pragma_update(None, "user_version", 5).unwrap();
+        connection
+            .execute(
+                "INSERT INTO js_tools VALUES ('team', 'kept', 'd', '{}', 'run', 'src', 1, 1)",
+                [],
+            )
+            .unwrap();
+    }
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(store.schema_version().unwrap(), 6);
+    assert!(!JsToolStore::is_shared(&store));
+    let owner = crate::ToolOwner::new("team");
+    assert_eq!(store.js_tools_revision(&owner).await.unwrap(), 0);
+    let kept = ToolName::new("kept").unwrap();
+    assert!(store.delete_js_tool(&owner, &kept).await.unwrap());
+    assert_eq!(store.js_tools_revision(&owner).await.unwrap(), 1);
+    assert_eq!(store.js_tools(&owner).await.unwrap(), []);
 }
 
 #[tokio::test]

@@ -1,5 +1,8 @@
-//! The JavaScript tools agents write, in the `js_tools` table.
+//! The JavaScript tools agents write, in the `js_tools` table, and each
+//! owner's revision in `js_tool_revisions`, raised in the transaction of
+//! every change.
 
+use deadpool_postgres::GenericClient;
 use serde_json::Value;
 use toolgate_core::ToolName;
 
@@ -10,23 +13,34 @@ use crate::conversation::{now_millis, to_millis};
 use crate::error::Result;
 use crate::js_tool::{JS_TOOL_COLUMNS, JsToolRecord, JsToolStore, ToolOwner};
 
-impl PostgresStore {
-    /// The owner's tool `name` as stored, if any.
-    async fn read_js_tool(
-        &self,
-        owner: &ToolOwner,
-        name: &ToolName,
-    ) -> Result<Option<JsToolRecord>> {
-        let client = self.client().await?;
-        let row = client
-            .query_opt(
-                &format!("SELECT {JS_TOOL_COLUMNS} FROM js_tools WHERE owner = $1 AND name = $2"),
-                &[&owner.as_str(), &name.as_str()],
-            )
-            .await
-            .map_err(postgres_error)?;
-        row.map(|row| read_js_tool_row(&row)?.decode()).transpose()
-    }
+/// The owner's tool `name` as `client` reads it, if any.
+async fn read_js_tool(
+    client: &impl GenericClient,
+    owner: &ToolOwner,
+    name: &ToolName,
+) -> Result<Option<JsToolRecord>> {
+    let row = client
+        .query_opt(
+            &format!("SELECT {JS_TOOL_COLUMNS} FROM js_tools WHERE owner = $1 AND name = $2"),
+            &[&owner.as_str(), &name.as_str()],
+        )
+        .await
+        .map_err(postgres_error)?;
+    row.map(|row| read_js_tool_row(&row)?.decode()).transpose()
+}
+
+/// Raises the revision of `owner`'s tools, in the transaction that changes
+/// them.
+async fn raise_js_tools_revision(client: &impl GenericClient, owner: &ToolOwner) -> Result<()> {
+    client
+        .execute(
+            "INSERT INTO js_tool_revisions (owner, revision) VALUES ($1, 1)
+             ON CONFLICT (owner) DO UPDATE SET revision = js_tool_revisions.revision + 1",
+            &[&owner.as_str()],
+        )
+        .await
+        .map_err(postgres_error)?;
+    Ok(())
 }
 
 impl JsToolStore for PostgresStore {
@@ -53,14 +67,40 @@ impl JsToolStore for PostgresStore {
         owner: &'a ToolOwner,
         name: &'a ToolName,
     ) -> StoreFuture<'a, Option<JsToolRecord>> {
-        Box::pin(self.read_js_tool(owner, name))
+        Box::pin(async move {
+            let client = self.client().await?;
+            read_js_tool(&client, owner, name).await
+        })
+    }
+
+    fn js_tools_revision<'a>(&'a self, owner: &'a ToolOwner) -> StoreFuture<'a, u64> {
+        Box::pin(async move {
+            let client = self.client().await?;
+            let row = client
+                .query_opt(
+                    "SELECT revision FROM js_tool_revisions WHERE owner = $1",
+                    &[&owner.as_str()],
+                )
+                .await
+                .map_err(postgres_error)?;
+            let revision: i64 = match row {
+                Some(row) => row.try_get(0).map_err(postgres_error)?,
+                None => 0,
+            };
+            Ok(revision as u64)
+        })
+    }
+
+    fn is_shared(&self) -> bool {
+        true
     }
 
     fn create_js_tool(&self, tool: JsToolRecord) -> StoreFuture<'_, Option<JsToolRecord>> {
         Box::pin(async move {
             let schema = Value::Object(tool.input_schema.clone()).to_string();
-            let client = self.client().await?;
-            let inserted = client
+            let mut client = self.client().await?;
+            let transaction = client.transaction().await.map_err(postgres_error)?;
+            let inserted = transaction
                 .execute(
                     "INSERT INTO js_tools (owner, name, description, input_schema, function, source,
                                            created_ms, updated_ms)
@@ -78,19 +118,22 @@ impl JsToolStore for PostgresStore {
                 )
                 .await
                 .map_err(postgres_error)?;
-            drop(client);
             if inserted == 0 {
                 return Ok(None);
             }
-            self.read_js_tool(&tool.owner, &tool.name).await
+            raise_js_tools_revision(&transaction, &tool.owner).await?;
+            let created = read_js_tool(&transaction, &tool.owner, &tool.name).await?;
+            transaction.commit().await.map_err(postgres_error)?;
+            Ok(created)
         })
     }
 
     fn update_js_tool(&self, tool: JsToolRecord) -> StoreFuture<'_, Option<JsToolRecord>> {
         Box::pin(async move {
             let schema = Value::Object(tool.input_schema.clone()).to_string();
-            let client = self.client().await?;
-            let updated = client
+            let mut client = self.client().await?;
+            let transaction = client.transaction().await.map_err(postgres_error)?;
+            let updated = transaction
                 .execute(
                     "UPDATE js_tools SET description = $3, input_schema = $4, function = $5,
                                          source = $6, updated_ms = $7
@@ -107,11 +150,13 @@ impl JsToolStore for PostgresStore {
                 )
                 .await
                 .map_err(postgres_error)?;
-            drop(client);
             if updated == 0 {
                 return Ok(None);
             }
-            self.read_js_tool(&tool.owner, &tool.name).await
+            raise_js_tools_revision(&transaction, &tool.owner).await?;
+            let updated = read_js_tool(&transaction, &tool.owner, &tool.name).await?;
+            transaction.commit().await.map_err(postgres_error)?;
+            Ok(updated)
         })
     }
 
@@ -121,14 +166,19 @@ impl JsToolStore for PostgresStore {
         name: &'a ToolName,
     ) -> StoreFuture<'a, bool> {
         Box::pin(async move {
-            let client = self.client().await?;
-            let deleted = client
+            let mut client = self.client().await?;
+            let transaction = client.transaction().await.map_err(postgres_error)?;
+            let deleted = transaction
                 .execute(
                     "DELETE FROM js_tools WHERE owner = $1 AND name = $2",
                     &[&owner.as_str(), &name.as_str()],
                 )
                 .await
                 .map_err(postgres_error)?;
+            if deleted > 0 {
+                raise_js_tools_revision(&transaction, owner).await?;
+            }
+            transaction.commit().await.map_err(postgres_error)?;
             Ok(deleted > 0)
         })
     }

@@ -27,6 +27,7 @@ pub(crate) async fn conformance<
     a_conversation_keeps_its_agent(&store).await;
     js_tools_are_created_updated_listed_and_deleted(&store).await;
     js_tools_of_two_owners_are_apart(&store).await;
+    each_change_of_an_owners_js_tools_raises_its_revision(&store).await;
     routing_outcomes_come_back_per_catalog_oldest_first(&store).await;
     routing_outcomes_outside_0_and_1_are_refused(&store).await;
     recording_past_the_kept_outcomes_deletes_the_oldest(&store).await;
@@ -442,6 +443,58 @@ async fn js_tools_of_two_owners_are_apart<S: JsToolStore>(store: &S) {
     let left = store.js_tools(&alice).await.unwrap();
     assert_eq!(left.len(), 1);
     assert_eq!(left[0].owner, alice);
+}
+
+async fn each_change_of_an_owners_js_tools_raises_its_revision<S: JsToolStore>(store: &S) {
+    let (carol, dave) = (ToolOwner::new("carol"), ToolOwner::new("dave"));
+    let name = ToolName::new("tally").unwrap();
+    assert_eq!(store.js_tools_revision(&carol).await.unwrap(), 0);
+    let mut seen = vec![0];
+    let mut changed = |revision: u64| {
+        assert!(
+            !seen.contains(&revision),
+            "revision {revision} came back after {seen:?}"
+        );
+        seen.push(revision);
+    };
+    store
+        .create_js_tool(js_tool("carol", "tally", "v1"))
+        .await
+        .unwrap()
+        .unwrap();
+    changed(store.js_tools_revision(&carol).await.unwrap());
+    store
+        .update_js_tool(js_tool("carol", "tally", "v2"))
+        .await
+        .unwrap()
+        .unwrap();
+    changed(store.js_tools_revision(&carol).await.unwrap());
+    assert!(store.delete_js_tool(&carol, &name).await.unwrap());
+    changed(store.js_tools_revision(&carol).await.unwrap());
+    let revision = store.js_tools_revision(&carol).await.unwrap();
+    // What changes nothing, and another owner's changes, leave it as it is.
+    assert!(!store.delete_js_tool(&carol, &name).await.unwrap());
+    assert_eq!(
+        store
+            .update_js_tool(js_tool("carol", "tally", "v3"))
+            .await
+            .unwrap(),
+        None
+    );
+    store
+        .create_js_tool(js_tool("dave", "tally", "v1"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        store
+            .create_js_tool(js_tool("dave", "tally", "again"))
+            .await
+            .unwrap(),
+        None
+    );
+    assert_eq!(store.js_tools_revision(&carol).await.unwrap(), revision);
+    assert_ne!(store.js_tools_revision(&dave).await.unwrap(), 0);
 }
 
 /// An outcome; one that did not hold missed two groups.

@@ -11,10 +11,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime};
 
 use pretty_assertions::assert_eq;
-use toolgate_core::Message;
+use serde_json::Map;
+use toolgate_core::{Message, ToolName};
 use toolgate_store::{
-    ConversationId, ConversationStore, PostgresOptions, PostgresStore, RoutingOutcome,
-    RoutingOutcomeStore, StoreError,
+    ConversationId, ConversationStore, JsToolRecord, JsToolStore, PostgresOptions, PostgresStore,
+    RoutingOutcome, RoutingOutcomeStore, StoreError, ToolOwner,
 };
 
 use super::conformance::conformance;
@@ -76,11 +77,39 @@ async fn postgres_conforms() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_js_tool_written_by_one_process_moves_the_revision_the_other_reads() {
+    let url = fresh_database().await;
+    let (writer, reader) = (store(&url).await, store(&url).await);
+    assert!(JsToolStore::is_shared(&reader));
+    let owner = ToolOwner::new("team");
+    let before = reader.js_tools_revision(&owner).await.unwrap();
+    let tool = JsToolRecord::new(
+        owner.clone(),
+        ToolName::new("doubler").unwrap(),
+        "Doubles n",
+        Map::new(),
+        "doubler",
+        "const doubler = ({ n }) => 2 * n;",
+    );
+    writer.create_js_tool(tool).await.unwrap().unwrap();
+    let after = reader.js_tools_revision(&owner).await.unwrap();
+    assert_ne!(after, before);
+    let names: Vec<String> = reader
+        .js_tools(&owner)
+        .await
+        .unwrap()
+        .iter()
+        .map(|tool| tool.name.to_string())
+        .collect();
+    assert_eq!(names, ["doubler"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_processes_on_one_database_see_one_order() {
     let url = fresh_database().await;
     // Two pools started at once: two replicas migrating the same database.
     let (first, second) = tokio::join!(store(&url), store(&url));
-    assert_eq!(first.schema_version().await.unwrap(), 4);
+    assert_eq!(first.schema_version().await.unwrap(), 5);
     let (first, second) = (Arc::new(first), Arc::new(second));
     let conversation = ConversationId::new("shared");
     let tasks: Vec<_> = (0..40)
@@ -190,7 +219,7 @@ async fn a_schema_newer_than_this_toolgate_is_refused() {
             error,
             StoreError::SchemaTooNew {
                 found: 99,
-                supported: 4
+                supported: 5
             }
         ),
         "{error}"
