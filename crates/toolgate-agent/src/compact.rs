@@ -17,7 +17,10 @@
 //! and one stopped after has it compacted. A summary that fails (the model
 //! call fails, or it answers with tool calls or nothing) leaves the
 //! conversation as it was, and the turn goes on uncompacted: the provider
-//! may still take it, and if not, its refusal is the turn's error. A turn
+//! may still take it, and if not, its refusal is the turn's error. So does
+//! a summary that would not shrink the conversation, or would itself pass
+//! the threshold (counted as the threshold is): a compaction only ever
+//! makes what the model reads smaller, whatever the model answers. A turn
 //! compacts at most once, and only once the model has answered since the
 //! last compaction.
 
@@ -145,6 +148,8 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
                 error @ (CompactError::NothingToCompact
                 | CompactError::Model(_)
                 | CompactError::NoSummary
+                | CompactError::NotSmaller { .. }
+                | CompactError::PastThreshold { .. }
                 | CompactError::Changed),
             ) => {
                 tracing::warn!(%conversation, %error, "compaction failed; the turn goes on uncompacted");
@@ -158,10 +163,15 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
 
     /// Whether a request of `tokens` input tokens is past the threshold.
     fn compaction_due(&self, tokens: usize) -> bool {
+        self.threshold().is_some_and(|limit| tokens > limit)
+    }
+
+    /// The threshold in input tokens for this agent's model; `None` when
+    /// the loop never compacts by itself.
+    fn threshold(&self) -> Option<usize> {
         self.options
             .compaction
             .threshold(self.model.context_window())
-            .is_some_and(|limit| tokens > limit)
     }
 
     /// What a model call on `history` would be sent outside a turn: the
@@ -220,6 +230,32 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
         if summary.is_empty() || !response.tool_calls.is_empty() {
             return Err(CompactError::NoSummary);
         }
+        // What the model would read after it, checked before anything is
+        // stored: a summary that does not shrink the conversation, or that
+        // the next call would compact again, is refused.
+        let after = Context {
+            system: request.system,
+            messages: vec![ChatMessage::User(format!(
+                "{COMPACTION_SUMMARY_HEADING}\n{summary}"
+            ))],
+            tools: Vec::new(),
+            tool_tokens: context.tool_tokens,
+        };
+        let tokens_after = after.tokens(&self.counter);
+        if tokens_after >= tokens_before {
+            return Err(CompactError::NotSmaller {
+                before: tokens_before,
+                after: tokens_after,
+            });
+        }
+        if let Some(threshold) = self.threshold()
+            && tokens_after > threshold
+        {
+            return Err(CompactError::PastThreshold {
+                after: tokens_after,
+                threshold,
+            });
+        }
         let active = {
             let catalog = self.toolbox.catalog();
             restore_active_set(history.iter().map(|m| &m.message), &catalog).active
@@ -234,19 +270,11 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
         {
             return Err(CompactError::Changed);
         }
-        let after = Context {
-            system: request.system,
-            messages: vec![ChatMessage::User(format!(
-                "{COMPACTION_SUMMARY_HEADING}\n{summary}"
-            ))],
-            tools: Vec::new(),
-            tool_tokens: context.tool_tokens,
-        };
         Ok(Compacted {
             summary: summary.to_owned(),
             loaded_groups: active.loaded_groups().to_vec(),
             tokens_before,
-            tokens_after: after.tokens(&self.counter),
+            tokens_after,
             usage: response.usage,
         })
     }

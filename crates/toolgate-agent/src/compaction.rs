@@ -63,6 +63,29 @@ pub enum CompactError {
     /// The model answered without a summary (with tool calls, or no text).
     #[error("the model answered the summary request without a summary")]
     NoSummary,
+    /// The summary would not make the conversation smaller: what the model
+    /// reads after it (counted as the threshold is) is at least as long as
+    /// what it read before.
+    #[error(
+        "the summary would not make the conversation smaller ({before} tokens before, {after} after)"
+    )]
+    NotSmaller {
+        /// Input tokens before.
+        before: usize,
+        /// Input tokens with the summary in place of the conversation.
+        after: usize,
+    },
+    /// The summary alone would pass the compaction threshold: the next
+    /// turn would compact again.
+    #[error(
+        "the summary is too long: the conversation would be {after} tokens with it, past the compaction threshold of {threshold}"
+    )]
+    PastThreshold {
+        /// Input tokens with the summary in place of the conversation.
+        after: usize,
+        /// The threshold.
+        threshold: usize,
+    },
     /// A message was added while the summary was written: the summary no
     /// longer covers the conversation, so it was not stored.
     #[error("the conversation changed while its summary was written")]

@@ -1,7 +1,7 @@
 //! Compaction through the agent loop: what the request after a compaction
 //! carries, the tool list a compacted and restored conversation sends (on
-//! SQLite and PostgreSQL), and a failed summary leaving the conversation as
-//! it was.
+//! SQLite and PostgreSQL), and a failed summary (or one that would not
+//! shrink the conversation) leaving the conversation as it was.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -338,12 +338,155 @@ async fn a_failed_summary_leaves_the_conversation_as_it_was_and_the_turn_goes_on
     }
 }
 
+/// The reasons of the turn's `CompactionFailed` events.
+fn compaction_failures(events: &[TurnEvent]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|event| match event {
+            TurnEvent::CompactionFailed { reason } => Some(reason.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_summary_longer_than_the_conversation_is_refused_and_the_turn_goes_on() {
+    // A model that answers the summary request with far more than it was
+    // asked to summarize (about 24,000 tokens for a conversation of about
+    // 1,000) would make every later call larger.
+    let huge = "The user loaded the pdf group and asked nothing else. ".repeat(2_000);
+    for (wire, stream) in WIRES {
+        let setup = Setup::with_options(
+            wire,
+            stream,
+            vec![load("c1", "pdf"), ScriptedTurn::text("Loaded.")],
+            compacting(),
+        )
+        .await;
+        let conversation = ConversationId::new("c");
+        setup.send(&conversation, "load pdf").await;
+        let store = setup.agent.store();
+        let before = store.messages(&conversation).await.unwrap();
+        let cancel = CancellationToken::new();
+
+        // On request: refused, with what it would have made of the
+        // conversation.
+        setup
+            .server
+            .push(ScriptedTurn::text(&huge).reply(wire, stream));
+        let refused = setup.agent.compact(&conversation, &cancel).await;
+        let Err(CompactError::NotSmaller {
+            before: tokens_before,
+            after: tokens_after,
+        }) = refused
+        else {
+            panic!("{refused:?}");
+        };
+        assert!(tokens_after > 20 * tokens_before, "{refused:?}");
+        assert_eq!(
+            CompactError::NotSmaller {
+                before: tokens_before,
+                after: tokens_after,
+            }
+            .to_string(),
+            format!(
+                "the summary would not make the conversation smaller \
+                 ({tokens_before} tokens before, {tokens_after} after)"
+            )
+        );
+        assert_eq!(store.messages(&conversation).await.unwrap(), before);
+
+        // Due in a turn: refused and reported; the turn goes on with the
+        // conversation as it was.
+        setup
+            .server
+            .push(ScriptedTurn::text(&huge).reply(wire, stream));
+        setup
+            .server
+            .push(ScriptedTurn::text("Filed.").reply(wire, stream));
+        let long = long_text();
+        let (outcome, events) = setup.send(&conversation, &long).await;
+        assert_eq!(outcome.text, "Filed.");
+        let failures = compaction_failures(&events);
+        assert_eq!(failures.len(), 1, "{wire:?} stream={stream}");
+        assert!(
+            failures[0].starts_with("the summary would not make the conversation smaller ("),
+            "{failures:?}"
+        );
+        assert!(
+            !events
+                .iter()
+                .any(|event| matches!(event, TurnEvent::Compacted(_)))
+        );
+        let after = store.messages(&conversation).await.unwrap();
+        assert_eq!(after[..before.len()], before[..]);
+        assert!(
+            after
+                .iter()
+                .all(|m| m.message.kind != MessageKind::Compaction)
+        );
+        let last_request = setup.server.requests().pop().unwrap();
+        assert_eq!(
+            user_texts(&last_request, wire),
+            vec!["load pdf".to_owned(), long]
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_summary_past_the_threshold_is_refused_though_shorter() {
+    let wire = Wire::OpenAi;
+    // Shorter than the conversation it replaces ([`long_text`] and an
+    // answer), but past the threshold of 3,000 tokens on its own: the next
+    // call would compact again.
+    let summary = "The user sent a long report to file, word for word. ".repeat(300);
+    let setup = Setup::with_options(
+        wire,
+        false,
+        vec![
+            ScriptedTurn::text("Noted."),
+            ScriptedTurn::text(&summary),
+            ScriptedTurn::text("Filed."),
+        ],
+        compacting(),
+    )
+    .await;
+    let conversation = ConversationId::new("c");
+    let long = long_text();
+    // The first turn does not compact: the model had not answered yet.
+    let (_, events) = setup.send(&conversation, &long).await;
+    assert_eq!(compaction_failures(&events), Vec::<String>::new());
+    let (outcome, events) = setup.send(&conversation, "file it").await;
+    assert_eq!(outcome.text, "Filed.");
+    let failures = compaction_failures(&events);
+    assert_eq!(failures.len(), 1, "{events:?}");
+    assert!(
+        failures[0].starts_with("the summary is too long: the conversation would be ")
+            && failures[0].ends_with(" tokens with it, past the compaction threshold of 3000"),
+        "{failures:?}"
+    );
+    let stored = setup.agent.store().messages(&conversation).await.unwrap();
+    assert!(
+        stored
+            .iter()
+            .all(|m| m.message.kind != MessageKind::Compaction)
+    );
+    let last_request = setup.server.requests().pop().unwrap();
+    assert_eq!(
+        user_texts(&last_request, wire),
+        vec![long, "file it".to_owned()]
+    );
+}
+
 #[tokio::test]
 async fn nothing_is_compacted_twice_or_from_nothing() {
     let setup = Setup::new(
         Wire::OpenAi,
         false,
-        vec![ScriptedTurn::text("Hi."), ScriptedTurn::text("Said hi.")],
+        vec![
+            ScriptedTurn::text("Hi Ada."),
+            ScriptedTurn::text("Ada said hi."),
+        ],
     )
     .await;
     let conversation = ConversationId::new("c");
@@ -353,7 +496,13 @@ async fn nothing_is_compacted_twice_or_from_nothing() {
         matches!(empty, Err(CompactError::NothingToCompact)),
         "{empty:?}"
     );
-    setup.send(&conversation, "hello").await;
+    // Long enough that the summary, under its heading, is shorter.
+    setup
+        .send(
+            &conversation,
+            "hello, I am Ada, from Lyon, and I would like some help with my tax report",
+        )
+        .await;
     setup.agent.compact(&conversation, &cancel).await.unwrap();
     let again = setup.agent.compact(&conversation, &cancel).await;
     assert!(
