@@ -172,6 +172,14 @@ pub trait ListedSource: ToolSource {
     /// Waits until the source announces that its tools changed, or is shut
     /// down.
     async fn changed(&self) -> SourceChange;
+
+    /// Before a request uses the catalog: makes its listing of this source
+    /// current when the tools may have changed without a word from the
+    /// source (JavaScript tools another process wrote to a shared store).
+    /// One cheap check; when they moved, the source announces a change and
+    /// returns once the toolbox has relisted it. Nothing by default: a
+    /// source that announces its changes is always current.
+    async fn catch_up(&self) {}
 }
 
 /// One owner's tools of an [`OwnedTools`] group, as last read.
@@ -194,8 +202,11 @@ pub trait OwnedTools: ToolSource {
     /// The group the tools are shown in.
     fn group_id(&self) -> &GroupId;
 
-    /// Reads `owner`'s tools, unless they are known.
-    async fn prepare(&self, owner: &ToolOwner);
+    /// Reads `owner`'s tools, unless they are known and current (where
+    /// other processes may change them, checked against where they are
+    /// kept). Returns whether tools already shown changed, so the sessions
+    /// that show them should list again.
+    async fn prepare(&self, owner: &ToolOwner) -> bool;
 
     /// `owner`'s tools as last read; `None` before [`Self::prepare`].
     fn tools_of(&self, owner: &ToolOwner) -> Option<Arc<OwnedSet>>;

@@ -4,7 +4,10 @@
 //! session: the groups it loaded through either, in one order.
 //!
 //! A change made through one gateway reaches the client through the one that
-//! holds its stream (PostgreSQL `LISTEN`/`NOTIFY`).
+//! holds its stream (PostgreSQL `LISTEN`/`NOTIFY`), and a JavaScript tool
+//! written, changed or deleted through one is what the other lists and runs
+//! from the next request on, for the operator's tools (the ones listed) and
+//! a named client's own alike.
 //!
 //! The database is the one `scripts/test` starts (`scripts/with-postgres`),
 //! named by `TOOLGATE_TEST_POSTGRES_URL`.
@@ -17,9 +20,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use tokio::net::{TcpListener, TcpStream};
-use toolgate_mcp::HttpOptions;
-use toolgate_store::{PostgresOptions, PostgresStore};
+use toolgate_mcp::{ClientName, Clients, HttpOptions, TokenHash};
+use toolgate_store::{JsToolStore, PostgresOptions, PostgresStore, ToolOwner};
+use toolgate_tools::{JavaScriptConfig, UserJsTools};
 
+use super::policies;
 use super::support::{
     CORE, Served, call, connect, is_error, loopback, options, serve, text, tool_names,
 };
@@ -157,4 +162,171 @@ async fn a_change_made_through_one_gateway_reaches_the_client_through_the_other(
         tool_names(&client).await,
         [&CORE[..], &["time_now", "time_convert"]].concat()
     );
+}
+
+/// The shared token of the gateways of [`two_gateways_with_user_tools`]:
+/// the operator's, whose JavaScript tools are the ones listed.
+const OPERATOR: &str = "operator-token-0123456789";
+/// The token of the named client of those gateways, who has tools of its
+/// own.
+const CLIENT: &str = "tg_client-0123456789abcdef";
+
+/// A name no other test run on the database has (the database outlives a
+/// run of the tests).
+fn unique(prefix: &str) -> String {
+    static RUN: AtomicUsize = AtomicUsize::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    format!(
+        "{prefix}-{}-{nanos}-{}",
+        std::process::id(),
+        RUN.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// Two gateways on the test database whose agents write JavaScript tools:
+/// the operator's ([`OPERATOR`]) are `owner`'s, and the client `client`
+/// ([`CLIENT`]) has its own. Each has connections of its own to the
+/// database, as two processes have.
+async fn two_gateways_with_user_tools(
+    root: &Path,
+    owner: &ToolOwner,
+    client: &str,
+) -> Vec<Served<PostgresStore>> {
+    let url = server_url();
+    let mut gateways = Vec::new();
+    for _ in 0..2 {
+        let store = PostgresStore::connect(&PostgresOptions::new(&url))
+            .await
+            .unwrap();
+        let config = JavaScriptConfig::default();
+        let user_tools = UserJsTools::new(
+            Arc::new(store.clone()) as Arc<dyn JsToolStore>,
+            owner.clone(),
+            &config,
+            None,
+        )
+        .unwrap();
+        let mut options = options(root, vec![]);
+        user_tools.add_to(&mut options.tools);
+        options.tools.javascript = config;
+        let http = HttpOptions {
+            clients: Clients::new([(ClientName::new(client).unwrap(), TokenHash::of(CLIENT))])
+                .unwrap(),
+            bearer_token: Some(OPERATOR.to_owned()),
+            ..HttpOptions::default()
+        };
+        let served = serve(options, store, loopback(), http).await;
+        user_tools.attach(served.gateway.toolbox());
+        gateways.push(served);
+    }
+    gateways
+}
+
+/// A JavaScript tool `name` that multiplies `n` by `factor`, as
+/// `create_js_tool` and `update_js_tool` take it.
+fn multiplier(name: &str, factor: u32) -> serde_json::Value {
+    json!({
+        "name": name,
+        "description": format!("Multiplies n by {factor}"),
+        "parameters": {"type": "object", "properties": {"n": {"type": "number"}}, "required": ["n"]},
+        "source": format!("const {name} = ({{ n }}) => {factor} * n;"),
+    })
+}
+
+/// Writes, changes and deletes a tool through the first gateway, as the
+/// caller of `token`, and checks after each step that the second lists and
+/// runs what the first wrote: in the session that wrote it, and in a new
+/// one.
+async fn what_one_gateway_writes_the_other_lists_and_runs(
+    gateways: &[Served<PostgresStore>],
+    token: &str,
+) {
+    let (writer, other) = (gateways[0].address, gateways[1].address);
+    let (session, _) = policies::open(writer, token).await;
+    let (answer, error) = policies::load(writer, token, &session, "js_tool_management").await;
+    assert!(!error, "{answer}");
+    let (answer, error) = policies::call(
+        writer,
+        token,
+        &session,
+        "create_js_tool",
+        multiplier("doubler", 2),
+    )
+    .await;
+    assert!(!error, "{answer}");
+
+    // The same session, through the other gateway.
+    let (answer, error) = policies::load(other, token, &session, "user_tools").await;
+    assert_eq!(
+        (answer.as_str(), error),
+        (
+            "Loaded 1 tool from group 'User Tools':\n- doubler: Multiplies n by 2",
+            false
+        )
+    );
+    let arguments = json!({"n": 21});
+    let answer = policies::call(other, token, &session, "doubler", arguments.clone()).await;
+    assert_eq!(answer, ("42".to_owned(), false));
+
+    // Changed through the first: a new session through the other lists and
+    // runs the new version.
+    let (answer, error) = policies::call(
+        writer,
+        token,
+        &session,
+        "update_js_tool",
+        multiplier("doubler", 3),
+    )
+    .await;
+    assert!(!error, "{answer}");
+    let (fresh, _) = policies::open(other, token).await;
+    let (answer, error) = policies::load(other, token, &fresh, "user_tools").await;
+    assert_eq!(
+        (answer.as_str(), error),
+        (
+            "Loaded 1 tool from group 'User Tools':\n- doubler: Multiplies n by 3",
+            false
+        )
+    );
+    let answer = policies::call(other, token, &fresh, "doubler", arguments.clone()).await;
+    assert_eq!(answer, ("63".to_owned(), false));
+
+    // Deleted through the first: gone from the other's lists.
+    let deleted = json!({"name": "doubler"});
+    let (answer, error) = policies::call(writer, token, &session, "delete_js_tool", deleted).await;
+    assert!(!error, "{answer}");
+    for session in [&session, &fresh] {
+        let listed = policies::tools(other, token, session).await;
+        assert!(
+            listed.iter().all(|tool| tool["name"] != "doubler"),
+            "{listed:?}"
+        );
+    }
+    let answer = policies::call(other, token, &fresh, "doubler", arguments).await;
+    assert_eq!(
+        answer,
+        (
+            "Tool 'doubler' is not available for this agent.".to_owned(),
+            true
+        )
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_operators_tools_written_through_one_gateway_are_the_others_at_once() {
+    let root = tempfile::tempdir().unwrap();
+    let owner = ToolOwner::new(unique("team"));
+    let gateways = two_gateways_with_user_tools(root.path(), &owner, &unique("client")).await;
+    what_one_gateway_writes_the_other_lists_and_runs(&gateways, OPERATOR).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clients_own_tools_written_through_one_gateway_are_the_others_at_once() {
+    let root = tempfile::tempdir().unwrap();
+    let owner = ToolOwner::new(unique("team"));
+    let gateways = two_gateways_with_user_tools(root.path(), &owner, &unique("client")).await;
+    what_one_gateway_writes_the_other_lists_and_runs(&gateways, CLIENT).await;
 }

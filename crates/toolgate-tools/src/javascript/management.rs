@@ -27,7 +27,7 @@ use toolgate_core::{GroupId, MetaTool, ToolDefinition, ToolGroup, ToolName};
 use toolgate_js::JsError;
 use toolgate_store::{JsToolRecord, JsToolStore, ToolOwner};
 
-use super::user_tools::{USER_TOOLS_GROUP, UserTools};
+use super::user_tools::{RELIST_WAIT, USER_TOOLS_GROUP, UserTools};
 use super::{JavaScriptConfig, JsRunner, ToolOwnership, run_off_workers};
 use crate::builtin::BuiltinConfig;
 use crate::catalog_state::CatalogChange;
@@ -53,8 +53,6 @@ const MAX_SOURCE_BYTES: usize = 256 << 10;
 const MAX_DESCRIPTION_CHARS: usize = 10_000;
 /// The most tools one owner may have.
 const MAX_TOOLS_PER_OWNER: usize = 100;
-/// How long a change waits for the toolbox to relist `user_tools`.
-const RELIST_WAIT: Duration = Duration::from_secs(10);
 
 /// The JavaScript tools agents write, for one owner: the
 /// `js_tool_management` group, a [`ToolSource`] for
@@ -538,22 +536,11 @@ impl JsToolManagement {
     /// the group told to list again.
     async fn shown(&self, owner: &ToolOwner) {
         if self.tools.lists(owner) {
-            return self.relisted().await;
+            return self.tools.relisted().await;
         }
         self.tools.reload_owner(owner).await;
         if let Some(toolbox) = self.toolbox.get().and_then(Weak::upgrade) {
             toolbox.announce(CatalogChange::Group(self.tools.group().id.clone()));
-        }
-    }
-
-    /// Announces a change and waits until `user_tools` is relisted.
-    async fn relisted(&self) {
-        let relisted = self.tools.announce();
-        if tokio::time::timeout(RELIST_WAIT, relisted).await.is_err() {
-            tracing::warn!(
-                "{USER_TOOLS_GROUP} was not relisted within {} s of a change",
-                RELIST_WAIT.as_secs()
-            );
         }
     }
 }

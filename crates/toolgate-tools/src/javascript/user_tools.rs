@@ -8,6 +8,13 @@
 //! (`notifications/tools/list_changed` in the gateway). A call reads the
 //! tool's current record, so it runs the source as last stored.
 //!
+//! The store is the one source of these tools: where other processes share
+//! it (replicas of a gateway on one PostgreSQL database), each request
+//! first checks the revision of the tools it will see
+//! ([`JsToolStore::js_tools_revision`], one read by key), and when another
+//! process changed them they are read again (the listed ones relisted)
+//! before the request goes on, and the sessions showing them are told.
+//!
 //! Whose tools: with [`ToolOwnership::PerCaller`], a caller whose authority
 //! names an owner (a gateway's named client) lists, writes and runs that
 //! owner's tools alone: the group is also an [`OwnedTools`] source, whose
@@ -19,6 +26,7 @@ use std::collections::HashMap;
 use std::mem;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::{Map, Value};
@@ -39,6 +47,9 @@ use crate::source::{
 pub const USER_TOOLS_GROUP: &str = "user_tools";
 /// The group's description.
 const DESCRIPTION: &str = "JavaScript tools written by agents";
+/// How long a change (or a request that found the store changed) waits for
+/// the toolbox to relist `user_tools`.
+pub(crate) const RELIST_WAIT: Duration = Duration::from_secs(10);
 
 /// The owner's stored JavaScript tools, as one listed group.
 #[derive(Debug)]
@@ -50,10 +61,22 @@ pub(crate) struct UserTools {
     ownership: ToolOwnership,
     runner: JsRunner,
     changes: ChangeSignal,
+    /// The store's revision of the listed owner's tools when they were last
+    /// listed; `None` when unknown (never listed, or the store could not
+    /// say), or where no other process changes them.
+    listed_revision: Mutex<Option<u64>>,
     /// The tools of each owner callers named, as last read.
-    owned: Mutex<HashMap<ToolOwner, Arc<OwnedSet>>>,
+    owned: Mutex<HashMap<ToolOwner, Owned>>,
     /// The revision the next read of an owner's tools gets.
     next_revision: AtomicU64,
+}
+
+/// One owner's tools as last read, and the store's revision of them then.
+#[derive(Debug)]
+struct Owned {
+    tools: Arc<OwnedSet>,
+    /// As [`UserTools::listed_revision`].
+    stored: Option<u64>,
 }
 
 impl UserTools {
@@ -78,6 +101,7 @@ impl UserTools {
             ownership,
             runner,
             changes: ChangeSignal::default(),
+            listed_revision: Mutex::new(None),
             owned: Mutex::new(HashMap::new()),
             next_revision: AtomicU64::new(1),
         })
@@ -102,31 +126,58 @@ impl UserTools {
     /// Reads `owner`'s tools again (after a change of theirs): the toolbox
     /// shows them from its next view on. A failed read keeps what was known.
     pub(crate) async fn reload_owner(&self, owner: &ToolOwner) {
+        let stored = self.stored_revision(owner).await;
+        self.read_owner(owner, stored).await;
+    }
+
+    /// Reads `owner`'s tools, which the store had at revision `stored`.
+    async fn read_owner(&self, owner: &ToolOwner, stored: Option<u64>) {
         match self.store.js_tools(owner).await {
             Ok(records) => {
-                let set = OwnedSet {
+                let tools = Arc::new(OwnedSet {
                     revision: self.next_revision.fetch_add(1, Ordering::Relaxed),
                     tools: records.into_iter().filter_map(definition).collect(),
-                };
+                });
                 self.owned
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
-                    .insert(owner.clone(), Arc::new(set));
+                    .insert(owner.clone(), Owned { tools, stored });
             }
             Err(error) => tracing::error!(%owner, %error, "reading a client's JavaScript tools"),
+        }
+    }
+
+    /// The store's revision of `owner`'s tools, read before the tools so
+    /// that a change in between is seen at the next check; `None` where no
+    /// other process changes them (nothing to check), or when it cannot be
+    /// read (logged).
+    async fn stored_revision(&self, owner: &ToolOwner) -> Option<u64> {
+        if !self.store.is_shared() {
+            return None;
+        }
+        match self.store.js_tools_revision(owner).await {
+            Ok(revision) => Some(revision),
+            Err(error) => {
+                tracing::warn!(%owner, %error, "reading the revision of JavaScript tools");
+                None
+            }
+        }
+    }
+
+    /// Announces a change and waits until `user_tools` is relisted.
+    pub(crate) async fn relisted(&self) {
+        let relisted = self.changes.announce();
+        if tokio::time::timeout(RELIST_WAIT, relisted).await.is_err() {
+            tracing::warn!(
+                "{USER_TOOLS_GROUP} was not relisted within {} s of a change",
+                RELIST_WAIT.as_secs()
+            );
         }
     }
 
     /// The script's file name for tool `name`, as errors name it.
     pub(crate) fn file_name(name: &str) -> String {
         format!("{USER_TOOLS_GROUP}/{name}.js")
-    }
-
-    /// Says the owner's tools changed; the answer comes once the toolbox
-    /// has relisted the group (or errs if it never will: the source was
-    /// shut down).
-    pub(crate) fn announce(&self) -> oneshot::Receiver<()> {
-        self.changes.announce()
     }
 }
 
@@ -218,10 +269,25 @@ impl OwnedTools for UserTools {
         &self.group.id
     }
 
-    async fn prepare(&self, owner: &ToolOwner) {
-        if self.tools_of(owner).is_none() {
+    /// Reads the owner's tools the first time; then, where other processes
+    /// share the store, again whenever its revision of them moved.
+    async fn prepare(&self, owner: &ToolOwner) -> bool {
+        let known = self
+            .owned
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(owner)
+            .map(|owned| owned.stored);
+        let Some(known) = known else {
             self.reload_owner(owner).await;
+            return false;
+        };
+        let stored = self.stored_revision(owner).await;
+        if stored.is_none() || stored == known {
+            return false;
         }
+        self.read_owner(owner, stored).await;
+        true
     }
 
     fn tools_of(&self, owner: &ToolOwner) -> Option<Arc<OwnedSet>> {
@@ -229,7 +295,7 @@ impl OwnedTools for UserTools {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .get(owner)
-            .cloned()
+            .map(|owned| Arc::clone(&owned.tools))
     }
 }
 
@@ -240,11 +306,16 @@ impl ListedSource for UserTools {
     }
 
     async fn list(&self) -> Result<SourceListing, SourceError> {
+        let revision = self.stored_revision(&self.owner).await;
         let records = self
             .store
             .js_tools(&self.owner)
             .await
             .map_err(SourceError::new)?;
+        *self
+            .listed_revision
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = revision;
         Ok(SourceListing {
             tools: records.into_iter().map(source_tool).collect(),
             about: None,
@@ -267,6 +338,21 @@ impl ListedSource for UserTools {
 
     async fn changed(&self) -> SourceChange {
         self.changes.next().await
+    }
+
+    /// Where other processes share the store: relists the group when the
+    /// store's revision of the listed owner's tools is not the one listed.
+    async fn catch_up(&self) {
+        let Some(stored) = self.stored_revision(&self.owner).await else {
+            return;
+        };
+        let listed = *self
+            .listed_revision
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if listed != Some(stored) {
+            self.relisted().await;
+        }
     }
 }
 

@@ -247,11 +247,20 @@ impl Toolbox {
         })
     }
 
-    /// Makes the caller's own tools known (read from their store), when its
-    /// authority names an owner: before its view and its calls.
+    /// Before the view and the calls of a caller with `authority`: makes
+    /// the tools it sees current. Its own tools, when its authority names
+    /// an owner, are read from their store (and read again when another
+    /// process changed them: the sessions showing them are told); else the
+    /// listed sources catch up ([`ListedSource::catch_up`](crate::ListedSource::catch_up)).
     pub async fn prepare_caller(&self, authority: &Authority) {
         if let (Some((owned, _)), Some(owner)) = (&self.owned, authority.tool_owner()) {
-            owned.prepare(owner).await;
+            if owned.prepare(owner).await {
+                self.announce(crate::CatalogChange::Group(owned.group_id().clone()));
+            }
+            return;
+        }
+        for slot in self.listed() {
+            slot.source.catch_up().await;
         }
     }
 
