@@ -143,7 +143,8 @@ impl<S: ConversationStore + 'static> Gateway<S> {
             tools.routing = Some(routing);
         }
         // Listed sources given with the tools (the `user_tools` group of
-        // JavaScript tools agents write) come before the upstreams.
+        // JavaScript tools agents write) come before the upstreams; its
+        // tools give up any name an upstream's tool has all the same.
         tools.listed.extend(
             upstreams
                 .iter()

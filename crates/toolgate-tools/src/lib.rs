@@ -59,8 +59,8 @@ pub use settings::{
     RawJavaScriptSettings, RawToolsSettings, RawWebSettings, ToolSettings,
 };
 pub use source::{
-    CallDeadline, ListedGroup, ListedSource, OwnedSet, OwnedTools, SourceCall, SourceChange,
-    SourceListing, SourceOffer, SourceTool, Startup, ToolSource,
+    CallDeadline, ListedGroup, ListedSource, NamePriority, OwnedSet, OwnedTools, SourceCall,
+    SourceChange, SourceListing, SourceOffer, SourceTool, Startup, ToolSource,
 };
 pub use toolbox::call::{AdmittedCall, Reach, Refusal, RefusedCall, ResolvedCall, ViewKey};
 pub use toolbox::meta::{LoadedTools, MetaAnswered, MetaHost, MetaOutcome};

@@ -7,10 +7,14 @@
 //! says (`group__tool`, then a sanitized or hashed name); a name once given
 //! never changes, and before a source is first listed every source
 //! configured before it is listed too, so a contested name goes to the
-//! earlier one whatever order groups are loaded in. Each rename is queued
-//! for the operator (the start report, else the log).
+//! earlier one whatever order groups are loaded in. A source that yields
+//! ([`NamePriority::Yields`]: the JavaScript tools agents write) is the
+//! exception: it is listed without the others, and gives up a name when
+//! another source's tool is listed under it later (its tool is renamed
+//! then), so it can never take a configured server's tool's name. Each
+//! rename is queued for the operator (the start report, else the log).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, PoisonError};
 
 use serde_json::{Map, Value};
@@ -21,7 +25,7 @@ use crate::consolidate::consolidate;
 use crate::error::SourceError;
 use crate::naming::{RenamedTool, exposed_name};
 use crate::registry::{Route, SourceId};
-use crate::source::{ListedSource, SourceListing, SourceTool};
+use crate::source::{ListedSource, NamePriority, SourceListing, SourceTool};
 
 /// One listed source and what the toolbox knows of its tools.
 #[derive(Debug)]
@@ -57,6 +61,32 @@ impl ListedSlot {
     /// Where the catalog's routes of its tools lead.
     pub(crate) fn id(&self) -> SourceId {
         self.id
+    }
+
+    /// The sources before this one in `listed` (the priority order).
+    fn earlier<'a>(&self, listed: &'a [Arc<ListedSlot>]) -> &'a [Arc<ListedSlot>] {
+        let index = listed
+            .iter()
+            .position(|slot| std::ptr::eq(slot.as_ref(), self))
+            .unwrap_or(listed.len());
+        &listed[..index]
+    }
+
+    /// The groups of the sources of `listed` whose tools give up a name
+    /// this source's tools are given: those that yield, unless this one
+    /// yields too.
+    fn yielding_to(&self, listed: &[Arc<ListedSlot>]) -> Vec<GroupId> {
+        if self.source.name_priority() == NamePriority::Yields {
+            return Vec::new();
+        }
+        listed
+            .iter()
+            .filter(|slot| {
+                !std::ptr::eq(slot.as_ref(), self)
+                    && slot.source.name_priority() == NamePriority::Yields
+            })
+            .map(|slot| slot.source.group().id.clone())
+            .collect()
     }
 
     /// Shuts the source down for good (letting it finish the calls under
@@ -110,11 +140,11 @@ struct Exposed {
 
 impl ListedSlot {
     /// Starts the source if needed and makes the catalog reflect its current
-    /// tools. `earlier` are the sources configured before it.
+    /// tools. `listed` are the listed sources in priority order.
     pub(crate) async fn ensure_listed(
         &self,
         state: &CatalogState,
-        earlier: &[Arc<ListedSlot>],
+        listed: &[Arc<ListedSlot>],
     ) -> Result<Listed, SourceError> {
         let mut listing_state = self.listing.lock().await;
         let running = self.source.running_generation().await;
@@ -126,21 +156,29 @@ impl ListedSlot {
                 changed: false,
             });
         }
-        if listing_state.generation.is_none() {
-            list_never_listed(state, earlier).await;
+        // A yielding source takes no name from the others: it need not wait
+        // for them. A failure is logged; its names are learned later.
+        if listing_state.generation.is_none()
+            && self.source.name_priority() == NamePriority::InOrder
+        {
+            let _ = list_never_listed(state, self.earlier(listed), listed).await;
         }
         let listing = self.source.list().await?;
         listing_state.stale = false;
         listing_state.generation = Some(listing.generation);
-        Ok(self.apply_listing(state, &listing, &mut listing_state.exposed))
+        let yielding = self.yielding_to(listed);
+        Ok(self.apply_listing(state, &listing, &mut listing_state.exposed, &yielding))
     }
 
-    /// Puts the source's listing into the catalog and the registry.
+    /// Puts the source's listing into the catalog and the registry; the
+    /// tools of `yielding` groups holding names its tools are given are
+    /// renamed.
     fn apply_listing(
         &self,
         state: &CatalogState,
         listing: &SourceListing,
         names: &mut HashMap<String, ToolName>,
+        yielding: &[GroupId],
     ) -> Listed {
         let spec = self.source.group();
         let group = spec.id.as_str();
@@ -151,7 +189,7 @@ impl ListedSlot {
             .catalog
             .write()
             .unwrap_or_else(PoisonError::into_inner);
-        let given = assign_names(state, &catalog, &spec.id, &listing.tools, names);
+        let given = assign_names(state, &catalog, &spec.id, &listing.tools, names, yielding);
         let exposed: Vec<Exposed> = listing
             .tools
             .iter()
@@ -177,6 +215,17 @@ impl ListedSlot {
                 .any(|(old, new)| **old != *new.listing);
         if changed {
             state.validators.forget_all();
+        }
+        let names_given: Vec<ToolName> = exposed
+            .iter()
+            .map(|tool| tool.definition.name.clone())
+            .collect();
+        let gave_way = give_way(state, &mut catalog, &names_given, yielding);
+        if !gave_way.is_empty() {
+            state.validators.forget_all();
+        }
+        for group in gave_way {
+            let _ = state.changes.send(CatalogChange::Group(group));
         }
         let tools = exposed
             .iter()
@@ -227,9 +276,9 @@ impl ListedSlot {
 
     /// The source said its tools changed: relist it now, and announce the
     /// group if something really changed.
-    pub(crate) async fn refresh(&self, state: &CatalogState, earlier: &[Arc<ListedSlot>]) {
+    pub(crate) async fn refresh(&self, state: &CatalogState, listed: &[Arc<ListedSlot>]) {
         self.listing.lock().await.stale = true;
-        let listed = self.ensure_listed(state, earlier).await;
+        let listed = self.ensure_listed(state, listed).await;
         state.log_renamed();
         match listed {
             // Servers announce changes that change nothing (some at every
@@ -245,11 +294,27 @@ impl ListedSlot {
     }
 }
 
-/// Before a source's first listing, lists every source configured before it
-/// (`earlier`) that was never listed. Sources started only for this are
-/// stopped again (their names are kept).
-async fn list_never_listed(state: &CatalogState, earlier: &[Arc<ListedSlot>]) {
-    for slot in earlier {
+/// A listed source that could not be listed to learn its tools' names.
+#[derive(Debug)]
+pub(crate) struct NotListed {
+    /// Its group.
+    pub(crate) group: GroupId,
+    /// Why.
+    pub(crate) error: SourceError,
+}
+
+/// Lists every source of `sources` (of all the `listed`) that was never
+/// listed, so their tools' names are known: before a source's first
+/// listing, those configured before it. Sources started only for this are
+/// stopped again (their names are kept). A failure is logged and the others
+/// are listed still; the first is returned.
+pub(crate) async fn list_never_listed(
+    state: &CatalogState,
+    sources: &[Arc<ListedSlot>],
+    listed: &[Arc<ListedSlot>],
+) -> Result<(), NotListed> {
+    let mut failed = None;
+    for slot in sources {
         let mut listing_state = slot.listing.lock().await;
         if listing_state.generation.is_some() {
             continue;
@@ -258,29 +323,39 @@ async fn list_never_listed(state: &CatalogState, earlier: &[Arc<ListedSlot>]) {
         match slot.source.list().await {
             Ok(listing) => {
                 listing_state.generation = Some(listing.generation);
-                slot.apply_listing(state, &listing, &mut listing_state.exposed);
+                let yielding = slot.yielding_to(listed);
+                slot.apply_listing(state, &listing, &mut listing_state.exposed, &yielding);
             }
             Err(error) => {
-                tracing::warn!(%error, "listing an earlier source for its tool names");
+                tracing::warn!(%error, "listing a source for its tool names");
+                failed.get_or_insert(NotListed {
+                    group: slot.source.group().id.clone(),
+                    error,
+                });
             }
         }
         if !was_running {
             slot.source.stop().await;
         }
     }
+    failed.map_or(Ok(()), Err)
 }
 
 /// The name each of `tools` is exposed under, in listing order (`None`,
-/// logged, for one that cannot be exposed): the name given before, else a
-/// new one, given in an order the listing's order does not change (valid
-/// names first, then by name), so the same tools get the same names on
-/// every run. New renames are queued on `state` for the operator.
+/// logged, for one that cannot be exposed): the name given before while no
+/// other group's tool holds it (one of a source this one yields to may
+/// have taken it since), else a new one, given in an order the listing's
+/// order does not change (valid names first, then by name), so the same
+/// tools get the same names on every run. A name a tool of a `yielding`
+/// group holds is free. New renames are queued on `state` for the
+/// operator.
 fn assign_names(
     state: &CatalogState,
     catalog: &Catalog,
     group: &GroupId,
     tools: &[SourceTool],
     names: &mut HashMap<String, ToolName>,
+    yielding: &[GroupId],
 ) -> Vec<Option<ToolName>> {
     let mut order: Vec<&SourceTool> = tools.iter().collect();
     order.sort_by_key(|tool| {
@@ -295,10 +370,18 @@ fn assign_names(
         .map(|(original, exposed)| (exposed.clone(), original.clone()))
         .collect();
     for tool in order {
-        if names.contains_key(&tool.name) {
-            continue;
+        if let Some(given) = names.get(&tool.name) {
+            let held_elsewhere = catalog.tool_state(given.as_str()).is_some()
+                && catalog
+                    .group_of(given.as_str())
+                    .is_none_or(|holder| holder != group && !yielding.contains(holder));
+            if !held_elsewhere {
+                continue;
+            }
+            taken.remove(given);
+            names.remove(&tool.name);
         }
-        match exposed_name(catalog, group.as_str(), &tool.name, &taken) {
+        match exposed_name(catalog, group.as_str(), &tool.name, &taken, yielding) {
             Some(name) => {
                 if let Some(renamed) = RenamedTool::of(group, &tool.name, &name) {
                     state.queue_renamed(renamed);
@@ -315,6 +398,101 @@ fn assign_names(
         .iter()
         .map(|tool| names.get(&tool.name).cloned())
         .collect()
+}
+
+/// Renames the tools of `yielding` groups that hold one of the names
+/// `given` to another group's tools, so those names go to the other group:
+/// a yielding source's tool is the one renamed, whichever was listed first.
+/// Each rename is queued on `state` for the operator; the yielding source's
+/// next listing finds the name taken and keeps the new one. Returns the
+/// groups whose tools were renamed.
+fn give_way(
+    state: &CatalogState,
+    catalog: &mut Catalog,
+    given: &[ToolName],
+    yielding: &[GroupId],
+) -> Vec<GroupId> {
+    let mut renamed_groups = Vec::new();
+    for group in yielding {
+        let id = group.as_str();
+        let held: HashSet<&ToolName> = given
+            .iter()
+            .filter(|name| catalog.group_of(name.as_str()) == Some(group))
+            .collect();
+        if held.is_empty() {
+            continue;
+        }
+        let current: Vec<ToolDefinition> = catalog.group_tools(id).cloned().collect();
+        let mut registry = state
+            .registry
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        let mut chosen: HashSet<ToolName> = HashSet::new();
+        let mut tools = Vec::new();
+        for mut definition in current {
+            if held.contains(&definition.name) {
+                let route = registry.remove(definition.name.as_str());
+                let original = match &route {
+                    Some(Route::Source { tool, .. }) => tool.clone(),
+                    Some(Route::Unbound | Route::Polymorphic(_)) | None => {
+                        definition.name.to_string()
+                    }
+                };
+                let free = |name: &ToolName| {
+                    catalog.tool_state(name.as_str()).is_none()
+                        && !given.contains(name)
+                        && !chosen.contains(name)
+                };
+                let Some(name) = ToolName::candidates(Some(id), &original).find(|name| free(name))
+                else {
+                    tracing::warn!(source = id, tool = %original, "no free name to expose the tool under; skipped");
+                    continue;
+                };
+                if let Some(renamed) = RenamedTool::of(group, &original, &name) {
+                    state.queue_renamed(renamed);
+                }
+                if let Some(route) = route {
+                    registry.insert(name.clone(), renamed_route(route, &name));
+                }
+                chosen.insert(name.clone());
+                definition.name = name;
+            }
+            let origin = Origin::Upstream {
+                server: id.to_owned(),
+            };
+            tools.push((definition, origin));
+        }
+        match catalog.replace_group_tools(id, tools) {
+            Ok(()) => renamed_groups.push(group.clone()),
+            Err(error) => {
+                tracing::warn!(source = id, %error, "tools giving up their names not renamed")
+            }
+        }
+    }
+    renamed_groups
+}
+
+/// `route` for a tool exposed as `name` from now on: the source's
+/// description of it names it so.
+fn renamed_route(route: Route, name: &ToolName) -> Route {
+    match route {
+        Route::Source {
+            source,
+            tool,
+            listing: Some(listing),
+        } => {
+            let mut listing = (*listing).clone();
+            listing.insert("name".to_owned(), Value::String(name.to_string()));
+            Route::Source {
+                source,
+                tool,
+                listing: Some(Arc::new(listing)),
+            }
+        }
+        other @ (Route::Source { listing: None, .. } | Route::Unbound | Route::Polymorphic(_)) => {
+            other
+        }
+    }
 }
 
 /// A listed tool under the name it is exposed by, or `None` (logged) when

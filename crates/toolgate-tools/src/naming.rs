@@ -96,7 +96,8 @@ impl RenamedTool {
 /// The name `original`, a tool of `group`, is exposed under: the first
 /// free one of [`ToolName::candidates`] (its own name, `group__original`,
 /// the sanitized name and the hashed ones); `None` if none is free. A name
-/// is free when no tool of another group has it and `taken` (exposed ->
+/// is free when no tool of another group has it (but one of the
+/// `yielding` groups, whose tool gives it up) and `taken` (exposed ->
 /// original, this group's names so far) gives it to no other tool: one
 /// lookup, so naming a listing of n tools costs n lookups, not n passes
 /// over the names given.
@@ -105,12 +106,13 @@ pub(crate) fn exposed_name(
     group: &str,
     original: &str,
     taken: &HashMap<ToolName, String>,
+    yielding: &[GroupId],
 ) -> Option<ToolName> {
     let free = |name: &ToolName| {
         let in_catalog = catalog.tool_state(name.as_str()).is_none()
             || catalog
                 .group_of(name.as_str())
-                .is_some_and(|g| g.as_str() == group);
+                .is_some_and(|g| g.as_str() == group || yielding.contains(g));
         in_catalog && taken.get(name).is_none_or(|other| other == original)
     };
     ToolName::candidates(Some(group), original).find(|name| free(name))

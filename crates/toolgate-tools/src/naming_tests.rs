@@ -46,7 +46,7 @@ fn a_name_falls_back_in_order_and_the_hash_is_pinned() {
     let catalog = catalog_with("other", &["PDF_URLTool", "shared", "pdf__shared"]);
     let none = HashMap::new();
     let name = |original: &str| {
-        exposed_name(&catalog, "pdf", original, &none)
+        exposed_name(&catalog, "pdf", original, &none, &[])
             .unwrap()
             .to_string()
     };
@@ -69,14 +69,16 @@ fn a_name_given_to_one_tool_is_not_given_to_another() {
     let catalog = Catalog::new();
     let mut taken = HashMap::new();
     taken.insert(ToolName::new("a_b").unwrap(), "a&b".to_owned());
-    let exposed = exposed_name(&catalog, "g", "a b", &taken).unwrap();
+    let exposed = exposed_name(&catalog, "g", "a b", &taken, &[]).unwrap();
     assert_eq!(
         exposed.as_str(),
         format!("a_b_{:08x}", fnv1a(&["g", "\0", "a b"]))
     );
     // The tool the name was given to keeps it.
     assert_eq!(
-        exposed_name(&catalog, "g", "a&b", &taken).unwrap().as_str(),
+        exposed_name(&catalog, "g", "a&b", &taken, &[])
+            .unwrap()
+            .as_str(),
         "a_b"
     );
 }

@@ -90,6 +90,21 @@ pub enum Startup {
     Eager,
 }
 
+/// Who keeps a tool name the tools of two listed sources both have.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum NamePriority {
+    /// The source earlier in the priority order: before a source is first
+    /// listed, every source before it is, so a name once given never moves
+    /// (an MCP server).
+    #[default]
+    InOrder,
+    /// Every other source: this one is listed without listing the others
+    /// first, and when another source's tool is listed later under a name
+    /// one of its tools holds, its tool is renamed (the JavaScript tools
+    /// agents write, which never take a configured server's tool's name).
+    Yields,
+}
+
 /// The group a listed source provides.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ListedGroup {
@@ -148,6 +163,12 @@ pub enum SourceChange {
 pub trait ListedSource: ToolSource {
     /// The group it provides.
     fn group(&self) -> &ListedGroup;
+
+    /// Who keeps a name its tools and another source's both have: the
+    /// earlier source in the priority order, by default.
+    fn name_priority(&self) -> NamePriority {
+        NamePriority::InOrder
+    }
 
     /// Starts the source if needed and lists its tools.
     async fn list(&self) -> Result<SourceListing, SourceError>;

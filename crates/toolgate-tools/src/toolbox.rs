@@ -27,12 +27,14 @@ use crate::catalog_state::{CatalogChange, CatalogState};
 use crate::deadline::DEFAULT_CALL_TIMEOUT;
 use crate::error::{SourceError, ToolboxError};
 use crate::javascript::JavaScriptConfig;
-use crate::listing::{Listed, ListedSlot, default_description};
+use crate::listing::{Listed, ListedSlot, NotListed, default_description, list_never_listed};
 use crate::manifests::{ManifestTools, ReloadReport};
 use crate::naming::RenamedTool;
 use crate::registry::{Route, SourceId, ToolRegistry};
 use crate::settings::GroupSettings;
-use crate::source::{ListedGroup, ListedSource, OwnedTools, SourceChange, ToolSource};
+use crate::source::{
+    ListedGroup, ListedSource, NamePriority, OwnedTools, SourceChange, ToolSource,
+};
 
 pub(crate) mod call;
 pub(crate) mod meta;
@@ -237,6 +239,23 @@ impl Toolbox {
         }
     }
 
+    /// Makes the names of every listed source's tools known, so none is
+    /// taken from it by a tool written meanwhile: each never listed is
+    /// listed (and stopped again unless it ran), as before any source's
+    /// first listing. Sources that yield their names are left out. Fails
+    /// with the first that cannot be listed.
+    pub(crate) async fn reserve_listed_names(&self) -> Result<(), NotListed> {
+        let listed = self.listed();
+        let reserving: Vec<Arc<ListedSlot>> = listed
+            .iter()
+            .filter(|slot| slot.source.name_priority() == NamePriority::InOrder)
+            .cloned()
+            .collect();
+        let reserved = list_never_listed(&self.state, &reserving, &listed).await;
+        self.state.log_renamed();
+        reserved
+    }
+
     /// Makes known the tools an active set shows: its loaded groups (a
     /// restored session's source may not run yet) and the always-visible
     /// groups. A group whose source fails is logged and left out.
@@ -345,9 +364,7 @@ impl Toolbox {
         listed: &[Arc<ListedSlot>],
         index: usize,
     ) -> Result<Listed, SourceError> {
-        let result = listed[index]
-            .ensure_listed(&self.state, &listed[..index])
-            .await;
+        let result = listed[index].ensure_listed(&self.state, listed).await;
         self.state.log_renamed();
         result
     }
@@ -356,8 +373,8 @@ impl Toolbox {
     /// or replaced meanwhile.
     async fn refresh(&self, slot: &Arc<ListedSlot>) {
         let listed = self.listed();
-        if let Some(index) = listed.iter().position(|other| Arc::ptr_eq(other, slot)) {
-            slot.refresh(&self.state, &listed[..index]).await;
+        if listed.iter().any(|other| Arc::ptr_eq(other, slot)) {
+            slot.refresh(&self.state, &listed).await;
         }
     }
 

@@ -61,7 +61,8 @@ impl ToolSetup {
     }
 
     /// Offers the JavaScript tools agents write (`js_tool_management`, and
-    /// `user_tools` listed before every upstream): `owner`'s, in `store`.
+    /// `user_tools`, whose tools give up any name an upstream's tool has):
+    /// `owner`'s, in `store`.
     /// Built-in groups, they are left out with the others
     /// (`--no-builtins`): then `None`. Attach what it returns to the
     /// toolbox once that has started.

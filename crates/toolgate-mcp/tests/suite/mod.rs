@@ -15,6 +15,7 @@ mod polymorphic;
 mod refusals;
 mod relay;
 mod replicas;
+mod reserved_names;
 mod scopes;
 mod search_loads;
 mod session_end;

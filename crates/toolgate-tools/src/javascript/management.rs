@@ -5,7 +5,9 @@
 //! A tool is the fields of a manifest entry (`name`, `description`,
 //! `parameters`, `function`) plus its `source`. Nothing is stored until all
 //! of it checks: the name follows the catalog's rule and no other tool,
-//! alias or meta-tool holds it; the schema is an object schema that
+//! alias or meta-tool holds it, nor a tool of an MCP server not listed yet
+//! (each is listed first to learn its tools' names: a tool agents write
+//! must never take one, whoever owns it); the schema is an object schema that
 //! compiles; the source compiles and defines the function (checked by
 //! evaluating it in a fresh runtime under the call limits, so top-level code
 //! runs then too). Each refusal says what was wrong and where.
@@ -23,7 +25,7 @@ use std::time::{Duration, SystemTime};
 
 use async_trait::async_trait;
 use serde_json::{Map, Value, json};
-use toolgate_core::{GroupId, MetaTool, ToolDefinition, ToolGroup, ToolName};
+use toolgate_core::{GroupId, MetaTool, Origin, ToolDefinition, ToolGroup, ToolName};
 use toolgate_js::JsError;
 use toolgate_store::{JsToolRecord, JsToolStore, ToolOwner};
 
@@ -33,6 +35,7 @@ use crate::builtin::BuiltinConfig;
 use crate::catalog_state::CatalogChange;
 use crate::context::CallContext;
 use crate::error::{ToolCallError, ToolboxError};
+use crate::listing::NotListed;
 use crate::output::ToolOutput;
 use crate::source::{CallDeadline, ListedSource, OwnedTools, SourceCall, SourceOffer, ToolSource};
 use crate::toolbox::Toolbox;
@@ -133,8 +136,9 @@ impl UserJsTools {
     }
 
     /// Offers these tools in `options`: the management group's source, the
-    /// `user_tools` group first among the listed sources, and its owned
-    /// tools.
+    /// `user_tools` group first among the listed sources (its tools give up
+    /// any name another listed source's tool has all the same), and its
+    /// owned tools.
     pub fn add_to(&self, options: &mut crate::ToolboxOptions) {
         options.sources.push(self.management());
         options.listed.insert(0, self.tools());
@@ -284,7 +288,7 @@ impl JsToolManagement {
         context: &CallContext,
     ) -> Result<ToolOutput, Refusal> {
         let name = Self::name(arguments)?;
-        self.check_name_is_free(&name)?;
+        self.check_name_is_free(&name).await?;
         if self.stored(owner, &name).await?.is_some() {
             return Err(format!(
                 "you already have a tool named '{name}'; {UPDATE} changes it"
@@ -401,7 +405,10 @@ impl JsToolManagement {
 
     /// Refuses a name another tool, an alias or a meta-tool holds: the
     /// owner's own tools are `user_tools`', and a name is theirs to reuse.
-    fn check_name_is_free(&self, name: &ToolName) -> Result<(), Refusal> {
+    /// The names of the MCP servers' tools are reserved before a server is
+    /// first listed: each never listed is listed to learn them, and one
+    /// that cannot be refuses the name (it might be one of its tools').
+    async fn check_name_is_free(&self, name: &ToolName) -> Result<(), Refusal> {
         if MetaTool::from_name(name.as_str()).is_some() {
             return Err(format!("'{name}' is the name of a meta-tool"));
         }
@@ -409,13 +416,28 @@ impl JsToolManagement {
             tracing::error!("JavaScript tool management is not attached to its toolbox");
             return Err("tool management is not ready; try again later".to_owned());
         };
+        if let Err(NotListed { group, error }) = toolbox.reserve_listed_names().await {
+            return Err(format!(
+                "the tools of the MCP server '{group}' reserve their names, and it could not \
+                 be listed to learn them ({error}); try again once it runs"
+            ));
+        }
         toolbox.with_catalog(|catalog| {
             if catalog.tool_state(name.as_str()).is_some() {
                 return match catalog.group_of(name.as_str()) {
                     Some(group) if group.as_str() == USER_TOOLS_GROUP => Ok(()),
-                    Some(group) => Err(format!(
-                        "the name '{name}' is taken by a tool of group '{group}'"
-                    )),
+                    Some(group) => {
+                        if let Some(Origin::Upstream { server }) =
+                            catalog.tool(name.as_str()).map(|tool| tool.origin)
+                        {
+                            return Err(format!(
+                                "the name '{name}' is taken by a tool of the MCP server '{server}'"
+                            ));
+                        }
+                        Err(format!(
+                            "the name '{name}' is taken by a tool of group '{group}'"
+                        ))
+                    }
                     None => Err(format!("the name '{name}' is taken by a core tool")),
                 };
             }

@@ -39,8 +39,8 @@ use crate::context::CallContext;
 use crate::error::{SourceError, ToolCallError};
 use crate::output::ToolOutput;
 use crate::source::{
-    CallDeadline, ListedGroup, ListedSource, OwnedSet, OwnedTools, SourceCall, SourceChange,
-    SourceListing, SourceTool, Startup, ToolSource,
+    CallDeadline, ListedGroup, ListedSource, NamePriority, OwnedSet, OwnedTools, SourceCall,
+    SourceChange, SourceListing, SourceTool, Startup, ToolSource,
 };
 
 /// The group's id.
@@ -303,6 +303,13 @@ impl OwnedTools for UserTools {
 impl ListedSource for UserTools {
     fn group(&self) -> &ListedGroup {
         &self.group
+    }
+
+    /// A tool an agent wrote never takes a configured server's tool's name:
+    /// when one is listed under a name such a tool holds, the agent's is
+    /// renamed.
+    fn name_priority(&self) -> NamePriority {
+        NamePriority::Yields
     }
 
     async fn list(&self) -> Result<SourceListing, SourceError> {

@@ -85,10 +85,10 @@ impl Toolbox {
     /// for changes.
     async fn start_listed(self: &Arc<Self>, report: &mut StartReport) {
         let listed = self.listed();
-        for (index, slot) in listed.iter().enumerate() {
+        for slot in &listed {
             if slot.source.group().startup == Startup::Eager {
                 let listed = slot
-                    .ensure_listed(&self.state, &listed[..index])
+                    .ensure_listed(&self.state, &listed)
                     .await
                     .map(|listed| listed.tools);
                 report.listed.push((slot.source.group().id.clone(), listed));
