@@ -111,6 +111,13 @@ pub trait JsToolStore: Send + Sync + fmt::Debug {
         false
     }
 
+    /// The owners whose tools other processes changed, as they announce
+    /// them, so a process can show the change before anyone asks; `None`
+    /// for a store no one shares.
+    fn js_tool_changes(&self) -> Option<tokio::sync::broadcast::Receiver<ToolOwner>> {
+        None
+    }
+
     /// Stores a new tool (created and updated now) and returns it as
     /// stored; `None` when its owner already has a tool of that name, which
     /// is left as it was.

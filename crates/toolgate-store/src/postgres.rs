@@ -17,7 +17,9 @@
 //! it on the channel `toolgate_conversations` (`NOTIFY`); every store
 //! listens on its own connection (`LISTEN`, reconnecting after the server
 //! restarts) and passes on what the others announced, so the gateway
-//! holding the client's stream can tell it its tools changed.
+//! holding the client's stream can tell it its tools changed. A change of
+//! an owner's JavaScript tools is announced on `toolgate_js_tools`, in the
+//! transaction that makes it, and passed on the same way.
 //!
 //! Errors never carry the connection URL or its password.
 
@@ -39,6 +41,7 @@ use tokio_postgres::{AsyncMessage, NoTls};
 
 use crate::error::{Result, StoreError};
 use crate::id::ConversationId;
+use crate::js_tool::ToolOwner;
 use rows::postgres_error;
 
 /// The migrations, in order; the schema version is their count.
@@ -63,6 +66,9 @@ const ROUTING_OUTCOME_LOCK: i32 = 0x7467_0001;
 
 /// The channel changed conversations are announced on.
 const CHANNEL: &str = "toolgate_conversations";
+
+/// The channel the owners whose JavaScript tools changed are announced on.
+const JS_TOOLS_CHANNEL: &str = "toolgate_js_tools";
 
 /// The longest wait between two attempts to listen again after the
 /// listening connection was lost.
@@ -115,6 +121,8 @@ pub struct PostgresStore {
     origin: Arc<str>,
     /// What the other processes announced.
     changes: broadcast::Sender<ConversationId>,
+    /// The owners whose JavaScript tools the other processes changed.
+    js_tool_changes: broadcast::Sender<ToolOwner>,
     /// The listening task, stopped with the last clone of the store.
     _listener: Arc<Listener>,
 }
@@ -176,11 +184,17 @@ impl PostgresStore {
             })?;
         let origin: Arc<str> = new_origin().into();
         let (changes, _) = broadcast::channel(256);
-        let listener = tokio::spawn(listen(listening, Arc::clone(&origin), changes.clone()));
+        let (js_tool_changes, _) = broadcast::channel(256);
+        let announced = Announced {
+            conversations: changes.clone(),
+            js_tools: js_tool_changes.clone(),
+        };
+        let listener = tokio::spawn(listen(listening, Arc::clone(&origin), announced));
         let store = Self {
             pool,
             origin,
             changes,
+            js_tool_changes,
             _listener: Arc::new(Listener(listener)),
         };
         let mut client = store.client().await?;
@@ -226,15 +240,28 @@ fn new_origin() -> String {
     )
 }
 
+/// Where [`listen`] passes on what other stores announced, by channel.
+struct Announced {
+    conversations: broadcast::Sender<ConversationId>,
+    js_tools: broadcast::Sender<ToolOwner>,
+}
+
+impl Announced {
+    /// Passes on `subject`, announced on `channel`.
+    fn pass_on(&self, channel: &str, subject: &str) {
+        if channel == JS_TOOLS_CHANNEL {
+            let _ = self.js_tools.send(ToolOwner::new(subject));
+        } else {
+            let _ = self.conversations.send(ConversationId::new(subject));
+        }
+    }
+}
+
 /// Listens for announcements on their own connection, for as long as the
 /// store lives, connecting again (after a pause that grows to
 /// [`LISTEN_RETRY_MAX`]) whenever the connection is lost; passes on those
 /// of other stores.
-async fn listen(
-    config: tokio_postgres::Config,
-    origin: Arc<str>,
-    changes: broadcast::Sender<ConversationId>,
-) {
+async fn listen(config: tokio_postgres::Config, origin: Arc<str>, announced: Announced) {
     let mut pause = Duration::from_millis(100);
     loop {
         match config.connect(NoTls).await {
@@ -246,7 +273,11 @@ async fn listen(
                     {
                         match message {
                             Ok(AsyncMessage::Notification(notification)) => {
-                                if payloads.send(notification.payload().to_owned()).is_err() {
+                                let sent = payloads.send((
+                                    notification.channel().to_owned(),
+                                    notification.payload().to_owned(),
+                                ));
+                                if sent.is_err() {
                                     return;
                                 }
                             }
@@ -258,15 +289,16 @@ async fn listen(
                         }
                     }
                 });
-                match client.batch_execute(&format!("LISTEN {CHANNEL}")).await {
+                let listening = format!("LISTEN {CHANNEL}; LISTEN {JS_TOOLS_CHANNEL}");
+                match client.batch_execute(&listening).await {
                     Ok(()) => {
                         pause = Duration::from_millis(100);
-                        while let Some(payload) = received.recv().await {
-                            let Some((from, conversation)) = payload.split_once('\n') else {
+                        while let Some((channel, payload)) = received.recv().await {
+                            let Some((from, subject)) = payload.split_once('\n') else {
                                 continue;
                             };
                             if from != &*origin {
-                                let _ = changes.send(ConversationId::new(conversation));
+                                announced.pass_on(&channel, subject);
                             }
                         }
                     }

@@ -7,7 +7,8 @@
 //! holds its stream (PostgreSQL `LISTEN`/`NOTIFY`), and a JavaScript tool
 //! written, changed or deleted through one is what the other lists and runs
 //! from the next request on, for the operator's tools (the ones listed) and
-//! a named client's own alike.
+//! a named client's own alike; a client of the other that loaded them hears
+//! of the change before it asks.
 //!
 //! The database is the one `scripts/test` starts (`scripts/with-postgres`),
 //! named by `TOOLGATE_TEST_POSTGRES_URL`.
@@ -26,7 +27,8 @@ use toolgate_tools::{JavaScriptConfig, UserJsTools};
 
 use super::policies;
 use super::support::{
-    CORE, Served, call, connect, is_error, loopback, options, serve, text, tool_names,
+    CORE, Client, Recorder, Served, call, connect, is_error, loopback, options, serve, text,
+    tool_names,
 };
 
 fn server_url() -> String {
@@ -329,4 +331,67 @@ async fn a_clients_own_tools_written_through_one_gateway_are_the_others_at_once(
     let owner = ToolOwner::new(unique("team"));
     let gateways = two_gateways_with_user_tools(root.path(), &owner, &unique("client")).await;
     what_one_gateway_writes_the_other_lists_and_runs(&gateways, CLIENT).await;
+}
+
+/// An MCP client of the gateway at `url` with `token`, counting its
+/// `list_changed` notifications.
+async fn connect_with(url: &str, token: &str) -> (Client, Recorder) {
+    use rmcp::ServiceExt;
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    let recorder = Recorder::default();
+    let config = StreamableHttpClientTransportConfig::with_uri(url).auth_header(token);
+    let client = recorder
+        .clone()
+        .serve(StreamableHttpClientTransport::from_config(config))
+        .await
+        .unwrap();
+    (client, recorder)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_of_the_other_gateway_hears_of_a_tool_written_through_one() {
+    let root = tempfile::tempdir().unwrap();
+    let owner = ToolOwner::new(unique("team"));
+    let gateways = two_gateways_with_user_tools(root.path(), &owner, &unique("client")).await;
+    let writer = gateways[0].address;
+    let (session, _) = policies::open(writer, OPERATOR).await;
+    let (answer, error) = policies::load(writer, OPERATOR, &session, "js_tool_management").await;
+    assert!(!error, "{answer}");
+    let (answer, error) = policies::call(
+        writer,
+        OPERATOR,
+        &session,
+        "create_js_tool",
+        multiplier("doubler", 2),
+    )
+    .await;
+    assert!(!error, "{answer}");
+
+    // A client of the other gateway loads the group, and then only waits.
+    let (client, recorder) = connect_with(&gateways[1].url, OPERATOR).await;
+    let loaded = call(
+        &client,
+        "load_tool_group",
+        json!({"group_name": "user_tools"}),
+    )
+    .await;
+    assert!(!is_error(&loaded), "{}", text(&loaded));
+    recorder.wait_for_list_changed(1).await;
+    // What that load caused is heard of by now.
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let heard = recorder.list_changed();
+
+    let (answer, error) = policies::call(
+        writer,
+        OPERATOR,
+        &session,
+        "create_js_tool",
+        multiplier("tripler", 3),
+    )
+    .await;
+    assert!(!error, "{answer}");
+    recorder.wait_for_list_changed(heard + 1).await;
+    let listed = tool_names(&client).await;
+    assert!(listed.iter().any(|name| name == "tripler"), "{listed:?}");
 }

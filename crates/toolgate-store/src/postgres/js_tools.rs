@@ -1,13 +1,14 @@
 //! The JavaScript tools agents write, in the `js_tools` table, and each
-//! owner's revision in `js_tool_revisions`, raised in the transaction of
-//! every change.
+//! owner's revision in `js_tool_revisions`, raised (and the change
+//! announced to the other processes) in the transaction of every change.
 
 use deadpool_postgres::GenericClient;
 use serde_json::Value;
+use tokio::sync::broadcast;
 use toolgate_core::ToolName;
 
-use super::PostgresStore;
 use super::rows::{postgres_error, read_js_tool_row};
+use super::{JS_TOOLS_CHANNEL, PostgresStore};
 use crate::agent::StoreFuture;
 use crate::conversation::{now_millis, to_millis};
 use crate::error::Result;
@@ -29,18 +30,30 @@ async fn read_js_tool(
     row.map(|row| read_js_tool_row(&row)?.decode()).transpose()
 }
 
-/// Raises the revision of `owner`'s tools, in the transaction that changes
-/// them.
-async fn raise_js_tools_revision(client: &impl GenericClient, owner: &ToolOwner) -> Result<()> {
-    client
-        .execute(
-            "INSERT INTO js_tool_revisions (owner, revision) VALUES ($1, 1)
-             ON CONFLICT (owner) DO UPDATE SET revision = js_tool_revisions.revision + 1",
-            &[&owner.as_str()],
-        )
-        .await
-        .map_err(postgres_error)?;
-    Ok(())
+impl PostgresStore {
+    /// Raises the revision of `owner`'s tools and announces the change to
+    /// the other processes, in the transaction that changes them (the
+    /// announcement goes out when it commits).
+    async fn raise_js_tools_revision(
+        &self,
+        client: &impl GenericClient,
+        owner: &ToolOwner,
+    ) -> Result<()> {
+        client
+            .execute(
+                "INSERT INTO js_tool_revisions (owner, revision) VALUES ($1, 1)
+                 ON CONFLICT (owner) DO UPDATE SET revision = js_tool_revisions.revision + 1",
+                &[&owner.as_str()],
+            )
+            .await
+            .map_err(postgres_error)?;
+        let payload = format!("{}\n{}", self.origin, owner.as_str());
+        client
+            .execute("SELECT pg_notify($1, $2)", &[&JS_TOOLS_CHANNEL, &payload])
+            .await
+            .map_err(postgres_error)?;
+        Ok(())
+    }
 }
 
 impl JsToolStore for PostgresStore {
@@ -95,6 +108,10 @@ impl JsToolStore for PostgresStore {
         true
     }
 
+    fn js_tool_changes(&self) -> Option<broadcast::Receiver<ToolOwner>> {
+        Some(self.js_tool_changes.subscribe())
+    }
+
     fn create_js_tool(&self, tool: JsToolRecord) -> StoreFuture<'_, Option<JsToolRecord>> {
         Box::pin(async move {
             let schema = Value::Object(tool.input_schema.clone()).to_string();
@@ -121,7 +138,8 @@ impl JsToolStore for PostgresStore {
             if inserted == 0 {
                 return Ok(None);
             }
-            raise_js_tools_revision(&transaction, &tool.owner).await?;
+            self.raise_js_tools_revision(&transaction, &tool.owner)
+                .await?;
             let created = read_js_tool(&transaction, &tool.owner, &tool.name).await?;
             transaction.commit().await.map_err(postgres_error)?;
             Ok(created)
@@ -153,7 +171,8 @@ impl JsToolStore for PostgresStore {
             if updated == 0 {
                 return Ok(None);
             }
-            raise_js_tools_revision(&transaction, &tool.owner).await?;
+            self.raise_js_tools_revision(&transaction, &tool.owner)
+                .await?;
             let updated = read_js_tool(&transaction, &tool.owner, &tool.name).await?;
             transaction.commit().await.map_err(postgres_error)?;
             Ok(updated)
@@ -176,7 +195,7 @@ impl JsToolStore for PostgresStore {
                 .await
                 .map_err(postgres_error)?;
             if deleted > 0 {
-                raise_js_tools_revision(&transaction, owner).await?;
+                self.raise_js_tools_revision(&transaction, owner).await?;
             }
             transaction.commit().await.map_err(postgres_error)?;
             Ok(deleted > 0)

@@ -77,10 +77,14 @@ async fn postgres_conforms() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_js_tool_written_by_one_process_moves_the_revision_the_other_reads() {
+async fn a_js_tool_written_by_one_process_moves_the_revision_the_other_reads_and_hears_of() {
     let url = fresh_database().await;
     let (writer, reader) = (store(&url).await, store(&url).await);
     assert!(JsToolStore::is_shared(&reader));
+    let mut heard = reader.js_tool_changes().unwrap();
+    let mut own = writer.js_tool_changes().unwrap();
+    // The listening connection is made in the background.
+    tokio::time::sleep(Duration::from_millis(300)).await;
     let owner = ToolOwner::new("team");
     let before = reader.js_tools_revision(&owner).await.unwrap();
     let tool = JsToolRecord::new(
@@ -102,6 +106,13 @@ async fn a_js_tool_written_by_one_process_moves_the_revision_the_other_reads() {
         .map(|tool| tool.name.to_string())
         .collect();
     assert_eq!(names, ["doubler"]);
+    let announced = tokio::time::timeout(Duration::from_secs(5), heard.recv())
+        .await
+        .expect("the change was announced")
+        .unwrap();
+    assert_eq!(announced, owner);
+    // A store does not hear its own announcements.
+    assert!(own.try_recv().is_err());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -25,6 +25,7 @@ use std::time::{Duration, SystemTime};
 
 use async_trait::async_trait;
 use serde_json::{Map, Value, json};
+use tokio::sync::broadcast;
 use toolgate_core::{GroupId, MetaTool, Origin, ToolDefinition, ToolGroup, ToolName};
 use toolgate_js::JsError;
 use toolgate_store::{JsToolRecord, JsToolStore, ToolOwner};
@@ -147,8 +148,61 @@ impl UserJsTools {
 
     /// Checks new tools' names against `toolbox`'s catalog from now on
     /// (without keeping it alive). Until then, creating a tool is refused.
+    /// Where other processes share the store, what they announce they
+    /// changed is shown from then on too, before anyone asks (sessions of
+    /// this process that show those tools are told).
     pub fn attach(&self, toolbox: &Arc<Toolbox>) {
         let _ = self.management.toolbox.set(Arc::downgrade(toolbox));
+        if let Some(changes) = self.management.store.js_tool_changes() {
+            match tokio::runtime::Handle::try_current() {
+                Ok(runtime) => {
+                    runtime.spawn(follow_changes(
+                        Arc::downgrade(&self.tools),
+                        changes,
+                        Arc::downgrade(toolbox),
+                    ));
+                }
+                Err(error) => tracing::warn!(
+                    %error,
+                    "changes other processes make to JavaScript tools show at the next request only"
+                ),
+            }
+        }
+    }
+}
+
+/// Shows the changes other processes announce of the tools in the store as
+/// they announce them: the listed owner's are relisted when they moved (the
+/// toolbox tells the sessions that loaded the group), and an owner's own,
+/// when this process read them, are read again (and those sessions told).
+/// Missed announcements check every owner known. Ends with the tools or
+/// the toolbox.
+async fn follow_changes(
+    tools: Weak<UserTools>,
+    mut changes: broadcast::Receiver<ToolOwner>,
+    toolbox: Weak<Toolbox>,
+) {
+    loop {
+        let owners = match changes.recv().await {
+            Ok(owner) => vec![owner],
+            Err(broadcast::error::RecvError::Lagged(_)) => Vec::new(),
+            Err(broadcast::error::RecvError::Closed) => return,
+        };
+        let (Some(tools), Some(toolbox)) = (tools.upgrade(), toolbox.upgrade()) else {
+            return;
+        };
+        let owners = if owners.is_empty() {
+            tools.known_owners()
+        } else {
+            owners
+        };
+        for owner in owners {
+            if tools.lists(&owner) {
+                tools.catch_up().await;
+            } else if tools.tools_of(&owner).is_some() && tools.prepare(&owner).await {
+                toolbox.announce(CatalogChange::Group(tools.group().id.clone()));
+            }
+        }
     }
 }
 

@@ -13,7 +13,10 @@
 //! first checks the revision of the tools it will see
 //! ([`JsToolStore::js_tools_revision`], one read by key), and when another
 //! process changed them they are read again (the listed ones relisted)
-//! before the request goes on, and the sessions showing them are told.
+//! before the request goes on, and the sessions showing them are told. A
+//! store that carries announcements (PostgreSQL's `NOTIFY`) also says which
+//! owner's tools another process changed as it happens, so a process shows
+//! the change before anyone asks ([`UserJsTools::attach`](super::management::UserJsTools::attach)).
 //!
 //! Whose tools: with [`ToolOwnership::PerCaller`], a caller whose authority
 //! names an owner (a gateway's named client) lists, writes and runs that
@@ -121,6 +124,15 @@ impl UserTools {
     /// relisted), rather than a caller's own.
     pub(crate) fn lists(&self, owner: &ToolOwner) -> bool {
         *owner == self.owner
+    }
+
+    /// The owner of the listed tools, and every owner whose own tools were
+    /// read.
+    pub(crate) fn known_owners(&self) -> Vec<ToolOwner> {
+        let owned = self.owned.lock().unwrap_or_else(PoisonError::into_inner);
+        std::iter::once(self.owner.clone())
+            .chain(owned.keys().cloned())
+            .collect()
     }
 
     /// Reads `owner`'s tools again (after a change of theirs): the toolbox
