@@ -171,7 +171,7 @@ impl Clients {
 /// Who sent a request: a named client, or (`None`) the operator: the
 /// stdio connection, the holder of the shared `--token-file` token, or
 /// anyone when no token is required.
-pub type Caller = Option<ClientName>;
+pub type ClientKey = Option<ClientName>;
 
 /// What the HTTP listener established of a request, carried in its
 /// extensions to the rmcp handler (which runs on another task than the
@@ -179,7 +179,7 @@ pub type Caller = Option<ClientName>;
 /// The handler builds the request's scope from it; a request without it is
 /// refused.
 #[derive(Clone, Debug)]
-pub(crate) struct RequestCaller {
+pub(crate) struct RequestEdge {
     pub(crate) owner: Owner,
     pub(crate) session: Option<ConversationId>,
 }
@@ -190,7 +190,7 @@ pub(crate) struct RequestCaller {
 /// operator's.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Owner {
-    pub(crate) client: Caller,
+    pub(crate) client: ClientKey,
     pub(crate) subject: Option<Arc<str>>,
 }
 

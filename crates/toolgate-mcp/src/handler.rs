@@ -22,7 +22,7 @@ use toolgate_core::{GATEWAY_INSTRUCTIONS, tool_groups_section};
 use toolgate_store::{ConversationId, ConversationStore};
 
 use crate::bounded::bounded;
-use crate::clients::{Owner, RequestCaller};
+use crate::clients::{Owner, RequestEdge};
 use crate::gateway::Gateway;
 use crate::rate_limit::{RATE_LIMITED_CODE, RateLimited};
 use crate::scope::RequestScope;
@@ -161,11 +161,11 @@ async fn traced<T>(
 /// What the HTTP listener established of the request `context` answers:
 /// its client and user, and its session; `None` on stdio, or when the
 /// request did not come through the listener.
-fn request_edge(context: &RequestContext<RoleServer>) -> Option<&RequestCaller> {
+fn request_edge(context: &RequestContext<RoleServer>) -> Option<&RequestEdge> {
     context
         .extensions
         .get::<http::request::Parts>()
-        .and_then(|parts| parts.extensions.get::<RequestCaller>())
+        .and_then(|parts| parts.extensions.get::<RequestEdge>())
 }
 
 impl<S: ConversationStore + 'static> ServerHandler for GatewayHandler<S> {

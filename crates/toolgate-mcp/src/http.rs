@@ -130,7 +130,7 @@ fn mcp_service<S: ConversationStore + 'static>(
     let handler = GatewayHandler::new(Arc::clone(gateway), SessionSource::Header);
     let mcp = StreamableHttpService::new(
         // Made for each new or restored session; each request says its
-        // caller itself (`RequestCaller`).
+        // caller itself (`RequestEdge`).
         move || Ok(handler.clone()),
         Arc::clone(&sessions),
         config,

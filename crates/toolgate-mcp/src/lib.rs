@@ -30,7 +30,7 @@ mod upstream;
 mod upstream_source;
 
 pub use audit::{AuditConfig, AuditLog};
-pub use clients::{Caller, ClientError, ClientName, Clients, MAX_CLIENT_NAME, TokenHash};
+pub use clients::{ClientError, ClientKey, ClientName, Clients, MAX_CLIENT_NAME, TokenHash};
 pub use gateway::{Access, Gateway, GatewayOptions, UpstreamChanges};
 pub use handler::{GatewayHandler, SessionSource};
 pub use http::{HttpLimits, HttpOptions, MCP_PATH, METRICS_PATH, STATUS_PATH, serve_http};

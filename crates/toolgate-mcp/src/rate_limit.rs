@@ -8,7 +8,7 @@ use std::fmt;
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use crate::clients::{Caller, ClientName};
+use crate::clients::{ClientKey, ClientName};
 
 /// The JSON-RPC error code of a call refused by a rate limit.
 pub(crate) const RATE_LIMITED_CODE: i32 = -32000;
@@ -123,9 +123,9 @@ impl Bucket {
 #[derive(Debug, Default)]
 pub struct RateLimits {
     /// Per caller: the shared token (`None`) and each named client.
-    callers: HashMap<Caller, Bucket>,
+    callers: HashMap<ClientKey, Bucket>,
     /// Per caller and tool.
-    tools: HashMap<(Caller, String), Bucket>,
+    tools: HashMap<(ClientKey, String), Bucket>,
 }
 
 impl RateLimits {
@@ -135,7 +135,7 @@ impl RateLimits {
         clients: impl IntoIterator<Item = &'a ClientName>,
     ) -> Self {
         let now = Instant::now();
-        let callers: Vec<Caller> = std::iter::once(None)
+        let callers: Vec<ClientKey> = std::iter::once(None)
             .chain(clients.into_iter().cloned().map(Some))
             .collect();
         let mut limits = Self::default();
@@ -158,14 +158,14 @@ impl RateLimits {
     }
 
     /// Admits one tool call of `caller`, counted against its own limit.
-    pub fn admit_call(&self, caller: &Caller) -> Result<(), RateLimited> {
-        let Some(bucket) = self.callers.get(caller) else {
+    pub fn admit_call(&self, client: &ClientKey) -> Result<(), RateLimited> {
+        let Some(bucket) = self.callers.get(client) else {
             return Ok(());
         };
         bucket
             .take(Instant::now())
             .map_err(|retry_after| RateLimited {
-                what: describe(caller),
+                what: describe(client),
                 limit: bucket.limit,
                 retry_after,
             })
@@ -173,25 +173,25 @@ impl RateLimits {
 
     /// Admits one call of `tool` by `caller`, counted against the tool's
     /// limit.
-    pub fn admit_tool(&self, caller: &Caller, tool: &str) -> Result<(), RateLimited> {
+    pub fn admit_tool(&self, client: &ClientKey, tool: &str) -> Result<(), RateLimited> {
         if self.tools.is_empty() {
             return Ok(());
         }
-        let Some(bucket) = self.tools.get(&(caller.clone(), tool.to_owned())) else {
+        let Some(bucket) = self.tools.get(&(client.clone(), tool.to_owned())) else {
             return Ok(());
         };
         bucket
             .take(Instant::now())
             .map_err(|retry_after| RateLimited {
-                what: format!("tool '{tool}' for {}", describe(caller)),
+                what: format!("tool '{tool}' for {}", describe(client)),
                 limit: bucket.limit,
                 retry_after,
             })
     }
 }
 
-fn describe(caller: &Caller) -> String {
-    match caller {
+fn describe(client: &ClientKey) -> String {
+    match client {
         Some(client) => format!("client '{client}'"),
         None => "this client".to_owned(),
     }

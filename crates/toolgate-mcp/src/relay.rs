@@ -58,13 +58,13 @@ pub(crate) struct InFlight {
 #[derive(Debug, Default)]
 struct Calls {
     next_key: u64,
-    callers: Vec<Caller>,
+    in_flight: Vec<InFlightCall>,
 }
 
 /// One call in flight: the upstream request that carries it (once sent),
 /// the session that made it, and where its messages go.
 #[derive(Debug)]
-struct Caller {
+struct InFlightCall {
     key: u64,
     request: Option<(RequestId, ProgressToken)>,
     /// `None` for a stateless call, which shares nothing with any other.
@@ -88,7 +88,7 @@ impl InFlightGuard {
         if let Some(caller) = self
             .calls
             .lock()
-            .callers
+            .in_flight
             .iter_mut()
             .find(|caller| caller.key == self.key)
         {
@@ -101,7 +101,7 @@ impl Drop for InFlightGuard {
     fn drop(&mut self) {
         self.calls
             .lock()
-            .callers
+            .in_flight
             .retain(|caller| caller.key != self.key);
         self.calls.ended.notify_waiters();
     }
@@ -145,7 +145,7 @@ impl InFlight {
             tokio::pin!(ended);
             // Registered before looking, so an end in between is not missed.
             ended.as_mut().enable();
-            if self.lock().callers.is_empty() {
+            if self.lock().in_flight.is_empty() {
                 return;
             }
             ended.await;
@@ -164,7 +164,7 @@ impl InFlight {
         let mut calls = self.lock();
         let key = calls.next_key;
         calls.next_key += 1;
-        calls.callers.push(Caller {
+        calls.in_flight.push(InFlightCall {
             key,
             request: None,
             session,
@@ -182,12 +182,12 @@ impl InFlight {
     /// names, or the only call in flight.
     pub(crate) fn too_large(&self, id: Option<&RequestId>, bytes: usize) {
         let mut calls = self.lock();
-        let callers = &mut calls.callers;
-        let named = callers
+        let in_flight = &mut calls.in_flight;
+        let named = in_flight
             .iter()
             .position(|caller| caller.request.as_ref().map(|(request, _)| request) == id);
-        let index = named.or((callers.len() == 1).then_some(0));
-        let told = index.and_then(|index| callers[index].too_large.take());
+        let index = named.or((in_flight.len() == 1).then_some(0));
+        let told = index.and_then(|index| in_flight[index].too_large.take());
         match told {
             Some(told) => {
                 let _ = told.send(bytes);
@@ -202,7 +202,7 @@ impl InFlight {
     /// The caller whose upstream request carries `token`.
     pub(crate) fn by_token(&self, token: &ProgressToken) -> Option<mpsc::Sender<RelayEvent>> {
         self.lock()
-            .callers
+            .in_flight
             .iter()
             .find(|caller| caller.request.as_ref().is_some_and(|(_, t)| t == token))
             .map(|caller| caller.relay.clone())
@@ -217,7 +217,7 @@ impl InFlight {
         origin: Option<&InboundStreamOrigin>,
     ) -> Result<mpsc::Sender<RelayEvent>, Unroutable> {
         let calls = self.lock();
-        let calls = &calls.callers;
+        let calls = &calls.in_flight;
         if let Some(InboundStreamOrigin::OutboundRequest(id)) = origin {
             return calls
                 .iter()
@@ -239,7 +239,7 @@ impl InFlight {
     /// Every caller in flight: log messages name no call, so all hear them.
     pub(crate) fn all(&self) -> Vec<mpsc::Sender<RelayEvent>> {
         self.lock()
-            .callers
+            .in_flight
             .iter()
             .map(|caller| caller.relay.clone())
             .collect()

@@ -12,9 +12,9 @@ use rmcp::{Peer, RoleServer};
 use tokio::sync::OnceCell;
 use tokio_util::sync::CancellationToken;
 use toolgate_store::{ConversationId, ConversationStore};
-use toolgate_tools::{Authority, CallContext, CallerChannel, CallerLimits};
+use toolgate_tools::{Authority, Backchannel, CallContext, CallerLimits};
 
-use crate::clients::{Caller, Owner};
+use crate::clients::{ClientKey, Owner};
 use crate::rate_limit::RateLimits;
 use crate::relay::Downstream;
 use crate::session::{Session, Sessions};
@@ -98,7 +98,7 @@ impl RequestScope {
 
     /// The client that sent it: `None` for the operator (stdio, the shared
     /// token, or a listener open to all).
-    pub fn caller(&self) -> &Caller {
+    pub fn client(&self) -> &ClientKey {
         &self.owner.client
     }
 
@@ -129,7 +129,7 @@ impl RequestScope {
             authority: self.authority.clone(),
             conversation: self.session.clone(),
             cancel: self.cancel.clone(),
-            caller: CallerChannel::new(self.downstream()),
+            backchannel: Backchannel::new(self.downstream()),
             ..CallContext::default()
         }
     }
@@ -139,14 +139,14 @@ impl RequestScope {
 #[derive(Debug)]
 pub(crate) struct ScopedLimits {
     pub(crate) limits: Arc<RateLimits>,
-    pub(crate) caller: Caller,
+    pub(crate) client: ClientKey,
 }
 
 impl CallerLimits for ScopedLimits {
     fn admit(&self, tool: &str) -> Result<(), String> {
         self.limits
-            .admit_call(&self.caller)
-            .and_then(|()| self.limits.admit_tool(&self.caller, tool))
+            .admit_call(&self.client)
+            .and_then(|()| self.limits.admit_tool(&self.client, tool))
             .map_err(|limited| limited.to_string())
     }
 }

@@ -49,7 +49,7 @@ impl ToolSource for Upstream {
             return Err(ToolCallError::respond("Tool arguments must be an object."));
         };
         let downstream = context
-            .caller
+            .backchannel
             .get::<Downstream>()
             .cloned()
             .unwrap_or_default();

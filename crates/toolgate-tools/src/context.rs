@@ -37,7 +37,7 @@ pub struct CallContext {
     /// source's, whichever is shorter.
     pub time_limit: Option<Duration>,
     /// Where a source may send what it hears during the call.
-    pub caller: CallerChannel,
+    pub backchannel: Backchannel,
 }
 
 impl CallContext {
@@ -56,9 +56,9 @@ impl CallContext {
 /// channel here and the source that understands it takes it out, so no
 /// protocol type crosses the runtime.
 #[derive(Clone, Default)]
-pub struct CallerChannel(Option<Arc<dyn Any + Send + Sync>>);
+pub struct Backchannel(Option<Arc<dyn Any + Send + Sync>>);
 
-impl CallerChannel {
+impl Backchannel {
     /// A channel holding `value`.
     pub fn new<T: Any + Send + Sync>(value: T) -> Self {
         Self(Some(Arc::new(value)))
@@ -70,9 +70,9 @@ impl CallerChannel {
     }
 }
 
-impl fmt::Debug for CallerChannel {
+impl fmt::Debug for Backchannel {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let state = if self.0.is_some() { "set" } else { "none" };
-        f.debug_tuple("CallerChannel").field(&state).finish()
+        f.debug_tuple("Backchannel").field(&state).finish()
     }
 }

@@ -42,7 +42,7 @@ pub use builtin::{
 };
 pub use catalog_state::CatalogChange;
 pub use consolidate::ALL_GROUPS;
-pub use context::{CallContext, CallerChannel};
+pub use context::{Backchannel, CallContext};
 pub use deadline::DEFAULT_CALL_TIMEOUT;
 pub use embeddings::{LocalEmbeddings, vector_cache_dir};
 pub use error::{ConsolidationError, SourceError, ToolCallError, ToolboxError};

@@ -9,7 +9,7 @@ use toolgate_store::{ConversationId, ConversationStore, ToolOwner};
 use toolgate_tools::Authority;
 
 use super::{Access, Gateway};
-use crate::clients::{Caller, ClientName, Clients, Owner};
+use crate::clients::{ClientKey, ClientName, Clients, Owner};
 use crate::oauth::OAuth;
 use crate::scope::{RequestScope, ScopedLimits};
 
@@ -39,9 +39,9 @@ impl<S: ConversationStore + 'static> Gateway<S> {
     /// What `caller` may use, as now: its policy (everything for the
     /// operator and for a client without one), counted against its limits;
     /// a named client's JavaScript tools are its own.
-    fn authority_of(&self, caller: &Caller) -> Authority {
+    fn authority_of(&self, client: &ClientKey) -> Authority {
         let access = self.access();
-        let authority = match caller
+        let authority = match client
             .as_ref()
             .and_then(|client| access.policies.get(client))
         {
@@ -50,9 +50,9 @@ impl<S: ConversationStore + 'static> Gateway<S> {
         };
         let authority = authority.with_limits(Arc::new(ScopedLimits {
             limits: Arc::clone(&access.rate_limits),
-            caller: caller.clone(),
+            client: client.clone(),
         }));
-        match caller {
+        match client {
             Some(client) => authority.with_tool_owner(client_tool_owner(client)),
             None => authority,
         }
@@ -102,8 +102,8 @@ impl<S: ConversationStore + 'static> Gateway<S> {
     }
 
     /// Whether `caller` sees the whole catalog (no policy narrows it).
-    pub(crate) fn sees_everything(&self, caller: &Caller) -> bool {
-        !self.authority_of(caller).narrows()
+    pub(crate) fn sees_everything(&self, client: &ClientKey) -> bool {
+        !self.authority_of(client).narrows()
     }
 }
 

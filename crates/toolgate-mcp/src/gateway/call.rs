@@ -67,7 +67,7 @@ impl<S: ConversationStore + 'static> Gateway<S> {
                 .await;
         };
         let labels = labels(&self.toolbox.resolve(name, Value::Null, scope.authority()));
-        if let Err(limited) = self.access().rate_limits.admit_call(scope.caller()) {
+        if let Err(limited) = self.access().rate_limits.admit_call(scope.client()) {
             self.finished(scope, &labels, Outcome::Limited, began, audited.as_ref())
                 .await;
             return Err(limited);
@@ -127,7 +127,7 @@ impl<S: ConversationStore + 'static> Gateway<S> {
             Err(refused) => labels(refused.call()),
         };
         if let (CallerLimit::Count, Err(limited)) =
-            (limit, self.access().rate_limits.admit_call(scope.caller()))
+            (limit, self.access().rate_limits.admit_call(scope.client()))
         {
             self.finished(scope, &labels, Outcome::Limited, began, audited)
                 .await;
@@ -145,7 +145,7 @@ impl<S: ConversationStore + 'static> Gateway<S> {
             if let Err(limited) = self
                 .access()
                 .rate_limits
-                .admit_tool(scope.caller(), &labels.tool)
+                .admit_tool(scope.client(), &labels.tool)
             {
                 self.finished(scope, &labels, Outcome::Limited, began, audited)
                     .await;

@@ -17,7 +17,7 @@ use super::responses::{
     Body, Rejection, check_json_rpc, metrics_response, plain, read_body, status_response,
 };
 use crate::bounded::bounded;
-use crate::clients::{Owner, RequestCaller};
+use crate::clients::{Owner, RequestEdge};
 use crate::gateway::Gateway;
 use crate::handler::{GatewayHandler, SESSION_HEADER};
 use crate::oauth::OAuth;
@@ -115,7 +115,7 @@ pub(super) async fn route<S: ConversationStore + 'static>(
     // What the handler builds the request's scope from: nothing else tells
     // it who is calling.
     let mut request = request;
-    request.extensions_mut().insert(RequestCaller {
+    request.extensions_mut().insert(RequestEdge {
         owner,
         session: session_id
             .filter(|id| !id.is_empty())

@@ -25,7 +25,7 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 use toolgate_store::{ConversationId, ConversationStore, StoreError};
 
-use crate::clients::{Owner, RequestCaller};
+use crate::clients::{Owner, RequestEdge};
 use crate::gateway::Gateway;
 
 /// How long sessions are held in memory.
@@ -113,7 +113,7 @@ fn owner_of(message: &ClientJsonRpcMessage) -> Option<Owner> {
         .extensions()
         .get::<http::request::Parts>()?
         .extensions
-        .get::<RequestCaller>()
+        .get::<RequestEdge>()
         .map(|edge| edge.owner.clone())
 }
 
