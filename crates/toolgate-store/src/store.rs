@@ -94,3 +94,78 @@ pub trait ConversationStore: Send + Sync {
     /// Deletes every conversation last active before `cutoff`; returns how many.
     fn expire_idle(&self, cutoff: SystemTime) -> impl Future<Output = Result<usize>> + Send;
 }
+
+/// One store shared in a process (gateways restarted over the same memory
+/// store, an agent and a gateway on one): every operation is the store's.
+impl<T: ConversationStore + Send + Sync + ?Sized> ConversationStore for std::sync::Arc<T> {
+    fn append(
+        &self,
+        conversation: &ConversationId,
+        message: Message,
+    ) -> impl Future<Output = Result<MessageId>> + Send {
+        (**self).append(conversation, message)
+    }
+
+    fn append_after(
+        &self,
+        conversation: &ConversationId,
+        last: Option<MessageId>,
+        message: Message,
+    ) -> impl Future<Output = Result<Option<MessageId>>> + Send {
+        (**self).append_after(conversation, last, message)
+    }
+
+    fn messages(
+        &self,
+        conversation: &ConversationId,
+    ) -> impl Future<Output = Result<Vec<StoredMessage>>> + Send {
+        (**self).messages(conversation)
+    }
+
+    fn set_tool_status(
+        &self,
+        conversation: &ConversationId,
+        tool_call_id: &str,
+        status: ToolStatus,
+    ) -> impl Future<Output = Result<bool>> + Send {
+        (**self).set_tool_status(conversation, tool_call_id, status)
+    }
+
+    fn touch(&self, conversation: &ConversationId) -> impl Future<Output = Result<bool>> + Send {
+        (**self).touch(conversation)
+    }
+
+    fn last_message_id(
+        &self,
+        conversation: &ConversationId,
+    ) -> impl Future<Output = Result<Option<MessageId>>> + Send {
+        (**self).last_message_id(conversation)
+    }
+
+    fn is_shared(&self) -> bool {
+        (**self).is_shared()
+    }
+
+    fn announce_change(
+        &self,
+        conversation: &ConversationId,
+    ) -> impl Future<Output = Result<()>> + Send {
+        (**self).announce_change(conversation)
+    }
+
+    fn changes(&self) -> Option<tokio::sync::broadcast::Receiver<ConversationId>> {
+        (**self).changes()
+    }
+
+    fn exists(&self, conversation: &ConversationId) -> impl Future<Output = Result<bool>> + Send {
+        (**self).exists(conversation)
+    }
+
+    fn delete(&self, conversation: &ConversationId) -> impl Future<Output = Result<bool>> + Send {
+        (**self).delete(conversation)
+    }
+
+    fn expire_idle(&self, cutoff: SystemTime) -> impl Future<Output = Result<usize>> + Send {
+        (**self).expire_idle(cutoff)
+    }
+}

@@ -36,6 +36,22 @@ impl<S: ConversationStore + 'static> Gateway<S> {
         self.scope(session, Owner::default()).await
     }
 
+    /// The scope of a request of the named `client` in `session`, for front
+    /// ends of this library that establish who is calling themselves: what
+    /// its policy allows, counted against its limits, with its own
+    /// JavaScript tools.
+    pub async fn client_scope(
+        &self,
+        session: Option<ConversationId>,
+        client: ClientName,
+    ) -> RequestScope {
+        let owner = Owner {
+            client: Some(client),
+            subject: None,
+        };
+        self.scope(session, owner).await
+    }
+
     /// What `caller` may use, as now: its policy (everything for the
     /// operator and for a client without one), counted against its limits;
     /// a named client's JavaScript tools are its own.

@@ -359,7 +359,7 @@ impl<S: ConversationStore + 'static> Sessions<S> {
 
     /// Lets go of a session's in-memory state; its history stays, so its
     /// next request restores it.
-    pub(crate) async fn forget(&self, id: &ConversationId) {
+    pub async fn forget(&self, id: &ConversationId) {
         self.live.lock().await.remove(id);
     }
 

@@ -1,6 +1,7 @@
 mod client_tools;
 mod fuzz_config;
 mod fuzz_messages;
+mod fuzz_sessions;
 mod fuzz_transports;
 mod http_gateway;
 mod http_limits;
@@ -16,6 +17,7 @@ mod refusals;
 mod relay;
 mod replicas;
 mod reserved_names;
+mod restored_sessions;
 mod scopes;
 mod search_loads;
 mod session_end;
