@@ -273,18 +273,24 @@ async fn a_compacted_and_restored_conversation_sends_the_same_tools_on_postgres(
     compacted_and_restored_sends_the_same_tools(|| Arc::clone(&store), &prefix).await;
 }
 
+/// A compacting agent's conversation `c` in which the model loaded `pdf`.
+async fn pdf_loaded(wire: Wire, stream: bool) -> (Setup, ConversationId) {
+    let setup = Setup::with_options(
+        wire,
+        stream,
+        vec![load("c1", "pdf"), ScriptedTurn::text("Loaded.")],
+        compacting(),
+    )
+    .await;
+    let conversation = ConversationId::new("c");
+    setup.send(&conversation, "load pdf").await;
+    (setup, conversation)
+}
+
 #[tokio::test]
 async fn a_failed_summary_leaves_the_conversation_as_it_was_and_the_turn_goes_on() {
     for (wire, stream) in WIRES {
-        let setup = Setup::with_options(
-            wire,
-            stream,
-            vec![load("c1", "pdf"), ScriptedTurn::text("Loaded.")],
-            compacting(),
-        )
-        .await;
-        let conversation = ConversationId::new("c");
-        setup.send(&conversation, "load pdf").await;
+        let (setup, conversation) = pdf_loaded(wire, stream).await;
         let store = setup.agent.store();
         let before = store.messages(&conversation).await.unwrap();
         let cancel = CancellationToken::new();
@@ -356,15 +362,7 @@ async fn a_summary_longer_than_the_conversation_is_refused_and_the_turn_goes_on(
     // 1,000) would make every later call larger.
     let huge = "The user loaded the pdf group and asked nothing else. ".repeat(2_000);
     for (wire, stream) in WIRES {
-        let setup = Setup::with_options(
-            wire,
-            stream,
-            vec![load("c1", "pdf"), ScriptedTurn::text("Loaded.")],
-            compacting(),
-        )
-        .await;
-        let conversation = ConversationId::new("c");
-        setup.send(&conversation, "load pdf").await;
+        let (setup, conversation) = pdf_loaded(wire, stream).await;
         let store = setup.agent.store();
         let before = store.messages(&conversation).await.unwrap();
         let cancel = CancellationToken::new();

@@ -105,8 +105,13 @@ impl ToolSource for Known {
         call: SourceCall,
         _context: &CallContext,
     ) -> Result<ToolOutput, ToolCallError> {
-        Ok(ToolOutput::text(format!("{} ran", call.tool)))
+        Ok(ran(&call))
     }
+}
+
+/// What every tool answers: that it ran.
+fn ran(call: &SourceCall) -> ToolOutput {
+    ToolOutput::text(format!("{} ran", call.tool))
 }
 
 /// A source listed only when a session needs its group.
@@ -137,7 +142,7 @@ impl ToolSource for Lazy {
         call: SourceCall,
         _context: &CallContext,
     ) -> Result<ToolOutput, ToolCallError> {
-        Ok(ToolOutput::text(format!("{} ran", call.tool)))
+        Ok(ran(&call))
     }
 }
 

@@ -238,6 +238,18 @@ fn multiplier(name: &str, factor: u32) -> serde_json::Value {
     })
 }
 
+/// Opens a session through the gateway at `writer` and creates the tool
+/// `doubler` in it (a multiplier by 2) with `token`'s identity.
+async fn create_doubler(writer: SocketAddr, token: &str) -> String {
+    let (session, _) = policies::open(writer, token).await;
+    let (answer, error) = policies::load(writer, token, &session, "js_tool_management").await;
+    assert!(!error, "{answer}");
+    let created = multiplier("doubler", 2);
+    let (answer, error) = policies::call(writer, token, &session, "create_js_tool", created).await;
+    assert!(!error, "{answer}");
+    session
+}
+
 /// Writes, changes and deletes a tool through the first gateway, as the
 /// caller of `token`, and checks after each step that the second lists and
 /// runs what the first wrote: in the session that wrote it, and in a new
@@ -247,18 +259,7 @@ async fn what_one_gateway_writes_the_other_lists_and_runs(
     token: &str,
 ) {
     let (writer, other) = (gateways[0].address, gateways[1].address);
-    let (session, _) = policies::open(writer, token).await;
-    let (answer, error) = policies::load(writer, token, &session, "js_tool_management").await;
-    assert!(!error, "{answer}");
-    let (answer, error) = policies::call(
-        writer,
-        token,
-        &session,
-        "create_js_tool",
-        multiplier("doubler", 2),
-    )
-    .await;
-    assert!(!error, "{answer}");
+    let session = create_doubler(writer, token).await;
 
     // The same session, through the other gateway.
     let (answer, error) = policies::load(other, token, &session, "user_tools").await;
@@ -355,18 +356,7 @@ async fn a_client_of_the_other_gateway_hears_of_a_tool_written_through_one() {
     let owner = ToolOwner::new(unique("team"));
     let gateways = two_gateways_with_user_tools(root.path(), &owner, &unique("client")).await;
     let writer = gateways[0].address;
-    let (session, _) = policies::open(writer, OPERATOR).await;
-    let (answer, error) = policies::load(writer, OPERATOR, &session, "js_tool_management").await;
-    assert!(!error, "{answer}");
-    let (answer, error) = policies::call(
-        writer,
-        OPERATOR,
-        &session,
-        "create_js_tool",
-        multiplier("doubler", 2),
-    )
-    .await;
-    assert!(!error, "{answer}");
+    let session = create_doubler(writer, OPERATOR).await;
 
     // A client of the other gateway loads the group, and then only waits.
     let (client, recorder) = connect_with(&gateways[1].url, OPERATOR).await;

@@ -6,23 +6,20 @@
 //! `tools/call` looks its session up once.
 
 use std::collections::{BTreeSet, HashMap};
-use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::SystemTime;
 
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
-use toolgate_core::routing::RoutingConfig;
-use toolgate_core::{
-    Encoding, FoundTools, LoadBudget, Message, TokenCounter, ToolPolicy, ToolStatus,
-};
+use toolgate_core::{Encoding, LoadBudget, Message, TokenCounter, ToolPolicy, ToolStatus};
 use toolgate_mcp::{Access, ClientName, Clients, Gateway, GatewayOptions, HttpOptions, TokenHash};
 use toolgate_store::{
     ConversationId, ConversationStore, MemoryStore, MessageId, SqliteStore, StoredMessage,
 };
 
 use super::policies::{ALICE, call, load, open, tools};
+use super::search_loads::searching;
 use super::support::{Served, connect, loopback, options, serve, tool_names};
 use super::upstreams::{peers, stdio};
 
@@ -46,18 +43,6 @@ fn with_alice(mut options: GatewayOptions, policy: ToolPolicy) -> (GatewayOption
         ..HttpOptions::default()
     };
     (options, http)
-}
-
-/// A gateway that searches, listing the best `tools` of each group and
-/// loading them, as `toolgate serve` does.
-fn searching(root: &Path, tools: usize) -> GatewayOptions {
-    let mut options = options(root, vec![]);
-    options.routing = Some(RoutingConfig {
-        search_tools: Some(tools),
-        ..RoutingConfig::default()
-    });
-    options.tools.found_tools = FoundTools::Loaded;
-    options
 }
 
 async fn reload<S: ConversationStore + 'static>(gateway: &Gateway<S>, policy: ToolPolicy) {

@@ -14,12 +14,12 @@ use super::support::{CORE, call, connect, is_error, loopback, options, serve, te
 
 const REQUEST: &str = "convert 9am Paris time to the Tokyo timezone";
 
-/// A gateway that searches, listing the best tool of each group and
-/// loading it.
-fn searching(root: &std::path::Path) -> GatewayOptions {
+/// A gateway that searches, listing the best `tools` of each group and
+/// loading them, as `toolgate serve` does.
+pub(super) fn searching(root: &std::path::Path, tools: usize) -> GatewayOptions {
     let mut options = options(root, vec![]);
     options.routing = Some(RoutingConfig {
-        search_tools: Some(1),
+        search_tools: Some(tools),
         ..RoutingConfig::default()
     });
     options.tools.found_tools = FoundTools::Loaded;
@@ -32,7 +32,7 @@ async fn the_tools_a_search_lists_are_called_at_once_and_restored_after_a_restar
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("sessions.db");
     let first = serve(
-        searching(root.path()),
+        searching(root.path(), 1),
         SqliteStore::open(&db).unwrap(),
         loopback(),
         HttpOptions::default(),
@@ -78,7 +78,7 @@ async fn the_tools_a_search_lists_are_called_at_once_and_restored_after_a_restar
     first.stop().await;
 
     let second = serve(
-        searching(root.path()),
+        searching(root.path(), 1),
         SqliteStore::open(&db).unwrap(),
         address,
         HttpOptions::default(),
@@ -91,7 +91,7 @@ async fn the_tools_a_search_lists_are_called_at_once_and_restored_after_a_restar
 #[tokio::test]
 async fn in_the_conversation_the_answer_carries_the_schemas_and_the_tool_list_stays() {
     let root = tempfile::tempdir().unwrap();
-    let mut options = searching(root.path());
+    let mut options = searching(root.path(), 1);
     options.loaded_schemas = LoadedSchemas::Conversation;
     let served = serve(
         options,
