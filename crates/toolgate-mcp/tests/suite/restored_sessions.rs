@@ -6,6 +6,8 @@
 //! `tools/call` looks its session up once.
 
 use std::collections::{BTreeSet, HashMap};
+use std::net::SocketAddr;
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::SystemTime;
@@ -347,4 +349,81 @@ async fn a_tool_call_looks_its_session_up_once() {
         1
     );
     served.stop().await;
+}
+
+/// A JavaScript tool `name` of Alice's, named by what it does.
+fn alices_tool(name: &str, does: &str) -> Value {
+    json!({
+        "name": name,
+        "description": does,
+        "parameters": {"type": "object", "properties": {"n": {"type": "number"}}},
+        "source": format!("const {name} = ({{ n }}) => n;"),
+    })
+}
+
+/// A gateway on `db` (sessions and JavaScript tools) whose named client Alice
+/// writes tools of her own, and searches as `toolgate serve` does.
+async fn with_alices_tools(root: &Path, db: &Path, address: SocketAddr) -> Served<SqliteStore> {
+    let store = Arc::new(SqliteStore::open(db).unwrap());
+    let builtins = toolgate_tools::BuiltinConfig::new(root);
+    let config = toolgate_tools::JavaScriptConfig::default();
+    let user_tools = toolgate_tools::UserJsTools::new(
+        store as Arc<dyn toolgate_store::JsToolStore>,
+        toolgate_store::ToolOwner::new(toolgate_tools::DEFAULT_TOOL_OWNER),
+        &config,
+        Some(&builtins),
+    )
+    .unwrap();
+    let (mut options, http) = with_alice(searching(root, 1), ToolPolicy::default());
+    user_tools.add_to(&mut options.tools);
+    options.tools.javascript = config;
+    let served = serve(options, SqliteStore::open(db).unwrap(), address, http).await;
+    user_tools.attach(served.gateway.toolbox());
+    served
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_search_that_loaded_one_of_a_clients_own_tools_restores_as_that_tool() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("gateway.db");
+    let first = with_alices_tools(root.path(), &db, loopback()).await;
+    let address = first.address;
+    let (session, _) = open(address, ALICE).await;
+    assert!(!load(address, ALICE, &session, "js_tool_management").await.1);
+    for (name, does) in [
+        ("celsius", "Converts a temperature in fahrenheit to celsius"),
+        ("miles", "Converts a distance in kilometres to miles"),
+        ("pounds", "Converts a weight in kilograms to pounds"),
+    ] {
+        let (text, error) = call(
+            address,
+            ALICE,
+            &session,
+            "create_js_tool",
+            alices_tool(name, does),
+        )
+        .await;
+        assert!(!error, "{text}");
+    }
+    let (found, error) = call(
+        address,
+        ALICE,
+        &session,
+        "find_tool_groups",
+        json!({"query": "convert kilometres to miles"}),
+    )
+    .await;
+    assert!(!error, "{found}");
+    let listed = names(&tools(address, ALICE, &session).await);
+    assert!(listed.contains(&"miles".to_owned()), "{listed:?}\n{found}");
+    assert!(
+        !listed.contains(&"pounds".to_owned()),
+        "{listed:?}\n{found}"
+    );
+    first.stop().await;
+
+    let second = with_alices_tools(root.path(), &db, address).await;
+    assert_eq!(names(&tools(address, ALICE, &session).await), listed);
+    second.stop().await;
 }
