@@ -64,7 +64,7 @@ impl RouteOutcome {
             Some(meta) => {
                 let arguments: Value = serde_json::from_str(arguments).unwrap_or(Value::Null);
                 match MetaCall::parse(meta, &arguments) {
-                    Ok(MetaCall::Load { group }) => catalog
+                    Ok(MetaCall::Load { group, .. }) => catalog
                         .groups()
                         .find(|g| g.id.as_str() == group)
                         .map(|g| g.id.clone()),

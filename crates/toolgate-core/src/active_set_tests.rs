@@ -220,7 +220,7 @@ fn a_grouped_tool_is_blocked_before_its_load_with_a_self_correcting_hint() {
     let error = active.check_available(&catalog, "pdf_info").unwrap_err();
     assert_eq!(
         error.to_string(),
-        "Tool 'pdf_info' is not available for this agent. It belongs to tool group 'pdf'; call load_tool_group with group_name 'pdf' first."
+        "Tool 'pdf_info' is not available for this agent. It belongs to tool group 'pdf'; call load_tool_group with group_name 'pdf' and tools [\"pdf_info\"] first (without tools it loads the whole group)."
     );
     active.load(&catalog, "pdf").unwrap();
     assert_eq!(
@@ -415,7 +415,7 @@ fn a_tool_of_a_partly_loaded_group_that_is_not_loaded_names_its_group() {
             .check_available(&catalog, "mail_delete")
             .unwrap_err()
             .to_string(),
-        "Tool 'mail_delete' is not available for this agent. It belongs to tool group 'mail'; call load_tool_group with group_name 'mail' first."
+        "Tool 'mail_delete' is not available for this agent. It belongs to tool group 'mail'; call load_tool_group with group_name 'mail' and tools [\"mail_delete\"] first (without tools it loads the whole group)."
     );
 }
 

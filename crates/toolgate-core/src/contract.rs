@@ -36,29 +36,36 @@ pub const UNLOAD_TOOL_GROUP_TOOL_NAME: &str = "unload_tool_group";
 pub const CALL_TOOL_TOOL_NAME: &str = "call_tool";
 /// Name of the meta-tool that ranks the groups for a request (the router).
 pub const FIND_TOOL_GROUPS_TOOL_NAME: &str = "find_tool_groups";
-/// The one argument `load_tool_group` and `unload_tool_group` take.
+/// The argument `load_tool_group` and `unload_tool_group` take: the group.
 pub const GROUP_NAME_PARAMETER: &str = "group_name";
+/// `load_tool_group`'s optional argument: only these tools of the group.
+pub const TOOLS_PARAMETER: &str = "tools";
 
 /// Heading of the system-prompt section.
 pub const TOOL_GROUPS_HEADING: &str = "## Available Tool Groups";
 /// The instruction under the heading.
-pub const TOOL_GROUPS_INSTRUCTION: &str =
-    "Use `load_tool_group` to load tools from a group before using them.";
+pub const TOOL_GROUPS_INSTRUCTION: &str = "Use `load_tool_group` to load tools from a group \
+before using them: the tools you name, or the whole group.";
 /// The instruction of the search form, before the groups' count: there are
 /// too many groups to list.
 pub(crate) const TOOL_GROUPS_SEARCH_INSTRUCTION: &str = "Use `find_tool_groups` with what you need to \
-find the groups for it, then `load_tool_group` to load tools from a group before using them.";
+find the groups and tools for it, then `load_tool_group` to load the tools you name (or a whole \
+group) before using them.";
 /// How many of the largest groups the search form names.
 pub(crate) const TOOL_GROUPS_SEARCH_NAMED: usize = 10;
 /// Separator between the base prompt and the section.
 pub const SECTION_SEPARATOR: &str = "\n\n---\n\n";
 
 /// `load_tool_group`'s description.
-pub(crate) const LOAD_TOOL_GROUP_DESCRIPTION: &str = "Load all tools in a tool group to make them \
-available for use. You MUST load a tool group before you can use any tools in it. After loading, \
-the tools will be available for the rest of this conversation.";
+pub(crate) const LOAD_TOOL_GROUP_DESCRIPTION: &str = "Load tools from a tool group to make them \
+available for use: the tools named in `tools`, or the whole group without it. You MUST load a tool \
+before you can use it. After loading, the tools will be available for the rest of this \
+conversation.";
 /// `load_tool_group`'s `group_name` parameter.
 pub(crate) const LOAD_GROUP_NAME_DESCRIPTION: &str = "The name of the tool group to load";
+/// `load_tool_group`'s `tools` parameter.
+pub(crate) const LOAD_TOOLS_DESCRIPTION: &str = "Only these tools of the group, by name; leave it \
+out to load the whole group";
 /// `unload_tool_group`'s description.
 pub(crate) const UNLOAD_TOOL_GROUP_DESCRIPTION: &str = "Unload a previously loaded tool group so \
 its tools are no longer offered. Load it again with load_tool_group when needed.";
@@ -324,6 +331,24 @@ impl fmt::Display for LoadGroupError {
             }
             Self::EmptyGroup { group } => write!(f, "Tool group '{group}' has no available tools."),
             Self::Unavailable { reason } => f.write_str(reason),
+            Self::UnknownTools {
+                group,
+                unknown,
+                tools,
+            } => {
+                let quoted: Vec<String> = unknown.iter().map(|name| format!("'{name}'")).collect();
+                write!(
+                    f,
+                    "Tool group '{group}' has no tool named {}. Its tools: {}",
+                    quoted.join(", "),
+                    join(tools)
+                )
+            }
+            Self::InvalidTools => write!(
+                f,
+                "Parameter '{TOOLS_PARAMETER}' must be a list of tool names, or left out to load \
+                 the whole group."
+            ),
         }
     }
 }
@@ -363,7 +388,9 @@ impl fmt::Display for NotAvailable {
         if let Some(group) = &self.group {
             write!(
                 f,
-                " It belongs to tool group '{group}'; call load_tool_group with group_name '{group}' first."
+                " It belongs to tool group '{group}'; call load_tool_group with group_name \
+                 '{group}' and tools [\"{}\"] first (without tools it loads the whole group).",
+                self.tool
             )?;
         }
         Ok(())
@@ -541,10 +568,10 @@ fn json<T: serde::Serialize + ?Sized>(value: &T) -> Result<String, fmt::Error> {
     serde_json::to_string(value).map_err(|_| fmt::Error)
 }
 
-fn join(groups: &[crate::GroupId]) -> String {
-    groups
+fn join<T: fmt::Display>(names: &[T]) -> String {
+    names
         .iter()
-        .map(crate::GroupId::as_str)
+        .map(ToString::to_string)
         .collect::<Vec<_>>()
         .join(", ")
 }

@@ -53,7 +53,7 @@ pub use contract::{
     CALL_CANCELLED, CALL_FAILED_IN_AGENT, CALL_TOOL_TOOL_NAME, COMPACTION_PROMPT,
     COMPACTION_SUMMARY_HEADING, FIND_TOOL_GROUPS_TOOL_NAME, FailedInAgent, GROUP_NAME_PARAMETER,
     LOAD_TOOL_GROUP_TOOL_NAME, LoadAnswer, MissingParameter, SECTION_SEPARATOR,
-    TOOL_GROUPS_HEADING, TOOL_GROUPS_INSTRUCTION, UNLOAD_TOOL_GROUP_TOOL_NAME,
+    TOOL_GROUPS_HEADING, TOOL_GROUPS_INSTRUCTION, TOOLS_PARAMETER, UNLOAD_TOOL_GROUP_TOOL_NAME,
 };
 pub use contract::{
     FailedInGateway, GATEWAY_INSTRUCTIONS, GatewayShuttingDown, NameTooLong, SessionUnreadable,
@@ -70,7 +70,7 @@ pub use listing_form::{
     GROUP_DESCRIPTION_MAX_CHARS, GroupSearch, ListingForm, ListingWeight, MAX_LINES_SHARE,
     MIN_SHRUNK_CHARS, largest_groups, listing_description,
 };
-pub use load_budget::{BudgetPlan, GroupUse, LoadBudget, Oversized, UnloadedForBudget};
+pub use load_budget::{BudgetPlan, GroupUse, Incoming, LoadBudget, Oversized, UnloadedForBudget};
 pub use loaded_schemas::LoadedSchemas;
 pub use manifest::{
     Manifest, ManifestFile, ManifestReport, ManifestTool, load_manifest_dirs, parse_manifest,

@@ -139,15 +139,16 @@ fn the_names_and_search_forms_have_the_exact_contract_format() {
     assert_eq!(
         tool_groups_section_as(&catalog, ListingForm::Names).unwrap(),
         "## Available Tool Groups\n\n\
-         Use `load_tool_group` to load tools from a group before using them.\n\n\
+         Use `load_tool_group` to load tools from a group before using them: the tools you \
+         name, or the whole group.\n\n\
          Groups: group_000, group_001, big"
     );
     assert_eq!(
         tool_groups_section_as(&catalog, ListingForm::Search).unwrap(),
         "## Available Tool Groups\n\n\
          3 groups hold 5 tools, too many to list here. Use `find_tool_groups` with what you \
-         need to find the groups for it, then `load_tool_group` to load tools from a group \
-         before using them.\n\n\
+         need to find the groups and tools for it, then `load_tool_group` to load the tools you \
+         name (or a whole group) before using them.\n\n\
          The largest: big, group_000, group_001"
     );
 }

@@ -134,26 +134,46 @@ impl GroupUse {
     }
 }
 
+/// A load the budget makes room for: a group whole, or (`tools`) only the
+/// tools of it a call names, by their names or aliases.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Incoming<'a> {
+    /// The group.
+    pub group: &'a str,
+    /// The tools named; `None`: the whole group.
+    pub tools: Option<&'a [String]>,
+}
+
+impl<'a> From<&'a str> for Incoming<'a> {
+    /// The whole group `group`.
+    fn from(group: &'a str) -> Self {
+        Self { group, tools: None }
+    }
+}
+
 impl LoadBudget {
-    /// What to unload before `group` is loaded whole into `active` by a
-    /// caller who sees `view` of `catalog`, so that the loaded groups'
+    /// What to unload before `load` (a group whole, or some of its tools)
+    /// joins `active` for a caller who sees `view` of `catalog`, so that the
+    /// loaded groups'
     /// schemas (each tool's tokens by `tokens`, counted in the view or the
     /// catalog, whichever holds more) stay within the budget: the least
     /// recently used groups by `usage`, as few as it takes. Nothing when
     /// there is no bound, when the load changes nothing (a group the caller
     /// cannot see, an empty one, one loaded whole or always listed) or when
     /// everything fits.
-    pub fn plan(
+    pub fn plan<'a>(
         self,
         active: &ActiveToolSet,
         (view, catalog): (&Catalog, &Catalog),
-        group: &str,
+        load: impl Into<Incoming<'a>>,
         usage: &GroupUse,
         tokens: &dyn Fn(&ToolDefinition) -> usize,
     ) -> BudgetPlan {
         let Self::Tokens(budget) = self else {
             return BudgetPlan::default();
         };
+        let load = load.into();
+        let group = load.group;
         let always = |id: &str| view.group_visibility(id) == Some(GroupVisibility::Always);
         let Some(target) = view.group(group) else {
             return BudgetPlan::default();
@@ -161,9 +181,29 @@ impl LoadBudget {
         if always(group) || active.selection(group) == Some(GroupSelection::Whole) {
             return BudgetPlan::default();
         }
-        let whole_tokens =
-            |catalog: &Catalog| -> usize { catalog.group_tools(group).map(tokens).sum() };
-        let incoming: usize = whole_tokens(view).max(whole_tokens(catalog));
+        let incoming = match load.tools {
+            None => {
+                let whole =
+                    |catalog: &Catalog| -> usize { catalog.group_tools(group).map(tokens).sum() };
+                whole(view).max(whole(catalog))
+            }
+            // What the group holds already, and the named tools it does not.
+            Some(named) => {
+                let id = &target.id;
+                let held = loaded_tokens(active, view, id, tokens)
+                    .max(loaded_tokens(active, catalog, id, tokens));
+                let mut added: Vec<&ToolDefinition> = Vec::new();
+                for name in named {
+                    if let Some(tool) = view.resolve(name).filter(|tool| tool.group == Some(id))
+                        && active.check_available(view, name).is_err()
+                        && !added.iter().any(|other| other.name == tool.definition.name)
+                    {
+                        added.push(tool.definition);
+                    }
+                }
+                held + added.into_iter().map(tokens).sum::<usize>()
+            }
+        };
         if incoming == 0 {
             return BudgetPlan::default();
         }

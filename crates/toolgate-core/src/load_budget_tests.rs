@@ -1,7 +1,7 @@
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
-use super::{BudgetPlan, GroupUse, LoadBudget, Oversized, UnloadedForBudget};
+use super::{BudgetPlan, GroupUse, Incoming, LoadBudget, Oversized, UnloadedForBudget};
 use crate::active_set::ActiveToolSet;
 use crate::catalog::Catalog;
 use crate::group::ToolGroup;
@@ -233,4 +233,22 @@ fn a_use_is_recorded_only_when_it_changes_which_group_was_used_last() {
     };
     assert_eq!(plan(&rebuilt), plan(&live));
     assert_eq!(plan(&live), ids(&["b"]));
+}
+
+#[test]
+fn a_load_of_named_tools_counts_only_what_it_adds() {
+    let catalog = catalog(&[("a", 2), ("b", 2), ("c", 3)]);
+    let active = loaded(&catalog, &["a", "b"]);
+    let usage = GroupUse::new();
+    let one = ["c_1".to_owned()];
+    let named = Incoming {
+        group: "c",
+        tools: Some(&one),
+    };
+    // 40 loaded and one tool of 10: within 50.
+    let plan = LoadBudget::Tokens(50).plan(&active, (&catalog, &catalog), named, &usage, &ten);
+    assert!(plan.is_empty(), "{plan:?}");
+    // The whole group's 30 are not.
+    let plan = LoadBudget::Tokens(50).plan(&active, (&catalog, &catalog), "c", &usage, &ten);
+    assert_eq!(plan.unload, ids(&["a"]));
 }

@@ -9,8 +9,9 @@ use crate::contract::{
     CALL_TOOL_ARGUMENTS_DESCRIPTION, CALL_TOOL_DESCRIPTION, CALL_TOOL_NAME_DESCRIPTION,
     CALL_TOOL_TOOL_NAME, FIND_QUERY_DESCRIPTION, FIND_TOOL_GROUPS_DESCRIPTION,
     FIND_TOOL_GROUPS_TOOL_NAME, GROUP_NAME_PARAMETER, LOAD_GROUP_NAME_DESCRIPTION,
-    LOAD_TOOL_GROUP_DESCRIPTION, LOAD_TOOL_GROUP_TOOL_NAME, UNLOAD_GROUP_NAME_DESCRIPTION,
-    UNLOAD_TOOL_GROUP_DESCRIPTION, UNLOAD_TOOL_GROUP_TOOL_NAME,
+    LOAD_TOOL_GROUP_DESCRIPTION, LOAD_TOOL_GROUP_TOOL_NAME, LOAD_TOOLS_DESCRIPTION,
+    TOOLS_PARAMETER, UNLOAD_GROUP_NAME_DESCRIPTION, UNLOAD_TOOL_GROUP_DESCRIPTION,
+    UNLOAD_TOOL_GROUP_TOOL_NAME,
 };
 use crate::name::ToolName;
 use crate::tool::ToolDefinition;
@@ -62,7 +63,14 @@ impl MetaTool {
         let (description, properties, required) = match self {
             Self::LoadToolGroup => (
                 LOAD_TOOL_GROUP_DESCRIPTION,
-                json!({GROUP_NAME_PARAMETER: {"type": "string", "description": LOAD_GROUP_NAME_DESCRIPTION}}),
+                json!({
+                    GROUP_NAME_PARAMETER: {"type": "string", "description": LOAD_GROUP_NAME_DESCRIPTION},
+                    TOOLS_PARAMETER: {
+                        "type": "array",
+                        "items": {"type": "string"},
+                        "description": LOAD_TOOLS_DESCRIPTION
+                    }
+                }),
                 json!([GROUP_NAME_PARAMETER]),
             ),
             Self::UnloadToolGroup => (
@@ -121,6 +129,9 @@ pub enum MetaCall {
     Load {
         /// The group asked for, trimmed.
         group: String,
+        /// Only these of its tools, as given (trimmed); `None`: the whole
+        /// group.
+        tools: Option<Vec<String>>,
     },
     /// `unload_tool_group`.
     Unload {
@@ -148,6 +159,7 @@ impl MetaCall {
         match tool {
             MetaTool::LoadToolGroup => Ok(Self::Load {
                 group: group_name_argument(arguments)?.to_owned(),
+                tools: tools_argument(arguments)?,
             }),
             MetaTool::UnloadToolGroup => match group_name_argument(arguments) {
                 Ok(group) => Ok(Self::Unload {
@@ -185,10 +197,32 @@ impl MetaCall {
     /// load's group (its MCP server may have to start first).
     pub fn group_to_prepare(&self) -> Option<&str> {
         match self {
-            Self::Load { group } => Some(group),
+            Self::Load { group, .. } => Some(group),
             Self::Unload { .. } | Self::CallTool { .. } | Self::FindGroups { .. } => None,
         }
     }
+}
+
+/// `load_tool_group`'s `tools`: `None` when left out (or `null`), else the
+/// names, trimmed; an empty list, a blank name or anything but a list of
+/// strings is [`LoadGroupError::InvalidTools`].
+fn tools_argument(arguments: &Value) -> Result<Option<Vec<String>>, LoadGroupError> {
+    let tools = match arguments.get(TOOLS_PARAMETER) {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::Array(tools)) if !tools.is_empty() => tools,
+        Some(_) => return Err(LoadGroupError::InvalidTools),
+    };
+    tools
+        .iter()
+        .map(|tool| {
+            tool.as_str()
+                .map(str::trim)
+                .filter(|name| !name.is_empty())
+                .map(str::to_owned)
+        })
+        .collect::<Option<Vec<String>>>()
+        .map(Some)
+        .ok_or(LoadGroupError::InvalidTools)
 }
 
 /// A string parameter that is present and not blank, trimmed.

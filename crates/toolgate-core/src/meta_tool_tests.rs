@@ -26,7 +26,8 @@ fn a_load_reads_a_trimmed_group_name() {
     assert_eq!(
         MetaCall::parse(MetaTool::LoadToolGroup, &json!({"group_name": " pdf "})),
         Ok(MetaCall::Load {
-            group: "pdf".to_owned()
+            group: "pdf".to_owned(),
+            tools: None,
         })
     );
     for bad in [
@@ -82,6 +83,7 @@ fn call_tool_reads_the_name_and_an_object_of_arguments() {
 fn only_a_load_has_a_group_to_prepare() {
     let load = MetaCall::Load {
         group: "git".to_owned(),
+        tools: None,
     };
     assert_eq!(load.group_to_prepare(), Some("git"));
     let find = MetaCall::FindGroups {

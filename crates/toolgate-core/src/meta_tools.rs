@@ -7,7 +7,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 use serde_json::Value;
 
 use crate::active_set::ActiveToolSet;
-use crate::answers::{GroupLoaded, GroupUnloaded, MetaError, ToolsLoaded, UnloadGroupError};
+use crate::answers::{
+    GroupLoaded, GroupPartlyLoaded, GroupUnloaded, LoadGroupError, MetaError, ToolsLoaded,
+    UnloadGroupError,
+};
 use crate::catalog::Catalog;
 use crate::groups_found::{FoundFinder, FoundGroup, FoundLoad, FoundTools, GroupsFound};
 use crate::host_event::HostEvent;
@@ -53,6 +56,9 @@ const ROUTERS_KEPT: usize = 16;
 pub enum MetaAnswer<'c> {
     /// The group is loaded (or already was).
     Loaded(GroupLoaded<'c>),
+    /// The tools named of the group are loaded (or already were), not the
+    /// whole group.
+    PartlyLoaded(GroupPartlyLoaded<'c>),
     /// The group is unloaded.
     Unloaded(GroupUnloaded<'c>),
     /// `call_tool`: run this tool with these arguments, through the same
@@ -72,6 +78,7 @@ impl MetaAnswer<'_> {
     pub fn events(&self) -> Vec<HostEvent> {
         match self {
             Self::Loaded(loaded) => loaded.event().into_iter().collect(),
+            Self::PartlyLoaded(loaded) => loaded.event().into_iter().collect(),
             Self::Unloaded(unloaded) => vec![unloaded.event()],
             Self::Found(found) => found
                 .loaded
@@ -163,12 +170,13 @@ impl MetaTools {
         catalog: &'c Catalog,
     ) -> Result<MetaAnswer<'c>, MetaError> {
         match call {
-            MetaCall::Load { group } => {
-                let loaded = match active {
-                    Some(active) => active.load(catalog, group),
-                    None => ActiveToolSet::new().load(catalog, group),
-                };
-                Ok(MetaAnswer::Loaded(loaded?))
+            MetaCall::Load { group, tools } => {
+                let mut alone = ActiveToolSet::new();
+                let active = active.unwrap_or(&mut alone);
+                match tools {
+                    None => Ok(MetaAnswer::Loaded(active.load(catalog, group)?)),
+                    Some(tools) => load_named(active, catalog, group, tools),
+                }
             }
             MetaCall::Unload { group } => match active {
                 Some(active) => Ok(MetaAnswer::Unloaded(active.unload(catalog, group)?)),
@@ -264,6 +272,45 @@ impl MetaTools {
             loaded: Vec::new(),
         }
     }
+}
+
+/// A load of the `tools` named of `group` (each by its name or an alias of
+/// it): the group's usual errors, and [`LoadGroupError::UnknownTools`],
+/// loading nothing, when a name is not one of its tools; the whole group when
+/// they are all of its tools.
+fn load_named<'c>(
+    active: &mut ActiveToolSet,
+    catalog: &'c Catalog,
+    group: &str,
+    tools: &[String],
+) -> Result<MetaAnswer<'c>, MetaError> {
+    // The group's own errors first (unknown, empty), on a set of its own.
+    let id = ActiveToolSet::new().load(catalog, group)?.group.id.clone();
+    let members: Vec<&ToolName> = catalog.group_tools(group).map(|tool| &tool.name).collect();
+    let mut named = Vec::new();
+    let mut unknown = Vec::new();
+    for tool in tools {
+        match catalog
+            .resolve(tool)
+            .map(|found| &found.definition.name)
+            .filter(|name| members.contains(name))
+        {
+            Some(name) => named.push(name.as_str()),
+            None => unknown.push(tool.clone()),
+        }
+    }
+    if !unknown.is_empty() {
+        return Err(LoadGroupError::UnknownTools {
+            group: id,
+            unknown,
+            tools: members.into_iter().cloned().collect(),
+        }
+        .into());
+    }
+    Ok(match active.load_tools(catalog, group, &named)? {
+        ToolsLoaded::Whole(loaded) => MetaAnswer::Loaded(loaded),
+        ToolsLoaded::Partial(loaded) => MetaAnswer::PartlyLoaded(loaded),
+    })
 }
 
 /// Loads the tools `groups` list into `active`, each group's as one partial

@@ -2,6 +2,7 @@ use pretty_assertions::assert_eq;
 use serde_json::json;
 
 use super::*;
+use crate::active_set::GroupSelection;
 use crate::group::ToolGroup;
 use crate::loaded_schemas::LoadedSchemas;
 use crate::name::{GroupId, ToolName};
@@ -55,6 +56,7 @@ fn answer_text(
         .and_then(|call| meta.answer(&call, Some(active), &catalog));
     match answer {
         Ok(MetaAnswer::Loaded(loaded)) => loaded.to_string(),
+        Ok(MetaAnswer::PartlyLoaded(loaded)) => loaded.to_string(),
         Ok(MetaAnswer::Unloaded(unloaded)) => unloaded.to_string(),
         Ok(MetaAnswer::Found(found)) => found.to_string(),
         Ok(MetaAnswer::Call { tool, arguments }) => format!("call {tool} {arguments}"),
@@ -142,6 +144,7 @@ fn a_caller_without_a_session_loads_nothing_that_lasts_and_unloads_nothing() {
     let catalog = catalog();
     let load = MetaCall::Load {
         group: "files".to_owned(),
+        tools: None,
     };
     let Ok(MetaAnswer::Loaded(loaded)) = meta.answer(&load, None, &catalog) else {
         panic!("a stateless load answers with the group");
@@ -195,7 +198,8 @@ fn find_tool_groups_ranks_the_groups_for_a_request() {
             json!({"query": "zzz qqq"}),
             &mut active
         ),
-        "No group matches this request; any group may help: see load_tool_group's list."
+        "No group matches this request: search again in other words, or see \
+         load_tool_group's list."
     );
     assert_eq!(
         answer_text(&meta, "find_tool_groups", json!({}), &mut active),
@@ -455,9 +459,9 @@ fn a_search_that_loads_makes_the_tools_it_lists_callable_and_says_so() {
         in_list,
         format!(
             "{}\n\nThe {} listed under the groups are loaded: call them by name. \
-             load_tool_group loads the rest of a group.",
+             load_tool_group loads other tools of a group by name, or the rest of it.",
             found.to_string().replacen(
-                "load one with load_tool_group:",
+                "load the tools you need with load_tool_group (its group_name and tools):",
                 "the tools listed are loaded:",
                 1
             ),
@@ -493,4 +497,95 @@ fn a_search_that_loads_makes_the_tools_it_lists_callable_and_says_so() {
         panic!("a ranking");
     };
     assert!(sessionless.loaded.is_empty());
+}
+
+#[test]
+fn a_load_may_name_the_tools_it_needs() {
+    let meta = all();
+    let mut active = ActiveToolSet::new();
+    let load = |tools: Value| json!({"group_name": "files", "tools": tools});
+    assert_eq!(
+        answer_text(
+            &meta,
+            "load_tool_group",
+            load(json!(["files_read"])),
+            &mut active
+        ),
+        "Loaded 1 of 2 tools from group 'Files' (load_tool_group 'files' loads the other 1):\n\
+         - files_read: files_read does it"
+    );
+    assert_eq!(
+        active.selection("files"),
+        Some(GroupSelection::Tools(vec![
+            &ToolName::new("files_read").unwrap()
+        ]))
+    );
+    // A name that is not one of its tools loads nothing, and says what is.
+    assert_eq!(
+        answer_text(
+            &meta,
+            "load_tool_group",
+            load(json!(["files_list", "files_write", "convert_time"])),
+            &mut active
+        ),
+        "error unknown_tools: Tool group 'files' has no tool named 'files_write', \
+         'convert_time'. Its tools: files_read, files_list"
+    );
+    assert_eq!(active.loaded_groups().len(), 1);
+    // Naming the rest of it loads the whole group.
+    let whole = answer_text(
+        &meta,
+        "load_tool_group",
+        load(json!(["files_list"])),
+        &mut active,
+    );
+    assert!(
+        whole.starts_with("Loaded 2 tools from group 'Files':"),
+        "{whole}"
+    );
+    assert_eq!(active.selection("files"), Some(GroupSelection::Whole));
+    for bad in [json!([]), json!("files_read"), json!([" "]), json!([3])] {
+        assert_eq!(
+            answer_text(
+                &meta,
+                "load_tool_group",
+                load(bad),
+                &mut ActiveToolSet::new()
+            ),
+            "error invalid_parameter: Parameter 'tools' must be a list of tool names, or left \
+             out to load the whole group."
+        );
+    }
+    // The group's own errors come first.
+    assert!(
+        answer_text(
+            &meta,
+            "load_tool_group",
+            json!({"group_name": "nope", "tools": ["x"]}),
+            &mut ActiveToolSet::new()
+        )
+        .starts_with("error not_found: ")
+    );
+}
+
+#[test]
+fn a_named_tools_load_records_exactly_what_it_added() {
+    let meta = all();
+    let catalog = catalog();
+    let mut active = ActiveToolSet::new();
+    let call = meta
+        .parse(
+            "load_tool_group",
+            &json!({"group_name": "time", "tools": ["convert_time"]}),
+        )
+        .unwrap()
+        .unwrap();
+    let answer = meta.answer(&call, Some(&mut active), &catalog).unwrap();
+    assert_eq!(
+        answer.events(),
+        [HostEvent::ToolsLoaded(
+            GroupId::new("time").unwrap(),
+            vec![ToolName::new("convert_time").unwrap()]
+        )]
+    );
 }

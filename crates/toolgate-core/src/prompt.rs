@@ -34,7 +34,7 @@ use crate::listing_form::{ListingForm, largest_groups, listing_description};
 /// assert_eq!(
 ///     tool_groups_section(&catalog).unwrap(),
 ///     "## Available Tool Groups\n\n\
-///      Use `load_tool_group` to load tools from a group before using them.\n\n\
+///      Use `load_tool_group` to load tools from a group before using them: the tools you name, or the whole group.\n\n\
 ///      - pdf: Extract text from PDF files"
 /// );
 /// # Ok::<(), Box<dyn std::error::Error>>(())

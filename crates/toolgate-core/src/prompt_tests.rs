@@ -39,7 +39,7 @@ fn the_section_has_the_exact_contract_format() {
         tool_groups_section(&catalog).unwrap(),
         "## Available Tool Groups\n\
          \n\
-         Use `load_tool_group` to load tools from a group before using them.\n\
+         Use `load_tool_group` to load tools from a group before using them: the tools you name, or the whole group.\n\
          \n\
          - config: Manage providers, models, agents, app settings, environment variables, and tool states\n\
          - pdf: Extract text, get info, and render pages from PDF files"

@@ -28,7 +28,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::active_set::{ActiveToolSet, Load};
 use crate::catalog::Catalog;
-use crate::contract::{LOAD_TOOL_GROUP_TOOL_NAME, UNLOAD_TOOL_GROUP_TOOL_NAME};
+use crate::contract::{LOAD_TOOL_GROUP_TOOL_NAME, TOOLS_PARAMETER, UNLOAD_TOOL_GROUP_TOOL_NAME};
 use crate::history::{Message, MessageKind, ToolStatus};
 use crate::host_event::{HostEvent, SkipReason, input_group, read_input};
 use crate::load_budget::GroupUse;
@@ -260,7 +260,8 @@ pub fn restore_active_set<'m>(
 
 /// The change a model's successful `load_tool_group` or `unload_tool_group`
 /// call made, for a host that recorded no event of its own for it: a load
-/// is a whole load, whatever else the call sent.
+/// is a whole load. A load of named tools has no such reading: only the
+/// host's event records what it loaded, and without one it is skipped.
 fn model_event(message: &Message) -> Option<Result<HostEvent, SkipReason>> {
     if message.tool_status != Some(ToolStatus::Success) {
         return None;
@@ -270,11 +271,18 @@ fn model_event(message: &Message) -> Option<Result<HostEvent, SkipReason>> {
         UNLOAD_TOOL_GROUP_TOOL_NAME => HostEvent::Unloaded,
         _ => return None,
     };
-    Some(
-        read_input(message)
-            .and_then(|input| input_group(&input))
-            .map(make),
-    )
+    let input = match read_input(message) {
+        Ok(input) => input,
+        Err(reason) => return Some(Err(reason)),
+    };
+    let named = !matches!(
+        input.get(TOOLS_PARAMETER),
+        None | Some(serde_json::Value::Null)
+    );
+    if named && message.tool_name.as_deref() == Some(LOAD_TOOL_GROUP_TOOL_NAME) {
+        return None;
+    }
+    Some(input_group(&input).map(make))
 }
 
 /// The group an event's group name stands for now: the group itself, or

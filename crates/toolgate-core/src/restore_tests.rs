@@ -470,17 +470,23 @@ fn loads_stored_without_tools_restore_whole_groups() {
         Some(GroupSelection::Whole)
     );
 
-    // The model's load_tool_group loads the whole group whatever else it sent.
+    // A model's load of named tools is read from the host's event naming
+    // the call, never widened to the group; without one it restores nothing.
     let model_call = Message::tool_call(
         "c1",
         "load_tool_group",
         r#"{"group_name":"google_gmail","tools":["gmail_read"]}"#,
         ToolStatus::Success,
     );
-    let restored = restore_active_set(&[model_call], &catalog);
+    let restored = restore_active_set(std::slice::from_ref(&model_call), &catalog);
+    assert_eq!(restored.active.selection("google_gmail"), None);
+    let event = HostEvent::ToolsLoaded(gmail(), tools(&["gmail_read"])).message(Some("c1"), "");
+    let restored = restore_active_set(&[model_call, event], &catalog);
     assert_eq!(
         restored.active.selection("google_gmail"),
-        Some(GroupSelection::Whole)
+        Some(GroupSelection::Tools(
+            tools(&["gmail_read"]).iter().collect()
+        ))
     );
 }
 

@@ -154,7 +154,8 @@ async fn a_tool_of_a_group_not_loaded_is_still_not_available() {
     let not_available = |tool: &str| {
         format!(
             "Tool '{tool}' is not available for this agent. It belongs to tool group 'pdf'; \
-             call load_tool_group with group_name 'pdf' first."
+             call load_tool_group with group_name 'pdf' and tools [\"{tool}\"] first (without \
+             tools it loads the whole group)."
         )
     };
     assert_eq!(

@@ -287,7 +287,7 @@ async fn a_group_routed_partly_arrives_with_its_best_tool_and_a_restart_restores
             tool_results(&requests[2], wire),
             [
                 r#"pdf_info ran with {"path":"r.pdf"}"#,
-                "Tool 'pdf_merge' is not available for this agent. It belongs to tool group 'pdf'; call load_tool_group with group_name 'pdf' first."
+                "Tool 'pdf_merge' is not available for this agent. It belongs to tool group 'pdf'; call load_tool_group with group_name 'pdf' and tools [\"pdf_merge\"] first (without tools it loads the whole group)."
             ]
         );
         assert_eq!(host.called(), ["pdf_info"]);

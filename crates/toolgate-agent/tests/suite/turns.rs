@@ -55,7 +55,7 @@ async fn the_first_request_offers_core_tools_and_lists_every_group() {
         let system = system_prompt(&requests[0], wire);
         let section = system.split("\n\n---\n\n").nth(1).unwrap();
         assert!(section.starts_with(
-            "## Available Tool Groups\n\nUse `load_tool_group` to load tools from a group before using them.\n\n"
+            "## Available Tool Groups\n\nUse `load_tool_group` to load tools from a group before using them: the tools you name, or the whole group.\n\n"
         ));
         for line in [
             "- time: ",
@@ -204,7 +204,8 @@ async fn a_grouped_tool_is_blocked_before_its_load_and_runs_after_it() {
         assert_eq!(
             results[0],
             "Tool 'pdf_info' is not available for this agent. It belongs to tool group 'pdf'; \
-             call load_tool_group with group_name 'pdf' first."
+             call load_tool_group with group_name 'pdf' and tools [\"pdf_info\"] first (without \
+             tools it loads the whole group)."
         );
         // 13: after the load it runs.
         assert_eq!(results[2], r#"pdf_info ran with {"path":"r.pdf"}"#);

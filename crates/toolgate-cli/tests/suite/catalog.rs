@@ -84,7 +84,7 @@ fn prompt_prints_the_section_exactly() {
     let dir = examples_dir();
     let text = stdout(&toolgate(&["catalog", "--prompt"], dir.parent().unwrap()));
     assert!(text.starts_with(
-        "## Available Tool Groups\n\nUse `load_tool_group` to load tools from a group before using them.\n\n- "
+        "## Available Tool Groups\n\nUse `load_tool_group` to load tools from a group before using them: the tools you name, or the whole group.\n\n- "
     ));
     assert_eq!(text.lines().count(), 4 + 14);
 }

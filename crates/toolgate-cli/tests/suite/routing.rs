@@ -238,7 +238,7 @@ fn route_shows_the_tool_that_finds_a_required_id() {
         tool(
             "person_images",
             "person",
-            &"Portrait photographs in many sizes and formats. ".repeat(20),
+            &"Portrait photographs in many sizes and formats. ".repeat(30),
             &["id"],
         ),
     ];

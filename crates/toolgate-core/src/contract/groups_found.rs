@@ -9,7 +9,11 @@ use crate::loaded_schemas::LoadedSchemas;
 
 impl fmt::Display for GroupsFound<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        ranking(self, f, "load one with load_tool_group")
+        ranking(
+            self,
+            f,
+            "load the tools you need with load_tool_group (its group_name and tools)",
+        )
     }
 }
 
@@ -18,7 +22,8 @@ impl fmt::Display for GroupsFound<'_> {
 fn ranking(found: &GroupsFound<'_>, f: &mut fmt::Formatter<'_>, what_next: &str) -> fmt::Result {
     if found.intent.is_none() {
         f.write_str(
-            "No group matches this request; any group may help: see load_tool_group's list.",
+            "No group matches this request: search again in other words, or see \
+             load_tool_group's list.",
         )?;
     } else {
         write!(
@@ -92,7 +97,7 @@ impl fmt::Display for FoundAnswer<'_, '_> {
             LoadedSchemas::ToolList => write!(
                 f,
                 "\n\nThe {} listed under the groups are loaded: call them by name. \
-                 load_tool_group loads the rest of a group.",
+                 load_tool_group loads other tools of a group by name, or the rest of it.",
                 ToolCount(tools.len())
             ),
             LoadedSchemas::Conversation => {
@@ -100,8 +105,8 @@ impl fmt::Display for FoundAnswer<'_, '_> {
                     f,
                     "\n\nThe {} listed under the groups are loaded, but not added to your tool \
                      list: call one with {CALL_TOOL_TOOL_NAME}, as {{\"name\": \"<tool name>\", \
-                     \"arguments\": {{<its arguments>}}}}. load_tool_group loads the rest of a \
-                     group. Their schemas, one JSON object per tool:",
+                     \"arguments\": {{<its arguments>}}}}. load_tool_group loads other tools of a \
+                     group by name, or the rest of it. Their schemas, one JSON object per tool:",
                     ToolCount(tools.len())
                 )?;
                 schema_lines(f, tools.into_iter().copied())

@@ -60,7 +60,9 @@ fn test_040_02_tool_group_listing_in_system_prompt() {
     assert_eq!(lines.next(), Some(""));
     assert_eq!(
         lines.next(),
-        Some("Use `load_tool_group` to load tools from a group before using them.")
+        Some(
+            "Use `load_tool_group` to load tools from a group before using them: the tools you name, or the whole group."
+        )
     );
     assert_eq!(lines.next(), Some(""));
     let listed: Vec<&str> = lines.map(|line| line.split_once(": ").unwrap().0).collect();
@@ -206,7 +208,7 @@ fn test_040_12_grouped_tool_blocked_before_load() {
             .check_available(&catalog, "pdf_info")
             .unwrap_err()
             .to_string(),
-        "Tool 'pdf_info' is not available for this agent. It belongs to tool group 'pdf'; call load_tool_group with group_name 'pdf' first."
+        "Tool 'pdf_info' is not available for this agent. It belongs to tool group 'pdf'; call load_tool_group with group_name 'pdf' and tools [\"pdf_info\"] first (without tools it loads the whole group)."
     );
 }
 

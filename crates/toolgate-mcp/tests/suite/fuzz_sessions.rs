@@ -1,8 +1,8 @@
 //! Restore equals memory (`session_restore`): one client's session driven
-//! through two gateways with the same operations — loads, searches that load
-//! some of a group's tools, unloads, loads past the load budget, calls
-//! direct and through `call_tool`, and reloads of the client's policy that
-//! allow more or less. The reference gateway holds the session in memory all
+//! through two gateways with the same operations — loads (whole, or of
+//! named tools), searches that load some of a group's tools, unloads, loads
+//! past the load budget, calls direct and through `call_tool`, and reloads
+//! of the client's policy that allow more or less. The reference gateway holds the session in memory all
 //! along; the gateway under test also forgets it (idle eviction) or restarts
 //! on the same store (memory, SQLite, PostgreSQL) at random steps, and
 //! rebuilds it from history. After every step both list the same tools, in
@@ -215,6 +215,8 @@ fn policies() -> Vec<ToolPolicy> {
 #[derive(Clone, Debug)]
 enum Step {
     Load(&'static str),
+    /// `load_tool_group` naming these tools of the group.
+    LoadNamed(&'static str, Vec<&'static str>),
     Unload(&'static str),
     Find(&'static str),
     Call(&'static str),
@@ -235,8 +237,10 @@ fn step() -> impl Strategy<Value = Step> {
         3 => prop::sample::select(vec!["alpha_scan", "beta_send", "lazy_paint", "lazy_crop"]),
         1 => prop::sample::select(every_name()),
     ];
+    let named = prop::collection::vec(prop::sample::select(every_name()), 1..3);
     prop_oneof![
         5 => group.clone().prop_map(Step::Load),
+        3 => (group.clone(), named).prop_map(|(group, tools)| Step::LoadNamed(group, tools)),
         2 => group.prop_map(Step::Unload),
         3 => prop::sample::select(QUERIES.to_vec()).prop_map(Step::Find),
         5 => name.clone().prop_map(Step::Call),
@@ -403,6 +407,13 @@ where
                 answers = Some((
                     reference.call(tool, arguments.clone()).await,
                     tested.call(tool, arguments).await,
+                ));
+            }
+            Step::LoadNamed(group, tools) => {
+                let arguments = json!({ "group_name": group, "tools": tools });
+                answers = Some((
+                    reference.call("load_tool_group", arguments.clone()).await,
+                    tested.call("load_tool_group", arguments).await,
                 ));
             }
             Step::Find(query) => {

@@ -36,12 +36,12 @@ async fn turn_one_lists_the_core_tools_only() {
     // The group list rides in load_tool_group's description too.
     let load = tools[0].description.as_deref().unwrap();
     assert!(
-        load.ends_with("\n\n## Available Tool Groups\n\nUse `load_tool_group` to load tools from a group before using them.\n\n- time: Current date and time in any timezone, and conversion of a time between timezones\n- files: List, read and search files under the files root\n- web: Search the web and fetch web pages as text"),
+        load.ends_with("\n\n## Available Tool Groups\n\nUse `load_tool_group` to load tools from a group before using them: the tools you name, or the whole group.\n\n- time: Current date and time in any timezone, and conversion of a time between timezones\n- files: List, read and search files under the files root\n- web: Search the web and fetch web pages as text"),
         "{load}"
     );
     let instructions = client.peer_info().unwrap().instructions.clone().unwrap();
     assert!(
-        instructions.contains("## Available Tool Groups\n\nUse `load_tool_group` to load tools from a group before using them.\n\n- time: "),
+        instructions.contains("## Available Tool Groups\n\nUse `load_tool_group` to load tools from a group before using them: the tools you name, or the whole group.\n\n- time: "),
         "{instructions}"
     );
 }
@@ -113,7 +113,8 @@ async fn a_call_outside_the_session_set_is_blocked_until_its_group_loads() {
     assert_eq!(
         text(&blocked),
         "Tool 'files_read' is not available for this agent. It belongs to tool group 'files'; \
-         call load_tool_group with group_name 'files' first."
+         call load_tool_group with group_name 'files' and tools [\"files_read\"] first (without \
+         tools it loads the whole group)."
     );
     let via_call_tool = call(
         &client,

@@ -153,8 +153,10 @@ async fn tokens_saved_against_every_schema_are_counted_per_list() {
     let core_saved = saved(&core_only) - saved(&before);
     assert!(core_listed > 0.0 && core_saved > 0.0, "{core_only}");
 
-    // Loading a group lists more and saves less, by the same amount.
-    call(&client, "load_tool_group", json!({"group_name": "files"})).await;
+    // Loading a group lists more and saves less, by the same amount (a group
+    // small enough that the list stays under all the schemas: saved tokens
+    // are never below zero).
+    call(&client, "load_tool_group", json!({"group_name": "time"})).await;
     super::support::tool_names(&client).await;
     let (_, loaded) = scrape(served.address, "").await;
     let loaded_listed = listed(&loaded) - listed(&core_only);

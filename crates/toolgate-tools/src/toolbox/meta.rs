@@ -10,8 +10,8 @@
 use serde_json::Value;
 use toolgate_core::{
     ActiveToolSet, BudgetPlan, Catalog, GroupId, GroupSelection, GroupVisibility, HostEvent,
-    LoadBudget, LoadGroupError, LoadedSchemas, MetaAnswer, MetaCall, SessionTools, ToolDefinition,
-    UnloadedForBudget,
+    Incoming, LoadBudget, LoadGroupError, LoadedSchemas, MetaAnswer, MetaCall, SessionTools,
+    ToolDefinition, ToolGroup, UnloadedForBudget,
 };
 
 use super::Toolbox;
@@ -117,8 +117,18 @@ pub struct LoadedTools {
     pub group: GroupId,
     /// Its display name.
     pub display_name: String,
-    /// Its tools, as the caller sees them.
+    /// Its tools loaded, as the caller sees them.
     pub tools: Vec<ToolDefinition>,
+}
+
+impl LoadedTools {
+    fn of(group: &ToolGroup, tools: &[&ToolDefinition]) -> Self {
+        Self {
+            group: group.id.clone(),
+            display_name: group.display_name.clone(),
+            tools: tools.iter().map(|&tool| tool.clone()).collect(),
+        }
+    }
 }
 
 impl Toolbox {
@@ -133,7 +143,7 @@ impl Toolbox {
         authority: &Authority,
     ) -> Result<(), MetaAnswered> {
         let visible = self.with_view(authority, |view| match call {
-            MetaCall::Load { group } => view.group(group).is_some(),
+            MetaCall::Load { group, .. } => view.group(group).is_some(),
             MetaCall::CallTool { tool, .. } => view.resolve(tool).is_some(),
             MetaCall::Unload { .. } | MetaCall::FindGroups { .. } => true,
         });
@@ -177,8 +187,12 @@ impl Toolbox {
     ) -> MetaOutcome {
         let mut events = Vec::new();
         let plan = match (call, session.as_deref_mut()) {
-            (MetaCall::Load { group }, Some(session)) => {
-                make_room(session, (view, catalog), group, host, &mut events)
+            (MetaCall::Load { group, tools }, Some(session)) => {
+                let load = Incoming {
+                    group,
+                    tools: tools.as_deref(),
+                };
+                make_room(session, (view, catalog), load, host, &mut events)
             }
             (MetaCall::Load { .. }, None)
             | (
@@ -198,19 +212,21 @@ impl Toolbox {
             }
         };
         events.extend(answer.events());
+        let with_budget = |text: String| match plan.is_empty() {
+            true => text,
+            false => format!("{text}\n\n{}", UnloadedForBudget(&plan)),
+        };
         let (output, loaded) = match answer {
             MetaAnswer::Loaded(loaded) => {
-                let mut text = loaded
-                    .answer(host.placement(view, &loaded.group.id))
-                    .to_string();
-                if !plan.is_empty() {
-                    text = format!("{text}\n\n{}", UnloadedForBudget(&plan));
-                }
-                let tools = LoadedTools {
-                    group: loaded.group.id.clone(),
-                    display_name: loaded.group.display_name.clone(),
-                    tools: loaded.tools.iter().map(|&tool| tool.clone()).collect(),
-                };
+                let placement = host.placement(view, &loaded.group.id);
+                let text = with_budget(loaded.answer(placement).to_string());
+                let tools = LoadedTools::of(loaded.group, &loaded.tools);
+                (ToolOutput::text(text), Some(tools))
+            }
+            MetaAnswer::PartlyLoaded(loaded) => {
+                let placement = host.placement(view, &loaded.group.id);
+                let text = with_budget(loaded.answer(placement).to_string());
+                let tools = LoadedTools::of(loaded.group, &loaded.tools);
                 (ToolOutput::text(text), Some(tools))
             }
             MetaAnswer::Unloaded(unloaded) => (ToolOutput::text(unloaded.to_string()), None),
@@ -233,23 +249,19 @@ impl Toolbox {
     }
 }
 
-/// Unloads from `session` what the load budget says a load of `group` needs,
+/// Unloads from `session` what the load budget says `load` needs,
 /// the groups least recently called first; each unload's event goes to
 /// `events`.
 fn make_room(
     session: &mut SessionTools,
     catalogs: (&Catalog, &Catalog),
-    group: &str,
+    load: Incoming<'_>,
     host: &MetaHost<'_>,
     events: &mut Vec<HostEvent>,
 ) -> BudgetPlan {
-    let plan = host.budget.plan(
-        &session.active,
-        catalogs,
-        group,
-        &session.usage,
-        host.tokens,
-    );
+    let plan = host
+        .budget
+        .plan(&session.active, catalogs, load, &session.usage, host.tokens);
     for victim in &plan.unload {
         let event = HostEvent::Unloaded(victim.clone());
         if session.active.apply(&event) {
