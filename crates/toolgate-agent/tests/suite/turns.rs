@@ -1,7 +1,7 @@
-//! The checks of groups loaded on demand (numbered as toolgate-core's
-//! `tests/suite/feat_040.rs` numbers them) and restored from history, through the agent loop,
-//! against each provider's wire format, streaming and not: what every
-//! request to the model carried.
+//! The checks of groups loaded on demand (toolgate-core's
+//! `tests/suite/groups_on_demand.rs` makes them at library level) and
+//! restored from history, through the agent loop, against each provider's
+//! wire format, streaming and not: what every request to the model carried.
 
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -43,14 +43,14 @@ async fn the_first_request_offers_core_tools_and_lists_every_group() {
         assert_eq!(outcome.text, "Hello!");
         assert_eq!(outcome.end, TurnEnd::Answered);
 
-        // 01: only core tools on the first call.
+        // Only core tools on the first call.
         assert_eq!(
             setup.tools_per_request(),
             vec![core_tools()],
             "{wire:?} stream={stream}"
         );
 
-        // 02: the group listing follows the base prompt.
+        // The group listing follows the base prompt.
         let requests = setup.server.requests();
         let system = system_prompt(&requests[0], wire);
         let section = system.split("\n\n---\n\n").nth(1).unwrap();
@@ -68,7 +68,7 @@ async fn the_first_request_offers_core_tools_and_lists_every_group() {
             assert!(section.contains(line), "{line} missing from {section}");
         }
 
-        // 08: 100+ tools registered, 3 sent; the report says so.
+        // 100+ tools registered, 3 sent; the report says so.
         let report = &outcome.calls[0];
         assert_eq!(report.tools_sent, 3);
         assert!(report.catalog_tools > 100, "{report:?}");
@@ -120,12 +120,12 @@ async fn a_load_expands_the_next_request_and_persists_into_the_next_turn() {
 
         let tools = setup.tools_per_request();
         let core = core_tools();
-        // 03/09: the request after the load carries core + the 17 tools.
+        // The request after the load carries core + the 17 tools.
         assert_eq!(tools[0], core);
         assert_eq!(tools[1].len(), core.len() + 17, "{wire:?} stream={stream}");
         assert_eq!(tools[1][..core.len()], core[..]);
         assert_eq!(count_prefixed(&tools[1], "config_setting_"), 17);
-        // 05: turn 2 starts with them, restored from history.
+        // Turn 2 starts with them, restored from history.
         assert_eq!(tools[2], tools[1]);
         assert_eq!(tools[3], tools[1]);
 
@@ -150,13 +150,13 @@ async fn two_groups_load_together_in_call_order_and_a_reload_adds_nothing() {
             wire,
             stream,
             vec![
-                // 06: two loads in one response.
+                // Two loads in one response.
                 load("a", "pdf").and_tool_call(
                     "b",
                     "load_tool_group",
                     json!({"group_name": "config"}),
                 ),
-                // 07: loading pdf again.
+                // Loading pdf again.
                 load("c", "pdf"),
                 ScriptedTurn::text("Both loaded."),
             ],
@@ -200,14 +200,14 @@ async fn a_grouped_tool_is_blocked_before_its_load_and_runs_after_it() {
         let id = conversation("c");
         setup.send(&id, "how many pages in r.pdf?").await;
         let results = tool_results(&setup.server.requests()[3], wire);
-        // 12: the call fails and says how to fix it.
+        // The call fails and says how to fix it.
         assert_eq!(
             results[0],
             "Tool 'pdf_info' is not available for this agent. It belongs to tool group 'pdf'; \
              call load_tool_group with group_name 'pdf' and tools [\"pdf_info\"] first (without \
              tools it loads the whole group)."
         );
-        // 13: after the load it runs.
+        // After the load it runs.
         assert_eq!(results[2], r#"pdf_info ran with {"path":"r.pdf"}"#);
         assert_eq!(
             setup.host.called(),

@@ -1,3 +1,3 @@
 mod example_catalog;
-mod feat_040;
 mod fuzz;
+mod groups_on_demand;

@@ -1,10 +1,10 @@
-//! The acceptance criteria of groups loaded on demand, numbered 01 to 13 as
-//! the tests are (core tools always there, the listing in the system prompt,
-//! loads that succeed, fail, persist, add up and repeat, fewer tools at first,
-//! the schemas after a load, manifest metadata, a grouped tool refused before
-//! its load and run after it), at library level, on the shipped example
-//! catalog. The agent-loop versions of these run against a
-//! scripted provider in toolgate-agent.
+//! Groups loaded on demand, at library level, on the shipped example
+//! catalog: core tools always there, the listing in the system prompt,
+//! loads that succeed, fail, persist, add up and repeat, fewer tools at
+//! first, the schemas after a load, manifest metadata, a grouped tool
+//! refused before its load and run after it. The agent-loop versions of
+//! these (`toolgate-agent`'s `tests/suite/turns.rs`) run against a scripted
+//! provider.
 
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -42,7 +42,7 @@ fn call_load(
 }
 
 #[test]
-fn test_040_01_core_tools_always_available() {
+fn core_tools_always_available() {
     let catalog = example_catalog();
     let active = ActiveToolSet::new();
     // Manifest files load in name order; the meta-tool is registered first.
@@ -50,7 +50,7 @@ fn test_040_01_core_tools_always_available() {
 }
 
 #[test]
-fn test_040_02_tool_group_listing_in_system_prompt() {
+fn tool_group_listing_in_system_prompt() {
     let catalog = example_catalog();
     let prompt = system_prompt("You are a helpful assistant.", &catalog);
     let (base, section) = prompt.split_once("\n\n---\n\n").unwrap();
@@ -75,7 +75,7 @@ fn test_040_02_tool_group_listing_in_system_prompt() {
 }
 
 #[test]
-fn test_040_03_load_tool_group_success() {
+fn load_tool_group_success() {
     let catalog = example_catalog();
     let mut active = ActiveToolSet::new();
     let text = call_load(&mut active, &catalog, json!({"group_name": "google_gmail"})).unwrap();
@@ -93,7 +93,7 @@ fn test_040_03_load_tool_group_success() {
 }
 
 #[test]
-fn test_040_04_load_tool_group_invalid_name() {
+fn load_tool_group_invalid_name() {
     let catalog = example_catalog();
     let mut active = ActiveToolSet::new();
     let error = call_load(&mut active, &catalog, json!({"group_name": "nonexistent"})).unwrap_err();
@@ -109,7 +109,7 @@ fn test_040_04_load_tool_group_invalid_name() {
 }
 
 #[test]
-fn test_040_05_loaded_tools_persist_across_turns() {
+fn loaded_tools_persist_across_turns() {
     let catalog = example_catalog();
     // Turn 1: the model loads Gmail; the loop stores the call.
     let mut turn1 = ActiveToolSet::new();
@@ -138,7 +138,7 @@ fn test_040_05_loaded_tools_persist_across_turns() {
 }
 
 #[test]
-fn test_040_06_multiple_groups_can_be_loaded() {
+fn multiple_groups_can_be_loaded() {
     let catalog = example_catalog();
     let mut active = ActiveToolSet::new();
     call_load(&mut active, &catalog, json!({"group_name": "google_gmail"})).unwrap();
@@ -154,7 +154,7 @@ fn test_040_06_multiple_groups_can_be_loaded() {
 }
 
 #[test]
-fn test_040_07_duplicate_load_is_idempotent() {
+fn duplicate_load_is_idempotent() {
     let catalog = example_catalog();
     let mut active = ActiveToolSet::new();
     let first = call_load(&mut active, &catalog, json!({"group_name": "pdf"})).unwrap();
@@ -164,14 +164,14 @@ fn test_040_07_duplicate_load_is_idempotent() {
 }
 
 #[test]
-fn test_040_08_reduced_initial_tool_count() {
+fn reduced_initial_tool_count() {
     let catalog = example_catalog();
     assert!(catalog.tools().count() >= 100, "the example has 100+ tools");
     assert_eq!(ActiveToolSet::new().definitions(&catalog).len(), 13);
 }
 
 #[test]
-fn test_040_09_group_schemas_sent_after_load() {
+fn group_schemas_sent_after_load() {
     let catalog = example_catalog();
     let mut active = ActiveToolSet::new();
     call_load(&mut active, &catalog, json!({"group_name": "config"})).unwrap();
@@ -184,7 +184,7 @@ fn test_040_09_group_schemas_sent_after_load() {
 }
 
 #[test]
-fn test_040_10_and_11_manifest_metadata() {
+fn manifest_metadata() {
     let catalog = example_catalog();
     let gmail = catalog.group("google_gmail").unwrap();
     assert_eq!(gmail.display_name, "Google Gmail");
@@ -200,7 +200,7 @@ fn test_040_10_and_11_manifest_metadata() {
 }
 
 #[test]
-fn test_040_12_grouped_tool_blocked_before_load() {
+fn grouped_tool_blocked_before_load() {
     let catalog = example_catalog();
     let active = ActiveToolSet::new();
     assert_eq!(
@@ -213,7 +213,7 @@ fn test_040_12_grouped_tool_blocked_before_load() {
 }
 
 #[test]
-fn test_040_13_grouped_tool_runs_after_load() {
+fn grouped_tool_runs_after_load() {
     let catalog = example_catalog();
     let mut active = ActiveToolSet::new();
     call_load(&mut active, &catalog, json!({"group_name": "pdf"})).unwrap();
