@@ -57,7 +57,7 @@ fn without_meta_the_display_name_and_description_are_generated() {
 fn a_meta_entry_with_fields_missing_falls_back_field_by_field() {
     let text = r#"[{"_meta": true, "description": "Only a description"}, {"name": "t"}]"#;
     let (group, _) = group_of(parse_manifest("js_tool_management", text).unwrap());
-    assert_eq!(group.display_name, "Js Tool Management");
+    assert_eq!(group.display_name, "JS Tool Management");
     assert_eq!(group.description, "Only a description");
 }
 

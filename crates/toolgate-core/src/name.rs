@@ -299,10 +299,16 @@ string_newtype_impls!(ToolName);
 string_newtype_impls!(GroupId);
 
 /// `my_tools` -> `My Tools`: the display name of a group that does not set one.
+/// A word without a vowel (`a e i o u y`) is read as an abbreviation and
+/// written in capitals: `fs` -> `FS`, `pdf_tools` -> `PDF Tools`, `http` ->
+/// `HTTP`; any other word gets a capital first letter (`git` -> `Git`).
 pub fn title_case(id: &str) -> String {
     id.split(['_', '-', ' '])
         .filter(|word| !word.is_empty())
         .map(|word| {
+            if is_abbreviation(word) {
+                return word.to_uppercase();
+            }
             let mut chars = word.chars();
             match chars.next() {
                 Some(first) => first.to_uppercase().chain(chars).collect::<String>(),
@@ -311,6 +317,16 @@ pub fn title_case(id: &str) -> String {
         })
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// A word of letters (and digits) none of which is a vowel: `fs`, `crm`,
+/// `s3`. Capitals already in the word are left as they are.
+fn is_abbreviation(word: &str) -> bool {
+    word.chars().all(|c| c.is_ascii_alphanumeric())
+        && word.chars().any(|c| c.is_ascii_alphabetic())
+        && !word
+            .chars()
+            .any(|c| matches!(c.to_ascii_lowercase(), 'a' | 'e' | 'i' | 'o' | 'u' | 'y'))
 }
 
 #[cfg(test)]

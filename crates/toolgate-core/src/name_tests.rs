@@ -45,8 +45,18 @@ fn names_deserialize_through_validation() {
 fn title_case_splits_on_separators() {
     assert_eq!(title_case("my_tools"), "My Tools");
     assert_eq!(title_case("google_gmail_settings"), "Google Gmail Settings");
-    assert_eq!(title_case("pdf"), "Pdf");
+    assert_eq!(title_case("git"), "Git");
     assert_eq!(title_case("Public Health"), "Public Health");
+}
+
+#[test]
+fn title_case_writes_a_word_without_a_vowel_as_an_abbreviation() {
+    assert_eq!(title_case("fs"), "FS");
+    assert_eq!(title_case("pdf"), "PDF");
+    assert_eq!(title_case("crm_sync"), "CRM Sync");
+    assert_eq!(title_case("aws_s3"), "Aws S3");
+    assert_eq!(title_case("my_http_tools"), "My HTTP Tools");
+    assert_eq!(title_case("2024"), "2024");
 }
 
 #[test]

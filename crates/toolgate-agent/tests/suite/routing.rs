@@ -206,7 +206,7 @@ async fn embeddings_route_a_turn_that_shares_no_word_with_its_group() {
         asked[0].body["input"][crm]
             .as_str()
             .unwrap()
-            .starts_with("Crm: ")
+            .starts_with("CRM: ")
     );
 }
 
