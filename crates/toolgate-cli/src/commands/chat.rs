@@ -11,7 +11,7 @@ mod printer;
 mod session;
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::store::StoreLocation;
@@ -34,7 +34,7 @@ use super::banner::describe_sources;
 use super::tool_setup::{TerminalProgress, ToolSetup, embeddings_client};
 use crate::cli::ChatArgs;
 use crate::output::{eprint, init_logging};
-use crate::settings::{DEFAULT_COMPACT_AT, Settings};
+use crate::settings::{DEFAULT_COMPACT_AT, DEFAULT_CONFIG_FILE, Settings};
 
 /// `--tool-timeout` as a duration.
 fn tool_timeout(seconds: f64) -> anyhow::Result<std::time::Duration> {
@@ -119,10 +119,19 @@ fn provider_config(args: &ChatArgs, settings: &Settings) -> anyhow::Result<Provi
             .and_then(|(_, value)| (*value).clone())
             .or_else(|| std::env::var(name).ok())
     };
-    let mut config = model.resolve(&env).map_err(|error| match settings.path() {
-        Some(path) => anyhow::anyhow!("{}: [model]: {error}", path.display()),
-        None => anyhow::anyhow!("{error}"),
-    })?;
+    let mut config = model
+        .resolve(&env)
+        .map_err(|error| match (error, settings.path()) {
+            // Not a fault of the file: every place a model may come from,
+            // the command line's first.
+            (toolgate_llm::ConfigError::NoModel, path) => anyhow::anyhow!(
+                "no model configured: pass --model NAME, set TOOLGATE_MODEL, or set `model` under \
+             [model] in {}",
+                path.unwrap_or(Path::new(DEFAULT_CONFIG_FILE)).display()
+            ),
+            (error, Some(path)) => anyhow::anyhow!("{}: [model]: {error}", path.display()),
+            (error, None) => anyhow::anyhow!("{error}"),
+        })?;
     if args.no_stream {
         config.stream = false;
     }

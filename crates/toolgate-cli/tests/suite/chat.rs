@@ -285,10 +285,10 @@ async fn a_missing_model_is_a_clear_error() {
     command.env_remove("TOOLGATE_MODEL");
     let output = run(command, "").await;
     assert!(!output.status.success());
-    assert!(
-        text(&output.stderr).contains("no model configured"),
-        "{}",
-        text(&output.stderr)
+    assert_eq!(
+        text(&output.stderr),
+        "error: no model configured: pass --model NAME, set TOOLGATE_MODEL, or set `model` \
+         under [model] in toolgate.toml\n"
     );
     assert!(server.requests().is_empty());
 }
