@@ -7,8 +7,8 @@ Run from the repository root:
 Environment:
   TOOLGATE_BIN             the gateway binary (default: target/debug/toolgate, relative to the repo root)
   TOOLGATE_PEERS_NODE_BIN  node_modules/.bin of the npm reference servers  } read from .peers/env
-  TOOLGATE_PEERS_VENV      the venv holding mcp, mcp-server-time, ...      } when they are not
-  TOOLGATE_NODE22          a node >= 22 binary                             } set already
+  TOOLGATE_PEERS_VENV      the venv holding mcp, mcp-server-time, ...      } ($TOOLGATE_PEERS_DIR/env
+  TOOLGATE_NODE22          a node >= 22 binary                             } when set) unless set
 
 Every gateway runs in a temporary directory with its own store and files root. The tests are
 plain functions that run their async body with `run(...)`, which bounds the whole body with a
@@ -54,8 +54,11 @@ QUIET_PERIOD = 0.5  # how long we wait to be sure no extra notification comes
 # --------------------------------------------------------------------------- environment
 
 
+PEERS = Path(os.environ.get("TOOLGATE_PEERS_DIR", REPO / ".peers"))
+
+
 def _peers_env_file() -> dict[str, str]:
-    path = REPO / ".peers" / "env"
+    path = PEERS / "env"
     values: dict[str, str] = {}
     if path.is_file():
         for line in path.read_text().splitlines():
@@ -71,8 +74,8 @@ def _peers_env_file() -> dict[str, str]:
 for _key, _value in _peers_env_file().items():
     os.environ.setdefault(_key, _value)
 
-NODE_BIN = Path(os.environ.get("TOOLGATE_PEERS_NODE_BIN", REPO / ".peers/node/node_modules/.bin"))
-VENV = Path(os.environ.get("TOOLGATE_PEERS_VENV", REPO / ".peers/venv"))
+NODE_BIN = Path(os.environ.get("TOOLGATE_PEERS_NODE_BIN", PEERS / "node/node_modules/.bin"))
+VENV = Path(os.environ.get("TOOLGATE_PEERS_VENV", PEERS / "venv"))
 VENV_BIN = VENV / "bin"
 NODE22 = os.environ.get("TOOLGATE_NODE22")
 

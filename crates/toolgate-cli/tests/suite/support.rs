@@ -40,8 +40,13 @@ pub(crate) struct Peers {
     pub(crate) embed_model: PathBuf,
 }
 
+/// The peers `scripts/install-peers` installed: in `TOOLGATE_PEERS_DIR`
+/// when it is set, as the script does, else in the repository's `.peers`.
 pub(crate) fn peers() -> Peers {
-    let env_file = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.peers/env");
+    let env_file = std::env::var_os("TOOLGATE_PEERS_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.peers"))
+        .join("env");
     let text = std::fs::read_to_string(&env_file).unwrap_or_else(|_| {
         panic!(
             "{} is missing: run scripts/install-peers",

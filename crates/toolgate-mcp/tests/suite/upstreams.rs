@@ -18,9 +18,13 @@ pub(crate) struct Peers {
     pub(crate) venv_bin: PathBuf,
 }
 
+/// In `TOOLGATE_PEERS_DIR` when it is set, as the script installs them,
+/// else in the repository's `.peers`.
 pub(crate) fn peers() -> Peers {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let env_file = root.join(".peers/env");
+    let env_file = std::env::var_os("TOOLGATE_PEERS_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.peers"))
+        .join("env");
     let text = std::fs::read_to_string(&env_file).unwrap_or_else(|_| {
         panic!(
             "{} is missing: run scripts/install-peers (./scripts/test does) to install the reference MCP servers",
