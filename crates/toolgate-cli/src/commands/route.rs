@@ -15,7 +15,7 @@ use toolgate_tools::Toolbox;
 use super::partial_group::describe_partial;
 use super::tool_setup::{TerminalProgress, ToolSetup};
 use crate::cli::RouteArgs;
-use crate::output::print;
+use crate::output::{print, probability};
 use crate::settings::{Settings, StoreSettings};
 use crate::store::StoreLocation;
 
@@ -190,10 +190,10 @@ fn text_answer(query: &str, routed: &Routed<'_>) -> String {
     if let Some(test) = router.self_test() {
         let _ = writeln!(
             text,
-            "self-test:  {} of this catalog's tools routed as turns, {:.1}% to their own group (and the finder of any id they require); the confidence restates the fitted {:.3}",
+            "self-test:  {} of this catalog's tools routed as turns, {:.1}% to their own group (and the finder of any id they require); the confidence restates the fitted {}",
             test.probes,
             test.held_share() * 100.0,
-            decision.fitted_confidence
+            probability(decision.fitted_confidence, 3)
         );
     }
     if !learned.is_empty() {
@@ -235,9 +235,9 @@ fn describe_budget(text: &mut String, share: f64, passed_over: &[GroupId]) {
 fn describe_learned(text: &mut String, turns: usize, decision: &Decision) {
     let _ = writeln!(
         text,
-        "learned:    from {turns} routed turn{} of this catalog (fitted confidence {:.3})",
+        "learned:    from {turns} routed turn{} of this catalog (fitted confidence {})",
         if turns == 1 { "" } else { "s" },
-        decision.fitted_confidence
+        probability(decision.fitted_confidence, 3)
     );
     if !decision.learned.is_empty() {
         let names: Vec<&str> = decision.learned.iter().map(GroupId::as_str).collect();
@@ -370,8 +370,9 @@ fn describe(
     );
     let _ = writeln!(
         out,
-        "confidence: {:.3} ({} tier)",
-        decision.confidence, decision.tier
+        "confidence: {} ({} tier)",
+        probability(decision.confidence, 3),
+        decision.tier
     );
     let _ = writeln!(out, "routed:     {}", join(&mut decision.routed.iter()));
     if decision.routed.len() >= max_groups {

@@ -54,8 +54,9 @@ impl Printer {
                         .join(", "),
                 };
                 eprint(&format!(
-                    "  ⇢ routed: {shown} ({} tier, confidence {:.2})\n",
-                    decision.tier, decision.confidence
+                    "  ⇢ routed: {shown} ({} tier, confidence {})\n",
+                    decision.tier,
+                    crate::output::probability(decision.confidence, 2)
                 ));
             }
             TurnEvent::Escalated { reason } => {
