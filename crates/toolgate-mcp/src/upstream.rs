@@ -39,6 +39,7 @@ use crate::relay::{InFlight, RelayEvent};
 use crate::stdio_child::MAX_MESSAGE_BYTES;
 use crate::telemetry::{self, Transport};
 
+mod cause;
 mod client;
 mod connection;
 mod error;

@@ -1,5 +1,6 @@
 //! What a user meets on a first run, as they run it: an upstream that fails
-//! to start says why in the banner, a bad upstream name or `[routing]` key
+//! to start says why in plain words in the banner, on the status page and
+//! to the model, a bad upstream name or `[routing]` key
 //! is refused with its file and line whatever the command, an address in
 //! use suggests `--listen`, and `toolgate chat` without a key says where a
 //! key goes before it tries the network.
@@ -86,26 +87,17 @@ eager = true
             .unwrap_or_else(|| panic!("no line for {group}:\n{banner}"))
     };
     let lines: Vec<&str> = banner.lines().collect();
-    let lazy = lines[line("lazy")];
-    assert!(
-        lazy.starts_with("    - lazy: FAILED: `sh` did not complete the MCP handshake: "),
-        "{banner}"
-    );
-    assert!(
-        lazy.ends_with(
-            "; stderr: ModuleNotFoundError: No module named mcp (tried again on first load)"
-        ),
+    assert_eq!(
+        lines[line("lazy")],
+        "    - lazy: FAILED: `sh` ended before completing the MCP handshake; stderr: \
+         ModuleNotFoundError: No module named mcp (tried again on first load)",
         "{banner}"
     );
     let eager = line("eager");
-    assert!(
-        lines[eager].starts_with(
-            "    - eager: FAILED: MCP server 'eager' failed to start: `sh` did not complete the MCP handshake: "
-        ),
-        "{banner}"
-    );
-    assert!(
-        lines[eager].ends_with("; stderr: error: invalid peer certificate: UnknownIssuer"),
+    assert_eq!(
+        lines[eager],
+        "    - eager: FAILED: MCP server 'eager' failed to start: `sh` ended before completing \
+         the MCP handshake; stderr: error: invalid peer certificate: UnknownIssuer",
         "{banner}"
     );
     // Its next lines stay under its group.
@@ -303,4 +295,54 @@ fn progress_is_not_shown_when_stderr_is_not_a_terminal() {
     assert!(!message.contains("starting upstream"), "{message}");
     assert!(!message.contains("embedding tool texts"), "{message}");
     assert!(!message.contains('\r'), "{message}");
+}
+
+#[test]
+fn an_http_upstream_nothing_listens_at_is_said_in_plain_words_everywhere() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let cause = format!("connection refused at {url}");
+    let upstream = format!("[[upstream]]\nname = \"search\"\nurl = \"{url}\"\n");
+    // Started with the gateway: the banner and the status page say why not.
+    let dir = project(&format!("{upstream}eager = true\n"));
+    let serving = Serving::start(dir.path());
+    let line = serving
+        .printed
+        .lines()
+        .find(|line| line.starts_with("    - search: "))
+        .unwrap_or_else(|| panic!("{}", serving.printed));
+    assert_eq!(
+        line,
+        format!("    - search: FAILED: MCP server 'search' failed to start: {cause}")
+    );
+    let listening = super::gateways::listening_url(&serving.printed);
+    let page = super::gateways::exchange(&listening, "GET / HTTP/1.1\r\n\r\n");
+    assert!(
+        page.contains(&format!("<td>{cause}; retried in ")),
+        "{page}"
+    );
+    // Started on first load: the model reads it as the load's answer.
+    let dir = project(&upstream);
+    let mut gateway = super::gateways::StdioGateway::start(dir.path(), &["--no-builtins"]);
+    gateway.request(
+        1,
+        "initialize",
+        serde_json::json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}),
+    );
+    gateway.send(serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let loaded = gateway.request(
+        2,
+        "tools/call",
+        serde_json::json!({"name": "load_tool_group", "arguments": {"group_name": "search"}}),
+    );
+    assert_eq!(loaded["result"]["isError"], true, "{loaded}");
+    assert_eq!(
+        loaded["result"]["content"][0]["text"],
+        format!("MCP server 'search' failed to start: {cause}"),
+        "{loaded}"
+    );
 }

@@ -12,6 +12,7 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::{RoleClient, ServiceExt};
 use tokio::time::Instant;
 
+use super::cause::{self, Endpoint};
 use super::client::UpstreamClient;
 use crate::config::{UpstreamConfig, UpstreamTransport, redact, upstream_env};
 use crate::relay::InFlight;
@@ -98,10 +99,11 @@ pub(super) async fn connect(
                 }
                 let transport =
                     StdioChild::spawn(process, in_flight.clone(), config.name.as_str(), &stderr)
-                        .map_err(|error| format!("cannot run `{command}`: {error}"))?;
-                client.serve(transport).await.map_err(|error| {
-                    format!("`{command}` did not complete the MCP handshake: {error}")
-                })
+                        .map_err(|error| cause::not_run(command, &error))?;
+                client
+                    .serve(transport)
+                    .await
+                    .map_err(|error| cause::no_handshake(Endpoint::Command(command), &error))
             }
             UpstreamTransport::Http { url, headers } => {
                 let mut custom = HashMap::new();
@@ -118,17 +120,20 @@ pub(super) async fn connect(
                 client
                     .serve(transport)
                     .await
-                    .map_err(|error| format!("{url} did not complete the MCP handshake: {error}"))
+                    .map_err(|error| cause::no_handshake(Endpoint::Url(url), &error))
             }
         }
     };
     let reason = match tokio::time::timeout(config.startup_timeout, started).await {
         Ok(Ok(service)) => return Ok(service),
         Ok(Err(reason)) => reason,
-        Err(_) => format!(
-            "no answer to initialize within {}s",
-            config.startup_timeout.as_secs_f64()
-        ),
+        Err(_) => {
+            let endpoint = match &config.transport {
+                UpstreamTransport::Stdio { command, .. } => Endpoint::Command(command),
+                UpstreamTransport::Http { url, .. } => Endpoint::Url(url),
+            };
+            cause::no_answer(endpoint, config.startup_timeout)
+        }
     };
     let reason = stderr.explain(reason).await;
     Err(redact(&reason, &config.transport.secrets()))
