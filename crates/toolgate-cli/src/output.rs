@@ -3,10 +3,16 @@
 
 use std::io::Write;
 
-/// Logs to stderr, at `warn` unless TOOLGATE_LOG says otherwise.
+/// What is logged unless TOOLGATE_LOG says otherwise: warnings, but not
+/// rmcp's own error when an upstream's HTTP transport ends (a refused
+/// connection, say), which the gateway's warning of that upstream already
+/// says in plain words.
+const DEFAULT_LOG: &str = "warn,rmcp::transport::worker=off";
+
+/// Logs to stderr, at [`DEFAULT_LOG`] unless TOOLGATE_LOG says otherwise.
 pub(crate) fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("TOOLGATE_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(DEFAULT_LOG));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

@@ -5,7 +5,7 @@
 //! from its ends, and fails that call at once with the real reason.
 //!
 //! Its stderr is read through a pipe: each line goes to the gateway's log
-//! (target `toolgate_mcp::upstream_stderr`), and the last ones are kept in a
+//! at `info` (target `toolgate_mcp::upstream_stderr`), and the last ones are kept in a
 //! [`StderrTail`], so a server that dies before the handshake is reported
 //! with what it said (a TLS error, a missing module) rather than only
 //! "connection closed".
@@ -243,7 +243,10 @@ fn keep_line(upstream: &str, tail: &StderrTail, line: &[u8]) {
     if text.is_empty() {
         return;
     }
-    tracing::warn!(target: "toolgate_mcp::upstream_stderr", upstream, "{text}");
+    // What a server says of itself at start ("running on stdio") is no
+    // warning; when it fails to start, its last lines end the warning of
+    // the failure.
+    tracing::info!(target: "toolgate_mcp::upstream_stderr", upstream, "{text}");
     tail.push(text.to_owned());
 }
 

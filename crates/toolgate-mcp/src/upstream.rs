@@ -395,6 +395,9 @@ impl Upstream {
             }
         };
         let generation = generation + 1;
+        // A start that fails again after failing is not warned of again:
+        // one warning per failure, however often it is retried.
+        let failing = matches!(&*connection, Connection::Failed(_));
         match self.start().await {
             Ok(service) => {
                 let peer = service.peer().clone();
@@ -407,6 +410,11 @@ impl Upstream {
                 Ok((peer, generation))
             }
             Err(reason) => {
+                if failing {
+                    tracing::debug!(upstream = %self.config.name, %reason, "MCP server failed to start again");
+                } else {
+                    tracing::warn!(upstream = %self.config.name, "MCP server failed to start: {reason}");
+                }
                 let failures = failures + 1;
                 *connection = Connection::Failed(Failure {
                     reason: reason.clone(),

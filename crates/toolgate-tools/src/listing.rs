@@ -117,6 +117,10 @@ struct ListingState {
     generation: Option<u64>,
     /// The source announced a change since.
     stale: bool,
+    /// Listing it for its tools' names, before a later source, failed:
+    /// later sources do not try again (its own first load does), so a
+    /// failing source is started, and reported, once.
+    names_failed: bool,
     /// Source name -> exposed name, kept for the process's life so a name,
     /// once given, never changes.
     exposed: HashMap<String, ToolName>,
@@ -161,7 +165,8 @@ impl ListedSlot {
         if listing_state.generation.is_none()
             && self.source.name_priority() == NamePriority::InOrder
         {
-            let _ = list_never_listed(state, self.earlier(listed), listed).await;
+            let earlier = self.earlier(listed);
+            let _ = list_never_listed(state, earlier, listed, FailedBefore::Skip).await;
         }
         let listing = self.source.list().await?;
         listing_state.stale = false;
@@ -303,20 +308,36 @@ pub(crate) struct NotListed {
     pub(crate) error: SourceError,
 }
 
+/// What [`list_never_listed`] does with a source that failed to be listed
+/// for its names before.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FailedBefore {
+    /// Leaves it: before a later source's first listing, a failing source
+    /// is started, and reported, once.
+    Skip,
+    /// Tries it again: a name it may hold is about to be given away.
+    TryAgain,
+}
+
 /// Lists every source of `sources` (of all the `listed`) that was never
 /// listed, so their tools' names are known: before a source's first
 /// listing, those configured before it. Sources started only for this are
-/// stopped again (their names are kept). A failure is logged and the others
-/// are listed still; the first is returned.
+/// stopped again (their names are kept). A failure is remembered (the
+/// source warns of it itself) and the others are listed still; the first
+/// is returned.
 pub(crate) async fn list_never_listed(
     state: &CatalogState,
     sources: &[Arc<ListedSlot>],
     listed: &[Arc<ListedSlot>],
+    failed_before: FailedBefore,
 ) -> Result<(), NotListed> {
     let mut failed = None;
     for slot in sources {
         let mut listing_state = slot.listing.lock().await;
         if listing_state.generation.is_some() {
+            continue;
+        }
+        if listing_state.names_failed && failed_before == FailedBefore::Skip {
             continue;
         }
         let was_running = slot.source.running_generation().await.is_some();
@@ -326,8 +347,11 @@ pub(crate) async fn list_never_listed(
                 let yielding = slot.yielding_to(listed);
                 slot.apply_listing(state, &listing, &mut listing_state.exposed, &yielding);
             }
+            // A source warns of its own failure (an upstream does, once
+            // per failure): the toolbox does not repeat it.
             Err(error) => {
-                tracing::warn!(%error, "listing a source for its tool names");
+                listing_state.names_failed = true;
+                tracing::debug!(%error, "listing a source for its tool names");
                 failed.get_or_insert(NotListed {
                     group: slot.source.group().id.clone(),
                     error,

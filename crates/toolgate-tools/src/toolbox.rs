@@ -27,7 +27,9 @@ use crate::catalog_state::{CatalogChange, CatalogState};
 use crate::deadline::DEFAULT_CALL_TIMEOUT;
 use crate::error::{SourceError, ToolboxError};
 use crate::javascript::JavaScriptConfig;
-use crate::listing::{Listed, ListedSlot, NotListed, default_description, list_never_listed};
+use crate::listing::{
+    FailedBefore, Listed, ListedSlot, NotListed, default_description, list_never_listed,
+};
 use crate::manifests::{ManifestTools, ReloadReport};
 use crate::naming::RenamedTool;
 use crate::registry::{Route, SourceId, ToolRegistry};
@@ -251,7 +253,8 @@ impl Toolbox {
             .filter(|slot| slot.source.name_priority() == NamePriority::InOrder)
             .cloned()
             .collect();
-        let reserved = list_never_listed(&self.state, &reserving, &listed).await;
+        let reserved =
+            list_never_listed(&self.state, &reserving, &listed, FailedBefore::TryAgain).await;
         self.state.log_renamed();
         reserved
     }

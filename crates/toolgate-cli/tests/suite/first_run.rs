@@ -346,3 +346,67 @@ fn an_http_upstream_nothing_listens_at_is_said_in_plain_words_everywhere() {
         "{loaded}"
     );
 }
+
+#[test]
+fn each_failed_upstream_is_warned_of_once_and_an_upstreams_stderr_is_no_warning() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let time = super::support::peers().venv_bin.join("mcp-server-time");
+    // The first, lazy and missing, is started before each eager one after
+    // it (for its tools' names): once.
+    let dir = project(&format!(
+        r#"
+[[upstream]]
+name = "git"
+command = "toolgate-no-such-command"
+
+[[upstream]]
+name = "memory"
+command = "sh"
+args = ["-c", "echo 'Knowledge Graph MCP Server running on stdio' >&2; exec {}"]
+eager = true
+
+[[upstream]]
+name = "search"
+url = "http://127.0.0.1:{port}/mcp"
+core = true
+"#,
+        time.display()
+    ));
+    let serving = Serving::start(dir.path());
+    let logged: Vec<&str> = serving
+        .printed
+        .lines()
+        .filter(|line| line.contains(" WARN ") || line.contains(" ERROR "))
+        // Without its time stamp.
+        .map(|line| {
+            line.split_once(' ')
+                .map_or(line, |(_, rest)| rest)
+                .trim_start()
+        })
+        .collect();
+    assert_eq!(
+        logged,
+        [
+            "WARN toolgate_mcp::upstream: MCP server failed to start: command \
+             `toolgate-no-such-command` not found on PATH upstream=git"
+                .to_owned(),
+            format!(
+                "WARN toolgate_mcp::upstream: MCP server failed to start: connection refused at \
+                 http://127.0.0.1:{port}/mcp upstream=search"
+            ),
+        ],
+        "{}",
+        serving.printed
+    );
+    assert!(
+        serving
+            .printed
+            .contains("    - memory: 2 tools (upstream, started)\n"),
+        "{}",
+        serving.printed
+    );
+}

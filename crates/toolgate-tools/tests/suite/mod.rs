@@ -6,6 +6,7 @@ mod fuzz_policy;
 mod javascript;
 mod javascript_host;
 mod js_examples;
+mod listing_order;
 mod prompt_manager;
 mod reload;
 mod site;
