@@ -16,7 +16,7 @@ use serde::Deserialize;
 use toolgate_core::routing::{RoutingConfig, RoutingError, Taxonomy};
 use toolgate_core::{Catalog, LoadBudget, LoadedSchemas, ToolPolicy};
 use toolgate_llm::ModelSettings;
-use toolgate_mcp::config::UpstreamConfig;
+use toolgate_mcp::config::{UpstreamConfig, UpstreamTransport};
 use toolgate_mcp::{ClientName, Clients, OAuthSettings, RateLimitSettings};
 use toolgate_tools::ToolSettings;
 
@@ -213,6 +213,23 @@ pub(crate) fn config_file(given: Option<&Path>) -> Option<PathBuf> {
     match given {
         Some(path) => Some(path.to_path_buf()),
         None => Some(PathBuf::from(DEFAULT_CONFIG_FILE)).filter(|p| p.is_file()),
+    }
+}
+
+/// Starts a stdio `upstream` declared in `file` in that file's directory
+/// (its `cwd` relative to it), not wherever the command runs: a client
+/// that starts the gateway in `/` with `--config FILE` then runs the same
+/// servers on the same directories (`args = ["--repository", "."]`).
+pub(crate) fn start_in_dir_of(file: &Path, upstream: &mut UpstreamConfig) {
+    let Some(dir) = file.parent().filter(|dir| !dir.as_os_str().is_empty()) else {
+        // A file in the working directory: it is that directory already.
+        return;
+    };
+    if let UpstreamTransport::Stdio { cwd, .. } = &mut upstream.transport {
+        *cwd = Some(match cwd.take() {
+            Some(cwd) => dir.join(cwd),
+            None => dir.to_path_buf(),
+        });
     }
 }
 

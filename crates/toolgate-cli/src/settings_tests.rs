@@ -247,6 +247,41 @@ fn a_typo_or_bad_toml_is_an_error_with_its_line() {
 }
 
 #[test]
+fn a_stdio_upstream_starts_in_the_directory_of_its_file() {
+    let text = "[[upstream]]\nname = \"here\"\ncommand = \"s\"\n\n\
+                [[upstream]]\nname = \"below\"\ncommand = \"s\"\ncwd = \"srv\"\n\n\
+                [[upstream]]\nname = \"fixed\"\ncommand = \"s\"\ncwd = \"/srv\"\n";
+    let cwds = |file: &str| -> Vec<Option<PathBuf>> {
+        Settings::parse(text.to_owned(), PathBuf::from(file))
+            .unwrap()
+            .upstreams
+            .into_iter()
+            .map(|upstream| match upstream.transport {
+                UpstreamTransport::Stdio { cwd, .. } => cwd,
+                UpstreamTransport::Http { .. } => unreachable!(),
+            })
+            .collect()
+    };
+    assert_eq!(
+        cwds("/etc/tg/toolgate.toml"),
+        [
+            Some(PathBuf::from("/etc/tg")),
+            Some(PathBuf::from("/etc/tg/srv")),
+            Some(PathBuf::from("/srv")),
+        ]
+    );
+    // A file in the working directory: it is there already.
+    assert_eq!(
+        cwds("toolgate.toml"),
+        [
+            None,
+            Some(PathBuf::from("srv")),
+            Some(PathBuf::from("/srv"))
+        ]
+    );
+}
+
+#[test]
 fn paths_in_the_file_are_relative_to_it() {
     let settings = Settings::parse(String::new(), PathBuf::from("conf/toolgate.toml")).unwrap();
     assert_eq!(

@@ -93,7 +93,8 @@ impl ToolSetup {
         for path in mcp_config {
             let text = std::fs::read_to_string(path)
                 .with_context(|| format!("reading {}", path.display()))?;
-            for upstream in parse_mcp_servers_json(&text, path)? {
+            for mut upstream in parse_mcp_servers_json(&text, path)? {
+                crate::settings::start_in_dir_of(path, &mut upstream);
                 if upstreams.iter().any(|u| u.name == upstream.name) {
                     bail!(
                         "{}: upstream '{}' is already declared in {}",

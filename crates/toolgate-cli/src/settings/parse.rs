@@ -162,9 +162,10 @@ impl Reader<'_> {
                 Some(name) => format!("upstream '{name}'"),
                 None => format!("[[upstream]] number {}", index + 1),
             };
-            let upstream = entry
+            let mut upstream = entry
                 .into_config(None)
                 .map_err(|error| self.at(span.clone(), place, error.to_string()))?;
+            super::start_in_dir_of(self.path, &mut upstream);
             upstreams.push(upstream);
             lines.push(span);
         }
