@@ -188,9 +188,11 @@ pub(crate) struct ToolArgs {
     #[arg(long, value_name = "FILE")]
     pub(crate) jsonl: Vec<PathBuf>,
 
-    /// Root directory of the built-in `files` tools.
-    #[arg(long, value_name = "DIR", default_value = ".")]
-    pub(crate) files_root: PathBuf,
+    /// Root directory of the built-in `files` tools (default: the working directory; `serve`
+    /// and `catalog` leave the group out when that is the filesystem root or holds the home
+    /// directory, as when a desktop app starts the gateway, unless it is given).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) files_root: Option<PathBuf>,
 
     /// Let the built-in `files` tools write under the files root.
     #[arg(long)]

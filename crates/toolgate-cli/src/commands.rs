@@ -11,6 +11,7 @@ mod partial_group;
 mod reload;
 pub(crate) mod route;
 pub(crate) mod serve;
+mod stdio_command;
 pub(crate) mod telemetry;
 pub(crate) mod token;
 mod tool_setup;

@@ -381,6 +381,15 @@ fn groups<S: ConversationStore + 'static>(
         );
     }
     page.push_str("</table>");
+    // A built-in group its configuration leaves out: why, and how to offer it.
+    for (group, why) in gateway.toolbox().withheld_groups() {
+        let _ = write!(
+            page,
+            "<p class=\"note\" data-withheld=\"{group}\">Not served: {group}: {}</p>",
+            escape(why),
+            group = escape(group.as_str()),
+        );
+    }
 }
 
 /// A duration in words: `42 s`, `7 min`, `3 h`.

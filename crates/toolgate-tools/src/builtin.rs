@@ -31,11 +31,22 @@ pub use prompt_manager::PROMPT_TYPES;
 pub(crate) use web::{MAX_BODY_BYTES, checked_address, client, request_error};
 pub use web::{MAX_SEARCH_RESULTS, WebConfig};
 
+/// Where the built-in `files` tools act.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FilesRoot {
+    /// Under this directory, and nothing outside it.
+    Dir(PathBuf),
+    /// Nowhere: the `files` group is not offered and scripts reach no file.
+    /// The text says why, and how to offer it, for the operator (the start
+    /// report and the gateway's status page show it).
+    Withheld(String),
+}
+
 /// Where the built-in tools act.
 #[derive(Clone, Debug)]
 pub struct BuiltinConfig {
-    /// The directory the `files` tools may see; nothing outside it.
-    pub files_root: PathBuf,
+    /// Where the `files` tools may act; nothing outside it.
+    pub files_root: FilesRoot,
     /// Whether `files` may write.
     pub files_access: FilesAccess,
     /// How the `web` tools reach the web.
@@ -49,11 +60,36 @@ impl BuiltinConfig {
     /// web settings and no agent store.
     pub fn new(files_root: impl Into<PathBuf>) -> Self {
         Self {
-            files_root: files_root.into(),
+            files_root: FilesRoot::Dir(files_root.into()),
             files_access: FilesAccess::ReadOnly,
             web: WebConfig::default(),
             agents: None,
         }
+    }
+
+    /// The built-in groups left out, each with why: `files` when its root
+    /// is withheld.
+    pub fn withheld(&self) -> Vec<(GroupId, String)> {
+        match &self.files_root {
+            FilesRoot::Dir(_) => Vec::new(),
+            FilesRoot::Withheld(why) => GroupId::new(files::GROUP)
+                .map(|group| vec![(group, why.clone())])
+                .unwrap_or_default(),
+        }
+    }
+
+    /// The `files` tools over the root, when there is one.
+    pub(crate) fn files(&self) -> Result<Option<Files>, ToolboxError> {
+        let FilesRoot::Dir(dir) = &self.files_root else {
+            return Ok(None);
+        };
+        let root = dir
+            .canonicalize()
+            .map_err(|source| ToolboxError::FilesRoot {
+                path: dir.clone(),
+                source,
+            })?;
+        Ok(Some(Files::new(root, self.files_access)?))
     }
 }
 
@@ -61,7 +97,8 @@ impl BuiltinConfig {
 /// start.
 #[derive(Debug)]
 pub struct BuiltinTools {
-    files: files::Files,
+    /// `None` when the files root is withheld.
+    files: Option<files::Files>,
     web: web::Web,
     prompts: Option<prompt_manager::PromptManager>,
     /// The groups offered, each with its tools.
@@ -69,41 +106,35 @@ pub struct BuiltinTools {
 }
 
 impl BuiltinTools {
-    /// The built-in tools acting under `config.files_root`.
+    /// The built-in tools acting under `config.files_root` (without the
+    /// `files` group when it is withheld).
     pub fn new(config: &BuiltinConfig) -> Result<Self, ToolboxError> {
-        let root = config
-            .files_root
-            .canonicalize()
-            .map_err(|source| ToolboxError::FilesRoot {
-                path: config.files_root.clone(),
-                source,
-            })?;
-        let files = files::Files::new(root, config.files_access)?;
+        let files = config.files()?;
         let web = web::Web::new(config.web.clone());
         let prompts = config
             .agents
             .clone()
             .map(prompt_manager::PromptManager::new);
-        let mut groups = vec![
-            (
-                time::GROUP,
-                time::DISPLAY_NAME,
-                time::DESCRIPTION,
-                time::definitions()?,
-            ),
-            (
+        let mut groups = vec![(
+            time::GROUP,
+            time::DISPLAY_NAME,
+            time::DESCRIPTION,
+            time::definitions()?,
+        )];
+        if let Some(files) = &files {
+            groups.push((
                 files::GROUP,
                 files::DISPLAY_NAME,
                 files::DESCRIPTION,
                 files.definitions()?,
-            ),
-            (
-                web::GROUP,
-                web::DISPLAY_NAME,
-                web::DESCRIPTION,
-                web.definitions()?,
-            ),
-        ];
+            ));
+        }
+        groups.push((
+            web::GROUP,
+            web::DISPLAY_NAME,
+            web::DESCRIPTION,
+            web.definitions()?,
+        ));
         if prompts.is_some() {
             groups.push((
                 prompt_manager::GROUP,
@@ -153,7 +184,10 @@ impl BuiltinTools {
         {
             return Some(output);
         }
-        self.files.call(tool, arguments, &context.cancel).await
+        match &self.files {
+            Some(files) => files.call(tool, arguments, &context.cancel).await,
+            None => None,
+        }
     }
 }
 

@@ -76,6 +76,31 @@ fn a_writable_root_adds_files_write() {
 }
 
 #[tokio::test]
+async fn a_withheld_root_leaves_the_files_group_out_and_says_why() {
+    let why = "the files root would be / (the filesystem root)".to_owned();
+    let config = BuiltinConfig {
+        files_root: FilesRoot::Withheld(why.clone()),
+        ..BuiltinConfig::new(".")
+    };
+    let builtin = BuiltinTools::new(&config).unwrap();
+    let groups: Vec<String> = builtin
+        .offer()
+        .groups
+        .into_iter()
+        .map(|(group, _)| group.id.to_string())
+        .collect();
+    assert_eq!(groups, ["time", "web"]);
+    assert!(
+        builtin
+            .run("files_list", json!({}), &CallContext::default())
+            .await
+            .is_none()
+    );
+    assert_eq!(config.withheld(), [(GroupId::new("files").unwrap(), why)]);
+    assert_eq!(config.files().unwrap().map(|_| ()), None);
+}
+
+#[tokio::test]
 async fn list_read_and_search_stay_under_the_root() {
     let dir = fixture();
     let builtin = tools(dir.path(), FilesAccess::ReadOnly);

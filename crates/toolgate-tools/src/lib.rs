@@ -36,7 +36,7 @@ mod validate;
 
 pub use authority::{Authority, CallerLimits};
 pub use builtin::{
-    BuiltinConfig, BuiltinTools, CHECK_EVERY_STEPS, ConversionCancelled, FilesAccess,
+    BuiltinConfig, BuiltinTools, CHECK_EVERY_STEPS, ConversionCancelled, FilesAccess, FilesRoot,
     MAX_SEARCH_RESULTS, MAX_STEPS_PER_BYTE, PROMPT_TYPES, PageText, WebConfig, html_to_text,
     html_to_text_until,
 };

@@ -146,6 +146,9 @@ pub struct StartReport {
     pub listed: Vec<(GroupId, Result<usize, SourceError>)>,
     /// Built-in groups left out because a listed source has their name.
     pub shadowed_builtins: Vec<GroupId>,
+    /// Built-in groups left out by their configuration, each with why
+    /// ([`BuiltinConfig::withheld`]).
+    pub withheld_builtins: Vec<(GroupId, String)>,
     /// `find_tool_groups` was added because the catalog has more groups
     /// than [`ToolboxOptions::search_above_groups`].
     pub search_added: bool,
@@ -181,6 +184,8 @@ pub struct Toolbox {
     owned: Option<(Arc<dyn OwnedTools>, SourceId)>,
     /// The callers' views of the catalog, kept while they serve.
     views: Mutex<Vec<view::KeptView>>,
+    /// Built-in groups left out by their configuration, each with why.
+    withheld: Vec<(GroupId, String)>,
 }
 
 impl Toolbox {
@@ -198,6 +203,12 @@ impl Toolbox {
     /// The meta-tools offered, and their answers.
     pub fn meta_tools(&self) -> &MetaTools {
         &self.meta
+    }
+
+    /// The built-in groups left out by their configuration, each with why
+    /// and how to offer it (the `files` group of a root withheld).
+    pub fn withheld_groups(&self) -> &[(GroupId, String)] {
+        &self.withheld
     }
 
     /// Tells the sessions `change` concerns that their tools changed (a

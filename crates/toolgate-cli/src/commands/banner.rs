@@ -93,6 +93,9 @@ pub(crate) fn describe_catalog(
         let state = state.replace('\n', "\n        ");
         let _ = writeln!(out, "    - {}: {state}", group.id);
     }
+    for (group, why) in &report.withheld_builtins {
+        let _ = writeln!(out, "    - {group}: not served: {why}");
+    }
 }
 
 /// "3 tools", or for a group offered as one polymorphic tool "1 tool

@@ -20,6 +20,7 @@ use super::access::{
     TOKEN_VARIABLE, check_policies, open_to_other_machines, start_oauth, unknown_limited_tools,
 };
 use super::reload::WithoutTokens;
+use super::stdio_command::StdioCommand;
 use super::tool_setup::{TerminalProgress, ToolSetup};
 use crate::cli::ServeArgs;
 use crate::settings::Settings;
@@ -41,30 +42,48 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         let settings = Settings::load(args.tools.config.as_deref())?;
         match crate::store::location(args.store.as_deref(), &settings.store) {
             _ if args.memory_store => {
-                let label = "memory (sessions end with the process)".into();
+                let shown = StoreShown {
+                    label: "memory (sessions end with the process)".into(),
+                    options: vec!["--memory-store".into()],
+                };
                 // The JavaScript tools agents write live in memory too, as
                 // long as the process.
                 let js_tools = Arc::new(MemoryStore::new());
-                serve(args, settings, MemoryStore::new(), js_tools, label).await
+                serve(args, settings, MemoryStore::new(), js_tools, shown).await
             }
             StoreLocation::Postgres(uri) => {
                 let store = crate::store::open_postgres(&uri, &settings.store).await?;
-                let label = format!("PostgreSQL {}", crate::store::redacted(&uri));
+                let redacted = crate::store::redacted(&uri);
+                let shown = StoreShown {
+                    label: format!("PostgreSQL {redacted}"),
+                    // From the configuration, which the command names,
+                    // else as given: a password in it is never printed
+                    // (PGPASSWORD or [store] password_file gives it).
+                    options: match &args.store {
+                        Some(_) => vec!["--store".into(), redacted],
+                        None => Vec::new(),
+                    },
+                };
                 let js_tools = Arc::new(store.clone());
-                serve(args, settings, store, js_tools, label).await
+                serve(args, settings, store, js_tools, shown).await
             }
             StoreLocation::Sqlite(path) => {
                 let (store, path) = crate::store::open_sqlite(path.as_deref(), "sessions.db")?;
                 let file = store.clone();
                 let js_tools = Arc::new(store.clone());
-                serve(
-                    args,
-                    settings,
-                    store,
-                    js_tools,
-                    format!("SQLite {}", path.display()),
-                )
-                .await?;
+                let shown = StoreShown {
+                    label: format!("SQLite {}", path.display()),
+                    // The file in use, wherever the client starts the
+                    // gateway and whatever its data directory.
+                    options: vec![
+                        "--store".into(),
+                        std::path::absolute(&path)
+                            .unwrap_or_else(|_| path.clone())
+                            .to_string_lossy()
+                            .into_owned(),
+                    ],
+                };
+                serve(args, settings, store, js_tools, shown).await?;
                 file.checkpoint()
                     .await
                     .with_context(|| format!("checkpointing {}", path.display()))
@@ -73,17 +92,25 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
     })
 }
 
+/// The store as the banner shows it, and the options that give it to a
+/// gateway started elsewhere.
+struct StoreShown {
+    label: String,
+    options: Vec<String>,
+}
+
 async fn serve<S: ConversationStore + 'static>(
     args: ServeArgs,
     settings: Settings,
     store: S,
     js_tools: Arc<dyn JsToolStore>,
-    store_label: String,
+    store_shown: StoreShown,
 ) -> anyhow::Result<()> {
     let token = bearer_token(&args)?;
     let without_tokens = refuse_open_without_tokens(&args, &settings, token.as_deref())?;
     let telemetry = super::telemetry::Telemetry::start(&settings.telemetry)?;
-    let started = start_gateway(&args, &settings, store, js_tools).await?;
+    let mut started = start_gateway(&args, &settings, store, js_tools).await?;
+    started.stdio_command.args.extend(store_shown.options);
     let gateway = Arc::clone(&started.gateway);
     let grace = shutdown_grace(&args);
     let mut stop = StopSignals::new()?;
@@ -96,7 +123,13 @@ async fn serve<S: ConversationStore + 'static>(
         without_tokens,
         &shutdown,
     )?;
-    let mut banner = started_banner(&started, &args, &settings, telemetry.as_ref(), &store_label);
+    let mut banner = started_banner(
+        &started,
+        &args,
+        &settings,
+        telemetry.as_ref(),
+        &store_shown.label,
+    );
     if args.stdio {
         let session = args.session.clone().unwrap_or_else(new_session_name);
         banner.push_str(&format!("Serving MCP on stdio, session '{session}'.\n"));
@@ -117,10 +150,12 @@ async fn serve<S: ConversationStore + 'static>(
             }
         }
     } else {
-        serve_over_http(
-            &args, &settings, &gateway, token, banner, &mut stop, &shutdown,
-        )
-        .await?;
+        let serving = Serving {
+            gateway: &gateway,
+            token,
+            stdio_command: &started.stdio_command,
+        };
+        serve_over_http(&args, &settings, serving, banner, &mut stop, &shutdown).await?;
     }
     shutdown.cancel();
     gateway.shutdown().await;
@@ -173,6 +208,8 @@ struct Started<S: ConversationStore + 'static> {
     policy_warnings: String,
     /// The JavaScript tools agents write, when offered.
     user_js_tools: Option<UserJsTools>,
+    /// What a client that starts its servers runs to get this gateway.
+    stdio_command: StdioCommand,
 }
 
 /// Starts the gateway over `store` with the tools, upstreams, audit log and
@@ -186,6 +223,7 @@ async fn start_gateway<S: ConversationStore + 'static>(
     js_tools: Arc<dyn JsToolStore>,
 ) -> anyhow::Result<Started<S>> {
     let mut setup = ToolSetup::new(&args.tools, settings)?;
+    setup.withhold_broad_files_root(&args.tools);
     // On a terminal, the upstreams starting before the banner are shown.
     let progress = TerminalProgress::on_stderr();
     if let Some(line) = &progress {
@@ -194,6 +232,7 @@ async fn start_gateway<S: ConversationStore + 'static>(
     let owner = settings.tools.javascript.owner.clone();
     let user_js_tools = setup.add_user_js_tools(js_tools, owner)?;
     let manifest_dirs = setup.options.manifest_dirs.clone();
+    let stdio_command = StdioCommand::of(args, settings, &setup.options);
     let (tools, missing_model) = gateway_tools(args, settings, setup.options);
     let audit_path = args.audit_log.clone().or(settings.audit.path.clone());
     let options = GatewayOptions {
@@ -237,6 +276,7 @@ async fn start_gateway<S: ConversationStore + 'static>(
         audit_path,
         policy_warnings,
         user_js_tools,
+        stdio_command,
     })
 }
 
@@ -366,18 +406,30 @@ fn started_banner<S: ConversationStore + 'static>(
     banner
 }
 
+/// What the HTTP server serves, and what its banner tells clients.
+struct Serving<'a, S: ConversationStore + 'static> {
+    gateway: &'a Arc<Gateway<S>>,
+    /// The bearer token, when there is one.
+    token: Option<String>,
+    stdio_command: &'a StdioCommand,
+}
+
 /// Serves streamable HTTP on `--listen` until the server ends or a signal
 /// stops it (calls in flight get the grace to finish); prints the banner
 /// with how to connect once listening.
 async fn serve_over_http<S: ConversationStore + 'static>(
     args: &ServeArgs,
     settings: &Settings,
-    gateway: &Arc<Gateway<S>>,
-    token: Option<String>,
+    serving: Serving<'_, S>,
     mut banner: String,
     stop: &mut StopSignals,
     shutdown: &CancellationToken,
 ) -> anyhow::Result<()> {
+    let Serving {
+        gateway,
+        token,
+        stdio_command,
+    } = serving;
     let grace = shutdown_grace(args);
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
@@ -398,6 +450,7 @@ async fn serve_over_http<S: ConversationStore + 'static>(
     banner.push_str(&connect_help(
         &url,
         token.is_some() || !clients.has_no_tokens(),
+        stdio_command,
     ));
     crate::output::eprint(&banner);
     let http = HttpOptions {
@@ -572,30 +625,23 @@ fn describe_start<S: ConversationStore + 'static>(
     });
 }
 
-fn connect_help(url: &str, token: bool) -> String {
+fn connect_help(url: &str, token: bool, stdio_command: &StdioCommand) -> String {
     let auth = if token {
         " --header \"Authorization: Bearer $TOOLGATE_TOKEN\""
     } else {
         ""
     };
-    // The binary running now, by its absolute path: a client that starts
-    // its servers itself finds it whatever its own PATH holds.
-    let program = std::env::current_exe()
-        .ok()
-        .and_then(|path| path.to_str().map(str::to_owned))
-        .unwrap_or_else(|| "toolgate".to_owned());
-    let desktop = serde_json::json!({
-        "mcpServers": {"toolgate": {"command": program, "args": ["serve", "--stdio"]}}
-    });
     format!(
         "Listening on {url}\n\
          Connect:\n  \
          Claude Code:     claude mcp add --transport http toolgate {url}{auth}\n  \
          MCP Inspector:   npx @modelcontextprotocol/inspector  (Transport: Streamable HTTP, URL: {url})\n  \
-         stdio clients:   command `{program} serve --stdio`\n  \
-         Claude Desktop:  {desktop}\n\
+         stdio clients:   command `{}`\n  \
+         Claude Desktop:  {}\n\
          Status page: {status}\n\
          Press Ctrl-C to stop.\n",
+        stdio_command.shell(),
+        stdio_command.desktop_entry(),
         status = url
             .strip_suffix(MCP_PATH)
             .map_or_else(|| url.to_owned(), |base| format!("{base}/")),

@@ -10,7 +10,8 @@ use toolgate_mcp::Upstream;
 use toolgate_mcp::config::{UpstreamConfig, parse_mcp_servers_json};
 use toolgate_store::{JsToolStore, ToolOwner};
 use toolgate_tools::{
-    BuiltinConfig, FilesAccess, JsEvalTool, ListedSource, Startup, ToolboxOptions, UserJsTools,
+    BuiltinConfig, FilesAccess, FilesRoot, JsEvalTool, ListedSource, Startup, ToolboxOptions,
+    UserJsTools,
 };
 
 use crate::cli::ToolArgs;
@@ -43,7 +44,7 @@ impl ToolSetup {
                 FilesAccess::ReadOnly
             },
             web: tools.web.clone(),
-            ..BuiltinConfig::new(&args.files_root)
+            ..BuiltinConfig::new(args.files_root.as_deref().unwrap_or(Path::new(".")))
         };
         setup.options = ToolboxOptions {
             manifest_dirs: manifest_dirs(&args.manifests),
@@ -138,6 +139,43 @@ impl ToolSetup {
         line.expect_upstreams(starting);
         for upstream in &mut self.upstreams {
             upstream.progress = Some(line.progress());
+        }
+    }
+
+    /// Leaves the `files` group out (and JavaScript tools without files)
+    /// when its root was not given and would be the working directory while
+    /// that is the filesystem root or holds the home directory: where a
+    /// desktop app starts the gateway, which must not hand every file of
+    /// the machine to a model. The start report says why and how to serve
+    /// a directory.
+    pub(crate) fn withhold_broad_files_root(&mut self, args: &ToolArgs) {
+        if args.files_root.is_some() {
+            return;
+        }
+        let Ok(dir) = std::env::current_dir().and_then(|dir| dir.canonicalize()) else {
+            return;
+        };
+        let home = std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .and_then(|home| home.canonicalize().ok());
+        let what = if dir.parent().is_none() {
+            "the filesystem root"
+        } else if home.as_deref() == Some(dir.as_path()) {
+            "your home directory"
+        } else if home.is_some_and(|home| home.starts_with(&dir)) {
+            "a directory holding your home directory"
+        } else {
+            return;
+        };
+        let why = FilesRoot::Withheld(format!(
+            "the working directory is {} ({what}); give --files-root DIR to serve a directory",
+            dir.display()
+        ));
+        for reach in [&mut self.options.builtins, &mut self.options.script_reach]
+            .into_iter()
+            .flatten()
+        {
+            reach.files_root = why.clone();
         }
     }
 

@@ -51,15 +51,23 @@ impl StdioGateway {
     /// Starts `toolgate serve --stdio` with `args` (a store among them) in
     /// `dir`.
     pub(super) fn start_with(dir: &Path, args: &[&str]) -> Self {
+        let mut command = super::support::toolgate(dir);
+        command
+            .args(["serve", "--stdio"])
+            .args(args)
+            .stderr(std::process::Stdio::null());
+        Self::spawn(command)
+    }
+
+    /// Starts `command` (a `toolgate serve --stdio`, its stderr set by the
+    /// caller) with piped stdin and stdout.
+    pub(super) fn spawn(mut command: std::process::Command) -> Self {
         use std::io::{BufRead, BufReader};
         use std::process::Stdio;
 
-        let mut child = super::support::toolgate(dir)
-            .args(["serve", "--stdio"])
-            .args(args)
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
             .spawn()
             .unwrap();
         let stdin = child.stdin.take().unwrap();

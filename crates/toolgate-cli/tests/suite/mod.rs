@@ -2,6 +2,7 @@ mod agent_over_gateway;
 mod catalog;
 mod chat;
 mod chat_placement;
+mod desktop_entry;
 mod eval;
 mod first_run;
 mod gateways;

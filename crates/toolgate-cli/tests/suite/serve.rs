@@ -385,7 +385,8 @@ fn a_session_in_postgres_survives_a_restart_of_the_gateway() {
 }
 
 /// The banner names the running binary by its absolute path for clients
-/// that start their servers themselves: `toolgate` need not be on their PATH.
+/// that start their servers themselves: `toolgate` need not be on their PATH
+/// (`desktop_entry.rs` starts one with what else it gives them).
 #[test]
 fn the_banner_gives_stdio_clients_the_binarys_absolute_path() {
     let dir = tempfile::tempdir().unwrap();
@@ -396,7 +397,7 @@ fn the_banner_gives_stdio_clients_the_binarys_absolute_path() {
     let binary = env!("CARGO_BIN_EXE_toolgate");
     assert!(
         banner.contains(&format!(
-            "stdio clients:   command `{binary} serve --stdio`"
+            "stdio clients:   command `{binary} serve --stdio --no-builtins --memory-store`"
         )),
         "{banner}"
     );
@@ -407,6 +408,9 @@ fn the_banner_gives_stdio_clients_the_binarys_absolute_path() {
     let config: serde_json::Value = serde_json::from_str(desktop.trim()).unwrap();
     assert_eq!(
         config["mcpServers"]["toolgate"],
-        serde_json::json!({"command": binary, "args": ["serve", "--stdio"]})
+        serde_json::json!({
+            "command": binary,
+            "args": ["serve", "--stdio", "--no-builtins", "--memory-store"]
+        })
     );
 }

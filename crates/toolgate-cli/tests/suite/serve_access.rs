@@ -116,8 +116,16 @@ fn a_policy_naming_a_group_that_does_not_exist_stops_serve_naming_the_client_and
         format!("[clients.alice]\ntoken_sha256 = \"{hash}\"\nallow_groups = [\"tiem\"]\n"),
     )
     .unwrap();
+    // The test's home is its working directory: the files root is given.
     let output = toolgate(
-        &["serve", "--memory-store", "--listen", "127.0.0.1:0"],
+        &[
+            "serve",
+            "--memory-store",
+            "--listen",
+            "127.0.0.1:0",
+            "--files-root",
+            ".",
+        ],
         dir.path(),
     );
     assert!(!output.status.success());

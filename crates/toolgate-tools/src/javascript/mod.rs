@@ -197,15 +197,7 @@ impl JsRunner {
     ) -> Result<Self, ToolboxError> {
         let mut runner = Self::new(config);
         if let Some(builtins) = builtins {
-            let root =
-                builtins
-                    .files_root
-                    .canonicalize()
-                    .map_err(|source| ToolboxError::FilesRoot {
-                        path: builtins.files_root.clone(),
-                        source,
-                    })?;
-            runner.files = Some(Files::new(root, builtins.files_access)?);
+            runner.files = builtins.files()?;
             runner.web = builtins.web.clone();
         }
         Ok(runner)

@@ -74,6 +74,7 @@ impl Toolbox {
             call_timeout: options.call_timeout,
             owned,
             views: Mutex::new(Vec::new()),
+            withheld: report.withheld_builtins.clone(),
         });
         toolbox.start_listed(&mut report).await;
         report.renamed = toolbox.state.take_renamed();
@@ -131,6 +132,7 @@ impl Assembly {
         let Some(config) = &options.builtins else {
             return Ok(());
         };
+        report.withheld_builtins = config.withheld();
         let listed_ids: Vec<&GroupId> = options.listed.iter().map(|s| &s.group().id).collect();
         let builtins = Arc::new(BuiltinTools::new(config)?);
         let id = self.next_id();
