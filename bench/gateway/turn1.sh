@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Turn-1 tokens of toolgate in front of the five reference MCP servers (the test peers):
 # writes a toolgate.toml for them into a temporary directory and runs
-#   toolgate catalog --config <that toml> [extra args, e.g. --json]
+#   toolgate catalog --config <that toml> --no-builtins [extra args, e.g. --json]
 # which starts every upstream, lists its tools, and prints the tokens of all their schemas
 # against toolgate's turn 1 (core tools + one line per group).
 #
@@ -81,4 +81,4 @@ fi
 [[ "${KEEP_TOML:-0}" == 1 ]] && cat "$tmp/toolgate.toml" >&2
 
 cd "$tmp"
-"$bin" catalog --config "$tmp/toolgate.toml" "$@"
+"$bin" catalog --config "$tmp/toolgate.toml" --no-builtins "$@"

@@ -6,6 +6,10 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 use toolgate_core::Encoding;
 
+/// `toolgate serve --search-above-groups`' default: `find_tool_groups` is
+/// offered above this many groups.
+pub(crate) const DEFAULT_SEARCH_ABOVE_GROUPS: usize = 12;
+
 /// toolgate: hundreds of tools for an LLM agent, without paying for them on every turn.
 #[derive(Debug, Parser)]
 #[command(name = "toolgate", version, about, long_about = None)]
@@ -16,7 +20,7 @@ pub(crate) struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
-    /// Show a tool catalog's groups, core tools and turn-1 token savings.
+    /// Show what `toolgate serve` would send: its groups, core tools and turn-1 token savings.
     Catalog(CatalogArgs),
     /// Run the MCP gateway: core tools plus one line per group, groups loaded on demand.
     Serve(Box<ServeArgs>),
@@ -314,7 +318,7 @@ pub(crate) struct ServeArgs {
 
     /// Offer find_tool_groups (groups and their best tools for a request) when there are more
     /// groups than this; --route offers it always.
-    #[arg(long, value_name = "N", default_value_t = 12)]
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_SEARCH_ABOVE_GROUPS)]
     pub(crate) search_above_groups: usize,
 
     /// On SIGTERM or Ctrl-C, seconds that calls in flight get to finish before the gateway
@@ -340,25 +344,12 @@ pub(crate) struct ServeArgs {
     pub(crate) allowed_origin: Vec<String>,
 }
 
-/// Where the catalog comes from, and how to show it.
+/// Where the catalog comes from (as for `toolgate serve`, whose upstreams are all started and
+/// listed), and how to show it.
 #[derive(Debug, Args)]
 pub(crate) struct CatalogArgs {
-    /// Directories of JSON tool manifests (default: ./tools when it exists).
-    #[arg(long, value_name = "DIR", num_args = 1..)]
-    pub(crate) manifests: Vec<PathBuf>,
-
-    /// A normalized tools.jsonl catalog; a groups.jsonl beside it supplies group descriptions.
-    #[arg(long, value_name = "FILE")]
-    pub(crate) jsonl: Vec<PathBuf>,
-
-    /// toolgate.toml whose upstream MCP servers are started and listed: the figures are then
-    /// those of `toolgate serve` in front of them.
-    #[arg(long, value_name = "FILE")]
-    pub(crate) config: Option<PathBuf>,
-
-    /// Claude-Desktop-style {"mcpServers": {...}} file, started and listed like --config.
-    #[arg(long = "mcp-config", value_name = "FILE")]
-    pub(crate) mcp_config: Vec<PathBuf>,
+    #[command(flatten)]
+    pub(crate) tools: ToolArgs,
 
     /// Tokenizer used for the token figures: o200k_base or cl100k_base.
     #[arg(long, value_name = "NAME", default_value = "o200k_base")]

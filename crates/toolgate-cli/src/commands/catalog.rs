@@ -1,26 +1,23 @@
-//! `toolgate catalog`: load manifests or a `tools.jsonl` import and show the
-//! groups with their token cost, the core set, and the turn-1 comparison.
+//! `toolgate catalog`: the catalog `toolgate serve` would build (the same
+//! tool options and configuration, built-in groups included, every upstream
+//! started and listed), shown as each group with its token cost, the core
+//! tools, and the turn-1 comparison.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use serde_json::json;
 use toolgate_core::{
-    Catalog, CatalogCost, ImportError, TokenCounter, import_jsonl, load_manifest_dirs,
-    tool_groups_section,
+    Catalog, CatalogCost, FoundTools, GroupId, ImportError, TokenCounter, tool_groups_section,
 };
-use toolgate_mcp::Gateway;
-use toolgate_mcp::GatewayOptions;
+use toolgate_mcp::{Gateway, GatewayOptions};
 use toolgate_store::MemoryStore;
-use toolgate_tools::ToolboxOptions;
 
 use super::tool_setup::ToolSetup;
-use crate::cli::CatalogArgs;
+use crate::cli::{CatalogArgs, DEFAULT_SEARCH_ABOVE_GROUPS};
 use crate::settings::Settings;
-
-/// The manifest directory used when no source is given.
-const DEFAULT_MANIFEST_DIR: &str = "tools";
 
 /// A skipped file or line, for the report.
 struct LoadProblem {
@@ -28,40 +25,62 @@ struct LoadProblem {
     message: String,
 }
 
-pub(crate) fn run(args: &CatalogArgs, out: &mut dyn Write) -> Result<()> {
-    if args.config.is_some() || !args.mcp_config.is_empty() {
-        return run_with_upstreams(args, out);
-    }
-    let (catalog, problems) = load(args)?;
-    report(args, &catalog, &problems, out)
+/// What the report says beside the catalog: what was skipped, and the
+/// built-in groups not served (with why).
+struct Notes<'a> {
+    problems: &'a [LoadProblem],
+    withheld: &'a [(GroupId, String)],
 }
 
-/// With upstream MCP servers: start them all, list them, and report on the
-/// catalog `toolgate serve` would build in front of them.
-fn run_with_upstreams(args: &CatalogArgs, out: &mut dyn Write) -> Result<()> {
+/// Builds the catalog `toolgate serve` would, with its options and
+/// defaults: the configuration (`--config`, else `./toolgate.toml`), the
+/// built-in groups, the manifests, the catalogs and every upstream, each
+/// started and listed, and reports on what it sends.
+pub(crate) fn run(args: &CatalogArgs, out: &mut dyn Write) -> Result<()> {
     // Upstream failures and groups left as tools are logged as warnings.
     crate::output::init_logging();
-    let settings = Settings::load(args.config.as_deref())?;
-    let mut setup = ToolSetup::upstreams(&settings, &args.mcp_config)?;
+    let settings = Settings::load(args.tools.config.as_deref())?;
+    // A catalog asked for by name is measured or refused, not skipped as
+    // the gateway skips what it cannot read.
+    for path in &args.tools.jsonl {
+        std::fs::metadata(path)
+            .with_context(|| format!("cannot import the catalog: {}", path.display()))?;
+    }
+    let mut setup = ToolSetup::new(&args.tools, &settings)?;
+    setup.withhold_broad_files_root(&args.tools);
     setup.start_upstreams_eagerly();
-    let files = setup.config_files;
-    let loaded_schemas = settings.gateway_loaded_schemas();
+    // An empty set of the tools agents write: the store's are each
+    // client's own.
+    setup.add_user_js_tools(
+        Arc::new(MemoryStore::new()),
+        settings.tools.javascript.owner.clone(),
+    )?;
+    let no_sources = setup.options.builtins.is_none()
+        && setup.options.manifest_dirs.is_empty()
+        && setup.options.jsonl_catalogs.is_empty()
+        && setup.upstreams.is_empty();
+    if no_sources {
+        bail!(
+            "no catalog to show: pass --config FILE (or run where ./toolgate.toml is), \
+             --manifests DIR (or run where ./tools is), --jsonl FILE or --mcp-config FILE, or \
+             leave out --no-builtins"
+        );
+    }
+    let files = setup.config_files.clone();
+    let mut tools = setup.options;
+    // As the gateway offers and answers its search.
+    tools.search_above_groups = Some(DEFAULT_SEARCH_ABOVE_GROUPS);
+    tools.routing = Some(settings.routing.clone());
+    tools.found_tools = FoundTools::Loaded;
     let options = GatewayOptions {
-        tools: ToolboxOptions {
-            manifest_dirs: args.manifests.clone(),
-            jsonl_catalogs: args.jsonl.clone(),
-            builtins: None,
-            groups: settings.tools.groups,
-            aliases: settings.tools.aliases,
-            ..ToolboxOptions::default()
-        },
+        tools,
         upstreams: setup.upstreams,
         session_idle_timeout: std::time::Duration::from_secs(60),
         routing: None,
         audit: None,
         rate_limits: Default::default(),
         policies: Default::default(),
-        loaded_schemas,
+        loaded_schemas: settings.gateway_loaded_schemas(),
         load_budget: settings.load_budget,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -80,7 +99,7 @@ fn run_with_upstreams(args: &CatalogArgs, out: &mut dyn Write) -> Result<()> {
             })
             .collect();
         problems.extend(start.import_errors.into_iter().map(import_problem));
-        for (upstream, state) in start.listed {
+        for (upstream, state) in &start.listed {
             if let Err(error) = state {
                 problems.push(LoadProblem {
                     path: config_file.clone(),
@@ -88,7 +107,11 @@ fn run_with_upstreams(args: &CatalogArgs, out: &mut dyn Write) -> Result<()> {
                 });
             }
         }
-        let written = gateway.with_catalog(|catalog| report(args, catalog, &problems, out));
+        let notes = Notes {
+            problems: &problems,
+            withheld: &start.withheld_builtins,
+        };
+        let written = gateway.with_catalog(|catalog| report(args, catalog, &notes, out));
         gateway.shutdown().await;
         written
     })
@@ -108,7 +131,7 @@ fn import_problem(error: ImportError) -> LoadProblem {
 fn report(
     args: &CatalogArgs,
     catalog: &Catalog,
-    problems: &[LoadProblem],
+    notes: &Notes<'_>,
     out: &mut dyn Write,
 ) -> Result<()> {
     if args.prompt {
@@ -121,41 +144,17 @@ fn report(
     let counter = TokenCounter::new(args.encoding)?;
     let cost = CatalogCost::measure(catalog, &counter);
     if args.json {
-        write_json(out, catalog, &cost, problems)
+        write_json(out, catalog, &cost, notes)
     } else {
-        write_text(out, catalog, &cost, problems)
+        write_text(out, catalog, &cost, notes)
     }
-}
-
-fn load(args: &CatalogArgs) -> Result<(Catalog, Vec<LoadProblem>)> {
-    let mut manifests = args.manifests.clone();
-    if manifests.is_empty() && args.jsonl.is_empty() {
-        if !Path::new(DEFAULT_MANIFEST_DIR).is_dir() {
-            bail!(
-                "no catalog to show: pass --manifests DIR or --jsonl FILE (or run where ./{DEFAULT_MANIFEST_DIR} exists)"
-            );
-        }
-        manifests.push(PathBuf::from(DEFAULT_MANIFEST_DIR));
-    }
-    let mut catalog = Catalog::new();
-    let mut problems = Vec::new();
-    let report = load_manifest_dirs(&mut catalog, &manifests);
-    problems.extend(report.errors.into_iter().map(|error| LoadProblem {
-        message: error.reason.to_string(),
-        path: error.path,
-    }));
-    for path in &args.jsonl {
-        let report = import_jsonl(&mut catalog, path).context("cannot import the catalog")?;
-        problems.extend(report.errors.into_iter().map(import_problem));
-    }
-    Ok((catalog, problems))
 }
 
 fn write_json(
     out: &mut dyn Write,
     catalog: &Catalog,
     cost: &CatalogCost,
-    problems: &[LoadProblem],
+    notes: &Notes<'_>,
 ) -> Result<()> {
     let groups: Vec<_> = cost
         .groups
@@ -175,7 +174,8 @@ fn write_json(
         .core_tools()
         .map(|tool| tool.name.as_str())
         .collect();
-    let errors: Vec<_> = problems
+    let errors: Vec<_> = notes
+        .problems
         .iter()
         .map(|problem| json!({"path": problem.path, "reason": problem.message}))
         .collect();
@@ -190,6 +190,11 @@ fn write_json(
         "turn1_tokens": cost.turn1_tokens,
         "reduction": cost.reduction,
         "errors": errors,
+        "not_served": notes
+            .withheld
+            .iter()
+            .map(|(group, why)| json!({"group": group, "reason": why}))
+            .collect::<Vec<_>>(),
     });
     serde_json::to_writer_pretty(&mut *out, &report)?;
     writeln!(out)?;
@@ -200,7 +205,7 @@ fn write_text(
     out: &mut dyn Write,
     catalog: &Catalog,
     cost: &CatalogCost,
-    problems: &[LoadProblem],
+    notes: &Notes<'_>,
 ) -> Result<()> {
     writeln!(
         out,
@@ -260,10 +265,17 @@ fn write_text(
         "  reduction               {:>number_width$.1}%",
         cost.reduction * 100.0
     )?;
-    if !problems.is_empty() {
+    if !notes.withheld.is_empty() {
         writeln!(out)?;
-        writeln!(out, "SKIPPED ({})", problems.len())?;
-        for problem in problems {
+        writeln!(out, "NOT SERVED")?;
+        for (group, why) in notes.withheld {
+            writeln!(out, "  {group}: {why}")?;
+        }
+    }
+    if !notes.problems.is_empty() {
+        writeln!(out)?;
+        writeln!(out, "SKIPPED ({})", notes.problems.len())?;
+        for problem in notes.problems {
             writeln!(out, "  {}: {}", problem.path.display(), problem.message)?;
         }
     }

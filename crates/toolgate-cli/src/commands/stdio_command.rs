@@ -10,11 +10,8 @@ use std::path::{Path, PathBuf};
 
 use toolgate_tools::{FilesAccess, FilesRoot, ToolboxOptions};
 
-use crate::cli::ServeArgs;
+use crate::cli::{DEFAULT_SEARCH_ABOVE_GROUPS, ServeArgs};
 use crate::settings::Settings;
-
-/// `--search-above-groups`' default, which the command need not repeat.
-const DEFAULT_SEARCH_ABOVE_GROUPS: usize = 12;
 
 /// A program and its arguments.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -118,7 +118,13 @@ fn catalog_with_a_config_lists_the_upstreams_and_the_turn_one_saving() {
     )
     .unwrap();
     let output = toolgate(
-        &["catalog", "--mcp-config", "servers.json", "--json"],
+        &[
+            "catalog",
+            "--mcp-config",
+            "servers.json",
+            "--no-builtins",
+            "--json",
+        ],
         dir.path(),
     );
     assert!(output.status.success(), "{}", stderr(&output));
