@@ -409,3 +409,78 @@ fn every_option_of_serve_is_in_the_table_of_configuration_md() {
         );
     }
 }
+
+/// The crates' dependencies on each other, as README.md's and AGENTS.md's
+/// "Dependencies point one way" describe them: a change to one fails here
+/// until they say it.
+#[test]
+fn the_crates_depend_on_each_other_as_the_documents_say() {
+    let layers: &[(&str, &[&str])] = &[
+        ("toolgate-core", &[]),
+        ("toolgate-llm", &[]),
+        ("toolgate-embed", &[]),
+        ("toolgate-js", &[]),
+        ("toolgate-fuzz", &[]),
+        ("toolgate-store", &["toolgate-core"]),
+        (
+            "toolgate-tools",
+            &[
+                "toolgate-core",
+                "toolgate-embed",
+                "toolgate-js",
+                "toolgate-store",
+            ],
+        ),
+        (
+            "toolgate-agent",
+            &[
+                "toolgate-core",
+                "toolgate-llm",
+                "toolgate-store",
+                "toolgate-tools",
+            ],
+        ),
+        (
+            "toolgate-mcp",
+            &["toolgate-core", "toolgate-store", "toolgate-tools"],
+        ),
+        (
+            "toolgate-eval",
+            &[
+                "toolgate-agent",
+                "toolgate-core",
+                "toolgate-llm",
+                "toolgate-store",
+                "toolgate-tools",
+            ],
+        ),
+        (
+            "toolgate-cli",
+            &[
+                "toolgate-agent",
+                "toolgate-core",
+                "toolgate-embed",
+                "toolgate-eval",
+                "toolgate-llm",
+                "toolgate-mcp",
+                "toolgate-store",
+                "toolgate-tools",
+            ],
+        ),
+    ];
+    for (krate, expected) in layers {
+        let manifest =
+            std::fs::read_to_string(repository().join("crates").join(krate).join("Cargo.toml"))
+                .unwrap();
+        let mut found: Vec<&str> = manifest
+            .lines()
+            .skip_while(|line| *line != "[dependencies]")
+            .skip(1)
+            .take_while(|line| !line.starts_with('['))
+            .filter_map(|line| line.split(['.', ' ', '=']).next())
+            .filter(|name| name.starts_with("toolgate-"))
+            .collect();
+        found.sort_unstable();
+        assert_eq!(&found, expected, "{krate}'s toolgate dependencies");
+    }
+}
