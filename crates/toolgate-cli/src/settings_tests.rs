@@ -15,6 +15,25 @@ fn error(text: &str) -> String {
     parse(text).unwrap_err().to_string()
 }
 
+/// The first ```toml block of a document.
+fn first_toml_block(document: &str) -> &str {
+    let start = document.find("```toml\n").unwrap() + "```toml\n".len();
+    let end = start + document[start..].find("```").unwrap();
+    &document[start..end]
+}
+
+#[test]
+fn the_first_configuration_of_the_readme_and_the_reference_is_accepted_as_written() {
+    for document in [
+        include_str!("../../../README.md"),
+        include_str!("../../../docs/configuration.md"),
+    ] {
+        let settings = parse(first_toml_block(document)).unwrap();
+        let names: Vec<&str> = settings.upstreams.iter().map(|u| u.name.as_str()).collect();
+        assert_eq!(names, ["git", "memory", "search"]);
+    }
+}
+
 #[test]
 fn each_section_reaches_its_owner_checked() {
     let settings = parse(
