@@ -39,7 +39,8 @@ CRASHY = FIXTURES / "crashy_server.py"
 def not_available(tool: str, group: str) -> str:
     return (
         f"Tool '{tool}' is not available for this agent. It belongs to tool group '{group}'; "
-        f"call load_tool_group with group_name '{group}' first."
+        f"call load_tool_group with group_name '{group}' and tools [\"{tool}\"] first "
+        "(without tools it loads the whole group)."
     )
 
 
