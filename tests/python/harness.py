@@ -395,7 +395,7 @@ class GatewayFactory:
 
     def config(self, toml: str, name: str = "toolgate.toml") -> Path:
         path = self.tmp / name
-        path.write_text(toml)
+        path.write_text(deferred(toml))
         return path
 
     def __call__(
@@ -412,8 +412,11 @@ class GatewayFactory:
         transport = transport or self.transport
         self._count += 1
         args = ["--store", str(store or self.store), "--files-root", str(self.files_root)]
-        if config is not None:
-            args += ["--config", str(config)]
+        if config is None:
+            # The stories of loading groups are told on catalogs small enough that the
+            # gateway would send every tool by default.
+            config = self.config("", name="deferred.toml")
+        args += ["--config", str(config)]
         if session is not None:
             args += ["--session", session]
         args += extra_args or []
@@ -429,6 +432,16 @@ class GatewayFactory:
     def stop_all(self) -> None:
         for gateway in reversed(self.started):
             gateway.stop()
+
+
+def deferred(toml: str) -> str:
+    """`toml` with `[tools] defer = "always"` unless it says otherwise: the gateway defers its
+    tools whatever the catalog's size."""
+    if "defer =" in toml:
+        return toml
+    if "[tools]\n" in toml:
+        return toml.replace("[tools]\n", '[tools]\ndefer = "always"\n', 1)
+    return toml + '\n[tools]\ndefer = "always"\n'
 
 
 def python_upstream(name: str, script: Path, **fields: Any) -> str:

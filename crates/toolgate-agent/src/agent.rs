@@ -20,8 +20,8 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use toolgate_core::routing::Router;
 use toolgate_core::{
-    ActiveToolSet, CALL_TOOL_TOOL_NAME, GroupId, LoadBudget, LoadedSchemas, Message, MessageKind,
-    TokenCounter, ToolStatus, restore_active_set,
+    ActiveToolSet, CALL_TOOL_TOOL_NAME, Deferral, GroupId, LoadBudget, LoadedSchemas, Message,
+    MessageKind, TokenCounter, ToolStatus, restore_active_set,
 };
 use toolgate_llm::{ChatModel, LlmError};
 use toolgate_store::{
@@ -77,6 +77,12 @@ pub struct AgentOptions {
     /// recorded in history), and its answer says which went. No bound by
     /// default.
     pub load_budget: LoadBudget,
+    /// Whether a turn defers the tools (core tools, the group listing,
+    /// loads on demand) or sends every tool with no meta-tools: decided
+    /// each turn for the catalog as it is and the model's context window
+    /// ([`Agent::delivery`]). Always deferred by default; `toolgate chat`
+    /// decides automatically (`[tools] defer`).
+    pub deferral: Deferral,
 }
 
 /// A store of routing outcomes and the key of the catalog they are about
@@ -102,6 +108,7 @@ impl Default for AgentOptions {
             loaded_schemas: LoadedSchemas::ToolList,
             compaction: Compaction::Off,
             load_budget: LoadBudget::Unlimited,
+            deferral: Deferral::Always,
         }
     }
 }

@@ -26,7 +26,7 @@
 
 use tokio_util::sync::CancellationToken;
 use toolgate_core::{
-    COMPACTION_PROMPT, COMPACTION_SUMMARY_HEADING, Message, MessageKind, restore_active_set,
+    COMPACTION_PROMPT, COMPACTION_SUMMARY_HEADING, Message, MessageKind, Mode, restore_active_set,
     system_prompt,
 };
 use toolgate_llm::{ChatMessage, ChatRequest, StreamEvent};
@@ -36,7 +36,7 @@ use crate::agent::{Agent, AgentError};
 use crate::compaction::{CompactError, Compacted, Compaction, Context};
 use crate::event::{TurnEvent, TurnEvents};
 use crate::transcript::chat_messages_with;
-use crate::turn::tool_spec;
+use crate::turn::{tool_spec, whole_tools};
 
 /// Whether `history` has anything a summary would replace: a message after
 /// its last compaction record.
@@ -176,18 +176,25 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
 
     /// What a model call on `history` would be sent outside a turn: the
     /// conversation's base prompt with the group listing, its messages, and
-    /// the tools its requests list.
+    /// the tools its requests list (every tool, and no listing, when the
+    /// agent sends them all).
     pub(crate) async fn context(
         &self,
         conversation: &ConversationId,
         history: &[StoredMessage],
     ) -> Context {
         let identity = self.identity(conversation, history).await;
+        let whole = self.delivery().mode == Mode::Whole;
         let catalog = self.toolbox.catalog();
-        let listed = self.listed_set(history, &catalog);
-        let definitions = listed.definitions(&catalog);
+        let (definitions, system) = if whole {
+            (whole_tools(&catalog), identity.system_prompt)
+        } else {
+            let listed = self.listed_set(history, &catalog);
+            let system = system_prompt(&identity.system_prompt, &catalog);
+            (listed.definitions(&catalog), system)
+        };
         Context {
-            system: system_prompt(&identity.system_prompt, &catalog),
+            system,
             messages: chat_messages_with(
                 history.iter().map(|m| &m.message),
                 self.options.loaded_schemas,

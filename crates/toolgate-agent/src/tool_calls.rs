@@ -16,7 +16,7 @@ use serde_json::Value;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use toolgate_core::{
-    ActiveToolSet, FailedInAgent, HostEvent, Message, MetaCall, MetaTool, ToolDefinition,
+    ActiveToolSet, FailedInAgent, HostEvent, Message, MetaCall, MetaTool, Mode, ToolDefinition,
     ToolStatus,
 };
 use toolgate_llm::ToolCall;
@@ -108,7 +108,12 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
                 name: tool_call.name.clone(),
                 arguments: tool_call.arguments.clone(),
             });
-            if let Some(meta_tool) = self.toolbox.meta_tools().recognize(&tool_call.name) {
+            let meta = match turn.mode {
+                Mode::Deferred => self.toolbox.meta_tools().recognize(&tool_call.name),
+                // No meta-tool is offered: a call of one is not available.
+                Mode::Whole => None,
+            };
+            if let Some(meta_tool) = meta {
                 meta_calls.push((tool_call, meta_tool));
             } else {
                 let task = ToolTask {

@@ -14,9 +14,9 @@ use std::collections::{HashMap, HashSet};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use toolgate_core::{
-    ActiveToolSet, Catalog, CatalogTool, GroupId, LOAD_TOOL_GROUP_TOOL_NAME, LoadBudget,
-    LoadedSchemas, Message, MessageKind, SessionTools, ToolDefinition, restore_active_set,
-    system_prompt,
+    ActiveToolSet, Catalog, CatalogTool, Delivery, GroupId, LOAD_TOOL_GROUP_TOOL_NAME, LoadBudget,
+    LoadedSchemas, Message, MessageKind, Mode, SessionTools, ToolDefinition, ToolKind,
+    restore_active_set, system_prompt,
 };
 use toolgate_llm::{ChatRequest, ChatResponse, StreamEvent, ToolLimits, ToolSpec};
 use toolgate_store::{AgentStore, ConversationId, ConversationStore, StoredMessage};
@@ -72,6 +72,8 @@ pub(crate) struct Turn {
     /// Which loaded groups the requests list.
     pub(crate) listed: Listed,
     pub(crate) visibility: Visibility,
+    /// Whether the turn defers the tools or sends every one of them.
+    pub(crate) mode: Mode,
     pub(crate) progress: Progress,
     catalog_cost: CatalogCost,
     /// Each model call's report, in order.
@@ -114,13 +116,18 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
         let history = self.store.messages(conversation).await?;
         let identity = self.identity(conversation, &history).await;
         let listed = self.listed(&history);
+        let mode = self.delivery().mode;
         let mut turn = Turn {
             conversation: conversation.clone(),
             context: identity.context,
             system: identity.system_prompt,
             tools: self.restore(conversation, &history).await,
             listed,
-            visibility: Visibility::Loaded,
+            visibility: match mode {
+                Mode::Deferred => Visibility::Loaded,
+                Mode::Whole => Visibility::Catalog,
+            },
+            mode,
             progress: Progress::default(),
             catalog_cost: self.catalog_cost(),
             calls: Vec::new(),
@@ -128,7 +135,8 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
             ranked: Vec::new(),
             compaction_tried,
         };
-        if let (Some(router), Some(text)) = (&self.options.router, user_text) {
+        if let (Mode::Deferred, Some(router), Some(text)) = (mode, &self.options.router, user_text)
+        {
             turn.visibility = self
                 .route(router, &mut turn, text, &history, events)
                 .await?;
@@ -283,6 +291,9 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
 
     fn request(&self, turn: &Turn, history: &[StoredMessage]) -> Request {
         let catalog = self.toolbox.catalog();
+        if turn.mode == Mode::Whole {
+            return self.whole_request(turn, history, &catalog);
+        }
         let mut definitions = turn.listed().definitions(&catalog);
         if turn.visibility == Visibility::Catalog {
             // The loaded tools keep their place (a cache-friendly prefix); every
@@ -310,6 +321,41 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
             tools_sent: definitions.len(),
             tool_tokens,
         }
+    }
+
+    /// A request of a turn that sends every tool: each one but the
+    /// meta-tools, and the base prompt without the group listing.
+    fn whole_request(&self, turn: &Turn, history: &[StoredMessage], catalog: &Catalog) -> Request {
+        let definitions = whole_tools(catalog);
+        let tool_tokens = definitions.iter().map(|d| self.schema_tokens(d)).sum();
+        let request = ChatRequest {
+            system: turn.system.clone(),
+            messages: chat_messages_with(
+                history.iter().map(|m| &m.message),
+                self.options.loaded_schemas,
+            ),
+            tools: definitions.iter().map(|d| tool_spec(d)).collect(),
+        };
+        Request {
+            request,
+            tools_sent: definitions.len(),
+            tool_tokens,
+        }
+    }
+
+    /// How the tools reach the model now: deferred, or every tool sent,
+    /// by [`AgentOptions::deferral`](crate::AgentOptions::deferral) for the
+    /// catalog as it is, the model's context window and its tool limit.
+    pub fn delivery(&self) -> Delivery {
+        let catalog = self.toolbox.catalog();
+        let tools = whole_tools(&catalog);
+        let tokens = tools.iter().map(|d| self.schema_tokens(d)).sum();
+        self.options.deferral.decide(
+            tools.len(),
+            tokens,
+            self.model.context_window(),
+            self.model.tool_limits().tools,
+        )
     }
 
     /// Tokens of one tool's schema: as the router counted them for its
@@ -438,6 +484,16 @@ fn whole_catalog<'c>(
         }
     }
     definitions
+}
+
+/// Every tool of `catalog` a turn that sends them all sends: all but the
+/// meta-tools, in catalog order.
+pub(crate) fn whole_tools(catalog: &Catalog) -> Vec<&ToolDefinition> {
+    catalog
+        .tools()
+        .filter(|tool| tool.kind() != ToolKind::Meta)
+        .map(|tool| tool.definition)
+        .collect()
 }
 
 /// A tool definition as a provider receives it.

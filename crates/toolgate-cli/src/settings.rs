@@ -14,7 +14,9 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use toolgate_core::routing::{RoutingConfig, RoutingError, Taxonomy};
-use toolgate_core::{Catalog, LoadBudget, LoadedSchemas, ToolPolicy};
+use toolgate_core::{
+    Catalog, DEFAULT_CONTEXT_WINDOW, Deferral, LoadBudget, LoadedSchemas, ToolPolicy,
+};
 use toolgate_llm::ModelSettings;
 use toolgate_mcp::config::{UpstreamConfig, UpstreamTransport};
 use toolgate_mcp::{ClientName, Clients, OAuthSettings, RateLimitSettings};
@@ -71,6 +73,12 @@ pub(crate) struct Settings {
     /// `[tools] max_loaded_tokens`: the bound on the tokens of the loaded
     /// groups' schemas, for `toolgate chat` and `toolgate serve`.
     pub(crate) load_budget: LoadBudget,
+    /// `[tools] defer` and `defer_share`: when `toolgate chat` and
+    /// `toolgate serve` defer the tools or send them all.
+    pub(crate) deferral: Deferral,
+    /// `[tools] context_window`: the model's context window `toolgate
+    /// serve` assumes for `defer_share` ([`Self::gateway_context_window`]).
+    pub(crate) context_window: Option<usize>,
     /// `[routing]`: checked but for the groups it names, which
     /// [`Settings::routing_taxonomy`] checks against the catalog.
     pub(crate) routing: RoutingConfig,
@@ -157,6 +165,12 @@ impl Settings {
     /// 0-2 more uncached, on seven catalogs left out).
     pub(crate) fn chat_loaded_schemas(&self) -> LoadedSchemas {
         self.loaded_schemas.unwrap_or(LoadedSchemas::Conversation)
+    }
+
+    /// The context window `toolgate serve` measures `defer_share` against:
+    /// `[tools] context_window`, else a 200,000-token window.
+    pub(crate) fn gateway_context_window(&self) -> usize {
+        self.context_window.unwrap_or(DEFAULT_CONTEXT_WINDOW)
     }
 
     /// Where `toolgate serve` puts loaded schemas: the tool list unless set,

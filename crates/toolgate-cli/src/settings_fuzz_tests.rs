@@ -117,6 +117,9 @@ const SECTIONS: &[Section] = &[
             ("timeout_seconds", Kind::Number),
             ("loaded_schemas", Kind::String),
             ("max_loaded_tokens", Kind::Number),
+            ("defer", Kind::String),
+            ("defer_share", Kind::Number),
+            ("context_window", Kind::Number),
         ],
     },
     Section {

@@ -2,7 +2,7 @@ use std::time::Duration;
 
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
-use toolgate_core::ActionPolicy;
+use toolgate_core::{ActionPolicy, DEFAULT_DEFER_SHARE};
 use toolgate_tools::{GroupExposure, GroupSettings, Startup};
 
 use super::*;
@@ -251,6 +251,47 @@ fn an_unknown_place_for_loaded_schemas_is_an_error_with_its_line() {
     assert!(not_text.contains("loaded_schemas"), "{not_text}");
     let typo = error("[tools]\nloaded_schema = \"conversation\"\n");
     assert!(typo.contains("unknown field `loaded_schema`"), "{typo}");
+}
+
+#[test]
+fn tools_are_deferred_over_a_share_of_the_context_window_unless_set_otherwise() {
+    let settings = parse("").unwrap();
+    assert_eq!(
+        settings.deferral,
+        Deferral::Auto {
+            share: DEFAULT_DEFER_SHARE
+        }
+    );
+    assert_eq!(settings.gateway_context_window(), DEFAULT_CONTEXT_WINDOW);
+    let settings =
+        parse("[tools]\ndefer = \"auto\"\ndefer_share = 0.05\ncontext_window = 128000\n").unwrap();
+    assert_eq!(settings.deferral, Deferral::Auto { share: 0.05 });
+    assert_eq!(settings.gateway_context_window(), 128_000);
+    assert_eq!(
+        parse("[tools]\ndefer = \"always\"\n").unwrap().deferral,
+        Deferral::Always
+    );
+    assert_eq!(
+        parse("[tools]\ndefer = \"never\"\n").unwrap().deferral,
+        Deferral::Never
+    );
+    assert_eq!(
+        error("[tools]\ndefer = \"sometimes\"\n"),
+        "toolgate.toml:2: [tools]: `defer` is \"auto\", \"always\" or \"never\", not \"sometimes\""
+    );
+    assert_eq!(
+        error("[tools]\ndefer_share = 1.5\n"),
+        "toolgate.toml:2: [tools]: `defer_share` is a share of the context window, above 0 and \
+         at most 1, not 1.5"
+    );
+    assert_eq!(
+        error("[tools]\ndefer = \"never\"\ndefer_share = 0.1\n"),
+        "toolgate.toml:3: [tools]: `defer_share` applies to `defer = \"auto\"`, not `defer = \"never\"`"
+    );
+    assert_eq!(
+        error("[tools]\ncontext_window = 10\n"),
+        "toolgate.toml:2: [tools]: `context_window` must be at least 1000 tokens, not 10"
+    );
 }
 
 #[test]

@@ -582,6 +582,11 @@ pub const GATEWAY_INSTRUCTIONS: &str = "toolgate gateway. Most tools sit in grou
 load_tool_group with a group's name to add its tools. Clients that do not refresh their tool \
 list can run any loaded tool with call_tool.";
 
+/// What an MCP gateway's server instructions say when it sends every tool
+/// ([`crate::Mode::Whole`]): there is no group to load.
+pub const GATEWAY_INSTRUCTIONS_WHOLE: &str = "toolgate gateway. Every tool is in the tool list: \
+call any of them directly.";
+
 /// `The gateway is shutting down and takes no new calls; retry once it is
 /// back.`: a call that came while the gateway drains.
 ///

@@ -15,6 +15,7 @@ mod active_set;
 mod answers;
 mod catalog;
 mod contract;
+mod delivery;
 mod error;
 mod group;
 mod groups_found;
@@ -56,7 +57,11 @@ pub use contract::{
     TOOL_GROUPS_HEADING, TOOL_GROUPS_INSTRUCTION, TOOLS_PARAMETER, UNLOAD_TOOL_GROUP_TOOL_NAME,
 };
 pub use contract::{
-    FailedInGateway, GATEWAY_INSTRUCTIONS, GatewayShuttingDown, NameTooLong, SessionUnreadable,
+    FailedInGateway, GATEWAY_INSTRUCTIONS, GATEWAY_INSTRUCTIONS_WHOLE, GatewayShuttingDown,
+    NameTooLong, SessionUnreadable,
+};
+pub use delivery::{
+    DEFAULT_CONTEXT_WINDOW, DEFAULT_DEFER_SHARE, Deferral, Delivery, Mode, thousands,
 };
 pub use error::{
     CatalogError, ImportError, ManifestError, ManifestErrorReason, SchemaError, TokenizerError,

@@ -4,6 +4,7 @@
 //! per conversation.
 
 use std::fmt::Write as _;
+use toolgate_core::thousands;
 
 use crate::oracle::FIXED_RESULT;
 use crate::replay::{Replay, ReplayMode, ReplayRun};
@@ -329,17 +330,4 @@ fn conversations_table(out: &mut String, runs: &[ReplayRun]) {
 /// `part` as a percentage of `whole`, one decimal.
 fn percent(part: usize, whole: usize) -> String {
     format!("{:.1}%", part as f64 * 100.0 / whole.max(1) as f64)
-}
-
-/// `n` with a comma between thousands.
-fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (index, digit) in digits.chars().enumerate() {
-        if index > 0 && (digits.len() - index).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(digit);
-    }
-    out
 }

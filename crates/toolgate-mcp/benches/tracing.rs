@@ -51,6 +51,8 @@ fn gateway(runtime: &tokio::runtime::Runtime) -> std::sync::Arc<Gateway<MemorySt
         policies: Default::default(),
         loaded_schemas: Default::default(),
         load_budget: Default::default(),
+        deferral: toolgate_core::Deferral::Always,
+        context_window: toolgate_core::DEFAULT_CONTEXT_WINDOW,
     };
     let (gateway, _) = runtime
         .block_on(Gateway::start(options, MemoryStore::new()))

@@ -27,7 +27,9 @@ use std::time::Duration;
 
 use tokio::sync::broadcast;
 use toolgate_core::routing::RoutingConfig;
-use toolgate_core::{Catalog, GroupVisibility, LoadBudget, LoadedSchemas, MetaTool, ToolPolicy};
+use toolgate_core::{
+    Catalog, Deferral, Delivery, GroupVisibility, LoadBudget, LoadedSchemas, MetaTool, ToolPolicy,
+};
 use toolgate_store::{ConversationId, ConversationStore};
 use toolgate_tools::{
     CatalogChange, ListedSource, StartReport, Toolbox, ToolboxError, ToolboxOptions,
@@ -46,6 +48,7 @@ use crate::upstream::{Upstream, restart_counts};
 
 mod access;
 mod call;
+mod delivery;
 mod listing;
 mod meta;
 mod passthrough;
@@ -83,6 +86,10 @@ pub struct GatewayOptions {
     /// it, a load unloads the groups the session called least recently
     /// (each unload recorded in its history), and its answer says which.
     pub load_budget: LoadBudget,
+    /// When the gateway defers its tools or sends every one of them.
+    pub deferral: Deferral,
+    /// The context window `deferral`'s share is of.
+    pub context_window: usize,
 }
 
 /// The gateway. Share it in an [`Arc`]; every method takes `&self`.
@@ -107,6 +114,12 @@ pub struct Gateway<S> {
     loaded_schemas: LoadedSchemas,
     /// The bound on a session's loaded schemas.
     load_budget: LoadBudget,
+    /// When the gateway defers its tools.
+    deferral: Deferral,
+    /// The context window `deferral`'s share is of.
+    context_window: usize,
+    /// How it delivers them now ([`Self::delivery`]).
+    delivery: std::sync::RwLock<Delivery>,
 }
 
 /// The named clients, their policies and the rate limits, as configured.
@@ -151,6 +164,10 @@ impl<S: ConversationStore + 'static> Gateway<S> {
                 .map(|upstream| Arc::clone(upstream) as Arc<dyn ListedSource>),
         );
         let (toolbox, report) = Toolbox::start(tools).await?;
+        if options.deferral != Deferral::Always {
+            // Whether to send every tool depends on all of them.
+            toolbox.list_every_source().await;
+        }
         let changes = toolbox.subscribe_changes();
         let elsewhere = store.changes();
         let metrics = Arc::new(Metrics::new());
@@ -176,7 +193,15 @@ impl<S: ConversationStore + 'static> Gateway<S> {
             })),
             loaded_schemas: options.loaded_schemas,
             load_budget: options.load_budget,
+            deferral: options.deferral,
+            context_window: options.context_window,
+            delivery: std::sync::RwLock::new(options.deferral.decide(0, 0, 0, None)),
         });
+        let decided = gateway.with_catalog(|catalog| gateway.decide(catalog));
+        *gateway
+            .delivery
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = decided;
         tokio::spawn(watch_changes(Arc::downgrade(&gateway), changes));
         if let Some(elsewhere) = elsewhere {
             tokio::spawn(watch_elsewhere(Arc::downgrade(&gateway), elsewhere));
@@ -231,6 +256,7 @@ async fn watch_changes<S: ConversationStore + 'static>(
         let Some(gateway) = gateway.upgrade() else {
             return;
         };
+        gateway.redecide().await;
         let group = match &change {
             CatalogChange::Group(group) => Some(group),
             CatalogChange::CoreTools => None,

@@ -18,7 +18,7 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
-use toolgate_core::{GATEWAY_INSTRUCTIONS, tool_groups_section};
+use toolgate_core::{GATEWAY_INSTRUCTIONS, GATEWAY_INSTRUCTIONS_WHOLE, Mode, tool_groups_section};
 use toolgate_store::{ConversationId, ConversationStore};
 
 use crate::bounded::bounded;
@@ -187,7 +187,10 @@ impl<S: ConversationStore + 'static> ServerHandler for GatewayHandler<S> {
                 .build(),
         )
         .with_server_info(Implementation::new("toolgate", env!("CARGO_PKG_VERSION")))
-        .with_instructions(GATEWAY_INSTRUCTIONS)
+        .with_instructions(match self.gateway.delivery().mode {
+            Mode::Whole => GATEWAY_INSTRUCTIONS_WHOLE,
+            Mode::Deferred => GATEWAY_INSTRUCTIONS,
+        })
     }
 
     /// The handshake: the instructions list the groups this caller sees.
@@ -199,7 +202,9 @@ impl<S: ConversationStore + 'static> ServerHandler for GatewayHandler<S> {
         let scope = self.scope(&context).await?;
         context.peer.set_peer_info(request.clone());
         let mut result = self.negotiate_initialize(&request)?;
-        if let Some(groups) = self.gateway.with_view(&scope, tool_groups_section) {
+        if self.gateway.delivery().mode == Mode::Whole {
+            result.instructions = Some(GATEWAY_INSTRUCTIONS_WHOLE.to_owned());
+        } else if let Some(groups) = self.gateway.with_view(&scope, tool_groups_section) {
             result.instructions = Some(format!("{GATEWAY_INSTRUCTIONS}\n\n{groups}"));
         }
         Ok(result)

@@ -381,6 +381,11 @@ fn groups<S: ConversationStore + 'static>(
         );
     }
     page.push_str("</table>");
+    let _ = write!(
+        page,
+        "<p class=\"note\" data-delivery>Tools sent: {}.</p>",
+        escape(&gateway.delivery().explained())
+    );
     // A built-in group its configuration leaves out: why, and how to offer it.
     for (group, why) in gateway.toolbox().withheld_groups() {
         let _ = write!(

@@ -270,6 +270,16 @@ impl Toolbox {
         reserved
     }
 
+    /// Makes every listed source's tools known, so the catalog's size is
+    /// (what a host measures to decide whether to send every tool): each
+    /// never listed is listed, and stopped again unless it ran. One that
+    /// cannot be listed is left out, as its own warning says.
+    pub async fn list_every_source(&self) {
+        let listed = self.listed();
+        let _ = list_never_listed(&self.state, &listed, &listed, FailedBefore::Skip).await;
+        self.state.log_renamed();
+    }
+
     /// Makes known the tools an active set shows: its loaded groups (a
     /// restored session's source may not run yet) and the always-visible
     /// groups. A group whose source fails is logged and left out.

@@ -1,4 +1,5 @@
 mod compaction;
+mod delivery;
 mod faults;
 mod load_budget;
 mod loaded_schemas;

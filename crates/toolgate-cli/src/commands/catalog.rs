@@ -10,7 +10,8 @@ use std::sync::Arc;
 use anyhow::{Context, Result, bail};
 use serde_json::json;
 use toolgate_core::{
-    Catalog, CatalogCost, FoundTools, GroupId, ImportError, TokenCounter, tool_groups_section,
+    Catalog, CatalogCost, Delivery, FoundTools, GroupId, ImportError, Mode, TokenCounter,
+    thousands, tool_groups_section,
 };
 use toolgate_mcp::{Gateway, GatewayOptions};
 use toolgate_store::MemoryStore;
@@ -30,6 +31,8 @@ struct LoadProblem {
 struct Notes<'a> {
     problems: &'a [LoadProblem],
     withheld: &'a [(GroupId, String)],
+    /// Whether `toolgate serve` would send every tool or defer them.
+    delivery: Delivery,
 }
 
 /// Builds the catalog `toolgate serve` would, with its options and
@@ -82,6 +85,8 @@ pub(crate) fn run(args: &CatalogArgs, out: &mut dyn Write) -> Result<()> {
         policies: Default::default(),
         loaded_schemas: settings.gateway_loaded_schemas(),
         load_budget: settings.load_budget,
+        deferral: settings.deferral,
+        context_window: settings.gateway_context_window(),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -110,6 +115,7 @@ pub(crate) fn run(args: &CatalogArgs, out: &mut dyn Write) -> Result<()> {
         let notes = Notes {
             problems: &problems,
             withheld: &start.withheld_builtins,
+            delivery: gateway.delivery(),
         };
         let written = gateway.with_catalog(|catalog| report(args, catalog, &notes, out));
         gateway.shutdown().await;
@@ -189,6 +195,14 @@ fn write_json(
         "listing_tokens": cost.listing_tokens,
         "turn1_tokens": cost.turn1_tokens,
         "reduction": cost.reduction,
+        "sent": {
+            "mode": match notes.delivery.mode {
+                Mode::Whole => "whole",
+                Mode::Deferred => "deferred",
+            },
+            "why": notes.delivery.to_string(),
+            "context_window": notes.delivery.window,
+        },
         "errors": errors,
         "not_served": notes
             .withheld
@@ -265,6 +279,9 @@ fn write_text(
         "  reduction               {:>number_width$.1}%",
         cost.reduction * 100.0
     )?;
+    writeln!(out)?;
+    writeln!(out, "SENT BY toolgate serve ([tools] defer)")?;
+    writeln!(out, "  {}", notes.delivery)?;
     if !notes.withheld.is_empty() {
         writeln!(out)?;
         writeln!(out, "NOT SERVED")?;
@@ -280,30 +297,4 @@ fn write_text(
         }
     }
     Ok(())
-}
-
-/// `12345` -> `12,345`.
-fn thousands(number: usize) -> String {
-    let digits = number.to_string();
-    let mut grouped = String::with_capacity(digits.len() + digits.len() / 3);
-    for (index, digit) in digits.chars().enumerate() {
-        if index > 0 && (digits.len() - index).is_multiple_of(3) {
-            grouped.push(',');
-        }
-        grouped.push(digit);
-    }
-    grouped
-}
-
-#[cfg(test)]
-mod tests {
-    use super::thousands;
-
-    #[test]
-    fn thousands_groups_digits() {
-        assert_eq!(thousands(0), "0");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(1000), "1,000");
-        assert_eq!(thousands(1234567), "1,234,567");
-    }
 }

@@ -324,6 +324,7 @@ async fn run_chat<S: ConversationStore + AgentStore + RoutingOutcomeStore + 'sta
             _ => Compaction::Off,
         },
         load_budget: settings.load_budget,
+        deferral: settings.deferral,
     };
     // The router counts with the same counter for its budget.
     let counter = TokenCounter::shared()

@@ -252,6 +252,8 @@ async fn start_gateway<S: ConversationStore + 'static>(
         policies: Arc::new(settings.policies.clone()),
         loaded_schemas: settings.gateway_loaded_schemas(),
         load_budget: settings.load_budget,
+        deferral: settings.deferral,
+        context_window: settings.gateway_context_window(),
     };
     let started = Gateway::start(options, store).await;
     if let Some(line) = &progress {
@@ -378,6 +380,10 @@ fn started_banner<S: ConversationStore + 'static>(
         &started.manifest_dirs,
         store_label,
     );
+    banner.push_str(&format!(
+        "  tools sent: {}\n",
+        started.gateway.delivery().explained()
+    ));
     if let Some(path) = &started.audit_path {
         banner.push_str(&format!(
             "  audit log: {} (one line per tool call)\n",

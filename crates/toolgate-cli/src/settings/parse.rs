@@ -9,7 +9,8 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use toml::Spanned;
-use toolgate_core::{LoadBudget, LoadedSchemas, ToolPolicy};
+use toolgate_core::{DEFAULT_DEFER_SHARE, Deferral, LoadBudget, LoadedSchemas, ToolPolicy};
+use toolgate_llm::MIN_CONTEXT_WINDOW;
 use toolgate_mcp::config::{RawUpstream, UpstreamConfig, first_duplicate};
 use toolgate_mcp::{ClientName, Clients, OAuthError, OAuthSettings, RateLimitSettings, TokenHash};
 use toolgate_tools::{RawAlias, RawGroupSettings, RawToolsSettings, RawWebSettings, ToolSettings};
@@ -58,6 +59,7 @@ impl Settings {
         let upstreams = file.upstreams(upstream)?;
         let mut tool_settings = file.tool_settings(groups, aliases, web)?;
         let load_budget = file.load_budget(tools.as_ref())?;
+        let (deferral, context_window) = file.deferral(tools.as_ref())?;
         let loaded_schemas = file.tools_table(tools, &mut tool_settings)?;
         let store = file.store(store)?;
         let auth = auth.map(|auth| {
@@ -82,6 +84,8 @@ impl Settings {
             tools: tool_settings,
             loaded_schemas,
             load_budget,
+            deferral,
+            context_window,
             routing,
             routing_places,
             model: model.unwrap_or_default(),
@@ -233,6 +237,9 @@ impl Reader<'_> {
             javascript,
             loaded_schemas: where_to,
             max_loaded_tokens: _,
+            defer: _,
+            defer_share: _,
+            context_window: _,
         } = table.into_inner();
         let table = RawToolsSettings {
             timeout_seconds,
@@ -277,6 +284,78 @@ impl Reader<'_> {
             )),
             budget => Ok(LoadBudget::Tokens(budget)),
         }
+    }
+
+    /// `[tools] defer` (`"auto"` unless set, `"always"` or `"never"`), its
+    /// `defer_share` (of the context window, in (0, 1]; for `"auto"` only),
+    /// and `context_window` (what `toolgate serve` assumes; at least 1,000).
+    fn deferral(
+        &self,
+        table: Option<&Spanned<RawTools>>,
+    ) -> Result<(Deferral, Option<usize>), SettingsError> {
+        let Some(table) = table.map(Spanned::get_ref) else {
+            return Ok((Deferral::default(), None));
+        };
+        let error = |span, reason: String| self.at(span, "[tools]".to_owned(), reason);
+        let share = match &table.defer_share {
+            None => None,
+            Some(share) => {
+                let value = *share.get_ref();
+                if !(value > 0.0 && value <= 1.0) {
+                    return Err(error(
+                        share.span(),
+                        format!(
+                            "`defer_share` is a share of the context window, above 0 and at most 1, not {value}"
+                        ),
+                    ));
+                }
+                Some((value, share.span()))
+            }
+        };
+        let deferral = match table
+            .defer
+            .as_ref()
+            .map(|defer| (defer.get_ref().as_str(), defer.span()))
+        {
+            None | Some(("auto", _)) => Deferral::Auto {
+                share: share.map_or(DEFAULT_DEFER_SHARE, |(value, _)| value),
+            },
+            Some((setting @ ("always" | "never"), _)) => {
+                if let Some((_, span)) = share {
+                    return Err(error(
+                        span,
+                        format!(
+                            "`defer_share` applies to `defer = \"auto\"`, not `defer = \"{setting}\"`"
+                        ),
+                    ));
+                }
+                if setting == "always" {
+                    Deferral::Always
+                } else {
+                    Deferral::Never
+                }
+            }
+            Some((other, span)) => {
+                return Err(error(
+                    span,
+                    format!("`defer` is \"auto\", \"always\" or \"never\", not {other:?}"),
+                ));
+            }
+        };
+        let context_window = match &table.context_window {
+            None => None,
+            Some(window) if *window.get_ref() < MIN_CONTEXT_WINDOW => {
+                return Err(error(
+                    window.span(),
+                    format!(
+                        "`context_window` must be at least {MIN_CONTEXT_WINDOW} tokens, not {}",
+                        window.get_ref()
+                    ),
+                ));
+            }
+            Some(window) => Some(*window.get_ref()),
+        };
+        Ok((deferral, context_window))
     }
 
     /// `[store]`, its password file relative to the configuration file.

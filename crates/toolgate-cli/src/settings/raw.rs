@@ -55,8 +55,8 @@ pub(super) struct RawSettings {
 }
 
 /// `[tools]` as written: toolgate-tools' keys ([`RawToolsSettings`]),
-/// `loaded_schemas` and `max_loaded_tokens`, which are the agent's and the
-/// gateway's.
+/// `loaded_schemas`, `max_loaded_tokens`, `defer`, `defer_share` and
+/// `context_window`, which are the agent's and the gateway's.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawTools {
@@ -68,6 +68,12 @@ pub(super) struct RawTools {
     pub(super) loaded_schemas: Option<Spanned<String>>,
     #[serde(default)]
     pub(super) max_loaded_tokens: Option<Spanned<usize>>,
+    #[serde(default)]
+    pub(super) defer: Option<Spanned<String>>,
+    #[serde(default)]
+    pub(super) defer_share: Option<Spanned<f64>>,
+    #[serde(default)]
+    pub(super) context_window: Option<Spanned<usize>>,
 }
 
 /// `[auth]` as written.

@@ -46,6 +46,8 @@ async fn gateway(files_root: &Path, upstreams: Vec<UpstreamConfig>) -> Arc<Gatew
         policies: Default::default(),
         loaded_schemas: Default::default(),
         load_budget: Default::default(),
+        deferral: toolgate_core::Deferral::Always,
+        context_window: toolgate_core::DEFAULT_CONTEXT_WINDOW,
     };
     Gateway::start(options, MemoryStore::new()).await.unwrap().0
 }

@@ -23,6 +23,7 @@ pub(super) fn chat(server: &ScriptedServer, wire: Wire, dir: &Path, args: &[&str
 /// `toolgate chat` with its SQLite store in `dir`; the caller adds the rest.
 fn chat_command(server: &ScriptedServer, wire: Wire, dir: &Path) -> Command {
     super::support::pin_tool_list(dir);
+    super::support::pin_deferred(dir);
     // Tool vectors are cached, and models looked for, under the test's
     // directory, not the home.
     let mut command = super::support::toolgate(dir);

@@ -194,6 +194,18 @@ fn a_gateway_started_in_the_root_or_the_home_directory_serves_no_files_unless_to
             )),
             "{page}"
         );
+        // The banner and the status page say alike how the tools are sent.
+        let sent = banner
+            .lines()
+            .find_map(|line| line.strip_prefix("  tools sent: "))
+            .unwrap_or_else(|| panic!("{banner}"));
+        assert!(sent.ends_with(", sent whole ([tools] defer)"), "{sent}");
+        assert!(
+            page.contains(&format!(
+                "<p class=\"note\" data-delivery>Tools sent: {sent}.</p>"
+            )),
+            "{page}"
+        );
         let _ = gateway.kill();
         let _ = gateway.wait();
     }

@@ -46,11 +46,9 @@ async fn a_chat_session_reads_as_commands_md_shows() {
     // The model's turns; the provider's token counts are the page's.
     let server = ScriptedServer::start().await.unwrap();
     for turn in [
-        ScriptedTurn::tool_call("c1", "load_tool_group", json!({"group_name": "files"}))
-            .with_usage(612, 18),
-        ScriptedTurn::tool_call("c2", "files_read", json!({"path": "notes.txt"}))
-            .with_usage(1094, 21),
-        ScriptedTurn::text("It says \"hello from notes\".").with_usage(1187, 9),
+        ScriptedTurn::tool_call("c1", "files_read", json!({"path": "notes.txt"}))
+            .with_usage(1718, 18),
+        ScriptedTurn::text("It says \"hello from notes\".").with_usage(1793, 9),
     ] {
         server.push(turn.reply(Wire::OpenAi, true));
     }

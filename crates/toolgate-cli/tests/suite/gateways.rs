@@ -23,6 +23,7 @@ pub(super) fn serve_in(dir: &Path, extra: &[&str]) -> (std::process::Child, Stri
 /// Starts `toolgate serve` with `args` on a free port; returns it once it
 /// listens, with what it printed so far.
 pub(super) fn serve_listening(dir: &Path, args: &[&str]) -> (std::process::Child, String) {
+    super::support::pin_deferred(dir);
     let (child, printed, _) = super::support::listening(
         super::support::toolgate(dir)
             .args(["serve", "--listen", "127.0.0.1:0"])
@@ -51,6 +52,7 @@ impl StdioGateway {
     /// Starts `toolgate serve --stdio` with `args` (a store among them) in
     /// `dir`.
     pub(super) fn start_with(dir: &Path, args: &[&str]) -> Self {
+        super::support::pin_deferred(dir);
         let mut command = super::support::toolgate(dir);
         command
             .args(["serve", "--stdio"])

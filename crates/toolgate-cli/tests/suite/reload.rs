@@ -40,6 +40,7 @@ fn lines_of(read: impl std::io::Read + Send + 'static) -> Receiver<String> {
 
 impl Served {
     fn start(dir: &Path) -> Self {
+        super::support::pin_deferred(dir);
         let mut child = super::support::toolgate(dir)
             .args(["serve", "--stdio", "--memory-store", "--no-builtins"])
             .stdin(Stdio::piped())

@@ -52,6 +52,7 @@ impl Replica {
     /// Starts the gateway in `dir` (its cache there too), with `files_root`
     /// as the built-in `files` tools' root; returns once it listens.
     fn start(dir: &Path, files_root: &Path, store: &str) -> Self {
+        super::support::pin_deferred(dir);
         let (child, _, url) = super::support::listening(
             super::support::toolgate(dir)
                 .args(["serve", "--listen", "127.0.0.1:0", "--store", store])

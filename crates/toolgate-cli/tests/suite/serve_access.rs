@@ -273,6 +273,7 @@ async fn a_client_removed_with_an_upstream_is_out_before_that_upstreams_calls_fi
         format!("{}{}{everything}", table("alice", alice), table("bob", bob)),
     )
     .unwrap();
+    super::support::pin_deferred(dir.path());
     let (mut child, url) = tokio::task::spawn_blocking({
         let dir = dir.path().to_path_buf();
         move || serve_logged(&dir, "127.0.0.1:0")

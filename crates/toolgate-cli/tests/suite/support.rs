@@ -127,22 +127,36 @@ pub(crate) fn text(bytes: &[u8]) -> String {
 /// the tools each request lists are told in that placement; `toolgate
 /// chat`'s own default, the conversation, has tests of its own.
 pub(crate) fn pin_tool_list(dir: &Path) {
+    pin(dir, "loaded_schemas", "loaded_schemas = \"tool_list\"\n");
+}
+
+/// Pins `[tools] defer = "always"` in `dir`'s `toolgate.toml` (made if
+/// missing) unless the file sets it: the stories of loading groups on
+/// demand are told on catalogs small enough that `toolgate chat` and
+/// `toolgate serve` would send every tool by default; sending them has
+/// tests of its own.
+pub(crate) fn pin_deferred(dir: &Path) {
+    pin(dir, "defer =", "defer = \"always\"\n");
+}
+
+/// Adds `line` to `[tools]` in `dir`'s `toolgate.toml` (made if missing)
+/// unless the file holds `key` already: last in the table where it can be,
+/// so the lines a test's error names stay.
+fn pin(dir: &Path, key: &str, line: &str) {
     let path = dir.join("toolgate.toml");
     let settings = std::fs::read_to_string(&path).unwrap_or_default();
-    if settings.contains("loaded_schemas") {
+    if settings.contains(key) {
         return;
     }
-    let pin = "loaded_schemas = \"tool_list\"\n";
-    // Added last where it can be, so the lines a test's error names stay.
     let pinned = match settings.find("[tools]\n") {
         Some(at) if !settings[at..].contains("\n[") && settings.ends_with('\n') => {
-            format!("{settings}{pin}")
+            format!("{settings}{line}")
         }
         Some(at) => {
             let after = at + "[tools]\n".len();
-            format!("{}{pin}{}", &settings[..after], &settings[after..])
+            format!("{}{line}{}", &settings[..after], &settings[after..])
         }
-        None => format!("{settings}\n[tools]\n{pin}"),
+        None => format!("{settings}\n[tools]\n{line}"),
     };
     std::fs::write(path, pinned).unwrap();
 }

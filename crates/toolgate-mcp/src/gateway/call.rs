@@ -55,7 +55,13 @@ impl<S: ConversationStore + 'static> Gateway<S> {
         let began = Instant::now();
         let audited = self.audit.is_some().then(|| arguments.clone());
         let session = scope.held(&self.sessions).await;
-        let Some(meta) = self.toolbox.meta_tools().parse(name, &arguments) else {
+        // A gateway that sends every tool offers no meta-tool: a call of one
+        // is not available, as any tool it does not list.
+        let meta = match self.sends_whole() {
+            true => None,
+            false => self.toolbox.meta_tools().parse(name, &arguments),
+        };
+        let Some(meta) = meta else {
             let call = Checked {
                 name,
                 arguments,
@@ -174,6 +180,7 @@ impl<S: ConversationStore + 'static> Gateway<S> {
         arguments: Value,
     ) -> Result<AdmittedCall, RefusedCall> {
         let authority = scope.authority();
+        let session = session.filter(|_| !self.sends_whole());
         let Some(session) = session else {
             return self
                 .toolbox

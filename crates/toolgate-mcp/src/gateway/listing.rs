@@ -7,7 +7,7 @@ use std::sync::Arc;
 use rmcp::model::Tool;
 use toolgate_core::{
     ActiveToolSet, Catalog, GroupId, LOAD_TOOL_GROUP_TOOL_NAME, LoadedSchemas, ToolDefinition,
-    tool_groups_section,
+    ToolKind, tool_groups_section,
 };
 use toolgate_store::ConversationStore;
 use toolgate_tools::Authority;
@@ -24,6 +24,9 @@ impl<S: ConversationStore + 'static> Gateway<S> {
     /// (a restored session) are started first; one that fails is left out
     /// of the list rather than failing it.
     pub async fn list_tools(&self, scope: &RequestScope) -> Vec<Tool> {
+        if self.sends_whole() {
+            return self.list_whole(scope);
+        }
         let active = match scope.held(&self.sessions).await {
             Some(session) => session.tools.lock().await.active.clone(),
             None => ActiveToolSet::new(),
@@ -48,6 +51,29 @@ impl<S: ConversationStore + 'static> Gateway<S> {
                 load.description = Some(format!("{description}\n\n{section}").into());
             }
             (tools, catalog.revision())
+        });
+        if !self
+            .metrics
+            .listed(revision, tools.iter().map(|tool| tool.name.as_ref()))
+        {
+            self.count_costs();
+        }
+        tools
+    }
+
+    /// `tools/list` of a gateway that sends every tool: every tool the
+    /// caller may use but the meta-tools, with no group listing.
+    fn list_whole(&self, scope: &RequestScope) -> Vec<Tool> {
+        let (tools, revision) = self.with_view(scope, |catalog| {
+            let definitions = catalog
+                .tools()
+                .filter(|tool| tool.kind() != ToolKind::Meta)
+                .map(|tool| tool.definition)
+                .collect();
+            (
+                self.to_mcp(definitions, scope.authority()),
+                catalog.revision(),
+            )
         });
         if !self
             .metrics

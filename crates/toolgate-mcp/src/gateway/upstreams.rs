@@ -80,6 +80,11 @@ impl<S: ConversationStore + 'static> Gateway<S> {
             }
             self.publish(&running);
         }
+        if self.deferral != toolgate_core::Deferral::Always {
+            // Whether to go on sending every tool depends on all of them.
+            toolbox.list_every_source().await;
+        }
+        self.redecide().await;
         changes
     }
 

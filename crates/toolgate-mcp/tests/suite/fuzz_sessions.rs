@@ -311,6 +311,8 @@ fn gateway_options(case: &Case, policy: &ToolPolicy) -> GatewayOptions {
         policies: Arc::new(HashMap::from([(client(), policy.clone())])),
         loaded_schemas: case.schemas,
         load_budget: case.budget,
+        deferral: toolgate_core::Deferral::Always,
+        context_window: toolgate_core::DEFAULT_CONTEXT_WINDOW,
     }
 }
 

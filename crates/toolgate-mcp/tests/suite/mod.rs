@@ -1,4 +1,5 @@
 mod client_tools;
+mod delivery;
 mod fuzz_config;
 mod fuzz_messages;
 mod fuzz_sessions;

@@ -64,6 +64,8 @@ pub(crate) fn options(files_root: &Path, upstreams: Vec<UpstreamConfig>) -> Gate
         policies: Default::default(),
         loaded_schemas: Default::default(),
         load_budget: Default::default(),
+        deferral: toolgate_core::Deferral::Always,
+        context_window: toolgate_core::DEFAULT_CONTEXT_WINDOW,
     }
 }
 

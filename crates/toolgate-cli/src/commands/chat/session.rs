@@ -55,6 +55,7 @@ impl<S: ConversationStore + AgentStore> Session<S> {
     }
 
     pub(super) async fn interactive(&mut self, mut banner: String) -> anyhow::Result<()> {
+        let _ = writeln!(banner, "  tools: {}", self.agent.delivery().explained());
         let _ = writeln!(
             banner,
             "Conversation {id} (resume it with --conversation {id}).\n\
