@@ -20,8 +20,8 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use toolgate_core::routing::Router;
 use toolgate_core::{
-    ActiveToolSet, CALL_TOOL_TOOL_NAME, Deferral, GroupId, LoadBudget, LoadedSchemas, Message,
-    MessageKind, TokenCounter, ToolStatus, restore_active_set,
+    ActiveToolSet, CALL_TOOL_TOOL_NAME, Deferral, Delivery, GroupId, LoadBudget, LoadedSchemas,
+    Message, MessageKind, TokenCounter, ToolStatus, restore_active_set,
 };
 use toolgate_llm::{ChatModel, LlmError};
 use toolgate_store::{
@@ -145,6 +145,8 @@ pub struct Agent<S> {
     pub(crate) store: Arc<S>,
     pub(crate) options: AgentOptions,
     pub(crate) counter: Arc<TokenCounter>,
+    /// The last delivery decided, with the catalog revision it was for.
+    pub(crate) delivery: std::sync::Mutex<Option<(u64, Delivery)>>,
 }
 
 impl<S: ConversationStore + AgentStore> Agent<S> {
@@ -174,6 +176,7 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
             store,
             options,
             counter,
+            delivery: std::sync::Mutex::new(None),
         }
     }
 

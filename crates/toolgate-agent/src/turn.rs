@@ -346,16 +346,28 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
     /// How the tools reach the model now: deferred, or every tool sent,
     /// by [`AgentOptions::deferral`](crate::AgentOptions::deferral) for the
     /// catalog as it is, the model's context window and its tool limit.
+    /// Counted once per catalog revision.
     pub fn delivery(&self) -> Delivery {
         let catalog = self.toolbox.catalog();
+        let mut kept = self
+            .delivery
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((revision, delivery)) = *kept
+            && revision == catalog.revision()
+        {
+            return delivery;
+        }
         let tools = whole_tools(&catalog);
         let tokens = tools.iter().map(|d| self.schema_tokens(d)).sum();
-        self.options.deferral.decide(
+        let delivery = self.options.deferral.decide(
             tools.len(),
             tokens,
             self.model.context_window(),
             self.model.tool_limits().tools,
-        )
+        );
+        *kept = Some((catalog.revision(), delivery));
+        delivery
     }
 
     /// Tokens of one tool's schema: as the router counted them for its
