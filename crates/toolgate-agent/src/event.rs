@@ -2,7 +2,7 @@
 //! ([`TurnOutcome`]).
 
 use toolgate_core::routing::Decision;
-use toolgate_core::{GroupId, ToolStatus};
+use toolgate_core::{GroupId, ToolName, ToolStatus};
 use toolgate_llm::{StreamEvent, Usage};
 
 use crate::compaction::Compacted;
@@ -31,12 +31,14 @@ pub enum TurnEvent {
         /// Why.
         reason: String,
     },
-    /// The load budget unloaded these groups, least recently called first,
-    /// to make room for a load the model asked for; the load's answer tells
-    /// the model.
+    /// The load budget unloaded these groups and tools, least recently
+    /// called first, to make room for a load the model asked for; the load's
+    /// answer tells the model.
     BudgetUnloaded {
-        /// The groups unloaded.
+        /// The groups unloaded whole.
         groups: Vec<GroupId>,
+        /// The tools unloaded of groups loaded in part, each with its group.
+        tools: Vec<(GroupId, ToolName)>,
     },
     /// A tool call is about to run.
     ToolStarted {

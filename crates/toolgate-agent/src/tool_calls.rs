@@ -152,15 +152,18 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
                 let record = change.message(Some(&tool_call.id), "");
                 self.store.append(&conversation, record).await?;
             }
-            let unloaded: Vec<_> = changes
-                .iter()
-                .filter_map(|change| match change {
-                    HostEvent::Unloaded(group) => Some(group.clone()),
-                    HostEvent::Loaded(_) | HostEvent::ToolsLoaded(..) | HostEvent::Used(_) => None,
-                })
-                .collect();
-            if meta_tool == MetaTool::LoadToolGroup && !unloaded.is_empty() {
-                events(TurnEvent::BudgetUnloaded { groups: unloaded });
+            let (mut groups, mut tools) = (Vec::new(), Vec::new());
+            for change in &changes {
+                match change {
+                    HostEvent::Unloaded(group) => groups.push(group.clone()),
+                    HostEvent::ToolsUnloaded(group, unloaded) => {
+                        tools.extend(unloaded.iter().map(|tool| (group.clone(), tool.clone())))
+                    }
+                    HostEvent::Loaded(_) | HostEvent::ToolsLoaded(..) | HostEvent::Used(..) => {}
+                }
+            }
+            if meta_tool == MetaTool::LoadToolGroup && !(groups.is_empty() && tools.is_empty()) {
+                events(TurnEvent::BudgetUnloaded { groups, tools });
             }
             self.settle(&conversation, tool_call, finished, &mut tally, events)
                 .await?;
@@ -315,7 +318,7 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
                     // An unload takes the group out of the list too; a load
                     // puts its schemas in the conversation instead.
                     for change in &answered.events {
-                        if let HostEvent::Unloaded(_) = change {
+                        if let HostEvent::Unloaded(_) | HostEvent::ToolsUnloaded(..) = change {
                             listed.apply(change);
                         }
                     }

@@ -191,13 +191,14 @@ impl ActiveToolSet {
                 newly_loaded,
                 added,
             }),
-            HostEvent::Loaded(_) | HostEvent::Unloaded(_) | HostEvent::Used(_) => {
-                ToolsLoaded::Whole(GroupLoaded {
-                    group,
-                    tools: group_tools,
-                    newly_loaded,
-                })
-            }
+            HostEvent::Loaded(_)
+            | HostEvent::Unloaded(_)
+            | HostEvent::ToolsUnloaded(..)
+            | HostEvent::Used(..) => ToolsLoaded::Whole(GroupLoaded {
+                group,
+                tools: group_tools,
+                newly_loaded,
+            }),
         })
     }
 
@@ -225,8 +226,10 @@ impl ActiveToolSet {
     /// the group (unless it is loaded whole already), a partial load appends
     /// exactly the tools it names that are not loaded yet (never the whole
     /// group, whatever the catalog holds), an unload takes every load of the
-    /// group out. [`HostEvent::Used`] changes nothing here. Returns whether
-    /// the set changed. Live loads and a restore both come through here.
+    /// group out, an unload of tools takes those of the group's partial
+    /// loads (and the group once none is left; a group loaded whole keeps
+    /// them). [`HostEvent::Used`] changes nothing here. Returns whether the
+    /// set changed. Live loads and a restore both come through here.
     pub fn apply(&mut self, event: &HostEvent) -> bool {
         match event {
             HostEvent::Loaded(group) => {
@@ -261,7 +264,27 @@ impl ActiveToolSet {
                 self.loads.retain(|load| load.group() != group);
                 true
             }
-            HostEvent::Used(_) => false,
+            HostEvent::ToolsUnloaded(group, tools) => {
+                let before = self.loads.len();
+                let mut changed = false;
+                for load in &mut self.loads {
+                    if let Load::Tools(id, selected) = load
+                        && id == group
+                    {
+                        let kept = selected.len();
+                        selected.retain(|tool| !tools.contains(tool));
+                        changed |= selected.len() != kept;
+                    }
+                }
+                self.loads.retain(
+                    |load| !matches!(load, Load::Tools(_, selected) if selected.is_empty()),
+                );
+                if !self.loads.iter().any(|load| load.group() == group) {
+                    self.loaded.retain(|id| id != group);
+                }
+                changed || self.loads.len() != before
+            }
+            HostEvent::Used(..) => false,
         }
     }
 

@@ -22,7 +22,7 @@ use crate::answers::{
     GroupPartlyLoaded, GroupUnloaded, LoadGroupError, MetaError, NotAvailable, ToolsLoaded,
     UnloadGroupError,
 };
-use crate::load_budget::UnloadedForBudget;
+use crate::load_budget::{Unload, UnloadedForBudget};
 use crate::loaded_schemas::LoadedSchemas;
 use crate::tool::ToolDefinition;
 
@@ -432,7 +432,14 @@ impl fmt::Display for UnloadedForBudget<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let plan = self.0;
         if !plan.unload.is_empty() {
-            let groups: Vec<String> = plan.unload.iter().map(|g| format!("'{g}'")).collect();
+            let groups: Vec<String> = plan
+                .unload
+                .iter()
+                .map(|unload| match unload {
+                    Unload::Group(group) => format!("'{group}'"),
+                    Unload::Tool(group, tool) => format!("'{tool}' of '{group}'"),
+                })
+                .collect();
             write!(
                 f,
                 "Unloaded {} (least recently used first) to keep the loaded tools within their \

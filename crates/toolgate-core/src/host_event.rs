@@ -11,7 +11,7 @@
 //! Stored as a [`MessageKind::System`] message whose `tool_name` says what
 //! happened (`load_tool_group`, `unload_tool_group`, or `group_used`) and
 //! whose `tool_input` is `{"group_name": ...}`, with `"tools": [...]` for a
-//! partial load.
+//! partial load or unload and for the tool a use called.
 
 use serde_json::{Value, json};
 
@@ -22,6 +22,14 @@ use crate::contract::{
 use crate::history::{Message, MessageKind, ToolStatus};
 use crate::meta_tool::group_name_argument;
 use crate::name::{GroupId, ToolName};
+
+/// What a host event's `tool_name` says it records.
+#[derive(Clone, Copy)]
+enum Recorded {
+    Load,
+    Unload,
+    Use,
+}
 
 /// The `tool_name` of a [`HostEvent::Used`] record. Not a valid call of
 /// any tool: host events are system messages, never tool calls.
@@ -54,9 +62,13 @@ pub enum HostEvent {
     ToolsLoaded(GroupId, Vec<ToolName>),
     /// The group was unloaded (by the model, or by the load budget).
     Unloaded(GroupId),
-    /// A tool of the group was called: what the load budget unloads by, for
-    /// a host whose history does not hold the calls themselves (a gateway).
-    Used(GroupId),
+    /// These tools of a group loaded in part were unloaded (by the load
+    /// budget); the group goes when none is left.
+    ToolsUnloaded(GroupId, Vec<ToolName>),
+    /// This tool of the group was called: what the load budget unloads by,
+    /// for a host whose history does not hold the calls themselves (a
+    /// gateway).
+    Used(GroupId, ToolName),
 }
 
 impl HostEvent {
@@ -66,7 +78,8 @@ impl HostEvent {
             Self::Loaded(group)
             | Self::ToolsLoaded(group, _)
             | Self::Unloaded(group)
-            | Self::Used(group) => group,
+            | Self::ToolsUnloaded(group, _)
+            | Self::Used(group, _) => group,
         }
     }
 
@@ -77,7 +90,8 @@ impl HostEvent {
             Self::Loaded(_) => Self::Loaded(group),
             Self::ToolsLoaded(_, tools) => Self::ToolsLoaded(group, tools),
             Self::Unloaded(_) => Self::Unloaded(group),
-            Self::Used(_) => Self::Used(group),
+            Self::ToolsUnloaded(_, tools) => Self::ToolsUnloaded(group, tools),
+            Self::Used(_, tool) => Self::Used(group, tool),
         }
     }
 
@@ -85,8 +99,11 @@ impl HostEvent {
     /// [`Self::Used`]).
     pub fn changes_tools(&self) -> bool {
         match self {
-            Self::Loaded(_) | Self::ToolsLoaded(..) | Self::Unloaded(_) => true,
-            Self::Used(_) => false,
+            Self::Loaded(_)
+            | Self::ToolsLoaded(..)
+            | Self::Unloaded(_)
+            | Self::ToolsUnloaded(..) => true,
+            Self::Used(..) => false,
         }
     }
 
@@ -97,14 +114,15 @@ impl HostEvent {
     pub fn message(&self, cause: Option<&str>, content: impl Into<String>) -> Message {
         let tool = match self {
             Self::Loaded(_) | Self::ToolsLoaded(..) => LOAD_TOOL_GROUP_TOOL_NAME,
-            Self::Unloaded(_) => UNLOAD_TOOL_GROUP_TOOL_NAME,
-            Self::Used(_) => GROUP_USED_EVENT,
+            Self::Unloaded(_) | Self::ToolsUnloaded(..) => UNLOAD_TOOL_GROUP_TOOL_NAME,
+            Self::Used(..) => GROUP_USED_EVENT,
         };
         let input = match self {
-            Self::ToolsLoaded(group, tools) => {
+            Self::ToolsLoaded(group, tools) | Self::ToolsUnloaded(group, tools) => {
                 json!({ GROUP_NAME_PARAMETER: group, TOOLS_FIELD: tools })
             }
-            Self::Loaded(group) | Self::Unloaded(group) | Self::Used(group) => {
+            Self::Used(group, tool) => json!({ GROUP_NAME_PARAMETER: group, TOOLS_FIELD: [tool] }),
+            Self::Loaded(group) | Self::Unloaded(group) => {
                 json!({ GROUP_NAME_PARAMETER: group })
             }
         };
@@ -125,17 +143,24 @@ impl HostEvent {
         if message.kind != MessageKind::System || message.tool_status != Some(ToolStatus::Success) {
             return None;
         }
-        let make: fn(GroupId) -> Self = match message.tool_name.as_deref()? {
-            LOAD_TOOL_GROUP_TOOL_NAME => Self::Loaded,
-            UNLOAD_TOOL_GROUP_TOOL_NAME => Self::Unloaded,
-            GROUP_USED_EVENT => Self::Used,
+        let what = match message.tool_name.as_deref()? {
+            LOAD_TOOL_GROUP_TOOL_NAME => Recorded::Load,
+            UNLOAD_TOOL_GROUP_TOOL_NAME => Recorded::Unload,
+            GROUP_USED_EVENT => Recorded::Use,
             _ => return None,
         };
         Some(read_input(message).and_then(|input| {
             let group = input_group(&input)?;
-            match (make(group.clone()), partial_tools(&input)?) {
-                (Self::Loaded(_), Some(tools)) => Ok(Self::ToolsLoaded(group, tools)),
-                (event, _) => Ok(event),
+            match (what, partial_tools(&input)?) {
+                (Recorded::Load, None) => Ok(Self::Loaded(group)),
+                (Recorded::Load, Some(tools)) => Ok(Self::ToolsLoaded(group, tools)),
+                (Recorded::Unload, None) => Ok(Self::Unloaded(group)),
+                (Recorded::Unload, Some(tools)) => Ok(Self::ToolsUnloaded(group, tools)),
+                (Recorded::Use, Some(tools)) if tools.len() == 1 => {
+                    let tool = tools.into_iter().next().ok_or(SkipReason::MalformedInput)?;
+                    Ok(Self::Used(group, tool))
+                }
+                (Recorded::Use, _) => Err(SkipReason::MalformedInput),
             }
         }))
     }

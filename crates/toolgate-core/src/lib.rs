@@ -75,7 +75,9 @@ pub use listing_form::{
     GROUP_DESCRIPTION_MAX_CHARS, GroupSearch, ListingForm, ListingWeight, MAX_LINES_SHARE,
     MIN_SHRUNK_CHARS, largest_groups, listing_description,
 };
-pub use load_budget::{BudgetPlan, GroupUse, Incoming, LoadBudget, Oversized, UnloadedForBudget};
+pub use load_budget::{
+    BudgetPlan, GroupUse, Incoming, LoadBudget, Oversized, Unload, UnloadedForBudget,
+};
 pub use loaded_schemas::LoadedSchemas;
 pub use manifest::{
     Manifest, ManifestFile, ManifestReport, ManifestTool, load_manifest_dirs, parse_manifest,

@@ -1,19 +1,21 @@
-//! [`LoadBudget`]: a bound on the tokens of the loaded groups' schemas, kept
-//! by unloading the groups least recently used before a load would pass it.
+//! [`LoadBudget`]: a bound on the tokens of the loaded tools' schemas, kept
+//! by unloading what was used least recently before a load would pass it.
 //!
-//! "Used" means called: [`GroupUse`] stamps a group each time one of its
-//! tools is called (directly, through an alias, or through `call_tool`),
-//! never when it is loaded, so a group loaded long ago and called all along
-//! stays while one loaded and never called goes first. Groups never called
-//! go before any called one, oldest load first; among called ones, the
-//! oldest last call goes first. The group being loaded never goes, and a
-//! group always listed (`visibility = "always"`) is outside the budget.
+//! What goes is a group loaded whole, as one, or one tool of a group loaded
+//! in part (by name, a search, a router): a load of named tools is undone
+//! tool by tool. "Used" means called: [`GroupUse`] stamps a group and the
+//! tool each time the tool is called (directly, through an alias, or
+//! through `call_tool`), never when it is loaded, so a group loaded long ago
+//! and called all along stays while one loaded and never called goes first.
+//! What was never called goes before anything called, oldest load first;
+//! among the rest, the oldest last call goes first. The group being loaded
+//! never goes, and a group always listed (`visibility = "always"`) is
+//! outside the budget.
 //!
-//! A group larger than the whole budget is loaded alone: every other loaded
-//! group is unloaded, and the load's answer says the group is over the
-//! budget ([`UnloadedForBudget`]). The caller records each unload in the
-//! conversation's history as an unload of the group, so a restore replays
-//! it exactly.
+//! A load larger than the whole budget is loaded alone: everything else is
+//! unloaded, and the load's answer says the group is over the budget
+//! ([`UnloadedForBudget`]). The caller records each unload in the
+//! conversation's history, so a restore replays it exactly.
 //!
 //! A caller's policy narrows what it sees, never what its loads count: each
 //! loaded group counts the tokens of its loaded tools in the caller's view
@@ -30,12 +32,12 @@ use crate::catalog::{Catalog, GroupVisibility};
 use crate::contract::CALL_TOOL_TOOL_NAME;
 use crate::history::{Message, MessageKind};
 use crate::host_event::HostEvent;
-use crate::name::GroupId;
+use crate::name::{GroupId, ToolName};
 use crate::tool::ToolDefinition;
 
 mod plan;
 
-pub use plan::{BudgetPlan, Oversized, UnloadedForBudget};
+pub use plan::{BudgetPlan, Oversized, Unload, UnloadedForBudget};
 
 /// The most tokens of tool schemas a conversation's loaded groups may hold
 /// (`[tools] max_loaded_tokens`).
@@ -49,12 +51,14 @@ pub enum LoadBudget {
     Tokens(usize),
 }
 
-/// When each group was last called, in call order: what the budget unloads
-/// by.
+/// When each group and each tool was last called, in call order: what the
+/// budget unloads by.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct GroupUse {
     /// Each group's last call, by the number of calls before it.
     last: HashMap<GroupId, u64>,
+    /// Each tool's last call, the same way.
+    tools: HashMap<ToolName, u64>,
     /// Calls counted so far.
     calls: u64,
 }
@@ -86,8 +90,8 @@ impl GroupUse {
                     usage.record(catalog, tool, arguments.as_ref());
                 }
                 MessageKind::System => {
-                    if let Some(Ok(HostEvent::Used(group))) = HostEvent::read(message) {
-                        usage.mark(&group);
+                    if let Some(Ok(HostEvent::Used(group, tool))) = HostEvent::read(message) {
+                        usage.mark(&group, &tool);
                     }
                 }
                 MessageKind::User
@@ -103,8 +107,8 @@ impl GroupUse {
     /// for `call_tool`, the group of the tool its `name` names) is used now.
     /// A core tool, or a name the catalog does not know, uses no group.
     /// Returns the use to record for a host whose history does not hold the
-    /// call ([`HostEvent::Used`]): `None` when the group was the one used
-    /// last already, which changes no order the budget reads.
+    /// call ([`HostEvent::Used`]): `None` when the tool was the one used last
+    /// already, which changes no order the budget reads.
     pub fn record(
         &mut self,
         catalog: &Catalog,
@@ -116,16 +120,26 @@ impl GroupUse {
         } else {
             tool
         };
-        let group = catalog.resolve(tool).and_then(|entry| entry.group)?.clone();
-        self.mark(&group).then_some(HostEvent::Used(group))
+        let entry = catalog.resolve(tool)?;
+        let group = entry.group?.clone();
+        let tool = entry.definition.name.clone();
+        self.mark(&group, &tool)
+            .then_some(HostEvent::Used(group, tool))
     }
 
-    /// Marks `group` used now; whether it was not the one used last.
-    fn mark(&mut self, group: &GroupId) -> bool {
-        let latest = self.last.get(group) == Some(&self.calls) && self.calls > 0;
+    /// Marks `tool` of `group` used now; whether it was not the one used
+    /// last.
+    fn mark(&mut self, group: &GroupId, tool: &ToolName) -> bool {
+        let latest = self.tools.get(tool) == Some(&self.calls) && self.calls > 0;
         self.calls += 1;
         self.last.insert(group.clone(), self.calls);
+        self.tools.insert(tool.clone(), self.calls);
         !latest
+    }
+
+    /// When `tool` was last called; `None` when never.
+    fn last_tool_call(&self, tool: &ToolName) -> Option<u64> {
+        self.tools.get(tool).copied()
     }
 
     /// When `group` was last called; `None` when never.
@@ -207,32 +221,65 @@ impl LoadBudget {
         if incoming == 0 {
             return BudgetPlan::default();
         }
-        // The other loaded groups within the budget, each with its tokens,
-        // least recently used first (never called first, then by last
-        // call; ties in load order, which `loaded_groups` is).
-        let mut others: Vec<(usize, &GroupId, usize)> = active
-            .loaded_groups()
-            .iter()
-            .enumerate()
-            .filter(|(_, id)| id.as_str() != group && !always(id.as_str()))
-            .map(|(place, id)| {
-                let counted = loaded_tokens(active, view, id, tokens)
-                    .max(loaded_tokens(active, catalog, id, tokens));
-                (place, id, counted)
-            })
-            .collect();
-        others.sort_by_key(|(place, id, _)| (usage.last_call(id), *place));
-        let mut total = incoming + others.iter().map(|(_, _, t)| t).sum::<usize>();
+        // What else is loaded within the budget, each with its tokens: a
+        // group loaded whole as one, each tool of a group loaded in part on
+        // its own; least recently used first (never called first, then by
+        // last call; ties in load order).
+        let counted = |catalog: &Catalog, tool: &ToolName| {
+            catalog
+                .tool(tool.as_str())
+                .map_or(0, |tool| tokens(tool.definition))
+        };
+        let mut others: Vec<Candidate> = Vec::new();
+        for (place, id) in active.loaded_groups().iter().enumerate() {
+            if id.as_str() == group || always(id.as_str()) {
+                continue;
+            }
+            match active.selection(id.as_str()) {
+                Some(GroupSelection::Tools(names)) => {
+                    for (order, name) in names.into_iter().enumerate() {
+                        let size = counted(view, name).max(counted(catalog, name));
+                        others.push(Candidate {
+                            last: usage.last_tool_call(name),
+                            place: (place, order),
+                            unload: Unload::Tool(id.clone(), name.clone()),
+                            tokens: size,
+                        });
+                    }
+                }
+                Some(GroupSelection::Whole) | None => {
+                    let size = loaded_tokens(active, view, id, tokens)
+                        .max(loaded_tokens(active, catalog, id, tokens));
+                    others.push(Candidate {
+                        last: usage.last_call(id),
+                        place: (place, 0),
+                        unload: Unload::Group(id.clone()),
+                        tokens: size,
+                    });
+                }
+            }
+        }
+        others.sort_by_key(|candidate| (candidate.last, candidate.place));
+        let mut total = incoming
+            + others
+                .iter()
+                .map(|candidate| candidate.tokens)
+                .sum::<usize>();
         let mut plan = BudgetPlan {
             budget,
             ..BudgetPlan::default()
         };
-        for (_, id, group_tokens) in others {
+        for Candidate {
+            unload,
+            tokens: size,
+            ..
+        } in others
+        {
             if total <= budget {
                 break;
             }
-            total -= group_tokens;
-            plan.unload.push(id.clone());
+            total -= size;
+            plan.unload.push(unload);
         }
         if incoming > budget {
             plan.oversized = Some(Oversized {
@@ -243,6 +290,16 @@ impl LoadBudget {
         }
         plan
     }
+}
+
+/// Something loaded the budget may unload.
+struct Candidate {
+    /// When it was last called; `None` when never.
+    last: Option<u64>,
+    /// Where it was loaded: its group's place, and its own among the group's.
+    place: (usize, usize),
+    unload: Unload,
+    tokens: usize,
 }
 
 /// Tokens of `group`'s tools that `active` holds.

@@ -1,7 +1,7 @@
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
-use super::{BudgetPlan, GroupUse, Incoming, LoadBudget, Oversized, UnloadedForBudget};
+use super::{BudgetPlan, GroupUse, Incoming, LoadBudget, Oversized, Unload, UnloadedForBudget};
 use crate::active_set::ActiveToolSet;
 use crate::catalog::Catalog;
 use crate::group::ToolGroup;
@@ -32,12 +32,21 @@ fn catalog(groups: &[(&str, usize)]) -> Catalog {
     catalog
 }
 
+fn tool(name: &str) -> ToolName {
+    ToolName::new(name).unwrap()
+}
+
 fn ten(_: &ToolDefinition) -> usize {
     10
 }
 
 fn ids(names: &[&str]) -> Vec<GroupId> {
     names.iter().map(|n| GroupId::new(*n).unwrap()).collect()
+}
+
+/// Whole groups to unload.
+fn groups(names: &[&str]) -> Vec<Unload> {
+    ids(names).into_iter().map(Unload::Group).collect()
 }
 
 fn loaded(catalog: &Catalog, names: &[&str]) -> ActiveToolSet {
@@ -75,9 +84,9 @@ fn the_least_recently_called_go_first_never_called_before_called_ties_by_load_or
     // Loaded again does not count as use: only calls do.
     let budget = LoadBudget::Tokens(60);
     let plan = budget.plan(&active, (&catalog, &catalog), "e", &usage, &ten);
-    assert_eq!(plan.unload, ids(&["b", "d"]));
+    assert_eq!(plan.unload, groups(&["b", "d"]));
     let plan = LoadBudget::Tokens(40).plan(&active, (&catalog, &catalog), "e", &usage, &ten);
-    assert_eq!(plan.unload, ids(&["b", "d", "c"]));
+    assert_eq!(plan.unload, groups(&["b", "d", "c"]));
     // call_tool counts as the tool it names; a core or unknown tool as nothing.
     usage.record(&catalog, "call_tool", Some(&json!({"name": "b_1"})));
     usage.record(
@@ -86,7 +95,7 @@ fn the_least_recently_called_go_first_never_called_before_called_ties_by_load_or
         Some(&json!({"group_name": "d"})),
     );
     let plan = budget.plan(&active, (&catalog, &catalog), "e", &usage, &ten);
-    assert_eq!(plan.unload, ids(&["d", "c"]));
+    assert_eq!(plan.unload, groups(&["d", "c"]));
 }
 
 #[test]
@@ -117,7 +126,7 @@ fn usage_is_rebuilt_from_the_model_calls_in_history() {
     assert_eq!(rebuilt, live);
     let active = loaded(&catalog, &["a", "b"]);
     let plan = LoadBudget::Tokens(20).plan(&active, (&catalog, &catalog), "c", &rebuilt, &ten);
-    assert_eq!(plan.unload, ids(&["a"]));
+    assert_eq!(plan.unload, groups(&["a"]));
 }
 
 #[test]
@@ -130,7 +139,7 @@ fn a_group_over_the_budget_alone_is_loaded_alone_and_the_answer_says_so() {
         plan,
         BudgetPlan {
             budget: 40,
-            unload: ids(&["a", "b"]),
+            unload: groups(&["a", "b"]),
             oversized: Some(Oversized {
                 group: GroupId::new("big").unwrap(),
                 tokens: 50,
@@ -168,11 +177,18 @@ fn a_partly_loaded_group_counts_its_loaded_tools_and_loads_whole() {
             .is_empty()
     );
     let plan = LoadBudget::Tokens(49).plan(&active, (&catalog, &catalog), "b", &usage, &ten);
-    assert_eq!(plan.unload, ids(&["a"]));
+    // a is loaded in part: its tool goes, not a whole group.
+    assert_eq!(
+        plan.unload,
+        [Unload::Tool(
+            GroupId::new("a").unwrap(),
+            ToolName::new("a_1").unwrap()
+        )]
+    );
     assert_eq!(
         UnloadedForBudget(&plan).to_string(),
-        "Unloaded 'a' (least recently used first) to keep the loaded tools within their budget \
-         of 49 tokens; load_tool_group loads a group again."
+        "Unloaded 'a_1' of 'a' (least recently used first) to keep the loaded tools within their \
+         budget of 49 tokens; load_tool_group loads a group again."
     );
 }
 
@@ -191,7 +207,7 @@ fn a_group_the_callers_view_hides_still_counts_toward_the_budget() {
     let plan = LoadBudget::Tokens(40).plan(&active, (&view, &catalog), "c", &usage, &ten);
     assert_eq!(
         plan.unload,
-        ids(&["a"]),
+        groups(&["a"]),
         "a's 20 tokens count although hidden"
     );
     // A group the caller cannot see is not loaded for it.
@@ -200,29 +216,33 @@ fn a_group_the_callers_view_hides_still_counts_toward_the_budget() {
 }
 
 #[test]
-fn a_use_is_recorded_only_when_it_changes_which_group_was_used_last() {
+fn a_use_is_recorded_only_when_it_changes_which_tool_was_used_last() {
     let catalog = catalog(&[("a", 2), ("b", 2), ("c", 2)]);
     let mut live = GroupUse::new();
     let a = GroupId::new("a").unwrap();
     let b = GroupId::new("b").unwrap();
     assert_eq!(
         live.record(&catalog, "a_1", None),
-        Some(HostEvent::Used(a.clone()))
-    );
-    assert_eq!(live.record(&catalog, "a_2", None), None, "a is the latest");
-    assert_eq!(
-        live.record(&catalog, "b_1", None),
-        Some(HostEvent::Used(b.clone()))
+        Some(HostEvent::Used(a.clone(), tool("a_1")))
     );
     assert_eq!(
         live.record(&catalog, "a_1", None),
-        Some(HostEvent::Used(a.clone()))
+        None,
+        "a_1 is the latest"
+    );
+    assert_eq!(
+        live.record(&catalog, "b_1", None),
+        Some(HostEvent::Used(b.clone(), tool("b_1")))
+    );
+    assert_eq!(
+        live.record(&catalog, "a_2", None),
+        Some(HostEvent::Used(a.clone(), tool("a_2")))
     );
     assert_eq!(live.record(&catalog, "nowhere", None), None);
     // A host that stores only the recorded uses rebuilds the same order.
-    let history: Vec<Message> = [a.clone(), b, a]
+    let history: Vec<Message> = [(a.clone(), "a_1"), (b, "b_1"), (a, "a_2")]
         .into_iter()
-        .map(|group| HostEvent::Used(group).message(None, ""))
+        .map(|(group, name)| HostEvent::Used(group, tool(name)).message(None, ""))
         .collect();
     let rebuilt = GroupUse::from_history(&history, &catalog);
     let active = loaded(&catalog, &["a", "b"]);
@@ -232,7 +252,7 @@ fn a_use_is_recorded_only_when_it_changes_which_group_was_used_last() {
             .unload
     };
     assert_eq!(plan(&rebuilt), plan(&live));
-    assert_eq!(plan(&live), ids(&["b"]));
+    assert_eq!(plan(&live), groups(&["b"]));
 }
 
 #[test]
@@ -250,5 +270,46 @@ fn a_load_of_named_tools_counts_only_what_it_adds() {
     assert!(plan.is_empty(), "{plan:?}");
     // The whole group's 30 are not.
     let plan = LoadBudget::Tokens(50).plan(&active, (&catalog, &catalog), "c", &usage, &ten);
-    assert_eq!(plan.unload, ids(&["a"]));
+    assert_eq!(plan.unload, groups(&["a"]));
+}
+
+#[test]
+fn a_group_loaded_in_part_gives_up_its_tools_one_by_one_least_recently_called_first() {
+    let catalog = catalog(&[("a", 3), ("b", 2), ("c", 1)]);
+    let mut active = ActiveToolSet::new();
+    active.load_tools(&catalog, "a", &["a_1", "a_2"]).unwrap();
+    active.load(&catalog, "b").unwrap();
+    let mut usage = GroupUse::new();
+    let _ = usage.record(&catalog, "b_1", None);
+    let _ = usage.record(&catalog, "a_2", None);
+    // 20 of a's, 20 of b's and c's 10 in 45: one tool of 10 goes, the one
+    // never called, not the whole of b.
+    let plan = LoadBudget::Tokens(45).plan(&active, (&catalog, &catalog), "c", &usage, &ten);
+    assert_eq!(
+        plan.unload,
+        [Unload::Tool(ids(&["a"])[0].clone(), tool("a_1"))]
+    );
+    // In 25, b (called before a_2) goes too.
+    let plan = LoadBudget::Tokens(25).plan(&active, (&catalog, &catalog), "c", &usage, &ten);
+    assert_eq!(
+        plan.unload,
+        [
+            Unload::Tool(ids(&["a"])[0].clone(), tool("a_1")),
+            Unload::Group(ids(&["b"])[0].clone()),
+        ]
+    );
+    // The unloads as the runtime applies them: a keeps a_2.
+    active.apply(&HostEvent::ToolsUnloaded(
+        ids(&["a"])[0].clone(),
+        vec![tool("a_1")],
+    ));
+    assert_eq!(
+        active.selection("a"),
+        Some(crate::active_set::GroupSelection::Tools(vec![&tool("a_2")]))
+    );
+    active.apply(&HostEvent::ToolsUnloaded(
+        ids(&["a"])[0].clone(),
+        vec![tool("a_2")],
+    ));
+    assert!(!active.is_loaded("a"), "no tool left: the group goes");
 }

@@ -694,3 +694,24 @@ fn a_gateways_loads_stored_as_calls_with_made_up_ids_still_restore() {
     assert_eq!(loaded(&restored), ["google_gmail"]);
     assert_eq!(restored.skipped, []);
 }
+
+#[test]
+fn tools_the_budget_unloaded_restore_unloaded() {
+    let catalog = catalog();
+    let history = [
+        HostEvent::ToolsLoaded(gmail(), tools(&["gmail_send", "gmail_read"])).message(None, ""),
+        HostEvent::ToolsUnloaded(gmail(), tools(&["gmail_send"])).message(Some("c9"), ""),
+    ];
+    let restored = restore_active_set(&history, &catalog);
+    assert_eq!(
+        definition_names(&restored.active, &catalog),
+        ["load_tool_group", "gmail_read"]
+    );
+    assert_eq!(
+        HostEvent::read(&history[1]),
+        Some(Ok(HostEvent::ToolsUnloaded(
+            gmail(),
+            tools(&["gmail_send"])
+        )))
+    );
+}

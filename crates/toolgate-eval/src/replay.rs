@@ -338,7 +338,7 @@ async fn replay_conversation(
 /// Adds what `event` shows to `figures`.
 fn count_event(figures: &mut ConversationFigures, event: TurnEvent) {
     match event {
-        TurnEvent::BudgetUnloaded { groups } => {
+        TurnEvent::BudgetUnloaded { groups, .. } => {
             figures.budget_unloads += 1;
             figures.groups_unloaded += groups.len();
         }

@@ -83,7 +83,7 @@ async fn a_load_past_the_budget_unloads_the_group_least_recently_called_and_says
     let unloads: Vec<&Vec<GroupId>> = events
         .iter()
         .filter_map(|event| match event {
-            TurnEvent::BudgetUnloaded { groups } => Some(groups),
+            TurnEvent::BudgetUnloaded { groups, .. } => Some(groups),
             _ => None,
         })
         .collect();

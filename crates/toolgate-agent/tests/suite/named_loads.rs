@@ -73,3 +73,85 @@ async fn a_load_of_named_tools_lists_those_alone_and_restores_as_them() {
         );
     }
 }
+
+#[tokio::test]
+async fn the_budget_unloads_a_named_tool_not_its_whole_group() {
+    use toolgate_agent::TurnEvent;
+    use toolgate_core::{Encoding, GroupId, LoadBudget, TokenCounter, ToolName};
+    let wire = super::support::WIRES[0].0;
+    let host = TestHost::new().await;
+    let counter = TokenCounter::new(Encoding::O200kBase).unwrap();
+    let tokens = |group: &str| -> usize {
+        host.catalog()
+            .group_tools(group)
+            .map(|tool| counter.tool(tool))
+            .sum()
+    };
+    // Room for config whole and not for pdf_merge beside it.
+    let budget = tokens("config");
+    let server = ScriptedServer::start().await.unwrap();
+    for turn in [
+        ScriptedTurn::tool_call(
+            "c1",
+            "load_tool_group",
+            json!({"group_name": "pdf", "tools": ["pdf_merge"]}),
+        ),
+        ScriptedTurn::tool_call("c2", "load_tool_group", json!({"group_name": "config"})),
+        ScriptedTurn::text("Done."),
+    ] {
+        server.push(turn.reply(wire, false));
+    }
+    let options = AgentOptions {
+        load_budget: LoadBudget::Tokens(budget),
+        ..AgentOptions::default()
+    };
+    let agent = agent_with(
+        &server,
+        wire,
+        false,
+        &host,
+        Arc::new(MemoryStore::new()),
+        options,
+    );
+    let mut events = Vec::new();
+    agent
+        .send(
+            &ConversationId::new("c"),
+            "work",
+            &mut |e| events.push(e),
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    let unloaded: Vec<_> = events
+        .iter()
+        .filter_map(|event| match event {
+            TurnEvent::BudgetUnloaded { groups, tools } => Some((groups.clone(), tools.clone())),
+            _ => None,
+        })
+        .collect();
+    let pdf = GroupId::new("pdf").unwrap();
+    assert_eq!(
+        unloaded,
+        [(vec![], vec![(pdf, ToolName::new("pdf_merge").unwrap())])]
+    );
+    let answer = tool_results(&server.requests()[2], wire).pop().unwrap();
+    assert!(
+        answer.ends_with(&format!(
+            "\n\nUnloaded 'pdf_merge' of 'pdf' (least recently used first) to keep the loaded \
+             tools within their budget of {budget} tokens; load_tool_group loads a group again."
+        )),
+        "{answer}"
+    );
+    assert_eq!(
+        tool_names(&server.requests()[2], wire),
+        with(&[])
+            .into_iter()
+            .chain(
+                host.catalog()
+                    .group_tools("config")
+                    .map(|tool| tool.name.to_string())
+            )
+            .collect::<Vec<_>>()
+    );
+}

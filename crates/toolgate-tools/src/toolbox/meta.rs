@@ -11,7 +11,7 @@ use serde_json::Value;
 use toolgate_core::{
     ActiveToolSet, BudgetPlan, Catalog, GroupId, GroupSelection, GroupVisibility, HostEvent,
     Incoming, LoadBudget, LoadGroupError, LoadedSchemas, MetaAnswer, MetaCall, SessionTools,
-    ToolDefinition, ToolGroup, UnloadedForBudget,
+    ToolDefinition, ToolGroup, Unload, UnloadedForBudget,
 };
 
 use super::Toolbox;
@@ -263,7 +263,12 @@ fn make_room(
         .budget
         .plan(&session.active, catalogs, load, &session.usage, host.tokens);
     for victim in &plan.unload {
-        let event = HostEvent::Unloaded(victim.clone());
+        let event = match victim {
+            Unload::Group(group) => HostEvent::Unloaded(group.clone()),
+            Unload::Tool(group, tool) => {
+                HostEvent::ToolsUnloaded(group.clone(), vec![tool.clone()])
+            }
+        };
         if session.active.apply(&event) {
             events.push(event);
         }

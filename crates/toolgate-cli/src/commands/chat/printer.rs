@@ -73,12 +73,20 @@ impl Printer {
                     "  ⇣ compaction failed, the conversation goes on as it was: {reason}\n"
                 ));
             }
-            TurnEvent::BudgetUnloaded { groups } => {
+            TurnEvent::BudgetUnloaded { groups, tools } => {
                 self.end_line();
-                let groups: Vec<&str> = groups.iter().map(|g| g.as_str()).collect();
+                let unloaded: Vec<String> = groups
+                    .iter()
+                    .map(ToString::to_string)
+                    .chain(
+                        tools
+                            .iter()
+                            .map(|(group, tool)| format!("{tool} ({group})")),
+                    )
+                    .collect();
                 eprint(&format!(
                     "  ⇣ unloaded to stay within [tools] max_loaded_tokens: {}\n",
-                    groups.join(", ")
+                    unloaded.join(", ")
                 ));
             }
             TurnEvent::ToolStarted {
