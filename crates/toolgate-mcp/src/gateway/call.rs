@@ -132,8 +132,8 @@ impl<S: ConversationStore + 'static> Gateway<S> {
             Ok(admitted) => labels(admitted.call()),
             Err(refused) => labels(refused.call()),
         };
-        if let (CallerLimit::Count, Err(limited)) =
-            (limit, self.access().rate_limits.admit_call(scope.client()))
+        if limit == CallerLimit::Count
+            && let Err(limited) = self.access().rate_limits.admit_call(scope.client())
         {
             self.finished(scope, &labels, Outcome::Limited, began, audited)
                 .await;

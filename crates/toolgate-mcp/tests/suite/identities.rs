@@ -542,3 +542,44 @@ async fn with_the_store_away_nobody_gets_a_session_whose_owner_cannot_be_read() 
     assert!(answer.contains("time_now"), "{answer}");
     served.stop().await;
 }
+
+/// A call through `call_tool` counts once against its client's limit: the
+/// `call_tool` call, not the tool it names again.
+#[tokio::test]
+async fn a_call_through_call_tool_counts_once_against_the_clients_limit() {
+    use toolgate_mcp::{RateLimit, RateLimitSettings};
+    let limits = RateLimitSettings {
+        per_client: Some(RateLimit::new(3, Duration::from_secs(60)).unwrap()),
+        ..RateLimitSettings::default()
+    };
+    let served = served_limited(None, &limits).await;
+    let address = served.address;
+    // The load is the first of three.
+    let alices = open(address, ALICE).await;
+    let through = r#"{"name":"time_now","arguments":{"timezone":"UTC"}}"#;
+    for id in [20, 21] {
+        let answer = post(
+            address,
+            Some(ALICE),
+            Some(&alices),
+            &call_of(id, "call_tool", through),
+        )
+        .await;
+        assert!(
+            !answer.contains("Rate limit reached"),
+            "call {id}: {answer}"
+        );
+    }
+    let fourth = post(
+        address,
+        Some(ALICE),
+        Some(&alices),
+        &call_of(22, "call_tool", through),
+    )
+    .await;
+    assert!(
+        fourth.contains("Rate limit reached: client 'alice' may make 3 tool calls per 60 s"),
+        "{fourth}"
+    );
+    served.stop().await;
+}
