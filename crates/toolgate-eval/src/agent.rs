@@ -3,18 +3,25 @@
 //!
 //! A task needs its gold tools (those of the catalog). On each call the
 //! model either has every one of them visible, and uses them, or makes one
-//! extra round trip to get more:
+//! extra round trip to get more. `load_tool_group` loads the tools it names
+//! of a group, or the whole group; with [`Loads::Tools`] each agent takes
+//! the cheapest step the policy offers (with [`Loads::Groups`] it loads
+//! whole groups only, as before a load could name tools):
 //!
-//! - the **oracle** agent knows what it needs: it loads exactly the groups
-//!   holding the missing tools, all in one round trip (parallel calls), or
-//!   asks a tool search for them by name;
-//! - the **listing** agent chooses as a model reading the prompt would: it
-//!   ranks the groups not yet whole by BM25 of the request against what it
-//!   has read of each (its listing line, and the lines of its tools already
-//!   shown or named by a search), and loads the best [`LISTING_DEPTH`] per
-//!   round trip, giving up after [`MAX_ROUNDS`]; on a tool search it reads
-//!   the next page of results. So a weak listing line costs what it would
-//!   cost a model.
+//! - the **oracle** agent knows what it needs: it loads exactly the missing
+//!   tools by name, each group's in one call, all in one round trip
+//!   (parallel calls), or asks a tool search for them by name;
+//! - the **listing** agent chooses as a model reading the prompt would. A
+//!   round trip loads, in this order of preference: the tools it has read
+//!   the names of (a search listed them) and cannot call yet, those of the
+//!   best [`LISTING_DEPTH`] groups that have some; else the search's next
+//!   page, where the search ranks tools across groups (asking it again in
+//!   other words); else the best [`LISTING_DEPTH`] groups whole, ranked by
+//!   BM25 of the request against what it has read of each (its listing
+//!   line, and the lines of its tools already shown or named by a search),
+//!   a search's groups first. It gives up after [`MAX_ROUNDS`] round trips
+//!   of its own; on a tool search it reads the next page. So a weak listing
+//!   line costs what it would cost a model.
 //!
 //! How a policy starts is a [`Start`]: what the first call shows, and the
 //! round trips it makes before the agent chooses (a `find_tool_groups`
@@ -25,8 +32,9 @@ use std::collections::{HashMap, HashSet};
 use serde_json::json;
 use toolgate_core::routing::{Bm25, ToolCosts, terms};
 use toolgate_core::{
-    Catalog, GroupId, GroupLoaded, ListingForm, MetaTool, TokenCounter, ToolDefinition, ToolName,
-    largest_groups, listing_description, tool_groups_section_as,
+    Catalog, GROUP_NAME_PARAMETER, GroupId, GroupLoaded, GroupPartlyLoaded, ListingForm, MetaTool,
+    TOOLS_PARAMETER, TokenCounter, ToolDefinition, ToolName, largest_groups, listing_description,
+    tool_groups_section_as,
 };
 
 use crate::episode::{Episode, Placement, Round};
@@ -36,6 +44,16 @@ pub(crate) const LISTING_DEPTH: usize = 2;
 
 /// Round trips the listing agent makes before it gives up.
 pub(crate) const MAX_ROUNDS: usize = 3;
+
+/// How the agents load a group's tools.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Loads {
+    /// By name where the agent knows the names (`load_tool_group` with
+    /// `tools`), the whole group where it does not.
+    Tools,
+    /// Whole groups only, as before a load could name tools: a comparison.
+    Groups,
+}
 
 /// Who plays the episode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,6 +90,33 @@ pub(crate) struct Start {
     /// Round trips made before the agent chooses (a `find_tool_groups`
     /// call and its answer).
     pub(crate) rounds: Vec<Round>,
+    /// The search's next pages, best first, where it ranks tools across
+    /// groups: what asking it again in other words answers.
+    pub(crate) pages: Vec<Page>,
+}
+
+/// One answer of a search that ranks tools across groups and loads those
+/// it lists.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Page {
+    /// The tools it lists, now callable, best first.
+    pub(crate) tools: Vec<String>,
+    /// Their groups, best first.
+    pub(crate) groups: Vec<GroupId>,
+    /// The call and its answer's text (the schemas counted apart).
+    pub(crate) tokens: usize,
+}
+
+/// What an agent has of a task under way.
+struct Progress {
+    visible: HashSet<String>,
+    /// Groups loaded whole.
+    whole: HashSet<usize>,
+    /// Groups a search named, best first.
+    named: Vec<GroupId>,
+    /// Tools whose lines it has read (a search named them).
+    read: Vec<String>,
+    pages: std::collections::VecDeque<Page>,
 }
 
 /// The catalog as the agents see it, its tokens counted once.
@@ -232,7 +277,8 @@ impl<'a> Stage<'a> {
         self.load_tool + call + if find { self.find_tool } else { 0 }
     }
 
-    /// A task of a group-loading policy, from `start`, played by `agent`.
+    /// A task of a group-loading policy, from `start`, played by `agent`,
+    /// loading as `loads` says.
     pub(crate) fn load_groups(
         &self,
         request: &str,
@@ -240,10 +286,17 @@ impl<'a> Stage<'a> {
         start: Start,
         agent: Agent,
         placement: Placement,
+        loads: Loads,
     ) -> Episode {
-        let mut visible = start.visible;
         let mut rounds = start.rounds;
-        let mut loaded: HashSet<usize> = HashSet::new();
+        let begun = rounds.len();
+        let mut progress = Progress {
+            visible: start.visible,
+            whole: HashSet::new(),
+            named: start.named,
+            read: start.read,
+            pages: start.pages.into(),
+        };
         let missing = |visible: &HashSet<String>| -> Vec<String> {
             needed
                 .iter()
@@ -251,52 +304,20 @@ impl<'a> Stage<'a> {
                 .cloned()
                 .collect()
         };
-        let mut own_rounds = 0;
         loop {
-            let lacking = missing(&visible);
+            let lacking = missing(&progress.visible);
             if lacking.is_empty() {
                 break;
             }
-            let choice: Vec<usize> = match agent {
-                Agent::Oracle => {
-                    let mut groups: Vec<usize> = lacking
-                        .iter()
-                        .filter_map(|n| self.catalog.group_of(n))
-                        .filter_map(|g| self.index.get(g).copied())
-                        .collect();
-                    groups.sort_unstable();
-                    groups.dedup();
-                    groups
-                }
-                Agent::Listing => {
-                    if own_rounds == MAX_ROUNDS {
-                        break;
-                    }
-                    self.listing_choice(request, &visible, &loaded, &start.named, &start.read)
-                }
+            let round = match agent {
+                Agent::Oracle => self.oracle_round(&lacking, &mut progress, placement, loads),
+                Agent::Listing if rounds.len() - begun >= MAX_ROUNDS => None,
+                Agent::Listing => self.listing_round(request, &mut progress, placement, loads),
             };
-            if choice.is_empty() {
-                break;
+            match round {
+                Some(round) => rounds.push(round),
+                None => break,
             }
-            own_rounds += 1;
-            let mut round = Round::default();
-            for group in choice {
-                loaded.insert(group);
-                round.messages += self.load_tokens[group];
-                let members = &self.members[group];
-                if placement.lists_loads() {
-                    round.listed += self.tool_tokens(
-                        members
-                            .iter()
-                            .filter(|t| !visible.contains(*t))
-                            .map(String::as_str),
-                    );
-                } else {
-                    round.messages += self.tool_tokens(members.iter().map(String::as_str));
-                }
-                visible.extend(members.iter().cloned());
-            }
-            rounds.push(round);
         }
         let (task_tools, routed_message) = match placement {
             Placement::ConversationRouted => (0, start.tokens),
@@ -307,26 +328,247 @@ impl<'a> Stage<'a> {
             routed_message,
             system: self.listing,
             request: self.counter.count(request),
-            done: missing(&visible).is_empty(),
+            done: missing(&progress.visible).is_empty(),
             rounds,
             using_calls: needed.len() + 1,
             ..Episode::default()
         }
     }
 
-    /// The groups the listing agent loads next: those a search named first,
-    /// in its order, then by BM25 of `request` over what it has read of
-    /// each group; never a group whole or loaded already.
-    fn listing_choice(
+    /// The oracle's one round trip: each group's missing tools by name, or
+    /// with [`Loads::Groups`] each such group whole.
+    fn oracle_round(
+        &self,
+        lacking: &[String],
+        progress: &mut Progress,
+        placement: Placement,
+        loads: Loads,
+    ) -> Option<Round> {
+        let mut groups: Vec<usize> = lacking
+            .iter()
+            .filter_map(|n| self.catalog.group_of(n))
+            .filter_map(|g| self.index.get(g).copied())
+            .collect();
+        groups.sort_unstable();
+        groups.dedup();
+        if groups.is_empty() {
+            return None;
+        }
+        let mut round = Round::default();
+        for group in groups {
+            match loads {
+                Loads::Tools => {
+                    let tools: Vec<String> = self.members[group]
+                        .iter()
+                        .filter(|t| lacking.contains(*t))
+                        .cloned()
+                        .collect();
+                    round = round + self.named_load(group, &tools, progress, placement);
+                }
+                Loads::Groups => round = round + self.whole_load(group, progress, placement),
+            }
+        }
+        Some(round)
+    }
+
+    /// The listing agent's next round trip, by its preference (the
+    /// module's doc): `None` when it has nothing left to try.
+    fn listing_round(
         &self,
         request: &str,
-        visible: &HashSet<String>,
-        loaded: &HashSet<usize>,
-        named: &[GroupId],
-        read: &[String],
-    ) -> Vec<usize> {
+        progress: &mut Progress,
+        placement: Placement,
+        loads: Loads,
+    ) -> Option<Round> {
+        if loads == Loads::Tools {
+            let named = self.named_choice(progress);
+            if !named.is_empty() {
+                let mut round = Round::default();
+                for (group, tools) in named {
+                    round = round + self.named_load(group, &tools, progress, placement);
+                }
+                return Some(round);
+            }
+            if let Some(page) = progress.pages.pop_front() {
+                return Some(self.page_round(&page, progress, placement));
+            }
+        }
+        let choice = self.listing_choice(request, progress);
+        if choice.is_empty() {
+            return None;
+        }
+        let mut round = Round::default();
+        for group in choice {
+            round = round + self.whole_load(group, progress, placement);
+        }
+        Some(round)
+    }
+
+    /// The groups (at most [`LISTING_DEPTH`]) with tools the listing agent
+    /// has read and cannot call, a search's groups in its order first, each
+    /// with those tools.
+    fn named_choice(&self, progress: &Progress) -> Vec<(usize, Vec<String>)> {
+        let unseen: Vec<&String> = progress
+            .read
+            .iter()
+            .filter(|t| !progress.visible.contains(*t))
+            .collect();
+        let mut groups: Vec<usize> = progress
+            .named
+            .iter()
+            .filter_map(|g| self.index.get(g).copied())
+            .collect();
+        groups.extend(
+            unseen
+                .iter()
+                .filter_map(|t| self.catalog.group_of(t))
+                .filter_map(|g| self.index.get(g).copied()),
+        );
+        let mut out: Vec<(usize, Vec<String>)> = Vec::new();
+        for group in groups {
+            if out.len() == LISTING_DEPTH {
+                break;
+            }
+            if out.iter().any(|(g, _)| *g == group) {
+                continue;
+            }
+            let mut tools: Vec<String> = Vec::new();
+            for tool in &unseen {
+                let in_group = self.catalog.group_of(tool).and_then(|g| self.index.get(g));
+                if in_group == Some(&group) && !tools.contains(*tool) {
+                    tools.push((*tool).clone());
+                }
+            }
+            if !tools.is_empty() {
+                out.push((group, tools));
+            }
+        }
+        out
+    }
+
+    /// One `load_tool_group` call naming `tools` of `group`: the call, its
+    /// answer (a partial load's, or the whole group's once the names cover
+    /// it) and the schemas it adds; they become visible.
+    fn named_load(
+        &self,
+        group: usize,
+        tools: &[String],
+        progress: &mut Progress,
+        placement: Placement,
+    ) -> Round {
+        let members = &self.members[group];
+        // The group's tools loaded once this load is done, in catalog order.
+        let loaded: Vec<&String> = members
+            .iter()
+            .filter(|t| progress.visible.contains(*t) || tools.contains(t))
+            .collect();
+        let Some(found) = self.catalog.group(self.groups[group].as_str()) else {
+            return Round::default();
+        };
+        if loaded.len() == members.len() {
+            return self.whole_load(group, progress, placement);
+        }
+        let definitions: Vec<&ToolDefinition> = loaded
+            .iter()
+            .filter_map(|t| self.catalog.tool(t))
+            .map(|t| t.definition)
+            .collect();
+        let answer = GroupPartlyLoaded {
+            group: found,
+            tools: definitions,
+            group_tools: members.len(),
+            newly_loaded: true,
+            added: Vec::new(),
+        };
+        let call =
+            json!({ GROUP_NAME_PARAMETER: found.id.as_str(), TOOLS_PARAMETER: tools }).to_string();
+        let mut round = Round {
+            listed: 0,
+            messages: self.counter.count(MetaTool::LoadToolGroup.name())
+                + self.counter.count(&call)
+                + self.counter.count(&answer.to_string()),
+        };
+        if placement.lists_loads() {
+            round.listed = self.tool_tokens(
+                tools
+                    .iter()
+                    .filter(|t| !progress.visible.contains(*t))
+                    .map(String::as_str),
+            );
+        } else {
+            // The answer carries the schemas of every tool of the group
+            // loaded so far.
+            round.messages += self.tool_tokens(loaded.iter().map(|t| t.as_str()));
+        }
+        progress.visible.extend(tools.iter().cloned());
+        round
+    }
+
+    /// One `load_tool_group` call loading `group` whole; its tools become
+    /// visible.
+    fn whole_load(&self, group: usize, progress: &mut Progress, placement: Placement) -> Round {
+        let members = &self.members[group];
+        let mut round = Round {
+            listed: 0,
+            messages: self.load_tokens[group],
+        };
+        if placement.lists_loads() {
+            round.listed = self.tool_tokens(
+                members
+                    .iter()
+                    .filter(|t| !progress.visible.contains(*t))
+                    .map(String::as_str),
+            );
+        } else {
+            round.messages += self.tool_tokens(members.iter().map(String::as_str));
+        }
+        progress.whole.insert(group);
+        progress.visible.extend(members.iter().cloned());
+        round
+    }
+
+    /// The search asked again: `page`'s tools become callable and read, its
+    /// groups named after those named before.
+    fn page_round(&self, page: &Page, progress: &mut Progress, placement: Placement) -> Round {
+        let round = if placement.lists_loads() {
+            Round {
+                listed: self.tool_tokens(
+                    page.tools
+                        .iter()
+                        .filter(|t| !progress.visible.contains(*t))
+                        .map(String::as_str),
+                ),
+                messages: page.tokens,
+            }
+        } else {
+            Round {
+                listed: 0,
+                messages: page.tokens + self.tool_tokens(page.tools.iter().map(String::as_str)),
+            }
+        };
+        progress.visible.extend(page.tools.iter().cloned());
+        progress.read.extend(page.tools.iter().cloned());
+        for group in &page.groups {
+            if !progress.named.contains(group) {
+                progress.named.push(group.clone());
+            }
+        }
+        round
+    }
+
+    /// The groups the listing agent loads whole next: those a search named
+    /// first, in its order, then by BM25 of `request` over what it has read
+    /// of each group; never a group whole or loaded already.
+    fn listing_choice(&self, request: &str, progress: &Progress) -> Vec<usize> {
+        let Progress {
+            visible,
+            whole,
+            named,
+            read,
+            ..
+        } = progress;
         let open =
-            |g: usize| !loaded.contains(&g) && !self.members[g].iter().all(|t| visible.contains(t));
+            |g: usize| !whole.contains(&g) && !self.members[g].iter().all(|t| visible.contains(t));
         let mut choice: Vec<usize> = named
             .iter()
             .filter_map(|g| self.index.get(g).copied())

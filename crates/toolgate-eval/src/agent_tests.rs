@@ -68,6 +68,8 @@ fn names(list: &[&str]) -> Vec<String> {
     list.iter().map(|n| (*n).to_owned()).collect()
 }
 
+/// Loading whole groups only (as before a load could name tools), the
+/// oracle loads the groups of the missing tools.
 #[test]
 fn the_oracle_loads_the_groups_of_the_missing_tools_in_one_round_trip() {
     let fixture = Fixture::new();
@@ -79,6 +81,7 @@ fn the_oracle_loads_the_groups_of_the_missing_tools_in_one_round_trip() {
         Start::default(),
         Agent::Oracle,
         Placement::ToolList,
+        Loads::Groups,
     );
     assert!(listed.done);
     assert_eq!(listed.rounds.len(), 1);
@@ -94,6 +97,7 @@ fn the_oracle_loads_the_groups_of_the_missing_tools_in_one_round_trip() {
         Start::default(),
         Agent::Oracle,
         Placement::Conversation,
+        Loads::Groups,
     );
     assert_eq!(in_conversation.rounds[0].listed, 0);
     assert_eq!(
@@ -118,6 +122,7 @@ fn a_tool_shown_on_the_first_call_needs_no_round_trip() {
             start.clone(),
             agent,
             Placement::ToolList,
+            Loads::Tools,
         );
         assert!(episode.done);
         assert!(episode.rounds.is_empty());
@@ -138,6 +143,7 @@ fn the_listing_agent_pays_for_a_line_that_does_not_match() {
             Start::default(),
             Agent::Listing,
             Placement::ToolList,
+            Loads::Tools,
         )
     };
     let named = play("send an email to Bob", &["mail_send"]);
@@ -165,6 +171,7 @@ fn the_listing_agent_loads_what_a_search_named_first() {
         start,
         Agent::Listing,
         Placement::ToolList,
+        Loads::Tools,
     );
     assert_eq!(episode.rounds.len(), 1);
     assert!(episode.done);
@@ -215,6 +222,7 @@ fn a_routed_showing_goes_where_the_placement_says() {
             start.clone(),
             Agent::Oracle,
             placement,
+            Loads::Tools,
         )
     };
     for placement in [Placement::ToolList, Placement::Conversation] {
@@ -240,6 +248,7 @@ fn the_listing_agent_reads_only_what_the_form_shows() {
             Start::default(),
             Agent::Listing,
             Placement::Conversation,
+            Loads::Tools,
         );
         (stage.listing, episode.rounds.len(), episode.done)
     };
@@ -252,4 +261,127 @@ fn the_listing_agent_reads_only_what_the_form_shows() {
     assert!(names_tokens < lines, "{names_tokens} < {lines}");
     let stage = fixture.stage().in_form(ListingForm::Search);
     assert!(stage.listing > 0);
+}
+
+/// The oracle names the missing tools: a group's others stay out, and a
+/// group whose every tool is named loads whole.
+#[test]
+fn the_oracle_loads_exactly_the_missing_tools_by_name() {
+    let fixture = Fixture::new();
+    let (stage, costs) = (fixture.stage(), &fixture.costs);
+    let needed = names(&["mail_send", "weather_forecast"]);
+    let play = |placement, loads| {
+        stage.load_groups(
+            "mail Oslo's forecast to Bob",
+            &needed,
+            Start::default(),
+            Agent::Oracle,
+            placement,
+            loads,
+        )
+    };
+    let named = play(Placement::ToolList, Loads::Tools);
+    assert!(named.done);
+    assert_eq!(named.rounds.len(), 1);
+    let schemas = costs.tool("mail_send") + costs.tool("weather_forecast");
+    assert_eq!(named.rounds[0].listed, schemas);
+    let whole = play(Placement::ToolList, Loads::Groups);
+    assert!(named.rounds[0].listed < whole.rounds[0].listed);
+    // The call names the tools and the answer lists one of mail's two.
+    let partial = "Loaded 1 of 2 tools from group 'mail' (load_tool_group 'mail' loads the other 1):\n- mail_send: Send an email";
+    let call = r#"{"group_name":"mail","tools":["mail_send"]}"#;
+    let weather = stage.load_tokens[2];
+    let count = |text: &str| fixture.counter.count(text);
+    assert_eq!(
+        named.rounds[0].messages,
+        count("load_tool_group") + count(call) + count(partial) + weather
+    );
+    let in_conversation = play(Placement::Conversation, Loads::Tools);
+    assert_eq!(in_conversation.rounds[0].listed, 0);
+    assert_eq!(
+        in_conversation.rounds[0].messages,
+        named.rounds[0].messages + schemas
+    );
+}
+
+/// Tools a search named and did not load are loaded by name first; the
+/// rest of their group only when they were not the ones needed.
+#[test]
+fn the_listing_agent_loads_the_tools_it_has_read_before_their_group() {
+    let fixture = Fixture::new();
+    let (stage, costs) = (fixture.stage(), &fixture.costs);
+    let start = Start {
+        named: vec![GroupId::new("mail").unwrap()],
+        read: names(&["mail_search"]),
+        ..Start::default()
+    };
+    let play = |needed: &[&str], loads| {
+        stage.load_groups(
+            "look through my inbox",
+            &names(needed),
+            start.clone(),
+            Agent::Listing,
+            Placement::ToolList,
+            loads,
+        )
+    };
+    let found = play(&["mail_search"], Loads::Tools);
+    assert!(found.done);
+    assert_eq!(found.rounds.len(), 1);
+    assert_eq!(found.rounds[0].listed, costs.tool("mail_search"));
+    // The tool read was not the one: the rest of mail comes next (beside
+    // the best other group, two groups a round trip), mail_search not
+    // listed again.
+    let missed = play(&["mail_send"], Loads::Tools);
+    assert!(missed.done);
+    assert_eq!(missed.rounds.len(), 2);
+    let other = missed.rounds[1].listed - costs.tool("mail_send");
+    assert!(
+        [costs.tool("calendar_add"), costs.tool("weather_forecast")].contains(&other),
+        "{other}"
+    );
+    // Loading whole groups only, the group comes at once (with the best
+    // other).
+    let whole = play(&["mail_send"], Loads::Groups);
+    assert_eq!(whole.rounds.len(), 1);
+    let mail = costs.group(&GroupId::new("mail").unwrap());
+    assert!(whole.rounds[0].listed > mail, "{:?}", whole.rounds);
+}
+
+/// A search that ranks tools across groups is asked again (its next page)
+/// before a group is loaded whole.
+#[test]
+fn the_listing_agent_asks_a_search_again_before_loading_a_group() {
+    let fixture = Fixture::new();
+    let (stage, costs) = (fixture.stage(), &fixture.costs);
+    let start = Start {
+        visible: HashSet::from(["mail_send".to_owned()]),
+        read: names(&["mail_send"]),
+        named: vec![GroupId::new("mail").unwrap()],
+        pages: vec![Page {
+            tools: names(&["weather_forecast"]),
+            groups: vec![GroupId::new("weather").unwrap()],
+            tokens: 30,
+        }],
+        ..Start::default()
+    };
+    let play = |loads| {
+        stage.load_groups(
+            "send the forecast",
+            &names(&["weather_forecast"]),
+            start.clone(),
+            Agent::Listing,
+            Placement::ToolList,
+            loads,
+        )
+    };
+    let paged = play(Loads::Tools);
+    assert!(paged.done);
+    assert_eq!(paged.rounds.len(), 1);
+    assert_eq!(
+        (paged.rounds[0].listed, paged.rounds[0].messages),
+        (costs.tool("weather_forecast"), 30)
+    );
+    let whole = play(Loads::Groups);
+    assert_ne!(whole.rounds[0].messages, 30, "a load, not the page");
 }

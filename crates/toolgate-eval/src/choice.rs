@@ -11,7 +11,7 @@ use crate::costs::Seen;
 use crate::dataset::Query;
 use crate::find::{SEARCH_GROUPS, find_listing};
 use crate::report::{Considered, FittedFusion, Shortfall};
-use crate::task_cost::{RouterCost, RouterCosting};
+use crate::router_cost::{RouterCost, RouterCosting};
 use crate::tool_first::{Fitted, MAX_GROUPS, Prepared, RouterSetting};
 
 /// Tools each routed group arrives with, tried (0: the whole group).

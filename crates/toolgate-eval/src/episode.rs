@@ -84,6 +84,18 @@ pub(crate) struct Round {
     pub(crate) messages: usize,
 }
 
+/// Two sets of calls made in the same round trip (parallel calls).
+impl std::ops::Add for Round {
+    type Output = Self;
+
+    fn add(self, other: Self) -> Self {
+        Self {
+            listed: self.listed + other.listed,
+            messages: self.messages + other.messages,
+        }
+    }
+}
+
 /// One task under one policy and agent.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Episode {

@@ -185,6 +185,35 @@ fn every_policy_is_measured_on_the_reported_queries() {
         by_keywords,
         ["find_tool_groups", "find_tool_groups(schemas)"]
     );
+    // The main policies loading whole groups only, as before a load could
+    // name tools: never cheaper than naming them, for the oracle.
+    let variant = |policy: &str, variant: Option<&str>| {
+        evaluation
+            .task_costs
+            .iter()
+            .find(|r| {
+                r.policy == policy
+                    && r.agent == Some("oracle")
+                    && r.placement == Some(crate::Placement::ToolList)
+                    && r.variant.as_deref() == variant
+            })
+            .unwrap()
+            .uncached
+    };
+    for policy in ["listing", "find_tool_groups", "find_tool_groups(schemas)"] {
+        let (named, whole) = (
+            variant(policy, None),
+            variant(policy, Some("whole-group loads")),
+        );
+        assert!(named <= whole, "{policy}: {named} > {whole}");
+    }
+    assert!(
+        evaluation
+            .task_costs
+            .iter()
+            .any(|r| r.policy == "tiered_router"
+                && r.variant.as_deref() == Some("whole-group loads"))
+    );
 }
 
 #[test]
