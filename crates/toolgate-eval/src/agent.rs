@@ -19,9 +19,9 @@
 //!   other words); else the best [`LISTING_DEPTH`] groups whole, ranked by
 //!   BM25 of the request against what it has read of each (its listing
 //!   line, and the lines of its tools already shown or named by a search),
-//!   a search's groups first. It gives up after [`MAX_ROUNDS`] round trips
-//!   of its own; on a tool search it reads the next page. So a weak listing
-//!   line costs what it would cost a model.
+//!   a search's groups first. It gives up after [`MAX_ROUNDS`] extra round
+//!   trips in all, a search's included, as on a tool search, where it reads
+//!   the next page. So a weak listing line costs what it would cost a model.
 //!
 //! How a policy starts is a [`Start`]: what the first call shows, and the
 //! round trips it makes before the agent chooses (a `find_tool_groups`
@@ -42,7 +42,9 @@ use crate::episode::{Episode, Placement, Round};
 /// Groups the listing agent loads per round trip.
 pub(crate) const LISTING_DEPTH: usize = 2;
 
-/// Round trips the listing agent makes before it gives up.
+/// Extra round trips the listing agent makes before it gives up, whatever
+/// they were (a search, a load): the same bound for every policy, so a
+/// policy that searches first is not granted one more than a tool search.
 pub(crate) const MAX_ROUNDS: usize = 3;
 
 /// How the agents load a group's tools.
@@ -289,7 +291,6 @@ impl<'a> Stage<'a> {
         loads: Loads,
     ) -> Episode {
         let mut rounds = start.rounds;
-        let begun = rounds.len();
         let mut progress = Progress {
             visible: start.visible,
             whole: HashSet::new(),
@@ -311,7 +312,7 @@ impl<'a> Stage<'a> {
             }
             let round = match agent {
                 Agent::Oracle => self.oracle_round(&lacking, &mut progress, placement, loads),
-                Agent::Listing if rounds.len() - begun >= MAX_ROUNDS => None,
+                Agent::Listing if rounds.len() >= MAX_ROUNDS => None,
                 Agent::Listing => self.listing_round(request, &mut progress, placement, loads),
             };
             match round {

@@ -385,3 +385,30 @@ fn the_listing_agent_asks_a_search_again_before_loading_a_group() {
     let whole = play(Loads::Groups);
     assert_ne!(whole.rounds[0].messages, 30, "a load, not the page");
 }
+
+/// A search made before the agent chooses counts against its round trips,
+/// as a tool search's pages do.
+#[test]
+fn a_search_counts_against_the_listing_agents_round_trips() {
+    let fixture = Fixture::new();
+    let stage = fixture.stage();
+    let searched = |rounds: usize| Start {
+        rounds: vec![Round::default(); rounds],
+        ..Start::default()
+    };
+    let play = |start: Start| {
+        stage.load_groups(
+            "nothing in common",
+            &names(&["weather_forecast"]),
+            start,
+            Agent::Listing,
+            Placement::ToolList,
+            Loads::Tools,
+        )
+    };
+    // Two groups a round trip in catalog order: weather comes in the second.
+    assert!(play(searched(1)).done);
+    let late = play(searched(2));
+    assert!(!late.done, "{:?}", late.rounds);
+    assert_eq!(late.rounds.len(), MAX_ROUNDS);
+}
