@@ -169,6 +169,11 @@ pub(crate) struct EvalArgs {
     /// only (needs two datasets or more): how routing does on a catalog it was not tuned on.
     #[arg(long)]
     pub(crate) leave_one_out: bool,
+
+    /// The model's context window in tokens: a task one of whose prompts passes it is not done
+    /// (all tools, on a catalog whose schemas pass it, does not fit).
+    #[arg(long, value_name = "TOKENS", default_value_t = toolgate_eval::DEFAULT_CONTEXT_WINDOW)]
+    pub(crate) context_window: usize,
 }
 
 /// Where the tools come from: shared by `serve` and `chat`.

@@ -122,6 +122,7 @@ pub(crate) fn cost_section(out: &mut String, e: &Evaluation) {
             .collect::<Vec<_>>()
             .join("; "),
     );
+    let _ = writeln!(out, "{}\n", window_line(e, base));
     let _ = writeln!(
         out,
         "| policy | job | schemas in | agent | first-call tool recall | tokens uncached | uncached | Anthropic cached | OpenAI cached | Anthropic, light traffic | extra round trips | none extra | done |\n|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
@@ -141,6 +142,41 @@ pub(crate) fn cost_section(out: &mut String, e: &Evaluation) {
     out.push('\n');
 }
 
+/// The context window assumed, and whether every tool's schemas fit in it.
+fn window_line(e: &Evaluation, all_tools: &TaskCost) -> String {
+    let fits = if all_tools.fits {
+        "fit"
+    } else {
+        "do not fit: no task is done with all tools"
+    };
+    format!(
+        "Context window assumed: {} tokens; every schema ({} tokens, {:.1}% of it), with a task's prompt, {fits}. A row marked (does not fit) has tasks one of whose prompts passes the window; they are not done.",
+        e.context_window,
+        e.all_tools_tokens,
+        e.all_tools_tokens as f64 * 100.0 / e.context_window.max(1) as f64,
+    )
+}
+
+/// A row's policy as the tables name it: with the variant it plays, and
+/// whether its tasks fit in the context window.
+fn policy_cell(row: &TaskCost) -> String {
+    let mut cell = row.policy.clone();
+    if let Some(variant) = &row.variant {
+        cell.push_str(&format!(" [{variant}]"));
+    }
+    if !row.fits {
+        if row.over_window >= 1.0 {
+            cell.push_str(" (does not fit)");
+        } else {
+            cell.push_str(&format!(
+                " (does not fit: {:.1}% of tasks)",
+                row.over_window * 100.0
+            ));
+        }
+    }
+    cell
+}
+
 fn short(provider: &str) -> &str {
     provider.split(',').next().unwrap_or(provider)
 }
@@ -149,11 +185,8 @@ fn cost_row(out: &mut String, row: &TaskCost) {
     let share = |s: f64| format!("{:.1}%", s * 100.0);
     let _ = writeln!(
         out,
-        "| {}{} | {} | {} | {} | {:.3} | {:.0} | {} | {} | {} | {} | {:.2} | {:.1}% | {:.1}% |",
-        row.policy,
-        row.variant
-            .as_ref()
-            .map_or(String::new(), |variant| format!(" [{variant}]")),
+        "| {} | {} | {} | {} | {:.3} | {:.0} | {} | {} | {} | {} | {:.2} | {:.1}% | {:.1}% |",
+        policy_cell(row),
         row.job.label(),
         row.placement.map_or("", Placement::label),
         row.agent.unwrap_or(""),

@@ -90,3 +90,33 @@ fn with_several_catalogs_the_choice_is_made_on_the_others() {
         ]
     );
 }
+
+/// The window assumed is said once per catalog, and a row with tasks whose
+/// prompts pass it is marked.
+#[test]
+fn rows_that_do_not_fit_in_the_context_window_are_marked() {
+    let mut e = evaluation();
+    e.context_window = 2000;
+    e.task_costs[0].fits = false;
+    e.task_costs[0].over_window = 1.0;
+    e.task_costs[2].fits = false;
+    e.task_costs[2].over_window = 0.25;
+    let mut out = String::new();
+    cost_section(&mut out, &e);
+    assert!(
+        out.contains("Context window assumed: 2000 tokens; every schema ("),
+        "{out}"
+    );
+    assert!(
+        out.contains("do not fit: no task is done with all tools"),
+        "{out}"
+    );
+    assert!(
+        out.contains("| all_tools (does not fit) | baseline |"),
+        "{out}"
+    );
+    assert!(
+        out.contains("| tool_router(1 tool) (does not fit: 25.0% of tasks) | chat |"),
+        "{out}"
+    );
+}

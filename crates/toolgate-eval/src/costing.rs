@@ -17,6 +17,11 @@ use crate::find::FindAnswer;
 use crate::report::{Job, TaskCost};
 use crate::tool_first::Prepared;
 
+/// The context window a model is assumed to have when none is given: what
+/// the models the caches are priced for (Claude Sonnet 4.x, GPT-5.4) take
+/// without a long-context option.
+pub const DEFAULT_CONTEXT_WINDOW: usize = 200_000;
+
 /// What every policy's tasks are costed with.
 pub(crate) struct Costing<'a> {
     pub(crate) prepared: &'a Prepared<'a>,
@@ -30,16 +35,21 @@ pub(crate) struct Costing<'a> {
     base: Totals,
     /// Each task's position in `report` and the gold tools it needs.
     pub(crate) tasks: Vec<(usize, Vec<String>)>,
+    /// The model's context window: a task one of whose prompts passes it
+    /// is not done.
+    window: usize,
 }
 
 impl<'a> Costing<'a> {
     /// The tasks of `report` (the queries needing a tool the catalog has)
     /// on `prepared`'s catalog, each host listing its groups in the form
-    /// that fits it: `chat` without `find_tool_groups`, `serve` with it.
+    /// that fits it: `chat` without `find_tool_groups`, `serve` with it; a
+    /// model with a context window of `window` tokens.
     pub(crate) fn new(
         prepared: &'a Prepared<'a>,
         counter: &'a TokenCounter,
         report: &[&'a Query],
+        window: usize,
     ) -> Self {
         let catalog = &prepared.dataset.catalog;
         let stage = Stage::new(
@@ -72,9 +82,10 @@ impl<'a> Costing<'a> {
             stage,
             serve_stage,
             report: report.to_vec(),
-            base: Totals::of(&baseline),
+            base: Totals::of(&baseline, window),
             baseline,
             tasks,
+            window,
         }
     }
 
@@ -88,7 +99,7 @@ impl<'a> Costing<'a> {
         episodes: &[Episode],
         first_call_tool_recall: f64,
     ) -> TaskCost {
-        Totals::of(episodes).row(
+        Totals::of(episodes, self.window).row(
             RowOf {
                 policy,
                 job,
@@ -285,12 +296,18 @@ struct Totals {
     light: f64,
     extra: f64,
     no_extra: f64,
+    /// Tasks done within the context window.
     done: f64,
+    /// Tasks one of whose prompts passes the context window.
+    over: f64,
+    /// The largest prompt of any task.
+    largest: usize,
     tasks: f64,
 }
 
 impl Totals {
-    fn of(episodes: &[Episode]) -> Self {
+    fn of(episodes: &[Episode], window: usize) -> Self {
+        let fits = |e: &Episode| e.largest_prompt() <= window;
         Self {
             uncached: episodes.iter().map(|e| e.uncached() as f64).sum(),
             cached: CACHES
@@ -303,7 +320,13 @@ impl Totals {
                 .sum(),
             extra: episodes.iter().map(|e| e.rounds.len() as f64).sum(),
             no_extra: episodes.iter().filter(|e| e.rounds.is_empty()).count() as f64,
-            done: episodes.iter().filter(|e| e.done).count() as f64,
+            done: episodes.iter().filter(|e| e.done && fits(e)).count() as f64,
+            over: episodes.iter().filter(|e| !fits(e)).count() as f64,
+            largest: episodes
+                .iter()
+                .map(Episode::largest_prompt)
+                .max()
+                .unwrap_or(0),
             tasks: episodes.len() as f64,
         }
     }
@@ -331,6 +354,9 @@ impl Totals {
             extra_round_trips: self.extra / n,
             no_extra_round_trip: self.no_extra / n,
             done: self.done / n,
+            fits: self.over == 0.0,
+            over_window: self.over / n,
+            largest_prompt: self.largest,
             variant: None,
         }
     }

@@ -12,7 +12,7 @@ use toolgate_core::routing::{
 use crate::choice::{ChoiceSet, choose, choose_search_groups, fitted_fusion, settings};
 use crate::dataset::{Dataset, Query};
 use crate::error::{EvalError, Result};
-use crate::evaluate::{SemanticInputs, evaluate_prepared, vectors};
+use crate::evaluate::{Measure, SemanticInputs, evaluate_prepared, vectors};
 use crate::policy::labelled;
 use crate::report::{Evaluation, FittedFusion};
 use crate::tool_first::{Fitted, Prepared, fit, fusions};
@@ -41,7 +41,8 @@ pub fn fit_across(datasets: &[&Dataset]) -> Result<PerGroup> {
 }
 
 /// Evaluates each of `datasets` with the per-group model fitted on the
-/// others ([`fit_across`]); the left-out dataset's own queries tune
+/// others ([`fit_across`]), for a model whose context window is
+/// `context_window` tokens; the left-out dataset's own queries tune
 /// nothing. `progress(dataset, done, total)` is called as queries are
 /// processed.
 ///
@@ -55,6 +56,7 @@ pub fn leave_one_out(
     semantic: &[Option<SemanticInputs>],
     counter: &TokenCounter,
     config: &RoutingConfig,
+    context_window: usize,
     progress: &mut dyn FnMut(&str, usize, usize),
 ) -> Result<LeftOut> {
     if datasets.len() < 2 {
@@ -88,10 +90,14 @@ pub fn leave_one_out(
             .filter(|(other, _)| *other != index)
             .map(|(_, p)| p)
             .collect();
+        let measure = Measure {
+            config: &config,
+            context_window,
+        };
         let mut evaluation = evaluate_prepared(
             &prepared[index],
             counter,
-            &config,
+            measure,
             Fitting::Across(&other_prepared),
             &mut |done, total| progress(&left_out.name, done, total),
         )?;
@@ -161,6 +167,7 @@ mod tests {
             &[],
             &counter,
             &RoutingConfig::default(),
+            crate::DEFAULT_CONTEXT_WINDOW,
             &mut |_, _, _| {},
         )
         .unwrap();
@@ -189,6 +196,7 @@ mod tests {
                 &[],
                 &counter,
                 &RoutingConfig::default(),
+                crate::DEFAULT_CONTEXT_WINDOW,
                 &mut |_, _, _| {}
             ),
             Err(EvalError::LeaveOneOut(1))

@@ -197,6 +197,15 @@ impl Episode {
         segments
     }
 
+    /// Tokens of the largest prompt any call sends (its last): what must fit
+    /// in the model's context window.
+    pub(crate) fn largest_prompt(&self) -> usize {
+        (0..self.calls())
+            .map(|call| self.prompt(call).iter().map(|s| s.tokens).sum::<usize>())
+            .max()
+            .unwrap_or(0)
+    }
+
     /// Input tokens of every call, summed: the bill without a cache.
     pub(crate) fn uncached(&self) -> usize {
         (0..self.calls())

@@ -51,6 +51,9 @@ fn a_load_into_the_tool_list_breaks_the_cached_prefix() {
     };
     assert_eq!(listed.uncached(), 2110 + 2660);
     assert_eq!(in_conversation.uncached(), listed.uncached());
+    // The last call carries the most: what must fit in the context window.
+    assert_eq!(listed.largest_prompt(), 2660);
+    assert_eq!(in_conversation.largest_prompt(), 2660);
     // First call alike: the shared 2,100 read, the request written.
     let first = 210.0 + 12.5;
     // After the load: 100 tokens in common (under the minimum), all written.

@@ -39,18 +39,20 @@ pub struct SemanticInputs {
     pub model: String,
 }
 
-/// Evaluates every policy on `dataset`. `progress(done, total)` is called as
-/// queries are processed.
+/// Evaluates every policy on `dataset`, for a model whose context window is
+/// `context_window` tokens (a task that passes it is not done).
+/// `progress(done, total)` is called as queries are processed.
 ///
 /// ```no_run
 /// use toolgate_core::routing::RoutingConfig;
 /// use toolgate_core::{Encoding, TokenCounter};
-/// use toolgate_eval::{Dataset, evaluate, markdown};
+/// use toolgate_eval::{DEFAULT_CONTEXT_WINDOW, Dataset, evaluate, markdown};
 ///
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// let dataset = Dataset::load(std::path::Path::new("data/seal_tools"))?;
 /// let counter = TokenCounter::new(Encoding::O200kBase)?;
-/// let evaluation = evaluate(&dataset, &counter, &RoutingConfig::default(), None, &mut |_, _| {})?;
+/// let config = RoutingConfig::default();
+/// let evaluation = evaluate(&dataset, &counter, &config, DEFAULT_CONTEXT_WINDOW, None, &mut |_, _| {})?;
 /// let table: String = markdown(&evaluation, "o200k_base");
 /// # Ok(())
 /// # }
@@ -59,11 +61,24 @@ pub fn evaluate(
     dataset: &Dataset,
     counter: &TokenCounter,
     config: &RoutingConfig,
+    context_window: usize,
     semantic: Option<&SemanticInputs>,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Evaluation> {
     let prepared = Prepared::new(dataset, config, vectors(semantic), counter)?;
-    evaluate_prepared(&prepared, counter, config, Fitting::Own, progress)
+    let measure = Measure {
+        config,
+        context_window,
+    };
+    evaluate_prepared(&prepared, counter, measure, Fitting::Own, progress)
+}
+
+/// What an evaluation is measured with besides the dataset: the routing
+/// settings and the model's context window.
+#[derive(Clone, Copy)]
+pub(crate) struct Measure<'c> {
+    pub(crate) config: &'c RoutingConfig,
+    pub(crate) context_window: usize,
 }
 
 /// The vectors of `semantic`, as [`Prepared::new`] takes them.
@@ -82,10 +97,14 @@ pub(crate) fn vectors(semantic: Option<&SemanticInputs>) -> Option<Vectors<'_>> 
 pub(crate) fn evaluate_prepared(
     prepared: &Prepared<'_>,
     counter: &TokenCounter,
-    config: &RoutingConfig,
+    measure: Measure<'_>,
     fitting: Fitting<'_>,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Evaluation> {
+    let Measure {
+        config,
+        context_window,
+    } = measure;
     let dataset = prepared.dataset;
     let catalog = &dataset.catalog;
     let taxonomy = config.validate(catalog)?;
@@ -105,7 +124,7 @@ pub(crate) fn evaluate_prepared(
             .headline
             .as_ref()
             .map(|(setting, model)| (*setting, model)),
-        first.search_groups,
+        (first.search_groups, context_window),
     );
     Ok(Evaluation {
         dataset: dataset.name.clone(),
@@ -148,6 +167,7 @@ pub(crate) fn evaluate_prepared(
         search_groups: first.search_groups,
         group_curves: first.group_curves,
         task_costs,
+        context_window,
         fitted: first.fitted,
     })
 }
@@ -196,14 +216,15 @@ const COSTED_TOOLS_PER_GROUP: [usize; 4] = [1, 2, 3, 0];
 /// [`task_costs`] of every policy: the tiered router's showings
 /// (`tiered`), the headline tool router's setting (`chosen`) at each of
 /// [`COSTED_TOOLS_PER_GROUP`], the gateway's search listing at most
-/// `search_groups` groups, and tool search by the headline's fusion.
+/// `search_groups` groups, and tool search by the headline's fusion; for a
+/// model whose context window is `window` tokens.
 fn costs_per_task(
     prepared: &Prepared<'_>,
     counter: &TokenCounter,
     report: &[&Query],
     tiered: &[Seen],
     chosen: Option<(RouterSetting, &Fitted)>,
-    search_groups: usize,
+    (search_groups, window): (usize, usize),
 ) -> Vec<TaskCost> {
     let mut shown: Vec<(String, Vec<Seen>)> = Vec::new();
     if let Some((setting, model)) = chosen {
@@ -240,7 +261,7 @@ fn costs_per_task(
         request: &found,
         keywords: &found_by_keywords,
     };
-    task_costs(prepared, counter, report, &routed, found, fusion)
+    task_costs(prepared, counter, report, &routed, found, fusion, window)
 }
 
 /// `queries` with their text replaced by its [keyword rewrite](keyword_query):

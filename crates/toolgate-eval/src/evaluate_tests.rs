@@ -50,6 +50,7 @@ fn every_policy_is_measured_on_the_reported_queries() {
         &dataset,
         &counter,
         &RoutingConfig::default(),
+        crate::DEFAULT_CONTEXT_WINDOW,
         Some(&semantic),
         &mut |done, total| calls.push((done, total)),
     )
@@ -216,6 +217,42 @@ fn every_policy_is_measured_on_the_reported_queries() {
     );
 }
 
+/// A window that every schema passes: all-tools does no task, and the
+/// policies that send less still do theirs.
+#[test]
+fn all_tools_does_not_fit_where_its_schemas_pass_the_context_window() {
+    let (_dir, dataset, counter) = setup();
+    let config = RoutingConfig::default();
+    let measure = |window| evaluate(&dataset, &counter, &config, window, None, &mut |_, _| {});
+    let roomy = measure(crate::DEFAULT_CONTEXT_WINDOW).unwrap();
+    let all_tools = &roomy.task_costs[0];
+    assert_eq!(roomy.context_window, crate::DEFAULT_CONTEXT_WINDOW);
+    assert_eq!(
+        (all_tools.fits, all_tools.over_window, all_tools.done),
+        (true, 0.0, 1.0)
+    );
+    assert!(all_tools.largest_prompt > roomy.all_tools_tokens);
+    let tight = measure(roomy.all_tools_tokens).unwrap();
+    let all_tools = &tight.task_costs[0];
+    assert_eq!(all_tools.policy, "all_tools");
+    assert_eq!(
+        (all_tools.fits, all_tools.over_window, all_tools.done),
+        (false, 1.0, 0.0)
+    );
+    // The costs are those of all-tools' prompts all the same.
+    assert_eq!(all_tools.uncached, roomy.task_costs[0].uncached);
+    // Every row by its own largest prompt (here the meta-tools alone
+    // outweigh the three tiny schemas).
+    for row in &tight.task_costs {
+        assert_eq!(
+            row.fits,
+            row.largest_prompt <= tight.context_window,
+            "{row:?}"
+        );
+        assert!(row.done <= 1.0 - row.over_window + 1e-9, "{row:?}");
+    }
+}
+
 #[test]
 fn routing_settings_naming_an_unknown_group_are_refused() {
     let (_dir, dataset, counter) = setup();
@@ -223,7 +260,15 @@ fn routing_settings_naming_an_unknown_group_are_refused() {
         recovery_groups: vec!["fax".to_owned()],
         ..RoutingConfig::default()
     };
-    let error = evaluate(&dataset, &counter, &config, None, &mut |_, _| {}).unwrap_err();
+    let error = evaluate(
+        &dataset,
+        &counter,
+        &config,
+        crate::DEFAULT_CONTEXT_WINDOW,
+        None,
+        &mut |_, _| {},
+    )
+    .unwrap_err();
     assert!(matches!(error, EvalError::Routing(_)), "{error:?}");
     assert_eq!(
         error.to_string(),

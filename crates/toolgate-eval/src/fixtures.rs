@@ -71,6 +71,9 @@ pub(crate) fn task_cost(
         extra_round_trips,
         no_extra_round_trip,
         done,
+        fits: true,
+        over_window: 0.0,
+        largest_prompt: 1000,
         variant: None,
     }
 }
@@ -172,6 +175,7 @@ pub(crate) fn evaluation() -> Evaluation {
         tool_router_at_cap: 0.0,
         search_groups: 5,
         bm25_groups_curve: vec![point(1, 0.5, 0.1)],
+        context_window: crate::DEFAULT_CONTEXT_WINDOW,
         task_costs: vec![
             task_cost(
                 "all_tools",

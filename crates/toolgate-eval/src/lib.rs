@@ -60,6 +60,7 @@ pub use cost_markdown::{
     GOAL_CACHED, GOAL_ROUND_TRIPS, GOAL_UNCACHED, ROUND_TRIP_TIE, cost_assumptions, cost_summary,
 };
 pub use cost_svg::cost_svg;
+pub use costing::DEFAULT_CONTEXT_WINDOW;
 pub use cross::{LeftOut, fit_across, leave_one_out};
 pub use dataset::{Dataset, Query};
 pub use episode::{ANTHROPIC, CACHES, CacheRules, OPENAI, Placement};

@@ -25,6 +25,8 @@ fn an_evaluation_renders_as_its_tables() {
 
 What a task costs (4 tasks; all-tools: 4000 tokens uncached, 500 (Anthropic), 600 (OpenAI) under the caches; shares of all-tools'). The listing (with the core tools) is 100 tokens, 5.0% of all-tools' schemas, on every call of every policy that lists the groups. The groups are listed as lines by `chat` and as lines by `serve` (the section alone: lines 90 tokens, 4.5%; names 40 tokens, 2.0%; search 60 tokens, 3.0%); rows marked [names listing] and the like are played in a form the hosts do not choose here, and [keyword query] with `find_tool_groups` asked the request's keyword rewrite, to compare:
 
+Context window assumed: 200000 tokens; every schema (2000 tokens, 1.0% of it), with a task's prompt, fit. A row marked (does not fit) has tasks one of whose prompts passes the window; they are not done.
+
 | policy | job | schemas in | agent | first-call tool recall | tokens uncached | uncached | Anthropic cached | OpenAI cached | Anthropic, light traffic | extra round trips | none extra | done |
 |---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|
 | all_tools | baseline |  |  | 1.000 | 4000 | 100.0% | 100.0% | 100.0% | 100.0% | 0.00 | 100.0% | 100.0% |

@@ -184,6 +184,10 @@ pub struct Evaluation {
     /// What a task costs under each policy, agent and placement (the
     /// headline: billed tokens and round trips).
     pub task_costs: Vec<TaskCost>,
+    /// The model's context window assumed, in tokens: a task one of whose
+    /// prompts passes it is not done, and a row with such tasks does not
+    /// fit.
+    pub context_window: usize,
     /// What each fusion method's router was fitted to for these figures:
     /// on this dataset's tuning part, or on the others when it is left out.
     #[serde(skip)]
@@ -427,8 +431,17 @@ pub struct TaskCost {
     pub extra_round_trips: f64,
     /// Share of tasks done with no extra round trip.
     pub no_extra_round_trip: f64,
-    /// Share of tasks where every gold tool became visible.
+    /// Share of tasks where every gold tool became visible, each prompt
+    /// within the context window.
     pub done: f64,
+    /// Every task's prompts fit in the context window
+    /// ([`Evaluation::context_window`]).
+    pub fits: bool,
+    /// Share of tasks one of whose prompts passes the context window: they
+    /// are not done.
+    pub over_window: f64,
+    /// Tokens of the largest prompt any task sends.
+    pub largest_prompt: usize,
     /// What the row varies that no host setting chooses (a listing form
     /// the hosts do not choose for the catalog, `names listing`; the query
     /// a model sends, `keyword query`): a comparison, never chosen as a

@@ -62,7 +62,9 @@ impl<'a> RouterCosting<'a> {
         queries: &[&'a Query],
     ) -> Self {
         Self {
-            costing: Costing::new(prepared, counter, queries),
+            // A setting is chosen by its cost and round trips, which no
+            // context window changes.
+            costing: Costing::new(prepared, counter, queries, usize::MAX),
             played: RefCell::new(HashMap::new()),
         }
     }

@@ -66,7 +66,8 @@ pub(crate) struct Found<'f> {
 /// query saw (in `report` order).
 pub(crate) type Routed<'s> = Vec<(String, &'s [crate::costs::Seen])>;
 
-/// Every policy's [`TaskCost`] on `report`.
+/// Every policy's [`TaskCost`] on `report`, for a model whose context
+/// window is `window` tokens.
 pub(crate) fn task_costs(
     prepared: &Prepared<'_>,
     counter: &TokenCounter,
@@ -74,8 +75,9 @@ pub(crate) fn task_costs(
     routed: &Routed<'_>,
     found: Found<'_>,
     search_fusion: Fusion,
+    window: usize,
 ) -> Vec<TaskCost> {
-    let costing = Costing::new(prepared, counter, report);
+    let costing = Costing::new(prepared, counter, report, window);
     let mut rows = vec![costing.row(
         "all_tools",
         Job::Baseline,

@@ -116,6 +116,7 @@ fn leave_one_out_evaluations(
         &semantic,
         counter,
         config,
+        args.context_window,
         &mut |name, done, total| {
             bar.show(name, done, total);
         },
@@ -301,6 +302,7 @@ fn own_evaluations(
             &dataset,
             counter,
             config,
+            args.context_window,
             semantic.as_ref(),
             &mut |done, total| bar.show(&dataset.name, done, total),
         )?;

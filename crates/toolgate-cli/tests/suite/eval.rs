@@ -198,6 +198,9 @@ fn eval_reports_every_policy_as_markdown_json_and_svg() {
     let costs = json[0]["task_costs"].as_array().unwrap();
     assert_eq!(costs[0]["policy"], "all_tools");
     assert_eq!(costs[0]["uncached_share"], 1.0);
+    // Within the default window of 200,000 tokens, every row fits.
+    assert_eq!(json[0]["context_window"], 200_000);
+    assert!(costs.iter().all(|c| c["fits"] == true), "{costs:?}");
     // Two agents, each with the schemas in the tool list and in the
     // conversation (and a router's showing there too).
     for (policy, rows) in [
@@ -378,4 +381,47 @@ async fn eval_measures_the_blended_router_through_an_embeddings_endpoint() {
         })
         .expect("the semantic router is reported");
     assert_eq!(semantic["group_recall"], 1.0, "{semantic}");
+}
+
+#[test]
+fn eval_says_which_policies_do_not_fit_in_the_context_window() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("small");
+    std::fs::create_dir(&data).unwrap();
+    write_dataset(&data);
+    let output = toolgate(
+        &[
+            "eval",
+            "--dataset",
+            "small",
+            "--context-window",
+            "100",
+            "--json",
+            "eval.json",
+        ],
+        dir.path(),
+    );
+    let stdout = text(&output.stdout);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert!(
+        stdout.contains("Context window assumed: 100 tokens; every schema ("),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("| all_tools (does not fit) | baseline |"),
+        "{stdout}"
+    );
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("eval.json")).unwrap())
+            .unwrap();
+    assert_eq!(json[0]["context_window"], 100);
+    let all_tools = &json[0]["task_costs"][0];
+    assert_eq!(
+        (
+            &all_tools["fits"],
+            &all_tools["done"],
+            &all_tools["over_window"]
+        ),
+        (&Value::Bool(false), &Value::from(0.0), &Value::from(1.0))
+    );
 }
