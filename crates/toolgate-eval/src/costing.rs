@@ -8,7 +8,7 @@ use std::collections::HashSet;
 
 use toolgate_core::{GroupSearch, ListingForm, TokenCounter};
 
-use crate::agent::{Agent, Loads, Stage, Start};
+use crate::agent::{Agent, Loads, Page, Stage, Start};
 use crate::costs::Seen;
 use crate::dataset::Query;
 use crate::episode::{CACHES, Episode, Placement, Round, Traffic};
@@ -223,6 +223,35 @@ impl<'a> Costing<'a> {
             named: answer.groups.clone(),
             read: answer.tools.clone(),
             rounds: vec![round],
+            ..Start::default()
+        }
+    }
+
+    /// A task begun with a search that ranks tools across groups and loads
+    /// those it lists: its first page (of `pages`) answered, the others
+    /// left for asking again.
+    pub(crate) fn paged(stage: &Stage<'_>, pages: &[Page], placement: Placement) -> Start {
+        let Some((first, rest)) = pages.split_first() else {
+            return Start::default();
+        };
+        let tokens = stage.tool_tokens(first.tools.iter().map(String::as_str));
+        let round = if placement.lists_loads() {
+            Round {
+                listed: tokens,
+                messages: first.tokens,
+            }
+        } else {
+            Round {
+                listed: 0,
+                messages: first.tokens + tokens,
+            }
+        };
+        Start {
+            visible: first.tools.iter().cloned().collect(),
+            named: first.groups.clone(),
+            read: first.tools.clone(),
+            rounds: vec![round],
+            pages: rest.to_vec(),
             ..Start::default()
         }
     }

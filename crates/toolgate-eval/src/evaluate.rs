@@ -216,7 +216,8 @@ const COSTED_TOOLS_PER_GROUP: [usize; 4] = [1, 2, 3, 0];
 /// [`task_costs`] of every policy: the tiered router's showings
 /// (`tiered`), the headline tool router's setting (`chosen`) at each of
 /// [`COSTED_TOOLS_PER_GROUP`], the gateway's search listing at most
-/// `search_groups` groups, and tool search by the headline's fusion; for a
+/// `search_groups` groups and ranking tools across groups, and tool search
+/// by the headline's fusion; for a
 /// model whose context window is `window` tokens.
 fn costs_per_task(
     prepared: &Prepared<'_>,
@@ -256,10 +257,18 @@ fn costs_per_task(
     let found = find(report);
     let rewritten = keyword_queries(report);
     let found_by_keywords = find(&rewritten.iter().collect::<Vec<_>>());
+    let across = crate::find::find_across(
+        prepared,
+        &prepared.taxonomy,
+        counter,
+        report,
+        &crate::find::FIND_ACROSS,
+    );
     let fusion = chosen.map_or(Fusion::Lexical, |(setting, _)| setting.fusion);
     let found = Found {
         request: &found,
         keywords: &found_by_keywords,
+        across: &across,
     };
     task_costs(prepared, counter, report, &routed, found, fusion, window)
 }

@@ -215,6 +215,23 @@ fn every_policy_is_measured_on_the_reported_queries() {
             .any(|r| r.policy == "tiered_router"
                 && r.variant.as_deref() == Some("whole-group loads"))
     );
+    // The search ranking tools across groups, at each k: two agents, the
+    // schemas in the tool list or the conversation, one round trip for the
+    // search itself.
+    for k in crate::find::FIND_ACROSS {
+        let policy = format!("find_tool_groups(top {k} across groups, schemas)");
+        let rows: Vec<&TaskCost> = evaluation
+            .task_costs
+            .iter()
+            .filter(|r| r.policy == policy)
+            .collect();
+        assert_eq!(rows.len(), 4, "{policy}");
+        assert!(
+            rows.iter()
+                .all(|r| r.job == crate::Job::Serve && r.extra_round_trips >= 1.0),
+            "{policy}"
+        );
+    }
 }
 
 /// A window that every schema passes: all-tools does no task, and the

@@ -5,12 +5,22 @@
 //! and the listing. It runs the gateway's own code (`MetaTools` over
 //! `Router::hybrid_search` with the shipped defaults), the embeddings looked up
 //! from the ones already computed.
+//!
+//! Beside it, [`find_across`]: the same router's tools ranked across groups,
+//! with no cap per group, the best k of them listed (under their groups, in
+//! the same answer text) and loaded, and the next k each time it is asked
+//! again.
 
 use std::sync::Arc;
 
-use toolgate_core::routing::Taxonomy;
-use toolgate_core::{Catalog, GroupId, MetaAnswer, MetaTool, MetaTools, TokenCounter};
+use serde_json::json;
+use toolgate_core::routing::{Embeddings, Router, Taxonomy};
+use toolgate_core::{
+    Catalog, FIND_TOOL_GROUPS_TOOL_NAME, FoundGroup, GroupId, GroupsFound, MetaAnswer, MetaTool,
+    MetaTools, TokenCounter,
+};
 
+use crate::agent::{MAX_ROUNDS, Page};
 use crate::costs::{Costs, Seen};
 use crate::dataset::Query;
 use crate::precomputed::Precomputed;
@@ -129,3 +139,101 @@ pub(crate) fn find_ranked(
         queries,
     )
 }
+
+/// Tools a search ranking them across groups lists per answer, tried.
+pub(crate) const FIND_ACROSS: [usize; 3] = [3, 5, 10];
+
+/// What a `find_tool_groups` ranking tools across groups answers one query:
+/// per k tried ([`FIND_ACROSS`]), its answers (the first, then each time it
+/// is asked again, up to [`MAX_ROUNDS`]), each listing and loading k tools.
+pub(crate) type AcrossPages = Vec<Vec<Page>>;
+
+/// The gateway's search ranking tools across groups, with no cap per group:
+/// for each of `queries`, the router's tools best first (those it scores,
+/// at most [`NAMED_PER_GROUP`](toolgate_core::routing::NAMED_PER_GROUP) a
+/// group), k to an answer for each k of `ks`, under their groups (each
+/// group at its probability, as the gateway's answer lists them), the call
+/// and the answer counted.
+pub(crate) fn find_across(
+    prepared: &Prepared<'_>,
+    taxonomy: &Taxonomy,
+    counter: &TokenCounter,
+    queries: &[&Query],
+    ks: &[usize],
+) -> Vec<AcrossPages> {
+    let catalog = &prepared.dataset.catalog;
+    let embeddings = prepared
+        .embeddings
+        .clone()
+        .map(|e| e as Arc<dyn Embeddings>);
+    let router = Router::hybrid_search(catalog, taxonomy.clone(), embeddings);
+    queries
+        .iter()
+        .map(|query| {
+            let (decision, evidence) = router.route_explained(&query.text, &[]);
+            let call = counter.count(FIND_TOOL_GROUPS_TOOL_NAME)
+                + counter.count(&json!({ "query": query.text }).to_string());
+            ks.iter()
+                .map(|k| {
+                    evidence
+                        .tools
+                        .chunks(*k)
+                        .take(MAX_ROUNDS)
+                        .map(|chunk| {
+                            let mut groups: Vec<FoundGroup<'_>> = Vec::new();
+                            for scored in chunk {
+                                let Some(tool) = catalog.tool(scored.tool.as_str()) else {
+                                    continue;
+                                };
+                                match groups.iter_mut().find(|g| g.group.id == scored.group) {
+                                    Some(group) => group.tools.push(tool.definition),
+                                    None => {
+                                        let Some(group) = catalog.group(scored.group.as_str())
+                                        else {
+                                            continue;
+                                        };
+                                        let probability = decision
+                                            .ranked
+                                            .iter()
+                                            .find(|(id, _)| *id == scored.group)
+                                            .map_or(0.0, |(_, p)| *p);
+                                        groups.push(FoundGroup {
+                                            group,
+                                            probability,
+                                            tools: vec![tool.definition],
+                                            tool_count: catalog
+                                                .group_tools(group.id.as_str())
+                                                .count(),
+                                            finders: Vec::new(),
+                                        });
+                                    }
+                                }
+                            }
+                            let found = GroupsFound {
+                                intent: decision.intent.clone(),
+                                confidence: decision.confidence,
+                                tier: decision.tier,
+                                routed: decision.routed.clone(),
+                                groups,
+                                loaded: Vec::new(),
+                            };
+                            Page {
+                                tools: found
+                                    .groups
+                                    .iter()
+                                    .flat_map(|g| g.tools.iter().map(|t| t.name.to_string()))
+                                    .collect(),
+                                groups: found.groups.iter().map(|g| g.group.id.clone()).collect(),
+                                tokens: call + counter.count(&found.to_string()),
+                            }
+                        })
+                        .collect()
+                })
+                .collect()
+        })
+        .collect()
+}
+
+#[cfg(test)]
+#[path = "find_tests.rs"]
+mod tests;

@@ -15,6 +15,9 @@
 //!   loads; `find_tool_groups(schemas)` the same search answering with the
 //!   schemas of the tools it names, so they can be called at once, and
 //!   `find_tool_groups(schemas of k)` with the schemas of its first k;
+//!   `find_tool_groups(top k across groups, schemas)` the search ranking
+//!   tools across groups with no cap per group, listing and loading its best
+//!   k, and the next k each time it is asked again;
 //! - the routers `toolgate chat` runs before the model's first call:
 //!   `tiered_router` (whole groups) and `tool_router` at several
 //!   `tools_per_group`;
@@ -33,7 +36,7 @@ use crate::agent::{Agent, Loads, Start};
 use crate::costing::{Costing, Played, varied};
 use crate::dataset::Query;
 use crate::episode::{Episode, Placement};
-use crate::find::FindAnswer;
+use crate::find::{AcrossPages, FIND_ACROSS, FindAnswer};
 use crate::report::{Job, TaskCost};
 use crate::router_cost::CHAT_PLACEMENT;
 use crate::tool_first::Prepared;
@@ -55,11 +58,12 @@ pub(crate) const FIND_BY_KEYWORDS: &str = "find_tool_groups(keywords)";
 pub(crate) const WHOLE_GROUP_LOADS: &str = "whole-group loads";
 
 /// What `find_tool_groups` answered each task's request, and its keyword
-/// rewrite.
+/// rewrite; and what it answers ranking tools across groups.
 #[derive(Clone, Copy)]
 pub(crate) struct Found<'f> {
     pub(crate) request: &'f [FindAnswer],
     pub(crate) keywords: &'f [FindAnswer],
+    pub(crate) across: &'f [AcrossPages],
 }
 
 /// The routers' first showings to cost: each name with what each reported
@@ -88,6 +92,7 @@ pub(crate) fn task_costs(
     )];
     rows.extend(costing.ideal());
     rows.extend(costing.serving(&costing.serve_stage, found.request, Few::No, Loads::Tools));
+    rows.extend(costing.across(found.across));
     for (name, seen) in routed {
         let start = |i, _| costing.routed(&seen[i]);
         let how = (Job::Chat, false, Loads::Tools);
@@ -184,6 +189,22 @@ impl Costing<'_> {
             let how = (Job::Serve, true, loads);
             rows.extend(self.loading(stage, &policy, how, &|i, placement| {
                 self.found(stage, &found[i], placement, k)
+            }));
+        }
+        rows
+    }
+
+    /// `find_tool_groups` ranking tools across groups, k to an answer
+    /// (`across`: each task's answers, per k of [`FIND_ACROSS`]).
+    fn across(&self, across: &[AcrossPages]) -> Vec<TaskCost> {
+        let stage = &self.serve_stage;
+        let mut rows = Vec::new();
+        for (slot, k) in FIND_ACROSS.iter().enumerate() {
+            let policy = format!("find_tool_groups(top {k} across groups, schemas)");
+            let how = (Job::Serve, true, Loads::Tools);
+            rows.extend(self.loading(stage, &policy, how, &|i, placement| {
+                let pages = across.get(i).and_then(|a| a.get(slot));
+                Costing::paged(stage, pages.map_or(&[], Vec::as_slice), placement)
             }));
         }
         rows
