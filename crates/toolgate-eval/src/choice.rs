@@ -400,12 +400,12 @@ pub(crate) fn choose(
 /// The best of measured settings: among those costed (they keep the recall
 /// floor, [`measure_on`]), what a `chat` task costs decides, by the rule
 /// that decides each job's policy in the cost summary
-/// ([`cheapest`](crate::cost_markdown::cheapest)), a tie going to the
+/// ([`cheapest`](crate::cost_choice::cheapest)), a tie going to the
 /// better by recall. Where none was costed, recall decides
 /// ([`Measured::better_than`]).
 pub(crate) fn best<S>(measured: impl IntoIterator<Item = (S, Measured)>) -> Option<(S, Measured)> {
     let mut measured: Vec<(S, Measured)> = measured.into_iter().collect();
-    let index = crate::cost_markdown::cheapest(
+    let index = crate::cost_choice::cheapest(
         &measured,
         |(_, m)| m.cost.map(|c| (c.cached_share, c.extra_round_trips)),
         |(_, a), (_, b)| {

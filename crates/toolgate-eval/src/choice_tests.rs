@@ -51,7 +51,7 @@ fn a_cheaper_task_over_the_round_trip_goal_loses_to_one_within_it() {
 
 #[test]
 fn round_trips_within_the_tie_count_as_the_same_and_the_cheaper_wins() {
-    use crate::cost_markdown::ROUND_TRIP_TIE;
+    use crate::cost_choice::ROUND_TRIP_TIE;
     let fewest = (setting(0.1), costed(0.97, 1.20, 1.05));
     let cheaper = (
         setting(0.2),

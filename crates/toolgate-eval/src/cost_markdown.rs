@@ -5,64 +5,13 @@
 use std::fmt::Write as _;
 
 use crate::agent::{LISTING_DEPTH, MAX_ROUNDS};
+use crate::cost_choice::{
+    GOAL_CACHED, GOAL_ROUND_TRIPS, GOAL_UNCACHED, ROUND_TRIP_TIE, choose, row_of,
+};
+use crate::defaults::{THRESHOLD_SHARES, percent};
 use crate::episode::{CACHES, Placement};
 use crate::report::Evaluation;
 use crate::report::{Job, TaskCost};
-
-/// Most billed tokens the best policy of a job may cost, as a share of
-/// all-tools', uncached.
-pub const GOAL_UNCACHED: f64 = 0.25;
-
-/// The same with prompt caching.
-pub const GOAL_CACHED: f64 = 0.60;
-
-/// Most extra round trips per task, on average.
-pub const GOAL_ROUND_TRIPS: f64 = 0.5;
-
-/// Extra round trips per task, on average, that two choices may differ by
-/// and still count as taking as many: five tasks in a hundred waiting for
-/// one more model call, less than the figures move between folds.
-pub const ROUND_TRIP_TIE: f64 = 0.05;
-
-/// The cheapest of `items` by the rule every choice by what a task costs
-/// follows. `cost` gives an item's bill with Anthropic's cache (a share of
-/// all-tools') and its extra round trips, or nothing for an item never
-/// costed, which is chosen only when none was. Among those within
-/// [`GOAL_ROUND_TRIPS`] on average, the cheapest; where none is, the
-/// cheapest of those within [`ROUND_TRIP_TIE`] of the fewest round trips.
-/// `tie` orders items that cost the same (`Less`: the first is better),
-/// and decides alone where nothing was costed.
-pub(crate) fn cheapest<T>(
-    items: &[T],
-    cost: impl Fn(&T) -> Option<(f64, f64)>,
-    tie: impl Fn(&T, &T) -> std::cmp::Ordering,
-) -> Option<usize> {
-    let costed: Vec<(usize, f64, f64)> = items
-        .iter()
-        .enumerate()
-        .filter_map(|(i, item)| cost(item).map(|(cached, trips)| (i, cached, trips)))
-        .collect();
-    let better = |a: usize, b: usize| tie(&items[a], &items[b]);
-    if costed.is_empty() {
-        return (0..items.len()).reduce(|best, i| if better(i, best).is_lt() { i } else { best });
-    }
-    let fewest = costed.iter().map(|c| c.2).fold(f64::INFINITY, f64::min);
-    let limit = if fewest <= GOAL_ROUND_TRIPS {
-        GOAL_ROUND_TRIPS
-    } else {
-        fewest + ROUND_TRIP_TIE
-    };
-    costed
-        .into_iter()
-        .filter(|c| c.2 <= limit)
-        .reduce(
-            |best, c| match c.1.total_cmp(&best.1).then_with(|| better(c.0, best.0)) {
-                std::cmp::Ordering::Less => c,
-                _ => best,
-            },
-        )
-        .map(|c| c.0)
-}
 
 /// What the figures assume, once per report.
 pub fn cost_assumptions() -> String {
@@ -123,6 +72,9 @@ pub(crate) fn cost_section(out: &mut String, e: &Evaluation) {
             .join("; "),
     );
     let _ = writeln!(out, "{}\n", window_line(e, base));
+    if !e.defaults.is_empty() {
+        let _ = writeln!(out, "{}\n", defaults_line(e));
+    }
     let _ = writeln!(
         out,
         "| policy | job | schemas in | agent | first-call tool recall | tokens uncached | uncached | Anthropic cached | OpenAI cached | Anthropic, light traffic | extra round trips | none extra | done |\n|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
@@ -157,10 +109,49 @@ fn window_line(e: &Evaluation, all_tools: &TaskCost) -> String {
     )
 }
 
+/// Each job's default on `e`, as chosen where it is not reported.
+fn defaults_line(e: &Evaluation) -> String {
+    let each: Vec<String> = e
+        .defaults
+        .iter()
+        .map(|d| {
+            let what = if d.sends_all_tools {
+                format!(
+                    "every tool ({} tokens, under {})",
+                    e.all_tools_tokens, d.threshold_tokens
+                )
+            } else {
+                format!(
+                    "`{}` ({}; {} tokens, not under {})",
+                    d.deferred,
+                    d.placement.map_or("", Placement::label),
+                    e.all_tools_tokens,
+                    d.threshold_tokens
+                )
+            };
+            format!("`{}`: `{}` sends {what}", d.job.label(), d.policy())
+        })
+        .collect();
+    let chosen_on = e
+        .defaults
+        .first()
+        .map_or(String::new(), |d| d.chosen_on.join(", "));
+    format!(
+        "Each job's default, chosen on {chosen_on} (the rows marked **default**; `auto(s)` rows send every tool where the schemas are under s of the window, else the job's deferred policy): {}.",
+        each.join("; ")
+    )
+}
+
 /// A row's policy as the tables name it: with the variant it plays, and
 /// whether its tasks fit in the context window.
 fn policy_cell(row: &TaskCost) -> String {
     let mut cell = row.policy.clone();
+    if let Some(sends) = &row.sends {
+        cell.push_str(&format!(" -> {sends}"));
+    }
+    if row.default {
+        cell.push_str(" **default**");
+    }
     if let Some(variant) = &row.variant {
         cell.push_str(&format!(" [{variant}]"));
     }
@@ -204,113 +195,91 @@ fn cost_row(out: &mut String, row: &TaskCost) {
     );
 }
 
-/// A policy as the cost tables name it: its name and where its schemas go.
-type Key<'e> = (&'e str, Option<Placement>);
-
-/// The policy of `job` played by `agent` that does best over `chosen_on`
-/// by its mean cost there ([`cheapest`]).
-pub(crate) fn choose<'e>(chosen_on: &[&'e Evaluation], job: Job, agent: &str) -> Option<Key<'e>> {
-    let first = chosen_on.first()?;
-    let keys: Vec<Key<'e>> = first
-        .task_costs
-        .iter()
-        .filter(|r| r.job == job && r.agent == Some(agent) && r.variant.is_none())
-        .map(|r| (r.policy.as_str(), r.placement))
-        .collect();
-    let means: Vec<(Key<'e>, f64, f64)> = keys
-        .into_iter()
-        .filter_map(|key| {
-            let rows: Vec<&TaskCost> = chosen_on
-                .iter()
-                .map(|e| row_of(e, key, agent))
-                .collect::<Option<_>>()?;
-            let n = rows.len() as f64;
-            let cached = rows
-                .iter()
-                .map(|r| r.cached_share.first().copied().unwrap_or(f64::INFINITY))
-                .sum::<f64>()
-                / n;
-            let trips = rows.iter().map(|r| r.extra_round_trips).sum::<f64>() / n;
-            Some((key, cached, trips))
-        })
-        .collect();
-    cheapest(
-        &means,
-        |m| Some((m.1, m.2)),
-        |_, _| std::cmp::Ordering::Equal,
-    )
-    .map(|i| means[i].0)
-}
-
-/// The row of `e` for `key` played by `agent`.
-fn row_of<'e>(e: &'e Evaluation, key: Key<'_>, agent: &str) -> Option<&'e TaskCost> {
-    e.task_costs.iter().find(|r| {
-        r.policy == key.0 && r.placement == key.1 && r.agent == Some(agent) && r.variant.is_none()
-    })
-}
-
-/// The best row of `e` for `job` played by `agent` ([`choose`] on `e`
-/// alone).
-pub(crate) fn best<'e>(e: &'e Evaluation, job: Job, agent: &str) -> Option<&'e TaskCost> {
-    choose(&[e], job, agent).and_then(|key| row_of(e, key, agent))
-}
-
-/// Across datasets: for each job and agent, the policy chosen on the other
+/// Across datasets: each job's default (its `auto` row, [`choose_defaults`](crate::choose_defaults))
+/// with each agent, and the cheapest tool search chosen alike on the other
 /// datasets (on the dataset itself when there is one), with its figures on
-/// this one against the goals, and the cheapest tool search chosen alike.
+/// this one against the goals; then what the defaults are chosen as on
+/// every dataset, and what each must hold ([`must_holds`](crate::must_hold::must_holds)).
 pub fn cost_summary(evaluations: &[Evaluation]) -> String {
+    let shares: Vec<String> = THRESHOLD_SHARES.iter().map(|s| percent(*s)).collect();
     let mut out = format!(
-        "## What a task costs, per catalog\n\nFor each job, the policy chosen {}: the cheapest on average with Anthropic's cache within {GOAL_ROUND_TRIPS} extra round trips on average, else the cheapest of those within {ROUND_TRIP_TIE} of the fewest round trips; its figures on the catalog. Goals: at most {:.0}% of all-tools uncached, {:.0}% cached (both caches), {GOAL_ROUND_TRIPS} extra round trips.\n\n| catalog | agent | job | policy | schemas in | uncached | Anthropic | OpenAI | extra round trips | done | goals |\n|---|---|---|---|---|---:|---:|---:|---:|---:|---|\n",
+        "## What a task costs with each job's default, per catalog\n\nEach job's default is `auto(s)`: every tool sent, with no meta-tool, where the catalog's schemas are under s of the context window, else the job's deferred policy. Both are chosen {} by what a task costs with the listing agent: the cheapest on average with Anthropic's cache within {GOAL_ROUND_TRIPS} extra round trips on average, else the cheapest of those within {ROUND_TRIP_TIE} of the fewest round trips; first the deferred policy among the job's rows, then s among {} (the smallest of those that cost alike). Tool search (`peer`) is chosen alike. Their figures on the catalog, with each agent. Goals: at most {:.0}% of all-tools uncached, {:.0}% cached (both caches), {GOAL_ROUND_TRIPS} extra round trips.\n\n| catalog | agent | job | policy | sends | schemas in | uncached | Anthropic | OpenAI | extra round trips | done | goals |\n|---|---|---|---|---|---|---:|---:|---:|---:|---:|---|\n",
         if evaluations.len() > 1 {
             "on the other catalogs"
         } else {
             "on the catalog"
         },
+        shares.join(", "),
         GOAL_UNCACHED * 100.0,
         GOAL_CACHED * 100.0
     );
     for (index, e) in evaluations.iter().enumerate() {
-        let others: Vec<&Evaluation> = if evaluations.len() > 1 {
-            evaluations
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| *i != index)
-                .map(|(_, other)| other)
-                .collect()
-        } else {
-            vec![e]
-        };
+        let others = crate::defaults::others(evaluations, index);
         for agent in ["listing", "oracle"] {
-            for job in [Job::Chat, Job::Serve, Job::Peer] {
-                let Some(row) = choose(&others, job, agent).and_then(|key| row_of(e, key, agent))
-                else {
-                    continue;
-                };
-                let met = row.uncached_share <= GOAL_UNCACHED
-                    && row.cached_share.iter().all(|s| *s <= GOAL_CACHED)
-                    && row.extra_round_trips <= GOAL_ROUND_TRIPS;
-                let _ = writeln!(
-                    out,
-                    "| {} | {agent} | {} | {} | {} | {:.1}% | {:.1}% | {:.1}% | {:.2} | {:.1}% | {} |",
-                    e.dataset,
-                    job.label(),
-                    row.policy,
-                    row.placement.map_or("", Placement::label),
-                    row.uncached_share * 100.0,
-                    row.cached_share.first().copied().unwrap_or(0.0) * 100.0,
-                    row.cached_share.get(1).copied().unwrap_or(0.0) * 100.0,
-                    row.extra_round_trips,
-                    row.done * 100.0,
-                    match (job, met) {
-                        (Job::Peer, _) => "",
-                        (_, true) => "met",
-                        (_, false) => "missed",
-                    }
-                );
+            for default in &e.defaults {
+                if let Some(row) = e
+                    .task_costs
+                    .iter()
+                    .find(|r| r.default && r.job == default.job && r.agent == Some(agent))
+                {
+                    summary_row(&mut out, e, agent, row);
+                }
+            }
+            if let Some(row) =
+                choose(&others, Job::Peer, agent).and_then(|key| row_of(e, key, agent))
+            {
+                summary_row(&mut out, e, agent, row);
             }
         }
     }
+    let names: Vec<&str> = evaluations.iter().map(|e| e.dataset.as_str()).collect();
+    let _ = writeln!(
+        out,
+        "\nChosen alike on every catalog ({}), the defaults a build ships:\n",
+        names.join(", ")
+    );
+    for default in crate::defaults::defaults_on_all(evaluations) {
+        let _ = writeln!(
+            out,
+            "- `{}`: `{}`, every tool under {} tokens ({} of a {}-token window), else `{}` ({})",
+            default.job.label(),
+            default.policy(),
+            default.threshold_tokens,
+            percent(default.threshold_share),
+            evaluations.first().map_or(0, |e| e.context_window),
+            default.deferred,
+            default.placement.map_or("", Placement::label),
+        );
+    }
+    out.push('\n');
+    out.push_str(&crate::must_hold::must_holds(evaluations));
     out
+}
+
+/// One line of the summary: `row` of `e` played by `agent`.
+fn summary_row(out: &mut String, e: &Evaluation, agent: &str, row: &TaskCost) {
+    let met = row.uncached_share <= GOAL_UNCACHED
+        && row.cached_share.iter().all(|s| *s <= GOAL_CACHED)
+        && row.extra_round_trips <= GOAL_ROUND_TRIPS;
+    let _ = writeln!(
+        out,
+        "| {} | {agent} | {} | {} | {} | {} | {:.1}% | {:.1}% | {:.1}% | {:.2} | {:.1}% | {} |",
+        e.dataset,
+        row.job.label(),
+        row.policy,
+        row.sends.as_deref().unwrap_or(""),
+        row.placement.map_or("", Placement::label),
+        row.uncached_share * 100.0,
+        row.cached_share.first().copied().unwrap_or(0.0) * 100.0,
+        row.cached_share.get(1).copied().unwrap_or(0.0) * 100.0,
+        row.extra_round_trips,
+        row.done * 100.0,
+        match (row.job, met) {
+            (Job::Peer, _) => "",
+            (_, true) => "met",
+            (_, false) => "missed",
+        }
+    );
 }
 
 #[cfg(test)]

@@ -1,23 +1,53 @@
 use pretty_assertions::assert_eq;
 
 use super::*;
+use crate::cost_choice::best;
 use crate::fixtures::evaluation;
 
-/// The best row of each job and agent, against the goals: the serve row is
-/// chosen for its round trips when none is within the goal, and misses.
+/// Each job's default with each agent, against the goals, then the
+/// defaults chosen on every catalog and what they must hold. With a window
+/// of 12,000 tokens the catalog's 2,000 are under 20% of it: `serve`'s
+/// listing (1.25 round trips) costs less than every tool with the cache
+/// but takes more than 0.5 round trips, so every tool is sent.
 #[test]
-fn the_summary_names_the_best_policy_of_each_job() {
-    let summary = cost_summary(&[evaluation()]);
+fn the_summary_names_each_jobs_default() {
+    let mut evaluations = [evaluation()];
+    evaluations[0].context_window = 12_000;
+    crate::choose_defaults(&mut evaluations);
+    let summary = cost_summary(&evaluations);
     let rows: Vec<&str> = summary
         .lines()
         .filter(|l| l.starts_with("| tiny"))
         .collect();
     assert_eq!(
-        rows,
+        rows[..2],
         [
-            "| tiny | listing | serve | listing | conversation | 22.5% | 60.0% | 55.0% | 1.25 | 75.0% | missed |",
-            "| tiny | oracle | chat | tool_router(1 tool) | tool list | 17.5% | 84.0% | 80.0% | 0.50 | 100.0% | missed |",
+            "| tiny | listing | serve | auto(20%) | all_tools |  | 100.0% | 100.0% | 100.0% | 0.00 | 100.0% | missed |",
+            "| tiny | oracle | serve | auto(20%) | all_tools |  | 100.0% | 100.0% | 100.0% | 0.00 | 100.0% | missed |",
         ]
+    );
+    assert!(
+        summary.contains("- `serve`: `auto(20%)`, every tool under 2400 tokens (20% of a 12000-token window), else `listing` (conversation)"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("## What each default must hold"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("| tiny | listing | serve | auto(20%) | all_tools |"),
+        "{summary}"
+    );
+    // The catalog's own table marks the default and says what it sends.
+    let mut out = String::new();
+    cost_section(&mut out, &evaluations[0]);
+    assert!(
+        out.contains("| auto(20%) -> all_tools **default** | serve |  | listing |"),
+        "{out}"
+    );
+    assert!(
+        out.contains("`serve`: `auto(20%)` sends every tool (2000 tokens, under 2400)"),
+        "{out}"
     );
 }
 
@@ -58,16 +88,20 @@ fn a_row_in_a_form_the_hosts_do_not_choose_is_never_chosen() {
     );
 }
 
-/// With several catalogs, each one's policy is the one chosen on the
-/// others: here the other catalog makes the 2-tool router the cheaper, and
-/// that row is reported on this one though its own figures favour another.
+/// With several catalogs, each one's default is chosen on the others:
+/// here the other catalog makes the 2-tool router the cheaper, and that is
+/// what the default defers to on this one, though its own figures favour
+/// another.
 #[test]
 fn with_several_catalogs_the_choice_is_made_on_the_others() {
     let with = |cheaper: &str| {
         let mut e = evaluation();
+        // Every share of this window is under the catalog's 2,000 tokens.
+        e.context_window = 1_000;
         for (name, share) in [("tool_router(2 tools)", 0.7), ("tool_router(3 tools)", 0.7)] {
             let mut row = e.task_costs[2].clone();
             row.policy = name.to_owned();
+            row.agent = Some("listing");
             row.cached_share = vec![if name == cheaper { 0.3 } else { share }, 0.5];
             e.task_costs.push(row);
         }
@@ -77,16 +111,22 @@ fn with_several_catalogs_the_choice_is_made_on_the_others() {
     left.dataset = "left".to_owned();
     let mut right = with("tool_router(2 tools)");
     right.dataset = "right".to_owned();
-    let summary = cost_summary(&[left, right]);
-    let chat: Vec<&str> = summary
+    let mut evaluations = [left, right];
+    crate::choose_defaults(&mut evaluations);
+    let summary = cost_summary(&evaluations);
+    let table = summary
+        .split("## What each default must hold")
+        .next()
+        .unwrap();
+    let chat: Vec<&str> = table
         .lines()
-        .filter(|l| l.contains("| oracle | chat |"))
+        .filter(|l| l.contains("| listing | chat |"))
         .collect();
     assert_eq!(
         chat,
         [
-            "| left | oracle | chat | tool_router(2 tools) | tool list | 17.5% | 70.0% | 50.0% | 0.50 | 100.0% | missed |",
-            "| right | oracle | chat | tool_router(3 tools) | tool list | 17.5% | 70.0% | 50.0% | 0.50 | 100.0% | missed |",
+            "| left | listing | chat | auto(2.5%) | tool_router(2 tools) | tool list | 17.5% | 70.0% | 50.0% | 0.50 | 100.0% | missed |",
+            "| right | listing | chat | auto(2.5%) | tool_router(3 tools) | tool list | 17.5% | 70.0% | 50.0% | 0.50 | 100.0% | missed |",
         ]
     );
 }

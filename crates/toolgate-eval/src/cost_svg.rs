@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use crate::cost_markdown::best;
+use crate::cost_choice::best;
 use crate::report::Evaluation;
 use crate::report::{Job, TaskCost};
 

@@ -386,6 +386,8 @@ impl Totals {
             fits: self.over == 0.0,
             over_window: self.over / n,
             largest_prompt: self.largest,
+            default: false,
+            sends: None,
             variant: None,
         }
     }

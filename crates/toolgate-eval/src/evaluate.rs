@@ -168,6 +168,7 @@ pub(crate) fn evaluate_prepared(
         group_curves: first.group_curves,
         task_costs,
         context_window,
+        defaults: Vec::new(),
         fitted: first.fitted,
     })
 }

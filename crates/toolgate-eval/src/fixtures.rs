@@ -74,6 +74,8 @@ pub(crate) fn task_cost(
         fits: true,
         over_window: 0.0,
         largest_prompt: 1000,
+        default: false,
+        sends: None,
         variant: None,
     }
 }
@@ -176,6 +178,7 @@ pub(crate) fn evaluation() -> Evaluation {
         search_groups: 5,
         bm25_groups_curve: vec![point(1, 0.5, 0.1)],
         context_window: crate::DEFAULT_CONTEXT_WINDOW,
+        defaults: Vec::new(),
         task_costs: vec![
             task_cost(
                 "all_tools",

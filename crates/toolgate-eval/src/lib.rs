@@ -25,12 +25,14 @@ mod agent;
 mod baseline;
 mod choice;
 mod conversations;
+mod cost_choice;
 mod cost_markdown;
 mod cost_svg;
 mod costing;
 mod costs;
 mod cross;
 mod dataset;
+mod defaults;
 mod episode;
 mod error;
 mod evaluate;
@@ -40,6 +42,7 @@ mod find;
 mod fixtures;
 mod keywords;
 mod markdown;
+mod must_hold;
 mod oracle;
 mod policy;
 mod precomputed;
@@ -56,13 +59,13 @@ mod tool_router;
 mod whole_groups;
 
 pub use conversations::{Conversation, Conversations, GoldCall, GoldTurn};
-pub use cost_markdown::{
-    GOAL_CACHED, GOAL_ROUND_TRIPS, GOAL_UNCACHED, ROUND_TRIP_TIE, cost_assumptions, cost_summary,
-};
+pub use cost_choice::{GOAL_CACHED, GOAL_ROUND_TRIPS, GOAL_UNCACHED, ROUND_TRIP_TIE};
+pub use cost_markdown::{cost_assumptions, cost_summary};
 pub use cost_svg::cost_svg;
 pub use costing::DEFAULT_CONTEXT_WINDOW;
 pub use cross::{LeftOut, fit_across, leave_one_out};
 pub use dataset::{Dataset, Query};
+pub use defaults::{THRESHOLD_SHARES, choose_defaults, defaults_on_all};
 pub use episode::{ANTHROPIC, CACHES, CacheRules, OPENAI, Placement};
 pub use error::{EvalError, Result};
 pub use evaluate::{SemanticInputs, evaluate};
@@ -70,6 +73,7 @@ pub use keywords::{KEYWORDS, keyword_query};
 pub use markdown::{
     GOAL_BAND_DECISIONS, GOAL_BAND_POINTS, GOAL_RECALL, GOAL_TOKENS, goal_summary, markdown,
 };
+pub use must_hold::{MAX_TIMES_SEARCH, SERVE_EXTRA_TRIPS};
 pub use oracle::FIXED_RESULT;
 pub use replay::{
     ConversationFigures, GroupSize, Replay, ReplayMode, ReplayRun, default_modes,
@@ -77,7 +81,7 @@ pub use replay::{
 };
 pub use replay_markdown::{BudgetCheck, budget_check, replay_markdown};
 pub use report::{
-    Band, Considered, CurvePoint, Evaluation, FittedFusion, Job, LEARNED_ROUTER, PolicyReport,
-    SearchCurve, Shortfall, TaskCost, TierFigures, TierMix,
+    Band, Considered, CurvePoint, Evaluation, FittedFusion, Job, JobDefault, LEARNED_ROUTER,
+    PolicyReport, SearchCurve, Shortfall, TaskCost, TierFigures, TierMix,
 };
 pub use svg::svg;

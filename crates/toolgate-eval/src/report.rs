@@ -188,6 +188,10 @@ pub struct Evaluation {
     /// prompts passes it is not done, and a row with such tasks does not
     /// fit.
     pub context_window: usize,
+    /// Each job's default as chosen for this catalog (`choose_defaults`):
+    /// its `auto` policy, the share of the context window under which it
+    /// sends every tool, and what it defers to above it.
+    pub defaults: Vec<JobDefault>,
     /// What each fusion method's router was fitted to for these figures:
     /// on this dataset's tuning part, or on the others when it is left out.
     #[serde(skip)]
@@ -442,9 +446,35 @@ pub struct TaskCost {
     pub over_window: f64,
     /// Tokens of the largest prompt any task sends.
     pub largest_prompt: usize,
+    /// This row is its job's default on this catalog, as chosen on the
+    /// catalogs it is not reported on (an `auto` row).
+    #[serde(rename = "default")]
+    pub default: bool,
+    /// For an `auto` row: what it sends on this catalog, `all_tools` or
+    /// the job's deferred policy.
+    pub sends: Option<String>,
     /// What the row varies that no host setting chooses (a listing form
     /// the hosts do not choose for the catalog, `names listing`; the query
     /// a model sends, `keyword query`): a comparison, never chosen as a
     /// job's policy.
     pub variant: Option<String>,
+}
+
+/// One job's default as chosen for one catalog.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct JobDefault {
+    /// The job.
+    pub job: Job,
+    /// The policy it defers to above the threshold.
+    pub deferred: String,
+    /// Where that policy's loaded schemas go.
+    pub placement: Option<Placement>,
+    /// The share of the context window below which every tool is sent.
+    pub threshold_share: f64,
+    /// That share in tokens.
+    pub threshold_tokens: usize,
+    /// This catalog's schemas are under the threshold: every tool is sent.
+    pub sends_all_tools: bool,
+    /// The catalogs the choice was made on.
+    pub chosen_on: Vec<String>,
 }

@@ -16,9 +16,9 @@ use toolgate_core::routing::RoutingConfig;
 use toolgate_core::routing::{CosineFloor, Fusion};
 use toolgate_core::{LoadedSchemas, TokenCounter};
 use toolgate_eval::{
-    Conversations, Dataset, ReplayMode, SemanticInputs, cost_assumptions, cost_summary, cost_svg,
-    default_modes, evaluate, goal_summary, keyword_query, leave_one_out, markdown, replay,
-    replay_markdown, svg,
+    Conversations, Dataset, ReplayMode, SemanticInputs, choose_defaults, cost_assumptions,
+    cost_summary, cost_svg, default_modes, evaluate, goal_summary, keyword_query, leave_one_out,
+    markdown, replay, replay_markdown, svg,
 };
 
 use super::tool_setup::embeddings_client;
@@ -32,11 +32,19 @@ pub(crate) fn run(args: &EvalArgs) -> anyhow::Result<()> {
     }
     let config = Settings::load(args.config.as_deref())?.routing;
     let counter = TokenCounter::new(args.encoding).context("loading the tokenizer")?;
-    let evaluations = if args.leave_one_out {
+    let (mut evaluations, after) = if args.leave_one_out {
         leave_one_out_evaluations(args, &config, &counter)?
     } else {
         own_evaluations(args, &config, &counter)?
     };
+    // Each job's default is chosen on the other datasets, so the reports
+    // are printed once every dataset is measured.
+    choose_defaults(&mut evaluations);
+    for (evaluation, after) in evaluations.iter().zip(&after.each) {
+        print(&markdown(evaluation, args.encoding.as_str()));
+        print(after);
+    }
+    print(&after.all);
     print(&cost_summary(&evaluations));
     print(&cost_assumptions());
     write_outputs(args, &evaluations)
@@ -89,12 +97,19 @@ fn run_replays(args: &EvalArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Every dataset measured with the router fitted on the others.
+/// What is printed after each dataset's report, and after them all.
+struct After {
+    each: Vec<String>,
+    all: String,
+}
+
+/// Every dataset measured with the router fitted on the others, and what
+/// follows their reports: the goals and the settings fitted on them all.
 fn leave_one_out_evaluations(
     args: &EvalArgs,
     config: &RoutingConfig,
     counter: &TokenCounter,
-) -> anyhow::Result<Vec<toolgate_eval::Evaluation>> {
+) -> anyhow::Result<(Vec<toolgate_eval::Evaluation>, After)> {
     let mut embedding = Embedding::open(args, config)?;
     let mut datasets = Vec::new();
     let mut semantic = Vec::new();
@@ -122,18 +137,16 @@ fn leave_one_out_evaluations(
         },
     )?;
     bar.clear();
-    for evaluation in &left_out.evaluations {
-        print(&markdown(evaluation, args.encoding.as_str()));
-    }
-    print(&goal_summary(&left_out.evaluations));
     let names: Vec<&str> = datasets.iter().map(|d| d.name.as_str()).collect();
-    print(&fitted_settings(
-        &left_out.fitted,
-        "Fitted on every dataset",
-        &names.join(", "),
-        true,
-    ));
-    Ok(left_out.evaluations)
+    let all = goal_summary(&left_out.evaluations)
+        + &fitted_settings(
+            &left_out.fitted,
+            "Fitted on every dataset",
+            &names.join(", "),
+            true,
+        );
+    let each = vec![String::new(); left_out.evaluations.len()];
+    Ok((left_out.evaluations, After { each, all }))
 }
 
 /// `x` rounded to 4 decimals.
@@ -279,13 +292,14 @@ impl ProgressBar {
 }
 
 /// Every dataset measured with the router tuned on its own tuning part,
-/// each followed by the settings it was tuned to.
+/// each to be followed by the settings it was tuned to.
 fn own_evaluations(
     args: &EvalArgs,
     config: &RoutingConfig,
     counter: &TokenCounter,
-) -> anyhow::Result<Vec<toolgate_eval::Evaluation>> {
+) -> anyhow::Result<(Vec<toolgate_eval::Evaluation>, After)> {
     let mut evaluations = Vec::new();
+    let mut each = Vec::new();
     let mut embedding = Embedding::open(args, config)?;
     for dir in &args.dataset {
         let dataset =
@@ -307,8 +321,7 @@ fn own_evaluations(
             &mut |done, total| bar.show(&dataset.name, done, total),
         )?;
         bar.clear();
-        print(&markdown(&evaluation, args.encoding.as_str()));
-        print(&fitted_settings(
+        each.push(fitted_settings(
             &evaluation.fitted,
             &format!("Fitted on {}", dataset.name),
             &format!("{}'s tuning part", dataset.name),
@@ -316,7 +329,8 @@ fn own_evaluations(
         ));
         evaluations.push(evaluation);
     }
-    Ok(evaluations)
+    let all = String::new();
+    Ok((evaluations, After { each, all }))
 }
 
 fn write_outputs(args: &EvalArgs, evaluations: &[toolgate_eval::Evaluation]) -> anyhow::Result<()> {

@@ -201,6 +201,25 @@ fn eval_reports_every_policy_as_markdown_json_and_svg() {
     // Within the default window of 200,000 tokens, every row fits.
     assert_eq!(json[0]["context_window"], 200_000);
     assert!(costs.iter().all(|c| c["fits"] == true), "{costs:?}");
+    // Each job's default: an `auto` row per agent marked, the choice
+    // recorded, and what it must hold printed.
+    let defaults: Vec<(&Value, &Value)> = costs
+        .iter()
+        .filter(|c| c["default"] == true)
+        .map(|c| (&c["job"], &c["agent"]))
+        .collect();
+    assert_eq!(defaults.len(), 4, "{defaults:?}");
+    let chosen = json[0]["defaults"].as_array().unwrap();
+    let jobs: Vec<&Value> = chosen.iter().map(|d| &d["job"]).collect();
+    assert_eq!(jobs, ["chat", "serve"]);
+    assert!(
+        chosen.iter().all(|d| d["sends_all_tools"] == true),
+        "{chosen:?}"
+    );
+    assert!(
+        stdout.contains("## What each default must hold"),
+        "{stdout}"
+    );
     // Two agents, each with the schemas in the tool list and in the
     // conversation (and a router's showing there too).
     for (policy, rows) in [
@@ -235,7 +254,7 @@ fn eval_reports_every_policy_as_markdown_json_and_svg() {
         assert!(row["uncached_share"].as_f64().unwrap() < 1.0, "{row}");
     }
     assert!(
-        stdout.contains("## What a task costs, per catalog"),
+        stdout.contains("## What a task costs with each job's default, per catalog"),
         "{stdout}"
     );
     assert!(stdout.contains("| cache | input $/M |"), "{stdout}");
