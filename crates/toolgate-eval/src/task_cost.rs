@@ -24,6 +24,11 @@
 //! - `tool_search@k`: one search tool and no listing, each search returning
 //!   k tools (hosted tool search, as Anthropic and OpenAI offer it).
 //!
+//! Every search is asked with the request, as the gateway's search is; on a
+//! catalog of conversations, tool search ranking the request with the turns
+//! before it (as a router reads them) is compared in rows marked `[earlier
+//! turns]`.
+//!
 //! The agents load the tools they know the names of, as `load_tool_group`
 //! allows; the main policies are played again loading whole groups only,
 //! as before it did, in rows marked `[whole-group loads]`.
@@ -39,7 +44,7 @@ use crate::episode::{Episode, Placement};
 use crate::find::{AcrossPages, FIND_ACROSS, FindAnswer};
 use crate::report::{Job, TaskCost};
 use crate::router_cost::CHAT_PLACEMENT;
-use crate::tool_first::Prepared;
+use crate::tool_first::{Prepared, Reads};
 
 /// The policy name of the router that shows exactly a task's gold tools.
 pub(crate) const IDEAL_ROUTER: &str = "gold_tools(ideal router)";
@@ -98,7 +103,11 @@ pub(crate) fn task_costs(
         let how = (Job::Chat, false, Loads::Tools);
         rows.extend(costing.loading(&costing.stage, name, how, &start));
     }
-    rows.extend(costing.tool_search(search_fusion));
+    rows.extend(costing.tool_search(search_fusion, Reads::Request));
+    if report.iter().any(|q| !q.context.is_empty()) {
+        let reading = costing.tool_search(search_fusion, Reads::EarlierTurns);
+        rows.extend(varied(reading, "earlier turns"));
+    }
     rows.extend(costing.whole_groups(routed, found.request));
     rows.extend(costing.other_forms(routed, found.request));
     let by_keywords = costing.serving(&costing.serve_stage, found.keywords, Few::Yes, Loads::Tools);
@@ -258,13 +267,14 @@ impl Costing<'_> {
         rows
     }
 
-    /// Tool search returning k tools a call, by `fusion`'s ranking.
-    fn tool_search(&self, fusion: Fusion) -> Vec<TaskCost> {
+    /// Tool search returning k tools a call, by `fusion`'s ranking of what
+    /// `reads` says.
+    fn tool_search(&self, fusion: Fusion, reads: Reads) -> Vec<TaskCost> {
         // Each task's ranking once, for every k, agent and placement.
         let rankings: Vec<Vec<&str>> = self
             .tasks
             .iter()
-            .map(|(i, _)| self.prepared.tool_ranking(fusion, self.report[*i]))
+            .map(|(i, _)| self.prepared.tool_ranking(fusion, self.report[*i], reads))
             .collect();
         let mut rows = Vec::new();
         for k in SEARCH_KS {

@@ -56,6 +56,15 @@ pub(crate) fn fusions(semantic: bool) -> Vec<Fusion> {
     }
 }
 
+/// What a tool search ranks a query by: the request alone, as the model
+/// asks the gateway's search, or with the turns before it, as a router
+/// reads them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Reads {
+    Request,
+    EarlierTurns,
+}
+
 /// A dataset ready for the tool-first policies.
 pub(crate) struct Prepared<'d> {
     pub(crate) dataset: &'d Dataset,
@@ -64,6 +73,10 @@ pub(crate) struct Prepared<'d> {
     /// Raw evidence per query (by [`Query::index`]); `None` for queries
     /// with no gold group, which no policy is measured on.
     raw: Vec<Option<RawEvidence>>,
+    /// The same of the request alone, for the queries with earlier turns
+    /// (the others' is their `raw`): what a search asked with the request
+    /// reads.
+    alone: Vec<Option<RawEvidence>>,
     /// Microseconds the raw evidence took, per query (BM25 and cosines;
     /// the query's embedding, looked up, is not included).
     raw_micros: Vec<f64>,
@@ -105,9 +118,11 @@ impl<'d> Prepared<'d> {
         );
         let mut raw = Vec::with_capacity(dataset.queries.len());
         let mut raw_micros = Vec::with_capacity(dataset.queries.len());
+        let mut alone = Vec::with_capacity(dataset.queries.len());
         for query in &dataset.queries {
             if query.gold_groups.is_empty() {
                 raw.push(None);
+                alone.push(None);
                 raw_micros.push(0.0);
                 continue;
             }
@@ -115,6 +130,7 @@ impl<'d> Prepared<'d> {
             let evidence = scorer.raw(&query.text, &query.earlier_turns());
             raw_micros.push(started.elapsed().as_secs_f64() * 1e6);
             raw.push(Some(evidence));
+            alone.push((!query.context.is_empty()).then(|| scorer.raw(&query.text, &[])));
         }
         let id_finders = std::sync::Arc::new(IdFinders::new(&dataset.catalog));
         let probes = scorer.raw_probes(&dataset.catalog, &id_finders);
@@ -123,6 +139,7 @@ impl<'d> Prepared<'d> {
             taxonomy,
             scorer,
             raw,
+            alone,
             raw_micros,
             probes,
             semantic: vectors.is_some(),
@@ -194,10 +211,16 @@ impl<'d> Prepared<'d> {
         per_k
     }
 
-    /// Every tool by `fusion`, best first, for `query` (none for a query
-    /// with no gold group).
-    pub(crate) fn tool_ranking(&self, fusion: Fusion, query: &Query) -> Vec<&str> {
-        let Some(raw) = self.raw[query.index].as_ref() else {
+    /// Every tool by `fusion`, best first, for `query` read as `reads`
+    /// says (none for a query with no gold group).
+    pub(crate) fn tool_ranking(&self, fusion: Fusion, query: &Query, reads: Reads) -> Vec<&str> {
+        let raw = match reads {
+            Reads::Request => self.alone[query.index]
+                .as_ref()
+                .or(self.raw[query.index].as_ref()),
+            Reads::EarlierTurns => self.raw[query.index].as_ref(),
+        };
+        let Some(raw) = raw else {
             return Vec::new();
         };
         let names = self.scorer.tool_names();

@@ -153,3 +153,33 @@ fn a_fit_on_other_catalogs_is_restated_by_the_self_test_and_an_own_fit_is_not() 
         toolgate_core::routing::Recalibration::IDENTITY
     );
 }
+
+/// A tool search asked with the request ranks its words alone; read with
+/// the turns before it, as a router reads them, the earlier turn's words
+/// count too.
+#[test]
+fn a_tool_search_ranks_the_request_alone_or_with_the_earlier_turns() {
+    use serde_json::json;
+    use toolgate_core::Encoding;
+
+    let queries = [
+        json!({"id": 1, "query": "the weather forecast", "conversation_id": "c", "turn": 0,
+               "split": "test"}),
+        json!({"id": 2, "query": "now mail it", "tools": ["mail_send"], "groups": ["mail"],
+               "conversation_id": "c", "turn": 1, "split": "test"}),
+    ];
+    let (_root, dataset) = dataset(&queries);
+    let counter = TokenCounter::new(Encoding::O200kBase).unwrap();
+    let prepared = Prepared::new(&dataset, &RoutingConfig::default(), None, &counter).unwrap();
+    let query = dataset
+        .queries
+        .iter()
+        .find(|q| q.text == "now mail it")
+        .unwrap();
+    assert_eq!(query.earlier_turns(), ["the weather forecast"]);
+    let best = |reads| prepared.tool_ranking(Fusion::Lexical, query, reads)[..2].to_vec();
+    // Alone, "mail" finds the mail tools; with the earlier turn, the
+    // forecast scores too.
+    assert!(best(Reads::Request).iter().all(|t| t.starts_with("mail_")));
+    assert!(best(Reads::EarlierTurns).contains(&"weather_forecast"));
+}
