@@ -125,8 +125,8 @@ fn with_several_catalogs_the_choice_is_made_on_the_others() {
     assert_eq!(
         chat,
         [
-            "| left | listing | chat | auto(2.5%) | tool_router(2 tools) | tool list | 17.5% | 70.0% | 50.0% | 0.50 | 100.0% | missed |",
-            "| right | listing | chat | auto(2.5%) | tool_router(3 tools) | tool list | 17.5% | 70.0% | 50.0% | 0.50 | 100.0% | missed |",
+            "| left | listing | chat | auto(20%) | tool_router(2 tools) | tool list | 17.5% | 70.0% | 50.0% | 0.50 | 100.0% | missed |",
+            "| right | listing | chat | auto(20%) | tool_router(3 tools) | tool list | 17.5% | 70.0% | 50.0% | 0.50 | 100.0% | missed |",
         ]
     );
 }

@@ -132,8 +132,11 @@ fn job_default(chosen_on: &[&Evaluation], reported: &Evaluation, job: Job) -> Op
         })
         .collect();
     // The same figures at several shares (no catalog between them): the
-    // smallest, which leaves the most of the window to the task.
-    let index = cheapest(&means, |m| Some((m.1, m.2)), |a, b| a.0.total_cmp(&b.0))?;
+    // largest, as the rule takes wherever a catalog lies between them
+    // (every tool costs no round trip). The smallest would only say that no
+    // catalog chosen on was small: left out, a catalog of 13k tokens would
+    // be deferred at four times all-tools' bill.
+    let index = cheapest(&means, |m| Some((m.1, m.2)), |a, b| b.0.total_cmp(&a.0))?;
     let share = means[index].0;
     let threshold_tokens = threshold(reported, share);
     Some(JobDefault {

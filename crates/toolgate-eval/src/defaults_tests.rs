@@ -50,14 +50,15 @@ fn auto_rows(e: &Evaluation, job: Job) -> Vec<(String, &'static str, String, boo
         .collect()
 }
 
-/// Where the deferred policy costs less than every tool, the smallest share
-/// is chosen: a small catalog under it still gets every tool, a large one
-/// the deferred policy.
+/// Where the deferred policy costs less than every tool, and the shares
+/// make the same choices on the catalogs chosen on, the largest is chosen:
+/// a small catalog under it gets every tool, a large one the deferred
+/// policy.
 #[test]
 fn below_the_threshold_every_tool_is_sent_and_above_it_the_deferred_policy() {
     let mut evaluations = [
         catalog("small", 2_000, 0.6, 0.3),
-        catalog("large", 35_000, 0.6, 0.3),
+        catalog("large", 50_000, 0.6, 0.3),
     ];
     choose_defaults(&mut evaluations);
     let [small, large] = &evaluations;
@@ -65,8 +66,8 @@ fn below_the_threshold_every_tool_is_sent_and_above_it_the_deferred_policy() {
         job: Job::Serve,
         deferred: "listing".to_owned(),
         placement: Some(Placement::Conversation),
-        threshold_share: 0.025,
-        threshold_tokens: 5_000,
+        threshold_share: 0.20,
+        threshold_tokens: 40_000,
         sends_all_tools,
         chosen_on: vec![chosen_on.to_owned()],
     };
@@ -76,39 +77,36 @@ fn below_the_threshold_every_tool_is_sent_and_above_it_the_deferred_policy() {
     let rows = auto_rows(large, Job::Serve);
     assert_eq!(rows.len(), THRESHOLD_SHARES.len() * 2);
     assert_eq!(
-        rows[..4],
+        rows[6..],
         [
             (
-                "auto(2.5%)".to_owned(),
-                "listing",
-                "listing".to_owned(),
-                true
-            ),
-            (
-                "auto(2.5%)".to_owned(),
-                "oracle",
-                "listing".to_owned(),
-                true
-            ),
-            (
-                "auto(5%)".to_owned(),
+                "auto(15%)".to_owned(),
                 "listing",
                 "listing".to_owned(),
                 false
             ),
-            ("auto(5%)".to_owned(), "oracle", "listing".to_owned(), false),
+            (
+                "auto(15%)".to_owned(),
+                "oracle",
+                "listing".to_owned(),
+                false
+            ),
+            (
+                "auto(20%)".to_owned(),
+                "listing",
+                "listing".to_owned(),
+                true
+            ),
+            ("auto(20%)".to_owned(), "oracle", "listing".to_owned(), true),
         ]
     );
-    // 35,000 tokens are under 20% of 200,000: there it sends all.
+    // 50,000 tokens are over 20% of 200,000: every share defers them.
     let sends: Vec<&str> = rows
         .iter()
         .filter(|r| r.1 == "listing")
         .map(|r| r.2.as_str())
         .collect();
-    assert_eq!(
-        sends,
-        ["listing", "listing", "listing", "listing", "all_tools"]
-    );
+    assert_eq!(sends, ["listing"; 5]);
     // Under the threshold, all-tools' figures exactly.
     let small_default = small
         .task_costs
@@ -123,12 +121,13 @@ fn below_the_threshold_every_tool_is_sent_and_above_it_the_deferred_policy() {
 }
 
 /// Where the deferred policy costs more than every tool, the share grows
-/// until the catalogs it is chosen on get every tool.
+/// until the catalogs it is chosen on get every tool; where it pays, it
+/// stops below them.
 #[test]
 fn the_share_is_chosen_by_what_a_task_costs_on_the_other_catalogs() {
     let mut evaluations = [
         catalog("a", 20_000, 1.8, 1.4),
-        catalog("b", 35_000, 1.5, 1.4),
+        catalog("b", 35_000, 0.6, 0.3),
         catalog("c", 300_000, 0.4, 1.4),
     ];
     choose_defaults(&mut evaluations);
@@ -137,10 +136,12 @@ fn the_share_is_chosen_by_what_a_task_costs_on_the_other_catalogs() {
         .flat_map(|e| e.defaults.iter())
         .map(|d| (d.threshold_share, d.sends_all_tools))
         .collect();
-    // a's fold (b, c): all tools for b at 20%, and a is under it. b's
-    // fold (a, c): all tools for a from 15%, and b is over it. c's fold
-    // (a, b): both get every tool at 20%; c is far above it.
-    assert_eq!(shares, [(0.20, true), (0.15, false), (0.20, false)]);
+    // a's fold (b, c): only 20%, every tool for b, keeps the round trips
+    // near the fewest; a is under it. b's fold (a, c): every tool for a
+    // from 15%, 20% the largest of the two; b is under it. c's fold (a,
+    // b): deferring b pays (0.6 of all-tools' bill within 0.5 round
+    // trips), so 15%, which sends a whole and defers b; c is far above it.
+    assert_eq!(shares, [(0.20, true), (0.20, true), (0.15, false)]);
     assert_eq!(
         defaults_on_all(&evaluations)
             .iter()
