@@ -18,6 +18,7 @@ use crate::cost_choice::{GOAL_ROUND_TRIPS, choose, row_of};
 use crate::defaults::others;
 use crate::episode::Placement;
 use crate::report::{Evaluation, Job, JobDefault, TaskCost};
+use crate::task_cost::IDEAL_ROUTER;
 
 /// How many times tool search's bill a default may cost.
 pub const MAX_TIMES_SEARCH: f64 = 2.0;
@@ -51,6 +52,8 @@ impl<'e> Check<'e> {
             .iter()
             .filter(|r| r.agent.is_none_or(|a| Some(a) == row.agent))
             .filter(|r| r.variant.is_none() && r.sends.is_none())
+            // The ideal router reads the task's answer: no host can run it.
+            .filter(|r| r.policy != IDEAL_ROUTER)
             .filter(|r| beats(r, row))
             .map(name)
             .collect();
@@ -142,7 +145,7 @@ fn name(row: &TaskCost) -> String {
 /// The must-holds of every job's default on every catalog, as markdown.
 pub(crate) fn must_holds(evaluations: &[Evaluation]) -> String {
     let mut out = format!(
-        "## What each default must hold\n\nOn each catalog, each job's default against the best tool search chosen as a job's policy is (on the same catalogs), with each agent: `serve` above its threshold at most {MAX_TIMES_SEARCH}x tool search's bill uncached and with Anthropic's cache, at most its round trips + {SERVE_EXTRA_TRIPS}, at least its tasks done, and beaten by no measured policy; `chat` above its threshold at most {MAX_TIMES_SEARCH}x its bill, at most {GOAL_ROUND_TRIPS} extra round trips; below the threshold, all-tools' figures exactly. \"Beaten by\": the rows the hosts run (no variant) that cost less uncached and with Anthropic's cache, take fewer round trips and finish more tasks, all at once.\n\n| catalog | agent | job | default | sends | uncached, x tool search | Anthropic, x tool search | round trips (tool search) | done (tool search) | beaten on all three by | holds |\n|---|---|---|---|---|---:|---:|---:|---:|---|---|\n"
+        "## What each default must hold\n\nOn each catalog, each job's default against the best tool search chosen as a job's policy is (on the same catalogs), with each agent: `serve` above its threshold at most {MAX_TIMES_SEARCH}x tool search's bill uncached and with Anthropic's cache, at most its round trips + {SERVE_EXTRA_TRIPS}, at least its tasks done, and beaten by no measured policy; `chat` above its threshold at most {MAX_TIMES_SEARCH}x its bill, at most {GOAL_ROUND_TRIPS} extra round trips; below the threshold, all-tools' figures exactly. \"Beaten by\": the rows the hosts run (no variant; all-tools, not the ideal router) that cost less uncached and with Anthropic's cache, take fewer round trips and finish more tasks, all at once.\n\n| catalog | agent | job | default | sends | uncached, x tool search | Anthropic, x tool search | round trips (tool search) | done (tool search) | beaten on all three by | holds |\n|---|---|---|---|---|---:|---:|---:|---:|---|---|\n"
     );
     let mut held = 0;
     let mut checked = 0;

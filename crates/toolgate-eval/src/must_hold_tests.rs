@@ -98,3 +98,21 @@ fn a_policy_better_on_cost_round_trips_and_tasks_at_once_beats_the_default() {
     );
     assert!(report.contains("\nHolds on "), "{report}");
 }
+
+/// The ideal router reads each task's gold tools: cheaper, quicker and
+/// always done, it is no policy a host could run instead, so it beats no
+/// default.
+#[test]
+fn the_ideal_router_beats_no_default() {
+    let mut holding = catalog("holding", (900.0, 390.0), (1.3, 0.95));
+    holding.task_costs.push(task_cost(
+        IDEAL_ROUTER,
+        Job::Baseline,
+        Some(Placement::ToolList),
+        None,
+        (0.0, 100.0, [50.0, 50.0]),
+        (0.0, 0.0, 1.0),
+    ));
+    let mut evaluations = [holding.clone(), holding];
+    assert_eq!(verdicts(&mut evaluations), ["yes", "yes"]);
+}
