@@ -1,6 +1,7 @@
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use toolgate_core::Encoding;
+use toolgate_core::ListingForm;
 
 use super::*;
 use crate::baseline::{GROUP_KS, TOOL_KS};
@@ -217,7 +218,8 @@ fn every_policy_is_measured_on_the_reported_queries() {
     );
     // The search ranking tools across groups, at each k: two agents, the
     // schemas in the tool list or the conversation, one round trip for the
-    // search itself.
+    // search itself; and the same in each listing form serve did not
+    // choose.
     for k in crate::find::FIND_ACROSS {
         let policy = format!("find_tool_groups(top {k} across groups, schemas)");
         let rows: Vec<&TaskCost> = evaluation
@@ -225,7 +227,8 @@ fn every_policy_is_measured_on_the_reported_queries() {
             .iter()
             .filter(|r| r.policy == policy)
             .collect();
-        assert_eq!(rows.len(), 4, "{policy}");
+        assert_eq!(rows.len(), 4 * ListingForm::ALL.len(), "{policy}");
+        assert_eq!(rows.iter().filter(|r| r.variant.is_none()).count(), 4);
         assert!(
             rows.iter()
                 .all(|r| r.job == crate::Job::Serve && r.extra_round_trips >= 1.0),

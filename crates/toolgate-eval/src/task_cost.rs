@@ -37,7 +37,7 @@ use toolgate_core::ListingForm;
 use toolgate_core::TokenCounter;
 use toolgate_core::routing::Fusion;
 
-use crate::agent::{Agent, Loads, Start};
+use crate::agent::{Agent, Loads, Stage, Start};
 use crate::costing::{Costing, Played, varied};
 use crate::dataset::Query;
 use crate::episode::{Episode, Placement};
@@ -97,7 +97,7 @@ pub(crate) fn task_costs(
     )];
     rows.extend(costing.ideal());
     rows.extend(costing.serving(&costing.serve_stage, found.request, Few::No, Loads::Tools));
-    rows.extend(costing.across(found.across));
+    rows.extend(costing.across(&costing.serve_stage, found.across));
     for (name, seen) in routed {
         let start = |i, _| costing.routed(&seen[i]);
         let how = (Job::Chat, false, Loads::Tools);
@@ -109,7 +109,7 @@ pub(crate) fn task_costs(
         rows.extend(varied(reading, "earlier turns"));
     }
     rows.extend(costing.whole_groups(routed, found.request));
-    rows.extend(costing.other_forms(routed, found.request));
+    rows.extend(costing.other_forms(routed, found.request, found.across));
     let by_keywords = costing.serving(&costing.serve_stage, found.keywords, Few::Yes, Loads::Tools);
     rows.extend(varied(
         by_keywords
@@ -205,8 +205,7 @@ impl Costing<'_> {
 
     /// `find_tool_groups` ranking tools across groups, k to an answer
     /// (`across`: each task's answers, per k of [`FIND_ACROSS`]).
-    fn across(&self, across: &[AcrossPages]) -> Vec<TaskCost> {
-        let stage = &self.serve_stage;
+    fn across(&self, stage: &Stage<'_>, across: &[AcrossPages]) -> Vec<TaskCost> {
         let mut rows = Vec::new();
         for (slot, k) in FIND_ACROSS.iter().enumerate() {
             let policy = format!("find_tool_groups(top {k} across groups, schemas)");
@@ -242,9 +241,15 @@ impl Costing<'_> {
 
     /// The main policies with the groups listed in each form the hosts do
     /// not choose for this catalog, to see whether the rule chose well:
-    /// `serve`'s in every other form, `chat`'s routers in the other of lines
-    /// and names (`chat` offers no search).
-    fn other_forms(&self, routed: &Routed<'_>, found: &[FindAnswer]) -> Vec<TaskCost> {
+    /// `serve`'s in every other form (its search ranking tools across groups
+    /// too), `chat`'s routers in the other of lines and names (`chat` offers
+    /// no search).
+    fn other_forms(
+        &self,
+        routed: &Routed<'_>,
+        found: &[FindAnswer],
+        across: &[AcrossPages],
+    ) -> Vec<TaskCost> {
         let mut rows = Vec::new();
         for form in ListingForm::ALL {
             if form != self.serve_stage.form {
@@ -253,6 +258,7 @@ impl Costing<'_> {
                     self.serving(&stage, found, Few::Yes, Loads::Tools),
                     form,
                 ));
+                rows.extend(forced(self.across(&stage, across), form));
             }
             if form != self.stage.form && form != ListingForm::Search {
                 let stage = self.stage.clone().in_form(form);
