@@ -4,15 +4,15 @@ use super::*;
 
 #[test]
 fn a_catalog_is_sent_whole_under_the_share_of_the_window_and_deferred_from_it_on() {
-    let auto = Deferral::Auto { share: 0.1 };
-    assert_eq!(auto.threshold(200_000), Some(20_000));
-    assert_eq!(auto.decide(10, 19_999, 200_000, None).mode, Mode::Whole);
-    assert_eq!(auto.decide(10, 20_000, 200_000, None).mode, Mode::Deferred);
+    let auto = Deferral::Auto { share: 0.2 };
+    assert_eq!(auto.threshold(200_000), Some(40_000));
+    assert_eq!(auto.decide(10, 39_999, 200_000, None).mode, Mode::Whole);
+    assert_eq!(auto.decide(10, 40_000, 200_000, None).mode, Mode::Deferred);
     // A smaller window defers sooner.
-    assert_eq!(auto.decide(129, 13_214, 128_000, None).mode, Mode::Deferred);
+    assert_eq!(auto.decide(129, 13_214, 64_000, None).mode, Mode::Deferred);
     assert_eq!(
         auto.decide(2_490, 275_954, 200_000, None).to_string(),
-        "2,490 tools, 275,954 tokens: over 20,000 (10% of a 200,000-token window), deferred"
+        "2,490 tools, 275,954 tokens: over 40,000 (20% of a 200,000-token window), deferred"
     );
     let fine = Deferral::Auto { share: 0.025 };
     assert_eq!(
@@ -69,10 +69,10 @@ fn more_tools_than_the_model_takes_are_deferred_whatever_the_setting() {
 
 #[test]
 fn the_explained_sentence_names_the_setting_once() {
-    let auto = Deferral::Auto { share: 0.1 }.decide(3, 10, 200_000, None);
+    let auto = Deferral::Auto { share: 0.2 }.decide(3, 10, 200_000, None);
     assert_eq!(
         auto.explained(),
-        "3 tools, 10 tokens: under 20,000 (10% of a 200,000-token window), sent whole ([tools] defer)"
+        "3 tools, 10 tokens: under 40,000 (20% of a 200,000-token window), sent whole ([tools] defer)"
     );
     let always = Deferral::Always.decide(3, 10, 200_000, None);
     assert_eq!(always.explained(), always.to_string());
