@@ -10,9 +10,9 @@ use crate::error::LlmError;
 use crate::http::{Http, is_event_stream, parse_json, unexpected};
 use crate::model::{
     ChatMessage, ChatModel, ChatRequest, ChatResponse, EventSink, ModelFuture, StopReason,
-    StreamEvent, ToolCall, ToolLimits, Usage,
+    StreamEvent, ToolCall, ToolLimits, Usage, report_whole,
 };
-use crate::openai::report_whole;
+use crate::prompted::{Prompted, Schemas, quiet};
 
 /// The API version this client speaks.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
@@ -76,6 +76,19 @@ impl AnthropicChat {
     }
 
     async fn run(
+        &self,
+        request: &ChatRequest,
+        events: EventSink<'_>,
+    ) -> Result<ChatResponse, LlmError> {
+        let mode = self.http.config().tool_calls;
+        let Some(prompted) = Prompted::new(mode, Schemas::Unsupported, request) else {
+            return self.send(request, events).await;
+        };
+        let raw = self.send(prompted.request(), &mut quiet(events)).await?;
+        Ok(prompted.read(raw, events))
+    }
+
+    async fn send(
         &self,
         request: &ChatRequest,
         events: EventSink<'_>,

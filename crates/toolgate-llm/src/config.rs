@@ -53,6 +53,53 @@ impl fmt::Display for ProviderKind {
     }
 }
 
+/// How the tools reach the model and how its calls come back (`tool_calls`
+/// in `[model]`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ToolCalls {
+    /// The provider's own tool parameter and tool calls.
+    #[default]
+    Native,
+    /// Tools described in the system prompt; each reply is one JSON object
+    /// (a call or the answer), constrained by `response_format` on the
+    /// OpenAI wire, and read leniently.
+    Prompted,
+    /// Tools described in the system prompt; the model writes its calls as
+    /// `<tool_call>` blocks in free text, read leniently. For servers that
+    /// refuse `response_format`.
+    PromptedText,
+}
+
+impl ToolCalls {
+    /// Every configured spelling, in order.
+    pub const NAMES: [&'static str; 3] = ["native", "prompted", "prompted-text"];
+
+    /// The configured spelling: `native`, `prompted`, `prompted-text`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Native => "native",
+            Self::Prompted => "prompted",
+            Self::PromptedText => "prompted-text",
+        }
+    }
+
+    /// The mode a spelling names (any case).
+    pub fn parse(name: &str) -> Option<Self> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "native" => Some(Self::Native),
+            "prompted" => Some(Self::Prompted),
+            "prompted-text" => Some(Self::PromptedText),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for ToolCalls {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// An API key. Its `Debug` never shows it, and it has no `Display`.
 #[derive(Clone, PartialEq, Eq)]
 pub struct ApiKey(String);
@@ -135,6 +182,9 @@ pub struct ProviderConfig {
     pub read_timeout: Duration,
     /// Retries on 429, 5xx and failed connections.
     pub retry: RetryPolicy,
+    /// How tools reach the model and its calls come back: natively by
+    /// default, or described in the prompt for models without tool calls.
+    pub tool_calls: ToolCalls,
 }
 
 /// The most tools OpenAI's chat completions accept in one request ("A max
@@ -195,6 +245,7 @@ impl ProviderConfig {
             connect_timeout: Duration::from_secs(10),
             read_timeout: Duration::from_secs(120),
             retry: RetryPolicy::default(),
+            tool_calls: ToolCalls::Native,
         }
     }
 
@@ -241,6 +292,9 @@ pub struct ModelSettings {
     pub read_timeout_seconds: Option<f64>,
     /// Retries on 429, 5xx and failed connections.
     pub max_retries: Option<u32>,
+    /// `native` (default), `prompted` or `prompted-text` (see
+    /// [`ToolCalls`]).
+    pub tool_calls: Option<String>,
 }
 
 /// Why settings do not make a provider configuration.
@@ -256,6 +310,9 @@ pub enum ConfigError {
     /// A context window too small for any conversation.
     #[error("context_window must be at least {MIN_CONTEXT_WINDOW} tokens, not {0}")]
     ContextWindow(usize),
+    /// A `tool_calls` mode toolgate does not know.
+    #[error("unknown tool_calls '{0}': use native, prompted or prompted-text")]
+    UnknownToolCalls(String),
     /// No model anywhere.
     #[error("no model configured: set `model` under [model] in the config file, or TOOLGATE_MODEL")]
     NoModel,
@@ -289,7 +346,7 @@ pub enum ConfigError {
 impl ModelSettings {
     /// The provider configuration these settings and the environment give.
     /// `TOOLGATE_PROVIDER`, `TOOLGATE_MODEL` and `TOOLGATE_BASE_URL` override
-    /// the settings. The key comes from `api_key_file`, else the variable
+    /// the settings, and `TOOLGATE_TOOL_CALLS` overrides `tool_calls`. The key comes from `api_key_file`, else the variable
     /// `api_key_env` names, else `TOOLGATE_API_KEY`, else the provider's own
     /// variable (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`); none is fine for a
     /// local server.
@@ -344,6 +401,10 @@ impl ModelSettings {
         }
         if let Some(retries) = self.max_retries {
             config.retry.max_retries = retries;
+        }
+        if let Some(name) = env("TOOLGATE_TOOL_CALLS").or_else(|| self.tool_calls.clone()) {
+            config.tool_calls =
+                ToolCalls::parse(&name).ok_or(ConfigError::UnknownToolCalls(name))?;
         }
         Ok(config)
     }

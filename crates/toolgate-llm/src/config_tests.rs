@@ -4,6 +4,7 @@ use pretty_assertions::assert_eq;
 
 use super::{
     DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_TOOL_TOKENS, ModelSettings, OPENAI_MAX_TOOLS, ProviderKind,
+    ToolCalls,
 };
 
 fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
@@ -187,5 +188,38 @@ fn the_context_window_is_told_or_known_from_the_model_name_or_the_default() {
     assert_eq!(
         window("m", Some(10)).unwrap_err().to_string(),
         "context_window must be at least 1000 tokens, not 10"
+    );
+}
+
+#[test]
+fn tool_calls_are_native_unless_the_file_or_the_environment_says_prompted() {
+    let settings: ModelSettings =
+        toml::from_str("model = \"qwen2.5-coder-1.5b-instruct\"\ntool_calls = \"prompted\"\n")
+            .unwrap();
+    assert_eq!(
+        settings.resolve(&env(&[])).unwrap().tool_calls,
+        ToolCalls::Prompted
+    );
+    assert_eq!(
+        settings
+            .resolve(&env(&[("TOOLGATE_TOOL_CALLS", "Prompted-Text")]))
+            .unwrap()
+            .tool_calls,
+        ToolCalls::PromptedText
+    );
+    let native = ModelSettings {
+        model: Some("m".into()),
+        ..ModelSettings::default()
+    };
+    assert_eq!(
+        native.resolve(&env(&[])).unwrap().tool_calls,
+        ToolCalls::Native
+    );
+    let unknown = native
+        .resolve(&env(&[("TOOLGATE_TOOL_CALLS", "json")]))
+        .unwrap_err();
+    assert_eq!(
+        unknown.to_string(),
+        "unknown tool_calls 'json': use native, prompted or prompted-text"
     );
 }

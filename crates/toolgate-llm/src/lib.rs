@@ -2,7 +2,8 @@
 //! providers that speak the real wire formats, [OpenAI-compatible chat
 //! completions](OpenAiChat) (OpenAI, Ollama, vLLM, llama.cpp, OpenRouter) and
 //! [Anthropic messages](AnthropicChat), streaming (SSE) or not, with retries
-//! on 429 and 5xx that honour `Retry-After`.
+//! on 429 and 5xx that honour `Retry-After`. Models without native tool
+//! calls get their tools in the prompt instead ([`ToolCalls::Prompted`]).
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -35,6 +36,7 @@ mod error;
 mod http;
 mod model;
 mod openai;
+mod prompted;
 #[cfg(feature = "scripted")]
 pub mod scripted;
 mod sse;
@@ -44,7 +46,7 @@ use std::sync::Arc;
 pub use anthropic::{ANTHROPIC_VERSION, AnthropicChat, DEFAULT_MAX_TOKENS};
 pub use config::{
     ApiKey, ConfigError, DEFAULT_MAX_TOOL_TOKENS, MIN_CONTEXT_WINDOW, ModelSettings,
-    OPENAI_MAX_TOOLS, ProviderConfig, ProviderKind, RetryPolicy, known_context_window,
+    OPENAI_MAX_TOOLS, ProviderConfig, ProviderKind, RetryPolicy, ToolCalls, known_context_window,
 };
 pub use embeddings::EmbeddingsClient;
 pub use error::LlmError;

@@ -194,3 +194,16 @@ pub trait ChatModel: Send + Sync + fmt::Debug {
     /// tool-call starts and retries to `events` as they happen.
     fn complete<'a>(&'a self, request: &'a ChatRequest, events: EventSink<'a>) -> ModelFuture<'a>;
 }
+
+/// Sends a whole answer's text and calls as events, as a stream would.
+pub(crate) fn report_whole(answer: &ChatResponse, events: EventSink<'_>) {
+    if !answer.text.is_empty() {
+        events(StreamEvent::TextDelta(answer.text.clone()));
+    }
+    for call in &answer.tool_calls {
+        events(StreamEvent::ToolCallStarted {
+            id: call.id.clone(),
+            name: call.name.clone(),
+        });
+    }
+}

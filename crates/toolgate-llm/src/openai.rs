@@ -11,8 +11,9 @@ use crate::error::LlmError;
 use crate::http::{Http, is_event_stream, parse_json, unexpected};
 use crate::model::{
     ChatMessage, ChatModel, ChatRequest, ChatResponse, EventSink, ModelFuture, StopReason,
-    StreamEvent, ToolCall, ToolLimits, Usage,
+    StreamEvent, ToolCall, ToolLimits, Usage, report_whole,
 };
+use crate::prompted::{Prompted, Schemas, quiet};
 
 /// A chat model behind an OpenAI-compatible API.
 #[derive(Debug)]
@@ -37,7 +38,7 @@ impl OpenAiChat {
     }
 
     /// The request body.
-    pub(crate) fn body(&self, request: &ChatRequest) -> Value {
+    pub(crate) fn body(&self, request: &ChatRequest, response_format: Option<&Value>) -> Value {
         let config = self.http.config();
         let mut messages = Vec::new();
         if !request.system.is_empty() {
@@ -91,6 +92,9 @@ impl OpenAiChat {
         if let Some(max_tokens) = config.max_tokens {
             body.insert("max_tokens".into(), max_tokens.into());
         }
+        if let Some(format) = response_format {
+            body.insert("response_format".into(), format.clone());
+        }
         Value::Object(body)
     }
 
@@ -99,7 +103,27 @@ impl OpenAiChat {
         request: &ChatRequest,
         events: EventSink<'_>,
     ) -> Result<ChatResponse, LlmError> {
-        let body = self.body(request);
+        let mode = self.http.config().tool_calls;
+        let Some(prompted) = Prompted::new(mode, Schemas::ResponseFormat, request) else {
+            return self.send(request, None, events).await;
+        };
+        let raw = self
+            .send(
+                prompted.request(),
+                prompted.response_format(),
+                &mut quiet(events),
+            )
+            .await?;
+        Ok(prompted.read(raw, events))
+    }
+
+    async fn send(
+        &self,
+        request: &ChatRequest,
+        response_format: Option<&Value>,
+        events: EventSink<'_>,
+    ) -> Result<ChatResponse, LlmError> {
+        let body = self.body(request, response_format);
         let response = self
             .http
             .post(&self.url, self.headers()?, &body, events)
@@ -289,19 +313,6 @@ impl Stream {
             tool_calls,
             usage: self.usage,
         })
-    }
-}
-
-/// Sends a whole answer's text and calls as events, as a stream would.
-pub(crate) fn report_whole(answer: &ChatResponse, events: EventSink<'_>) {
-    if !answer.text.is_empty() {
-        events(StreamEvent::TextDelta(answer.text.clone()));
-    }
-    for call in &answer.tool_calls {
-        events(StreamEvent::ToolCallStarted {
-            id: call.id.clone(),
-            name: call.name.clone(),
-        });
     }
 }
 

@@ -1,4 +1,5 @@
 mod embeddings;
 mod faults;
+mod prompted;
 mod support;
 mod wire;
