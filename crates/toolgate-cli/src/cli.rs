@@ -241,6 +241,14 @@ pub(crate) struct ChatArgs {
     #[arg(long)]
     pub(crate) no_stream: bool,
 
+    /// How tools reach the model: native (the provider's tool calls), prompted (described in the
+    /// system prompt, each reply one JSON call or answer, constrained by response_format on the
+    /// openai wire) or prompted-text (calls written as <tool_call> blocks), for models without
+    /// tool calls. Overrides TOOLGATE_TOOL_CALLS and [model] tool_calls.
+    #[arg(long, value_name = "MODE",
+          value_parser = clap::builder::PossibleValuesParser::new(toolgate_llm::ToolCalls::NAMES))]
+    pub(crate) tool_calls: Option<String>,
+
     /// Route each message before the model is called: pre-load the groups it needs (high
     /// confidence), add the recovery groups (medium), or show the whole catalog (low); settings
     /// from [routing] in the config file. Upstream servers are started at once so their tools

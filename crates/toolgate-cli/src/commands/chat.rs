@@ -22,7 +22,7 @@ use toolgate_agent::{
 use toolgate_core::routing::Router;
 use toolgate_core::routing::semantic::EmbeddingsConfig;
 use toolgate_core::{LoadedSchemas, MetaTool, TokenCounter};
-use toolgate_llm::{ChatModel, ProviderConfig};
+use toolgate_llm::{ChatModel, ProviderConfig, ToolCalls};
 use toolgate_store::{
     AgentId, AgentRecord, AgentStore, ConversationId, ConversationStore, JsToolStore, MemoryStore,
     RoutingOutcomeStore, SYSTEM_PROMPT, ToolOwner,
@@ -59,10 +59,13 @@ pub(crate) fn run(args: ChatArgs) -> anyhow::Result<()> {
         let provider = provider_config(&args, &settings)?;
         // Before anything starts, and before the first request.
         api_key::check(&provider, settings.path())?;
-        let endpoint = format!(
+        let mut endpoint = format!(
             "{} {} at {}",
             provider.kind, provider.model, provider.base_url
         );
+        if provider.tool_calls != ToolCalls::Native {
+            let _ = write!(endpoint, " ({} tool calls)", provider.tool_calls);
+        }
         let mut tools = ToolSetup::new(&args.tools, &settings)?;
         if args.route {
             // The router matches tools by their names and descriptions.
@@ -111,6 +114,7 @@ fn provider_config(args: &ChatArgs, settings: &Settings) -> anyhow::Result<Provi
         ("TOOLGATE_PROVIDER", &args.provider),
         ("TOOLGATE_MODEL", &args.model),
         ("TOOLGATE_BASE_URL", &args.base_url),
+        ("TOOLGATE_TOOL_CALLS", &args.tool_calls),
     ];
     let env = |name: &str| {
         overrides
