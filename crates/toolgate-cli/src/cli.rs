@@ -29,7 +29,7 @@ pub(crate) enum Command {
     /// Show the routing decision for a query: intent, confidence, tier, groups, visible tokens.
     Route(Box<RouteArgs>),
     /// Evaluate routing policies on labelled datasets: recall against visible tokens.
-    Eval(EvalArgs),
+    Eval(Box<EvalArgs>),
     /// Rewrite stored agents' tool lists and the config's [agent] tools through the aliases.
     Migrate(Box<MigrateArgs>),
     /// Make bearer tokens for named clients of `toolgate serve`.
@@ -97,7 +97,7 @@ pub(crate) struct RouteArgs {
 #[derive(Debug, Args)]
 pub(crate) struct EvalArgs {
     /// A dataset directory with tools.jsonl, groups.jsonl and queries.jsonl (repeatable).
-    #[arg(long, value_name = "DIR", required_unless_present = "replay")]
+    #[arg(long, value_name = "DIR", required_unless_present_any = ["replay", "live"])]
     pub(crate) dataset: Vec<PathBuf>,
 
     /// Instead of the routing policies: replay this dataset's multi-turn conversations
@@ -128,13 +128,53 @@ pub(crate) struct EvalArgs {
     )]
     pub(crate) loaded_schemas: String,
 
-    /// toolgate.toml whose [routing] table configures the router (default: ./toolgate.toml when
-    /// it exists, else the built-in settings).
+    /// Instead of the routing policies: play this dataset's conversations (queries.jsonl, as for
+    /// --replay) through the agent loop against a real model at an endpoint (--base-url,
+    /// --model, as `chat` takes them), under each --policy; the tools answer a fixed text. A task
+    /// succeeds when every tool its ground truth calls ran with arguments its schema accepts.
+    /// Reports per policy the success rate with its 95% interval, billed tokens, model calls and
+    /// seconds per task (repeatable).
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["dataset", "replay"])]
+    pub(crate) live: Vec<PathBuf>,
+
+    /// With --live: the first N conversations with a gold call are the tasks.
+    #[arg(long, value_name = "N", default_value_t = 30, requires = "live")]
+    pub(crate) tasks: usize,
+
+    /// With --live: a policy to play the tasks under (repeatable; default all four): all-tools
+    /// (left out when the schemas take over half the model's context window), tool-list and
+    /// conversation (`chat`'s two places for loaded schemas), search (`serve --route`).
+    #[arg(long, value_name = "NAME", requires = "live",
+          value_parser = clap::builder::PossibleValuesParser::new(["all-tools", "tool-list", "conversation", "search"]))]
+    pub(crate) policy: Vec<String>,
+
+    /// With --live: provider wire format (openai or anthropic). Overrides TOOLGATE_PROVIDER and
+    /// [model] provider.
+    #[arg(long, value_name = "NAME", requires = "live")]
+    pub(crate) provider: Option<String>,
+
+    /// With --live: model name. Overrides TOOLGATE_MODEL and [model] model.
+    #[arg(long, value_name = "NAME", requires = "live")]
+    pub(crate) model: Option<String>,
+
+    /// With --live: base URL of the API (e.g. http://127.0.0.1:8077/v1). Overrides
+    /// TOOLGATE_BASE_URL.
+    #[arg(long, value_name = "URL", requires = "live")]
+    pub(crate) base_url: Option<String>,
+
+    /// With --live: native, prompted or prompted-text, as for `chat`. Overrides
+    /// TOOLGATE_TOOL_CALLS and [model] tool_calls.
+    #[arg(long, value_name = "MODE", requires = "live",
+          value_parser = clap::builder::PossibleValuesParser::new(toolgate_llm::ToolCalls::NAMES))]
+    pub(crate) tool_calls: Option<String>,
+
+    /// toolgate.toml whose [routing] table configures the router, and whose [model] table the
+    /// model of --live (default: ./toolgate.toml when it exists, else the built-in settings).
     #[arg(long, value_name = "FILE")]
     pub(crate) config: Option<PathBuf>,
 
     /// Write the results as JSON: per dataset, one entry per policy (with --replay, per mode
-    /// and conversation).
+    /// and conversation; with --live, per policy and task).
     #[arg(long, value_name = "FILE")]
     pub(crate) json: Option<PathBuf>,
 

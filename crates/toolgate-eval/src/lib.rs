@@ -12,7 +12,9 @@
 //! [`replay`] plays a dataset's multi-turn conversations ([`Conversations`])
 //! through the agent loop against an oracle model that calls the gold tools,
 //! with and without a load budget, and [`replay_markdown`] renders what each
-//! conversation cost.
+//! conversation cost. [`live`] plays them against a real model instead, to
+//! measure how often it does the task under each policy, and
+//! [`live_markdown`] renders that.
 //!
 //! This crate is apart from `toolgate-core` so that the routing core every
 //! user links keeps only what a running router needs. It is not published,
@@ -41,6 +43,8 @@ mod find;
 #[cfg(test)]
 mod fixtures;
 mod keywords;
+mod live;
+mod live_markdown;
 mod markdown;
 mod must_hold;
 mod oracle;
@@ -70,6 +74,8 @@ pub use episode::{ANTHROPIC, CACHES, CacheRules, OPENAI, Placement};
 pub use error::{EvalError, Result};
 pub use evaluate::{SemanticInputs, evaluate};
 pub use keywords::{KEYWORDS, keyword_query};
+pub use live::{Live, LiveOptions, LivePolicy, LiveRun, LiveTask, live, wilson};
+pub use live_markdown::live_markdown;
 pub use markdown::{
     GOAL_BAND_DECISIONS, GOAL_BAND_POINTS, GOAL_RECALL, GOAL_TOKENS, goal_summary, markdown,
 };

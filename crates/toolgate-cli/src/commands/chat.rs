@@ -56,9 +56,14 @@ pub(crate) fn run(args: ChatArgs) -> anyhow::Result<()> {
         .context("starting the async runtime")?;
     runtime.block_on(async move {
         let settings = Settings::load(args.tools.config.as_deref())?;
-        let provider = provider_config(&args, &settings)?;
-        // Before anything starts, and before the first request.
-        api_key::check(&provider, settings.path())?;
+        let overrides = ModelOverrides {
+            provider: &args.provider,
+            model: &args.model,
+            base_url: &args.base_url,
+            tool_calls: &args.tool_calls,
+            no_stream: args.no_stream,
+        };
+        let provider = provider_config(&overrides, &settings)?;
         let mut endpoint = format!(
             "{} {} at {}",
             provider.kind, provider.model, provider.base_url
@@ -102,19 +107,33 @@ pub(crate) fn run(args: ChatArgs) -> anyhow::Result<()> {
     })
 }
 
+/// What the command line says about the model (`chat`'s options, and
+/// `eval --live`'s).
+pub(crate) struct ModelOverrides<'a> {
+    pub(crate) provider: &'a Option<String>,
+    pub(crate) model: &'a Option<String>,
+    pub(crate) base_url: &'a Option<String>,
+    pub(crate) tool_calls: &'a Option<String>,
+    pub(crate) no_stream: bool,
+}
+
 /// Provider settings: the `[model]` table of the configuration file, then the
-/// environment, then the command line, each overriding the one before.
-fn provider_config(args: &ChatArgs, settings: &Settings) -> anyhow::Result<ProviderConfig> {
+/// environment, then the command line, each overriding the one before; the
+/// key checked before anything starts, and before the first request.
+pub(crate) fn provider_config(
+    args: &ModelOverrides<'_>,
+    settings: &Settings,
+) -> anyhow::Result<ProviderConfig> {
     let mut model = settings.model.clone();
     // A key file named in the configuration is relative to it.
     if let Some(file) = &model.api_key_file {
         model.api_key_file = Some(settings.relative_to_file(file));
     }
     let overrides = [
-        ("TOOLGATE_PROVIDER", &args.provider),
-        ("TOOLGATE_MODEL", &args.model),
-        ("TOOLGATE_BASE_URL", &args.base_url),
-        ("TOOLGATE_TOOL_CALLS", &args.tool_calls),
+        ("TOOLGATE_PROVIDER", args.provider),
+        ("TOOLGATE_MODEL", args.model),
+        ("TOOLGATE_BASE_URL", args.base_url),
+        ("TOOLGATE_TOOL_CALLS", args.tool_calls),
     ];
     let env = |name: &str| {
         overrides
@@ -139,6 +158,7 @@ fn provider_config(args: &ChatArgs, settings: &Settings) -> anyhow::Result<Provi
     if args.no_stream {
         config.stream = false;
     }
+    api_key::check(&config, settings.path())?;
     Ok(config)
 }
 

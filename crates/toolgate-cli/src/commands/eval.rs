@@ -1,7 +1,8 @@
 //! `toolgate eval`: routing policies side by side on labelled datasets, as a
 //! markdown table on stdout, and optionally JSON and an SVG plot; with
 //! `--replay`, multi-turn conversations replayed through the agent loop
-//! with and without a load budget.
+//! with and without a load budget; with `--live`, played against a real
+//! model at an endpoint, each task succeeding or not.
 //!
 //! The harness and its rendering live in `toolgate-eval`; this command reads
 //! the arguments, embeds texts through the `[routing.embeddings]` endpoint
@@ -16,17 +17,21 @@ use toolgate_core::routing::RoutingConfig;
 use toolgate_core::routing::{CosineFloor, Fusion};
 use toolgate_core::{LoadedSchemas, TokenCounter};
 use toolgate_eval::{
-    Conversations, Dataset, ReplayMode, SemanticInputs, choose_defaults, cost_assumptions,
-    cost_summary, cost_svg, default_modes, evaluate, goal_summary, keyword_query, leave_one_out,
-    markdown, replay, replay_markdown, svg,
+    Conversations, Dataset, LiveOptions, LivePolicy, ReplayMode, SemanticInputs, choose_defaults,
+    cost_assumptions, cost_summary, cost_svg, default_modes, evaluate, goal_summary, keyword_query,
+    leave_one_out, live, live_markdown, markdown, replay, replay_markdown, svg,
 };
 
+use super::chat::{ModelOverrides, provider_config};
 use super::tool_setup::embeddings_client;
 use crate::cli::EvalArgs;
 use crate::output::{eprint, print};
 use crate::settings::Settings;
 
 pub(crate) fn run(args: &EvalArgs) -> anyhow::Result<()> {
+    if !args.live.is_empty() {
+        return run_live(args);
+    }
     if !args.replay.is_empty() {
         return run_replays(args);
     }
@@ -92,6 +97,78 @@ fn run_replays(args: &EvalArgs) -> anyhow::Result<()> {
     }
     if let Some(path) = &args.json {
         let json = serde_json::to_string_pretty(&replays)?;
+        std::fs::write(path, json + "\n").with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// Each `--live` dataset's tasks played against the model under each
+/// `--policy`; the markdown on stdout, the JSON to `--json`.
+fn run_live(args: &EvalArgs) -> anyhow::Result<()> {
+    let settings = Settings::load(args.config.as_deref())?;
+    let provider = provider_config(
+        &ModelOverrides {
+            provider: &args.provider,
+            model: &args.model,
+            base_url: &args.base_url,
+            tool_calls: &args.tool_calls,
+            no_stream: false,
+        },
+        &settings,
+    )?;
+    let options = LiveOptions {
+        tasks: args.tasks,
+        context_window: provider.context_window,
+    };
+    let policies: Vec<LivePolicy> = if args.policy.is_empty() {
+        LivePolicy::ALL.to_vec()
+    } else {
+        args.policy
+            .iter()
+            .map(|name| match name.as_str() {
+                "all-tools" => Ok(LivePolicy::AllTools),
+                "tool-list" => Ok(LivePolicy::Deferred(LoadedSchemas::ToolList)),
+                "conversation" => Ok(LivePolicy::Deferred(LoadedSchemas::Conversation)),
+                "search" => Ok(LivePolicy::Search),
+                other => Err(anyhow::anyhow!("unknown --policy {other:?}")),
+            })
+            .collect::<anyhow::Result<_>>()?
+    };
+    let counter = Arc::new(TokenCounter::new(args.encoding).context("loading the tokenizer")?);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let mut results = Vec::new();
+    eprint(&format!(
+        "toolgate eval --live: {} {} at {} ({} tool calls, context window {} tokens)\n",
+        provider.kind,
+        provider.model,
+        provider.base_url,
+        provider.tool_calls,
+        provider.context_window
+    ));
+    let model = toolgate_llm::connect(provider)?;
+    for dir in &args.live {
+        let data = Conversations::load(dir)
+            .with_context(|| format!("loading the dataset {}", dir.display()))?;
+        let mut bar = ProgressBar::new();
+        let played = runtime.block_on(live(
+            &data,
+            Arc::clone(&model),
+            &policies,
+            options,
+            Arc::clone(&counter),
+            &mut |policy, done, total| {
+                bar.show(&format!("{} {}", data.name, policy.label()), done, total);
+            },
+        ))?;
+        bar.clear();
+        print(&live_markdown(&played));
+        results.push(played);
+    }
+    if let Some(path) = &args.json {
+        let json = serde_json::to_string_pretty(&results)?;
         std::fs::write(path, json + "\n").with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(())

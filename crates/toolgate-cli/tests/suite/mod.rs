@@ -10,6 +10,7 @@ mod eval;
 mod first_run;
 mod gateways;
 mod js_examples;
+mod live;
 mod long_conversations;
 mod migrate;
 mod reload;

@@ -11,7 +11,7 @@ use super::support::{text, toolgate};
 
 /// Three groups of two tools; `a` uses files, mail, then files again;
 /// `b` uses math twice.
-fn write_multi_turn(dir: &Path) {
+pub(super) fn write_multi_turn(dir: &Path) {
     let tool = |name: &str, group: &str| {
         json!({"name": name, "group": group, "description": format!("The {name} tool."),
                "parameters": {"type": "object",

@@ -1,0 +1,363 @@
+//! [`live`]: a dataset's tasks played through the agent loop of
+//! `toolgate-agent` against a real model (any [`ChatModel`]: the CLI
+//! connects one to an endpoint), under each [`LivePolicy`], to measure how
+//! often a model does the task and what it costs.
+//!
+//! A task is one conversation of the dataset ([`Conversations`]): its user
+//! turns in order, in a conversation of its own. The tools answer
+//! [`FIXED_RESULT`] (the datasets hold no results), after the toolbox has
+//! checked the arguments against the tool's schema, as for any call. A task
+//! succeeds when every tool its ground truth calls ran without error: called
+//! by the model, directly or through `call_tool`, with arguments its schema
+//! accepts. The figures are the model's own: tokens as its endpoint billed
+//! them, model calls (round trips) and wall time.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde::Serialize;
+use tokio_util::sync::CancellationToken;
+use toolgate_agent::{Agent, AgentOptions, TurnEvent};
+use toolgate_core::routing::RoutingConfig;
+use toolgate_core::{CALL_TOOL_TOOL_NAME, LoadedSchemas, MetaTool, TokenCounter, ToolStatus};
+use toolgate_llm::ChatModel;
+use toolgate_store::{ConversationId, MemoryStore};
+use toolgate_tools::{ToolSource, Toolbox, ToolboxOptions};
+
+use crate::conversations::{Conversation, Conversations};
+use crate::error::{EvalError, Result};
+#[cfg(doc)]
+use crate::oracle::FIXED_RESULT;
+use crate::oracle::{FixedSource, Offered};
+
+/// How the model meets the catalog (serialized as its label).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LivePolicy {
+    /// Every tool's schema on every call, no groups.
+    AllTools,
+    /// `toolgate chat`: the group listing and `load_tool_group`; a load
+    /// puts the schemas in the tool list, or in the conversation (with
+    /// `call_tool`), as `[tools] loaded_schemas` says.
+    Deferred(LoadedSchemas),
+    /// `toolgate serve --route`: the listing, `load_tool_group`,
+    /// `call_tool` and `find_tool_groups` (the lexical router); loads go in
+    /// the tool list.
+    Search,
+}
+
+impl LivePolicy {
+    /// Every policy, in report order.
+    pub const ALL: [Self; 4] = [
+        Self::AllTools,
+        Self::Deferred(LoadedSchemas::ToolList),
+        Self::Deferred(LoadedSchemas::Conversation),
+        Self::Search,
+    ];
+
+    /// How the report names it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::AllTools => "all tools",
+            Self::Deferred(LoadedSchemas::ToolList) => "chat, schemas in the tool list",
+            Self::Deferred(LoadedSchemas::Conversation) => "chat, schemas in the conversation",
+            Self::Search => "serve, find_tool_groups",
+        }
+    }
+}
+
+impl Serialize for LivePolicy {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.label())
+    }
+}
+
+/// What a live run may use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LiveOptions {
+    /// Tasks per policy: the dataset's first conversations with a gold call.
+    pub tasks: usize,
+    /// The model's context window in tokens: all tools is left out when
+    /// their schemas take more than half of it.
+    pub context_window: usize,
+}
+
+/// One task under one policy.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct LiveTask {
+    /// The conversation's id.
+    pub conversation: String,
+    /// Its user turns.
+    pub turns: usize,
+    /// The tools its ground truth calls, each once.
+    pub gold: Vec<String>,
+    /// The tools that ran without error, each once, in order of first run.
+    pub called: Vec<String>,
+    /// Whether every gold tool ran without error.
+    pub succeeded: bool,
+    /// Model calls (round trips), all turns.
+    pub model_calls: usize,
+    /// Input tokens the endpoint billed, cached ones included.
+    pub input_tokens: u64,
+    /// Of those, read from its cache, where it says.
+    pub cached_input_tokens: u64,
+    /// Output tokens it billed.
+    pub output_tokens: u64,
+    /// Wall time of all turns, in seconds.
+    pub seconds: f64,
+    /// What stopped the task early (the endpoint failed), if anything.
+    pub error: Option<String>,
+}
+
+/// One policy's tasks.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LiveRun {
+    /// The policy.
+    pub policy: LivePolicy,
+    /// Why it was not run (all tools beyond the window), if it was not.
+    pub skipped: Option<String>,
+    /// Each task, in dataset order.
+    pub tasks: Vec<LiveTask>,
+    /// Tasks that succeeded.
+    pub succeeded: usize,
+    /// The 95% Wilson interval of the success rate.
+    pub interval: (f64, f64),
+}
+
+/// A dataset's tasks played under several policies.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Live {
+    /// The dataset.
+    pub dataset: String,
+    /// The model, as its endpoint names it.
+    pub model: String,
+    /// Tokens of every tool's schema (o200k_base or the counter's).
+    pub all_tool_tokens: usize,
+    /// Each policy's run, in the order asked.
+    pub runs: Vec<LiveRun>,
+}
+
+/// The 95% Wilson score interval of `successes` out of `n`; (0, 1) for none.
+pub fn wilson(successes: usize, n: usize) -> (f64, f64) {
+    if n == 0 {
+        return (0.0, 1.0);
+    }
+    let z = 1.959_964_f64;
+    let n = n as f64;
+    let p = successes as f64 / n;
+    let denominator = 1.0 + z * z / n;
+    let centre = (p + z * z / (2.0 * n)) / denominator;
+    let half = z * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt() / denominator;
+    ((centre - half).max(0.0), (centre + half).min(1.0))
+}
+
+/// Plays the first [`LiveOptions::tasks`] conversations of `data` with a
+/// gold call through the agent loop against `model`, under each of
+/// `policies`, reporting each finished task to `progress` (policy, done,
+/// total). A model call that fails ends its task (recorded in
+/// [`LiveTask::error`]), not the run; a failing toolbox ends the run.
+pub async fn live(
+    data: &Conversations,
+    model: Arc<dyn ChatModel>,
+    policies: &[LivePolicy],
+    options: LiveOptions,
+    counter: Arc<TokenCounter>,
+    progress: &mut dyn FnMut(LivePolicy, usize, usize),
+) -> Result<Live> {
+    let all_tool_tokens = counter.tools(data.catalog.tools().map(|tool| tool.definition));
+    let tasks: Vec<&Conversation> = data
+        .conversations
+        .iter()
+        .filter(|c| c.turns.iter().any(|turn| !turn.calls.is_empty()))
+        .take(options.tasks)
+        .collect();
+    let mut runs = Vec::new();
+    for &policy in policies {
+        if policy == LivePolicy::AllTools && 2 * all_tool_tokens > options.context_window {
+            runs.push(LiveRun {
+                policy,
+                skipped: Some(format!(
+                    "its {all_tool_tokens} tokens of schemas take more than half the \
+                     {}-token window",
+                    options.context_window
+                )),
+                tasks: Vec::new(),
+                succeeded: 0,
+                interval: wilson(0, 0),
+            });
+            continue;
+        }
+        let agent = agent(data, Arc::clone(&model), policy, &counter).await?;
+        let mut played = Vec::new();
+        for (index, task) in tasks.iter().enumerate() {
+            played.push(play(&agent, task).await);
+            progress(policy, index + 1, tasks.len());
+        }
+        let succeeded = played.iter().filter(|task| task.succeeded).count();
+        runs.push(LiveRun {
+            policy,
+            skipped: None,
+            interval: wilson(succeeded, played.len()),
+            tasks: played,
+            succeeded,
+        });
+    }
+    Ok(Live {
+        dataset: data.name.clone(),
+        model: model.model().to_owned(),
+        all_tool_tokens,
+        runs,
+    })
+}
+
+/// The agent `policy` plays with: the catalog's tools answering a fixed
+/// text, the meta-tools its front end offers, one in-memory store.
+async fn agent(
+    data: &Conversations,
+    model: Arc<dyn ChatModel>,
+    policy: LivePolicy,
+    counter: &Arc<TokenCounter>,
+) -> Result<Agent<MemoryStore>> {
+    let offered = match policy {
+        LivePolicy::AllTools => Offered::AllCore,
+        LivePolicy::Deferred(_) | LivePolicy::Search => Offered::ByGroup,
+    };
+    let source = Arc::new(FixedSource::new(&data.catalog, offered));
+    let (meta_tools, routing, loaded_schemas) = match policy {
+        LivePolicy::AllTools => (Vec::new(), None, LoadedSchemas::ToolList),
+        LivePolicy::Deferred(LoadedSchemas::ToolList) => (
+            vec![MetaTool::UnloadToolGroup],
+            None,
+            LoadedSchemas::ToolList,
+        ),
+        LivePolicy::Deferred(LoadedSchemas::Conversation) => (
+            vec![MetaTool::UnloadToolGroup, MetaTool::CallTool],
+            None,
+            LoadedSchemas::Conversation,
+        ),
+        LivePolicy::Search => (
+            vec![
+                MetaTool::UnloadToolGroup,
+                MetaTool::CallTool,
+                MetaTool::FindToolGroups,
+            ],
+            Some(RoutingConfig::default()),
+            LoadedSchemas::ToolList,
+        ),
+    };
+    let (toolbox, _) = Toolbox::start(ToolboxOptions {
+        meta_tools,
+        routing,
+        sources: vec![source as Arc<dyn ToolSource>],
+        ..ToolboxOptions::default()
+    })
+    .await
+    .map_err(EvalError::Toolbox)?;
+    let most_calls = data
+        .conversations
+        .iter()
+        .flat_map(|c| &c.turns)
+        .map(|turn| turn.calls.len())
+        .max()
+        .unwrap_or(0);
+    let options = AgentOptions {
+        // A search, a load and a retry for each call, and the answer.
+        max_model_calls: 3 * most_calls + 2,
+        loaded_schemas,
+        ..AgentOptions::default()
+    };
+    Ok(Agent::new(
+        model,
+        toolbox,
+        Arc::new(MemoryStore::new()),
+        options,
+        Arc::clone(counter),
+    ))
+}
+
+/// One task, turn by turn, through `agent`.
+async fn play(agent: &Agent<MemoryStore>, conversation: &Conversation) -> LiveTask {
+    let id = ConversationId::new(conversation.id.as_str());
+    let cancel = CancellationToken::new();
+    let mut gold = BTreeSet::new();
+    for call in conversation.turns.iter().flat_map(|turn| &turn.calls) {
+        gold.insert(call.tool.clone());
+    }
+    let mut task = LiveTask {
+        conversation: conversation.id.clone(),
+        turns: conversation.turns.len(),
+        gold: gold.iter().cloned().collect(),
+        ..LiveTask::default()
+    };
+    let started = Instant::now();
+    for turn in &conversation.turns {
+        let mut events = Vec::new();
+        let sent = agent
+            .send(&id, &turn.text, &mut |event| events.push(event), &cancel)
+            .await;
+        record_calls(&mut task, events);
+        match sent {
+            Ok(outcome) => {
+                for call in &outcome.calls {
+                    task.model_calls += 1;
+                    if let Some(usage) = call.usage {
+                        task.input_tokens += usage.input_tokens;
+                        task.output_tokens += usage.output_tokens;
+                        task.cached_input_tokens += usage.cached_input_tokens.unwrap_or(0);
+                    }
+                }
+            }
+            Err(error) => {
+                task.error = Some(error.to_string());
+                break;
+            }
+        }
+    }
+    task.seconds = started.elapsed().as_secs_f64();
+    task.succeeded = task.error.is_none() && gold.iter().all(|tool| task.called.contains(tool));
+    task
+}
+
+/// Adds the tools that ran without error to `task.called`, a `call_tool`
+/// call as the tool it named.
+fn record_calls(task: &mut LiveTask, events: Vec<TurnEvent>) {
+    let mut started: HashMap<String, String> = HashMap::new();
+    for event in events {
+        match event {
+            TurnEvent::ToolStarted {
+                id,
+                name,
+                arguments,
+            } => {
+                let tool = if name == CALL_TOOL_TOOL_NAME {
+                    serde_json::from_str::<serde_json::Value>(&arguments)
+                        .ok()
+                        .and_then(|value| value.get("name")?.as_str().map(str::to_owned))
+                        .unwrap_or(name)
+                } else {
+                    name
+                };
+                started.insert(id, tool);
+            }
+            TurnEvent::ToolFinished { id, status, .. } => {
+                if status == ToolStatus::Success
+                    && let Some(tool) = started.remove(&id)
+                    && !task.called.contains(&tool)
+                {
+                    task.called.push(tool);
+                }
+            }
+            TurnEvent::Model(_)
+            | TurnEvent::ModelCalled(_)
+            | TurnEvent::Routed(_)
+            | TurnEvent::Escalated { .. }
+            | TurnEvent::Compacted(_)
+            | TurnEvent::CompactionFailed { .. }
+            | TurnEvent::BudgetUnloaded { .. } => {}
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "live_tests.rs"]
+mod tests;

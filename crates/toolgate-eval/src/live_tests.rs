@@ -1,0 +1,256 @@
+//! Live runs against an in-process model that answers from a script: a
+//! one-turn task over a two-group catalog the test writes.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+use toolgate_core::{Encoding, LoadedSchemas, TokenCounter};
+use toolgate_llm::{
+    ChatModel, ChatRequest, ChatResponse, EventSink, ModelFuture, StopReason, ToolCall, Usage,
+};
+
+use super::{LiveOptions, LivePolicy, LiveTask, live, wilson};
+use crate::conversations::Conversations;
+use crate::live_markdown::live_markdown;
+
+/// `weather` (forecast) and `mail` (send); one conversation of one turn
+/// whose ground truth calls `weather_forecast`.
+fn write_dataset(dir: &Path) {
+    let tools = [
+        json!({"name": "weather_forecast", "group": "weather", "description": "A city's forecast.",
+               "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
+                              "required": ["city"]}}),
+        json!({"name": "mail_send", "group": "mail", "description": "Send a mail.",
+               "parameters": {"type": "object", "properties": {"to": {"type": "string"}},
+                              "required": ["to"]}}),
+    ];
+    let lines: Vec<String> = tools.iter().map(ToString::to_string).collect();
+    std::fs::write(dir.join("tools.jsonl"), lines.join("\n") + "\n").unwrap();
+    let groups = ["weather", "mail"]
+        .map(|group| json!({"group": group, "description": format!("The {group} service.")}));
+    let lines: Vec<String> = groups.iter().map(ToString::to_string).collect();
+    std::fs::write(dir.join("groups.jsonl"), lines.join("\n") + "\n").unwrap();
+    let query = json!({"id": "c1/0", "query": "Tomorrow in Oslo?", "tools": ["weather_forecast"],
+                       "conversation_id": "c1", "turn": 0,
+                       "ground_truth_calls": ["weather_forecast(city='Oslo')"]});
+    std::fs::write(dir.join("queries.jsonl"), query.to_string() + "\n").unwrap();
+}
+
+/// Answers each request with the next scripted step: a tool call (name,
+/// arguments) or, when the script is done, a text answer; each billed 100
+/// tokens in (40 cached) and 10 out.
+#[derive(Debug)]
+struct Script(Mutex<Vec<(String, Value)>>);
+
+impl Script {
+    fn new(steps: &[(&str, Value)]) -> Arc<Self> {
+        let mut steps: Vec<_> = steps
+            .iter()
+            .map(|(name, arguments)| ((*name).to_owned(), arguments.clone()))
+            .collect();
+        steps.reverse();
+        Arc::new(Self(Mutex::new(steps)))
+    }
+}
+
+impl ChatModel for Script {
+    fn provider(&self) -> &str {
+        "script"
+    }
+
+    fn model(&self) -> &str {
+        "scripted"
+    }
+
+    fn complete<'a>(
+        &'a self,
+        _request: &'a ChatRequest,
+        _events: EventSink<'a>,
+    ) -> ModelFuture<'a> {
+        Box::pin(async move {
+            let step = self.0.lock().unwrap().pop();
+            let usage = Some(Usage {
+                input_tokens: 100,
+                output_tokens: 10,
+                cached_input_tokens: Some(40),
+            });
+            Ok(match step {
+                Some((name, arguments)) => ChatResponse {
+                    text: String::new(),
+                    tool_calls: vec![ToolCall {
+                        id: format!("call_{name}"),
+                        name,
+                        arguments: arguments.to_string(),
+                    }],
+                    stop_reason: StopReason::ToolUse,
+                    usage,
+                },
+                None => ChatResponse {
+                    text: "Done.".to_owned(),
+                    tool_calls: Vec::new(),
+                    stop_reason: StopReason::EndTurn,
+                    usage,
+                },
+            })
+        })
+    }
+}
+
+async fn run(policy: LivePolicy, steps: &[(&str, Value)], window: usize) -> super::Live {
+    let dir = tempfile::tempdir().unwrap();
+    write_dataset(dir.path());
+    let data = Conversations::load(dir.path()).unwrap();
+    let counter = Arc::new(TokenCounter::new(Encoding::O200kBase).unwrap());
+    let options = LiveOptions {
+        tasks: 30,
+        context_window: window,
+    };
+    let mut progress = Vec::new();
+    let live = live(
+        &data,
+        Script::new(steps),
+        &[policy],
+        options,
+        counter,
+        &mut |policy, done, total| progress.push((policy, done, total)),
+    )
+    .await
+    .unwrap();
+    assert_eq!(progress, vec![(policy, 1, 1)]);
+    live
+}
+
+fn task(live: &super::Live) -> LiveTask {
+    let mut task = live.runs[0].tasks[0].clone();
+    assert!(task.seconds >= 0.0);
+    task.seconds = 0.0;
+    task
+}
+
+#[tokio::test]
+async fn a_load_then_a_valid_call_succeeds_and_its_bill_is_summed() {
+    let live = run(
+        LivePolicy::Deferred(LoadedSchemas::ToolList),
+        &[
+            ("load_tool_group", json!({"group_name": "weather"})),
+            ("weather_forecast", json!({"city": "Oslo"})),
+        ],
+        16_384,
+    )
+    .await;
+    assert_eq!(
+        task(&live),
+        LiveTask {
+            conversation: "c1".to_owned(),
+            turns: 1,
+            gold: vec!["weather_forecast".to_owned()],
+            called: vec!["load_tool_group".to_owned(), "weather_forecast".to_owned()],
+            succeeded: true,
+            model_calls: 3,
+            input_tokens: 300,
+            cached_input_tokens: 120,
+            output_tokens: 30,
+            seconds: 0.0,
+            error: None,
+        }
+    );
+    assert_eq!(
+        (live.runs[0].succeeded, live.model.as_str()),
+        (1, "scripted")
+    );
+}
+
+#[tokio::test]
+async fn a_call_through_call_tool_counts_as_the_tool_it_names() {
+    let live = run(
+        LivePolicy::Deferred(LoadedSchemas::Conversation),
+        &[
+            ("load_tool_group", json!({"group_name": "weather"})),
+            (
+                "call_tool",
+                json!({"name": "weather_forecast", "arguments": {"city": "Oslo"}}),
+            ),
+        ],
+        16_384,
+    )
+    .await;
+    let task = task(&live);
+    assert_eq!(
+        (task.called, task.succeeded),
+        (
+            vec!["load_tool_group".to_owned(), "weather_forecast".to_owned()],
+            true
+        )
+    );
+}
+
+#[tokio::test]
+async fn arguments_the_schema_refuses_or_an_unloaded_tool_fail_the_task() {
+    let live = run(
+        LivePolicy::Search,
+        &[
+            ("weather_forecast", json!({"city": "Oslo"})),
+            ("load_tool_group", json!({"group_name": "weather"})),
+            ("weather_forecast", json!({"town": "Oslo"})),
+        ],
+        16_384,
+    )
+    .await;
+    let task = task(&live);
+    assert_eq!(
+        (task.called, task.succeeded, task.model_calls),
+        (vec!["load_tool_group".to_owned()], false, 4)
+    );
+    let report = live_markdown(&live);
+    assert!(
+        report.contains("| serve, find_tool_groups | 1 | 0 (0%) | 0-79% | 400 (160) | 40 | 4.0 |"),
+        "{report}"
+    );
+    assert!(
+        report.contains("- c1: missing weather_forecast; ran load_tool_group\n"),
+        "{report}"
+    );
+}
+
+#[tokio::test]
+async fn all_tools_is_left_out_when_the_schemas_take_more_than_half_the_window() {
+    let live = run(LivePolicy::AllTools, &[], 16_384).await;
+    assert_eq!(live.runs[0].skipped, None);
+    let dir = tempfile::tempdir().unwrap();
+    write_dataset(dir.path());
+    let data = Conversations::load(dir.path()).unwrap();
+    let counter = Arc::new(TokenCounter::new(Encoding::O200kBase).unwrap());
+    let small = LiveOptions {
+        tasks: 30,
+        context_window: 2 * live.all_tool_tokens - 1,
+    };
+    let skipped = super::live(
+        &data,
+        Script::new(&[]),
+        &[LivePolicy::AllTools],
+        small,
+        counter,
+        &mut |_, _, _| panic!("nothing runs"),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        skipped.runs[0].skipped,
+        Some(format!(
+            "its {} tokens of schemas take more than half the {}-token window",
+            live.all_tool_tokens,
+            2 * live.all_tool_tokens - 1
+        ))
+    );
+}
+
+#[test]
+fn the_wilson_interval_is_the_textbook_one() {
+    let round = |(low, high): (f64, f64)| ((low * 1e4).round() / 1e4, (high * 1e4).round() / 1e4);
+    assert_eq!(round(wilson(0, 30)), (0.0, 0.1135));
+    assert_eq!(round(wilson(15, 30)), (0.3315, 0.6685));
+    assert_eq!(round(wilson(30, 30)), (0.8865, 1.0));
+    assert_eq!(wilson(0, 0), (0.0, 1.0));
+}
