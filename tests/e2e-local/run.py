@@ -24,11 +24,13 @@ from pathlib import Path
 from harness import HERE, Gateway, McpClient, Recorder, Turn, mcp_turn, run_chat
 
 DEFERRED = HERE / "deferred.toml"
+IN_CONVERSATION = HERE / "deferred-conversation.toml"
 WHOLE = HERE / "whole.toml"
-# `toolgate chat`'s two places for a loaded group's schemas: the conversation (its default; the
-# model calls loaded tools through call_tool) and the tool list.
+# `toolgate chat`'s two places for a loaded group's schemas: the conversation (its default with
+# native tool calls; the model calls loaded tools through call_tool) and the tool list (its
+# default with prompted ones).
 PLACEMENTS = {
-    "": {"deferred": DEFERRED, "compact": HERE / "compact.toml"},
+    "": {"deferred": IN_CONVERSATION, "compact": HERE / "compact.toml"},
     "-tool-list": {"deferred": HERE / "deferred-tool-list.toml", "compact": HERE / "compact-tool-list.toml"},
 }
 
@@ -93,7 +95,7 @@ def chat_tool_level_load(context, configs):
 def chat_hint(context, configs):
     # With the schemas in the tool list, chat offers no call_tool, and a reply held to the schema
     # can only name listed tools: the model writes its calls as text instead, free to name any.
-    extra = () if configs["deferred"] == DEFERRED else ("--tool-calls", "prompted-text")
+    extra = () if configs["deferred"] == IN_CONVERSATION else ("--tool-calls", "prompted-text")
     turn = context.chat(configs["deferred"], "Call pdf_info on reports/q3.pdf and tell me the document's title.",
                         extra=extra)
     blocked = refused([turn])
@@ -127,7 +129,7 @@ def chat_restore(context, configs):
     # loaded; a small one repeats what it did before): the transcript shows it, the checks
     # look at what toolgate restored.
     sent = context.records_of(second)
-    if configs["deferred"] == DEFERRED:
+    if configs["deferred"] == IN_CONVERSATION:
         # Schemas in the conversation: only a call shows what the restored set admits.
         before_load = calls([second])[:next((i for i, c in enumerate(calls([second])) if c.name == "load_tool_group"), None)]
         restored = ("the restarted chat admitted weather_alerts before any new load",

@@ -17,7 +17,7 @@ use toolgate_core::routing::{RoutingConfig, RoutingError, Taxonomy};
 use toolgate_core::{
     Catalog, DEFAULT_CONTEXT_WINDOW, Deferral, LoadBudget, LoadedSchemas, ToolPolicy,
 };
-use toolgate_llm::ModelSettings;
+use toolgate_llm::{ModelSettings, ToolCalls};
 use toolgate_mcp::config::{UpstreamConfig, UpstreamTransport};
 use toolgate_mcp::{ClientName, Clients, OAuthSettings, RateLimitSettings};
 use toolgate_tools::ToolSettings;
@@ -158,13 +158,21 @@ impl fmt::Display for SettingsError {
 impl std::error::Error for SettingsError {}
 
 impl Settings {
-    /// Where `toolgate chat` puts loaded schemas: the conversation unless
-    /// set. The episode cost chose it: the tool list, and with it the
-    /// provider's cached prefix, stays the same on every turn (4-22 points
-    /// of all-tools' bill less with a busy cache, 1-4 with light traffic,
-    /// 0-2 more uncached, on seven catalogs left out).
-    pub(crate) fn chat_loaded_schemas(&self) -> LoadedSchemas {
-        self.loaded_schemas.unwrap_or(LoadedSchemas::Conversation)
+    /// Where `toolgate chat` puts loaded schemas for a model making
+    /// `tool_calls`, unless set: the conversation, which the episode cost
+    /// chose (the tool list, and with it the provider's cached prefix, stays
+    /// the same on every turn: 4-22 points of all-tools' bill less with a
+    /// busy cache, 1-4 with light traffic, 0-2 more uncached, on seven
+    /// catalogs left out). With prompted tool calls, the tool list: only a
+    /// listed tool's arguments are held to its schema by the reply's
+    /// `response_format`, and a real small model calling through `call_tool`
+    /// kept a wrong argument name through four refusals
+    /// (BENCHMARKS.md, "The local model").
+    pub(crate) fn chat_loaded_schemas(&self, tool_calls: ToolCalls) -> LoadedSchemas {
+        self.loaded_schemas.unwrap_or(match tool_calls {
+            ToolCalls::Prompted => LoadedSchemas::ToolList,
+            ToolCalls::Native | ToolCalls::PromptedText => LoadedSchemas::Conversation,
+        })
     }
 
     /// The context window `toolgate serve` measures `defer_share` against:

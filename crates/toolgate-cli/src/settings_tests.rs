@@ -211,7 +211,19 @@ fn unless_set_chat_keeps_loaded_schemas_in_the_conversation_and_serve_in_the_too
     for unset in ["", "[tools]\ntimeout_seconds = 30\n"] {
         let settings = parse(unset).unwrap();
         assert_eq!(settings.loaded_schemas, None);
-        assert_eq!(settings.chat_loaded_schemas(), LoadedSchemas::Conversation);
+        assert_eq!(
+            settings.chat_loaded_schemas(ToolCalls::Native),
+            LoadedSchemas::Conversation
+        );
+        assert_eq!(
+            settings.chat_loaded_schemas(ToolCalls::PromptedText),
+            LoadedSchemas::Conversation
+        );
+        // Prompted calls hold a listed tool's arguments to its schema.
+        assert_eq!(
+            settings.chat_loaded_schemas(ToolCalls::Prompted),
+            LoadedSchemas::ToolList
+        );
         assert_eq!(settings.gateway_loaded_schemas(), LoadedSchemas::ToolList);
     }
     for (value, expected) in [
@@ -223,7 +235,13 @@ fn unless_set_chat_keeps_loaded_schemas_in_the_conversation_and_serve_in_the_too
         ))
         .unwrap();
         assert_eq!(settings.loaded_schemas, Some(expected), "{value}");
-        assert_eq!(settings.chat_loaded_schemas(), expected, "{value}");
+        for tool_calls in [ToolCalls::Native, ToolCalls::Prompted] {
+            assert_eq!(
+                settings.chat_loaded_schemas(tool_calls),
+                expected,
+                "{value}"
+            );
+        }
         assert_eq!(settings.gateway_loaded_schemas(), expected, "{value}");
         assert_eq!(settings.tools.call_timeout, Duration::from_secs(30));
     }

@@ -77,9 +77,13 @@ pub(crate) fn run(args: ChatArgs) -> anyhow::Result<()> {
             tools.start_upstreams_eagerly();
         }
         let store_settings = settings.store.clone();
+        let loaded_schemas = settings.chat_loaded_schemas(provider.tool_calls);
         let chat = Chat {
             progress: TerminalProgress::on_stderr(),
-            model: toolgate_llm::connect(provider)?,
+            model: Model {
+                model: toolgate_llm::connect(provider)?,
+                loaded_schemas,
+            },
             banner: format!("toolgate {} chat: {endpoint}\n", env!("CARGO_PKG_VERSION")),
             args: &args,
             settings,
@@ -166,8 +170,9 @@ pub(crate) fn provider_config(
 struct Chat<'a> {
     args: &'a ChatArgs,
     settings: Settings,
+
     tools: ToolSetup,
-    model: Arc<dyn ChatModel>,
+    model: Model,
     /// The start-up summary so far.
     banner: String,
     /// On a terminal, the upstreams starting and the tool texts being
@@ -219,7 +224,7 @@ impl Chat<'_> {
         let manifest_dirs = self.tools.options.manifest_dirs.clone();
         let mut options = self.tools.into_options();
         options.meta_tools = vec![MetaTool::UnloadToolGroup];
-        if self.settings.chat_loaded_schemas() == LoadedSchemas::Conversation {
+        if self.model.loaded_schemas == LoadedSchemas::Conversation {
             // Loaded tools are not listed: the model calls them through it.
             options.meta_tools.push(MetaTool::CallTool);
         }
@@ -270,6 +275,13 @@ impl Chat<'_> {
     }
 }
 
+/// The model, and where loaded schemas go for its kind of tool calls
+/// ([`Settings::chat_loaded_schemas`]).
+struct Model {
+    model: Arc<dyn ChatModel>,
+    loaded_schemas: LoadedSchemas,
+}
+
 /// What is shown before the conversation: the start-up summary (in the
 /// interactive mode), and the progress line until then.
 struct Opening<'a> {
@@ -282,13 +294,17 @@ struct Opening<'a> {
 async fn run_chat<S: ConversationStore + AgentStore + RoutingOutcomeStore + 'static>(
     args: &ChatArgs,
     settings: &Settings,
-    model: Arc<dyn ChatModel>,
+    model: Model,
     toolbox: &Arc<Toolbox>,
     store: Arc<S>,
     agent_id: AgentId,
     opening: Opening<'_>,
 ) -> anyhow::Result<()> {
     let Opening { banner, progress } = opening;
+    let Model {
+        model,
+        loaded_schemas,
+    } = model;
     let (router, semantic, outcomes) = if args.route {
         let config = &settings.routing;
         // The endpoint's group-level blend when one is configured, else
@@ -342,7 +358,7 @@ async fn run_chat<S: ConversationStore + AgentStore + RoutingOutcomeStore + 'sta
         // The user at the terminal runs the agent: its calls may use every
         // tool the agent is given.
         authority: toolgate_tools::Authority::everything(),
-        loaded_schemas: settings.chat_loaded_schemas(),
+        loaded_schemas,
         compaction: match settings.agent.compact_at.unwrap_or(DEFAULT_COMPACT_AT) {
             share if share > 0.0 => Compaction::AtShare(share),
             _ => Compaction::Off,
