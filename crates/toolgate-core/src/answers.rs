@@ -79,29 +79,19 @@ pub enum LoadGroupError {
         /// What the source said, for the model.
         reason: String,
     },
-    /// Some names in `tools` are not tools of the group: nothing is loaded.
-    UnknownTools {
-        /// The group.
-        group: GroupId,
-        /// The names that are not its tools, as given.
-        unknown: Vec<String>,
-        /// Its tools.
-        tools: Vec<ToolName>,
-    },
     /// `tools` is given but is not a list of names.
     InvalidTools,
 }
 
 impl LoadGroupError {
     /// The stable error code: `missing_parameter`, `not_found`,
-    /// `empty_group`, `unavailable`, `unknown_tools` or `invalid_parameter`.
+    /// `empty_group`, `unavailable` or `invalid_parameter`.
     pub fn kind(&self) -> &'static str {
         match self {
             Self::MissingParameter => "missing_parameter",
             Self::NotFound { .. } => "not_found",
             Self::EmptyGroup { .. } => "empty_group",
             Self::Unavailable { .. } => "unavailable",
-            Self::UnknownTools { .. } => "unknown_tools",
             Self::InvalidTools => "invalid_parameter",
         }
     }

@@ -127,6 +127,34 @@ impl fmt::Display for GroupLoaded<'_> {
     }
 }
 
+/// The line before a whole group's load when the load named tools the group
+/// does not have ([`MetaAnswer::LoadedInstead`](crate::MetaAnswer)): `Tool
+/// group '{display_name}' has no tool named 'forecast', so the whole group is
+/// loaded.`
+#[derive(Clone, Copy, Debug)]
+pub struct NotInGroup<'a> {
+    /// The group's display name.
+    pub group: &'a str,
+    /// The names asked for that are not its tools, as given.
+    pub unknown: &'a [String],
+}
+
+impl fmt::Display for NotInGroup<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let quoted: Vec<String> = self
+            .unknown
+            .iter()
+            .map(|name| format!("'{name}'"))
+            .collect();
+        write!(
+            f,
+            "Tool group '{}' has no tool named {}, so the whole group is loaded.",
+            self.group,
+            quoted.join(", ")
+        )
+    }
+}
+
 /// What the model reads for a `load_tool_group` that loaded (or had loaded)
 /// a group, by where the host puts the schemas: [`GroupLoaded`]'s text for
 /// [`LoadedSchemas::ToolList`]; for [`LoadedSchemas::Conversation`], `Loaded
@@ -331,19 +359,6 @@ impl fmt::Display for LoadGroupError {
             }
             Self::EmptyGroup { group } => write!(f, "Tool group '{group}' has no available tools."),
             Self::Unavailable { reason } => f.write_str(reason),
-            Self::UnknownTools {
-                group,
-                unknown,
-                tools,
-            } => {
-                let quoted: Vec<String> = unknown.iter().map(|name| format!("'{name}'")).collect();
-                write!(
-                    f,
-                    "Tool group '{group}' has no tool named {}. Its tools: {}",
-                    quoted.join(", "),
-                    join(tools)
-                )
-            }
             Self::InvalidTools => write!(
                 f,
                 "Parameter '{TOOLS_PARAMETER}' must be a list of tool names, or left out to load \

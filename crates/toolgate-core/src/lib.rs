@@ -58,7 +58,7 @@ pub use contract::{
 };
 pub use contract::{
     FailedInGateway, GATEWAY_INSTRUCTIONS, GATEWAY_INSTRUCTIONS_WHOLE, GatewayShuttingDown,
-    NameTooLong, SessionUnreadable,
+    NameTooLong, NotInGroup, SessionUnreadable,
 };
 pub use delivery::{
     DEFAULT_CONTEXT_WINDOW, DEFAULT_DEFER_SHARE, Deferral, Delivery, Mode, thousands,
@@ -87,7 +87,7 @@ pub use meta_tool::{
     MetaCall, MetaTool, group_name_argument, load_tool_group_definition,
     unload_tool_group_definition,
 };
-pub use meta_tools::{MetaAnswer, MetaTools};
+pub use meta_tools::{MetaAnswer, MetaTools, not_in_group};
 pub use name::{
     GroupId, MAX_GROUP_ID_LEN, MAX_TOOL_NAME_LEN, NameError, ToolName, fnv1a, is_tool_name_char,
     sanitize_group_id, sanitize_tool_name, title_case,

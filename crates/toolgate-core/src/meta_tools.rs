@@ -8,8 +8,7 @@ use serde_json::Value;
 
 use crate::active_set::ActiveToolSet;
 use crate::answers::{
-    GroupLoaded, GroupPartlyLoaded, GroupUnloaded, LoadGroupError, MetaError, ToolsLoaded,
-    UnloadGroupError,
+    GroupLoaded, GroupPartlyLoaded, GroupUnloaded, MetaError, ToolsLoaded, UnloadGroupError,
 };
 use crate::catalog::Catalog;
 use crate::groups_found::{FoundFinder, FoundGroup, FoundLoad, FoundTools, GroupsFound};
@@ -59,6 +58,14 @@ pub enum MetaAnswer<'c> {
     /// The tools named of the group are loaded (or already were), not the
     /// whole group.
     PartlyLoaded(GroupPartlyLoaded<'c>),
+    /// A load named tools the group does not have: the whole group is
+    /// loaded (or already was) instead.
+    LoadedInstead {
+        /// The whole group's load.
+        loaded: GroupLoaded<'c>,
+        /// The names asked for that are not its tools, as given.
+        unknown: Vec<String>,
+    },
     /// The group is unloaded.
     Unloaded(GroupUnloaded<'c>),
     /// `call_tool`: run this tool with these arguments, through the same
@@ -77,7 +84,9 @@ impl MetaAnswer<'_> {
     /// The changes the answer made to the active set, in order, to record.
     pub fn events(&self) -> Vec<HostEvent> {
         match self {
-            Self::Loaded(loaded) => loaded.event().into_iter().collect(),
+            Self::Loaded(loaded) | Self::LoadedInstead { loaded, .. } => {
+                loaded.event().into_iter().collect()
+            }
             Self::PartlyLoaded(loaded) => loaded.event().into_iter().collect(),
             Self::Unloaded(unloaded) => vec![unloaded.event()],
             Self::Found(found) => found
@@ -274,39 +283,43 @@ impl MetaTools {
     }
 }
 
+/// The names of `tools` that are not tools of `group` in `catalog` (by
+/// their names or aliases), as given: a load naming any of them loads the
+/// whole group instead ([`MetaAnswer::LoadedInstead`]). A model that guesses
+/// a group's tool names does not know them; loading nothing left a small
+/// model answering the user with the error.
+pub fn not_in_group(catalog: &Catalog, group: &str, tools: &[String]) -> Vec<String> {
+    let members: Vec<&ToolName> = catalog.group_tools(group).map(|tool| &tool.name).collect();
+    tools
+        .iter()
+        .filter(|tool| {
+            catalog
+                .resolve(tool)
+                .is_none_or(|found| !members.contains(&&found.definition.name))
+        })
+        .cloned()
+        .collect()
+}
+
 /// A load of the `tools` named of `group` (each by its name or an alias of
-/// it): the group's usual errors, and [`LoadGroupError::UnknownTools`],
-/// loading nothing, when a name is not one of its tools; the whole group when
-/// they are all of its tools.
+/// it): the group's usual errors; the whole group when they are all of its
+/// tools, or when one is not ([`not_in_group`]).
 fn load_named<'c>(
     active: &mut ActiveToolSet,
     catalog: &'c Catalog,
     group: &str,
     tools: &[String],
 ) -> Result<MetaAnswer<'c>, MetaError> {
-    // The group's own errors first (unknown, empty), on a set of its own.
-    let id = ActiveToolSet::new().load(catalog, group)?.group.id.clone();
-    let members: Vec<&ToolName> = catalog.group_tools(group).map(|tool| &tool.name).collect();
-    let mut named = Vec::new();
-    let mut unknown = Vec::new();
-    for tool in tools {
-        match catalog
-            .resolve(tool)
-            .map(|found| &found.definition.name)
-            .filter(|name| members.contains(name))
-        {
-            Some(name) => named.push(name.as_str()),
-            None => unknown.push(tool.clone()),
-        }
-    }
+    let unknown = not_in_group(catalog, group, tools);
     if !unknown.is_empty() {
-        return Err(LoadGroupError::UnknownTools {
-            group: id,
-            unknown,
-            tools: members.into_iter().cloned().collect(),
-        }
-        .into());
+        let loaded = active.load(catalog, group)?;
+        return Ok(MetaAnswer::LoadedInstead { loaded, unknown });
     }
+    let named: Vec<&str> = tools
+        .iter()
+        .filter_map(|tool| catalog.resolve(tool))
+        .map(|found| found.definition.name.as_str())
+        .collect();
     Ok(match active.load_tools(catalog, group, &named)? {
         ToolsLoaded::Whole(loaded) => MetaAnswer::Loaded(loaded),
         ToolsLoaded::Partial(loaded) => MetaAnswer::PartlyLoaded(loaded),

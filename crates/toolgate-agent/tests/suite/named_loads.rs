@@ -155,3 +155,72 @@ async fn the_budget_unloads_a_named_tool_not_its_whole_group() {
             .collect::<Vec<_>>()
     );
 }
+
+/// A load naming a tool the group lacks loads the group whole, says which
+/// name was not there, and makes room for the whole group under the budget
+/// (counting it as the named tools alone would have let it pass the budget).
+#[tokio::test]
+async fn a_load_naming_a_tool_the_group_lacks_loads_it_whole_within_the_budget() {
+    use toolgate_agent::TurnEvent;
+    use toolgate_core::{Encoding, GroupId, LoadBudget, TokenCounter};
+    let wire = super::support::WIRES[0].0;
+    let host = TestHost::new().await;
+    let counter = TokenCounter::new(Encoding::O200kBase).unwrap();
+    let tokens = |group: &str| -> usize {
+        host.catalog()
+            .group_tools(group)
+            .map(|tool| counter.tool(tool))
+            .sum()
+    };
+    // Room for config whole, and for pdf whole only without it.
+    let budget = tokens("config").max(tokens("pdf"));
+    let server = ScriptedServer::start().await.unwrap();
+    for turn in [
+        ScriptedTurn::tool_call("c1", "load_tool_group", json!({"group_name": "config"})),
+        ScriptedTurn::tool_call(
+            "c2",
+            "load_tool_group",
+            json!({"group_name": "pdf", "tools": ["pdf_compress"]}),
+        ),
+        ScriptedTurn::text("Done."),
+    ] {
+        server.push(turn.reply(wire, false));
+    }
+    let options = AgentOptions {
+        load_budget: LoadBudget::Tokens(budget),
+        ..AgentOptions::default()
+    };
+    let store = Arc::new(MemoryStore::new());
+    let agent = agent_with(&server, wire, false, &host, store, options);
+    let mut events = Vec::new();
+    agent
+        .send(
+            &ConversationId::new("c"),
+            "compress a.pdf",
+            &mut |e| events.push(e),
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    let requests = server.requests();
+    let answer = tool_results(&requests[2], wire).pop().unwrap();
+    assert!(
+        answer.starts_with(
+            "Tool group 'PDF Tools' has no tool named 'pdf_compress', so the whole group is \
+             loaded.\nLoaded 2 tools from group 'PDF Tools':"
+        ),
+        "{answer}"
+    );
+    assert_eq!(
+        tool_names(&requests[2], wire),
+        with(&["pdf_info", "pdf_merge"])
+    );
+    let unloaded: Vec<Vec<GroupId>> = events
+        .iter()
+        .filter_map(|event| match event {
+            TurnEvent::BudgetUnloaded { groups, .. } => Some(groups.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(unloaded, [vec![GroupId::new("config").unwrap()]]);
+}

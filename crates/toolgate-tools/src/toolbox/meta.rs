@@ -10,8 +10,8 @@
 use serde_json::Value;
 use toolgate_core::{
     ActiveToolSet, BudgetPlan, Catalog, GroupId, GroupSelection, GroupVisibility, HostEvent,
-    Incoming, LoadBudget, LoadGroupError, LoadedSchemas, MetaAnswer, MetaCall, SessionTools,
-    ToolDefinition, ToolGroup, Unload, UnloadedForBudget,
+    Incoming, LoadBudget, LoadGroupError, LoadedSchemas, MetaAnswer, MetaCall, NotInGroup,
+    SessionTools, ToolDefinition, ToolGroup, Unload, UnloadedForBudget, not_in_group,
 };
 
 use super::Toolbox;
@@ -188,10 +188,11 @@ impl Toolbox {
         let mut events = Vec::new();
         let plan = match (call, session.as_deref_mut()) {
             (MetaCall::Load { group, tools }, Some(session)) => {
-                let load = Incoming {
-                    group,
-                    tools: tools.as_deref(),
-                };
+                // A load naming a tool the group lacks loads it whole.
+                let tools = tools
+                    .as_deref()
+                    .filter(|tools| not_in_group(view, group, tools).is_empty());
+                let load = Incoming { group, tools };
                 make_room(session, (view, catalog), load, host, &mut events)
             }
             (MetaCall::Load { .. }, None)
@@ -220,6 +221,16 @@ impl Toolbox {
             MetaAnswer::Loaded(loaded) => {
                 let placement = host.placement(view, &loaded.group.id);
                 let text = with_budget(loaded.answer(placement).to_string());
+                let tools = LoadedTools::of(loaded.group, &loaded.tools);
+                (ToolOutput::text(text), Some(tools))
+            }
+            MetaAnswer::LoadedInstead { loaded, unknown } => {
+                let placement = host.placement(view, &loaded.group.id);
+                let not_in_group = NotInGroup {
+                    group: &loaded.group.display_name,
+                    unknown: &unknown,
+                };
+                let text = with_budget(format!("{not_in_group}\n{}", loaded.answer(placement)));
                 let tools = LoadedTools::of(loaded.group, &loaded.tools);
                 (ToolOutput::text(text), Some(tools))
             }
