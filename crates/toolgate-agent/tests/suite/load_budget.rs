@@ -8,30 +8,14 @@ use pretty_assertions::assert_eq;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use toolgate_agent::{AgentOptions, TurnEvent};
-use toolgate_core::{Encoding, GroupId, LoadBudget, MessageKind, TokenCounter};
+use toolgate_core::{GroupId, LoadBudget, MessageKind};
 use toolgate_llm::scripted::{ScriptedServer, ScriptedTurn, Wire};
 use toolgate_store::{ConversationId, ConversationStore, MemoryStore};
 
-use super::support::{TestHost, agent_with, core_tools, tool_names, tool_results};
+use super::support::{TestHost, agent_with, group_tokens, tool_names, tool_results, with};
 
 fn load(id: &str, group: &str) -> ScriptedTurn {
     ScriptedTurn::tool_call(id, "load_tool_group", json!({ "group_name": group }))
-}
-
-/// Tokens of `group`'s schemas, counted as the agent counts them.
-fn group_tokens(host: &TestHost, group: &str) -> usize {
-    let counter = TokenCounter::new(Encoding::O200kBase).unwrap();
-    host.catalog()
-        .group_tools(group)
-        .map(|tool| counter.tool(tool))
-        .sum()
-}
-
-fn with(more: &[&str]) -> Vec<String> {
-    core_tools()
-        .into_iter()
-        .chain(more.iter().map(|s| (*s).to_owned()))
-        .collect()
 }
 
 fn config_tools() -> Vec<String> {

@@ -11,14 +11,7 @@ use toolgate_agent::AgentOptions;
 use toolgate_llm::scripted::{ScriptedServer, ScriptedTurn};
 use toolgate_store::{ConversationId, MemoryStore};
 
-use super::support::{TestHost, agent_with, core_tools, tool_names, tool_results};
-
-fn with(more: &[&str]) -> Vec<String> {
-    core_tools()
-        .into_iter()
-        .chain(more.iter().map(|s| (*s).to_owned()))
-        .collect()
-}
+use super::support::{TestHost, agent_with, group_tokens, tool_names, tool_results, with};
 
 #[tokio::test]
 async fn a_load_of_named_tools_lists_those_alone_and_restores_as_them() {
@@ -77,16 +70,10 @@ async fn a_load_of_named_tools_lists_those_alone_and_restores_as_them() {
 #[tokio::test]
 async fn the_budget_unloads_a_named_tool_not_its_whole_group() {
     use toolgate_agent::TurnEvent;
-    use toolgate_core::{Encoding, GroupId, LoadBudget, TokenCounter, ToolName};
+    use toolgate_core::{GroupId, LoadBudget, ToolName};
     let wire = super::support::WIRES[0].0;
     let host = TestHost::new().await;
-    let counter = TokenCounter::new(Encoding::O200kBase).unwrap();
-    let tokens = |group: &str| -> usize {
-        host.catalog()
-            .group_tools(group)
-            .map(|tool| counter.tool(tool))
-            .sum()
-    };
+    let tokens = |group: &str| group_tokens(&host, group);
     // Room for config whole and not for pdf_merge beside it.
     let budget = tokens("config");
     let server = ScriptedServer::start().await.unwrap();
@@ -162,16 +149,10 @@ async fn the_budget_unloads_a_named_tool_not_its_whole_group() {
 #[tokio::test]
 async fn a_load_naming_a_tool_the_group_lacks_loads_it_whole_within_the_budget() {
     use toolgate_agent::TurnEvent;
-    use toolgate_core::{Encoding, GroupId, LoadBudget, TokenCounter};
+    use toolgate_core::{GroupId, LoadBudget};
     let wire = super::support::WIRES[0].0;
     let host = TestHost::new().await;
-    let counter = TokenCounter::new(Encoding::O200kBase).unwrap();
-    let tokens = |group: &str| -> usize {
-        host.catalog()
-            .group_tools(group)
-            .map(|tool| counter.tool(tool))
-            .sum()
-    };
+    let tokens = |group: &str| group_tokens(&host, group);
     // Room for config whole, and for pdf whole only without it.
     let budget = tokens("config").max(tokens("pdf"));
     let server = ScriptedServer::start().await.unwrap();

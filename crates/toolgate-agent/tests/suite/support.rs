@@ -511,3 +511,21 @@ pub(crate) fn core_tools() -> Vec<String> {
 pub(crate) fn count_prefixed(names: &[String], prefix: &str) -> usize {
     names.iter().filter(|n| n.starts_with(prefix)).count()
 }
+
+/// Tokens of `group`'s schemas in `host`'s catalog, counted as the agent
+/// counts them (o200k_base).
+pub(crate) fn group_tokens(host: &TestHost, group: &str) -> usize {
+    let counter = toolgate_core::TokenCounter::new(toolgate_core::Encoding::O200kBase).unwrap();
+    host.catalog()
+        .group_tools(group)
+        .map(|tool| counter.tool(tool))
+        .sum()
+}
+
+/// The core tools, then `more`: a request's tool names.
+pub(crate) fn with(more: &[&str]) -> Vec<String> {
+    core_tools()
+        .into_iter()
+        .chain(more.iter().map(|s| (*s).to_owned()))
+        .collect()
+}
