@@ -84,13 +84,7 @@ pub(crate) fn choose<'e>(chosen_on: &[&'e Evaluation], job: Job, agent: &str) ->
                 .iter()
                 .map(|e| row_of(e, key, agent))
                 .collect::<Option<_>>()?;
-            let n = rows.len() as f64;
-            let cached = rows
-                .iter()
-                .map(|r| r.cached_share.first().copied().unwrap_or(f64::INFINITY))
-                .sum::<f64>()
-                / n;
-            let trips = rows.iter().map(|r| r.extra_round_trips).sum::<f64>() / n;
+            let (cached, trips) = mean_cost(rows);
             Some((key, cached, trips))
         })
         .collect();
@@ -100,6 +94,20 @@ pub(crate) fn choose<'e>(chosen_on: &[&'e Evaluation], job: Job, agent: &str) ->
         |_, _| std::cmp::Ordering::Equal,
     )
     .map(|i| means[i].0)
+}
+
+/// The mean of `rows`' bills with Anthropic's cache (a share of
+/// all-tools') and of their extra round trips: what [`cheapest`] reads of a
+/// choice made over several catalogs.
+pub(crate) fn mean_cost<'r>(rows: impl IntoIterator<Item = &'r TaskCost>) -> (f64, f64) {
+    let (mut n, mut cached, mut trips) = (0.0, 0.0, 0.0);
+    for row in rows {
+        n += 1.0;
+        cached += row.cached_share.first().copied().unwrap_or(f64::INFINITY);
+        trips += row.extra_round_trips;
+    }
+    let n = f64::max(n, 1.0);
+    (cached / n, trips / n)
 }
 
 /// The row of `e` for `key` played by `agent`.

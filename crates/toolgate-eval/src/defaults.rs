@@ -10,7 +10,7 @@
 //! made with that deferred policy. The chosen `auto` rows are marked
 //! `default` on the catalog they are reported on, for both agents.
 
-use crate::cost_choice::{Key, cheapest, choose, row_of};
+use crate::cost_choice::{Key, cheapest, choose, mean_cost, row_of};
 use crate::report::{Evaluation, Job, JobDefault, TaskCost};
 
 /// Shares of the context window below which `auto` sends every tool, tried:
@@ -121,13 +121,7 @@ fn job_default(chosen_on: &[&Evaluation], reported: &Evaluation, job: Job) -> Op
                 .iter()
                 .map(|e| auto_row(e, job, key, *share, CHOSEN_BY))
                 .collect::<Option<_>>()?;
-            let n = rows.len().max(1) as f64;
-            let cached = rows
-                .iter()
-                .map(|r| r.cached_share.first().copied().unwrap_or(f64::INFINITY))
-                .sum::<f64>()
-                / n;
-            let trips = rows.iter().map(|r| r.extra_round_trips).sum::<f64>() / n;
+            let (cached, trips) = mean_cost(&rows);
             Some((*share, cached, trips))
         })
         .collect();
