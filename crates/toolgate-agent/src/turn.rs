@@ -289,27 +289,22 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
         tools
     }
 
+    /// The model request of `turn` over `history`: every tool but the
+    /// meta-tools and the base prompt when the turn sends them whole; else
+    /// the tools it lists (with the rest of the catalog after them when it
+    /// sees the whole catalog) and the prompt with the group listing.
     fn request(&self, turn: &Turn, history: &[StoredMessage]) -> Request {
         let catalog = self.toolbox.catalog();
-        if turn.mode == Mode::Whole {
-            return self.whole_request(turn, history, &catalog);
-        }
-        let mut definitions = turn.listed().definitions(&catalog);
-        if turn.visibility == Visibility::Catalog {
-            // The loaded tools keep their place (a cache-friendly prefix); every
-            // other tool follows, as many as the model takes.
-            let cost = |definition: &ToolDefinition| self.schema_tokens(definition);
-            definitions = whole_catalog(
-                &catalog,
-                definitions,
-                &turn.ranked,
-                self.model.tool_limits(),
-                &cost,
-            );
-        }
+        let (system, definitions) = match turn.mode {
+            Mode::Whole => (turn.system.clone(), whole_tools(&catalog)),
+            Mode::Deferred => (
+                system_prompt(&turn.system, &catalog),
+                self.deferred_tools(turn, &catalog),
+            ),
+        };
         let tool_tokens = definitions.iter().map(|d| self.schema_tokens(d)).sum();
         let request = ChatRequest {
-            system: system_prompt(&turn.system, &catalog),
+            system,
             messages: chat_messages_with(
                 history.iter().map(|m| &m.message),
                 self.options.loaded_schemas,
@@ -323,24 +318,22 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
         }
     }
 
-    /// A request of a turn that sends every tool: each one but the
-    /// meta-tools, and the base prompt without the group listing.
-    fn whole_request(&self, turn: &Turn, history: &[StoredMessage], catalog: &Catalog) -> Request {
-        let definitions = whole_tools(catalog);
-        let tool_tokens = definitions.iter().map(|d| self.schema_tokens(d)).sum();
-        let request = ChatRequest {
-            system: turn.system.clone(),
-            messages: chat_messages_with(
-                history.iter().map(|m| &m.message),
-                self.options.loaded_schemas,
-            ),
-            tools: definitions.iter().map(|d| tool_spec(d)).collect(),
-        };
-        Request {
-            request,
-            tools_sent: definitions.len(),
-            tool_tokens,
+    /// The tools a deferred turn sends: those it lists; when it sees the
+    /// whole catalog, the loaded ones keep their place (a cache-friendly
+    /// prefix) and every other tool follows, as many as the model takes.
+    fn deferred_tools<'c>(&self, turn: &Turn, catalog: &'c Catalog) -> Vec<&'c ToolDefinition> {
+        let definitions = turn.listed().definitions(catalog);
+        if turn.visibility != Visibility::Catalog {
+            return definitions;
         }
+        let cost = |definition: &ToolDefinition| self.schema_tokens(definition);
+        whole_catalog(
+            catalog,
+            definitions,
+            &turn.ranked,
+            self.model.tool_limits(),
+            &cost,
+        )
     }
 
     /// How the tools reach the model now: deferred, or every tool sent,
