@@ -368,8 +368,9 @@ impl ActiveToolSet {
             .collect()
     }
 
-    /// Whether `tool` of `group` is loaded.
-    fn holds(&self, group: &GroupId, tool: &ToolName) -> bool {
+    /// Whether `tool` of `group` is loaded (its group whole, or the tool by
+    /// name).
+    pub fn holds(&self, group: &GroupId, tool: &ToolName) -> bool {
         self.loads.iter().any(|load| match load {
             Load::Whole(id) => id == group,
             Load::Tools(id, tools) => id == group && tools.contains(tool),

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use crate::group::ToolGroup;
 use crate::host_event::HostEvent;
 use crate::name::{GroupId, ToolName};
-use crate::routing::Tier;
+use crate::routing::{SearchRanks, Tier};
 use crate::tool::ToolDefinition;
 
 /// The router's ranking of the groups for a request, as `find_tool_groups`
@@ -23,9 +23,19 @@ pub struct GroupsFound<'c> {
     pub tier: Tier,
     /// The groups it would route.
     pub routed: Vec<GroupId>,
-    /// The routed groups listed (at most `[routing] search_groups`), most
-    /// likely first.
+    /// What the search ranked: the groups, or the tools across them.
+    pub ranks: SearchRanks,
+    /// The groups listed, most likely first: the routed ones (at most
+    /// `[routing] search_groups`) when it ranks groups; when it ranks tools,
+    /// those of its best tools not loaded yet (at most `[routing]
+    /// search_results` in all), in the order of their best.
     pub groups: Vec<FoundGroup<'c>>,
+    /// Tools it ranked among those listed that were loaded already, best
+    /// first, not listed again (ranking tools).
+    pub already_loaded: Vec<&'c ToolName>,
+    /// Whether more tools have evidence than it listed: asked again, it
+    /// lists the next (ranking tools).
+    pub more: bool,
     /// The tools listed that the search loaded ([`FoundTools::Loaded`]),
     /// per group in the order listed; empty when it only names them.
     pub loaded: Vec<FoundLoad<'c>>,
@@ -99,6 +109,9 @@ impl GroupsFound<'_> {
     /// The answer as structured content.
     pub fn to_json(&self) -> Value {
         json!({
+            "ranks": self.ranks.as_str(),
+            "already_loaded": self.already_loaded,
+            "more": self.more,
             "intent": self.intent,
             "confidence": self.confidence,
             "tier": self.tier.as_str(),

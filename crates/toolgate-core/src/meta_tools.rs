@@ -15,7 +15,7 @@ use crate::groups_found::{FoundFinder, FoundGroup, FoundLoad, FoundTools, Groups
 use crate::host_event::HostEvent;
 use crate::meta_tool::{MetaCall, MetaTool};
 use crate::name::{GroupId, ToolName};
-use crate::routing::{Embeddings, IdFinders, Router, Taxonomy};
+use crate::routing::{Embeddings, IdFinders, Router, SearchRanks, Taxonomy};
 use crate::tool::ToolDefinition;
 
 /// The meta-tools a host offers, and how it answers them.
@@ -199,9 +199,14 @@ impl MetaTools {
                 arguments: arguments.clone(),
             }),
             MetaCall::FindGroups { query } => {
-                let mut found = self.find(query, catalog);
-                if let (FoundTools::Loaded, Some(active)) = (self.found_tools, active) {
-                    found.loaded = load_found(&found.groups, active, catalog);
+                let mut found = self.find(query, catalog, active.as_deref());
+                match (self.found_tools, active) {
+                    (FoundTools::Loaded, Some(active)) => {
+                        found.loaded = load_found(&found.groups, active, catalog);
+                    }
+                    // Nothing it lists is loaded, so asked again it would
+                    // list the same tools.
+                    _ => found.more = false,
                 }
                 Ok(MetaAnswer::Found(found))
             }
@@ -237,50 +242,141 @@ impl MetaTools {
         router
     }
 
-    fn find<'c>(&self, query: &str, catalog: &'c Catalog) -> GroupsFound<'c> {
+    /// What `find_tool_groups` answers `query` for a conversation whose
+    /// active set is `active` (`None`: a caller without one).
+    fn find<'c>(
+        &self,
+        query: &str,
+        catalog: &'c Catalog,
+        active: Option<&ActiveToolSet>,
+    ) -> GroupsFound<'c> {
         let router = self.router(catalog);
-        let taxonomy = router.taxonomy();
-        let (shown_groups, shown_tools) = (taxonomy.search_groups, taxonomy.search_tools);
-        let (decision, evidence) = router.route_explained(query, &[]);
-        let tool_scores = evidence.tools;
-        // The groups the router routes (those scoring `route_above` of
-        // the best, say), most likely first: the same rule for what is
-        // worth showing a turn and a search.
-        let mut groups: Vec<FoundGroup<'c>> = decision
-            .ranked
-            .iter()
-            .filter(|(id, _)| decision.routed.contains(id))
-            .take(shown_groups)
-            .filter_map(|(id, probability)| {
-                let group = catalog.group(id.as_str())?;
-                let tools = tool_scores
-                    .iter()
-                    .filter(|scored| scored.group == *id)
-                    .filter_map(|scored| catalog.tool(scored.tool.as_str()))
-                    .map(|tool| tool.definition)
-                    .take(shown_tools)
-                    .collect();
-                Some(FoundGroup {
-                    group,
-                    probability: *probability,
-                    tools,
-                    tool_count: catalog.group_tools(id.as_str()).count(),
-                    finders: Vec::new(),
-                })
-            })
-            .collect();
-        if let Some(id_finders) = router.id_finders() {
-            with_finders(&mut groups, id_finders, &decision.ranked, catalog);
-        }
-        GroupsFound {
-            intent: decision.intent,
-            confidence: decision.confidence,
-            tier: decision.tier,
-            routed: decision.routed,
-            groups,
-            loaded: Vec::new(),
+        match router.taxonomy().search {
+            SearchRanks::Tools => find_tools(&router, query, catalog, active),
+            SearchRanks::Groups => find_groups(&router, query, catalog),
         }
     }
+}
+
+/// The search ranking groups: the routed groups, each with its best tools.
+fn find_groups<'c>(router: &Router, query: &str, catalog: &'c Catalog) -> GroupsFound<'c> {
+    let taxonomy = router.taxonomy();
+    let (shown_groups, shown_tools) = (taxonomy.search_groups, taxonomy.search_tools);
+    let (decision, evidence) = router.route_explained(query, &[]);
+    let tool_scores = evidence.tools;
+    // The groups the router routes (those scoring `route_above` of
+    // the best, say), most likely first: the same rule for what is
+    // worth showing a turn and a search.
+    let mut groups: Vec<FoundGroup<'c>> = decision
+        .ranked
+        .iter()
+        .filter(|(id, _)| decision.routed.contains(id))
+        .take(shown_groups)
+        .filter_map(|(id, probability)| {
+            let group = catalog.group(id.as_str())?;
+            let tools = tool_scores
+                .iter()
+                .filter(|scored| scored.group == *id)
+                .filter_map(|scored| catalog.tool(scored.tool.as_str()))
+                .map(|tool| tool.definition)
+                .take(shown_tools)
+                .collect();
+            Some(FoundGroup {
+                group,
+                probability: *probability,
+                tools,
+                tool_count: catalog.group_tools(id.as_str()).count(),
+                finders: Vec::new(),
+            })
+        })
+        .collect();
+    if let Some(id_finders) = router.id_finders() {
+        with_finders(&mut groups, id_finders, &decision.ranked, catalog);
+    }
+    GroupsFound {
+        intent: decision.intent,
+        confidence: decision.confidence,
+        tier: decision.tier,
+        routed: decision.routed,
+        ranks: SearchRanks::Groups,
+        groups,
+        already_loaded: Vec::new(),
+        more: false,
+        loaded: Vec::new(),
+    }
+}
+
+/// The search ranking tools across groups, with no cap per group: the best
+/// `[routing] search_results` tools that `active` does not hold yet, under
+/// their groups (in the order of each group's best), then the id finders
+/// they need. Those it passes over as loaded are named apart; asked again
+/// once it loaded what it listed, it lists the next.
+fn find_tools<'c>(
+    router: &Router,
+    query: &str,
+    catalog: &'c Catalog,
+    active: Option<&ActiveToolSet>,
+) -> GroupsFound<'c> {
+    let wanted = router.taxonomy().search_results;
+    let (decision, evidence) = router.route_every_tool(query, &[]);
+    let mut groups: Vec<FoundGroup<'c>> = Vec::new();
+    let mut already_loaded = Vec::new();
+    let mut listed = 0;
+    let mut ranked = evidence.tools.iter();
+    for scored in ranked.by_ref() {
+        let Some(tool) = catalog.tool(scored.tool.as_str()).map(|t| t.definition) else {
+            continue;
+        };
+        if active.is_some_and(|active| active.holds(&scored.group, &tool.name)) {
+            already_loaded.push(&tool.name);
+            continue;
+        }
+        match groups
+            .iter_mut()
+            .find(|found| found.group.id == scored.group)
+        {
+            Some(found) => found.tools.push(tool),
+            None => {
+                let Some(group) = catalog.group(scored.group.as_str()) else {
+                    continue;
+                };
+                groups.push(FoundGroup {
+                    group,
+                    probability: probability_of(&decision.ranked, &group.id),
+                    tools: vec![tool],
+                    tool_count: catalog.group_tools(group.id.as_str()).count(),
+                    finders: Vec::new(),
+                });
+            }
+        }
+        listed += 1;
+        if listed == wanted {
+            break;
+        }
+    }
+    let more = ranked.next().is_some();
+    if let Some(id_finders) = router.id_finders() {
+        with_finders(&mut groups, id_finders, &decision.ranked, catalog);
+    }
+    GroupsFound {
+        intent: decision.intent,
+        confidence: decision.confidence,
+        tier: decision.tier,
+        routed: decision.routed,
+        ranks: SearchRanks::Tools,
+        groups,
+        already_loaded,
+        more,
+        loaded: Vec::new(),
+    }
+}
+
+/// `group`'s probability among `ranked` (0 when it is not ranked).
+fn probability_of(ranked: &[(GroupId, f64)], group: &GroupId) -> f64 {
+    ranked
+        .iter()
+        .find(|(id, _)| id == group)
+        .map_or(0.0, |(_, p)| *p)
 }
 
 /// The names of `tools` that are not tools of `group` in `catalog` (by
@@ -403,10 +499,7 @@ fn with_finders<'c>(
                 };
                 groups.push(FoundGroup {
                     group,
-                    probability: ranked
-                        .iter()
-                        .find(|(id, _)| *id == finder.group)
-                        .map_or(0.0, |(_, p)| *p),
+                    probability: probability_of(ranked, &finder.group),
                     tools: Vec::new(),
                     tool_count: catalog.group_tools(finder.group.as_str()).count(),
                     finders: vec![found],

@@ -7,7 +7,7 @@ use crate::group::ToolGroup;
 use crate::loaded_schemas::LoadedSchemas;
 use crate::name::{GroupId, ToolName};
 use crate::origin::Origin;
-use crate::routing::RoutingConfig;
+use crate::routing::{DEFAULT_SEARCH_RESULTS, RoutingConfig};
 
 fn catalog() -> Catalog {
     let mut catalog = Catalog::new();
@@ -41,6 +41,14 @@ fn catalog() -> Catalog {
 
 fn all() -> MetaTools {
     MetaTools::new(MetaTool::ALL).with_taxonomy(Taxonomy::default())
+}
+
+/// The taxonomy of a search that ranks groups (`[routing] search = "groups"`).
+fn ranking_groups() -> RoutingConfig {
+    RoutingConfig {
+        search: Some(SearchRanks::Groups),
+        ..RoutingConfig::default()
+    }
 }
 
 fn answer_text(
@@ -185,7 +193,8 @@ fn call_tool_hands_back_the_tool_and_its_arguments() {
 
 #[test]
 fn find_tool_groups_ranks_the_groups_for_a_request() {
-    let meta = all();
+    let meta =
+        MetaTools::new(MetaTool::ALL).with_taxonomy(ranking_groups().validate(&catalog()).unwrap());
     let mut active = ActiveToolSet::new();
     let text = answer_text(
         &meta,
@@ -239,7 +248,7 @@ fn found(taxonomy: Taxonomy, query: &str) -> Vec<(String, Vec<String>)> {
 #[test]
 fn find_tool_groups_lists_as_many_groups_and_tools_as_configured() {
     let query = "read the files, list the files, convert the current time";
-    let shipped = found(Taxonomy::default(), query);
+    let shipped = found(ranking_groups().validate(&catalog()).unwrap(), query);
     assert_eq!(shipped.len(), 2, "{shipped:?}");
     assert!(
         shipped.iter().all(|(_, tools)| tools.len() == 2),
@@ -249,7 +258,7 @@ fn find_tool_groups_lists_as_many_groups_and_tools_as_configured() {
     let narrow = RoutingConfig {
         search_groups: Some(1),
         search_tools: Some(1),
-        ..RoutingConfig::default()
+        ..ranking_groups()
     };
     let narrow = found(narrow.validate(&catalog()).unwrap(), query);
     assert_eq!(narrow.len(), 1, "{narrow:?}");
@@ -261,7 +270,7 @@ fn find_tool_groups_lists_as_many_groups_and_tools_as_configured() {
 
     let groups_alone = RoutingConfig {
         search_tools: Some(0),
-        ..RoutingConfig::default()
+        ..ranking_groups()
     };
     let groups_alone = found(groups_alone.validate(&catalog()).unwrap(), query);
     assert_eq!(groups_alone.len(), 2);
@@ -284,6 +293,20 @@ fn search_settings_out_of_range_name_the_setting() {
                 ..RoutingConfig::default()
             },
             "[routing]: search_tools must be at most 10, not 11 (0 lists the groups alone)",
+        ),
+        (
+            RoutingConfig {
+                search_results: Some(0),
+                ..RoutingConfig::default()
+            },
+            "[routing]: search_results must be 1 to 50, not 0",
+        ),
+        (
+            RoutingConfig {
+                search_results: Some(51),
+                ..RoutingConfig::default()
+            },
+            "[routing]: search_results must be 1 to 50, not 51",
         ),
     ] {
         let error = config.validate(&catalog()).unwrap_err();
@@ -414,7 +437,7 @@ fn find_tool_groups_lists_the_groups_the_router_routes() {
     let listed = |route_above: f64| {
         let config = RoutingConfig {
             route_above: Some(route_above),
-            ..RoutingConfig::default()
+            ..ranking_groups()
         };
         found(config.validate(&catalog()).unwrap(), query)
             .into_iter()
@@ -614,4 +637,136 @@ fn a_load_naming_a_tool_the_group_lacks_loads_the_whole_group() {
         "{answer}"
     );
     assert_eq!(active.selection("files"), Some(GroupSelection::Whole));
+}
+
+/// A catalog of a large group of `many` tools that all match "weather",
+/// and a small one whose one tool does.
+fn large_group(many: usize) -> Catalog {
+    let mut catalog = Catalog::new();
+    let tool = |name: String, description: &str| {
+        let tool =
+            ToolDefinition::new(ToolName::new(name).unwrap(), description, json!({})).unwrap();
+        (tool, Origin::Builtin)
+    };
+    let big = (0..many)
+        .map(|i| tool(format!("weather_{i:02}"), "weather forecast for a city"))
+        .collect();
+    let small = vec![tool("alerts_weather".to_owned(), "severe weather alerts")];
+    for (id, tools) in [("weather", big), ("alerts", small)] {
+        let group = ToolGroup::new(GroupId::new(id).unwrap(), id, format!("{id} tools"));
+        catalog
+            .register_group_with_tools(group, Origin::Builtin, tools)
+            .unwrap();
+    }
+    catalog
+}
+
+/// The tools a search answer lists, in order.
+fn listed_tools(found: &GroupsFound<'_>) -> Vec<String> {
+    found
+        .groups
+        .iter()
+        .flat_map(|group| group.tools.iter().map(|tool| tool.name.to_string()))
+        .collect()
+}
+
+/// The shipped search ranks tools across groups with no cap per group: it
+/// lists `search_results` tools even where they are all of one group
+/// (ranking groups, a group showed at most 10), and asked again, once it
+/// loaded them, the next ones, naming the loaded ones apart.
+#[test]
+fn the_search_ranks_tools_across_groups_and_pages_through_them() {
+    let catalog = large_group(30);
+    let config = RoutingConfig {
+        search_results: Some(12),
+        ..RoutingConfig::default()
+    };
+    let meta = MetaTools::new([MetaTool::FindToolGroups])
+        .with_taxonomy(config.validate(&catalog).unwrap())
+        .with_found_tools(FoundTools::Loaded);
+    let call = meta
+        .parse("find_tool_groups", &json!({"query": "weather forecast"}))
+        .unwrap()
+        .unwrap();
+    let mut active = ActiveToolSet::new();
+    let Ok(MetaAnswer::Found(first)) = meta.answer(&call, Some(&mut active), &catalog) else {
+        panic!("a ranking");
+    };
+    let first_tools = listed_tools(&first);
+    assert_eq!(first_tools.len(), 12, "{first_tools:?}");
+    assert!(first.more);
+    assert!(first.already_loaded.is_empty());
+    let text = first.to_string();
+    assert!(
+        text.starts_with("The best tools for this request, under their groups ("),
+        "{text}"
+    );
+    assert!(
+        text.ends_with(
+            "\nNot among them? Call find_tool_groups again, in other words or the same: it \
+             lists the next best tools."
+        ),
+        "{text}"
+    );
+    for tool in &first_tools {
+        assert!(active.check_available(&catalog, tool).is_ok(), "{tool}");
+    }
+
+    let Ok(MetaAnswer::Found(second)) = meta.answer(&call, Some(&mut active), &catalog) else {
+        panic!("a ranking");
+    };
+    let second_tools = listed_tools(&second);
+    assert_eq!(second_tools.len(), 12, "{second_tools:?}");
+    assert!(
+        second_tools.iter().all(|tool| !first_tools.contains(tool)),
+        "the next page: {second_tools:?}"
+    );
+    let passed_over: Vec<String> = second
+        .already_loaded
+        .iter()
+        .map(|t| t.to_string())
+        .collect();
+    assert_eq!(passed_over, first_tools, "named apart, best first");
+    assert!(
+        second.to_string().contains(&format!(
+            "\nAlso matching, loaded already: {}.",
+            first_tools.join(", ")
+        )),
+        "{second}"
+    );
+
+    // The last page says there is no more.
+    let Ok(MetaAnswer::Found(third)) = meta.answer(&call, Some(&mut active), &catalog) else {
+        panic!("a ranking");
+    };
+    assert_eq!(listed_tools(&third).len(), 31 - 24);
+    assert!(!third.more);
+    assert!(!third.to_string().contains("Call find_tool_groups again"));
+}
+
+/// A search that only names its tools, or answers a caller without a
+/// session, loads nothing, so it never says it would list others when asked
+/// again.
+#[test]
+fn a_search_that_loads_nothing_offers_no_next_page() {
+    let catalog = large_group(30);
+    let taxonomy = Taxonomy::default();
+    let call = |meta: &MetaTools| {
+        meta.parse("find_tool_groups", &json!({"query": "weather forecast"}))
+            .unwrap()
+            .unwrap()
+    };
+    let named = MetaTools::new([MetaTool::FindToolGroups]).with_taxonomy(taxonomy);
+    let mut active = ActiveToolSet::new();
+    let Ok(MetaAnswer::Found(found)) = named.answer(&call(&named), Some(&mut active), &catalog)
+    else {
+        panic!("a ranking");
+    };
+    assert_eq!(listed_tools(&found).len(), DEFAULT_SEARCH_RESULTS);
+    assert!(!found.more && active.loaded_groups().is_empty());
+    let loading = named.with_found_tools(FoundTools::Loaded);
+    let Ok(MetaAnswer::Found(found)) = loading.answer(&call(&loading), None, &catalog) else {
+        panic!("a ranking");
+    };
+    assert!(!found.more, "no session: nothing loaded");
 }

@@ -6,18 +6,17 @@
 //! `Router::hybrid_search` with the shipped defaults), the embeddings looked up
 //! from the ones already computed.
 //!
-//! Beside it, [`find_across`]: the same router's tools ranked across groups,
-//! with no cap per group, the best k of them listed (under their groups, in
-//! the same answer text) and loaded, and the next k each time it is asked
-//! again.
+//! Beside it, [`find_across`]: the search ranking tools across groups (the
+//! shipped one), with no cap per group, the best k of them listed under
+//! their groups and loaded, and the next k each time it is asked again.
 
 use std::sync::Arc;
 
 use serde_json::json;
-use toolgate_core::routing::{Embeddings, Router, Taxonomy};
+use toolgate_core::routing::{SearchRanks, Taxonomy};
 use toolgate_core::{
-    Catalog, FIND_TOOL_GROUPS_TOOL_NAME, FoundGroup, GroupId, GroupsFound, MetaAnswer, MetaTool,
-    MetaTools, TokenCounter,
+    ActiveToolSet, Catalog, FIND_TOOL_GROUPS_TOOL_NAME, FoundTools, GroupId, LoadedSchemas,
+    MetaAnswer, MetaTool, MetaTools, TokenCounter,
 };
 
 use crate::agent::{MAX_ROUNDS, Page};
@@ -59,7 +58,10 @@ fn find_answers(
     counter: &TokenCounter,
     queries: &[&Query],
 ) -> Vec<FindAnswer> {
-    let mut meta = MetaTools::new([MetaTool::FindToolGroups]).with_taxonomy(taxonomy.clone());
+    // Ranking groups, as `[routing] search = "groups"` does.
+    let mut taxonomy = taxonomy.clone();
+    taxonomy.search = SearchRanks::Groups;
+    let mut meta = MetaTools::new([MetaTool::FindToolGroups]).with_taxonomy(taxonomy);
     if let Some(embeddings) = embeddings {
         meta = meta.with_embeddings(embeddings);
     }
@@ -148,12 +150,13 @@ pub(crate) const FIND_ACROSS: [usize; 3] = [3, 5, 10];
 /// is asked again, up to [`MAX_ROUNDS`]), each listing and loading k tools.
 pub(crate) type AcrossPages = Vec<Vec<Page>>;
 
-/// The gateway's search ranking tools across groups, with no cap per group:
-/// for each of `queries`, the router's tools best first (those it scores,
-/// at most [`NAMED_PER_GROUP`](toolgate_core::routing::NAMED_PER_GROUP) a
-/// group), k to an answer for each k of `ks`, under their groups (each
-/// group at its probability, as the gateway's answer lists them), the call
-/// and the answer counted.
+/// The gateway's search ranking tools across groups (`[routing] search =
+/// "tools"`, the shipped one), with no cap per group, run by its own code
+/// (`MetaTools` loading what it lists into a conversation's active set):
+/// for each of `queries` and each k of `ks` (`search_results`), its answers
+/// to the request asked [`MAX_ROUNDS`] times in a row, each listing and
+/// loading the next k tools, the call and the answer's text counted (the
+/// schemas apart).
 pub(crate) fn find_across(
     prepared: &Prepared<'_>,
     taxonomy: &Taxonomy,
@@ -162,72 +165,61 @@ pub(crate) fn find_across(
     ks: &[usize],
 ) -> Vec<AcrossPages> {
     let catalog = &prepared.dataset.catalog;
-    let embeddings = prepared
-        .embeddings
-        .clone()
-        .map(|e| e as Arc<dyn Embeddings>);
-    let router = Router::hybrid_search(catalog, taxonomy.clone(), embeddings);
+    let searches: Vec<MetaTools> = ks
+        .iter()
+        .map(|k| {
+            let mut taxonomy = taxonomy.clone();
+            taxonomy.search = SearchRanks::Tools;
+            taxonomy.search_results = *k;
+            let meta = MetaTools::new([MetaTool::FindToolGroups])
+                .with_taxonomy(taxonomy)
+                .with_found_tools(FoundTools::Loaded);
+            match prepared.embeddings.clone() {
+                Some(embeddings) => meta.with_embeddings(embeddings),
+                None => meta,
+            }
+        })
+        .collect();
     queries
         .iter()
         .map(|query| {
-            let (decision, evidence) = router.route_explained(&query.text, &[]);
-            let call = counter.count(FIND_TOOL_GROUPS_TOOL_NAME)
-                + counter.count(&json!({ "query": query.text }).to_string());
-            ks.iter()
-                .map(|k| {
-                    evidence
-                        .tools
-                        .chunks(*k)
-                        .take(MAX_ROUNDS)
-                        .map(|chunk| {
-                            let mut groups: Vec<FoundGroup<'_>> = Vec::new();
-                            for scored in chunk {
-                                let Some(tool) = catalog.tool(scored.tool.as_str()) else {
-                                    continue;
-                                };
-                                match groups.iter_mut().find(|g| g.group.id == scored.group) {
-                                    Some(group) => group.tools.push(tool.definition),
-                                    None => {
-                                        let Some(group) = catalog.group(scored.group.as_str())
-                                        else {
-                                            continue;
-                                        };
-                                        let probability = decision
-                                            .ranked
-                                            .iter()
-                                            .find(|(id, _)| *id == scored.group)
-                                            .map_or(0.0, |(_, p)| *p);
-                                        groups.push(FoundGroup {
-                                            group,
-                                            probability,
-                                            tools: vec![tool.definition],
-                                            tool_count: catalog
-                                                .group_tools(group.id.as_str())
-                                                .count(),
-                                            finders: Vec::new(),
-                                        });
-                                    }
-                                }
-                            }
-                            let found = GroupsFound {
-                                intent: decision.intent.clone(),
-                                confidence: decision.confidence,
-                                tier: decision.tier,
-                                routed: decision.routed.clone(),
-                                groups,
-                                loaded: Vec::new(),
-                            };
-                            Page {
-                                tools: found
-                                    .groups
-                                    .iter()
-                                    .flat_map(|g| g.tools.iter().map(|t| t.name.to_string()))
-                                    .collect(),
-                                groups: found.groups.iter().map(|g| g.group.id.clone()).collect(),
-                                tokens: call + counter.count(&found.to_string()),
-                            }
-                        })
-                        .collect()
+            let arguments = json!({ "query": query.text });
+            let call =
+                counter.count(FIND_TOOL_GROUPS_TOOL_NAME) + counter.count(&arguments.to_string());
+            searches
+                .iter()
+                .map(|meta| {
+                    let Some(Ok(search)) = meta.parse(FIND_TOOL_GROUPS_TOOL_NAME, &arguments)
+                    else {
+                        return Vec::new();
+                    };
+                    let mut active = ActiveToolSet::new();
+                    let mut pages = Vec::new();
+                    for _ in 0..MAX_ROUNDS {
+                        let Ok(MetaAnswer::Found(found)) =
+                            meta.answer(&search, Some(&mut active), catalog)
+                        else {
+                            break;
+                        };
+                        let tools: Vec<String> = found
+                            .loaded
+                            .iter()
+                            .flat_map(|load| load.tools.iter().map(|t| t.name.to_string()))
+                            .collect();
+                        if tools.is_empty() {
+                            break;
+                        }
+                        pages.push(Page {
+                            tools,
+                            groups: found.loaded.iter().map(|l| l.group.id.clone()).collect(),
+                            tokens: call
+                                + counter.count(&found.answer(LoadedSchemas::ToolList).to_string()),
+                        });
+                        if !found.more {
+                            break;
+                        }
+                    }
+                    pages
                 })
                 .collect()
         })

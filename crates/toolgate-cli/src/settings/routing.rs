@@ -57,6 +57,8 @@ impl RoutingPlaces {
             tools_per_group,
             search_groups,
             search_tools,
+            search,
+            search_results,
         } = routing.into_inner();
         let keys = [
             ("recovery_groups", recovery_groups),
@@ -71,6 +73,8 @@ impl RoutingPlaces {
             ("tools_per_group", tools_per_group),
             ("search_groups", search_groups),
             ("search_tools", search_tools),
+            ("search", search),
+            ("search_results", search_results),
         ]
         .into_iter()
         .filter_map(|(key, span)| Some((key, span?.span())))
@@ -124,6 +128,7 @@ impl RoutingPlaces {
             RoutingError::ToolsPerGroup(_) => key("tools_per_group"),
             RoutingError::SearchGroups => key("search_groups"),
             RoutingError::SearchTools(_) => key("search_tools"),
+            RoutingError::SearchResults(_) => key("search_results"),
             // A group name that is not a group id, and what core adds.
             _ => None,
         };
@@ -179,6 +184,10 @@ struct RoutingSpans {
     search_groups: Option<Spanned<IgnoredAny>>,
     #[serde(default)]
     search_tools: Option<Spanned<IgnoredAny>>,
+    #[serde(default)]
+    search: Option<Spanned<IgnoredAny>>,
+    #[serde(default)]
+    search_results: Option<Spanned<IgnoredAny>>,
 }
 
 /// A `[[routing.intent]]`'s name; the rest is ignored here.

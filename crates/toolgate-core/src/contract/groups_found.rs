@@ -6,6 +6,7 @@ use std::fmt;
 use super::{CALL_TOOL_TOOL_NAME, ToolCount, schema_lines};
 use crate::groups_found::GroupsFound;
 use crate::loaded_schemas::LoadedSchemas;
+use crate::routing::SearchRanks;
 
 impl fmt::Display for GroupsFound<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -26,9 +27,13 @@ fn ranking(found: &GroupsFound<'_>, f: &mut fmt::Formatter<'_>, what_next: &str)
              load_tool_group's list.",
         )?;
     } else {
+        let heading = match found.ranks {
+            SearchRanks::Groups => "Groups for this request, most likely first",
+            SearchRanks::Tools => "The best tools for this request, under their groups",
+        };
         write!(
             f,
-            "Groups for this request, most likely first ({} confidence {:.2}); {what_next}:",
+            "{heading} ({} confidence {:.2}); {what_next}:",
             found.tier, found.confidence
         )?;
     }
@@ -53,6 +58,22 @@ fn ranking(found: &GroupsFound<'_>, f: &mut fmt::Formatter<'_>, what_next: &str)
                 finder.needed_by
             )?;
         }
+    }
+    if !found.already_loaded.is_empty() {
+        f.write_str("\nAlso matching, loaded already: ")?;
+        for (i, tool) in found.already_loaded.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            f.write_str(tool.as_str())?;
+        }
+        f.write_str(".")?;
+    }
+    if found.more {
+        f.write_str(
+            "\nNot among them? Call find_tool_groups again, in other words or the same: \
+             it lists the next best tools.",
+        )?;
     }
     Ok(())
 }

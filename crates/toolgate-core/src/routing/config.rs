@@ -21,8 +21,42 @@ use crate::routing::semantic::EmbeddingsConfig;
 /// most offered, since an answer much longer becomes a second listing.
 pub const DEFAULT_SEARCH_GROUPS: usize = 12;
 
-/// Best tools a `find_tool_groups` answer lists under each group, by default.
+/// Best tools a `find_tool_groups` answer lists under each group, by default,
+/// when it ranks groups ([`SearchRanks::Groups`]).
 pub const DEFAULT_SEARCH_TOOLS: usize = 3;
+
+/// Tools a `find_tool_groups` answer lists, by default, when it ranks tools
+/// across groups ([`SearchRanks::Tools`]): as many as the tool search it
+/// stands beside returns (`toolgate eval`'s episode cost, 3, 5 and 10 tried:
+/// 10 finishes the most tasks at the fewest round trips on every catalog).
+pub const DEFAULT_SEARCH_RESULTS: usize = 10;
+
+/// Most tools one `find_tool_groups` answer may list.
+pub const MAX_SEARCH_RESULTS: usize = 50;
+
+/// What a `find_tool_groups` answer ranks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SearchRanks {
+    /// Every tool, across groups and with no cap per group: the best
+    /// `search_results` not yet loaded, under their groups. Asked again, it
+    /// answers the next ones (those it listed are loaded by then).
+    #[default]
+    Tools,
+    /// The groups the router routes (at most `search_groups`), each with
+    /// its best `search_tools` tools.
+    Groups,
+}
+
+impl SearchRanks {
+    /// The setting's value: `tools`, `groups`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Tools => "tools",
+            Self::Groups => "groups",
+        }
+    }
+}
 
 /// `[routing]` as written.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
@@ -100,6 +134,14 @@ pub struct RoutingConfig {
     /// most 10 (default [`DEFAULT_SEARCH_TOOLS`]; 0 lists the groups alone).
     #[serde(default)]
     pub search_tools: Option<usize>,
+    /// What a `find_tool_groups` answer ranks (default
+    /// [`SearchRanks::Tools`]).
+    #[serde(default)]
+    pub search: Option<SearchRanks>,
+    /// Tools a `find_tool_groups` answer ranking tools lists, 1 to
+    /// [`MAX_SEARCH_RESULTS`] (default [`DEFAULT_SEARCH_RESULTS`]).
+    #[serde(default)]
+    pub search_results: Option<usize>,
     /// How a tool's lexical and semantic scores are fused (default
     /// [`DEFAULT_FUSION`](crate::routing::DEFAULT_FUSION)).
     #[serde(default)]
@@ -252,6 +294,10 @@ pub struct Taxonomy {
     pub search_groups: usize,
     /// Best tools it lists under each group, at most.
     pub search_tools: usize,
+    /// What it ranks.
+    pub search: SearchRanks,
+    /// Tools it lists when it ranks tools.
+    pub search_results: usize,
     /// The fusion method, if configured.
     pub fusion: Option<Fusion>,
     /// The calibration, if configured.
@@ -331,6 +377,9 @@ pub enum RoutingError {
     /// `search_tools` above the tools a scorer names per group.
     #[error("[routing]: search_tools must be at most 10, not {0} (0 lists the groups alone)")]
     SearchTools(usize),
+    /// `search_results` of 0 or above [`MAX_SEARCH_RESULTS`].
+    #[error("[routing]: search_results must be 1 to 50, not {0}")]
+    SearchResults(usize),
 }
 
 impl RoutingConfig {
@@ -348,6 +397,10 @@ impl RoutingConfig {
         self.check_fusion_and_calibration()?;
         self.check_shares()?;
         let (search_groups, search_tools) = self.check_tool_counts()?;
+        let search_results = self.search_results.unwrap_or(DEFAULT_SEARCH_RESULTS);
+        if !(1..=MAX_SEARCH_RESULTS).contains(&search_results) {
+            return Err(RoutingError::SearchResults(search_results));
+        }
         Ok(Taxonomy {
             intents,
             recovery_groups,
@@ -364,6 +417,8 @@ impl RoutingConfig {
             id_finders: self.id_finders,
             search_groups,
             search_tools,
+            search: self.search.unwrap_or_default(),
+            search_results,
             fusion: self.fusion,
             calibration: self.calibration.clone(),
         })
@@ -510,6 +565,8 @@ impl Default for Taxonomy {
             id_finders: None,
             search_groups: DEFAULT_SEARCH_GROUPS,
             search_tools: DEFAULT_SEARCH_TOOLS,
+            search: SearchRanks::default(),
+            search_results: DEFAULT_SEARCH_RESULTS,
             fusion: None,
             calibration: None,
         }

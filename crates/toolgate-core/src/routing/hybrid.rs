@@ -355,6 +355,20 @@ impl GroupScorer for HybridScorer {
         self.combine(&self.raw(query, context))
     }
 
+    fn evidence_of_every_tool(&self, query: &str, context: &[&str]) -> Evidence {
+        let raw = self.raw(query, context);
+        let combined = combine(
+            self.fusion,
+            &raw,
+            self.lexical.tool_groups(),
+            self.lexical.groups().len(),
+        );
+        Evidence {
+            tools: self.lexical.every(&combined.tools),
+            groups: combined.groups,
+        }
+    }
+
     fn is_semantic(&self) -> bool {
         self.semantic.is_some()
     }

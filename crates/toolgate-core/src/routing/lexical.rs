@@ -8,7 +8,7 @@ use crate::name::{GroupId, ToolName};
 use crate::routing::bm25::Bm25;
 use crate::routing::config::Taxonomy;
 use crate::routing::fusion::group_scores;
-use crate::routing::scorer::{GroupScorer, NAMED_PER_GROUP, ToolScore};
+use crate::routing::scorer::{Evidence, GroupScorer, NAMED_PER_GROUP, ToolScore};
 use crate::routing::text::{terms, tool_terms};
 
 /// Weight of earlier turns' words against the current turn's.
@@ -114,6 +114,16 @@ impl LexicalScorer {
     /// a search answer shows of one group (and naming every tool of a large
     /// catalog on every turn costs more than scoring it).
     pub(crate) fn named(&self, scores: &[f64]) -> Vec<ToolScore> {
+        self.best_of_each_group(scores, NAMED_PER_GROUP)
+    }
+
+    /// Every tool with evidence, with its score, in tool order.
+    pub(crate) fn every(&self, scores: &[f64]) -> Vec<ToolScore> {
+        self.best_of_each_group(scores, usize::MAX)
+    }
+
+    /// The `most` best tools with evidence of each group, in tool order.
+    fn best_of_each_group(&self, scores: &[f64], most: usize) -> Vec<ToolScore> {
         let mut named = Vec::new();
         let mut start = 0;
         while start < scores.len() {
@@ -123,11 +133,11 @@ impl LexicalScorer {
                 .position(|g| *g != group)
                 .map_or(scores.len(), |offset| start + offset);
             let mut best: Vec<usize> = (start..end).filter(|t| scores[*t] > 0.0).collect();
-            if best.len() > NAMED_PER_GROUP {
-                best.select_nth_unstable_by(NAMED_PER_GROUP, |a, b| {
+            if best.len() > most {
+                best.select_nth_unstable_by(most, |a, b| {
                     scores[*b].total_cmp(&scores[*a]).then(a.cmp(b))
                 });
-                best.truncate(NAMED_PER_GROUP);
+                best.truncate(most);
                 best.sort_unstable();
             }
             named.extend(best.into_iter().map(|tool| ToolScore {
@@ -167,5 +177,12 @@ impl GroupScorer for LexicalScorer {
 
     fn tool_scores(&self, query: &str, context: &[&str]) -> Vec<ToolScore> {
         self.named(&self.tool_index.scores(&query_terms(query, context)))
+    }
+
+    fn evidence_of_every_tool(&self, query: &str, context: &[&str]) -> Evidence {
+        Evidence {
+            groups: self.scores(query, context),
+            tools: self.every(&self.tool_index.scores(&query_terms(query, context))),
+        }
     }
 }

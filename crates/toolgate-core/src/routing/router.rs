@@ -325,6 +325,15 @@ impl Router {
         (self.decide_with_tools(&evidence), evidence)
     }
 
+    /// [`Self::route_explained`], the evidence holding every tool that has
+    /// any, best first (ties in catalog order), not only the best of each
+    /// group: what a search ranking tools across groups reads.
+    pub fn route_every_tool(&self, query: &str, context: &[&str]) -> (Decision, Evidence) {
+        let mut evidence = self.scorer.evidence_of_every_tool(query, context);
+        evidence.sort_best_first();
+        (self.decide_with_tools(&evidence), evidence)
+    }
+
     /// Routes a turn whose group scores are given (in [`Self::groups`]
     /// order; say, blended with semantic ones elsewhere): [`Self::decide`],
     /// with the partly loaded groups (`[routing] tools_per_group`) chosen by

@@ -50,6 +50,14 @@ pub trait GroupScorer: Send + Sync + fmt::Debug {
             tools: self.tool_scores(query, context),
         }
     }
+
+    /// [`Self::evidence`] with every tool that has evidence, not only the
+    /// [`NAMED_PER_GROUP`] best of each group: what a search ranking tools
+    /// across groups reads. A scorer that names every tool already need not
+    /// say it again.
+    fn evidence_of_every_tool(&self, query: &str, context: &[&str]) -> Evidence {
+        self.evidence(query, context)
+    }
 }
 
 /// What a scorer found for a turn.

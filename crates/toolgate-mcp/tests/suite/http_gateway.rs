@@ -460,6 +460,7 @@ async fn the_search_offered_above_a_number_of_groups_answers_with_the_routing_se
     let mut options = options(root.path(), vec![]);
     options.tools.search_above_groups = Some(0);
     options.tools.routing = Some(toolgate_core::routing::RoutingConfig {
+        search: Some(toolgate_core::routing::SearchRanks::Groups),
         search_groups: Some(1),
         search_tools: Some(1),
         ..Default::default()
@@ -489,7 +490,10 @@ async fn the_search_offered_above_a_number_of_groups_answers_with_the_routing_se
 async fn find_tool_groups_ranks_the_groups_for_a_request() {
     let root = files_root();
     let mut options = options(root.path(), vec![]);
-    options.routing = Some(toolgate_core::routing::RoutingConfig::default());
+    options.routing = Some(toolgate_core::routing::RoutingConfig {
+        search: Some(toolgate_core::routing::SearchRanks::Groups),
+        ..Default::default()
+    });
     let served = serve_in_memory(options).await;
     let (client, _) = connect(&served.url).await;
     let mut core: Vec<String> = CORE.iter().map(|s| (*s).to_owned()).collect();

@@ -14,12 +14,12 @@ use super::support::{CORE, call, connect, is_error, loopback, options, serve, te
 
 const REQUEST: &str = "convert 9am Paris time to the Tokyo timezone";
 
-/// A gateway that searches, listing the best `tools` of each group and
+/// A gateway that searches, listing its best `tools` across groups and
 /// loading them, as `toolgate serve` does.
 pub(super) fn searching(root: &std::path::Path, tools: usize) -> GatewayOptions {
     let mut options = options(root, vec![]);
     options.routing = Some(RoutingConfig {
-        search_tools: Some(tools),
+        search_results: Some(tools),
         ..RoutingConfig::default()
     });
     options.tools.found_tools = FoundTools::Loaded;
@@ -44,7 +44,7 @@ async fn the_tools_a_search_lists_are_called_at_once_and_restored_after_a_restar
     assert!(!is_error(&found), "{}", text(&found));
     let shown = text(&found);
     assert!(
-        shown.starts_with("Groups for this request, most likely first (")
+        shown.starts_with("The best tools for this request, under their groups (")
             && shown
                 .lines()
                 .next()
