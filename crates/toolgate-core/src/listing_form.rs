@@ -117,19 +117,24 @@ impl ListingForm {
         Self::fitting(catalog, GroupSearch::of(catalog))
     }
 
-    /// The form `catalog` is listed in: lines, unless they would take more
-    /// than [`MAX_LINES_SHARE`] of the schemas of the groups they describe
-    /// and at least [`MIN_SHRUNK_CHARS`]; then the search form when
-    /// `search` is offered, else the names.
+    /// The form `catalog` is listed in: lines while they are under
+    /// [`MIN_SHRUNK_CHARS`]. Longer, the search form where `search` is
+    /// offered (it ranks the tools themselves, so the lines would only ride
+    /// on every call); where it is not, the lines unless they take more than
+    /// [`MAX_LINES_SHARE`] of the schemas of the groups they describe, then
+    /// the names.
     pub fn fitting(catalog: &Catalog, search: GroupSearch) -> Self {
         let weight = ListingWeight::of(catalog);
-        if weight.lines < MIN_SHRUNK_CHARS
-            || weight.lines as f64 <= MAX_LINES_SHARE * weight.schemas as f64
-        {
+        if weight.lines < MIN_SHRUNK_CHARS {
             return Self::Lines;
         }
         match search {
             GroupSearch::Offered => Self::Search,
+            GroupSearch::NotOffered
+                if weight.lines as f64 <= MAX_LINES_SHARE * weight.schemas as f64 =>
+            {
+                Self::Lines
+            }
             GroupSearch::NotOffered => Self::Names,
         }
     }

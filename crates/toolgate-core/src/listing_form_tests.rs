@@ -46,16 +46,30 @@ fn catalog(groups: usize, tools: usize, schema_chars: usize) -> Catalog {
 #[test]
 fn groups_of_many_tools_keep_one_line_each() {
     // 200 groups of 10 tools: the lines are a few percent of the schemas.
-    let catalog = catalog(200, 10, 200);
+    let many = catalog(200, 10, 200);
+    let small = catalog(12, 10, 200);
+    let catalog = many;
     let weight = ListingWeight::of(&catalog);
     assert!(weight.lines > MIN_SHRUNK_CHARS, "{weight:?}");
     assert!(
         (weight.lines as f64) < 0.05 * weight.schemas as f64,
         "{weight:?}"
     );
-    for search in [GroupSearch::Offered, GroupSearch::NotOffered] {
-        assert_eq!(ListingForm::fitting(&catalog, search), ListingForm::Lines);
-    }
+    assert_eq!(
+        ListingForm::fitting(&catalog, GroupSearch::NotOffered),
+        ListingForm::Lines
+    );
+    // Where the search is offered it ranks the tools themselves: lines
+    // past some 1,000 tokens would only ride on every call.
+    assert_eq!(
+        ListingForm::fitting(&catalog, GroupSearch::Offered),
+        ListingForm::Search
+    );
+    assert!(ListingWeight::of(&small).lines < MIN_SHRUNK_CHARS);
+    assert_eq!(
+        ListingForm::fitting(&small, GroupSearch::Offered),
+        ListingForm::Lines
+    );
 }
 
 #[test]
