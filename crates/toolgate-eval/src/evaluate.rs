@@ -19,7 +19,7 @@ use crate::keywords::keyword_query;
 use crate::report::{Evaluation, FIND_WITHOUT_ID_FINDERS, PolicyReport, TaskCost};
 use crate::reported::Reported;
 use crate::task_cost::{FIND_BY_KEYWORDS, Found, Routed, task_costs};
-use crate::tool_first::{Fitted, Prepared, RouterSetting, Vectors};
+use crate::tool_first::{Fitted, Prepared, Reads, RouterSetting, Vectors};
 use crate::tool_router::{Fitting, tool_first};
 use crate::whole_groups::whole_groups;
 
@@ -214,6 +214,10 @@ fn find_rows(
 /// Tools per group the tool router's cost is measured at (0: whole groups).
 const COSTED_TOOLS_PER_GROUP: [usize; 4] = [1, 2, 3, 0];
 
+/// Tools a router showing the best tools across groups (with no cap per
+/// group, by the turn and the turns before it) shows, tried.
+const ROUTED_ACROSS: [usize; 3] = [5, 10, 20];
+
 /// [`task_costs`] of every policy: the tiered router's showings
 /// (`tiered`), the headline tool router's setting (`chosen`) at each of
 /// [`COSTED_TOOLS_PER_GROUP`], the gateway's search listing at most
@@ -240,6 +244,18 @@ fn costs_per_task(
             shown.push((format!("tool_router({label})"), seen));
         }
     }
+    let fusion = chosen.map_or(Fusion::Lexical, |(setting, _)| setting.fusion);
+    for k in ROUTED_ACROSS {
+        let seen = report
+            .iter()
+            .map(|query| {
+                let ranked = prepared.tool_ranking(fusion, query, Reads::EarlierTurns);
+                let best = &ranked[..k.min(ranked.len())];
+                prepared.costs.tools_seen(&prepared.dataset.catalog, best)
+            })
+            .collect();
+        shown.push((format!("tool_router(top {k} across groups)"), seen));
+    }
     let mut routed: Routed<'_> = vec![("tiered_router".to_owned(), tiered)];
     routed.extend(
         shown
@@ -265,7 +281,6 @@ fn costs_per_task(
         report,
         &crate::find::FIND_ACROSS,
     );
-    let fusion = chosen.map_or(Fusion::Lexical, |(setting, _)| setting.fusion);
     let found = Found {
         request: &found,
         keywords: &found_by_keywords,

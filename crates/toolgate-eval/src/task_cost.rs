@@ -59,6 +59,10 @@ pub(crate) const SEARCH_KS: [usize; 3] = [3, 5, 10];
 /// the request, as a model would ask it.
 pub(crate) const FIND_BY_KEYWORDS: &str = "find_tool_groups(keywords)";
 
+/// The policy name of `chat` showing the search's first answer before the
+/// model's first call.
+pub(crate) const SEARCHED_FIRST: &str = "search_router";
+
 /// The variant of the rows played loading whole groups only.
 pub(crate) const WHOLE_GROUP_LOADS: &str = "whole-group loads";
 
@@ -98,6 +102,7 @@ pub(crate) fn task_costs(
     rows.extend(costing.ideal());
     rows.extend(costing.serving(&costing.serve_stage, found.request, Few::No, Loads::Tools));
     rows.extend(costing.across(&costing.serve_stage, found.across));
+    rows.extend(costing.searched_first(&costing.serve_stage, found.across));
     for (name, seen) in routed {
         let start = |i, _| costing.routed(&seen[i]);
         let how = (Job::Chat, false, Loads::Tools);
@@ -213,6 +218,33 @@ impl Costing<'_> {
             rows.extend(self.loading(stage, &policy, how, &|i, placement| {
                 let pages = across.get(i).and_then(|a| a.get(slot));
                 Costing::paged(stage, pages.map_or(&[], Vec::as_slice), placement)
+            }));
+        }
+        rows
+    }
+
+    /// `chat` running the gateway's search (ranking tools across groups)
+    /// on the request before the model's first call and showing its first
+    /// answer's tools, `find_tool_groups` offered for the next ones: a
+    /// router that is the search's first page.
+    fn searched_first(&self, stage: &Stage<'_>, across: &[AcrossPages]) -> Vec<TaskCost> {
+        let mut rows = Vec::new();
+        for (slot, k) in FIND_ACROSS.iter().enumerate() {
+            let policy = format!("{SEARCHED_FIRST}({k} tools)");
+            let how = (Job::Chat, true, Loads::Tools);
+            rows.extend(self.loading(stage, &policy, how, &|i, _| {
+                let pages = across.get(i).and_then(|a| a.get(slot));
+                let Some((first, rest)) = pages.and_then(|p| p.split_first()) else {
+                    return Start::default();
+                };
+                Start {
+                    visible: first.tools.iter().cloned().collect(),
+                    tokens: stage.tool_tokens(first.tools.iter().map(String::as_str)),
+                    named: first.groups.clone(),
+                    read: first.tools.clone(),
+                    pages: rest.to_vec(),
+                    ..Start::default()
+                }
             }));
         }
         rows
