@@ -5,7 +5,8 @@
 //!
 //! The choice is made in two steps, each by the rule every choice by cost
 //! follows ([`cheapest`]), on the listing agent (the proxy for a model):
-//! first the deferred policy of each job among its rows, then the share
+//! first the deferred policy of each job among its rows, on the catalogs
+//! too large to be sent whole at any share tried ([`deferring`]), then the share
 //! among [`THRESHOLD_SHARES`], each share's `auto` rows on those catalogs
 //! made with that deferred policy. The chosen `auto` rows are marked
 //! `default` on the catalog they are reported on, for both agents.
@@ -112,7 +113,7 @@ pub(crate) fn others(evaluations: &[Evaluation], index: usize) -> Vec<&Evaluatio
 
 /// `job`'s default chosen on `chosen_on`, as it applies to `reported`.
 fn job_default(chosen_on: &[&Evaluation], reported: &Evaluation, job: Job) -> Option<JobDefault> {
-    let (deferred, placement) = choose(chosen_on, job, CHOSEN_BY)?;
+    let (deferred, placement) = choose(&deferring(chosen_on), job, CHOSEN_BY)?;
     let key = (deferred, placement);
     let means: Vec<(f64, f64, f64)> = THRESHOLD_SHARES
         .iter()
@@ -142,6 +143,26 @@ fn job_default(chosen_on: &[&Evaluation], reported: &Evaluation, job: Job) -> Op
         sends_all_tools: reported.all_tools_tokens < threshold_tokens,
         chosen_on: chosen_on.iter().map(|e| e.dataset.clone()).collect(),
     })
+}
+
+/// The catalogs of `chosen_on` the deferred policy applies to: those whose
+/// schemas pass the largest share tried of their window, which no `auto`
+/// share sends whole (all of them where none does). A catalog sent whole
+/// never meets the deferred policy, so it does not choose it: with
+/// bfcl_multi_turn (13k tokens) among them, round trips saved on a catalog
+/// no default defers chose the policy for the catalogs it does.
+fn deferring<'e>(chosen_on: &[&'e Evaluation]) -> Vec<&'e Evaluation> {
+    let largest = THRESHOLD_SHARES[THRESHOLD_SHARES.len() - 1];
+    let deferred: Vec<&Evaluation> = chosen_on
+        .iter()
+        .copied()
+        .filter(|e| e.all_tools_tokens >= threshold(e, largest))
+        .collect();
+    if deferred.is_empty() {
+        chosen_on.to_vec()
+    } else {
+        deferred
+    }
 }
 
 /// The threshold of `share` in tokens of `e`'s context window.

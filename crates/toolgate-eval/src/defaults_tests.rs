@@ -165,3 +165,34 @@ fn shares_read_as_percentages() {
         ]
     );
 }
+
+/// The deferred policy is chosen on the catalogs it applies to: a small
+/// catalog, sent whole at every share tried, does not choose it, even where
+/// another policy takes fewer round trips on it.
+#[test]
+fn the_deferred_policy_is_chosen_on_the_catalogs_too_large_to_send_whole() {
+    let with_search = |name: &str, tokens: usize, search_trips: f64| {
+        let mut e = catalog(name, tokens, 0.6, 1.5);
+        for agent in ["listing", "oracle"] {
+            e.task_costs.push(task_cost(
+                "find_tool_groups",
+                Job::Serve,
+                Some(Placement::Conversation),
+                Some(agent),
+                (0.0, 900.0, [0.9 * 500.0, 0.9 * 600.0]),
+                (search_trips, 0.0, 1.0),
+            ));
+        }
+        e
+    };
+    // On the small catalog the search saves a round trip; on the large
+    // ones it costs more for as many.
+    let small = with_search("small", 2_000, 0.5);
+    let large = with_search("large", 50_000, 1.5);
+    let larger = with_search("larger", 90_000, 1.5);
+    let chosen = |on: &[&Evaluation]| job_default(on, on[0], Job::Serve).unwrap().deferred;
+    assert_eq!(chosen(&[&large, &larger]), "listing");
+    assert_eq!(chosen(&[&small, &large, &larger]), "listing");
+    // Where every catalog is small, they choose it all the same.
+    assert_eq!(chosen(&[&small]), "find_tool_groups");
+}
