@@ -136,12 +136,14 @@ fn the_share_is_chosen_by_what_a_task_costs_on_the_other_catalogs() {
         .flat_map(|e| e.defaults.iter())
         .map(|d| (d.threshold_share, d.sends_all_tools))
         .collect();
-    // a's fold (b, c): only 20%, every tool for b, keeps the round trips
-    // near the fewest; a is under it. b's fold (a, c): every tool for a
-    // from 15%, 20% the largest of the two; b is under it. c's fold (a,
-    // b): deferring b pays (0.6 of all-tools' bill within 0.5 round
-    // trips), so 15%, which sends a whole and defers b; c is far above it.
-    assert_eq!(shares, [(0.20, true), (0.20, true), (0.15, false)]);
+    // a's fold (b, c): no share is within 0.5 round trips on average;
+    // deferring b (0.85) is within 0.2 of sending it whole (0.7) and costs
+    // less, so 15%, the largest that defers it; a is under it. b's fold
+    // (a, c): every tool for a from 15%, 20% the largest of the two; b is
+    // under it. c's fold (a, b): deferring b pays (0.6 of all-tools' bill
+    // within 0.5 round trips), so 15%, which sends a whole and defers b; c
+    // is far above it.
+    assert_eq!(shares, [(0.15, true), (0.20, true), (0.15, false)]);
     assert_eq!(
         defaults_on_all(&evaluations)
             .iter()
