@@ -1,23 +1,20 @@
 //! [`ListingForm`]: how much of the catalog the "Available Tool Groups"
-//! section shows, and the rule that shrinks it on catalogs of many small
-//! groups.
+//! section shows, and the rule that shrinks it.
 //!
-//! One line per group costs about 25 tokens whatever the group holds. On a
-//! catalog of groups of ten or more tools that is well under 4% of the
-//! schemas, and the lines are what lets a model load the right group without
-//! asking; on a catalog of one-tool plugins the lines alone can cost half of
-//! sending every schema, on every call. So above [`MAX_LINES_SHARE`] of the
-//! schemas (and [`MIN_SHRUNK_CHARS`] in all) the section shrinks: to the
-//! group names alone, or, where `find_tool_groups` is offered, to a count and
-//! a search instruction.
-//!
-//! The share is the episode cost's choice (`toolgate eval`, each listing
-//! form played on nine catalogs): where the lines are 3.3% of the schemas
-//! or less (seven catalogs of real tools) they pay for themselves, since a
-//! model that never searches needs them; at 7% and 12% (the same tools
-//! regrouped one plugin per group) the names or the search cost 5-13 points
-//! of all-tools' bill less than the lines for every policy that searches or
-//! routes, with as many tasks done within 2 points.
+//! One line per group costs about 25 tokens whatever the group holds. Where
+//! `find_tool_groups` is offered it ranks the tools themselves, so lines past
+//! [`MIN_SHRUNK_CHARS`] (about 1,000 tokens) give way to a count and a search
+//! instruction: with them a task through the search cost 1.6 times as much
+//! uncached on toolbench_stable (47 groups, 2,298 tokens of lines) and 3.5
+//! times on seal_tools (146 groups, 6,375 tokens), for as many tasks done
+//! (`toolgate eval`, the `[search listing]` rows). Where it is not
+//! offered the lines are what lets a model load the right group without
+//! asking, so they stay until they pass [`MAX_LINES_SHARE`] of the schemas,
+//! then shrink to the group names alone: on seven catalogs of real tools the
+//! lines are 3.3% of the schemas or less and pay for themselves; at 7% and
+//! 12% (the same tools regrouped one plugin per group) the names cost 5-13
+//! points of all-tools' bill less for every policy that routes, with as many
+//! tasks done within 2 points.
 
 use crate::catalog::Catalog;
 use crate::contract::{FIND_TOOL_GROUPS_TOOL_NAME, TOOL_GROUPS_SEARCH_NAMED};
