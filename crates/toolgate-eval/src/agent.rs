@@ -10,7 +10,8 @@
 //!
 //! - the **oracle** agent knows what it needs: it loads exactly the missing
 //!   tools by name, each group's in one call, all in one round trip
-//!   (parallel calls), or asks a tool search for them by name;
+//!   (parallel calls), without the search a policy begins with, or asks a
+//!   tool search for them by name;
 //! - the **listing** agent chooses as a model reading the prompt would. A
 //!   round trip loads, in this order of preference: the tools it has read
 //!   the names of (a search listed them) and cannot call yet, those of the
@@ -290,6 +291,12 @@ impl<'a> Stage<'a> {
         placement: Placement,
         loads: Loads,
     ) -> Episode {
+        // A search the policy begins with is a step the oracle need not
+        // take: it knows the names, and loads them at once.
+        let start = match (agent, loads) {
+            (Agent::Oracle, Loads::Tools) if !start.rounds.is_empty() => Start::default(),
+            _ => start,
+        };
         let mut rounds = start.rounds;
         let mut progress = Progress {
             visible: start.visible,

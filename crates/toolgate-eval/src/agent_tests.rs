@@ -412,3 +412,39 @@ fn a_search_counts_against_the_listing_agents_round_trips() {
     assert!(!late.done, "{:?}", late.rounds);
     assert_eq!(late.rounds.len(), MAX_ROUNDS);
 }
+
+/// The oracle skips the search a policy begins with where it may load by
+/// name: it knows the names, so one load is its cheapest step. Loading
+/// whole groups only, it plays the search as the policy begins it.
+#[test]
+fn the_oracle_loads_by_name_without_the_search_a_policy_begins_with() {
+    let fixture = Fixture::new();
+    let (stage, costs) = (fixture.stage(), &fixture.costs);
+    let searched = Start {
+        visible: HashSet::from(["mail_search".to_owned()]),
+        read: names(&["mail_search"]),
+        named: vec![GroupId::new("mail").unwrap()],
+        rounds: vec![Round {
+            listed: costs.tool("mail_search"),
+            messages: 40,
+        }],
+        ..Start::default()
+    };
+    let play = |loads| {
+        stage.load_groups(
+            "send the forecast",
+            &names(&["weather_forecast"]),
+            searched.clone(),
+            Agent::Oracle,
+            Placement::ToolList,
+            loads,
+        )
+    };
+    let named = play(Loads::Tools);
+    assert!(named.done);
+    assert_eq!(named.rounds.len(), 1, "{:?}", named.rounds);
+    assert_eq!(named.rounds[0].listed, costs.tool("weather_forecast"));
+    let whole = play(Loads::Groups);
+    assert_eq!(whole.rounds.len(), 2, "the search, then the group");
+    assert_eq!(whole.rounds[0].messages, 40);
+}
