@@ -13,7 +13,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
-use toolgate_core::routing::{RoutingConfig, RoutingError, Taxonomy};
+use toolgate_core::routing::{DEFAULT_ROUTE_TOOLS, RoutingConfig, RoutingError, Taxonomy};
 use toolgate_core::{
     Catalog, DEFAULT_CONTEXT_WINDOW, Deferral, LoadBudget, LoadedSchemas, ToolPolicy,
 };
@@ -205,6 +205,18 @@ impl Settings {
         self.routing
             .validate(catalog)
             .map_err(|error| self.routing_error(&error))
+    }
+
+    /// The taxonomy a router of turns reads (`chat --route`, `route`):
+    /// [`Self::routing_taxonomy`], a turn arriving with the best
+    /// [`DEFAULT_ROUTE_TOOLS`] tools across groups unless `[routing]
+    /// route_tools` says otherwise (0: the routed groups).
+    pub(crate) fn turn_taxonomy(&self, catalog: &Catalog) -> anyhow::Result<Taxonomy> {
+        let mut taxonomy = self.routing_taxonomy(catalog)?;
+        if self.routing.route_tools.is_none() {
+            taxonomy.route_tools = Some(DEFAULT_ROUTE_TOOLS);
+        }
+        Ok(taxonomy)
     }
 
     /// `error` (about `[routing]`) with the file and line it is about.

@@ -44,9 +44,9 @@ pub use bm25::Bm25;
 pub use budget::{DEFAULT_MAX_TOKEN_SHARE, ToolCosts};
 pub use calibration::{DEFAULT_PER_GROUP, Isotonic, PerGroup};
 pub use config::{
-    ConfidenceKind, DEFAULT_SEARCH_GROUPS, DEFAULT_SEARCH_RESULTS, DEFAULT_SEARCH_TOOLS, Intent,
-    IntentConfig, MAX_SEARCH_RESULTS, NoProgress, RoutingConfig, RoutingError, SearchRanks,
-    Taxonomy, Thresholds, UnknownIntent,
+    ConfidenceKind, DEFAULT_ROUTE_TOOLS, DEFAULT_SEARCH_GROUPS, DEFAULT_SEARCH_RESULTS,
+    DEFAULT_SEARCH_TOOLS, Intent, IntentConfig, MAX_SEARCH_RESULTS, NoProgress, RoutingConfig,
+    RoutingError, SearchRanks, Taxonomy, Thresholds, UnknownIntent,
 };
 pub use cover::{COVERAGE_TARGET, DEFAULT_TEMPERATURE, probabilities};
 pub use decision::{Decision, PartialGroup, Tier, Visible};

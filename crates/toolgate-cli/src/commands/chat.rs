@@ -314,7 +314,7 @@ async fn run_chat<S: ConversationStore + AgentStore + RoutingOutcomeStore + 'sta
             None => super::tool_setup::local_embeddings(config, progress),
         };
         let router = toolbox.with_catalog(|catalog| -> anyhow::Result<Router> {
-            let taxonomy = settings.routing_taxonomy(catalog)?;
+            let taxonomy = settings.turn_taxonomy(catalog)?;
             Ok(match &config.embeddings {
                 Some(_) => Router::lexical(catalog, taxonomy).counted(catalog),
                 None => Router::hybrid(catalog, taxonomy, embeddings.clone()),

@@ -44,7 +44,7 @@ pub(crate) fn run(args: &RouteArgs) -> anyhow::Result<()> {
         let mut options = setup.into_options();
         options.meta_tools = vec![MetaTool::UnloadToolGroup];
         let (toolbox, _) = Toolbox::start(options).await?;
-        let taxonomy = toolbox.with_catalog(|catalog| settings.routing_taxonomy(catalog))?;
+        let taxonomy = toolbox.with_catalog(|catalog| settings.turn_taxonomy(catalog))?;
         let config = &settings.routing;
         let learned = if config.learn_online.unwrap_or(true) {
             let key = toolbox.with_catalog(super::learned::key);
@@ -177,7 +177,12 @@ fn text_answer(query: &str, routed: &Routed<'_>) -> String {
     } = routed;
     let max_groups = router.taxonomy().max_groups;
     let mut text = describe(catalog, query, decision, shown, *all_tokens, max_groups);
-    if let Some(share) = router.taxonomy().max_token_share {
+    if let Some(count) = router.taxonomy().route_tools {
+        let _ = writeln!(
+            text,
+            "tools:      the best {count} across groups, with no cap per group ([routing] route_tools)"
+        );
+    } else if let Some(share) = router.taxonomy().max_token_share {
         describe_budget(&mut text, share, &decision.passed_over);
     }
     for finder in &decision.finders {

@@ -59,6 +59,7 @@ impl RoutingPlaces {
             search_tools,
             search,
             search_results,
+            route_tools,
         } = routing.into_inner();
         let keys = [
             ("recovery_groups", recovery_groups),
@@ -75,6 +76,7 @@ impl RoutingPlaces {
             ("search_tools", search_tools),
             ("search", search),
             ("search_results", search_results),
+            ("route_tools", route_tools),
         ]
         .into_iter()
         .filter_map(|(key, span)| Some((key, span?.span())))
@@ -129,6 +131,7 @@ impl RoutingPlaces {
             RoutingError::SearchGroups => key("search_groups"),
             RoutingError::SearchTools(_) => key("search_tools"),
             RoutingError::SearchResults(_) => key("search_results"),
+            RoutingError::RouteTools(_) => key("route_tools"),
             // A group name that is not a group id, and what core adds.
             _ => None,
         };
@@ -188,6 +191,8 @@ struct RoutingSpans {
     search: Option<Spanned<IgnoredAny>>,
     #[serde(default)]
     search_results: Option<Spanned<IgnoredAny>>,
+    #[serde(default)]
+    route_tools: Option<Spanned<IgnoredAny>>,
 }
 
 /// A `[[routing.intent]]`'s name; the rest is ignored here.

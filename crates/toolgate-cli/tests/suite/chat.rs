@@ -387,7 +387,7 @@ async fn groups_shows_a_group_routed_with_its_best_tool_only() {
     .unwrap();
     std::fs::write(
         dir.path().join("toolgate.toml"),
-        "[routing]\ntools_per_group = 1\n",
+        "[routing]\nroute_tools = 0\ntools_per_group = 1\n",
     )
     .unwrap();
     let server = ScriptedServer::start().await.unwrap();

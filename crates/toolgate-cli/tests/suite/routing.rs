@@ -173,7 +173,7 @@ fn route_shows_a_partly_loaded_group_with_its_tools() {
     write_dataset(dir.path());
     std::fs::write(
         dir.path().join("toolgate.toml"),
-        "[routing]\ntools_per_group = 1\n",
+        "[routing]\nroute_tools = 0\ntools_per_group = 1\n",
     )
     .unwrap();
     let args = [
@@ -256,7 +256,7 @@ fn route_shows_the_tool_that_finds_a_required_id() {
             // A catalog this small leaves no room for a finder within the
             // default budget: the listing alone costs most of it.
             format!(
-                "[routing]\nroute_above = 0.5\ntools_per_group = 1\nmax_token_share = 1.0\nid_finders = {finders}\n"
+                "[routing]\nroute_tools = 0\nroute_above = 0.5\ntools_per_group = 1\nmax_token_share = 1.0\nid_finders = {finders}\n"
             ),
         )
         .unwrap();
@@ -313,7 +313,7 @@ fn route_says_when_the_group_cap_ended_the_decision() {
 
     std::fs::write(
         dir.path().join("toolgate.toml"),
-        "[routing]\nmax_groups = 1\nroute_above = 0.01\n",
+        "[routing]\nroute_tools = 0\nmax_groups = 1\nroute_above = 0.01\n",
     )
     .unwrap();
     let capped = toolgate(&args, dir.path());
@@ -344,7 +344,7 @@ fn route_keeps_a_turn_within_its_token_budget() {
     let routed = |share: &str| {
         std::fs::write(
             dir.path().join("toolgate.toml"),
-            format!("[routing]\nroute_above = 0.01\nmax_token_share = {share}\n"),
+            format!("[routing]\nroute_tools = 0\nroute_above = 0.01\nmax_token_share = {share}\n"),
         )
         .unwrap();
         let output = toolgate(&args, dir.path());

@@ -31,6 +31,13 @@ pub const DEFAULT_SEARCH_TOOLS: usize = 3;
 /// 10 finishes the most tasks at the fewest round trips on every catalog).
 pub const DEFAULT_SEARCH_RESULTS: usize = 10;
 
+/// Tools a routed turn arrives with by default: the best 20 across groups,
+/// with no cap per group (`toolgate eval`'s episode cost, the routers
+/// showing whole groups, 1-3 tools of each and 5, 10 or 20 tools across
+/// groups played on the catalogs left out: 20 across cost the least within
+/// the round trips).
+pub const DEFAULT_ROUTE_TOOLS: usize = 20;
+
 /// Most tools one `find_tool_groups` answer may list.
 pub const MAX_SEARCH_RESULTS: usize = 50;
 
@@ -134,6 +141,13 @@ pub struct RoutingConfig {
     /// most 10 (default [`DEFAULT_SEARCH_TOOLS`]; 0 lists the groups alone).
     #[serde(default)]
     pub search_tools: Option<usize>,
+    /// Tools a routed turn arrives with, the best across groups with no cap
+    /// per group, in place of the routed groups (up to
+    /// [`MAX_SEARCH_RESULTS`]; unset or 0, the library's default, routes
+    /// groups, `tools_per_group` of each; `toolgate chat` and `route`
+    /// default to [`DEFAULT_ROUTE_TOOLS`]).
+    #[serde(default)]
+    pub route_tools: Option<usize>,
     /// What a `find_tool_groups` answer ranks (default
     /// [`SearchRanks::Tools`]).
     #[serde(default)]
@@ -294,6 +308,9 @@ pub struct Taxonomy {
     pub search_groups: usize,
     /// Best tools it lists under each group, at most.
     pub search_tools: usize,
+    /// Tools a routed turn arrives with, the best across groups; `None`:
+    /// the routed groups.
+    pub route_tools: Option<usize>,
     /// What it ranks.
     pub search: SearchRanks,
     /// Tools it lists when it ranks tools.
@@ -377,6 +394,9 @@ pub enum RoutingError {
     /// `search_tools` above the tools a scorer names per group.
     #[error("[routing]: search_tools must be at most 10, not {0} (0 lists the groups alone)")]
     SearchTools(usize),
+    /// `route_tools` above [`MAX_SEARCH_RESULTS`].
+    #[error("[routing]: route_tools must be at most 50, not {0} (0 routes groups)")]
+    RouteTools(usize),
     /// `search_results` of 0 or above [`MAX_SEARCH_RESULTS`].
     #[error("[routing]: search_results must be 1 to 50, not {0}")]
     SearchResults(usize),
@@ -401,6 +421,10 @@ impl RoutingConfig {
         if !(1..=MAX_SEARCH_RESULTS).contains(&search_results) {
             return Err(RoutingError::SearchResults(search_results));
         }
+        let route_tools = self.route_tools.unwrap_or(0);
+        if route_tools > MAX_SEARCH_RESULTS {
+            return Err(RoutingError::RouteTools(route_tools));
+        }
         Ok(Taxonomy {
             intents,
             recovery_groups,
@@ -417,6 +441,7 @@ impl RoutingConfig {
             id_finders: self.id_finders,
             search_groups,
             search_tools,
+            route_tools: (route_tools > 0).then_some(route_tools),
             search: self.search.unwrap_or_default(),
             search_results,
             fusion: self.fusion,
@@ -565,6 +590,7 @@ impl Default for Taxonomy {
             id_finders: None,
             search_groups: DEFAULT_SEARCH_GROUPS,
             search_tools: DEFAULT_SEARCH_TOOLS,
+            route_tools: None,
             search: SearchRanks::default(),
             search_results: DEFAULT_SEARCH_RESULTS,
             fusion: None,

@@ -314,7 +314,13 @@ impl Router {
 
     /// Routes a turn.
     pub fn route(&self, query: &str, context: &[&str]) -> Decision {
-        self.route_explained(query, context).0
+        match self.taxonomy.route_tools {
+            Some(count) => {
+                let (decision, evidence) = self.route_every_tool(query, context);
+                decision.showing_best_tools(&evidence.tools, count)
+            }
+            None => self.route_explained(query, context).0,
+        }
     }
 
     /// Routes a turn, and returns the evidence too (its tools best first,
@@ -339,6 +345,12 @@ impl Router {
     /// with the partly loaded groups (`[routing] tools_per_group`) chosen by
     /// the turn's tool scores.
     pub fn route_scored(&self, scores: &[f64], query: &str, context: &[&str]) -> Decision {
+        if let Some(count) = self.taxonomy.route_tools {
+            let (_, mut evidence) = self.route_every_tool(query, context);
+            evidence.groups = scores.to_vec();
+            let decision = self.decide_with_tools(&evidence);
+            return decision.showing_best_tools(&evidence.tools, count);
+        }
         self.decide_with_tools(&Evidence {
             groups: scores.to_vec(),
             tools: self.tool_scores(query, context),

@@ -335,3 +335,59 @@ fn a_group_turns_keep_needing_unnamed_is_shown_on_later_restricted_turns() {
     assert_eq!(plain.learned_recovery(), None);
     assert_eq!(plain.route(query, &[]).visible, before.visible);
 }
+
+/// With `route_tools` a turn arrives with the best tools across groups,
+/// as many of one group as rank among them (no cap of 10 a group), each
+/// group partly loaded with its own, at every tier.
+#[test]
+fn with_route_tools_a_turn_arrives_with_the_best_tools_across_groups() {
+    let names: Vec<String> = (0..14).map(|i| format!("weather_{i:02}")).collect();
+    let weather: Vec<(&str, &str)> = names
+        .iter()
+        .map(|name| (name.as_str(), "weather forecast for a city"))
+        .collect();
+    let catalog = catalog_of([
+        ("weather", "Weather forecasts", weather),
+        (
+            "alerts",
+            "Severe weather alerts",
+            vec![("alerts_weather", "severe weather alerts for a city")],
+        ),
+        ("mail", "Email", vec![("mail_send", "send an email")]),
+    ]);
+    let config = RoutingConfig {
+        route_tools: Some(12),
+        ..RoutingConfig::default()
+    };
+    let router = Router::lexical(&catalog, config.validate(&catalog).unwrap());
+    let decision = router.route("weather forecast for Oslo", &[]);
+    let shown: usize = decision.partial.iter().map(|p| p.tools.len()).sum();
+    assert_eq!(shown, 12, "{:?}", decision.partial);
+    assert_eq!(decision.partial[0].group, GroupId::new("weather").unwrap());
+    assert!(
+        decision.partial[0].tools.len() > 10,
+        "{:?}",
+        decision.partial
+    );
+    assert_eq!(
+        decision.visible,
+        Visible::Groups(decision.routed.clone()),
+        "the groups of those tools, whatever the tier ({:?})",
+        decision.tier
+    );
+    assert!(!decision.routed.contains(&GroupId::new("mail").unwrap()));
+    // 0 routes groups; more than 50 is refused.
+    let groups = RoutingConfig {
+        route_tools: Some(0),
+        ..RoutingConfig::default()
+    };
+    assert_eq!(groups.validate(&catalog).unwrap().route_tools, None);
+    let too_many = RoutingConfig {
+        route_tools: Some(51),
+        ..RoutingConfig::default()
+    };
+    assert_eq!(
+        too_many.validate(&catalog).unwrap_err().to_string(),
+        "[routing]: route_tools must be at most 50, not 51 (0 routes groups)"
+    );
+}
