@@ -20,7 +20,9 @@ use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 use toolgate_agent::{Agent, AgentOptions, TurnEvent};
 use toolgate_core::routing::RoutingConfig;
-use toolgate_core::{CALL_TOOL_TOOL_NAME, LoadedSchemas, MetaTool, TokenCounter, ToolStatus};
+use toolgate_core::{
+    CALL_TOOL_TOOL_NAME, FoundTools, LoadedSchemas, MetaTool, TokenCounter, ToolStatus,
+};
 use toolgate_llm::ChatModel;
 use toolgate_store::{ConversationId, MemoryStore};
 use toolgate_tools::{ToolSource, Toolbox, ToolboxOptions};
@@ -41,8 +43,8 @@ pub enum LivePolicy {
     /// `call_tool`), as `[tools] loaded_schemas` says.
     Deferred(LoadedSchemas),
     /// `toolgate serve --route`: the listing, `load_tool_group`,
-    /// `call_tool` and `find_tool_groups` (the lexical router); loads go in
-    /// the tool list.
+    /// `call_tool` and `find_tool_groups` (the lexical router), which loads
+    /// the tools it lists, as the gateway's does; loads go in the tool list.
     Search,
 }
 
@@ -153,8 +155,9 @@ pub fn wilson(successes: usize, n: usize) -> (f64, f64) {
 
 /// Plays the first [`LiveOptions::tasks`] conversations of `data` with a
 /// gold call through the agent loop against `model`, under each of
-/// `policies`, reporting each finished task to `progress` (policy, done,
-/// total). A model call that fails ends its task (recorded in
+/// `policies`, reporting each finished task to `progress` (policy, the
+/// task, done, total) as it finishes, so a long run's results are read
+/// while it runs and kept when it is stopped. A model call that fails ends its task (recorded in
 /// [`LiveTask::error`]), not the run; a failing toolbox ends the run.
 pub async fn live(
     data: &Conversations,
@@ -162,7 +165,7 @@ pub async fn live(
     policies: &[LivePolicy],
     options: LiveOptions,
     counter: Arc<TokenCounter>,
-    progress: &mut dyn FnMut(LivePolicy, usize, usize),
+    progress: &mut dyn FnMut(LivePolicy, &LiveTask, usize, usize),
 ) -> Result<Live> {
     let all_tool_tokens = counter.tools(data.catalog.tools().map(|tool| tool.definition));
     let tasks: Vec<&Conversation> = data
@@ -190,8 +193,9 @@ pub async fn live(
         let agent = agent(data, Arc::clone(&model), policy, &counter).await?;
         let mut played = Vec::new();
         for (index, task) in tasks.iter().enumerate() {
-            played.push(play(&agent, task).await);
-            progress(policy, index + 1, tasks.len());
+            let task = play(&agent, task).await;
+            progress(policy, &task, index + 1, tasks.len());
+            played.push(task);
         }
         let succeeded = played.iter().filter(|task| task.succeeded).count();
         runs.push(LiveRun {
@@ -248,6 +252,7 @@ async fn agent(
     let (toolbox, _) = Toolbox::start(ToolboxOptions {
         meta_tools,
         routing,
+        found_tools: FoundTools::Loaded,
         sources: vec![source as Arc<dyn ToolSource>],
         ..ToolboxOptions::default()
     })

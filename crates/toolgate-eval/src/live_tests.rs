@@ -114,7 +114,7 @@ async fn run(policy: LivePolicy, steps: &[(&str, Value)], window: usize) -> supe
         &[policy],
         options,
         counter,
-        &mut |policy, done, total| progress.push((policy, done, total)),
+        &mut |policy, _, done, total| progress.push((policy, done, total)),
     )
     .await
     .unwrap();
@@ -232,7 +232,7 @@ async fn all_tools_is_left_out_when_the_schemas_take_more_than_half_the_window()
         &[LivePolicy::AllTools],
         small,
         counter,
-        &mut |_, _, _| panic!("nothing runs"),
+        &mut |_, _, _, _| panic!("nothing runs"),
     )
     .await
     .unwrap();

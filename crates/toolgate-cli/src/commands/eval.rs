@@ -17,9 +17,10 @@ use toolgate_core::routing::RoutingConfig;
 use toolgate_core::routing::{CosineFloor, Fusion};
 use toolgate_core::{LoadedSchemas, TokenCounter};
 use toolgate_eval::{
-    Conversations, Dataset, LiveOptions, LivePolicy, ReplayMode, SemanticInputs, choose_defaults,
-    cost_assumptions, cost_summary, cost_svg, default_modes, evaluate, goal_summary, keyword_query,
-    leave_one_out, live, live_markdown, markdown, replay, replay_markdown, svg,
+    Conversations, Dataset, LiveOptions, LivePolicy, LiveTask, ReplayMode, SemanticInputs,
+    choose_defaults, cost_assumptions, cost_summary, cost_svg, default_modes, evaluate,
+    goal_summary, keyword_query, leave_one_out, live, live_markdown, markdown, replay,
+    replay_markdown, svg,
 };
 
 use super::chat::{ModelOverrides, provider_config};
@@ -159,7 +160,9 @@ fn run_live(args: &EvalArgs) -> anyhow::Result<()> {
             &policies,
             options,
             Arc::clone(&counter),
-            &mut |policy, done, total| {
+            &mut |policy, task, done, total| {
+                bar.clear();
+                eprint(&live_task_line(policy, task, done, total));
                 bar.show(&format!("{} {}", data.name, policy.label()), done, total);
             },
         ))?;
@@ -172,6 +175,30 @@ fn run_live(args: &EvalArgs) -> anyhow::Result<()> {
         std::fs::write(path, json + "\n").with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(())
+}
+
+/// One finished task of `--live`, as stderr shows it while the run goes on.
+fn live_task_line(policy: LivePolicy, task: &LiveTask, done: usize, total: usize) -> String {
+    let outcome = match (&task.error, task.succeeded) {
+        (Some(error), _) => format!("failed: {error}"),
+        (None, true) => "succeeded".to_owned(),
+        (None, false) => format!(
+            "not done (called {}; needed {})",
+            if task.called.is_empty() {
+                "nothing".to_owned()
+            } else {
+                task.called.join(", ")
+            },
+            task.gold.join(", ")
+        ),
+    };
+    format!(
+        "  {} {done}/{total} {}: {outcome}, {} model calls, {:.0} s\n",
+        policy.label(),
+        task.conversation,
+        task.model_calls,
+        task.seconds
+    )
 }
 
 /// What is printed after each dataset's report, and after them all.

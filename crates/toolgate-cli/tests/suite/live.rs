@@ -74,6 +74,14 @@ async fn eval_live_plays_each_task_against_the_endpoint_and_reports_its_success(
         )),
         "{stderr}"
     );
+    // Each task's outcome as it finishes, before the report.
+    assert!(
+        stderr.contains(
+            "  chat, schemas in the tool list 1/1 a: not done (called load_tool_group, \
+             files_list, files_read; needed files_list, files_read, mail_send), 6 model calls, "
+        ),
+        "{stderr}"
+    );
     let stdout = text(&output.stdout);
     assert!(
         stdout.starts_with("## multi: scripted-model played live\n\n"),
