@@ -15,7 +15,7 @@ use crate::groups_found::{FoundFinder, FoundGroup, FoundLoad, FoundTools, Groups
 use crate::host_event::HostEvent;
 use crate::meta_tool::{MetaCall, MetaTool};
 use crate::name::{GroupId, ToolName};
-use crate::routing::{Embeddings, IdFinders, Router, SearchRanks, Taxonomy};
+use crate::routing::{Decision, Embeddings, IdFinders, Router, SearchRanks, Taxonomy};
 use crate::tool::ToolDefinition;
 
 /// The meta-tools a host offers, and how it answers them.
@@ -267,7 +267,7 @@ fn find_groups<'c>(router: &Router, query: &str, catalog: &'c Catalog) -> Groups
     // The groups the router routes (those scoring `route_above` of
     // the best, say), most likely first: the same rule for what is
     // worth showing a turn and a search.
-    let mut groups: Vec<FoundGroup<'c>> = decision
+    let groups: Vec<FoundGroup<'c>> = decision
         .ranked
         .iter()
         .filter(|(id, _)| decision.routed.contains(id))
@@ -290,6 +290,18 @@ fn find_groups<'c>(router: &Router, query: &str, catalog: &'c Catalog) -> Groups
             })
         })
         .collect();
+    answer_of(router, decision, groups, SearchRanks::Groups, catalog)
+}
+
+/// The answer of a search that ranked `ranks` and lists `groups` for
+/// `decision`, with the id finders their tools need.
+fn answer_of<'c>(
+    router: &Router,
+    decision: Decision,
+    mut groups: Vec<FoundGroup<'c>>,
+    ranks: SearchRanks,
+    catalog: &'c Catalog,
+) -> GroupsFound<'c> {
     if let Some(id_finders) = router.id_finders() {
         with_finders(&mut groups, id_finders, &decision.ranked, catalog);
     }
@@ -298,7 +310,7 @@ fn find_groups<'c>(router: &Router, query: &str, catalog: &'c Catalog) -> Groups
         confidence: decision.confidence,
         tier: decision.tier,
         routed: decision.routed,
-        ranks: SearchRanks::Groups,
+        ranks,
         groups,
         already_loaded: Vec::new(),
         more: false,
@@ -355,19 +367,10 @@ fn find_tools<'c>(
         }
     }
     let more = ranked.next().is_some();
-    if let Some(id_finders) = router.id_finders() {
-        with_finders(&mut groups, id_finders, &decision.ranked, catalog);
-    }
     GroupsFound {
-        intent: decision.intent,
-        confidence: decision.confidence,
-        tier: decision.tier,
-        routed: decision.routed,
-        ranks: SearchRanks::Tools,
-        groups,
         already_loaded,
         more,
-        loaded: Vec::new(),
+        ..answer_of(router, decision, groups, SearchRanks::Tools, catalog)
     }
 }
 
