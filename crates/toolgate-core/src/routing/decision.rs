@@ -10,7 +10,6 @@ use std::fmt;
 
 use crate::name::{GroupId, ToolName};
 use crate::routing::id_finders::IdFinder;
-use crate::routing::scorer::ToolScore;
 
 /// How much of the catalog a decision shows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -115,38 +114,4 @@ pub struct PartialGroup {
     pub group: GroupId,
     /// Its tools to load, best first.
     pub tools: Vec<ToolName>,
-}
-
-impl Decision {
-    /// The decision showing the `count` best of `tools` (best first) in
-    /// place of its routed groups, at every tier: their groups, each partly
-    /// loaded with those of its tools, in the order of each group's best
-    /// (`[routing] route_tools`), beside the learned recovery groups. Its
-    /// confidence and tier stay the groups' own. Where no tool has evidence
-    /// (an embeddings endpoint scored the groups alone), the groups'
-    /// decision stands.
-    pub fn showing_best_tools(mut self, tools: &[ToolScore], count: usize) -> Self {
-        if tools.is_empty() {
-            return self;
-        }
-        let mut partial: Vec<PartialGroup> = Vec::new();
-        for scored in tools.iter().take(count) {
-            match partial.iter_mut().find(|p| p.group == scored.group) {
-                Some(group) => group.tools.push(scored.tool.clone()),
-                None => partial.push(PartialGroup {
-                    group: scored.group.clone(),
-                    tools: vec![scored.tool.clone()],
-                }),
-            }
-        }
-        self.routed = partial.iter().map(|p| p.group.clone()).collect();
-        self.learned.retain(|group| !self.routed.contains(group));
-        let mut visible = self.routed.clone();
-        visible.extend(self.learned.iter().cloned());
-        self.visible = Visible::Groups(visible);
-        self.passed_over.clear();
-        self.finders.clear();
-        self.partial = partial;
-        self
-    }
 }

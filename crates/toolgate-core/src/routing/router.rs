@@ -317,7 +317,7 @@ impl Router {
         match self.taxonomy.route_tools {
             Some(count) => {
                 let (decision, evidence) = self.route_every_tool(query, context);
-                decision.showing_best_tools(&evidence.tools, count)
+                decide::showing_best_tools(decision, &evidence.tools, count)
             }
             None => self.route_explained(query, context).0,
         }
@@ -349,7 +349,7 @@ impl Router {
             let (_, mut evidence) = self.route_every_tool(query, context);
             evidence.groups = scores.to_vec();
             let decision = self.decide_with_tools(&evidence);
-            return decision.showing_best_tools(&evidence.tools, count);
+            return decide::showing_best_tools(decision, &evidence.tools, count);
         }
         self.decide_with_tools(&Evidence {
             groups: scores.to_vec(),

@@ -407,3 +407,41 @@ fn tier_of(confidence: f64, thresholds: Thresholds) -> Tier {
         Tier::Low
     }
 }
+
+/// `decision` showing the `count` best of `tools` (best first) in
+/// place of its routed groups, at every tier: their groups, each partly
+/// loaded with those of its tools, in the order of each group's best
+/// (`[routing] route_tools`), beside the learned recovery groups. Its
+/// confidence and tier stay the groups' own. Where no tool has evidence
+/// (an embeddings endpoint scored the groups alone), the groups'
+/// decision stands.
+pub(crate) fn showing_best_tools(
+    mut decision: Decision,
+    tools: &[ToolScore],
+    count: usize,
+) -> Decision {
+    if tools.is_empty() {
+        return decision;
+    }
+    let mut partial: Vec<PartialGroup> = Vec::new();
+    for scored in tools.iter().take(count) {
+        match partial.iter_mut().find(|p| p.group == scored.group) {
+            Some(group) => group.tools.push(scored.tool.clone()),
+            None => partial.push(PartialGroup {
+                group: scored.group.clone(),
+                tools: vec![scored.tool.clone()],
+            }),
+        }
+    }
+    decision.routed = partial.iter().map(|p| p.group.clone()).collect();
+    decision
+        .learned
+        .retain(|group| !decision.routed.contains(group));
+    let mut visible = decision.routed.clone();
+    visible.extend(decision.learned.iter().cloned());
+    decision.visible = Visible::Groups(visible);
+    decision.passed_over.clear();
+    decision.finders.clear();
+    decision.partial = partial;
+    decision
+}
