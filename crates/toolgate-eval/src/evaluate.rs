@@ -262,21 +262,20 @@ fn costs_per_task(
             .iter()
             .map(|(name, seen)| (name.clone(), seen.as_slice())),
     );
+    // The gateway's search scores with the fusion chosen for the catalog
+    // (on the others), as the tool search beside it does: what a build
+    // chosen without it would ship.
+    let mut searching = prepared.taxonomy.clone();
+    searching.fusion = chosen.map(|(setting, _)| setting.fusion);
     let find = |queries: &[&Query]| {
-        crate::find::find_ranked(
-            prepared,
-            &prepared.taxonomy,
-            search_groups,
-            counter,
-            queries,
-        )
+        crate::find::find_ranked(prepared, &searching, search_groups, counter, queries)
     };
     let found = find(report);
     let rewritten = keyword_queries(report);
     let found_by_keywords = find(&rewritten.iter().collect::<Vec<_>>());
     let across = crate::find::find_across(
         prepared,
-        &prepared.taxonomy,
+        &searching,
         counter,
         report,
         &crate::find::FIND_ACROSS,
