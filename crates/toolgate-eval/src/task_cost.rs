@@ -63,6 +63,10 @@ pub(crate) const FIND_BY_KEYWORDS: &str = "find_tool_groups(keywords)";
 /// model's first call.
 pub(crate) const SEARCHED_FIRST: &str = "search_router";
 
+/// The variant of the rows of a policy `chat` does not run (the search's
+/// first answer shown before the first call): compared, never chosen.
+pub(crate) const NOT_RUN_BY_CHAT: &str = "chat does not run it";
+
 /// The variant of the rows played loading whole groups only.
 pub(crate) const WHOLE_GROUP_LOADS: &str = "whole-group loads";
 
@@ -102,7 +106,10 @@ pub(crate) fn task_costs(
     rows.extend(costing.ideal());
     rows.extend(costing.serving(&costing.serve_stage, found.request, Few::No, Loads::Tools));
     rows.extend(costing.across(&costing.serve_stage, found.across));
-    rows.extend(costing.searched_first(&costing.serve_stage, found.across));
+    rows.extend(varied(
+        costing.searched_first(&costing.serve_stage, found.across),
+        NOT_RUN_BY_CHAT,
+    ));
     for (name, seen) in routed {
         let start = |i, _| costing.routed(&seen[i]);
         let how = (Job::Chat, false, Loads::Tools);
