@@ -260,13 +260,17 @@ impl HybridScorer {
 
     /// [`Self::combine`] by another fusion method.
     pub fn combine_with(&self, fusion: Fusion, raw: &RawEvidence) -> Evidence {
+        self.fused(fusion, raw).named(&self.lexical)
+    }
+
+    /// `raw` fused by `fusion` over this scorer's tools and groups.
+    fn fused(&self, fusion: Fusion, raw: &RawEvidence) -> Combined {
         combine(
             fusion,
             raw,
             self.lexical.tool_groups(),
             self.lexical.groups().len(),
         )
-        .named(&self.lexical)
     }
 }
 
@@ -356,13 +360,7 @@ impl GroupScorer for HybridScorer {
     }
 
     fn evidence_of_every_tool(&self, query: &str, context: &[&str]) -> Evidence {
-        let raw = self.raw(query, context);
-        let combined = combine(
-            self.fusion,
-            &raw,
-            self.lexical.tool_groups(),
-            self.lexical.groups().len(),
-        );
+        let combined = self.fused(self.fusion, &self.raw(query, context));
         Evidence {
             tools: self.lexical.every(&combined.tools),
             groups: combined.groups,

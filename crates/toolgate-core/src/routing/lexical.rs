@@ -117,6 +117,22 @@ impl LexicalScorer {
         self.best_of_each_group(scores, NAMED_PER_GROUP)
     }
 
+    /// Each group's score for weighted query `terms` whose tools scored
+    /// `tools`: its own document's BM25, weighted, plus its best tool's.
+    fn group_scores(&self, terms: &[(String, f64)], tools: &[f64]) -> Vec<f64> {
+        let mut scores: Vec<f64> = self
+            .group_index
+            .scores(terms)
+            .into_iter()
+            .map(|s| s * GROUP_DOCUMENT_WEIGHT)
+            .collect();
+        let best = group_scores(tools, &self.tool_group, self.groups.len());
+        for (score, tool) in scores.iter_mut().zip(best) {
+            *score += tool;
+        }
+        scores
+    }
+
     /// Every tool with evidence, with its score, in tool order.
     pub(crate) fn every(&self, scores: &[f64]) -> Vec<ToolScore> {
         self.best_of_each_group(scores, usize::MAX)
@@ -154,21 +170,7 @@ impl LexicalScorer {
 impl GroupScorer for LexicalScorer {
     fn scores(&self, query: &str, context: &[&str]) -> Vec<f64> {
         let terms = query_terms(query, context);
-        let mut scores: Vec<f64> = self
-            .group_index
-            .scores(&terms)
-            .into_iter()
-            .map(|s| s * GROUP_DOCUMENT_WEIGHT)
-            .collect();
-        let best = group_scores(
-            &self.tool_index.scores(&terms),
-            &self.tool_group,
-            self.groups.len(),
-        );
-        for (score, tool) in scores.iter_mut().zip(best) {
-            *score += tool;
-        }
-        scores
+        self.group_scores(&terms, &self.tool_index.scores(&terms))
     }
 
     fn groups(&self) -> &[GroupId] {
@@ -180,9 +182,11 @@ impl GroupScorer for LexicalScorer {
     }
 
     fn evidence_of_every_tool(&self, query: &str, context: &[&str]) -> Evidence {
+        let terms = query_terms(query, context);
+        let tools = self.tool_index.scores(&terms);
         Evidence {
-            groups: self.scores(query, context),
-            tools: self.every(&self.tool_index.scores(&query_terms(query, context))),
+            groups: self.group_scores(&terms, &tools),
+            tools: self.every(&tools),
         }
     }
 }

@@ -346,7 +346,8 @@ impl Router {
     /// the turn's tool scores.
     pub fn route_scored(&self, scores: &[f64], query: &str, context: &[&str]) -> Decision {
         if let Some(count) = self.taxonomy.route_tools {
-            let (_, mut evidence) = self.route_every_tool(query, context);
+            let mut evidence = self.scorer.evidence_of_every_tool(query, context);
+            evidence.sort_best_first();
             evidence.groups = scores.to_vec();
             let decision = self.decide_with_tools(&evidence);
             return decide::showing_best_tools(decision, &evidence.tools, count);
