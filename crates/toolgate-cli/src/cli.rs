@@ -6,9 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 use toolgate_core::Encoding;
 
-/// `toolgate serve --search-above-groups`' default: `find_tool_groups` is
-/// offered above this many groups.
-pub(crate) const DEFAULT_SEARCH_ABOVE_GROUPS: usize = 12;
+pub(crate) use toolgate_tools::DEFAULT_SEARCH_ABOVE_GROUPS;
 
 /// toolgate: hundreds of tools for an LLM agent, without paying for them on every turn.
 #[derive(Debug, Parser)]

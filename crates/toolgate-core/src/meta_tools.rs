@@ -139,6 +139,12 @@ impl MetaTools {
         self
     }
 
+    /// The embedding model `find_tool_groups` scores with, when there is
+    /// one ([`Self::with_embeddings`]).
+    pub fn embeddings(&self) -> Option<&Arc<dyn Embeddings>> {
+        self.embeddings.as_ref()
+    }
+
     /// The definitions a host registers as core tools beside
     /// `load_tool_group`, which every [`Catalog`] holds already.
     pub fn extra_definitions(&self) -> Vec<ToolDefinition> {

@@ -65,4 +65,4 @@ pub use source::{
 pub use toolbox::call::{AdmittedCall, Reach, Refusal, RefusedCall, ResolvedCall, ViewKey};
 pub use toolbox::meta::{LoadedTools, MetaAnswered, MetaHost, MetaOutcome};
 pub use toolbox::reconfigure::Joined;
-pub use toolbox::{StartReport, Toolbox, ToolboxOptions};
+pub use toolbox::{DEFAULT_SEARCH_ABOVE_GROUPS, StartReport, Toolbox, ToolboxOptions};

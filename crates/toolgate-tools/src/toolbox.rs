@@ -127,6 +127,10 @@ impl Default for ToolboxOptions {
     }
 }
 
+/// The groups above which `serve` and `chat` offer `find_tool_groups`
+/// ([`ToolboxOptions::search_above_groups`]; `serve --search-above-groups`).
+pub const DEFAULT_SEARCH_ABOVE_GROUPS: usize = 12;
+
 /// What start-up found, for the operator.
 #[derive(Debug, Default)]
 pub struct StartReport {
@@ -150,8 +154,8 @@ pub struct StartReport {
     /// ([`BuiltinConfig::withheld`]).
     pub withheld_builtins: Vec<(GroupId, String)>,
     /// `find_tool_groups` was added because the catalog has more groups
-    /// than [`ToolboxOptions::search_above_groups`].
-    pub search_added: bool,
+    /// than this ([`ToolboxOptions::search_above_groups`]).
+    pub search_added: Option<usize>,
     /// Tools of the sources listed at start-up exposed under another name
     /// than their own (taken, or not a valid MCP tool name). Those of
     /// sources listed later are logged as warnings.

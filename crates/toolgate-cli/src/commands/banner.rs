@@ -47,10 +47,10 @@ pub(crate) fn describe_sources(
             "  note:      built-in group '{group}' replaced by the upstream of that name"
         );
     }
-    if report.search_added {
+    if let Some(above) = report.search_added {
         let _ = writeln!(
             out,
-            "  search:    find_tool_groups offered: more groups than --search-above-groups"
+            "  search:    find_tool_groups offered: more than {above} groups"
         );
     }
 }

@@ -10,8 +10,8 @@ use std::sync::Arc;
 use anyhow::{Context, Result, bail};
 use serde_json::json;
 use toolgate_core::{
-    Catalog, CatalogCost, Delivery, FoundTools, GroupId, ImportError, Mode, TokenCounter,
-    thousands, tool_groups_section,
+    Catalog, CatalogCost, Delivery, GroupId, ImportError, Mode, TokenCounter, thousands,
+    tool_groups_section,
 };
 use toolgate_mcp::{Gateway, GatewayOptions};
 use toolgate_store::MemoryStore;
@@ -72,9 +72,12 @@ pub(crate) fn run(args: &CatalogArgs, out: &mut dyn Write) -> Result<()> {
     let files = setup.config_files.clone();
     let mut tools = setup.options;
     // As the gateway offers and answers its search.
-    tools.search_above_groups = Some(DEFAULT_SEARCH_ABOVE_GROUPS);
-    tools.routing = Some(settings.routing.clone());
-    tools.found_tools = FoundTools::Loaded;
+    super::tool_setup::offer_search(
+        &mut tools,
+        &settings.routing,
+        DEFAULT_SEARCH_ABOVE_GROUPS,
+        None,
+    );
     let options = GatewayOptions {
         tools,
         upstreams: setup.upstreams,

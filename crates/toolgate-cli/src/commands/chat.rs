@@ -19,8 +19,8 @@ use anyhow::Context;
 use toolgate_agent::{
     Agent, AgentOptions, Compaction, DEFAULT_SYSTEM_PROMPT, OutcomeLog, SemanticRouting,
 };
-use toolgate_core::routing::Router;
 use toolgate_core::routing::semantic::EmbeddingsConfig;
+use toolgate_core::routing::{Embeddings, Router};
 use toolgate_core::{LoadedSchemas, MetaTool, TokenCounter};
 use toolgate_llm::{ChatModel, ProviderConfig, ToolCalls};
 use toolgate_store::{
@@ -32,7 +32,7 @@ use toolgate_tools::{JS_TOOL_MANAGEMENT_GROUP, Toolbox, USER_TOOLS_GROUP};
 use self::session::{Session, new_conversation_id};
 use super::banner::describe_sources;
 use super::tool_setup::{TerminalProgress, ToolSetup, embeddings_client};
-use crate::cli::ChatArgs;
+use crate::cli::{ChatArgs, DEFAULT_SEARCH_ABOVE_GROUPS};
 use crate::output::{eprint, init_logging};
 use crate::settings::{DEFAULT_COMPACT_AT, DEFAULT_CONFIG_FILE, Settings};
 
@@ -222,8 +222,17 @@ impl Chat<'_> {
         }
         let config_files: Vec<PathBuf> = self.tools.config_files.clone();
         let manifest_dirs = self.tools.options.manifest_dirs.clone();
+        let embeddings = self.embeddings();
         let mut options = self.tools.into_options();
         options.meta_tools = vec![MetaTool::UnloadToolGroup];
+        // The gateway's search, offered where it is: it loads the tools it
+        // lists, so a miss costs the next best tools, not a whole group.
+        super::tool_setup::offer_search(
+            &mut options,
+            &self.settings.routing,
+            DEFAULT_SEARCH_ABOVE_GROUPS,
+            embeddings,
+        );
         if self.model.loaded_schemas == LoadedSchemas::Conversation {
             // Loaded tools are not listed: the model calls them through it.
             options.meta_tools.push(MetaTool::CallTool);
@@ -275,6 +284,22 @@ impl Chat<'_> {
     }
 }
 
+impl Chat<'_> {
+    /// The local embedding model the search scores with, and the router
+    /// with `--route` (which waits for the tool texts to be embedded, and
+    /// says when the model is missing); without `--route` a missing model
+    /// leaves the search lexical, unsaid.
+    fn embeddings(&self) -> Option<Arc<dyn Embeddings>> {
+        let config = &self.settings.routing;
+        if self.args.route && config.embeddings.is_none() {
+            return super::tool_setup::local_embeddings(config, self.progress.as_ref());
+        }
+        super::tool_setup::find_local_embeddings(config, true)
+            .ok()
+            .flatten()
+    }
+}
+
 /// The model, and where loaded schemas go for its kind of tool calls
 /// ([`Settings::chat_loaded_schemas`]).
 struct Model {
@@ -308,10 +333,11 @@ async fn run_chat<S: ConversationStore + AgentStore + RoutingOutcomeStore + 'sta
     let (router, semantic, outcomes) = if args.route {
         let config = &settings.routing;
         // The endpoint's group-level blend when one is configured, else
-        // tools scored first, with the local model when it is there.
+        // tools scored first, with the local model the search scores with
+        // when it is there.
         let embeddings = match &config.embeddings {
             Some(_) => None,
-            None => super::tool_setup::local_embeddings(config, progress),
+            None => toolbox.meta_tools().embeddings().cloned(),
         };
         let router = toolbox.with_catalog(|catalog| -> anyhow::Result<Router> {
             let taxonomy = settings.turn_taxonomy(catalog)?;

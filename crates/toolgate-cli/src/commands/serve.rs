@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use tokio_util::sync::CancellationToken;
-use toolgate_core::{FoundTools, GroupId};
+use toolgate_core::GroupId;
 use toolgate_mcp::{
     AuditConfig, AuditLog, Gateway, GatewayOptions, HELD_IN_MEMORY, HttpLimits, HttpOptions,
     MCP_PATH, RateLimits, StdioOptions, UpstreamHealth, serve_http, serve_stdio,
@@ -290,22 +290,19 @@ fn gateway_tools(
     settings: &Settings,
     mut tools: ToolboxOptions,
 ) -> (ToolboxOptions, Option<String>) {
-    tools.search_above_groups = Some(args.search_above_groups);
-    // The search offered above that many groups answers with [routing]
-    // too, not only the one `--route` offers.
-    tools.routing = Some(settings.routing.clone());
-    // It loads the tools it lists: the model calls one at once instead of
-    // loading a group first (the episode cost's choice for the gateway).
-    tools.found_tools = FoundTools::Loaded;
     // A missing model matters only where the gateway searches: said in the
     // banner, once the catalog says whether it does.
-    let missing_model = match super::tool_setup::find_local_embeddings(&settings.routing, true) {
-        Ok(embeddings) => {
-            tools.embeddings = embeddings;
-            None
-        }
-        Err(note) => Some(note),
-    };
+    let (embeddings, missing_model) =
+        match super::tool_setup::find_local_embeddings(&settings.routing, true) {
+            Ok(embeddings) => (embeddings, None),
+            Err(note) => (None, Some(note)),
+        };
+    super::tool_setup::offer_search(
+        &mut tools,
+        &settings.routing,
+        args.search_above_groups,
+        embeddings,
+    );
     (tools, missing_model)
 }
 
@@ -363,7 +360,7 @@ fn started_banner<S: ConversationStore + 'static>(
 ) -> String {
     let mut banner = String::new();
     if let Some(note) = &started.missing_model
-        && (args.route || started.report.search_added)
+        && (args.route || started.report.search_added.is_some())
     {
         banner.push_str(note);
     }

@@ -260,6 +260,24 @@ fn find_embeddings(
     }
 }
 
+/// `tools` offering `find_tool_groups` as `serve` and `chat` do: above
+/// `above` groups, answering with `routing` (the search offered is answered
+/// with `[routing]` too, not only the one `--route` offers), scoring with
+/// `embeddings` beside BM25 where there is a model, and loading the tools
+/// it lists, so the model calls one at once instead of loading a group
+/// first (the episode cost's choice).
+pub(crate) fn offer_search(
+    tools: &mut ToolboxOptions,
+    routing: &toolgate_core::routing::RoutingConfig,
+    above: usize,
+    embeddings: Option<Arc<dyn toolgate_core::routing::Embeddings>>,
+) {
+    tools.search_above_groups = Some(above);
+    tools.routing = Some(routing.clone());
+    tools.found_tools = toolgate_core::FoundTools::Loaded;
+    tools.embeddings = embeddings;
+}
+
 /// The local model for a command that routes every turn and waits for the
 /// tool texts to be embedded (shown on `line`): a missing model is said
 /// once on stderr.

@@ -291,10 +291,10 @@ impl Assembly {
         report: &mut StartReport,
     ) -> Result<MetaTools, ToolboxError> {
         let groups = self.catalog.groups().count();
-        let add_search = !options.meta_tools.contains(&MetaTool::FindToolGroups)
-            && options
-                .search_above_groups
-                .is_some_and(|above| groups > above);
+        let above = options.search_above_groups.filter(|above| {
+            groups > *above && !options.meta_tools.contains(&MetaTool::FindToolGroups)
+        });
+        let add_search = above.is_some();
         if add_search {
             let mut offered = options.meta_tools.clone();
             offered.push(MetaTool::FindToolGroups);
@@ -304,7 +304,7 @@ impl Assembly {
                 None,
                 Origin::MetaTool,
             )?;
-            report.search_added = true;
+            report.search_added = above;
         }
         // The router's settings matter (and are checked) only where
         // `find_tool_groups` answers.

@@ -551,9 +551,10 @@ async fn find_tool_groups_is_offered_above_a_number_of_groups() {
         })
     };
     let (at, report) = start(Some(builtin_groups)).await.unwrap();
-    assert!(!offered(&at) && !report.search_added);
+    assert!(!offered(&at) && report.search_added.is_none());
     let (above, report) = start(Some(builtin_groups - 1)).await.unwrap();
-    assert!(offered(&above) && report.search_added);
+    assert!(offered(&above));
+    assert_eq!(report.search_added, Some(builtin_groups - 1));
     let call = above.meta_tools().parse(
         "find_tool_groups",
         &json!({"query": "what time is it in Tokyo"}),
