@@ -7,6 +7,7 @@
 use std::collections::HashSet;
 
 use toolgate_core::{GroupSearch, ListingForm, TokenCounter};
+use toolgate_tools::DEFAULT_SEARCH_ABOVE_GROUPS;
 
 use crate::agent::{Agent, Loads, Page, Stage, Start};
 use crate::costs::Seen;
@@ -15,6 +16,7 @@ use crate::episode::{CACHES, Episode, Placement, Round, Traffic};
 use crate::figures::mean;
 use crate::find::FindAnswer;
 use crate::report::{Job, TaskCost};
+use crate::task_cost::Shown;
 use crate::tool_first::Prepared;
 
 /// The context window a model is assumed to have when none is given: what
@@ -27,6 +29,9 @@ pub(crate) struct Costing<'a> {
     pub(crate) prepared: &'a Prepared<'a>,
     /// The catalog with its groups listed as `chat` lists them.
     pub(crate) stage: Stage<'a>,
+    /// `chat` offers `find_tool_groups` on this catalog (it has more than
+    /// [`DEFAULT_SEARCH_ABOVE_GROUPS`] groups), as `serve` does.
+    pub(crate) chat_searches: bool,
     /// The same, listed as `serve` lists them.
     pub(crate) serve_stage: Stage<'a>,
     pub(crate) report: Vec<&'a Query>,
@@ -43,8 +48,9 @@ pub(crate) struct Costing<'a> {
 impl<'a> Costing<'a> {
     /// The tasks of `report` (the queries needing a tool the catalog has)
     /// on `prepared`'s catalog, each host listing its groups in the form
-    /// that fits it: `chat` without `find_tool_groups`, `serve` with it; a
-    /// model with a context window of `window` tokens.
+    /// that fits it: `serve` with `find_tool_groups`, `chat` with it above
+    /// [`DEFAULT_SEARCH_ABOVE_GROUPS`] groups; a model with a context window
+    /// of `window` tokens.
     pub(crate) fn new(
         prepared: &'a Prepared<'a>,
         counter: &'a TokenCounter,
@@ -52,11 +58,16 @@ impl<'a> Costing<'a> {
         window: usize,
     ) -> Self {
         let catalog = &prepared.dataset.catalog;
+        let chat_searches = catalog.groups().count() > DEFAULT_SEARCH_ABOVE_GROUPS;
+        let chat_search = match chat_searches {
+            true => GroupSearch::Offered,
+            false => GroupSearch::NotOffered,
+        };
         let stage = Stage::new(
             catalog,
             counter,
             &prepared.costs.tools,
-            ListingForm::fitting(catalog, GroupSearch::NotOffered),
+            ListingForm::fitting(catalog, chat_search),
         );
         let serve_stage = stage
             .clone()
@@ -80,6 +91,7 @@ impl<'a> Costing<'a> {
         Self {
             prepared,
             stage,
+            chat_searches,
             serve_stage,
             report: report.to_vec(),
             base: Totals::of(&baseline, window),
@@ -253,6 +265,15 @@ impl<'a> Costing<'a> {
             rounds: vec![round],
             pages: rest.to_vec(),
             ..Start::default()
+        }
+    }
+
+    /// A task begun with what the router `shown` showed `report[task]`,
+    /// the search's answers after it left for the agent to ask.
+    pub(crate) fn routed_then(&self, shown: &Shown<'_>, task: usize) -> Start {
+        Start {
+            pages: shown.pages.get(task).cloned().unwrap_or_default(),
+            ..self.routed(&shown.seen[task])
         }
     }
 

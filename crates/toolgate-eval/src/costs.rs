@@ -15,7 +15,7 @@ use toolgate_core::{
 };
 
 /// What one query lets the model see under a policy.
-#[derive(Clone)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Seen {
     /// The groups shown (empty when `all`).
     pub(crate) groups: HashSet<GroupId>,

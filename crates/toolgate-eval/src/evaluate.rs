@@ -11,6 +11,7 @@
 use toolgate_core::routing::{Fusion, RoutingConfig, Taxonomy};
 use toolgate_core::{GroupSearch, ListingForm, Origin, TokenCounter, tool_groups_section_as};
 
+use crate::agent::Page;
 use crate::costs::{Costs, Seen};
 use crate::dataset::{Dataset, Query};
 use crate::error::Result;
@@ -18,10 +19,11 @@ use crate::figures::bands;
 use crate::keywords::keyword_query;
 use crate::report::{Evaluation, FIND_WITHOUT_ID_FINDERS, PolicyReport, TaskCost};
 use crate::reported::Reported;
-use crate::task_cost::{FIND_BY_KEYWORDS, Found, Routed, task_costs};
+use crate::task_cost::{FIND_BY_KEYWORDS, Found, Routed, Shown, task_costs};
 use crate::tool_first::{Fitted, Prepared, Reads, RouterSetting, Vectors};
 use crate::tool_router::{Fitting, tool_first};
 use crate::whole_groups::whole_groups;
+use toolgate_tools::DEFAULT_SEARCH_ABOVE_GROUPS;
 
 /// Embeddings for the semantic policies: one vector per grouped tool (in
 /// [`toolgate_core::routing::tool_texts`] order) and one per query (in
@@ -256,17 +258,31 @@ fn costs_per_task(
             .collect();
         shown.push((format!("tool_router(top {k} across groups)"), seen));
     }
-    let mut routed: Routed<'_> = vec![("tiered_router".to_owned(), tiered)];
-    routed.extend(
-        shown
-            .iter()
-            .map(|(name, seen)| (name.clone(), seen.as_slice())),
-    );
     // The gateway's search scores with the fusion chosen for the catalog
     // (on the others), as the tool search beside it does: what a build
     // chosen without it would ship.
     let mut searching = prepared.taxonomy.clone();
     searching.fusion = chosen.map(|(setting, _)| setting.fusion);
+    let mut showings: Vec<(String, &[Seen])> = vec![("tiered_router".to_owned(), tiered)];
+    showings.extend(
+        shown
+            .iter()
+            .map(|(name, seen)| (name.clone(), seen.as_slice())),
+    );
+    // Where `chat` offers the search, what it answers after each showing.
+    let chat_searches = prepared.dataset.catalog.groups().count() > DEFAULT_SEARCH_ABOVE_GROUPS;
+    let pages: Vec<Vec<Vec<Page>>> = showings
+        .iter()
+        .map(|(_, seen)| match chat_searches {
+            true => crate::find::find_after(prepared, &searching, counter, report, seen),
+            false => Vec::new(),
+        })
+        .collect();
+    let routed: Routed<'_> = showings
+        .into_iter()
+        .zip(&pages)
+        .map(|((name, seen), pages)| Shown { name, seen, pages })
+        .collect();
     let find = |queries: &[&Query]| {
         crate::find::find_ranked(prepared, &searching, search_groups, counter, queries)
     };

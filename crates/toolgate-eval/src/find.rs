@@ -164,66 +164,115 @@ pub(crate) fn find_across(
     queries: &[&Query],
     ks: &[usize],
 ) -> Vec<AcrossPages> {
-    let catalog = &prepared.dataset.catalog;
     let searches: Vec<MetaTools> = ks
         .iter()
         .map(|k| {
             let mut taxonomy = taxonomy.clone();
-            taxonomy.search = SearchRanks::Tools;
             taxonomy.search_results = *k;
-            let meta = MetaTools::new([MetaTool::FindToolGroups])
-                .with_taxonomy(taxonomy)
-                .with_found_tools(FoundTools::Loaded);
-            match prepared.embeddings.clone() {
-                Some(embeddings) => meta.with_embeddings(embeddings),
-                None => meta,
-            }
+            searching_tools(prepared, taxonomy)
         })
         .collect();
     queries
         .iter()
         .map(|query| {
-            let arguments = json!({ "query": query.text });
-            let call =
-                counter.count(FIND_TOOL_GROUPS_TOOL_NAME) + counter.count(&arguments.to_string());
             searches
                 .iter()
-                .map(|meta| {
-                    let Some(Ok(search)) = meta.parse(FIND_TOOL_GROUPS_TOOL_NAME, &arguments)
-                    else {
-                        return Vec::new();
-                    };
-                    let mut active = ActiveToolSet::new();
-                    let mut pages = Vec::new();
-                    for _ in 0..MAX_ROUNDS {
-                        let Ok(MetaAnswer::Found(found)) =
-                            meta.answer(&search, Some(&mut active), catalog)
-                        else {
-                            break;
-                        };
-                        let tools: Vec<String> = found
-                            .loaded
-                            .iter()
-                            .flat_map(|load| load.tools.iter().map(|t| t.name.to_string()))
-                            .collect();
-                        if tools.is_empty() {
-                            break;
-                        }
-                        pages.push(Page {
-                            tools,
-                            groups: found.loaded.iter().map(|l| l.group.id.clone()).collect(),
-                            tokens: call
-                                + counter.count(&found.answer(LoadedSchemas::ToolList).to_string()),
-                        });
-                        if !found.more {
-                            break;
-                        }
-                    }
-                    pages
-                })
+                .map(|meta| pages(prepared, meta, counter, query, ActiveToolSet::new()))
                 .collect()
         })
         .collect()
+}
+
+/// The same search (its `search_results` as `taxonomy` says) asked after a
+/// router showed each query what `shown` says: its answers skip the tools
+/// shown, loaded already. A router that showed every tool leaves nothing to
+/// search for.
+pub(crate) fn find_after(
+    prepared: &Prepared<'_>,
+    taxonomy: &Taxonomy,
+    counter: &TokenCounter,
+    queries: &[&Query],
+    shown: &[Seen],
+) -> Vec<Vec<Page>> {
+    let catalog = &prepared.dataset.catalog;
+    let meta = searching_tools(prepared, taxonomy.clone());
+    queries
+        .iter()
+        .zip(shown)
+        .map(|(query, seen)| {
+            if seen.all {
+                return Vec::new();
+            }
+            let mut active = ActiveToolSet::new();
+            let mut by_group: std::collections::BTreeMap<&GroupId, Vec<&str>> =
+                std::collections::BTreeMap::new();
+            for tool in &seen.tools {
+                if let Some(group) = catalog.group_of(tool) {
+                    by_group.entry(group).or_default().push(tool);
+                }
+            }
+            for (group, mut tools) in by_group {
+                tools.sort_unstable();
+                // A routed load the catalog refuses shows nothing either.
+                let _ = active.load_tools(catalog, group.as_str(), &tools);
+            }
+            pages(prepared, &meta, counter, query, active)
+        })
+        .collect()
+}
+
+/// The gateway's search under `taxonomy`, ranking tools across groups and
+/// loading what it lists, scoring with the embeddings where there are.
+fn searching_tools(prepared: &Prepared<'_>, mut taxonomy: Taxonomy) -> MetaTools {
+    taxonomy.search = SearchRanks::Tools;
+    let meta = MetaTools::new([MetaTool::FindToolGroups])
+        .with_taxonomy(taxonomy)
+        .with_found_tools(FoundTools::Loaded);
+    match prepared.embeddings.clone() {
+        Some(embeddings) => meta.with_embeddings(embeddings),
+        None => meta,
+    }
+}
+
+/// `meta`'s answers to `query` asked [`MAX_ROUNDS`] times in a row of a
+/// conversation holding `active`, each loading the next tools it lists,
+/// while it lists any.
+fn pages(
+    prepared: &Prepared<'_>,
+    meta: &MetaTools,
+    counter: &TokenCounter,
+    query: &Query,
+    mut active: ActiveToolSet,
+) -> Vec<Page> {
+    let catalog = &prepared.dataset.catalog;
+    let arguments = json!({ "query": query.text });
+    let call = counter.count(FIND_TOOL_GROUPS_TOOL_NAME) + counter.count(&arguments.to_string());
+    let Some(Ok(search)) = meta.parse(FIND_TOOL_GROUPS_TOOL_NAME, &arguments) else {
+        return Vec::new();
+    };
+    let mut pages = Vec::new();
+    for _ in 0..MAX_ROUNDS {
+        let Ok(MetaAnswer::Found(found)) = meta.answer(&search, Some(&mut active), catalog) else {
+            break;
+        };
+        let tools: Vec<String> = found
+            .loaded
+            .iter()
+            .flat_map(|load| load.tools.iter().map(|t| t.name.to_string()))
+            .collect();
+        if tools.is_empty() {
+            break;
+        }
+        pages.push(Page {
+            tools,
+            groups: found.loaded.iter().map(|l| l.group.id.clone()).collect(),
+            tokens: call + counter.count(&found.answer(LoadedSchemas::ToolList).to_string()),
+        });
+        if !found.more {
+            break;
+        }
+    }
+    pages
 }
 
 #[cfg(test)]

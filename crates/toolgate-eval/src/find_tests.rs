@@ -32,3 +32,35 @@ fn the_search_across_groups_pages_its_ranking_k_tools_at_a_time() {
         assert!(page.tokens > call + 2 * page.tools.len(), "{page:?}");
     }
 }
+
+/// Asked after a router showed some tools, the search lists only the
+/// others (they are loaded already), and nothing after a showing of every
+/// tool.
+#[test]
+fn the_search_after_a_showing_skips_the_tools_it_showed() {
+    let dataset = small_dataset("after");
+    let counter = TokenCounter::new(Encoding::O200kBase).unwrap();
+    let prepared = Prepared::new(&dataset, &RoutingConfig::default(), None, &counter).unwrap();
+    let queries: Vec<&Query> = dataset.queries.iter().collect();
+    let mut taxonomy = prepared.taxonomy.clone();
+    taxonomy.search_results = 1;
+    let shown = |tools: &[&str], all: bool| Seen {
+        tools: tools.iter().map(|t| (*t).to_owned()).collect(),
+        all,
+        ..Seen::default()
+    };
+    // "search my mail" (the third query), after mail_search was shown.
+    let mut showings = vec![Seen::default(); queries.len()];
+    showings[2] = shown(&["mail_search"], false);
+    showings[1] = shown(&[], true);
+    let pages = find_after(&prepared, &taxonomy, &counter, &queries, &showings);
+    assert_eq!(pages.len(), queries.len());
+    let tools: Vec<Vec<String>> = pages[2].iter().map(|p| p.tools.clone()).collect();
+    assert_eq!(tools, [["mail_send"]]);
+    assert!(pages[1].is_empty(), "every tool shown: {:?}", pages[1]);
+    // With nothing shown it is the search from the start.
+    let first = find_across(&prepared, &taxonomy, &counter, &queries, &[1]);
+    let from_start: Vec<Vec<String>> = pages[0].iter().map(|p| p.tools.clone()).collect();
+    let expected: Vec<Vec<String>> = first[0][0].iter().map(|p| p.tools.clone()).collect();
+    assert_eq!(from_start, expected);
+}

@@ -37,7 +37,7 @@ use toolgate_core::ListingForm;
 use toolgate_core::TokenCounter;
 use toolgate_core::routing::Fusion;
 
-use crate::agent::{Agent, Loads, Stage, Start};
+use crate::agent::{Agent, Loads, Page, Stage, Start};
 use crate::costing::{Costing, Played, varied};
 use crate::dataset::Query;
 use crate::episode::{Episode, Placement};
@@ -79,9 +79,18 @@ pub(crate) struct Found<'f> {
     pub(crate) across: &'f [AcrossPages],
 }
 
-/// The routers' first showings to cost: each name with what each reported
-/// query saw (in `report` order).
-pub(crate) type Routed<'s> = Vec<(String, &'s [crate::costs::Seen])>;
+/// A router's first showings to cost.
+pub(crate) struct Shown<'s> {
+    pub(crate) name: String,
+    /// What each reported query saw (in `report` order).
+    pub(crate) seen: &'s [crate::costs::Seen],
+    /// Where `chat` offers `find_tool_groups`, what it answers each query
+    /// after the showing (the tools shown loaded already); else empty.
+    pub(crate) pages: &'s [Vec<Page>],
+}
+
+/// The routers' first showings to cost.
+pub(crate) type Routed<'s> = Vec<Shown<'s>>;
 
 /// Every policy's [`TaskCost`] on `report`, for a model whose context
 /// window is `window` tokens.
@@ -110,10 +119,10 @@ pub(crate) fn task_costs(
         costing.searched_first(&costing.serve_stage, found.across),
         NOT_RUN_BY_CHAT,
     ));
-    for (name, seen) in routed {
-        let start = |i, _| costing.routed(&seen[i]);
-        let how = (Job::Chat, false, Loads::Tools);
-        rows.extend(costing.loading(&costing.stage, name, how, &start));
+    for shown in routed {
+        let start = |i, _| costing.routed_then(shown, i);
+        let how = (Job::Chat, costing.chat_searches, Loads::Tools);
+        rows.extend(costing.loading(&costing.stage, &shown.name, how, &start));
     }
     rows.extend(costing.tool_search(search_fusion, Reads::Request));
     if report.iter().any(|q| !q.context.is_empty()) {
@@ -259,10 +268,10 @@ impl Costing<'_> {
 
     /// The main policies loading whole groups only, as before a load could
     /// name tools: `serve`'s, and `chat`'s routers with the schemas where
-    /// `chat` places them.
+    /// `chat` places them (and no search, as before `chat` offered it).
     fn whole_groups(&self, routed: &Routed<'_>, found: &[FindAnswer]) -> Vec<TaskCost> {
         let mut rows = self.serving(&self.serve_stage, found, Few::Yes, Loads::Groups);
-        for (name, seen) in routed {
+        for shown in routed {
             for agent in Agent::ALL {
                 let played = Played {
                     job: Job::Chat,
@@ -271,8 +280,8 @@ impl Costing<'_> {
                     placement: CHAT_PLACEMENT,
                     loads: Loads::Groups,
                 };
-                let start = |i, _| self.routed(&seen[i]);
-                rows.push(self.played(&self.stage, name, played, &start));
+                let start = |i, _| self.routed(&shown.seen[i]);
+                rows.push(self.played(&self.stage, &shown.name, played, &start));
             }
         }
         varied(rows, WHOLE_GROUP_LOADS)
@@ -281,8 +290,8 @@ impl Costing<'_> {
     /// The main policies with the groups listed in each form the hosts do
     /// not choose for this catalog, to see whether the rule chose well:
     /// `serve`'s in every other form (its search ranking tools across groups
-    /// too), `chat`'s routers in the other of lines and names (`chat` offers
-    /// no search).
+    /// too), `chat`'s routers in every other form it can list in (the
+    /// search form only where it offers the search).
     fn other_forms(
         &self,
         routed: &Routed<'_>,
@@ -299,12 +308,13 @@ impl Costing<'_> {
                 ));
                 rows.extend(forced(self.across(&stage, across), form));
             }
-            if form != self.stage.form && form != ListingForm::Search {
+            let chat_lists = self.chat_searches || form != ListingForm::Search;
+            if form != self.stage.form && chat_lists {
                 let stage = self.stage.clone().in_form(form);
-                for (name, seen) in routed {
-                    let start = |i, _| self.routed(&seen[i]);
-                    let how = (Job::Chat, false, Loads::Tools);
-                    let chat = self.loading(&stage, name, how, &start);
+                for shown in routed {
+                    let start = |i, _| self.routed_then(shown, i);
+                    let how = (Job::Chat, self.chat_searches, Loads::Tools);
+                    let chat = self.loading(&stage, &shown.name, how, &start);
                     rows.extend(forced(chat, form));
                 }
             }
