@@ -8,9 +8,11 @@
 //! - `chat` above its threshold: at most [`MAX_TIMES_SEARCH`] tool search's
 //!   bill, at most [`GOAL_ROUND_TRIPS`] extra round trips;
 //! - below the threshold: all-tools' figures exactly;
-//! - no measured policy (a row the hosts run, no variant) cheaper uncached
-//!   and with the cache, with fewer round trips and more tasks done, all at
-//!   once.
+//! - no measured policy (a row the job could run, no variant) cheaper
+//!   uncached and with the cache, with fewer round trips and more tasks
+//!   done, all at once; `chat`'s routers read the user's turn before the
+//!   model's first call, which a gateway never sees, so they beat no
+//!   `serve` default.
 
 use std::fmt::Write as _;
 
@@ -54,6 +56,7 @@ impl<'e> Check<'e> {
             .filter(|r| r.variant.is_none() && r.sends.is_none())
             // The ideal router reads the task's answer: no host can run it.
             .filter(|r| r.policy != IDEAL_ROUTER)
+            .filter(|r| runnable_by(default.job, r))
             .filter(|r| beats(r, row))
             .map(name)
             .collect();
@@ -107,6 +110,13 @@ impl<'e> Check<'e> {
     }
 }
 
+/// Whether `job` could run `r` instead of its default: `chat` any row; a
+/// gateway not `chat`'s routers, which read the user's turn before the
+/// model's first call, and the gateway never sees it.
+fn runnable_by(job: Job, r: &TaskCost) -> bool {
+    job != Job::Serve || r.job != Job::Chat
+}
+
 /// `a`'s bill over `b`'s, uncached and with Anthropic's cache.
 fn times(a: &TaskCost, b: &TaskCost) -> (f64, f64) {
     let ratio = |x: f64, y: f64| if y > 0.0 { x / y } else { f64::INFINITY };
@@ -145,7 +155,7 @@ fn name(row: &TaskCost) -> String {
 /// The must-holds of every job's default on every catalog, as markdown.
 pub(crate) fn must_holds(evaluations: &[Evaluation]) -> String {
     let mut out = format!(
-        "## What each default must hold\n\nOn each catalog, each job's default against the best tool search chosen as a job's policy is (on the same catalogs), with each agent: `serve` above its threshold at most {MAX_TIMES_SEARCH}x tool search's bill uncached and with Anthropic's cache, at most its round trips + {SERVE_EXTRA_TRIPS}, at least its tasks done, and beaten by no measured policy; `chat` above its threshold at most {MAX_TIMES_SEARCH}x its bill, at most {GOAL_ROUND_TRIPS} extra round trips; below the threshold, all-tools' figures exactly. \"Beaten by\": the rows the hosts run (no variant; all-tools, not the ideal router) that cost less uncached and with Anthropic's cache, take fewer round trips and finish more tasks, all at once.\n\n| catalog | agent | job | default | sends | uncached, x tool search | Anthropic, x tool search | round trips (tool search) | done (tool search) | beaten on all three by | holds |\n|---|---|---|---|---|---:|---:|---:|---:|---|---|\n"
+        "## What each default must hold\n\nOn each catalog, each job's default against the best tool search chosen as a job's policy is (on the same catalogs), with each agent: `serve` above its threshold at most {MAX_TIMES_SEARCH}x tool search's bill uncached and with Anthropic's cache, at most its round trips + {SERVE_EXTRA_TRIPS}, at least its tasks done, and beaten by no measured policy; `chat` above its threshold at most {MAX_TIMES_SEARCH}x its bill, at most {GOAL_ROUND_TRIPS} extra round trips; below the threshold, all-tools' figures exactly. \"Beaten by\": the rows the job could run (no variant; all-tools and tool search, not the ideal router, and for `serve` not `chat`'s routers, which read the user's turn a gateway never sees) that cost less uncached and with Anthropic's cache, take fewer round trips and finish more tasks, all at once.\n\n| catalog | agent | job | default | sends | uncached, x tool search | Anthropic, x tool search | round trips (tool search) | done (tool search) | beaten on all three by | holds |\n|---|---|---|---|---|---:|---:|---:|---:|---|---|\n"
     );
     let mut held = 0;
     let mut checked = 0;

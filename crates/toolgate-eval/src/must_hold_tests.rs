@@ -116,3 +116,21 @@ fn the_ideal_router_beats_no_default() {
     let mut evaluations = [holding.clone(), holding];
     assert_eq!(verdicts(&mut evaluations), ["yes", "yes"]);
 }
+
+/// `chat`'s routers read the user's turn before the model's first call,
+/// which a gateway never sees: however well one does, it beats no `serve`
+/// default.
+#[test]
+fn a_router_of_chat_beats_no_serve_default() {
+    let mut holding = catalog("holding", (900.0, 390.0), (1.3, 0.95));
+    holding.task_costs.push(task_cost(
+        "tool_router(top 20 across groups)",
+        Job::Chat,
+        Some(Placement::ToolList),
+        Some("listing"),
+        (0.0, 600.0, [250.0, 250.0]),
+        (0.4, 0.0, 0.99),
+    ));
+    let mut evaluations = [holding.clone(), holding];
+    assert_eq!(verdicts(&mut evaluations), ["yes", "yes"]);
+}
