@@ -485,23 +485,42 @@ fn a_search_that_loads_makes_the_tools_it_lists_callable_and_says_so() {
     }
     assert!(found.loaded.iter().all(|load| load.newly_loaded));
     let in_list = found.answer(LoadedSchemas::ToolList).to_string();
-    assert_eq!(
-        in_list,
-        format!(
-            "{}\n\nThe {} listed under the groups are loaded: call them by name. \
-             load_tool_group loads other tools of a group by name, or the rest of it.",
-            found.to_string().replacen(
-                "load the tools you need with load_tool_group (its group_name and tools):",
-                "the tools listed are loaded:",
-                1
-            ),
-            if listed.len() == 1 {
-                "1 tool".to_owned()
-            } else {
-                format!("{} tools", listed.len())
-            }
-        )
+    // The ranking's heading says they are loaded; the tools are named
+    // without descriptions (their schemas carry them), and so are their
+    // groups, the search ranking tools.
+    let heading = found.to_string().lines().next().unwrap().replacen(
+        "load the tools you need with load_tool_group (its group_name and tools):",
+        "the tools listed are loaded:",
+        1,
     );
+    let mut expected = vec![heading];
+    for group in &found.groups {
+        expected.push(format!(
+            "- {} ({:.2}, {})",
+            group.group.id,
+            group.probability,
+            match group.tool_count {
+                1 => "1 tool".to_owned(),
+                n => format!("{n} tools"),
+            }
+        ));
+        expected.extend(
+            group
+                .listed_tools()
+                .map(|tool| format!("  - {}", tool.name)),
+        );
+    }
+    let expected = format!(
+        "{}\n\nThe {} listed under the groups are loaded: call them by name. \
+         load_tool_group loads other tools of a group by name, or the rest of it.",
+        expected.join("\n"),
+        if listed.len() == 1 {
+            "1 tool".to_owned()
+        } else {
+            format!("{} tools", listed.len())
+        }
+    );
+    assert_eq!(in_list, expected);
     let in_conversation = found.answer(LoadedSchemas::Conversation).to_string();
     assert!(
         in_conversation.contains(

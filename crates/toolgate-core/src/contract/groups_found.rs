@@ -14,13 +14,31 @@ impl fmt::Display for GroupsFound<'_> {
             self,
             f,
             "load the tools you need with load_tool_group (its group_name and tools)",
+            Shown::Described,
         )
     }
 }
 
+/// How much of each listed tool the ranking shows.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Shown {
+    /// Its name and one-line description, and each group's description:
+    /// the model chooses what to load from them.
+    Described,
+    /// Its name alone, and a group's description only where the search
+    /// ranks groups: the tools are loaded, their schemas (descriptions
+    /// included) in the tool list or after the ranking.
+    Loaded,
+}
+
 /// The ranking: its heading, ending with `what_next`, then each group with
-/// its listed tools.
-fn ranking(found: &GroupsFound<'_>, f: &mut fmt::Formatter<'_>, what_next: &str) -> fmt::Result {
+/// its listed tools, shown as `shown` says.
+fn ranking(
+    found: &GroupsFound<'_>,
+    f: &mut fmt::Formatter<'_>,
+    what_next: &str,
+    shown: Shown,
+) -> fmt::Result {
     if found.intent.is_none() {
         f.write_str(
             "No group matches this request: search again in other words, or see \
@@ -37,26 +55,31 @@ fn ranking(found: &GroupsFound<'_>, f: &mut fmt::Formatter<'_>, what_next: &str)
             found.tier, found.confidence
         )?;
     }
+    let described = shown == Shown::Described;
+    let group_described = described || found.ranks == SearchRanks::Groups;
     for group in &found.groups {
         write!(
             f,
-            "\n- {} ({:.2}, {}): {}",
+            "\n- {} ({:.2}, {})",
             group.group.id,
             group.probability,
             ToolCount(group.tool_count),
-            group.group.description
         )?;
+        if group_described {
+            write!(f, ": {}", group.group.description)?;
+        }
         for tool in &group.tools {
-            write!(f, "\n  - {}: {}", tool.name, tool.one_line_description())?;
+            write!(f, "\n  - {}", tool.name)?;
+            if described {
+                write!(f, ": {}", tool.one_line_description())?;
+            }
         }
         for finder in &group.finders {
-            write!(
-                f,
-                "\n  - {}: {} (finds the id {} requires)",
-                finder.tool.name,
-                finder.tool.one_line_description(),
-                finder.needed_by
-            )?;
+            write!(f, "\n  - {}", finder.tool.name)?;
+            if described {
+                write!(f, ": {}", finder.tool.one_line_description())?;
+            }
+            write!(f, " (finds the id {} requires)", finder.needed_by)?;
         }
     }
     if !found.already_loaded.is_empty() {
@@ -81,7 +104,9 @@ fn ranking(found: &GroupsFound<'_>, f: &mut fmt::Formatter<'_>, what_next: &str)
 /// What the model reads for a `find_tool_groups` answer, by where the host
 /// puts the schemas of the tools it loaded: the ranking ([`GroupsFound`]'s
 /// text); when the search loaded the tools it lists, its heading ends
-/// `the tools listed are loaded:` instead, and a paragraph follows. With [`LoadedSchemas::ToolList`] they
+/// `the tools listed are loaded:` instead, the tools are named without
+/// their descriptions (their schemas carry them), and so are the groups
+/// where the search ranks tools; a paragraph follows. With [`LoadedSchemas::ToolList`] they
 /// are in the tool list; with [`LoadedSchemas::Conversation`] the paragraph
 /// carries their schemas, one line of JSON per tool (`{"name",
 /// "description", "input_schema"}`), as a load's answer does.
@@ -113,7 +138,7 @@ impl fmt::Display for FoundAnswer<'_, '_> {
         if tools.is_empty() {
             return self.found.fmt(f);
         }
-        ranking(self.found, f, "the tools listed are loaded")?;
+        ranking(self.found, f, "the tools listed are loaded", Shown::Loaded)?;
         match self.schemas {
             LoadedSchemas::ToolList => write!(
                 f,
