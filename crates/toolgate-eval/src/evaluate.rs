@@ -218,7 +218,7 @@ const COSTED_TOOLS_PER_GROUP: [usize; 4] = [1, 2, 3, 0];
 
 /// Tools a router showing the best tools across groups (with no cap per
 /// group, by the turn and the turns before it) shows, tried.
-const ROUTED_ACROSS: [usize; 3] = [5, 10, 20];
+const ROUTED_ACROSS: [usize; 4] = [5, 10, 20, 40];
 
 /// [`task_costs`] of every policy: the tiered router's showings
 /// (`tiered`), the headline tool router's setting (`chosen`) at each of
