@@ -287,10 +287,10 @@ pub(crate) struct ChatArgs {
           value_parser = clap::builder::PossibleValuesParser::new(toolgate_llm::ToolCalls::NAMES))]
     pub(crate) tool_calls: Option<String>,
 
-    /// Route each message before the model is called: pre-load the groups it needs (high
-    /// confidence), add the recovery groups (medium), or show the whole catalog (low); settings
-    /// from [routing] in the config file. Upstream servers are started at once so their tools
-    /// can be matched.
+    /// Route each message before the model is called: pre-load the 40 tools that match it best,
+    /// across groups ([routing] route_tools; 0 routes groups: those it needs at high confidence,
+    /// the recovery groups at medium, the whole catalog at low); settings from [routing] in the
+    /// config file. Upstream servers are started at once so their tools can be matched.
     #[arg(long)]
     pub(crate) route: bool,
 
@@ -348,8 +348,8 @@ pub(crate) struct ServeArgs {
     #[arg(long, value_name = "FILE")]
     pub(crate) audit_log: Option<PathBuf>,
 
-    /// Offer the find_tool_groups meta-tool: the router ranks the groups for a request
-    /// (settings from [routing] in the config file).
+    /// Offer the find_tool_groups meta-tool whatever the number of groups: it ranks the tools
+    /// for a request across groups (settings from [routing] in the config file).
     #[arg(long)]
     pub(crate) route: bool,
 
