@@ -221,66 +221,10 @@ impl LoadBudget {
         if incoming == 0 {
             return BudgetPlan::default();
         }
-        // What else is loaded within the budget, each with its tokens: a
-        // group loaded whole as one, each tool of a group loaded in part on
-        // its own; least recently used first (never called first, then by
-        // last call; ties in load order).
-        let counted = |catalog: &Catalog, tool: &ToolName| {
-            catalog
-                .tool(tool.as_str())
-                .map_or(0, |tool| tokens(tool.definition))
-        };
-        let mut others: Vec<Candidate> = Vec::new();
-        for (place, id) in active.loaded_groups().iter().enumerate() {
-            if id.as_str() == group || always(id.as_str()) {
-                continue;
-            }
-            match active.selection(id.as_str()) {
-                Some(GroupSelection::Tools(names)) => {
-                    for (order, name) in names.into_iter().enumerate() {
-                        let size = counted(view, name).max(counted(catalog, name));
-                        others.push(Candidate {
-                            last: usage.last_tool_call(name),
-                            place: (place, order),
-                            unload: Unload::Tool(id.clone(), name.clone()),
-                            tokens: size,
-                        });
-                    }
-                }
-                Some(GroupSelection::Whole) | None => {
-                    let size = loaded_tokens(active, view, id, tokens)
-                        .max(loaded_tokens(active, catalog, id, tokens));
-                    others.push(Candidate {
-                        last: usage.last_call(id),
-                        place: (place, 0),
-                        unload: Unload::Group(id.clone()),
-                        tokens: size,
-                    });
-                }
-            }
-        }
-        others.sort_by_key(|candidate| (candidate.last, candidate.place));
-        let mut total = incoming
-            + others
-                .iter()
-                .map(|candidate| candidate.tokens)
-                .sum::<usize>();
-        let mut plan = BudgetPlan {
-            budget,
-            ..BudgetPlan::default()
-        };
-        for Candidate {
-            unload,
-            tokens: size,
-            ..
-        } in others
-        {
-            if total <= budget {
-                break;
-            }
-            total -= size;
-            plan.unload.push(unload);
-        }
+        let others = candidates(active, (view, catalog), usage, tokens, &|id, _| {
+            id.as_str() == group || always(id.as_str())
+        });
+        let mut plan = shed(budget, incoming, others);
         if incoming > budget {
             plan.oversized = Some(Oversized {
                 group: target.id.clone(),
@@ -290,6 +234,125 @@ impl LoadBudget {
         }
         plan
     }
+
+    /// What to unload after a search loaded `kept` (each group's tools it
+    /// listed) into `active`, so that the loaded schemas are back within the
+    /// budget: the least recently used of everything else, as few as it
+    /// takes. The search's own tools stay, even past the budget. Nothing
+    /// when there is no bound or everything fits.
+    pub fn trim(
+        self,
+        active: &ActiveToolSet,
+        (view, catalog): (&Catalog, &Catalog),
+        kept: &[(GroupId, Vec<ToolName>)],
+        usage: &GroupUse,
+        tokens: &dyn Fn(&ToolDefinition) -> usize,
+    ) -> BudgetPlan {
+        let Self::Tokens(budget) = self else {
+            return BudgetPlan::default();
+        };
+        let always =
+            |id: &GroupId| view.group_visibility(id.as_str()) == Some(GroupVisibility::Always);
+        let is_kept = |id: &GroupId, tool: Option<&ToolName>| {
+            kept.iter()
+                .any(|(group, tools)| group == id && tool.is_none_or(|tool| tools.contains(tool)))
+        };
+        let counted = |catalog: &Catalog, tool: &ToolName| {
+            catalog
+                .tool(tool.as_str())
+                .map_or(0, |tool| tokens(tool.definition))
+        };
+        let incoming = kept
+            .iter()
+            .filter(|(group, _)| !always(group))
+            .flat_map(|(_, tools)| tools)
+            .map(|tool| counted(view, tool).max(counted(catalog, tool)))
+            .sum();
+        let others = candidates(active, (view, catalog), usage, tokens, &|id, tool| {
+            always(id) || is_kept(id, tool)
+        });
+        shed(budget, incoming, others)
+    }
+}
+
+/// What else is loaded within the budget, each with its tokens, least
+/// recently used first (never called first, then by last call; ties in
+/// load order): a group loaded whole as one, each tool of a group loaded in
+/// part on its own; none that `skip` says of its group and tool (`None`: the
+/// group whole).
+fn candidates(
+    active: &ActiveToolSet,
+    (view, catalog): (&Catalog, &Catalog),
+    usage: &GroupUse,
+    tokens: &dyn Fn(&ToolDefinition) -> usize,
+    skip: &dyn Fn(&GroupId, Option<&ToolName>) -> bool,
+) -> Vec<Candidate> {
+    let counted = |catalog: &Catalog, tool: &ToolName| {
+        catalog
+            .tool(tool.as_str())
+            .map_or(0, |tool| tokens(tool.definition))
+    };
+    let mut others: Vec<Candidate> = Vec::new();
+    for (place, id) in active.loaded_groups().iter().enumerate() {
+        match active.selection(id.as_str()) {
+            Some(GroupSelection::Tools(names)) => {
+                for (order, name) in names.into_iter().enumerate() {
+                    if skip(id, Some(name)) {
+                        continue;
+                    }
+                    let size = counted(view, name).max(counted(catalog, name));
+                    others.push(Candidate {
+                        last: usage.last_tool_call(name),
+                        place: (place, order),
+                        unload: Unload::Tool(id.clone(), name.clone()),
+                        tokens: size,
+                    });
+                }
+            }
+            Some(GroupSelection::Whole) | None => {
+                if skip(id, None) {
+                    continue;
+                }
+                let size = loaded_tokens(active, view, id, tokens)
+                    .max(loaded_tokens(active, catalog, id, tokens));
+                others.push(Candidate {
+                    last: usage.last_call(id),
+                    place: (place, 0),
+                    unload: Unload::Group(id.clone()),
+                    tokens: size,
+                });
+            }
+        }
+    }
+    others.sort_by_key(|candidate| (candidate.last, candidate.place));
+    others
+}
+
+/// The plan that unloads the first of `others` (least recently used first)
+/// until they and `incoming` fit `budget`.
+fn shed(budget: usize, incoming: usize, others: Vec<Candidate>) -> BudgetPlan {
+    let mut total = incoming
+        + others
+            .iter()
+            .map(|candidate| candidate.tokens)
+            .sum::<usize>();
+    let mut plan = BudgetPlan {
+        budget,
+        ..BudgetPlan::default()
+    };
+    for Candidate {
+        unload,
+        tokens: size,
+        ..
+    } in others
+    {
+        if total <= budget {
+            break;
+        }
+        total -= size;
+        plan.unload.push(unload);
+    }
+    plan
 }
 
 /// Something loaded the budget may unload.

@@ -313,3 +313,48 @@ fn a_group_loaded_in_part_gives_up_its_tools_one_by_one_least_recently_called_fi
     ));
     assert!(!active.is_loaded("a"), "no tool left: the group goes");
 }
+
+/// After a search loaded the tools it listed, the budget unloads the least
+/// recently used of everything else, tool by tool where a group is loaded
+/// in part, and never the search's own tools, even past the budget.
+#[test]
+fn after_a_search_the_least_recently_used_go_and_its_own_tools_stay() {
+    let catalog = catalog(&[("a", 2), ("b", 3), ("c", 2)]);
+    // a whole (20), b_1 (10), then the search's b_2 and c_1 (20): 50.
+    let mut active = loaded(&catalog, &["a"]);
+    active.load_tools(&catalog, "b", &["b_1"]).unwrap();
+    active.load_tools(&catalog, "b", &["b_2"]).unwrap();
+    active.load_tools(&catalog, "c", &["c_1"]).unwrap();
+    let kept = vec![
+        (GroupId::new("b").unwrap(), vec![tool("b_2")]),
+        (GroupId::new("c").unwrap(), vec![tool("c_1")]),
+    ];
+    let mut usage = GroupUse::new();
+    usage.record(&catalog, "a_1", None);
+    let trim = |budget, usage: &GroupUse| {
+        LoadBudget::Tokens(budget).trim(&active, (&catalog, &catalog), &kept, usage, &ten)
+    };
+    assert!(trim(50, &usage).is_empty());
+    assert!(
+        LoadBudget::Unlimited
+            .trim(&active, (&catalog, &catalog), &kept, &usage, &ten)
+            .is_empty()
+    );
+    // b_1 was never called, a was: b_1 goes first.
+    assert_eq!(
+        trim(40, &usage).unload,
+        [Unload::Tool(GroupId::new("b").unwrap(), tool("b_1"))]
+    );
+    assert_eq!(
+        trim(30, &usage).unload,
+        [
+            Unload::Tool(GroupId::new("b").unwrap(), tool("b_1")),
+            Unload::Group(GroupId::new("a").unwrap())
+        ]
+    );
+    // The search's tools alone pass the budget: everything else goes, they
+    // stay.
+    let plan = trim(10, &usage);
+    assert_eq!(plan.unload.len(), 2, "{plan:?}");
+    assert_eq!(plan.oversized, None);
+}

@@ -130,3 +130,66 @@ async fn in_the_conversation_the_answer_carries_the_schemas_and_the_tool_list_st
     assert!(is_error(&now), "{}", text(&now));
     served.stop().await;
 }
+
+/// A search's loads count toward `[tools] max_loaded_tokens` like any load:
+/// the least recently used go after it (never its own tools), its answer
+/// says which, and a restarted gateway restores the same list.
+#[tokio::test]
+async fn a_search_past_the_budget_unloads_the_least_recently_used_even_after_a_restart() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("sessions.db");
+    let counter = toolgate_core::TokenCounter::new(toolgate_core::Encoding::O200kBase).unwrap();
+    let measuring = serve(
+        searching(root.path(), 1),
+        SqliteStore::open(dir.path().join("measure.db")).unwrap(),
+        loopback(),
+        HttpOptions::default(),
+    )
+    .await;
+    let (files, convert) = measuring.gateway.with_catalog(|catalog| {
+        let files: usize = catalog.group_tools("files").map(|t| counter.tool(t)).sum();
+        let convert = counter.tool(catalog.tool("time_convert").unwrap().definition);
+        (files, convert)
+    });
+    measuring.stop().await;
+    // Room for the files group or the converter, not both.
+    let budget = files + convert - 1;
+    let mut options = searching(root.path(), 1);
+    options.load_budget = toolgate_core::LoadBudget::Tokens(budget);
+    let first = serve(
+        options.clone(),
+        SqliteStore::open(&db).unwrap(),
+        loopback(),
+        HttpOptions::default(),
+    )
+    .await;
+    let address = first.address;
+    let (client, _) = connect(&first.url).await;
+    call(&client, "load_tool_group", json!({"group_name": "files"})).await;
+    let found = call(&client, "find_tool_groups", json!({ "query": REQUEST })).await;
+    assert!(!is_error(&found), "{}", text(&found));
+    assert!(
+        text(&found).ends_with(&format!(
+            "\n\nUnloaded 'files' (least recently used first) to keep the loaded tools within \
+             their budget of {budget} tokens; load_tool_group loads a group again."
+        )),
+        "{}",
+        text(&found)
+    );
+    let listed = tool_names(&client).await;
+    let mut expected: Vec<String> = CORE.iter().map(|name| (*name).to_owned()).collect();
+    expected.extend(["find_tool_groups".to_owned(), "time_convert".to_owned()]);
+    assert_eq!(listed, expected);
+    first.stop().await;
+
+    let second = serve(
+        options,
+        SqliteStore::open(&db).unwrap(),
+        address,
+        HttpOptions::default(),
+    )
+    .await;
+    assert_eq!(tool_names(&client).await, listed, "restored as it was");
+    second.stop().await;
+}

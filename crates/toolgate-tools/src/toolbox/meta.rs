@@ -11,7 +11,7 @@ use serde_json::Value;
 use toolgate_core::{
     ActiveToolSet, BudgetPlan, Catalog, GroupId, GroupSelection, GroupVisibility, HostEvent,
     Incoming, LoadBudget, LoadGroupError, LoadedSchemas, MetaAnswer, MetaCall, NotInGroup,
-    SessionTools, ToolDefinition, ToolGroup, Unload, UnloadedForBudget, not_in_group,
+    SessionTools, ToolDefinition, ToolGroup, ToolName, Unload, UnloadedForBudget, not_in_group,
 };
 
 use super::Toolbox;
@@ -201,9 +201,11 @@ impl Toolbox {
                 _,
             ) => BudgetPlan::default(),
         };
-        let answer = self
-            .meta
-            .answer(call, session.map(|session| &mut session.active), view);
+        let answer = self.meta.answer(
+            call,
+            session.as_deref_mut().map(|session| &mut session.active),
+            view,
+        );
         let answer = match answer {
             Ok(answer) => answer,
             Err(error) => {
@@ -213,6 +215,30 @@ impl Toolbox {
             }
         };
         events.extend(answer.events());
+        // A search that loaded what it lists has joined the session: the
+        // budget makes room after it, the search's own tools kept.
+        let plan = match (&answer, session) {
+            (MetaAnswer::Found(found), Some(session)) if !found.loaded.is_empty() => {
+                let kept: Vec<(GroupId, Vec<ToolName>)> = found
+                    .loaded
+                    .iter()
+                    .map(|load| {
+                        let tools = load.tools.iter().map(|tool| tool.name.clone()).collect();
+                        (load.group.id.clone(), tools)
+                    })
+                    .collect();
+                let plan = host.budget.trim(
+                    &session.active,
+                    (view, catalog),
+                    &kept,
+                    &session.usage,
+                    host.tokens,
+                );
+                unload_planned(session, &plan, &mut events);
+                plan
+            }
+            _ => plan,
+        };
         let with_budget = |text: String| match plan.is_empty() {
             true => text,
             false => format!("{text}\n\n{}", UnloadedForBudget(&plan)),
@@ -244,7 +270,7 @@ impl Toolbox {
             MetaAnswer::Found(found) => {
                 let output = ToolOutput {
                     structured: Some(found.to_json()),
-                    ..ToolOutput::text(found.answer(host.schemas).to_string())
+                    ..ToolOutput::text(with_budget(found.answer(host.schemas).to_string()))
                 };
                 (output, None)
             }
@@ -273,6 +299,12 @@ fn make_room(
     let plan = host
         .budget
         .plan(&session.active, catalogs, load, &session.usage, host.tokens);
+    unload_planned(session, &plan, events);
+    plan
+}
+
+/// Unloads what `plan` says from `session`, each change in `events`.
+fn unload_planned(session: &mut SessionTools, plan: &BudgetPlan, events: &mut Vec<HostEvent>) {
     for victim in &plan.unload {
         let event = match victim {
             Unload::Group(group) => HostEvent::Unloaded(group.clone()),
@@ -284,5 +316,4 @@ fn make_room(
             events.push(event);
         }
     }
-    plan
 }
