@@ -16,7 +16,6 @@ use crate::episode::{CACHES, Episode, Placement, Round, Traffic};
 use crate::figures::mean;
 use crate::find::FindAnswer;
 use crate::report::{Job, TaskCost};
-use crate::task_cost::Shown;
 use crate::tool_first::Prepared;
 
 /// The context window a model is assumed to have when none is given: what
@@ -303,6 +302,19 @@ impl<'a> Costing<'a> {
         }
     }
 }
+
+/// A router's first showings to cost.
+pub(crate) struct Shown<'s> {
+    pub(crate) name: String,
+    /// What each reported query saw (in `report` order).
+    pub(crate) seen: &'s [Seen],
+    /// Where `chat` offers `find_tool_groups`, what it answers each query
+    /// after the showing (the tools shown loaded already); else empty.
+    pub(crate) pages: &'s [Vec<Page>],
+}
+
+/// The routers' first showings to cost.
+pub(crate) type Routed<'s> = Vec<Shown<'s>>;
 
 /// How a group-loading policy's tasks are played.
 #[derive(Clone, Copy)]

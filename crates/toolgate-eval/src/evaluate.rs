@@ -12,6 +12,7 @@ use toolgate_core::routing::{Fusion, RoutingConfig, Taxonomy};
 use toolgate_core::{GroupSearch, ListingForm, Origin, TokenCounter, tool_groups_section_as};
 
 use crate::agent::Page;
+use crate::costing::{Routed, Shown};
 use crate::costs::{Costs, Seen};
 use crate::dataset::{Dataset, Query};
 use crate::error::Result;
@@ -19,7 +20,7 @@ use crate::figures::bands;
 use crate::keywords::keyword_query;
 use crate::report::{Evaluation, FIND_WITHOUT_ID_FINDERS, PolicyReport, TaskCost};
 use crate::reported::Reported;
-use crate::task_cost::{FIND_BY_KEYWORDS, Found, Routed, Shown, task_costs};
+use crate::task_cost::{FIND_BY_KEYWORDS, Found, task_costs};
 use crate::tool_first::{Fitted, Prepared, Reads, RouterSetting, Vectors};
 use crate::tool_router::{Fitting, tool_first};
 use crate::whole_groups::whole_groups;

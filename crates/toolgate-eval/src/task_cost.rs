@@ -37,8 +37,8 @@ use toolgate_core::ListingForm;
 use toolgate_core::TokenCounter;
 use toolgate_core::routing::Fusion;
 
-use crate::agent::{Agent, Loads, Page, Stage, Start};
-use crate::costing::{Costing, Played, varied};
+use crate::agent::{Agent, Loads, Stage, Start};
+use crate::costing::{Costing, Played, Routed, varied};
 use crate::dataset::Query;
 use crate::episode::{Episode, Placement};
 use crate::find::{AcrossPages, FIND_ACROSS, FindAnswer};
@@ -78,19 +78,6 @@ pub(crate) struct Found<'f> {
     pub(crate) keywords: &'f [FindAnswer],
     pub(crate) across: &'f [AcrossPages],
 }
-
-/// A router's first showings to cost.
-pub(crate) struct Shown<'s> {
-    pub(crate) name: String,
-    /// What each reported query saw (in `report` order).
-    pub(crate) seen: &'s [crate::costs::Seen],
-    /// Where `chat` offers `find_tool_groups`, what it answers each query
-    /// after the showing (the tools shown loaded already); else empty.
-    pub(crate) pages: &'s [Vec<Page>],
-}
-
-/// The routers' first showings to cost.
-pub(crate) type Routed<'s> = Vec<Shown<'s>>;
 
 /// Every policy's [`TaskCost`] on `report`, for a model whose context
 /// window is `window` tokens.

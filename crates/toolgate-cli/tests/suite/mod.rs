@@ -2,6 +2,7 @@ mod agent_over_gateway;
 mod catalog;
 mod chat;
 mod chat_placement;
+mod chat_search;
 mod desktop_entry;
 mod doc_blocks;
 mod doc_examples;
