@@ -25,7 +25,7 @@ use toolgate_core::{
 };
 use toolgate_llm::ChatModel;
 use toolgate_store::{ConversationId, MemoryStore};
-use toolgate_tools::{ToolSource, Toolbox, ToolboxOptions};
+use toolgate_tools::{DEFAULT_SEARCH_ABOVE_GROUPS, ToolSource, Toolbox, ToolboxOptions};
 
 use crate::conversations::{Conversation, Conversations};
 use crate::error::{EvalError, Result};
@@ -38,9 +38,10 @@ use crate::oracle::{FixedSource, Offered};
 pub enum LivePolicy {
     /// Every tool's schema on every call, no groups.
     AllTools,
-    /// `toolgate chat`: the group listing and `load_tool_group`; a load
-    /// puts the schemas in the tool list, or in the conversation (with
-    /// `call_tool`), as `[tools] loaded_schemas` says.
+    /// `toolgate chat`: the group listing and `load_tool_group`, and
+    /// `find_tool_groups` above twelve groups (loading the tools it lists);
+    /// a load puts the schemas in the tool list, or in the conversation
+    /// (with `call_tool`), as `[tools] loaded_schemas` says.
     Deferred(LoadedSchemas),
     /// `toolgate serve --route`: the listing, `load_tool_group`,
     /// `call_tool` and `find_tool_groups` (the lexical router), which loads
@@ -231,12 +232,12 @@ async fn agent(
         LivePolicy::AllTools => (Vec::new(), None, LoadedSchemas::ToolList),
         LivePolicy::Deferred(LoadedSchemas::ToolList) => (
             vec![MetaTool::UnloadToolGroup],
-            None,
+            Some(RoutingConfig::default()),
             LoadedSchemas::ToolList,
         ),
         LivePolicy::Deferred(LoadedSchemas::Conversation) => (
             vec![MetaTool::UnloadToolGroup, MetaTool::CallTool],
-            None,
+            Some(RoutingConfig::default()),
             LoadedSchemas::Conversation,
         ),
         LivePolicy::Search => (
@@ -249,9 +250,13 @@ async fn agent(
             LoadedSchemas::ToolList,
         ),
     };
+    // `chat` offers the search above so many groups, as `serve` does.
+    let search_above_groups =
+        matches!(policy, LivePolicy::Deferred(_)).then_some(DEFAULT_SEARCH_ABOVE_GROUPS);
     let (toolbox, _) = Toolbox::start(ToolboxOptions {
         meta_tools,
         routing,
+        search_above_groups,
         found_tools: FoundTools::Loaded,
         sources: vec![source as Arc<dyn ToolSource>],
         ..ToolboxOptions::default()

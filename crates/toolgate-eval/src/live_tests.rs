@@ -254,3 +254,50 @@ fn the_wilson_interval_is_the_textbook_one() {
     assert_eq!(round(wilson(30, 30)), (0.8865, 1.0));
     assert_eq!(wilson(0, 0), (0.0, 1.0));
 }
+
+/// `chat`'s policies offer `find_tool_groups` above twelve groups, as
+/// `chat` does, and not below; `serve`'s offers it always.
+#[tokio::test]
+async fn chat_policies_offer_the_search_above_twelve_groups() {
+    use toolgate_core::{Catalog, GroupId, Origin, ToolDefinition, ToolGroup, ToolName};
+    let catalog_of = |groups: usize| {
+        let mut catalog = Catalog::new();
+        for g in 0..groups {
+            let id = GroupId::new(format!("g{g}")).unwrap();
+            let tool = ToolDefinition::new(
+                ToolName::new(format!("g{g}_tool")).unwrap(),
+                "A tool.",
+                json!({"type": "object"}),
+            )
+            .unwrap();
+            catalog
+                .register_group_with_tools(
+                    ToolGroup::new(id, "G", "A group."),
+                    Origin::Builtin,
+                    vec![(tool, Origin::Builtin)],
+                )
+                .unwrap();
+        }
+        catalog
+    };
+    let counter = Arc::new(TokenCounter::new(Encoding::O200kBase).unwrap());
+    let offers = async |groups: usize, policy: LivePolicy| {
+        let data = Conversations {
+            name: "test".to_owned(),
+            catalog: catalog_of(groups),
+            conversations: Vec::new(),
+        };
+        let model: Arc<dyn ChatModel> = Script::new(&[]);
+        let agent = super::agent(&data, model, policy, &counter).await.unwrap();
+        agent
+            .toolbox()
+            .meta_tools()
+            .recognize("find_tool_groups")
+            .is_some()
+    };
+    for placement in [LoadedSchemas::ToolList, LoadedSchemas::Conversation] {
+        assert!(offers(13, LivePolicy::Deferred(placement)).await);
+        assert!(!offers(12, LivePolicy::Deferred(placement)).await);
+    }
+    assert!(offers(2, LivePolicy::Search).await);
+}
