@@ -57,7 +57,7 @@ impl<'a> Costing<'a> {
         window: usize,
     ) -> Self {
         let catalog = &prepared.dataset.catalog;
-        let chat_searches = catalog.groups().count() > DEFAULT_SEARCH_ABOVE_GROUPS;
+        let chat_searches = chat_searches(catalog);
         let chat_search = match chat_searches {
             true => GroupSearch::Offered,
             false => GroupSearch::NotOffered,
@@ -301,6 +301,12 @@ impl<'a> Costing<'a> {
             ..Start::default()
         }
     }
+}
+
+/// Whether `chat` offers `find_tool_groups` on `catalog`: above
+/// [`DEFAULT_SEARCH_ABOVE_GROUPS`] groups, as `serve` does.
+pub(crate) fn chat_searches(catalog: &toolgate_core::Catalog) -> bool {
+    catalog.groups().count() > DEFAULT_SEARCH_ABOVE_GROUPS
 }
 
 /// A router's first showings to cost.

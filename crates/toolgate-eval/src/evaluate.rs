@@ -12,7 +12,7 @@ use toolgate_core::routing::{Fusion, RoutingConfig, Taxonomy};
 use toolgate_core::{GroupSearch, ListingForm, Origin, TokenCounter, tool_groups_section_as};
 
 use crate::agent::Page;
-use crate::costing::{Routed, Shown};
+use crate::costing::{Routed, Shown, chat_searches};
 use crate::costs::{Costs, Seen};
 use crate::dataset::{Dataset, Query};
 use crate::error::Result;
@@ -24,7 +24,6 @@ use crate::task_cost::{FIND_BY_KEYWORDS, Found, task_costs};
 use crate::tool_first::{Fitted, Prepared, Reads, RouterSetting, Vectors};
 use crate::tool_router::{Fitting, tool_first};
 use crate::whole_groups::whole_groups;
-use toolgate_tools::DEFAULT_SEARCH_ABOVE_GROUPS;
 
 /// Embeddings for the semantic policies: one vector per grouped tool (in
 /// [`toolgate_core::routing::tool_texts`] order) and one per query (in
@@ -271,10 +270,9 @@ fn costs_per_task(
             .map(|(name, seen)| (name.clone(), seen.as_slice())),
     );
     // Where `chat` offers the search, what it answers after each showing.
-    let chat_searches = prepared.dataset.catalog.groups().count() > DEFAULT_SEARCH_ABOVE_GROUPS;
     let pages: Vec<Vec<Vec<Page>>> = showings
         .iter()
-        .map(|(_, seen)| match chat_searches {
+        .map(|(_, seen)| match chat_searches(&prepared.dataset.catalog) {
             true => crate::find::find_after(prepared, &searching, counter, report, seen),
             false => Vec::new(),
         })

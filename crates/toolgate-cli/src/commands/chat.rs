@@ -282,9 +282,7 @@ impl Chat<'_> {
         toolbox.shutdown().await;
         result
     }
-}
 
-impl Chat<'_> {
     /// The local embedding model the search scores with, and the router
     /// with `--route` (which waits for the tool texts to be embedded, and
     /// says when the model is missing); without `--route` a missing model
