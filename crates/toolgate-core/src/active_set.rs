@@ -22,7 +22,7 @@ use crate::answers::{
 use crate::catalog::{Catalog, GroupVisibility};
 use crate::group::ToolGroup;
 use crate::host_event::HostEvent;
-use crate::name::{GroupId, ToolName};
+use crate::name::{GroupId, ToolName, closest_name};
 use crate::tool::ToolDefinition;
 
 /// Core tools plus the loaded groups of one conversation.
@@ -468,26 +468,11 @@ fn closest_group<'a>(
     requested: &str,
     candidates: impl IntoIterator<Item = &'a GroupId>,
 ) -> Option<&'a GroupId> {
-    const CLOSE_ENOUGH: f64 = 0.85;
-    /// A shorter fragment matches too much to be a useful hint.
-    const MIN_FRAGMENT: usize = 3;
-    let wanted = requested.to_lowercase();
-    let mut best: Option<(f64, &GroupId)> = None;
-    for candidate in candidates {
-        let name = candidate.as_str().to_lowercase();
-        let contains =
-            wanted.len() >= MIN_FRAGMENT && (name.contains(&wanted) || wanted.contains(&name));
-        let similarity = if contains {
-            0.9
-        } else {
-            strsim::jaro_winkler(&wanted, &name)
-        };
-        // Strictly greater: on a tie the earlier group (catalog order) wins.
-        if similarity >= CLOSE_ENOUGH && best.is_none_or(|(score, _)| similarity > score) {
-            best = Some((similarity, candidate));
-        }
-    }
-    best.map(|(_, candidate)| candidate)
+    let candidates: Vec<&GroupId> = candidates.into_iter().collect();
+    let closest = closest_name(requested, candidates.iter().map(|group| group.as_str()))?;
+    candidates
+        .into_iter()
+        .find(|group| group.as_str() == closest)
 }
 
 #[cfg(test)]

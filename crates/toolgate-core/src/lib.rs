@@ -89,8 +89,8 @@ pub use meta_tool::{
 };
 pub use meta_tools::{MetaAnswer, MetaTools, not_in_group};
 pub use name::{
-    GroupId, MAX_GROUP_ID_LEN, MAX_TOOL_NAME_LEN, NameError, ToolName, fnv1a, is_tool_name_char,
-    sanitize_group_id, sanitize_tool_name, title_case,
+    GroupId, MAX_GROUP_ID_LEN, MAX_TOOL_NAME_LEN, NameError, ToolName, closest_name, fnv1a,
+    is_tool_name_char, sanitize_group_id, sanitize_tool_name, title_case,
 };
 pub use origin::Origin;
 pub use policy::{ActionTarget, PolicyTarget, ToolKind, ToolPolicy};

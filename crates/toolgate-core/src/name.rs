@@ -18,6 +18,35 @@ use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize};
 
+/// The candidate closest to `requested`, if one is close enough to be a
+/// likely typo or a partial name (`gmail` -> `google_gmail`, `file_path` ->
+/// `path`): what a "did you mean" in an answer to the model names. On a tie
+/// the earlier candidate wins.
+pub fn closest_name<'a>(
+    requested: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
+    const CLOSE_ENOUGH: f64 = 0.85;
+    /// A shorter fragment matches too much to be a useful hint.
+    const MIN_FRAGMENT: usize = 3;
+    let wanted = requested.to_lowercase();
+    let mut best: Option<(f64, &str)> = None;
+    for candidate in candidates {
+        let name = candidate.to_lowercase();
+        let contains =
+            wanted.len() >= MIN_FRAGMENT && (name.contains(&wanted) || wanted.contains(&name));
+        let similarity = if contains {
+            0.9
+        } else {
+            strsim::jaro_winkler(&wanted, &name)
+        };
+        if similarity >= CLOSE_ENOUGH && best.is_none_or(|(score, _)| similarity > score) {
+            best = Some((similarity, candidate));
+        }
+    }
+    best.map(|(_, candidate)| candidate)
+}
+
 /// Longest tool name MCP allows.
 pub const MAX_TOOL_NAME_LEN: usize = 64;
 /// Longest group id toolgate accepts.

@@ -6,6 +6,7 @@ use std::sync::{Arc, PoisonError, RwLock};
 
 use jsonschema::Validator;
 use serde_json::{Map, Value};
+use toolgate_core::closest_name;
 
 /// Compiled input schemas by tool name, compiled on first use: compiling
 /// costs far more than validating.
@@ -41,7 +42,7 @@ impl Validators {
             }
         };
         match validator {
-            Some(validator) => check_with(tool, &validator, arguments),
+            Some(validator) => check_with(tool, schema, &validator, arguments),
             None => Ok(()),
         }
     }
@@ -55,7 +56,7 @@ impl Validators {
         arguments: &Value,
     ) -> Result<(), String> {
         match compile(schema) {
-            Some(validator) => check_with(tool, &validator, arguments),
+            Some(validator) => check_with(tool, schema, &validator, arguments),
             None => Ok(()),
         }
     }
@@ -77,8 +78,13 @@ fn compile(schema: &Map<String, Value>) -> Option<Arc<Validator>> {
         .map(Arc::new)
 }
 
-fn check_with(tool: &str, validator: &Validator, arguments: &Value) -> Result<(), String> {
-    let problems: Vec<String> = validator
+fn check_with(
+    tool: &str,
+    schema: &Map<String, Value>,
+    validator: &Validator,
+    arguments: &Value,
+) -> Result<(), String> {
+    let mut problems: Vec<String> = validator
         .iter_errors(arguments)
         .take(3)
         .map(|error| {
@@ -93,11 +99,45 @@ fn check_with(tool: &str, validator: &Validator, arguments: &Value) -> Result<()
     if problems.is_empty() {
         Ok(())
     } else {
+        problems.extend(unknown_arguments(tool, schema, arguments));
         Err(format!(
             "Invalid arguments for tool '{tool}': {}.",
             problems.join("; ")
         ))
     }
+}
+
+/// The top-level arguments `schema` does not name, said with the ones it
+/// does, and for a lone one close to one of those, the call to make instead:
+/// a model that guessed a name (`file_path` for `path`) repeats its guess
+/// when told only what is missing, and even when asked "did you mean".
+fn unknown_arguments(tool: &str, schema: &Map<String, Value>, arguments: &Value) -> Option<String> {
+    let known = schema.get("properties")?.as_object()?;
+    let unknown: Vec<&str> = arguments
+        .as_object()?
+        .keys()
+        .map(String::as_str)
+        .filter(|key| !known.contains_key(*key))
+        .collect();
+    let names: Vec<&str> = known.keys().map(String::as_str).collect();
+    let listed = names.join(", ");
+    Some(match unknown.as_slice() {
+        [] => return None,
+        [one] => {
+            let instead = closest_name(one, names.iter().copied())
+                .map(|name| format!(". Call {tool} again with '{name}' instead of '{one}'"))
+                .unwrap_or_default();
+            format!("'{one}' is not one of its arguments ({listed}){instead}")
+        }
+        _ => format!(
+            "{} are not among its arguments ({listed})",
+            unknown
+                .iter()
+                .map(|key| format!("'{key}'"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    })
 }
 
 /// `/user/tags/0` as the model wrote it: `user.tags[0]`.
@@ -172,6 +212,31 @@ mod tests {
         )
         .unwrap_err();
         assert!(nested.contains("'user.tags[1]'"), "{nested}");
+    }
+
+    #[test]
+    fn a_guessed_argument_name_is_named_with_the_ones_the_tool_takes() {
+        assert_eq!(
+            check_arguments("t", &schema(), &json!({"file_path": "a"})).unwrap_err(),
+            "Invalid arguments for tool 't': \"path\" is a required property; \
+             'file_path' is not one of its arguments (path, depth, user). \
+             Call t again with 'path' instead of 'file_path'."
+        );
+        assert_eq!(
+            check_arguments("t", &schema(), &json!({"query": "a"})).unwrap_err(),
+            "Invalid arguments for tool 't': \"path\" is a required property; \
+             'query' is not one of its arguments (path, depth, user)."
+        );
+        assert_eq!(
+            check_arguments("t", &schema(), &json!({"file": "a", "deep": 1})).unwrap_err(),
+            "Invalid arguments for tool 't': \"path\" is a required property; \
+             'file', 'deep' are not among its arguments (path, depth, user)."
+        );
+        // An extra argument the schema allows is not a problem on its own.
+        assert_eq!(
+            check_arguments("t", &schema(), &json!({"path": "a", "extra": 1})),
+            Ok(())
+        );
     }
 
     #[test]
