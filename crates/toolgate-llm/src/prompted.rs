@@ -27,6 +27,10 @@ use crate::model::{
     report_whole,
 };
 
+/// What opens a tool's result in the rewritten conversation (an error
+/// opens with "Error from").
+const RESULT_LABEL: &str = "Result of";
+
 /// How the model writes a step.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Style {
@@ -220,7 +224,11 @@ fn flatten(style: Style, messages: &[ChatMessage]) -> Vec<ChatMessage> {
                 is_error,
                 ..
             } => {
-                let label = if *is_error { "Error from" } else { "Result of" };
+                let label = if *is_error {
+                    "Error from"
+                } else {
+                    RESULT_LABEL
+                };
                 push_user(&mut out, format!("{label} {name}:\n{content}"));
             }
             ChatMessage::Assistant { text, tool_calls } => {

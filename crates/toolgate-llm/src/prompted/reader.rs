@@ -10,11 +10,20 @@
 //!   `<function_call>...</function_call>` blocks;
 //! - fenced code blocks holding a call;
 //! - failing all of those, a JSON call of a tool offered, anywhere in the
-//!   text.
+//!   text;
+//! - a reply that opens with a result it was never given
+//!   (`Result of pdf_info: ...`): a call of that tool, without arguments.
+//!   Small models imitate the transcript's result lines instead of calling;
+//!   the tool's name is what they meant to call, and the gateway's answer
+//!   to the call (its result, the hint to load it, or the arguments it
+//!   takes) serves them better than their made-up result would serve the
+//!   user.
 //!
 //! Whatever is not a call is the answer's text.
 
 use serde_json::Value;
+
+use super::RESULT_LABEL;
 
 /// A reply, read.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -37,10 +46,10 @@ pub(super) fn read(reply: &str, tools: &[String]) -> Step {
     let trimmed = reply.trim();
     if let Some(value) = json(unfenced(trimmed).unwrap_or(trimmed)) {
         if let Some(answer) = value.get("answer").and_then(Value::as_str) {
-            return Step {
+            return imitated_result(answer, tools).unwrap_or_else(|| Step {
                 text: answer.to_owned(),
                 calls: Vec::new(),
-            };
+            });
         }
         let calls = calls(&value);
         if !calls.is_empty() {
@@ -61,10 +70,32 @@ pub(super) fn read(reply: &str, tools: &[String]) -> Step {
             calls: vec![call],
         };
     }
-    Step {
+    imitated_result(trimmed, tools).unwrap_or_else(|| Step {
         text: trimmed.to_owned(),
         calls: Vec::new(),
-    }
+    })
+}
+
+/// A call of the tool whose result `answer` opens with, as the transcript
+/// shows one: `Result of <tool>:`. The name must be a tool offered or look
+/// like a tool's (`pdf_info`, `getWeather`, `v2`), so that a plain answer
+/// such as "Result of testing: ..." stays one.
+fn imitated_result(answer: &str, tools: &[String]) -> Option<Step> {
+    let rest = answer.trim_start().strip_prefix(RESULT_LABEL)?;
+    let (name, _) = rest.strip_prefix(' ')?.split_once(':')?;
+    let identifier = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+    let tool_like = tools.iter().any(|tool| tool == name)
+        || name
+            .chars()
+            .skip(1)
+            .any(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || matches!(c, '_' | '-' | '.'));
+    (identifier && tool_like).then(|| Step {
+        text: String::new(),
+        calls: vec![(name.to_owned(), "{}".to_owned())],
+    })
 }
 
 /// The inside of `text` when it is one fenced code block.

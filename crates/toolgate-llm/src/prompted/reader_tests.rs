@@ -120,3 +120,31 @@ fn a_call_in_prose_counts_only_for_an_offered_tool() {
         text(r#"{"port": 8080}"#)
     );
 }
+
+#[test]
+fn a_reply_that_makes_up_a_result_is_a_call_of_that_tool() {
+    // The result of a tool never called, in the transcript's own form.
+    assert_eq!(
+        read(
+            "Result of pdf_info: The document's title is \"Q3 Report\".",
+            &tools()
+        ),
+        call("pdf_info", "{}")
+    );
+    assert_eq!(
+        read(r#"{"answer": "Result of time_now: 10:00"}"#, &tools()),
+        call("time_now", "{}")
+    );
+    assert_eq!(
+        read("Result of getWeather:\nsunny", &tools()),
+        call("getWeather", "{}")
+    );
+    // Answers that merely start alike stay answers.
+    for reply in [
+        "Result of testing: all green.",
+        "Result of the search: nothing found.",
+        "The Result of time_now: 10:00",
+    ] {
+        assert_eq!(read(reply, &tools()), text(reply), "{reply}");
+    }
+}
