@@ -306,21 +306,9 @@ async fn play(agent: &Agent<MemoryStore>, conversation: &Conversation) -> LiveTa
             .send(&id, &turn.text, &mut |event| events.push(event), &cancel)
             .await;
         record_calls(&mut task, events);
-        match sent {
-            Ok(outcome) => {
-                for call in &outcome.calls {
-                    task.model_calls += 1;
-                    if let Some(usage) = call.usage {
-                        task.input_tokens += usage.input_tokens;
-                        task.output_tokens += usage.output_tokens;
-                        task.cached_input_tokens += usage.cached_input_tokens.unwrap_or(0);
-                    }
-                }
-            }
-            Err(error) => {
-                task.error = Some(error.to_string());
-                break;
-            }
+        if let Err(error) = sent {
+            task.error = Some(error.to_string());
+            break;
         }
     }
     task.seconds = started.elapsed().as_secs_f64();
@@ -329,7 +317,7 @@ async fn play(agent: &Agent<MemoryStore>, conversation: &Conversation) -> LiveTa
 }
 
 /// Adds the tools that ran without error to `task.called`, a `call_tool`
-/// call as the tool it named.
+/// call as the tool it named, and each model call with its billed tokens.
 fn record_calls(task: &mut LiveTask, events: Vec<TurnEvent>) {
     let mut started: HashMap<String, String> = HashMap::new();
     for event in events {
@@ -357,8 +345,17 @@ fn record_calls(task: &mut LiveTask, events: Vec<TurnEvent>) {
                     task.called.push(tool);
                 }
             }
+            // From the events, not the turn's outcome: a turn that fails
+            // later (the window overflows) was billed for its calls so far.
+            TurnEvent::ModelCalled(report) => {
+                task.model_calls += 1;
+                if let Some(usage) = report.usage {
+                    task.input_tokens += usage.input_tokens;
+                    task.output_tokens += usage.output_tokens;
+                    task.cached_input_tokens += usage.cached_input_tokens.unwrap_or(0);
+                }
+            }
             TurnEvent::Model(_)
-            | TurnEvent::ModelCalled(_)
             | TurnEvent::Routed(_)
             | TurnEvent::Escalated { .. }
             | TurnEvent::Compacted(_)

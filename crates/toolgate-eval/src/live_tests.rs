@@ -8,7 +8,8 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use toolgate_core::{Encoding, LoadedSchemas, TokenCounter};
 use toolgate_llm::{
-    ChatModel, ChatRequest, ChatResponse, EventSink, ModelFuture, StopReason, ToolCall, Usage,
+    ChatModel, ChatRequest, ChatResponse, EventSink, LlmError, ModelFuture, StopReason, ToolCall,
+    Usage,
 };
 
 use super::{LiveOptions, LivePolicy, LiveTask, live, wilson};
@@ -39,8 +40,12 @@ fn write_dataset(dir: &Path) {
 }
 
 /// Answers each request with the next scripted step: a tool call (name,
-/// arguments) or, when the script is done, a text answer; each billed 100
-/// tokens in (40 cached) and 10 out.
+/// arguments), the endpoint refusing the request (the name [`REFUSE`]) or,
+/// when the script is done, a text answer; each answer billed 100 tokens in
+/// (40 cached) and 10 out.
+/// A step's name for a request the endpoint refuses.
+const REFUSE: &str = "!refuse";
+
 #[derive(Debug)]
 struct Script(Mutex<Vec<(String, Value)>>);
 
@@ -77,6 +82,12 @@ impl ChatModel for Script {
                 cached_input_tokens: Some(40),
             });
             Ok(match step {
+                Some((name, _)) if name == REFUSE => {
+                    return Err(LlmError::Provider {
+                        url: "http://127.0.0.1/v1/chat/completions".to_owned(),
+                        message: "request exceeds the available context size".to_owned(),
+                    });
+                }
                 Some((name, arguments)) => ChatResponse {
                     text: String::new(),
                     tool_calls: vec![ToolCall {
@@ -159,6 +170,38 @@ async fn a_load_then_a_valid_call_succeeds_and_its_bill_is_summed() {
     assert_eq!(
         (live.runs[0].succeeded, live.model.as_str()),
         (1, "scripted")
+    );
+}
+
+#[tokio::test]
+async fn a_task_the_endpoint_stops_keeps_the_bill_of_its_calls_so_far() {
+    let live = run(
+        LivePolicy::Deferred(LoadedSchemas::ToolList),
+        &[
+            ("load_tool_group", json!({"group_name": "weather"})),
+            (REFUSE, json!({})),
+        ],
+        16_384,
+    )
+    .await;
+    let task = task(&live);
+    assert!(!task.succeeded);
+    assert!(
+        task.error
+            .as_deref()
+            .unwrap_or_default()
+            .contains("context size"),
+        "{:?}",
+        task.error
+    );
+    assert_eq!(
+        (
+            task.model_calls,
+            task.input_tokens,
+            task.cached_input_tokens,
+            task.output_tokens
+        ),
+        (1, 100, 40, 10)
     );
 }
 
