@@ -22,7 +22,7 @@ use toolgate_core::{
 use toolgate_llm::ToolCall;
 use toolgate_store::{AgentStore, ConversationId, ConversationStore, StoreError};
 use toolgate_tools::{
-    CallContext, MetaOutcome, Reach, Refusal, ToolCallError, ToolOutput, Toolbox,
+    CallContext, MetaOutcome, Reach, Refusal, ToolCallError, ToolOutput, Toolbox, load_limit,
 };
 
 use crate::agent::{Agent, AgentError};
@@ -308,7 +308,10 @@ impl<S: ConversationStore + AgentStore> Agent<S> {
             return (finished, Vec::new());
         }
         let tokens = |definition: &ToolDefinition| self.schema_tokens(definition);
-        let host = turn.listed.meta_host(self.options.load_budget, &tokens);
+        let limit = load_limit(self.model.context_window());
+        let host = turn
+            .listed
+            .meta_host(self.options.load_budget, Some(limit), &tokens);
         let outcome = self
             .toolbox
             .answer_meta(&call, Some(&mut turn.tools), authority, &host);

@@ -403,17 +403,19 @@ impl Turn {
     pub(crate) fn loaded_schemas_of(&self, catalog: &Catalog, group: &GroupId) -> LoadedSchemas {
         let no_tokens = |_: &ToolDefinition| 0;
         self.listed
-            .meta_host(LoadBudget::Unlimited, &no_tokens)
+            .meta_host(LoadBudget::Unlimited, None, &no_tokens)
             .placement(catalog, group)
     }
 }
 
 impl Listed {
     /// How the meta-tools answer for requests that list these loads, within
-    /// `budget`, each tool's schema counted by `tokens`.
+    /// `budget` and, one load, `load_limit`, each tool's schema counted by
+    /// `tokens`.
     pub(crate) fn meta_host<'a>(
         &'a self,
         budget: LoadBudget,
+        load_limit: Option<usize>,
         tokens: &'a (dyn Fn(&ToolDefinition) -> usize + Sync),
     ) -> MetaHost<'a> {
         let (schemas, listed) = match self {
@@ -424,6 +426,7 @@ impl Listed {
             schemas,
             listed,
             budget,
+            load_limit,
             tokens,
         }
     }

@@ -81,11 +81,24 @@ pub enum LoadGroupError {
     },
     /// `tools` is given but is not a list of names.
     InvalidTools,
+    /// The load would add more tokens of tool schemas than one load may for
+    /// the model asking (a share of its context window): nothing is loaded,
+    /// and the text names the group's tools, for a load of the ones needed.
+    TooLarge {
+        /// The group.
+        group: GroupId,
+        /// The tokens the group would hold after the load.
+        tokens: usize,
+        /// The most one load may bring.
+        limit: usize,
+        /// The group's tools, in catalog order.
+        tools: Vec<ToolName>,
+    },
 }
 
 impl LoadGroupError {
     /// The stable error code: `missing_parameter`, `not_found`,
-    /// `empty_group`, `unavailable` or `invalid_parameter`.
+    /// `empty_group`, `unavailable`, `invalid_parameter` or `too_large`.
     pub fn kind(&self) -> &'static str {
         match self {
             Self::MissingParameter => "missing_parameter",
@@ -93,6 +106,7 @@ impl LoadGroupError {
             Self::EmptyGroup { .. } => "empty_group",
             Self::Unavailable { .. } => "unavailable",
             Self::InvalidTools => "invalid_parameter",
+            Self::TooLarge { .. } => "too_large",
         }
     }
 }

@@ -364,9 +364,31 @@ impl fmt::Display for LoadGroupError {
                 "Parameter '{TOOLS_PARAMETER}' must be a list of tool names, or left out to load \
                  the whole group."
             ),
+            Self::TooLarge {
+                group,
+                tokens,
+                limit,
+                tools,
+            } => {
+                write!(
+                    f,
+                    "Nothing was loaded: group '{group}' would hold {tokens} tokens of tool \
+                     schemas, more than one load may bring for this model ({limit}). Load only \
+                     the tools you need, naming them in '{TOOLS_PARAMETER}'. Its {}: {}",
+                    ToolCount(tools.len()),
+                    join(&tools[..tools.len().min(TOO_LARGE_NAMES)])
+                )?;
+                match tools.len().checked_sub(TOO_LARGE_NAMES) {
+                    Some(more) if more > 0 => write!(f, " and {more} more."),
+                    _ => f.write_str("."),
+                }
+            }
         }
     }
 }
+
+/// The most tool names a too-large load's refusal lists.
+const TOO_LARGE_NAMES: usize = 100;
 
 impl fmt::Display for GroupUnloaded<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

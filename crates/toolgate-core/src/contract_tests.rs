@@ -100,3 +100,27 @@ fn a_call_failed_inside_the_agent_reads_as_its_text() {
         "The tool call failed inside the agent."
     );
 }
+
+#[test]
+fn a_too_large_load_names_at_most_a_hundred_tools() {
+    let tools: Vec<ToolName> = (0..103)
+        .map(|i| ToolName::new(format!("t{i}")).unwrap())
+        .collect();
+    let refused = crate::LoadGroupError::TooLarge {
+        group: GroupId::new("big").unwrap(),
+        tokens: 9000,
+        limit: 4096,
+        tools,
+    };
+    let text = refused.to_string();
+    assert!(
+        text.starts_with(
+            "Nothing was loaded: group 'big' would hold 9000 tokens of tool schemas, more than \
+             one load may bring for this model (4096). Load only the tools you need, naming them \
+             in 'tools'. Its 103 tools: t0, t1, "
+        ),
+        "{text}"
+    );
+    assert!(text.ends_with(", t98, t99 and 3 more."), "{text}");
+    assert_eq!(refused.kind(), "too_large");
+}

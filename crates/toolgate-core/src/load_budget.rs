@@ -158,6 +158,53 @@ pub struct Incoming<'a> {
     pub tools: Option<&'a [String]>,
 }
 
+impl Incoming<'_> {
+    /// The tokens of tool schemas the group holds once this load is made,
+    /// for a caller who sees `view` of `catalog` (counted in whichever holds
+    /// more): the whole group's, or what it holds already and the named
+    /// tools it does not. 0 when the load changes nothing: a group the
+    /// caller cannot see, an empty one, one loaded whole or always listed.
+    pub fn tokens(
+        &self,
+        active: &ActiveToolSet,
+        (view, catalog): (&Catalog, &Catalog),
+        tokens: &dyn Fn(&ToolDefinition) -> usize,
+    ) -> usize {
+        let group = self.group;
+        let Some(target) = view.group(group) else {
+            return 0;
+        };
+        if view.group_visibility(group) == Some(GroupVisibility::Always)
+            || active.selection(group) == Some(GroupSelection::Whole)
+        {
+            return 0;
+        }
+        match self.tools {
+            None => {
+                let whole =
+                    |catalog: &Catalog| -> usize { catalog.group_tools(group).map(tokens).sum() };
+                whole(view).max(whole(catalog))
+            }
+            // What the group holds already, and the named tools it does not.
+            Some(named) => {
+                let id = &target.id;
+                let held = loaded_tokens(active, view, id, tokens)
+                    .max(loaded_tokens(active, catalog, id, tokens));
+                let mut added: Vec<&ToolDefinition> = Vec::new();
+                for name in named {
+                    if let Some(tool) = view.resolve(name).filter(|tool| tool.group == Some(id))
+                        && active.check_available(view, name).is_err()
+                        && !added.iter().any(|other| other.name == tool.definition.name)
+                    {
+                        added.push(tool.definition);
+                    }
+                }
+                held + added.into_iter().map(tokens).sum::<usize>()
+            }
+        }
+    }
+}
+
 impl<'a> From<&'a str> for Incoming<'a> {
     /// The whole group `group`.
     fn from(group: &'a str) -> Self {
@@ -189,38 +236,10 @@ impl LoadBudget {
         let load = load.into();
         let group = load.group;
         let always = |id: &str| view.group_visibility(id) == Some(GroupVisibility::Always);
-        let Some(target) = view.group(group) else {
+        let incoming = load.tokens(active, (view, catalog), tokens);
+        let Some(target) = view.group(group).filter(|_| incoming > 0) else {
             return BudgetPlan::default();
         };
-        if always(group) || active.selection(group) == Some(GroupSelection::Whole) {
-            return BudgetPlan::default();
-        }
-        let incoming = match load.tools {
-            None => {
-                let whole =
-                    |catalog: &Catalog| -> usize { catalog.group_tools(group).map(tokens).sum() };
-                whole(view).max(whole(catalog))
-            }
-            // What the group holds already, and the named tools it does not.
-            Some(named) => {
-                let id = &target.id;
-                let held = loaded_tokens(active, view, id, tokens)
-                    .max(loaded_tokens(active, catalog, id, tokens));
-                let mut added: Vec<&ToolDefinition> = Vec::new();
-                for name in named {
-                    if let Some(tool) = view.resolve(name).filter(|tool| tool.group == Some(id))
-                        && active.check_available(view, name).is_err()
-                        && !added.iter().any(|other| other.name == tool.definition.name)
-                    {
-                        added.push(tool.definition);
-                    }
-                }
-                held + added.into_iter().map(tokens).sum::<usize>()
-            }
-        };
-        if incoming == 0 {
-            return BudgetPlan::default();
-        }
         let others = candidates(active, (view, catalog), usage, tokens, &|id, _| {
             id.as_str() == group || always(id.as_str())
         });

@@ -63,6 +63,6 @@ pub use source::{
     SourceChange, SourceListing, SourceOffer, SourceTool, Startup, ToolSource,
 };
 pub use toolbox::call::{AdmittedCall, Reach, Refusal, RefusedCall, ResolvedCall, ViewKey};
-pub use toolbox::meta::{LoadedTools, MetaAnswered, MetaHost, MetaOutcome};
+pub use toolbox::meta::{LoadedTools, MetaAnswered, MetaHost, MetaOutcome, load_limit};
 pub use toolbox::reconfigure::Joined;
 pub use toolbox::{DEFAULT_SEARCH_ABOVE_GROUPS, StartReport, Toolbox, ToolboxOptions};

@@ -11,7 +11,9 @@ use toolgate_agent::AgentOptions;
 use toolgate_llm::scripted::{ScriptedServer, ScriptedTurn};
 use toolgate_store::{ConversationId, MemoryStore};
 
-use super::support::{TestHost, agent_with, group_tokens, tool_names, tool_results, with};
+use super::support::{
+    TestHost, agent_with, group_tokens, model_configured, tool_names, tool_results, with,
+};
 
 #[tokio::test]
 async fn a_load_of_named_tools_lists_those_alone_and_restores_as_them() {
@@ -204,4 +206,62 @@ async fn a_load_naming_a_tool_the_group_lacks_loads_it_whole_within_the_budget()
         })
         .collect();
     assert_eq!(unloaded, [vec![GroupId::new("config").unwrap()]]);
+}
+
+#[tokio::test]
+async fn a_load_past_a_quarter_of_the_models_window_is_refused_and_named_tools_load() {
+    let wire = super::support::WIRES[0].0;
+    let host = TestHost::new().await;
+    let pdf = group_tokens(&host, "pdf");
+    let server = ScriptedServer::start().await.unwrap();
+    for turn in [
+        ScriptedTurn::tool_call("c1", "load_tool_group", json!({"group_name": "pdf"})),
+        ScriptedTurn::tool_call(
+            "c2",
+            "load_tool_group",
+            json!({"group_name": "pdf", "tools": ["pdf_info"]}),
+        ),
+        ScriptedTurn::text("Loaded."),
+    ] {
+        server.push(turn.reply(wire, false));
+    }
+    // A window whose quarter is one token short of the pdf group.
+    let model = model_configured(&server, wire, false, |config| {
+        config.context_window = 4 * (pdf - 1);
+    });
+    static COUNTER: std::sync::OnceLock<Arc<toolgate_core::TokenCounter>> =
+        std::sync::OnceLock::new();
+    let counter = COUNTER.get_or_init(|| {
+        Arc::new(toolgate_core::TokenCounter::new(toolgate_core::Encoding::O200kBase).unwrap())
+    });
+    let agent = toolgate_agent::Agent::new(
+        model,
+        Arc::clone(&host.toolbox),
+        Arc::new(MemoryStore::new()),
+        AgentOptions::default(),
+        Arc::clone(counter),
+    );
+    agent
+        .send(
+            &ConversationId::new("c"),
+            "read a.pdf",
+            &mut |_| {},
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    let requests = server.requests();
+    let refused = &tool_results(&requests[1], wire)[0];
+    assert!(
+        refused.starts_with(&format!(
+            "Nothing was loaded: group 'pdf' would hold {pdf} tokens of tool schemas"
+        )),
+        "{refused}"
+    );
+    assert!(
+        refused.ends_with("Its 2 tools: pdf_info, pdf_merge."),
+        "{refused}"
+    );
+    assert_eq!(tool_names(&requests[1], wire), with(&[]), "nothing loaded");
+    assert_eq!(tool_names(&requests[2], wire), with(&["pdf_info"]));
 }

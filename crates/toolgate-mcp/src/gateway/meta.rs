@@ -12,7 +12,7 @@ use rmcp::{Peer, RoleServer};
 use serde_json::{Value, json};
 use toolgate_core::{HostEvent, LoadBudget, LoadedSchemas, MetaCall, TokenCounter, ToolDefinition};
 use toolgate_store::ConversationStore;
-use toolgate_tools::{LoadedTools, MetaAnswered, MetaHost, MetaOutcome};
+use toolgate_tools::{LoadedTools, MetaAnswered, MetaHost, MetaOutcome, load_limit};
 
 use super::Gateway;
 use super::call::{CallerLimit, Checked};
@@ -53,6 +53,7 @@ impl<S: ConversationStore + 'static> Gateway<S> {
             schemas: self.loaded_schemas,
             listed: None,
             budget,
+            load_limit: counter.map(|_| load_limit(self.context_window)),
             tokens: &tokens,
         };
         let outcome = match session {

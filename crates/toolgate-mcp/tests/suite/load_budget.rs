@@ -111,3 +111,60 @@ async fn a_session_past_the_budget_loses_its_least_recently_called_group_even_af
     assert!(names.contains(&"time_now".to_owned()), "{names:?}");
     assert!(!names.contains(&web_tools[0]), "{names:?}");
 }
+
+#[tokio::test]
+async fn a_load_past_a_quarter_of_the_window_is_refused_with_the_tools_to_name_instead() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let measuring = serve(
+        options(root.path(), vec![]),
+        SqliteStore::open(dir.path().join("measure.db")).unwrap(),
+        loopback(),
+        HttpOptions::default(),
+    )
+    .await;
+    let files = tokens_of(&measuring.gateway, &["files"]);
+    let files_tools: Vec<String> = measuring.gateway.with_catalog(|catalog| {
+        catalog
+            .group_tools("files")
+            .map(|tool| tool.name.to_string())
+            .collect()
+    });
+    measuring.stop().await;
+
+    // A window whose quarter is one token short of the files group.
+    let mut small = options(root.path(), vec![]);
+    small.context_window = 4 * (files - 1);
+    let served = serve(
+        small,
+        SqliteStore::open(dir.path().join("sessions.db")).unwrap(),
+        loopback(),
+        HttpOptions::default(),
+    )
+    .await;
+    let (client, _) = connect(&served.url).await;
+    let whole = call(&client, "load_tool_group", json!({"group_name": "files"})).await;
+    assert!(is_error(&whole), "{}", text(&whole));
+    assert_eq!(
+        text(&whole),
+        format!(
+            "Nothing was loaded: group 'files' would hold {files} tokens of tool schemas, more \
+             than one load may bring for this model ({}). Load only the tools you need, naming \
+             them in 'tools'. Its {} tools: {}.",
+            files - 1,
+            files_tools.len(),
+            files_tools.join(", ")
+        )
+    );
+    assert_eq!(tool_names(&client).await, CORE, "nothing was loaded");
+    // One tool of it fits.
+    let one = call(
+        &client,
+        "load_tool_group",
+        json!({"group_name": "files", "tools": [files_tools[0]]}),
+    )
+    .await;
+    assert!(!is_error(&one), "{}", text(&one));
+    assert!(tool_names(&client).await.contains(&files_tools[0]));
+    served.stop().await;
+}

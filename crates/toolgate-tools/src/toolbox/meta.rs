@@ -32,6 +32,11 @@ pub struct MetaHost<'a> {
     pub listed: Option<&'a ActiveToolSet>,
     /// The bound on the loaded groups' schemas.
     pub budget: LoadBudget,
+    /// The most tokens of schemas one load may bring (a share of the
+    /// model's context window, [`load_limit`]): a load past it is refused
+    /// with the group's tool names, so that the model loads the ones it
+    /// needs instead of overflowing its window. `None`: no bound.
+    pub load_limit: Option<usize>,
     /// The tokens of one tool's schema, as the host counts them.
     pub tokens: &'a (dyn Fn(&ToolDefinition) -> usize + Sync),
 }
@@ -42,6 +47,7 @@ impl std::fmt::Debug for MetaHost<'_> {
             .field("schemas", &self.schemas)
             .field("listed", &self.listed)
             .field("budget", &self.budget)
+            .field("load_limit", &self.load_limit)
             .finish_non_exhaustive()
     }
 }
@@ -185,21 +191,19 @@ impl Toolbox {
         (view, catalog): (&Catalog, &Catalog),
         host: &MetaHost<'_>,
     ) -> MetaOutcome {
+        let load = incoming(call, view);
+        if let Some(refused) =
+            load.and_then(|load| too_large(load, session.as_deref(), (view, catalog), host))
+        {
+            let output = ToolOutput::error(refused.to_string());
+            return MetaOutcome::Answered(MetaAnswered::output(output));
+        }
         let mut events = Vec::new();
-        let plan = match (call, session.as_deref_mut()) {
-            (MetaCall::Load { group, tools }, Some(session)) => {
-                // A load naming a tool the group lacks loads it whole.
-                let tools = tools
-                    .as_deref()
-                    .filter(|tools| not_in_group(view, group, tools).is_empty());
-                let load = Incoming { group, tools };
+        let plan = match (load, session.as_deref_mut()) {
+            (Some(load), Some(session)) => {
                 make_room(session, (view, catalog), load, host, &mut events)
             }
-            (MetaCall::Load { .. }, None)
-            | (
-                MetaCall::Unload { .. } | MetaCall::CallTool { .. } | MetaCall::FindGroups { .. },
-                _,
-            ) => BudgetPlan::default(),
+            _ => BudgetPlan::default(),
         };
         let answer = self.meta.answer(
             call,
@@ -284,6 +288,51 @@ impl Toolbox {
             loaded,
         })
     }
+}
+
+/// The share of a model's context window one load may bring: a quarter.
+const LOAD_SHARE_OF_WINDOW: usize = 4;
+
+/// The most tokens of tool schemas one load may bring for a model with a
+/// `context_window`-token window: a quarter of it, so that the conversation,
+/// the other tools and the answer still fit.
+pub fn load_limit(context_window: usize) -> usize {
+    context_window / LOAD_SHARE_OF_WINDOW
+}
+
+/// What `call` loads, if it is a load: a load naming a tool the group lacks
+/// loads it whole.
+fn incoming<'a>(call: &'a MetaCall, view: &Catalog) -> Option<Incoming<'a>> {
+    let MetaCall::Load { group, tools } = call else {
+        return None;
+    };
+    let tools = tools
+        .as_deref()
+        .filter(|tools| not_in_group(view, group, tools).is_empty());
+    Some(Incoming { group, tools })
+}
+
+/// The refusal of `load`, when it brings more than `host`'s limit.
+fn too_large(
+    load: Incoming<'_>,
+    session: Option<&SessionTools>,
+    (view, catalog): (&Catalog, &Catalog),
+    host: &MetaHost<'_>,
+) -> Option<LoadGroupError> {
+    let limit = host.load_limit?;
+    let alone = ActiveToolSet::new();
+    let active = session.map_or(&alone, |session| &session.active);
+    let tokens = load.tokens(active, (view, catalog), host.tokens);
+    let group = view.group(load.group).filter(|_| tokens > limit)?;
+    Some(LoadGroupError::TooLarge {
+        group: group.id.clone(),
+        tokens,
+        limit,
+        tools: view
+            .group_tools(load.group)
+            .map(|tool| tool.name.clone())
+            .collect(),
+    })
 }
 
 /// Unloads from `session` what the load budget says `load` needs,
