@@ -22,6 +22,15 @@ fn tokens_of(gateway: &toolgate_mcp::Gateway<SqliteStore>, groups: &[&str]) -> u
     })
 }
 
+fn tools_of(gateway: &toolgate_mcp::Gateway<SqliteStore>, group: &str) -> Vec<String> {
+    gateway.with_catalog(|catalog| {
+        catalog
+            .group_tools(group)
+            .map(|tool| tool.name.to_string())
+            .collect()
+    })
+}
+
 #[tokio::test]
 async fn a_session_past_the_budget_loses_its_least_recently_called_group_even_after_a_restart() {
     let root = tempfile::tempdir().unwrap();
@@ -38,18 +47,8 @@ async fn a_session_past_the_budget_loses_its_least_recently_called_group_even_af
     // Room for time, files and web but one token: files (loaded after
     // time, never called) goes, not time (loaded first, called).
     let budget = tokens_of(&measuring.gateway, &["time", "files", "web"]) - 1;
-    let files_tools: Vec<String> = measuring.gateway.with_catalog(|catalog| {
-        catalog
-            .group_tools("files")
-            .map(|tool| tool.name.to_string())
-            .collect()
-    });
-    let web_tools: Vec<String> = measuring.gateway.with_catalog(|catalog| {
-        catalog
-            .group_tools("web")
-            .map(|tool| tool.name.to_string())
-            .collect()
-    });
+    let files_tools = tools_of(&measuring.gateway, "files");
+    let web_tools = tools_of(&measuring.gateway, "web");
     measuring.stop().await;
 
     let mut budgeted = options(root.path(), vec![]);
@@ -124,12 +123,7 @@ async fn a_load_past_a_quarter_of_the_window_is_refused_with_the_tools_to_name_i
     )
     .await;
     let files = tokens_of(&measuring.gateway, &["files"]);
-    let files_tools: Vec<String> = measuring.gateway.with_catalog(|catalog| {
-        catalog
-            .group_tools("files")
-            .map(|tool| tool.name.to_string())
-            .collect()
-    });
+    let files_tools = tools_of(&measuring.gateway, "files");
     measuring.stop().await;
 
     // A window whose quarter is one token short of the files group.
