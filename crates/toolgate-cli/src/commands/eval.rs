@@ -177,7 +177,8 @@ fn run_live(args: &EvalArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// One finished task of `--live`, as stderr shows it while the run goes on.
+/// One finished task of `--live`, as stderr shows it while the run goes on:
+/// what a run stopped before its end keeps, its bill included.
 fn live_task_line(policy: LivePolicy, task: &LiveTask, done: usize, total: usize) -> String {
     let outcome = match (&task.error, task.succeeded) {
         (Some(error), _) => format!("failed: {error}"),
@@ -193,10 +194,14 @@ fn live_task_line(policy: LivePolicy, task: &LiveTask, done: usize, total: usize
         ),
     };
     format!(
-        "  {} {done}/{total} {}: {outcome}, {} model calls, {:.0} s\n",
+        "  {} {done}/{total} {}: {outcome}, {} model calls, {} tokens in ({} cached), {} out, \
+         {:.0} s\n",
         policy.label(),
         task.conversation,
         task.model_calls,
+        task.input_tokens,
+        task.cached_input_tokens,
+        task.output_tokens,
         task.seconds
     )
 }
@@ -599,3 +604,33 @@ impl Embedding {
 
 /// Texts per embeddings request.
 const EMBEDDING_BATCH: usize = 128;
+
+#[cfg(test)]
+mod tests {
+    use toolgate_core::LoadedSchemas;
+    use toolgate_eval::{LivePolicy, LiveTask};
+
+    use super::live_task_line;
+
+    #[test]
+    fn a_live_tasks_line_says_what_it_called_and_what_it_was_billed() {
+        let task = LiveTask {
+            conversation: "c1".to_owned(),
+            turns: 1,
+            gold: vec!["weather_forecast".to_owned()],
+            called: vec!["load_tool_group".to_owned()],
+            succeeded: false,
+            model_calls: 2,
+            input_tokens: 1200,
+            cached_input_tokens: 800,
+            output_tokens: 40,
+            seconds: 3.4,
+            error: None,
+        };
+        assert_eq!(
+            live_task_line(LivePolicy::Deferred(LoadedSchemas::ToolList), &task, 1, 30),
+            "  chat, schemas in the tool list 1/30 c1: not done (called load_tool_group; needed \
+             weather_forecast), 2 model calls, 1200 tokens in (800 cached), 40 out, 3 s\n"
+        );
+    }
+}
