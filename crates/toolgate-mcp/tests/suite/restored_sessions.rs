@@ -234,6 +234,40 @@ async fn a_group_a_policy_hides_still_counts_toward_the_load_budget() {
     served.stop().await;
 }
 
+#[tokio::test]
+async fn a_load_is_held_to_the_window_by_the_tools_the_caller_sees() {
+    let root = tempfile::tempdir().unwrap();
+    let measuring = serve(
+        options(root.path(), vec![]),
+        MemoryStore::new(),
+        loopback(),
+        HttpOptions::default(),
+    )
+    .await;
+    let files = group_tokens(&measuring.gateway, "files");
+    let counter = TokenCounter::new(Encoding::O200kBase).unwrap();
+    let (hidden, hidden_tokens) = measuring.gateway.with_catalog(|catalog| {
+        let tool = catalog.group_tools("files").next().unwrap();
+        (tool.name.to_string(), counter.tool(tool))
+    });
+    measuring.stop().await;
+    // Alice may not see one files tool; the window's quarter is what she
+    // sees of the group, short of the whole.
+    let mut small = options(root.path(), vec![]);
+    small.context_window = 4 * (files - hidden_tokens);
+    let policy = ToolPolicy {
+        deny_tools: BTreeSet::from([hidden.clone()]),
+        ..ToolPolicy::default()
+    };
+    let (small, http) = with_alice(small, policy);
+    let served = serve(small, MemoryStore::new(), loopback(), http).await;
+    let (session, _) = open(served.address, ALICE).await;
+    let (loaded, error) = load(served.address, ALICE, &session, "files").await;
+    assert!(!error, "the tools she sees fit: {loaded}");
+    assert!(!loaded.contains(&hidden), "{loaded}");
+    served.stop().await;
+}
+
 /// A store that says it is shared (so a session is checked against it on
 /// every lookup) and counts those checks.
 #[derive(Debug, Default)]

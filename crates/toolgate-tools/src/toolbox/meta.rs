@@ -192,8 +192,7 @@ impl Toolbox {
         host: &MetaHost<'_>,
     ) -> MetaOutcome {
         let load = incoming(call, view);
-        if let Some(refused) =
-            load.and_then(|load| too_large(load, session.as_deref(), (view, catalog), host))
+        if let Some(refused) = load.and_then(|load| too_large(load, session.as_deref(), view, host))
         {
             let output = ToolOutput::error(refused.to_string());
             return MetaOutcome::Answered(MetaAnswered::output(output));
@@ -316,13 +315,17 @@ fn incoming<'a>(call: &'a MetaCall, view: &Catalog) -> Option<Incoming<'a>> {
 fn too_large(
     load: Incoming<'_>,
     session: Option<&SessionTools>,
-    (view, catalog): (&Catalog, &Catalog),
+    view: &Catalog,
     host: &MetaHost<'_>,
 ) -> Option<LoadGroupError> {
     let limit = host.load_limit?;
     let alone = ActiveToolSet::new();
     let active = session.map_or(&alone, |session| &session.active);
-    let tokens = load.tokens(active, (view, catalog), host.tokens);
+    // What the caller's model would read: the tools of its view alone. The
+    // budget counts the whole catalog too, so that a policy cannot hide
+    // what a session holds; a refusal counting them would tell the caller
+    // the size of tools it may not see.
+    let tokens = load.tokens(active, (view, view), host.tokens);
     let group = view.group(load.group).filter(|_| tokens > limit)?;
     Some(LoadGroupError::TooLarge {
         group: group.id.clone(),
