@@ -129,16 +129,27 @@ fn unknown_arguments(tool: &str, schema: &Map<String, Value>, arguments: &Value)
                 .unwrap_or_default();
             format!("'{one}' is not one of its arguments ({listed}){instead}")
         }
-        _ => format!(
-            "{} are not among its arguments ({listed})",
-            unknown
+        _ => {
+            // The model's keys, so as many as it wrote: the first few say it.
+            let named: Vec<String> = unknown
                 .iter()
+                .take(UNKNOWN_NAMED)
                 .map(|key| format!("'{key}'"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
+                .collect();
+            let more = match unknown.len().saturating_sub(UNKNOWN_NAMED) {
+                0 => String::new(),
+                more => format!(" and {more} more"),
+            };
+            format!(
+                "{}{more} are not among its arguments ({listed})",
+                named.join(", ")
+            )
+        }
     })
 }
+
+/// The most unknown arguments an error names.
+const UNKNOWN_NAMED: usize = 10;
 
 /// `/user/tags/0` as the model wrote it: `user.tags[0]`.
 fn field_name(pointer: &str) -> String {
@@ -231,6 +242,15 @@ mod tests {
             check_arguments("t", &schema(), &json!({"file": "a", "deep": 1})).unwrap_err(),
             "Invalid arguments for tool 't': \"path\" is a required property; \
              'file', 'deep' are not among its arguments (path, depth, user)."
+        );
+        let many: serde_json::Map<String, Value> =
+            (0..12).map(|i| (format!("k{i}"), json!(1))).collect();
+        let error = check_arguments("t", &schema(), &Value::Object(many)).unwrap_err();
+        assert!(
+            error.ends_with(
+                "'k8', 'k9' and 2 more are not among its arguments (path, depth, user)."
+            ),
+            "{error}"
         );
         // An extra argument the schema allows is not a problem on its own.
         assert_eq!(
