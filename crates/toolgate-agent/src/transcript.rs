@@ -10,9 +10,10 @@
 use std::collections::HashMap;
 
 use toolgate_core::{
-    COMPACTION_SUMMARY_HEADING, HostEvent, LoadedSchemas, Message, MessageKind, ToolStatus,
+    COMPACTION_SUMMARY_HEADING, HostEvent, LoadedSchemas, Message, MessageKind, NotAvailable,
+    ToolStatus,
 };
-use toolgate_llm::{ChatMessage, ToolCall};
+use toolgate_llm::{ChatMessage, NextCall, ToolCall};
 
 /// What the model reads for a call that has no stored result.
 pub const INTERRUPTED_RESULT: &str =
@@ -135,12 +136,25 @@ fn result_for(call: &ToolCall, stored: Option<&Message>) -> ChatMessage {
         ),
         None => (INTERRUPTED_RESULT.to_owned(), true),
     };
+    let next_call = is_error.then(|| load_asked(&content)).flatten();
     ChatMessage::ToolResult {
         call_id: call.id.clone(),
         name: call.name.clone(),
         content,
         is_error,
+        next_call,
     }
+}
+
+/// The load a failed call's result asks for: a call of a tool not loaded
+/// is answered with the hint to load it, which is read back from its text.
+fn load_asked(content: &str) -> Option<NextCall> {
+    let (name, arguments) = NotAvailable::read(content)?.load_call()?;
+    Some(NextCall {
+        purpose: "load it".to_owned(),
+        name: name.to_owned(),
+        arguments,
+    })
 }
 
 /// The tool calls in `history` that have no result (the process stopped

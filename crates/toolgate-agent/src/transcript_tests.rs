@@ -18,6 +18,7 @@ fn result(id: &str, name: &str, content: &str, is_error: bool) -> ChatMessage {
         name: name.to_owned(),
         content: content.to_owned(),
         is_error,
+        next_call: None,
     }
 }
 

@@ -24,6 +24,7 @@ use crate::answers::{
 };
 use crate::load_budget::{Unload, UnloadedForBudget};
 use crate::loaded_schemas::LoadedSchemas;
+use crate::name::GroupId;
 use crate::tool::ToolDefinition;
 
 pub(crate) mod groups_found;
@@ -431,6 +432,39 @@ impl fmt::Display for NotAvailable {
             )?;
         }
         Ok(())
+    }
+}
+
+/// What the hint says between the tool and its group.
+const NOT_AVAILABLE_BELONGS: &str = "' is not available for this agent. It belongs to tool group '";
+/// What the hint says after the group's first mention.
+const NOT_AVAILABLE_CALL: &str = "'; call load_tool_group with group_name '";
+
+impl NotAvailable {
+    /// The hint `text` is, read back: a conversation keeps only the text of
+    /// a call's result. `None` unless `text` is exactly what `Display`
+    /// writes for a tool with a group to load.
+    pub fn read(text: &str) -> Option<Self> {
+        let (tool, rest) = text
+            .strip_prefix("Tool '")?
+            .split_once(NOT_AVAILABLE_BELONGS)?;
+        let (group, _) = rest.split_once(NOT_AVAILABLE_CALL)?;
+        let hint = Self {
+            tool: tool.to_owned(),
+            group: Some(GroupId::new(group).ok()?),
+        };
+        (hint.to_string() == text).then_some(hint)
+    }
+
+    /// The call the hint asks for, as a tool's name and its arguments:
+    /// `load_tool_group` of the group with this tool alone. `None` when the
+    /// tool has no group to load.
+    pub fn load_call(&self) -> Option<(&'static str, Value)> {
+        let group = self.group.as_ref()?;
+        Some((
+            LOAD_TOOL_GROUP_TOOL_NAME,
+            serde_json::json!({GROUP_NAME_PARAMETER: group.as_str(), TOOLS_PARAMETER: [self.tool]}),
+        ))
     }
 }
 

@@ -124,3 +124,42 @@ fn a_too_large_load_names_at_most_a_hundred_tools() {
     assert!(text.ends_with(", t98, t99 and 3 more."), "{text}");
     assert_eq!(refused.kind(), "too_large");
 }
+
+#[test]
+fn a_not_available_hint_reads_back_from_its_text_with_the_load_it_asks_for() {
+    let hint = crate::NotAvailable {
+        tool: "pdf_info".to_owned(),
+        group: Some(GroupId::new("Public 'Health'").unwrap()),
+    };
+    let read = crate::NotAvailable::read(&hint.to_string()).unwrap();
+    assert_eq!(read, hint);
+    assert_eq!(
+        read.load_call(),
+        Some((
+            "load_tool_group",
+            serde_json::json!({"group_name": "Public 'Health'", "tools": ["pdf_info"]})
+        ))
+    );
+}
+
+#[test]
+fn only_the_whole_hint_with_a_group_reads_back() {
+    let without_group = crate::NotAvailable {
+        tool: "pdf_info".to_owned(),
+        group: None,
+    };
+    assert_eq!(crate::NotAvailable::read(&without_group.to_string()), None);
+    assert_eq!(without_group.load_call(), None);
+    let hint = crate::NotAvailable {
+        tool: "pdf_info".to_owned(),
+        group: Some(GroupId::new("pdf").unwrap()),
+    }
+    .to_string();
+    // A result quoting the hint, or cut short, is not the hint.
+    assert_eq!(
+        crate::NotAvailable::read(&format!("{hint} Then retry.")),
+        None
+    );
+    assert_eq!(crate::NotAvailable::read(&hint[..hint.len() - 2]), None);
+    assert_eq!(crate::NotAvailable::read(&format!("Error: {hint}")), None);
+}

@@ -52,7 +52,7 @@ pub use embeddings::EmbeddingsClient;
 pub use error::LlmError;
 pub use model::{
     ChatMessage, ChatModel, ChatRequest, ChatResponse, DEFAULT_CONTEXT_WINDOW, EventSink,
-    ModelFuture, StopReason, StreamEvent, ToolCall, ToolLimits, ToolSpec, Usage,
+    ModelFuture, NextCall, StopReason, StreamEvent, ToolCall, ToolLimits, ToolSpec, Usage,
 };
 pub use openai::OpenAiChat;
 

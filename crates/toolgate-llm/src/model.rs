@@ -57,7 +57,26 @@ pub enum ChatMessage {
         content: String,
         /// Whether the call failed.
         is_error: bool,
+        /// The call the result asks the model to make next, when it asks
+        /// for one it spells out whole (the hint after a call of a tool not
+        /// loaded asks for its load).
+        next_call: Option<NextCall>,
     },
+}
+
+/// A call a tool's result asks for. The content already says it in words,
+/// which is all a model with native tool calls needs; a prompted model
+/// writing free text is also shown the block to reply with, because such a
+/// model tends to relay an instruction to the user instead of following it
+/// (see [`crate::ToolCalls`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct NextCall {
+    /// What the call does, to finish "To ..., reply with": `load it`.
+    pub purpose: String,
+    /// The tool to call.
+    pub name: String,
+    /// Its arguments.
+    pub arguments: serde_json::Value,
 }
 
 /// A tool call the model made.

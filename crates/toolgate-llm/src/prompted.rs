@@ -31,6 +31,13 @@ use crate::model::{
 /// opens with "Error from").
 const RESULT_LABEL: &str = "Result of";
 
+/// How the prompt asks for a call in free text, after what the call does
+/// ("To call a tool, ..."). Small models echo it, adapted, before their
+/// calls ("To call pdf_info on a.pdf, reply with only this block:"); the
+/// echo is kept as their text, because it is what they read back and follow
+/// on the next step (without it the local model imitated a result instead).
+const REPLY_WITH_BLOCK: &str = "reply with only this block:";
+
 /// How the model writes a step.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Style {
@@ -166,20 +173,20 @@ fn tool_section(style: Style, tools: &[ToolSpec]) -> String {
         ));
     }
     section.push('\n');
-    section.push_str(match style {
-        Style::Json => {
+    match style {
+        Style::Json => section.push_str(
             "Reply with exactly one JSON object and nothing else:\n\
              - to call a tool: {\"tool\": \"<tool name>\", \"arguments\": {<its arguments>}}\n\
              - to answer the user when you need no more tools: {\"answer\": \"<your answer>\"}\n\
-             A tool's result comes back in the next message, after \"Result of <tool name>:\"."
-        }
-        Style::Text => {
-            "To call a tool, reply with only this block:\n\
-             <tool_call>\n{\"name\": \"<tool name>\", \"arguments\": {<its arguments>}}\n</tool_call>\n\
-             A tool's result comes back in the next message, after \"Result of <tool name>:\". \
+             A tool's result comes back in the next message, after \"Result of <tool name>:\".",
+        ),
+        Style::Text => section.push_str(&format!(
+            "To call a tool, {REPLY_WITH_BLOCK}\n\
+             <tool_call>\n{{\"name\": \"<tool name>\", \"arguments\": {{<its arguments>}}}}\n</tool_call>\n\
+             A tool's result comes back in the next message, after \"{RESULT_LABEL} <tool name>:\". \
              When you need no more tools, answer the user in plain text."
-        }
-    });
+        )),
+    }
     section
 }
 
@@ -222,6 +229,7 @@ fn flatten(style: Style, messages: &[ChatMessage]) -> Vec<ChatMessage> {
                 name,
                 content,
                 is_error,
+                next_call,
                 ..
             } => {
                 let label = if *is_error {
@@ -229,7 +237,18 @@ fn flatten(style: Style, messages: &[ChatMessage]) -> Vec<ChatMessage> {
                 } else {
                     RESULT_LABEL
                 };
-                push_user(&mut out, format!("{label} {name}:\n{content}"));
+                let mut text = format!("{label} {name}:\n{content}");
+                // Held to a JSON step, a model follows the content's words;
+                // writing free text, it relays them to the user unless it is
+                // shown the reply to make.
+                if let (Style::Text, Some(next)) = (style, next_call) {
+                    text.push_str(&format!(
+                        "\n\nTo {}, {REPLY_WITH_BLOCK}\n{}",
+                        next.purpose,
+                        text_call(&next.name, &next.arguments)
+                    ));
+                }
+                push_user(&mut out, text);
             }
             ChatMessage::Assistant { text, tool_calls } => {
                 let mut parts: Vec<String> = Vec::new();
@@ -248,10 +267,7 @@ fn flatten(style: Style, messages: &[ChatMessage]) -> Vec<ChatMessage> {
                         Style::Json => {
                             json!({"tool": call.name, "arguments": arguments}).to_string()
                         }
-                        Style::Text => format!(
-                            "<tool_call>\n{}\n</tool_call>",
-                            json!({"name": call.name, "arguments": arguments})
-                        ),
+                        Style::Text => text_call(&call.name, &arguments),
                     });
                 }
                 let text = parts.join("\n");
@@ -269,6 +285,14 @@ fn flatten(style: Style, messages: &[ChatMessage]) -> Vec<ChatMessage> {
         }
     }
     out
+}
+
+/// A call as a model writing free text writes it.
+fn text_call(name: &str, arguments: &Value) -> String {
+    format!(
+        "<tool_call>\n{}\n</tool_call>",
+        json!({"name": name, "arguments": arguments})
+    )
 }
 
 fn push_user(out: &mut Vec<ChatMessage>, text: String) {

@@ -4,6 +4,7 @@ mod faults;
 mod load_budget;
 mod loaded_schemas;
 mod named_loads;
+mod prompted;
 mod routing;
 mod support;
 mod turns;

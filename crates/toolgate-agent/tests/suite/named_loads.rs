@@ -12,7 +12,8 @@ use toolgate_llm::scripted::{ScriptedServer, ScriptedTurn};
 use toolgate_store::{ConversationId, MemoryStore};
 
 use super::support::{
-    TestHost, agent_with, group_tokens, model_configured, tool_names, tool_results, with,
+    TestHost, agent_over, agent_with, group_tokens, model_configured, tool_names, tool_results,
+    with,
 };
 
 #[tokio::test]
@@ -229,17 +230,11 @@ async fn a_load_past_a_quarter_of_the_models_window_is_refused_and_named_tools_l
     let model = model_configured(&server, wire, false, |config| {
         config.context_window = 4 * (pdf - 1);
     });
-    static COUNTER: std::sync::OnceLock<Arc<toolgate_core::TokenCounter>> =
-        std::sync::OnceLock::new();
-    let counter = COUNTER.get_or_init(|| {
-        Arc::new(toolgate_core::TokenCounter::new(toolgate_core::Encoding::O200kBase).unwrap())
-    });
-    let agent = toolgate_agent::Agent::new(
+    let agent = agent_over(
         model,
-        Arc::clone(&host.toolbox),
+        &host,
         Arc::new(MemoryStore::new()),
         AgentOptions::default(),
-        Arc::clone(counter),
     );
     agent
         .send(

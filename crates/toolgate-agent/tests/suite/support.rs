@@ -303,10 +303,20 @@ pub(crate) fn agent_with<S: toolgate_store::ConversationStore + toolgate_store::
     store: Arc<S>,
     options: AgentOptions,
 ) -> Agent<S> {
+    agent_over(model(server, wire, stream), host, store, options)
+}
+
+/// An agent over `host`'s tools and `store`, asking `model`.
+pub(crate) fn agent_over<S: toolgate_store::ConversationStore + toolgate_store::AgentStore>(
+    model: Arc<dyn toolgate_llm::ChatModel>,
+    host: &TestHost,
+    store: Arc<S>,
+    options: AgentOptions,
+) -> Agent<S> {
     static COUNTER: OnceLock<Arc<TokenCounter>> = OnceLock::new();
     let counter = COUNTER.get_or_init(|| Arc::new(TokenCounter::new(Encoding::O200kBase).unwrap()));
     Agent::new(
-        model(server, wire, stream),
+        model,
         Arc::clone(&host.toolbox),
         store,
         options,

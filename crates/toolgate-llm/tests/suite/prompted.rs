@@ -220,3 +220,61 @@ async fn the_ids_of_prompted_calls_differ_from_call_to_call() {
         second.unwrap().tool_calls[0].id
     );
 }
+
+/// The support conversation, its failed call's result asking for a load.
+fn conversation_with_next_call() -> toolgate_llm::ChatRequest {
+    let mut request = conversation();
+    for message in &mut request.messages {
+        if let toolgate_llm::ChatMessage::ToolResult {
+            is_error: true,
+            next_call,
+            ..
+        } = message
+        {
+            *next_call = Some(toolgate_llm::NextCall {
+                purpose: "load it".to_owned(),
+                name: "load_tool_group".to_owned(),
+                arguments: json!({"group_name": "time", "tools": ["time_now"]}),
+            });
+        }
+    }
+    request
+}
+
+#[tokio::test]
+async fn a_result_asking_for_a_call_shows_free_text_models_the_block_to_reply_with() {
+    let asked = "Error from time_now:\nunknown time zone\n\nTo load it, reply with only this \
+                 block:\n<tool_call>\n{\"name\":\"load_tool_group\",\"arguments\":{\"group_name\":\
+                 \"time\",\"tools\":[\"time_now\"]}}\n</tool_call>";
+    let expected = format!("Result of time_now:\n10:00\n\n{asked}\n\nAnd in Tokyo?");
+    // Free text: the block follows the words; a JSON step, or a native
+    // call, follows the words alone.
+    for (mode, content) in [
+        (ToolCalls::PromptedText, expected.as_str()),
+        (ToolCalls::Prompted, RESULTS),
+    ] {
+        let server = ScriptedServer::start().await.unwrap();
+        server.push(ScriptedTurn::text("{\"answer\": \"ok\"}").reply(Wire::OpenAi, false));
+        let model = model(&server, Wire::OpenAi, false, mode);
+        complete(model.as_ref(), &conversation_with_next_call())
+            .await
+            .0
+            .unwrap();
+        assert_eq!(
+            server.requests()[0].body["messages"][3],
+            json!({"role": "user", "content": content}),
+            "{mode:?}"
+        );
+    }
+    let server = ScriptedServer::start().await.unwrap();
+    server.push(ScriptedTurn::text("ok").reply(Wire::OpenAi, false));
+    let model = model(&server, Wire::OpenAi, false, ToolCalls::Native);
+    complete(model.as_ref(), &conversation_with_next_call())
+        .await
+        .0
+        .unwrap();
+    assert_eq!(
+        server.requests()[0].body["messages"][4]["content"],
+        json!("unknown time zone")
+    );
+}
