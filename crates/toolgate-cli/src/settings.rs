@@ -13,6 +13,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
+use toolgate_agent::Compaction;
 use toolgate_core::routing::{DEFAULT_ROUTE_TOOLS, RoutingConfig, RoutingError, Taxonomy};
 use toolgate_core::{
     Catalog, DEFAULT_CONTEXT_WINDOW, Deferral, LoadBudget, LoadedSchemas, ToolPolicy,
@@ -55,6 +56,17 @@ pub(crate) struct AgentSettings {
 /// The `[agent] compact_at` of a file that sets none: compaction leaves a
 /// fifth of the window for the summary call's answer and the next turn.
 pub(crate) const DEFAULT_COMPACT_AT: f64 = 0.8;
+
+impl AgentSettings {
+    /// When the agent loop compacts by itself: past `compact_at` of the
+    /// model's window ([`DEFAULT_COMPACT_AT`] when not set), never at 0.
+    pub(crate) fn compaction(&self) -> Compaction {
+        match self.compact_at.unwrap_or(DEFAULT_COMPACT_AT) {
+            share if share > 0.0 => Compaction::AtShare(share),
+            _ => Compaction::Off,
+        }
+    }
+}
 
 /// Every section of the configuration, checked, with the file it came from.
 #[derive(Debug, Default)]

@@ -18,12 +18,12 @@ use std::time::Instant;
 
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
-use toolgate_agent::{Agent, AgentOptions, TurnEvent};
+use toolgate_agent::{Agent, AgentOptions, Compaction, TurnEvent};
 use toolgate_core::routing::RoutingConfig;
 use toolgate_core::{
     CALL_TOOL_TOOL_NAME, FoundTools, LoadedSchemas, MetaTool, TokenCounter, ToolStatus,
 };
-use toolgate_llm::ChatModel;
+use toolgate_llm::{ChatModel, Usage};
 use toolgate_store::{ConversationId, MemoryStore};
 use toolgate_tools::{DEFAULT_SEARCH_ABOVE_GROUPS, ToolSource, Toolbox, ToolboxOptions};
 
@@ -76,13 +76,17 @@ impl Serialize for LivePolicy {
 }
 
 /// What a live run may use.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LiveOptions {
     /// Tasks per policy: the dataset's first conversations with a gold call.
     pub tasks: usize,
     /// The model's context window in tokens: all tools is left out when
     /// their schemas take more than half of it.
     pub context_window: usize,
+    /// When the agent loop compacts a task's conversation grown too long,
+    /// under every policy: `chat` compacts by default, and so do the agents
+    /// that call `serve`. A summary call is billed as a model call.
+    pub compaction: Compaction,
 }
 
 /// One task under one policy.
@@ -106,6 +110,9 @@ pub struct LiveTask {
     pub cached_input_tokens: u64,
     /// Output tokens it billed.
     pub output_tokens: u64,
+    /// Compactions of the conversation (their summary calls are among the
+    /// model calls).
+    pub compactions: usize,
     /// Wall time of all turns, in seconds.
     pub seconds: f64,
     /// What stopped the task early (the endpoint failed), if anything.
@@ -191,7 +198,7 @@ pub async fn live(
             });
             continue;
         }
-        let agent = agent(data, Arc::clone(&model), policy, &counter).await?;
+        let agent = agent(data, Arc::clone(&model), policy, options, &counter).await?;
         let mut played = Vec::new();
         for (index, task) in tasks.iter().enumerate() {
             let task = play(&agent, task).await;
@@ -221,6 +228,7 @@ async fn agent(
     data: &Conversations,
     model: Arc<dyn ChatModel>,
     policy: LivePolicy,
+    options: LiveOptions,
     counter: &Arc<TokenCounter>,
 ) -> Result<Agent<MemoryStore>> {
     let offered = match policy {
@@ -274,6 +282,7 @@ async fn agent(
         // A search, a load and a retry for each call, and the answer.
         max_model_calls: 3 * most_calls + 2,
         loaded_schemas,
+        compaction: options.compaction,
         ..AgentOptions::default()
     };
     Ok(Agent::new(
@@ -347,21 +356,27 @@ fn record_calls(task: &mut LiveTask, events: Vec<TurnEvent>) {
             }
             // From the events, not the turn's outcome: a turn that fails
             // later (the window overflows) was billed for its calls so far.
-            TurnEvent::ModelCalled(report) => {
-                task.model_calls += 1;
-                if let Some(usage) = report.usage {
-                    task.input_tokens += usage.input_tokens;
-                    task.output_tokens += usage.output_tokens;
-                    task.cached_input_tokens += usage.cached_input_tokens.unwrap_or(0);
-                }
+            TurnEvent::ModelCalled(report) => bill(task, report.usage),
+            TurnEvent::Compacted(compacted) => {
+                task.compactions += 1;
+                bill(task, compacted.usage);
             }
             TurnEvent::Model(_)
             | TurnEvent::Routed(_)
             | TurnEvent::Escalated { .. }
-            | TurnEvent::Compacted(_)
             | TurnEvent::CompactionFailed { .. }
             | TurnEvent::BudgetUnloaded { .. } => {}
         }
+    }
+}
+
+/// One more model call on `task`'s bill, with what the endpoint counted.
+fn bill(task: &mut LiveTask, usage: Option<Usage>) {
+    task.model_calls += 1;
+    if let Some(usage) = usage {
+        task.input_tokens += usage.input_tokens;
+        task.output_tokens += usage.output_tokens;
+        task.cached_input_tokens += usage.cached_input_tokens.unwrap_or(0);
     }
 }
 

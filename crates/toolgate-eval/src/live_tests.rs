@@ -6,10 +6,11 @@ use std::sync::{Arc, Mutex};
 
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
-use toolgate_core::{Encoding, LoadedSchemas, TokenCounter};
+use toolgate_agent::Compaction;
+use toolgate_core::{COMPACTION_PROMPT, Encoding, LoadedSchemas, TokenCounter};
 use toolgate_llm::{
-    ChatModel, ChatRequest, ChatResponse, EventSink, LlmError, ModelFuture, StopReason, ToolCall,
-    Usage,
+    ChatMessage, ChatModel, ChatRequest, ChatResponse, EventSink, LlmError, ModelFuture,
+    StopReason, ToolCall, Usage,
 };
 
 use super::{LiveOptions, LivePolicy, LiveTask, live, wilson};
@@ -69,18 +70,25 @@ impl ChatModel for Script {
         "scripted"
     }
 
-    fn complete<'a>(
-        &'a self,
-        _request: &'a ChatRequest,
-        _events: EventSink<'a>,
-    ) -> ModelFuture<'a> {
+    fn complete<'a>(&'a self, request: &'a ChatRequest, _events: EventSink<'a>) -> ModelFuture<'a> {
         Box::pin(async move {
-            let step = self.0.lock().unwrap().pop();
             let usage = Some(Usage {
                 input_tokens: 100,
                 output_tokens: 10,
                 cached_input_tokens: Some(40),
             });
+            // A compaction's summary call is answered without a step.
+            if let Some(ChatMessage::User(text)) = request.messages.last()
+                && text == COMPACTION_PROMPT
+            {
+                return Ok(ChatResponse {
+                    text: "The user wants tomorrow's forecast for Oslo.".to_owned(),
+                    tool_calls: Vec::new(),
+                    stop_reason: StopReason::EndTurn,
+                    usage,
+                });
+            }
+            let step = self.0.lock().unwrap().pop();
             Ok(match step {
                 Some((name, _)) if name == REFUSE => {
                     return Err(LlmError::Provider {
@@ -110,14 +118,24 @@ impl ChatModel for Script {
 }
 
 async fn run(policy: LivePolicy, steps: &[(&str, Value)], window: usize) -> super::Live {
-    let dir = tempfile::tempdir().unwrap();
-    write_dataset(dir.path());
-    let data = Conversations::load(dir.path()).unwrap();
-    let counter = Arc::new(TokenCounter::new(Encoding::O200kBase).unwrap());
     let options = LiveOptions {
         tasks: 30,
         context_window: window,
+        compaction: Compaction::Off,
     };
+    run_with(policy, steps, options, write_dataset).await
+}
+
+async fn run_with(
+    policy: LivePolicy,
+    steps: &[(&str, Value)],
+    options: LiveOptions,
+    dataset: impl FnOnce(&Path),
+) -> super::Live {
+    let dir = tempfile::tempdir().unwrap();
+    dataset(dir.path());
+    let data = Conversations::load(dir.path()).unwrap();
+    let counter = Arc::new(TokenCounter::new(Encoding::O200kBase).unwrap());
     let mut progress = Vec::new();
     let live = live(
         &data,
@@ -163,6 +181,7 @@ async fn a_load_then_a_valid_call_succeeds_and_its_bill_is_summed() {
             input_tokens: 300,
             cached_input_tokens: 120,
             output_tokens: 30,
+            compactions: 0,
             seconds: 0.0,
             error: None,
         }
@@ -170,6 +189,42 @@ async fn a_load_then_a_valid_call_succeeds_and_its_bill_is_summed() {
     assert_eq!(
         (live.runs[0].succeeded, live.model.as_str()),
         (1, "scripted")
+    );
+}
+
+#[tokio::test]
+async fn a_conversation_past_the_compaction_threshold_is_compacted_and_its_summary_billed() {
+    let options = LiveOptions {
+        tasks: 30,
+        context_window: 16_384,
+        // Below the conversation once the weather group is loaded, above
+        // it with a summary in place of the history (339 tokens).
+        compaction: Compaction::AboveTokens(350),
+    };
+    let live = run_with(
+        LivePolicy::Deferred(LoadedSchemas::ToolList),
+        &[
+            ("load_tool_group", json!({"group_name": "weather"})),
+            ("weather_forecast", json!({"city": "Oslo"})),
+        ],
+        options,
+        |dir| {
+            write_dataset(dir);
+            let second = json!({"id": "c1/1", "query": "Thanks!", "tools": [],
+                                "conversation_id": "c1", "turn": 1, "ground_truth_calls": []});
+            let queries = std::fs::read_to_string(dir.join("queries.jsonl")).unwrap();
+            std::fs::write(dir.join("queries.jsonl"), format!("{queries}{second}\n")).unwrap();
+        },
+    )
+    .await;
+    let task = task(&live);
+    assert!(task.succeeded, "{task:?}");
+    // Compacted in each turn (at most once a turn).
+    assert_eq!(task.compactions, 2, "{task:?}");
+    // The task's four calls and the two summaries', each billed.
+    assert_eq!(
+        (task.model_calls, task.input_tokens, task.output_tokens),
+        (6, 600, 60)
     );
 }
 
@@ -268,6 +323,7 @@ async fn all_tools_is_left_out_when_the_schemas_take_more_than_half_the_window()
     let small = LiveOptions {
         tasks: 30,
         context_window: 2 * live.all_tool_tokens - 1,
+        compaction: Compaction::Off,
     };
     let skipped = super::live(
         &data,
@@ -331,7 +387,14 @@ async fn chat_policies_offer_the_search_above_twelve_groups() {
             conversations: Vec::new(),
         };
         let model: Arc<dyn ChatModel> = Script::new(&[]);
-        let agent = super::agent(&data, model, policy, &counter).await.unwrap();
+        let options = LiveOptions {
+            tasks: 30,
+            context_window: 16_384,
+            compaction: Compaction::Off,
+        };
+        let agent = super::agent(&data, model, policy, options, &counter)
+            .await
+            .unwrap();
         agent
             .toolbox()
             .meta_tools()

@@ -16,9 +16,7 @@ use std::sync::Arc;
 
 use crate::store::StoreLocation;
 use anyhow::Context;
-use toolgate_agent::{
-    Agent, AgentOptions, Compaction, DEFAULT_SYSTEM_PROMPT, OutcomeLog, SemanticRouting,
-};
+use toolgate_agent::{Agent, AgentOptions, DEFAULT_SYSTEM_PROMPT, OutcomeLog, SemanticRouting};
 use toolgate_core::routing::semantic::EmbeddingsConfig;
 use toolgate_core::routing::{Embeddings, Router};
 use toolgate_core::{LoadedSchemas, MetaTool, TokenCounter};
@@ -34,7 +32,7 @@ use super::banner::describe_sources;
 use super::tool_setup::{TerminalProgress, ToolSetup, embeddings_client};
 use crate::cli::{ChatArgs, DEFAULT_SEARCH_ABOVE_GROUPS};
 use crate::output::{eprint, init_logging};
-use crate::settings::{DEFAULT_COMPACT_AT, DEFAULT_CONFIG_FILE, Settings};
+use crate::settings::{DEFAULT_CONFIG_FILE, Settings};
 
 /// `--tool-timeout` as a duration.
 fn tool_timeout(seconds: f64) -> anyhow::Result<std::time::Duration> {
@@ -383,10 +381,7 @@ async fn run_chat<S: ConversationStore + AgentStore + RoutingOutcomeStore + 'sta
         // tool the agent is given.
         authority: toolgate_tools::Authority::everything(),
         loaded_schemas,
-        compaction: match settings.agent.compact_at.unwrap_or(DEFAULT_COMPACT_AT) {
-            share if share > 0.0 => Compaction::AtShare(share),
-            _ => Compaction::Off,
-        },
+        compaction: settings.agent.compaction(),
         load_budget: settings.load_budget,
         deferral: settings.deferral,
     };

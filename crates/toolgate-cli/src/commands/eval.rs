@@ -120,6 +120,7 @@ fn run_live(args: &EvalArgs) -> anyhow::Result<()> {
     let options = LiveOptions {
         tasks: args.tasks,
         context_window: provider.context_window,
+        compaction: settings.agent.compaction(),
     };
     let policies: Vec<LivePolicy> = if args.policy.is_empty() {
         LivePolicy::ALL.to_vec()
@@ -193,9 +194,14 @@ fn live_task_line(policy: LivePolicy, task: &LiveTask, done: usize, total: usize
             task.gold.join(", ")
         ),
     };
+    let compactions = match task.compactions {
+        0 => String::new(),
+        1 => " (1 a compaction's summary)".to_owned(),
+        n => format!(" ({n} compactions' summaries)"),
+    };
     format!(
-        "  {} {done}/{total} {}: {outcome}, {} model calls, {} tokens in ({} cached), {} out, \
-         {:.0} s\n",
+        "  {} {done}/{total} {}: {outcome}, {} model calls{compactions}, {} tokens in ({} cached), \
+         {} out, {:.0} s\n",
         policy.label(),
         task.conversation,
         task.model_calls,
@@ -624,6 +630,7 @@ mod tests {
             input_tokens: 1200,
             cached_input_tokens: 800,
             output_tokens: 40,
+            compactions: 0,
             seconds: 3.4,
             error: None,
         };
@@ -631,6 +638,15 @@ mod tests {
             live_task_line(LivePolicy::Deferred(LoadedSchemas::ToolList), &task, 1, 30),
             "  chat, schemas in the tool list 1/30 c1: not done (called load_tool_group; needed \
              weather_forecast), 2 model calls, 1200 tokens in (800 cached), 40 out, 3 s\n"
+        );
+        let compacted = LiveTask {
+            model_calls: 3,
+            compactions: 1,
+            ..task
+        };
+        assert!(
+            live_task_line(LivePolicy::Search, &compacted, 1, 30)
+                .contains(", 3 model calls (1 a compaction's summary), 1200 tokens in"),
         );
     }
 }
