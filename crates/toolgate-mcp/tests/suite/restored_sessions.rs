@@ -185,16 +185,22 @@ fn group_tokens<S: ConversationStore + 'static>(gateway: &Gateway<S>, group: &st
     })
 }
 
-#[tokio::test]
-async fn a_group_a_policy_hides_still_counts_toward_the_load_budget() {
-    let root = tempfile::tempdir().unwrap();
-    let measuring = serve(
-        options(root.path(), vec![]),
+/// A gateway over `root`'s tools for everyone, to measure its groups with
+/// before serving the one a test is about.
+async fn measuring(root: &Path) -> Served<MemoryStore> {
+    serve(
+        options(root, vec![]),
         MemoryStore::new(),
         loopback(),
         HttpOptions::default(),
     )
-    .await;
+    .await
+}
+
+#[tokio::test]
+async fn a_group_a_policy_hides_still_counts_toward_the_load_budget() {
+    let root = tempfile::tempdir().unwrap();
+    let measuring = measuring(root.path()).await;
     let (time, files, web) = (
         group_tokens(&measuring.gateway, "time"),
         group_tokens(&measuring.gateway, "files"),
@@ -237,13 +243,7 @@ async fn a_group_a_policy_hides_still_counts_toward_the_load_budget() {
 #[tokio::test]
 async fn a_load_is_held_to_the_window_by_the_tools_the_caller_sees() {
     let root = tempfile::tempdir().unwrap();
-    let measuring = serve(
-        options(root.path(), vec![]),
-        MemoryStore::new(),
-        loopback(),
-        HttpOptions::default(),
-    )
-    .await;
+    let measuring = measuring(root.path()).await;
     let files = group_tokens(&measuring.gateway, "files");
     let counter = TokenCounter::new(Encoding::O200kBase).unwrap();
     let (hidden, hidden_tokens) = measuring.gateway.with_catalog(|catalog| {
