@@ -139,6 +139,12 @@ pub(crate) struct EvalArgs {
     #[arg(long, value_name = "N", default_value_t = 30, requires = "live")]
     pub(crate) tasks: usize,
 
+    /// With --live: the wall time a task may take, in seconds; past it its model call is cut off
+    /// and the task is stopped, not done (default: no limit).
+    #[arg(long, value_name = "SECONDS", requires = "live",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) time_limit: Option<u64>,
+
     /// With --live: a policy to play the tasks under (repeatable; default all four): all-tools
     /// (left out when the schemas take over half the model's context window), tool-list and
     /// conversation (`chat`'s two places for loaded schemas), search (`serve --route`).

@@ -13,8 +13,9 @@
 //! them, model calls (round trips) and wall time.
 
 use std::collections::{BTreeSet, HashMap};
+use std::convert::Infallible;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
@@ -87,6 +88,10 @@ pub struct LiveOptions {
     /// under every policy: `chat` compacts by default, and so do the agents
     /// that call `serve`. A summary call is billed as a model call.
     pub compaction: Compaction,
+    /// The wall time a task may take, all its turns: past it the model call
+    /// under way is cut off (and not billed: its endpoint answered no usage)
+    /// and the task is stopped, not done. `None` lets a task run to the end.
+    pub time_limit: Option<Duration>,
 }
 
 /// One task under one policy.
@@ -201,7 +206,7 @@ pub async fn live(
         let agent = agent(data, Arc::clone(&model), policy, options, &counter).await?;
         let mut played = Vec::new();
         for (index, task) in tasks.iter().enumerate() {
-            let task = play(&agent, task).await;
+            let task = play(&agent, task, options.time_limit).await;
             progress(policy, &task, index + 1, tasks.len());
             played.push(task);
         }
@@ -294,8 +299,13 @@ async fn agent(
     ))
 }
 
-/// One task, turn by turn, through `agent`.
-async fn play(agent: &Agent<MemoryStore>, conversation: &Conversation) -> LiveTask {
+/// One task, turn by turn, through `agent`, cancelled as a user would
+/// cancel a turn once `time_limit` has passed.
+async fn play(
+    agent: &Agent<MemoryStore>,
+    conversation: &Conversation,
+    time_limit: Option<Duration>,
+) -> LiveTask {
     let id = ConversationId::new(conversation.id.as_str());
     let cancel = CancellationToken::new();
     let mut gold = BTreeSet::new();
@@ -309,14 +319,35 @@ async fn play(agent: &Agent<MemoryStore>, conversation: &Conversation) -> LiveTa
         ..LiveTask::default()
     };
     let started = Instant::now();
+    // Cancels at the deadline, then waits for the turn to end on it: the
+    // agent stops cooperatively, and the events of the calls made so far
+    // stay on the bill.
+    let deadline = async {
+        if let Some(limit) = time_limit {
+            tokio::time::sleep(limit).await;
+            cancel.cancel();
+        }
+        std::future::pending::<Infallible>().await
+    };
+    tokio::pin!(deadline);
     for turn in &conversation.turns {
         let mut events = Vec::new();
-        let sent = agent
-            .send(&id, &turn.text, &mut |event| events.push(event), &cancel)
-            .await;
+        let mut collect = |event| events.push(event);
+        let sent = tokio::select! {
+            sent = agent.send(&id, &turn.text, &mut collect, &cancel) => sent,
+            never = &mut deadline => match never {},
+        };
         record_calls(&mut task, events);
         if let Err(error) = sent {
-            task.error = Some(error.to_string());
+            task.error = Some(match time_limit {
+                Some(limit) if cancel.is_cancelled() => {
+                    format!(
+                        "the task passed its time limit of {} s",
+                        limit.as_secs_f64()
+                    )
+                }
+                _ => error.to_string(),
+            });
             break;
         }
     }

@@ -3,6 +3,7 @@
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
@@ -46,6 +47,8 @@ fn write_dataset(dir: &Path) {
 /// (40 cached) and 10 out.
 /// A step's name for a request the endpoint refuses.
 const REFUSE: &str = "!refuse";
+/// A step's name for a request the endpoint never answers.
+const HANG: &str = "!hang";
 
 #[derive(Debug)]
 struct Script(Mutex<Vec<(String, Value)>>);
@@ -90,6 +93,7 @@ impl ChatModel for Script {
             }
             let step = self.0.lock().unwrap().pop();
             Ok(match step {
+                Some((name, _)) if name == HANG => std::future::pending().await,
                 Some((name, _)) if name == REFUSE => {
                     return Err(LlmError::Provider {
                         url: "http://127.0.0.1/v1/chat/completions".to_owned(),
@@ -122,6 +126,7 @@ async fn run(policy: LivePolicy, steps: &[(&str, Value)], window: usize) -> supe
         tasks: 30,
         context_window: window,
         compaction: Compaction::Off,
+        time_limit: None,
     };
     run_with(policy, steps, options, write_dataset).await
 }
@@ -200,6 +205,7 @@ async fn a_conversation_past_the_compaction_threshold_is_compacted_and_its_summa
         // Below the conversation once the weather group is loaded, above
         // it with a summary in place of the history (339 tokens).
         compaction: Compaction::AboveTokens(350),
+        time_limit: None,
     };
     let live = run_with(
         LivePolicy::Deferred(LoadedSchemas::ToolList),
@@ -225,6 +231,45 @@ async fn a_conversation_past_the_compaction_threshold_is_compacted_and_its_summa
     assert_eq!(
         (task.model_calls, task.input_tokens, task.output_tokens),
         (6, 600, 60)
+    );
+}
+
+// The clock is paused: it jumps to the limit once the hanging call is all
+// that is left to wait for.
+#[tokio::test(start_paused = true)]
+async fn a_task_past_its_time_limit_is_stopped_with_the_bill_of_its_calls_so_far() {
+    let options = LiveOptions {
+        tasks: 30,
+        context_window: 16_384,
+        compaction: Compaction::Off,
+        time_limit: Some(Duration::from_secs(300)),
+    };
+    let live = run_with(
+        LivePolicy::Deferred(LoadedSchemas::ToolList),
+        &[
+            ("load_tool_group", json!({"group_name": "weather"})),
+            (HANG, json!({})),
+        ],
+        options,
+        write_dataset,
+    )
+    .await;
+    let task = task(&live);
+    assert_eq!(
+        (
+            task.succeeded,
+            task.error.as_deref(),
+            task.called.as_slice(),
+            task.model_calls,
+            task.input_tokens,
+        ),
+        (
+            false,
+            Some("the task passed its time limit of 300 s"),
+            ["load_tool_group".to_owned()].as_slice(),
+            1,
+            100,
+        )
     );
 }
 
@@ -324,6 +369,7 @@ async fn all_tools_is_left_out_when_the_schemas_take_more_than_half_the_window()
         tasks: 30,
         context_window: 2 * live.all_tool_tokens - 1,
         compaction: Compaction::Off,
+        time_limit: None,
     };
     let skipped = super::live(
         &data,
@@ -391,6 +437,7 @@ async fn chat_policies_offer_the_search_above_twelve_groups() {
             tasks: 30,
             context_window: 16_384,
             compaction: Compaction::Off,
+            time_limit: None,
         };
         let agent = super::agent(&data, model, policy, options, &counter)
             .await

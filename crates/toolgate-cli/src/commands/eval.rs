@@ -11,6 +11,7 @@
 
 use std::io::IsTerminal;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Context;
 use toolgate_core::routing::RoutingConfig;
@@ -121,6 +122,7 @@ fn run_live(args: &EvalArgs) -> anyhow::Result<()> {
         tasks: args.tasks,
         context_window: provider.context_window,
         compaction: settings.agent.compaction(),
+        time_limit: args.time_limit.map(Duration::from_secs),
     };
     let policies: Vec<LivePolicy> = if args.policy.is_empty() {
         LivePolicy::ALL.to_vec()
