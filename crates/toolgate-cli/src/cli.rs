@@ -139,6 +139,11 @@ pub(crate) struct EvalArgs {
     #[arg(long, value_name = "N", default_value_t = 30, requires = "live")]
     pub(crate) tasks: usize,
 
+    /// With --live: leave out the first N tasks, and play the --tasks after them (to go on with a
+    /// stopped run, or to split one between endpoints).
+    #[arg(long, value_name = "N", default_value_t = 0, requires = "live")]
+    pub(crate) skip: usize,
+
     /// With --live: the wall time a task may take, in seconds; past it its model call is cut off
     /// and the task is stopped, not done (default: no limit).
     #[arg(long, value_name = "SECONDS", requires = "live",

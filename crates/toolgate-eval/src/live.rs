@@ -79,8 +79,12 @@ impl Serialize for LivePolicy {
 /// What a live run may use.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LiveOptions {
-    /// Tasks per policy: the dataset's first conversations with a gold call.
+    /// Tasks per policy: the dataset's first conversations with a gold call,
+    /// after the first [`skip`](Self::skip) of them.
     pub tasks: usize,
+    /// Tasks left out before them: a run stopped after N tasks goes on with
+    /// `skip` N, and one slice is split between two endpoints.
+    pub skip: usize,
     /// The model's context window in tokens: all tools is left out when
     /// their schemas take more than half of it.
     pub context_window: usize,
@@ -166,11 +170,12 @@ pub fn wilson(successes: usize, n: usize) -> (f64, f64) {
     ((centre - half).max(0.0), (centre + half).min(1.0))
 }
 
-/// Plays the first [`LiveOptions::tasks`] conversations of `data` with a
-/// gold call through the agent loop against `model`, under each of
+/// Plays [`LiveOptions::tasks`] conversations of `data` with a gold call,
+/// the first after [`LiveOptions::skip`], through the agent loop against `model`, under each of
 /// `policies`, reporting each finished task to `progress` (policy, the
-/// task, done, total) as it finishes, so a long run's results are read
-/// while it runs and kept when it is stopped. A model call that fails ends its task (recorded in
+/// task, done, total, the skipped tasks counted among both) as it
+/// finishes, so a long run's results are read while it runs and kept when
+/// it is stopped. A model call that fails ends its task (recorded in
 /// [`LiveTask::error`]), not the run; a failing toolbox ends the run.
 pub async fn live(
     data: &Conversations,
@@ -185,6 +190,7 @@ pub async fn live(
         .conversations
         .iter()
         .filter(|c| c.turns.iter().any(|turn| !turn.calls.is_empty()))
+        .skip(options.skip)
         .take(options.tasks)
         .collect();
     let mut runs = Vec::new();
@@ -207,7 +213,12 @@ pub async fn live(
         let mut played = Vec::new();
         for (index, task) in tasks.iter().enumerate() {
             let task = play(&agent, task, options.time_limit).await;
-            progress(policy, &task, index + 1, tasks.len());
+            progress(
+                policy,
+                &task,
+                options.skip + index + 1,
+                options.skip + tasks.len(),
+            );
             played.push(task);
         }
         let succeeded = played.iter().filter(|task| task.succeeded).count();

@@ -124,6 +124,7 @@ impl ChatModel for Script {
 async fn run(policy: LivePolicy, steps: &[(&str, Value)], window: usize) -> super::Live {
     let options = LiveOptions {
         tasks: 30,
+        skip: 0,
         context_window: window,
         compaction: Compaction::Off,
         time_limit: None,
@@ -152,7 +153,8 @@ async fn run_with(
     )
     .await
     .unwrap();
-    assert_eq!(progress, vec![(policy, 1, 1)]);
+    let task = options.skip + 1;
+    assert_eq!(progress, vec![(policy, task, task)]);
     live
 }
 
@@ -201,6 +203,7 @@ async fn a_load_then_a_valid_call_succeeds_and_its_bill_is_summed() {
 async fn a_conversation_past_the_compaction_threshold_is_compacted_and_its_summary_billed() {
     let options = LiveOptions {
         tasks: 30,
+        skip: 0,
         context_window: 16_384,
         // Below the conversation once the weather group is loaded, above
         // it with a summary in place of the history (339 tokens).
@@ -240,6 +243,7 @@ async fn a_conversation_past_the_compaction_threshold_is_compacted_and_its_summa
 async fn a_task_past_its_time_limit_is_stopped_with_the_bill_of_its_calls_so_far() {
     let options = LiveOptions {
         tasks: 30,
+        skip: 0,
         context_window: 16_384,
         compaction: Compaction::Off,
         time_limit: Some(Duration::from_secs(300)),
@@ -306,6 +310,36 @@ async fn a_task_the_endpoint_stops_keeps_the_bill_of_its_calls_so_far() {
 }
 
 #[tokio::test]
+async fn skipped_tasks_are_left_out_and_the_next_ones_played() {
+    let options = LiveOptions {
+        tasks: 30,
+        skip: 1,
+        context_window: 16_384,
+        compaction: Compaction::Off,
+        time_limit: None,
+    };
+    let live = run_with(
+        LivePolicy::Deferred(LoadedSchemas::ToolList),
+        &[
+            ("load_tool_group", json!({"group_name": "mail"})),
+            ("mail_send", json!({"to": "ada@example.com"})),
+        ],
+        options,
+        |dir| {
+            write_dataset(dir);
+            let second = json!({"id": "c2/0", "query": "Mail Ada.", "tools": ["mail_send"],
+                                "conversation_id": "c2", "turn": 0,
+                                "ground_truth_calls": ["mail_send(to='ada@example.com')"]});
+            let queries = std::fs::read_to_string(dir.join("queries.jsonl")).unwrap();
+            std::fs::write(dir.join("queries.jsonl"), format!("{queries}{second}\n")).unwrap();
+        },
+    )
+    .await;
+    let task = task(&live);
+    assert_eq!((task.conversation.as_str(), task.succeeded), ("c2", true));
+}
+
+#[tokio::test]
 async fn a_call_through_call_tool_counts_as_the_tool_it_names() {
     let live = run(
         LivePolicy::Deferred(LoadedSchemas::Conversation),
@@ -367,6 +401,7 @@ async fn all_tools_is_left_out_when_the_schemas_take_more_than_half_the_window()
     let counter = Arc::new(TokenCounter::new(Encoding::O200kBase).unwrap());
     let small = LiveOptions {
         tasks: 30,
+        skip: 0,
         context_window: 2 * live.all_tool_tokens - 1,
         compaction: Compaction::Off,
         time_limit: None,
@@ -435,6 +470,7 @@ async fn chat_policies_offer_the_search_above_twelve_groups() {
         let model: Arc<dyn ChatModel> = Script::new(&[]);
         let options = LiveOptions {
             tasks: 30,
+            skip: 0,
             context_window: 16_384,
             compaction: Compaction::Off,
             time_limit: None,

@@ -120,6 +120,7 @@ fn run_live(args: &EvalArgs) -> anyhow::Result<()> {
     )?;
     let options = LiveOptions {
         tasks: args.tasks,
+        skip: args.skip,
         context_window: provider.context_window,
         compaction: settings.agent.compaction(),
         time_limit: args.time_limit.map(Duration::from_secs),
