@@ -134,8 +134,14 @@ impl Http {
                     };
                     (delay, format!("HTTP {status}: {message}"))
                 }
+                // No answer came: the connection failed, or closed before the
+                // response (a server dropping a kept-alive connection as it
+                // was reused). Not a timeout: that wait was already long.
                 Err(error) if error.is_connect() && may_retry => {
                     (backoff, format!("cannot connect: {}", describe(&error)))
+                }
+                Err(error) if error.is_request() && !error.is_timeout() && may_retry => {
+                    (backoff, format!("no answer: {}", describe(&error)))
                 }
                 Err(error) => return Err(self.send_error(url, &error, attempts)),
             };

@@ -69,6 +69,7 @@ enum ReplyBody {
     Whole(String),
     Chunks(Vec<String>),
     Hang,
+    Close,
 }
 
 impl Reply {
@@ -101,6 +102,16 @@ impl Reply {
             status: 200,
             headers: vec![("content-type".to_owned(), "text/event-stream".to_owned())],
             body: ReplyBody::Hang,
+        }
+    }
+
+    /// No answer: the server reads the request and closes the connection,
+    /// as one does that drops a kept-alive connection the client reuses.
+    pub fn close() -> Self {
+        Self {
+            status: 200,
+            headers: Vec::new(),
+            body: ReplyBody::Close,
         }
     }
 
@@ -191,7 +202,8 @@ async fn accept(listener: TcpListener, state: Arc<State>) {
         tokio::spawn(async move {
             let service = hyper::service::service_fn(move |request| {
                 let state = Arc::clone(&state);
-                async move { Ok::<_, Infallible>(answer(&state, request).await) }
+                // An error from the service closes the connection unanswered.
+                async move { answer(&state, request).await.ok_or(Closed) }
             });
             let _ = hyper::server::conn::http1::Builder::new()
                 .serve_connection(TokioIo::new(stream), service)
@@ -200,7 +212,21 @@ async fn accept(listener: TcpListener, state: Arc<State>) {
     }
 }
 
-async fn answer(state: &State, request: Request<Incoming>) -> Response<ScriptBody> {
+/// Why the scripted server closed a connection without an answer.
+#[derive(Debug)]
+struct Closed;
+
+impl std::fmt::Display for Closed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the script closes the connection")
+    }
+}
+
+impl std::error::Error for Closed {}
+
+/// The next scripted reply to `request`, which is recorded; `None` for
+/// [`Reply::close`].
+async fn answer(state: &State, request: Request<Incoming>) -> Option<Response<ScriptBody>> {
     let method = request.method().to_string();
     let path = request.uri().path().to_owned();
     let headers = request
@@ -237,6 +263,7 @@ async fn answer(state: &State, request: Request<Incoming>) -> Response<ScriptBod
     let body = match reply.body {
         ReplyBody::Whole(text) => ScriptBody::Whole(Some(Bytes::from(text))),
         ReplyBody::Hang => ScriptBody::Hang,
+        ReplyBody::Close => return None,
         ReplyBody::Chunks(chunks) => {
             let (sender, receiver) = mpsc::channel(1);
             tokio::spawn(async move {
@@ -251,9 +278,11 @@ async fn answer(state: &State, request: Request<Incoming>) -> Response<ScriptBod
             ScriptBody::Chunks(receiver)
         }
     };
-    response
-        .body(body)
-        .unwrap_or_else(|_| Response::new(ScriptBody::Whole(None)))
+    Some(
+        response
+            .body(body)
+            .unwrap_or_else(|_| Response::new(ScriptBody::Whole(None))),
+    )
 }
 
 /// A reply body: whole, chunk by chunk, or never ending.

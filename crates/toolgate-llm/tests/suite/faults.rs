@@ -49,6 +49,26 @@ async fn a_server_error_then_success_is_retried_once() {
 }
 
 #[tokio::test]
+async fn a_connection_closed_without_an_answer_is_retried() {
+    for wire in [Wire::OpenAi, Wire::Anthropic] {
+        let server = ScriptedServer::start().await.unwrap();
+        server.push(Reply::close());
+        server.push(ScriptedTurn::text("Fine now.").reply(wire, false));
+        let (result, events) =
+            complete(model(&server, wire, false).as_ref(), &conversation()).await;
+        assert_eq!(result.unwrap().text, "Fine now.");
+        assert_eq!(server.requests().len(), 2);
+        let retries = retries(&events);
+        assert_eq!(retries.len(), 1, "{retries:?}");
+        assert!(
+            retries[0].2.starts_with("no answer: "),
+            "{:?}",
+            retries[0].2
+        );
+    }
+}
+
+#[tokio::test]
 async fn retry_after_is_honoured() {
     let wire = Wire::OpenAi;
     let server = ScriptedServer::start().await.unwrap();
