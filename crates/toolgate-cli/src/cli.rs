@@ -111,7 +111,7 @@ pub(crate) struct EvalArgs {
         long,
         value_name = "TOKENS",
         requires = "replay",
-        conflicts_with = "dataset"
+        conflicts_with_all = ["dataset", "live"]
     )]
     pub(crate) budget: Vec<usize>,
 
@@ -122,7 +122,7 @@ pub(crate) struct EvalArgs {
         value_name = "PLACEMENT",
         default_value = "tool_list",
         requires = "replay",
-        conflicts_with = "dataset"
+        conflicts_with_all = ["dataset", "live"]
     )]
     pub(crate) loaded_schemas: String,
 
@@ -136,17 +136,20 @@ pub(crate) struct EvalArgs {
     pub(crate) live: Vec<PathBuf>,
 
     /// With --live: the first N conversations with a gold call are the tasks.
-    #[arg(long, value_name = "N", default_value_t = 30, requires = "live")]
+    #[arg(long, value_name = "N", default_value_t = 30, requires = "live",
+          conflicts_with_all = ["dataset", "replay"])]
     pub(crate) tasks: usize,
 
     /// With --live: leave out the first N tasks, and play the --tasks after them (to go on with a
     /// stopped run, or to split one between endpoints).
-    #[arg(long, value_name = "N", default_value_t = 0, requires = "live")]
+    #[arg(long, value_name = "N", default_value_t = 0, requires = "live",
+          conflicts_with_all = ["dataset", "replay"])]
     pub(crate) skip: usize,
 
     /// With --live: the wall time a task may take, in seconds; past it its model call is cut off
     /// and the task is stopped, not done (default: no limit).
     #[arg(long, value_name = "SECONDS", requires = "live",
+          conflicts_with_all = ["dataset", "replay"],
           value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) time_limit: Option<u64>,
 
@@ -154,26 +157,31 @@ pub(crate) struct EvalArgs {
     /// (left out when the schemas take over half the model's context window), tool-list and
     /// conversation (`chat`'s two places for loaded schemas), search (`serve --route`).
     #[arg(long, value_name = "NAME", requires = "live",
+          conflicts_with_all = ["dataset", "replay"],
           value_parser = clap::builder::PossibleValuesParser::new(["all-tools", "tool-list", "conversation", "search"]))]
     pub(crate) policy: Vec<String>,
 
     /// With --live: provider wire format (openai or anthropic). Overrides TOOLGATE_PROVIDER and
     /// [model] provider.
-    #[arg(long, value_name = "NAME", requires = "live")]
+    #[arg(long, value_name = "NAME", requires = "live",
+          conflicts_with_all = ["dataset", "replay"])]
     pub(crate) provider: Option<String>,
 
     /// With --live: model name. Overrides TOOLGATE_MODEL and [model] model.
-    #[arg(long, value_name = "NAME", requires = "live")]
+    #[arg(long, value_name = "NAME", requires = "live",
+          conflicts_with_all = ["dataset", "replay"])]
     pub(crate) model: Option<String>,
 
     /// With --live: base URL of the API (e.g. http://127.0.0.1:8077/v1). Overrides
     /// TOOLGATE_BASE_URL.
-    #[arg(long, value_name = "URL", requires = "live")]
+    #[arg(long, value_name = "URL", requires = "live",
+          conflicts_with_all = ["dataset", "replay"])]
     pub(crate) base_url: Option<String>,
 
     /// With --live: native, prompted or prompted-text, as for `chat`. Overrides
     /// TOOLGATE_TOOL_CALLS and [model] tool_calls.
     #[arg(long, value_name = "MODE", requires = "live",
+          conflicts_with_all = ["dataset", "replay"],
           value_parser = clap::builder::PossibleValuesParser::new(toolgate_llm::ToolCalls::NAMES))]
     pub(crate) tool_calls: Option<String>,
 
@@ -425,3 +433,7 @@ pub(crate) struct CatalogArgs {
     #[arg(long)]
     pub(crate) prompt: bool,
 }
+
+#[cfg(test)]
+#[path = "cli_tests.rs"]
+mod tests;
