@@ -121,15 +121,19 @@ impl ChatModel for Script {
     }
 }
 
-async fn run(policy: LivePolicy, steps: &[(&str, Value)], window: usize) -> super::Live {
-    let options = LiveOptions {
+/// Thirty tasks in a `window`-token window, no compaction, no time limit.
+fn options(window: usize) -> LiveOptions {
+    LiveOptions {
         tasks: 30,
         skip: 0,
         context_window: window,
         compaction: Compaction::Off,
         time_limit: None,
-    };
-    run_with(policy, steps, options, write_dataset).await
+    }
+}
+
+async fn run(policy: LivePolicy, steps: &[(&str, Value)], window: usize) -> super::Live {
+    run_with(policy, steps, options(window), write_dataset).await
 }
 
 async fn run_with(
@@ -202,13 +206,10 @@ async fn a_load_then_a_valid_call_succeeds_and_its_bill_is_summed() {
 #[tokio::test]
 async fn a_conversation_past_the_compaction_threshold_is_compacted_and_its_summary_billed() {
     let options = LiveOptions {
-        tasks: 30,
-        skip: 0,
-        context_window: 16_384,
         // Below the conversation once the weather group is loaded, above
         // it with a summary in place of the history (339 tokens).
         compaction: Compaction::AboveTokens(350),
-        time_limit: None,
+        ..options(16_384)
     };
     let live = run_with(
         LivePolicy::Deferred(LoadedSchemas::ToolList),
@@ -242,11 +243,8 @@ async fn a_conversation_past_the_compaction_threshold_is_compacted_and_its_summa
 #[tokio::test(start_paused = true)]
 async fn a_task_past_its_time_limit_is_stopped_with_the_bill_of_its_calls_so_far() {
     let options = LiveOptions {
-        tasks: 30,
-        skip: 0,
-        context_window: 16_384,
-        compaction: Compaction::Off,
         time_limit: Some(Duration::from_secs(300)),
+        ..options(16_384)
     };
     let live = run_with(
         LivePolicy::Deferred(LoadedSchemas::ToolList),
@@ -312,11 +310,8 @@ async fn a_task_the_endpoint_stops_keeps_the_bill_of_its_calls_so_far() {
 #[tokio::test]
 async fn skipped_tasks_are_left_out_and_the_next_ones_played() {
     let options = LiveOptions {
-        tasks: 30,
         skip: 1,
-        context_window: 16_384,
-        compaction: Compaction::Off,
-        time_limit: None,
+        ..options(16_384)
     };
     let live = run_with(
         LivePolicy::Deferred(LoadedSchemas::ToolList),
@@ -399,13 +394,7 @@ async fn all_tools_is_left_out_when_the_schemas_take_more_than_half_the_window()
     write_dataset(dir.path());
     let data = Conversations::load(dir.path()).unwrap();
     let counter = Arc::new(TokenCounter::new(Encoding::O200kBase).unwrap());
-    let small = LiveOptions {
-        tasks: 30,
-        skip: 0,
-        context_window: 2 * live.all_tool_tokens - 1,
-        compaction: Compaction::Off,
-        time_limit: None,
-    };
+    let small = options(2 * live.all_tool_tokens - 1);
     let skipped = super::live(
         &data,
         Script::new(&[]),
@@ -468,14 +457,7 @@ async fn chat_policies_offer_the_search_above_twelve_groups() {
             conversations: Vec::new(),
         };
         let model: Arc<dyn ChatModel> = Script::new(&[]);
-        let options = LiveOptions {
-            tasks: 30,
-            skip: 0,
-            context_window: 16_384,
-            compaction: Compaction::Off,
-            time_limit: None,
-        };
-        let agent = super::agent(&data, model, policy, options, &counter)
+        let agent = super::agent(&data, model, policy, options(16_384), &counter)
             .await
             .unwrap();
         agent
